@@ -1,0 +1,250 @@
+#!/usr/bin/env bash
+# Build the offline Docker base image used to grade Python repositories.
+#
+# The Docker engine here cannot pull images, so the image is made from a
+# Debian rootfs built with debootstrap (through the machine's own apt mirror)
+# and loaded with `docker import`.
+#
+# Usage: scripts/build-base-image.sh [--force]
+#
+#   --force   rebuild from scratch: ignore both the existing image and the
+#             cached rootfs tarball.
+#
+# Environment:
+#   BEYONDSWE_DEBIAN_MIRROR  mirror URL (default: read from the apt config)
+#   BEYONDSWE_DEBIAN_SUITE   suite (default: read from the apt config)
+#   BEYONDSWE_CACHE_DIR      where the rootfs tarball is kept
+#                            (default: $HOME/.cache/beyondswe)
+#
+# Progress goes to stderr; stdout carries only the image tag.
+set -euo pipefail
+
+# Bump when the package list or the rootfs tweaks below change.
+BASE_VERSION=1
+TAG="beyondswe/base:${BASE_VERSION}"
+
+PACKAGES=(
+    python3 python3-pytest python3-pip python3-venv python3-setuptools
+    git patch ca-certificates procps coreutils unzip
+)
+
+log() { printf '[build-base-image] %s\n' "$*" >&2; }
+die() { printf '[build-base-image] error: %s\n' "$*" >&2; exit 1; }
+
+FORCE=0
+for arg in "$@"; do
+    case "$arg" in
+        --force) FORCE=1 ;;
+        -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 0 ;;
+        *) die "unknown argument: $arg (try --help)" ;;
+    esac
+done
+
+# --- Docker -----------------------------------------------------------------
+command -v docker >/dev/null 2>&1 || die "docker CLI not found in PATH"
+if ! docker_err=$(docker version --format '{{.Server.Version}}' 2>&1 >/dev/null); then
+    die "cannot reach the Docker engine${DOCKER_HOST:+ at DOCKER_HOST=$DOCKER_HOST}: ${docker_err}
+hint: start dockerd, or point DOCKER_HOST at a running engine (e.g. unix:///var/run/docker.sock)"
+fi
+
+image_exists() { docker image inspect "$TAG" >/dev/null 2>&1; }
+
+if [[ $FORCE -eq 0 ]] && image_exists; then
+    log "image $TAG already present (cached); use --force to rebuild"
+    echo "$TAG"
+    exit 0
+fi
+
+# --- Cache dir and lock ---------------------------------------------------------
+CACHE_DIR="${BEYONDSWE_CACHE_DIR:-${HOME:?HOME is unset; set BEYONDSWE_CACHE_DIR}/.cache/beyondswe}"
+mkdir -p "$CACHE_DIR"
+CACHE_TAR="$CACHE_DIR/base-${BASE_VERSION}.tar"
+
+# Serialise concurrent builds of the same version.
+exec 9>"$CACHE_DIR/base-${BASE_VERSION}.lock"
+if command -v flock >/dev/null 2>&1; then
+    flock 9
+    if [[ $FORCE -eq 0 ]] && image_exists; then
+        log "image $TAG was built by a concurrent run (cached)"
+        echo "$TAG"
+        exit 0
+    fi
+fi
+
+import_tar() {
+    local tarball=$1 old_id
+    old_id=$(docker image inspect -f '{{.Id}}' "$TAG" 2>/dev/null || true)
+    log "importing $tarball as $TAG"
+    docker import \
+        --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+        --change 'ENV LANG=C.UTF-8' \
+        --change 'LABEL beyondswe.base=1' \
+        --change 'CMD ["/bin/bash"]' \
+        - "$TAG" <"$tarball" >/dev/null
+    # With --force, drop the image the tag used to name (if nothing else uses it).
+    if [[ -n $old_id && $old_id != "$(docker image inspect -f '{{.Id}}' "$TAG")" ]]; then
+        docker rmi "$old_id" >/dev/null 2>&1 || true
+    fi
+    local size
+    size=$(docker image inspect -f '{{.Size}}' "$TAG")
+    log "image $TAG ready, size $((size / 1024 / 1024)) MiB ($size bytes)"
+    echo "$TAG"
+}
+
+if [[ $FORCE -eq 0 && -s "$CACHE_TAR" ]]; then
+    log "using cached rootfs tarball (no network needed)"
+    import_tar "$CACHE_TAR"
+    exit 0
+fi
+
+# --- Build the rootfs -----------------------------------------------------------
+[[ $(id -u) -eq 0 ]] || die "debootstrap needs root; rerun as root"
+
+# Prints "URI SUITE" for every enabled `deb` entry in the machine's apt config.
+apt_entries() {
+    local f
+    for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+        [[ -r $f ]] || continue
+        # deb [opts] uri suite component...
+        sed -e 's/#.*//' -e 's/\[[^]]*\]//' "$f" |
+            awk '$1 == "deb" && NF >= 3 { print $2, $3 }'
+    done
+    for f in /etc/apt/sources.list.d/*.sources; do
+        [[ -r $f ]] || continue
+        awk '
+            function flush(   i, j, nu, ns, u, s) {
+                if (types ~ /(^|[ \t])deb([ \t]|$)/ && tolower(enabled) != "no") {
+                    nu = split(uris, u, /[ \t]+/); ns = split(suites, s, /[ \t]+/)
+                    for (i = 1; i <= nu; i++) for (j = 1; j <= ns; j++)
+                        if (u[i] != "" && s[j] != "") print u[i], s[j]
+                }
+                types = uris = suites = enabled = ""; key = ""
+            }
+            /^[ \t]*#/ { next }
+            /^[ \t]*$/ { flush(); next }
+            /^[ \t]/ { # continuation line of a multi-line field
+                if (key == "uris") uris = uris " " $0
+                else if (key == "suites") suites = suites " " $0
+                next
+            }
+            {
+                key = tolower($0); sub(/:.*/, "", key)
+                val = $0; sub(/^[^:]*:[ \t]*/, "", val)
+                if (key == "types") types = val
+                else if (key == "uris") uris = val
+                else if (key == "suites") suites = val
+                else if (key == "enabled") enabled = val
+            }
+            END { flush() }
+        ' "$f"
+    done
+}
+
+codename=""
+if [[ -r /etc/os-release ]]; then
+    # shellcheck source=/dev/null
+    codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+fi
+
+mirror="${BEYONDSWE_DEBIAN_MIRROR:-}"
+suite="${BEYONDSWE_DEBIAN_SUITE:-}"
+if [[ -z $mirror || -z $suite ]]; then
+    # Base-suite entries with a URI debootstrap understands; prefer the
+    # requested suite, then the host's codename, then any base suite.
+    mapfile -t candidates < <(apt_entries |
+        awk '$1 ~ /^(https?|file):\/\// && $2 !~ /-(security|updates|backports|proposed-updates)$/ && $2 !~ /\/$/' |
+        sed 's#/*  *# #')
+    pick=""
+    for want in "${suite}" "${codename}" ""; do
+        for c in "${candidates[@]}"; do
+            if [[ -z $want || ${c#* } == "$want" ]]; then pick=$c; break 2; fi
+        done
+    done
+    if [[ -z $pick && ${#candidates[@]} -eq 0 && -z $mirror ]]; then
+        die "no Debian mirror found in /etc/apt/sources.list or /etc/apt/sources.list.d/; set BEYONDSWE_DEBIAN_MIRROR (and BEYONDSWE_DEBIAN_SUITE)"
+    fi
+    [[ -n $mirror ]] || mirror=${pick%% *}
+    [[ -n $suite ]] || suite=${pick#* }
+    [[ -n $suite ]] || suite=$codename
+fi
+[[ -n $mirror ]] || die "no Debian mirror found; set BEYONDSWE_DEBIAN_MIRROR"
+[[ -n $suite ]] || die "no Debian suite found; set BEYONDSWE_DEBIAN_SUITE"
+log "mirror $mirror, suite $suite"
+
+if ! command -v debootstrap >/dev/null 2>&1; then
+    log "installing debootstrap"
+    export DEBIAN_FRONTEND=noninteractive
+    if ! apt-get install -y -q --no-install-recommends debootstrap >&2; then
+        apt-get update -q >&2
+        apt-get install -y -q --no-install-recommends debootstrap >&2
+    fi
+fi
+
+WORK=$(mktemp -d "$CACHE_DIR/build-${BASE_VERSION}.XXXXXX")
+ROOTFS="$WORK/rootfs"
+cleanup() {
+    # debootstrap may leave /proc, /sys or bind-mounted /dev entries behind if
+    # it fails: unmount them before deleting anything, and never cross
+    # filesystems while deleting.
+    local m
+    if [[ -d $ROOTFS ]]; then
+        while read -r m; do
+            umount -l "$m" 2>/dev/null || true
+        done < <(awk -v r="$ROOTFS" 'index($2, r) == 1 { print $2 }' /proc/mounts | sort -r)
+    fi
+    rm -rf --one-file-system "$WORK"
+}
+trap cleanup EXIT
+
+include=$(IFS=,; echo "${PACKAGES[*]}")
+log "debootstrap --variant=minbase $suite (this takes a few minutes)"
+debootstrap --variant=minbase --components=main --include="$include" \
+    "$suite" "$ROOTFS" "$mirror" >&2
+
+log "configuring rootfs"
+cat >"$ROOTFS/etc/gitconfig" <<'EOF'
+[safe]
+	directory = *
+[user]
+	email = grader@beyondswe.invalid
+	name = beyondswe
+[init]
+	defaultBranch = main
+EOF
+
+# Keep later dpkg installs (if any) small too.
+mkdir -p "$ROOTFS/etc/dpkg/dpkg.cfg.d"
+cat >"$ROOTFS/etc/dpkg/dpkg.cfg.d/01-beyondswe-nodoc" <<'EOF'
+path-exclude=/usr/share/doc/*
+path-include=/usr/share/doc/*/copyright
+path-exclude=/usr/share/man/*
+path-exclude=/usr/share/info/*
+path-exclude=/usr/share/locale/*
+path-exclude=/usr/share/lintian/*
+EOF
+
+# Throwaway grading containers: let `pip install` work without
+# --break-system-packages (pip installs into /usr/local, not over dpkg files).
+rm -f "$ROOTFS"/usr/lib/python3*/EXTERNALLY-MANAGED
+
+# Slim down.
+rm -rf "$ROOTFS"/var/cache/apt/*.bin "$ROOTFS"/var/cache/apt/archives/*.deb \
+    "$ROOTFS"/var/cache/apt/archives/partial/* \
+    "$ROOTFS"/var/lib/apt/lists/* \
+    "$ROOTFS"/usr/share/man/* "$ROOTFS"/usr/share/info/* \
+    "$ROOTFS"/usr/share/locale/* "$ROOTFS"/usr/share/lintian \
+    "$ROOTFS"/var/log/*.log "$ROOTFS"/var/log/apt/* \
+    "$ROOTFS"/var/cache/debconf/*-old "$ROOTFS"/var/lib/dpkg/*-old \
+    "$ROOTFS"/debootstrap
+find "$ROOTFS/usr/share/doc" -mindepth 1 -not -name copyright -not -type d -delete 2>/dev/null || true
+find "$ROOTFS/usr/share/doc" -mindepth 1 -type d -empty -delete 2>/dev/null || true
+# Docker provides these at run time; do not bake in the host's.
+: >"$ROOTFS/etc/resolv.conf"
+: >"$ROOTFS/etc/hostname"
+
+log "writing rootfs tarball $CACHE_TAR"
+# Written inside $WORK (same filesystem as the cache) and renamed: atomic.
+tar -C "$ROOTFS" --numeric-owner -cf "$WORK/rootfs.tar" .
+mv -f "$WORK/rootfs.tar" "$CACHE_TAR"
+
+import_tar "$CACHE_TAR"

@@ -1,0 +1,283 @@
+//! `beyondswe convert to-harbor` and `convert from-harbor`.
+
+use super::{exit, note, out};
+use anyhow::{Context, Result, bail};
+use beyondswe::convert::{self, Resources, ToHarborOptions};
+use beyondswe::record::{Family, JsonlWriter, RecordReader};
+use clap::{Args, Subcommand};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::PathBuf;
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ConvertCommand {
+    /// BeyondSWE JSONL → one Harbor task directory per instance.
+    ToHarbor(ToHarborArgs),
+    /// Harbor task directories → BeyondSWE JSONL.
+    FromHarbor(FromHarborArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ToHarborArgs {
+    /// The dataset (JSONL, one record per line).
+    pub(crate) dataset: PathBuf,
+    /// Where the task directories go (created if missing).
+    pub(crate) out_dir: PathBuf,
+    /// Directory with the Doc2Repo test-suite zips (named by each record's `test_suite`).
+    #[arg(long)]
+    pub(crate) test_suites: Option<PathBuf>,
+    /// Only these instance ids.
+    #[arg(long, num_args = 1..)]
+    pub(crate) ids: Vec<String>,
+    /// Replace task directories that already exist.
+    #[arg(long)]
+    pub(crate) force: bool,
+    /// Report every bad line and convert the rest (the exit code is still non-zero).
+    #[arg(long)]
+    pub(crate) keep_going: bool,
+    /// Leave `docker_image` out of task.toml so Harbor always builds environment/ (and runs the
+    /// history strip) instead of starting the prebuilt image directly.
+    #[arg(long)]
+    pub(crate) omit_docker_image: bool,
+    /// CPUs per task container.
+    #[arg(long, default_value_t = Resources::default().cpus)]
+    pub(crate) cpus: u32,
+    /// Memory per task container, in MB.
+    #[arg(long, default_value_t = Resources::default().memory_mb)]
+    pub(crate) memory_mb: u64,
+    /// Agent timeout, in seconds.
+    #[arg(long, default_value_t = Resources::default().agent_timeout_sec)]
+    pub(crate) agent_timeout: f64,
+    /// Verifier timeout, in seconds.
+    #[arg(long, default_value_t = Resources::default().verifier_timeout_sec)]
+    pub(crate) verifier_timeout: f64,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct FromHarborArgs {
+    /// A directory of task directories (or one task directory).
+    pub(crate) tasks_dir: PathBuf,
+    /// The JSONL file to write (written atomically).
+    pub(crate) out: PathBuf,
+    /// Where to put the Doc2Repo test-suite zips found in the tasks.
+    #[arg(long)]
+    pub(crate) test_suites: Option<PathBuf>,
+    /// Report every bad task directory and convert the rest (the exit code is still non-zero).
+    #[arg(long)]
+    pub(crate) keep_going: bool,
+}
+
+pub(crate) fn run(cmd: ConvertCommand) -> Result<i32> {
+    match cmd {
+        ConvertCommand::ToHarbor(args) => to_harbor(&args),
+        ConvertCommand::FromHarbor(args) => from_harbor(&args),
+    }
+}
+
+/// What a conversion did, per family.
+#[derive(Debug, Default)]
+pub(crate) struct Summary {
+    pub(crate) per_family: BTreeMap<Family, usize>,
+    pub(crate) failed: usize,
+}
+
+impl Summary {
+    pub(crate) fn total(&self) -> usize {
+        self.per_family.values().sum()
+    }
+
+    pub(crate) fn render(&self, verb: &str, target: &std::path::Path) -> String {
+        let mut text = format!(
+            "{verb} {} instance(s) → {}\n",
+            self.total(),
+            target.display()
+        );
+        for (family, n) in &self.per_family {
+            text.push_str(&format!("  {:<11} {n}\n", family.as_str()));
+        }
+        if self.failed > 0 {
+            text.push_str(&format!("  {:<11} {}\n", "failed", self.failed));
+        }
+        text
+    }
+}
+
+pub(crate) fn to_harbor(args: &ToHarborArgs) -> Result<i32> {
+    let opts = ToHarborOptions {
+        test_suites: args.test_suites.clone(),
+        force: args.force,
+        omit_docker_image: args.omit_docker_image,
+        resources: Resources {
+            cpus: args.cpus,
+            memory_mb: args.memory_mb,
+            agent_timeout_sec: args.agent_timeout,
+            verifier_timeout_sec: args.verifier_timeout,
+            ..Resources::default()
+        },
+    };
+    let summary = to_harbor_with(
+        &args.dataset,
+        &args.out_dir,
+        &opts,
+        &args.ids,
+        args.keep_going,
+    )?;
+    out(summary.render("converted", &args.out_dir))?;
+    Ok(if summary.failed > 0 {
+        exit::FAILURE
+    } else {
+        exit::SUCCESS
+    })
+}
+
+/// The conversion loop shared by `convert to-harbor` and `demo`.
+pub(crate) fn to_harbor_with(
+    dataset: &std::path::Path,
+    out_dir: &std::path::Path,
+    opts: &ToHarborOptions,
+    ids: &[String],
+    keep_going: bool,
+) -> Result<Summary> {
+    let wanted: HashSet<&str> = ids.iter().map(String::as_str).collect();
+    let mut found: HashSet<String> = HashSet::new();
+    let mut seen: HashMap<String, u64> = HashMap::new();
+    let mut summary = Summary::default();
+    let reader = RecordReader::open(dataset)?;
+    for item in reader {
+        let (line, record) = match item {
+            Ok(ok) => ok,
+            Err(err) if err.is_line_error() && keep_going => {
+                note(format!("error: {err}"));
+                summary.failed += 1;
+                continue;
+            }
+            Err(err) => {
+                let hint = if err.is_line_error() {
+                    "stopped at the first bad line (use --keep-going to convert the rest)"
+                } else {
+                    "cannot read the dataset"
+                };
+                return Err(err).context(hint);
+            }
+        };
+        let id = record.instance_id().to_owned();
+        if !wanted.is_empty() && !wanted.contains(id.as_str()) {
+            continue;
+        }
+        let place = format!("{}:{line}: instance `{id}`", dataset.display());
+        let result = if let Some(first) = seen.get(&id) {
+            Err(anyhow::anyhow!(
+                "duplicate instance_id (first at line {first})"
+            ))
+        } else {
+            seen.insert(id.clone(), line);
+            if record.family() == Family::Unknown {
+                note(format!(
+                    "warning: {place}: task `{}` is not a known family; converted with family `unknown` (see `beyondswe validate`)",
+                    record.task().spelling.unwrap_or_default()
+                ));
+            }
+            convert::write_task(&record, out_dir, opts).map_err(anyhow::Error::from)
+        };
+        match result {
+            Ok(_) => {
+                found.insert(id);
+                *summary.per_family.entry(record.family()).or_default() += 1;
+            }
+            Err(err) if keep_going => {
+                note(format!("error: {place}: {err:#}"));
+                summary.failed += 1;
+            }
+            Err(err) => {
+                return Err(err.context(format!("{place} (use --keep-going to convert the rest)")));
+            }
+        }
+    }
+    let missing: Vec<&str> = wanted
+        .iter()
+        .copied()
+        .filter(|id| !found.contains(*id))
+        .collect();
+    if !missing.is_empty() {
+        let mut missing = missing;
+        missing.sort_unstable();
+        note(format!(
+            "error: --ids not in {}: {}",
+            dataset.display(),
+            missing.join(", ")
+        ));
+        summary.failed += missing.len();
+    }
+    Ok(summary)
+}
+
+pub(crate) fn from_harbor(args: &FromHarborArgs) -> Result<i32> {
+    let summary = from_harbor_with(
+        &args.tasks_dir,
+        &args.out,
+        args.test_suites.as_deref(),
+        args.keep_going,
+    )?;
+    out(summary.render("read", &args.out))?;
+    Ok(if summary.failed > 0 {
+        exit::FAILURE
+    } else {
+        exit::SUCCESS
+    })
+}
+
+/// The reading loop shared by `convert from-harbor` and `demo`.
+pub(crate) fn from_harbor_with(
+    tasks_dir: &std::path::Path,
+    out_path: &std::path::Path,
+    test_suites: Option<&std::path::Path>,
+    keep_going: bool,
+) -> Result<Summary> {
+    if !tasks_dir.is_dir() {
+        bail!("{}: not a directory of Harbor tasks", tasks_dir.display());
+    }
+    let mut writer = JsonlWriter::create(out_path)?;
+    let mut summary = Summary::default();
+    let mut seen: HashMap<String, PathBuf> = HashMap::new();
+    for dir in convert::task_dirs(tasks_dir)? {
+        let result = (|| -> Result<_> {
+            let read = convert::read_task(&dir)?;
+            let id = read.record.instance_id().to_owned();
+            if let Some(first) = seen.get(&id) {
+                bail!("duplicate instance_id `{id}` (also in {})", first.display());
+            }
+            if let Some(zip) = &read.test_suite_zip {
+                let name = read.record.test_suite().unwrap_or(&id).to_owned();
+                match test_suites {
+                    Some(dir) => {
+                        convert::store_test_suite(zip, dir, &name)?;
+                    }
+                    None => bail!(
+                        "{} has a test suite; pass --test-suites DIR to keep it",
+                        zip.display()
+                    ),
+                }
+            }
+            seen.insert(id, dir.clone());
+            Ok(read.record)
+        })();
+        match result {
+            Ok(record) => {
+                writer.write(&record)?;
+                *summary.per_family.entry(record.family()).or_default() += 1;
+            }
+            Err(err) if keep_going => {
+                note(format!("error: {}: {err:#}", dir.display()));
+                summary.failed += 1;
+            }
+            Err(err) => {
+                return Err(err.context(format!(
+                    "{}: nothing written to {} (use --keep-going to convert the rest)",
+                    dir.display(),
+                    out_path.display()
+                )));
+            }
+        }
+    }
+    writer.finish()?;
+    Ok(summary)
+}

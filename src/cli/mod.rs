@@ -1,0 +1,58 @@
+//! Command-line definitions (clap) and one module per subcommand.
+//!
+//! Arguments are parsed here and turned into library options before any work starts; the
+//! subcommand modules call the library and print. Data goes to stdout, messages to stderr.
+
+pub(crate) mod convert;
+pub(crate) mod demo;
+pub(crate) mod exit;
+pub(crate) mod schemas;
+pub(crate) mod validate;
+
+use clap::{Parser, Subcommand};
+use std::io::Write;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "beyondswe",
+    version,
+    about = "Convert, grade and audit BeyondSWE benchmark runs"
+)]
+pub(crate) struct Cli {
+    /// More log output on stderr (-v info, -vv debug).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub(crate) verbose: u8,
+    /// Only errors on stderr.
+    #[arg(short, long, global = true)]
+    pub(crate) quiet: bool,
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Convert between BeyondSWE JSONL and Harbor task directories.
+    #[command(subcommand)]
+    Convert(convert::ConvertCommand),
+    /// Check a dataset (JSONL or Harbor tasks directory) and list every problem.
+    Validate(validate::ValidateArgs),
+    /// Write or check the JSON Schemas in schemas/.
+    #[command(subcommand)]
+    Schemas(schemas::SchemasCommand),
+    /// Run the main job on the bundled demo data.
+    Demo(demo::DemoArgs),
+}
+
+/// Writes one line to stderr (people-facing messages; never data).
+pub(crate) fn note(msg: impl std::fmt::Display) {
+    let _ = writeln!(std::io::stderr(), "{msg}");
+}
+
+/// Writes text to stdout (data); a closed pipe is not an error.
+pub(crate) fn out(text: impl std::fmt::Display) -> std::io::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    match write!(stdout, "{text}").and_then(|()| stdout.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}

@@ -1,0 +1,51 @@
+//! `beyondswe validate DATASET`: a table of every problem; non-zero exit when any is an error.
+
+use super::{exit, note, out};
+use anyhow::Result;
+use beyondswe::validate;
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Debug, Args)]
+pub(crate) struct ValidateArgs {
+    /// A BeyondSWE JSONL file or a directory of Harbor task directories.
+    pub(crate) dataset: PathBuf,
+    /// Directory with the Doc2Repo test-suite zips (JSONL datasets).
+    #[arg(long)]
+    pub(crate) test_suites: Option<PathBuf>,
+    /// One JSON object per problem instead of a table.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+pub(crate) fn run(args: &ValidateArgs) -> Result<i32> {
+    let report = validate::validate_path(&args.dataset, args.test_suites.as_deref())?;
+    if args.json {
+        let mut text = String::new();
+        for p in &report.problems {
+            text.push_str(&serde_json::to_string(p)?);
+            text.push('\n');
+        }
+        out(text)?;
+    } else if !report.problems.is_empty() {
+        out(validate::render_table(&report))?;
+    }
+    note(format!(
+        "{}: {} record(s), {} error(s), {} warning(s)",
+        args.dataset.display(),
+        report.records,
+        report.errors(),
+        report.warnings()
+    ));
+    if args.test_suites.is_none() && args.dataset.is_file() {
+        note(format!(
+            "hint: Doc2Repo suites were not checked; pass --test-suites DIR (e.g. {})",
+            validate::suites_hint(&args.dataset).display()
+        ));
+    }
+    Ok(if report.errors() > 0 {
+        exit::FAILURE
+    } else {
+        exit::SUCCESS
+    })
+}

@@ -1,0 +1,261 @@
+//! Harbor task directory → BeyondSWE record.
+//!
+//! Reads our own task directories and the official BeyondSWE-harbor layout
+//! (research/harbor-spec.md §6). `tests/instance.json`, when present, is the record; every other
+//! file only fills fields that it lacks, so a directory without `instance.json` still yields a
+//! full record: id and family from `task.toml`, the statement from `instruction.md`, the spec from
+//! `environment/repo_document.md`, the test ids from `tests/test_config.json`, the patches from
+//! `tests/f2p_patch.diff` and `solution/gold.patch`.
+
+use super::error::{ConvertError, io_err};
+use crate::harbor::{CONVERTED_BY, CONVERTED_BY_KEY, TaskToml, TestConfig, paths};
+use crate::record::{Family, Record, read_to_string_limited};
+use fs_err as fs;
+use serde_json::{Map, Value};
+use std::path::{Path, PathBuf};
+
+/// Largest text file read from a task directory (statements, patches, specs).
+const MAX_TEXT: u64 = 512 * 1024 * 1024;
+
+/// A record read back from a task directory, with the suite zip it carries (Doc2Repo).
+#[derive(Debug)]
+pub struct TaskRead {
+    pub record: Record,
+    pub test_suite_zip: Option<PathBuf>,
+    /// Fields filled from files other than `instance.json`.
+    pub filled: Vec<&'static str>,
+}
+
+fn read_text(path: &Path) -> Result<Option<String>, ConvertError> {
+    if !path.is_file() {
+        return Ok(None);
+    }
+    read_to_string_limited(path, MAX_TEXT)
+        .map(Some)
+        .map_err(io_err(path))
+}
+
+/// Whether `dir` looks like a task directory (has `task.toml`).
+pub fn is_task_dir(dir: &Path) -> bool {
+    dir.join(paths::TASK_TOML).is_file()
+}
+
+/// The task directories under `root` (or `root` itself if it is one), sorted by name; hidden
+/// directories (our temporary ones among them) are skipped.
+pub fn task_dirs(root: &Path) -> Result<Vec<PathBuf>, ConvertError> {
+    if is_task_dir(root) {
+        return Ok(vec![root.to_owned()]);
+    }
+    let mut dirs = Vec::new();
+    for entry in fs::read_dir(root).map_err(io_err(root))? {
+        let entry = entry.map_err(io_err(root))?;
+        let path = entry.path();
+        let hidden = entry.file_name().to_string_lossy().starts_with('.');
+        if !hidden && path.is_dir() {
+            dirs.push(path);
+        }
+    }
+    dirs.sort();
+    Ok(dirs)
+}
+
+/// Reads one task directory into a record.
+pub fn read_task(dir: &Path) -> Result<TaskRead, ConvertError> {
+    let toml_path = dir.join(paths::TASK_TOML);
+    let toml_text = read_text(&toml_path)?.ok_or_else(|| ConvertError::NotATaskDir {
+        path: dir.to_owned(),
+        missing: paths::TASK_TOML,
+    })?;
+    let task = TaskToml::parse(&toml_text).map_err(|e| ConvertError::TaskToml {
+        path: toml_path.clone(),
+        source: Box::new(e),
+    })?;
+
+    let instance_path = dir.join(paths::INSTANCE_JSON);
+    let mut map: Map<String, Value> = match read_text(&instance_path)? {
+        Some(text) => match serde_json::from_str::<Value>(&text) {
+            Ok(Value::Object(map)) => map,
+            Ok(_) => {
+                return Err(ConvertError::Json {
+                    path: instance_path,
+                    message: "expected a JSON object".into(),
+                });
+            }
+            Err(e) => {
+                return Err(ConvertError::Json {
+                    path: instance_path,
+                    message: format!("not valid JSON: {e}"),
+                });
+            }
+        },
+        None => Map::new(),
+    };
+
+    let config_path = dir.join(paths::TEST_CONFIG);
+    let config: Option<TestConfig> = match read_text(&config_path)? {
+        Some(text) => Some(serde_json::from_str(&text).map_err(|e| ConvertError::Json {
+            path: config_path.clone(),
+            message: format!("not a test_config.json: {e}"),
+        })?),
+        None => None,
+    };
+
+    // Our own directories carry the complete record in instance.json: take it as it is, so the
+    // round trip is exact. Other producers' instance.json may be partial: fill what it lacks.
+    let complete = task.meta_str(CONVERTED_BY_KEY) == Some(CONVERTED_BY) && instance_path.is_file();
+    let mut filled = Vec::new();
+    let mut fill = |map: &mut Map<String, Value>, key: &'static str, value: Option<Value>| {
+        if let Some(v) = value
+            && !complete
+            && !map.contains_key(key)
+        {
+            map.insert(key.to_owned(), v);
+            filled.push(key);
+        }
+    };
+    let s = |v: &str| Some(Value::String(v.to_owned()));
+    let meta = |k: &str| task.meta_str(k).map(str::to_owned);
+
+    let dir_name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let instance_id = meta("instance_id")
+        .or_else(|| config.as_ref().and_then(|c| c.instance_id.clone()))
+        .unwrap_or(dir_name);
+    fill(&mut map, "instance_id", s(&instance_id));
+    let task_spelling = meta("task")
+        .or_else(|| meta("family"))
+        .or_else(|| config.as_ref().and_then(|c| c.family.clone()))
+        .or_else(|| family_from_tags(&task).map(|f| f.as_str().to_owned()));
+    fill(&mut map, "task", task_spelling.as_deref().and_then(s));
+    fill(&mut map, "repo", meta("repo").as_deref().and_then(s));
+    let base = meta("base_commit").or_else(|| config.as_ref().and_then(|c| c.base_commit.clone()));
+    fill(&mut map, "base_commit", base.as_deref().and_then(s));
+    let workdir = config
+        .as_ref()
+        .and_then(|c| c.workdir.clone())
+        .or_else(|| meta("workdir"));
+    fill(&mut map, "workdir", workdir.as_deref().and_then(s));
+    let image = task
+        .environment
+        .docker_image
+        .clone()
+        .or_else(|| meta("image"))
+        .or(dockerfile_from(&dir.join(paths::DOCKERFILE))?);
+    fill(&mut map, "image", image.as_deref().and_then(s));
+    if let Some(lang) = meta("language") {
+        fill(&mut map, "language", s(&lang));
+    }
+
+    let family = map
+        .get("task")
+        .and_then(Value::as_str)
+        .map_or(Family::Unknown, Family::from_spelling);
+    if family == Family::Doc2Repo {
+        let spec = read_text(&dir.join(paths::REPO_DOCUMENT))?;
+        if !map.contains_key("problem_statement") {
+            fill(&mut map, "REPO_DOCUMENT_CONTENT", spec.map(Value::String));
+        }
+    } else {
+        let statement = read_text(&dir.join(paths::INSTRUCTION))?;
+        fill(&mut map, "problem_statement", statement.map(Value::String));
+    }
+    if let Some(c) = &config {
+        let list = |ids: &[String]| Value::Array(ids.iter().cloned().map(Value::String).collect());
+        if !c.fail_to_pass.is_empty() || !map.contains_key("FAIL_TO_PASS") {
+            fill(&mut map, "FAIL_TO_PASS", Some(list(&c.fail_to_pass)));
+        }
+        fill(&mut map, "PASS_TO_PASS", Some(list(&c.pass_to_pass)));
+        fill(
+            &mut map,
+            "test_suite_num",
+            c.test_suite_num.map(Value::from),
+        );
+    }
+    if let Some(n) = task
+        .metadata
+        .get("test_suite_num")
+        .and_then(toml::Value::as_integer)
+    {
+        fill(&mut map, "test_suite_num", Some(Value::from(n)));
+    }
+    fill(
+        &mut map,
+        "f2p_patch",
+        read_text(&dir.join(paths::F2P_PATCH))?.map(Value::String),
+    );
+    if !map.contains_key("fix_patch") {
+        fill(
+            &mut map,
+            "patch",
+            read_text(&dir.join(paths::SOLUTION_PATCH))?.map(Value::String),
+        );
+    }
+    let zip = dir.join(paths::TEST_SUITE_ZIP);
+    let test_suite_zip = zip.is_file().then_some(zip);
+    if test_suite_zip.is_some() {
+        fill(&mut map, "test_suite", s(&format!("{instance_id}.zip")));
+    }
+
+    let record = Record::from_map(map).map_err(|source| ConvertError::Record {
+        path: if instance_path.is_file() {
+            instance_path
+        } else {
+            dir.to_owned()
+        },
+        source,
+    })?;
+    Ok(TaskRead {
+        record,
+        test_suite_zip,
+        filled,
+    })
+}
+
+fn family_from_tags(task: &TaskToml) -> Option<Family> {
+    task.metadata
+        .get("tags")?
+        .as_array()?
+        .iter()
+        .filter_map(toml::Value::as_str)
+        .map(Family::from_spelling)
+        .find(|f| *f != Family::Unknown)
+}
+
+/// The image of the first `FROM` line of a Dockerfile (flags such as `--platform` skipped).
+fn dockerfile_from(path: &Path) -> Result<Option<String>, ConvertError> {
+    let Some(text) = read_text(path)? else {
+        return Ok(None);
+    };
+    Ok(text.lines().find_map(|line| {
+        let mut words = line.split_whitespace();
+        if !words.next()?.eq_ignore_ascii_case("FROM") {
+            return None;
+        }
+        words.find(|w| !w.starts_with("--")).map(str::to_owned)
+    }))
+}
+
+/// Copies a task's suite zip into `dir` under `name`, refusing to overwrite a different file.
+pub fn store_test_suite(zip: &Path, dir: &Path, name: &str) -> Result<PathBuf, ConvertError> {
+    fs::create_dir_all(dir).map_err(io_err(dir))?;
+    let dst = dir.join(name);
+    if dst.exists() {
+        let same = fs::read(&dst).map_err(io_err(&dst))? == fs::read(zip).map_err(io_err(zip))?;
+        if same {
+            return Ok(dst);
+        }
+        return Err(ConvertError::SuiteCollision {
+            path: dst,
+            name: name.to_owned(),
+        });
+    }
+    let tmp = tempfile::Builder::new()
+        .prefix(".suite-")
+        .tempfile_in(dir)
+        .map_err(io_err(dir))?;
+    fs::copy(zip, tmp.path()).map_err(io_err(zip))?;
+    tmp.persist(&dst).map_err(|e| io_err(&dst)(e.error))?;
+    Ok(dst)
+}

@@ -1,0 +1,393 @@
+//! BeyondSWE record → Harbor task directory.
+//!
+//! Owns the layout we write (see README "Harbor task directories") and the rule that a task
+//! directory appears completely or not at all: everything is written into a hidden temporary
+//! directory beside the target and renamed into place.
+
+use super::error::{ConvertError, io_err};
+use crate::adapters;
+use crate::harbor::{
+    CONVERTED_BY, CONVERTED_BY_KEY, EnvironmentToml, TaskToml, TestConfig, Timeout, paths,
+};
+use crate::patch;
+use crate::record::{Family, Record};
+use crate::restore_rules;
+use fs_err as fs;
+use std::path::{Path, PathBuf};
+use toml::Table;
+
+/// Resources and timeouts written into `task.toml`.
+#[derive(Debug, Clone)]
+pub struct Resources {
+    pub cpus: u32,
+    pub memory_mb: u64,
+    pub storage_mb: u64,
+    pub agent_timeout_sec: f64,
+    pub verifier_timeout_sec: f64,
+    pub build_timeout_sec: f64,
+    pub test_timeout_sec: u64,
+}
+
+impl Default for Resources {
+    /// The official BeyondSWE runs: 4 CPUs, 8 GiB, a 4-hour session, tests capped at 30 minutes.
+    fn default() -> Self {
+        Resources {
+            cpus: 4,
+            memory_mb: 8192,
+            storage_mb: 20480,
+            agent_timeout_sec: 14400.0,
+            verifier_timeout_sec: 3600.0,
+            build_timeout_sec: 1800.0,
+            test_timeout_sec: 1800,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ToHarborOptions {
+    /// Directory holding Doc2Repo suite zips (named by the record's `test_suite`).
+    pub test_suites: Option<PathBuf>,
+    /// Replace task directories that already exist.
+    pub force: bool,
+    /// Leave `docker_image` out of `task.toml`, so that Harbor always builds `environment/` (and
+    /// with it the history strip) instead of starting the prebuilt image directly.
+    pub omit_docker_image: bool,
+    pub resources: Resources,
+}
+
+/// Checks that an instance id is usable as one directory name on every platform we care about.
+pub fn check_dir_name(id: &str) -> Result<(), ConvertError> {
+    let reason = if id.is_empty() {
+        Some("it is empty")
+    } else if id == "." || id == ".." {
+        Some("it is `.` or `..`")
+    } else if id.starts_with('.') {
+        Some("it starts with `.` (hidden, and reserved for temporary directories)")
+    } else if id.contains(['/', '\\', '\0']) {
+        Some("it contains `/`, `\\` or NUL")
+    } else if id.len() > 200 {
+        Some("it is longer than 200 bytes")
+    } else if id.chars().any(char::is_control) {
+        Some("it contains control characters")
+    } else {
+        None
+    };
+    match reason {
+        Some(reason) => Err(ConvertError::InvalidInstanceId {
+            id: id.to_owned(),
+            reason,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Finds a Doc2Repo record's suite zip in `dir`: the record's `test_suite` name, else
+/// `<instance_id>.zip`.
+pub fn find_test_suite(record: &Record, dir: &Path) -> Option<PathBuf> {
+    record
+        .test_suite()
+        .map(|name| dir.join(name))
+        .into_iter()
+        .chain(std::iter::once(
+            dir.join(format!("{}.zip", record.instance_id())),
+        ))
+        .find(|p| p.is_file())
+}
+
+/// Paths the restore step covers that the gold patch changes and the f2p patch does not: the
+/// verifier keeps them as the agent left them, so that the gold patch still resolves.
+pub fn keep_paths(record: &Record) -> (Vec<String>, Vec<String>) {
+    let f2p_paths = record
+        .f2p_patch()
+        .and_then(|p| patch::parse(p).ok())
+        .map(|p| p.touched_paths())
+        .unwrap_or_default();
+    let keep = record
+        .gold_patch()
+        .and_then(|p| patch::parse(p).ok())
+        .map(|p| p.touched_paths())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|p| restore_rules::is_covered(p) && !f2p_paths.contains(p))
+        .collect();
+    (f2p_paths, keep)
+}
+
+/// Writes one task directory `out_dir/<instance_id>`; returns its path.
+pub fn write_task(
+    record: &Record,
+    out_dir: &Path,
+    opts: &ToHarborOptions,
+) -> Result<PathBuf, ConvertError> {
+    let id = record.instance_id();
+    check_dir_name(id)?;
+    let image = record
+        .image()
+        .ok_or_else(|| ConvertError::MissingImage { id: id.to_owned() })?;
+    let family = record.family();
+    let suite = if family == Family::Doc2Repo {
+        let dir = opts
+            .test_suites
+            .as_deref()
+            .ok_or_else(|| ConvertError::MissingTestSuite {
+                id: id.to_owned(),
+                what: "not given (pass --test-suites DIR)".into(),
+            })?;
+        Some(
+            find_test_suite(record, dir).ok_or_else(|| ConvertError::MissingTestSuite {
+                id: id.to_owned(),
+                what: format!(
+                    "`{}` not found in {}",
+                    record.test_suite().unwrap_or("<test_suite field missing>"),
+                    dir.display()
+                ),
+            })?,
+        )
+    } else {
+        None
+    };
+
+    let target = out_dir.join(id);
+    if target.exists() && !opts.force {
+        return Err(ConvertError::TaskExists { path: target });
+    }
+    fs::create_dir_all(out_dir).map_err(io_err(out_dir))?;
+    let tmp = tempfile::Builder::new()
+        .prefix(&format!(".{id}.tmp-"))
+        .tempdir_in(out_dir)
+        .map_err(io_err(out_dir))?;
+    write_task_files(record, image, tmp.path(), suite.as_deref(), opts)?;
+    install_dir(tmp, &target)?;
+    Ok(target)
+}
+
+/// Moves a finished temporary directory to `target`, replacing an old one only after the new one
+/// is complete.
+fn install_dir(tmp: tempfile::TempDir, target: &Path) -> Result<(), ConvertError> {
+    let parent = target.parent().unwrap_or(Path::new("."));
+    let staged = tmp.keep();
+    if target.exists() {
+        let old = tempfile::Builder::new()
+            .prefix(".old-")
+            .tempdir_in(parent)
+            .map_err(io_err(parent))?;
+        let old_path = old.path().join("task");
+        fs::rename(target, &old_path).map_err(io_err(target))?;
+        if let Err(e) = fs::rename(&staged, target) {
+            // Put the old directory back rather than leave nothing.
+            let _ = fs::rename(&old_path, target);
+            let _ = fs::remove_dir_all(&staged);
+            return Err(io_err(target)(e));
+        }
+        drop(old);
+    } else if let Err(e) = fs::rename(&staged, target) {
+        let _ = fs::remove_dir_all(&staged);
+        return Err(io_err(target)(e));
+    }
+    Ok(())
+}
+
+fn write(dir: &Path, rel: &str, contents: &[u8]) -> Result<(), ConvertError> {
+    let path = dir.join(rel);
+    if let Some(parent) = path.parent() {
+        fs::create_dir_all(parent).map_err(io_err(parent))?;
+    }
+    fs::write(&path, contents).map_err(io_err(&path))
+}
+
+#[cfg(unix)]
+fn make_executable(path: &Path) -> Result<(), ConvertError> {
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).map_err(io_err(path))
+}
+
+#[cfg(not(unix))]
+fn make_executable(_path: &Path) -> Result<(), ConvertError> {
+    Ok(())
+}
+
+fn write_task_files(
+    record: &Record,
+    image: &str,
+    dir: &Path,
+    suite: Option<&Path>,
+    opts: &ToHarborOptions,
+) -> Result<(), ConvertError> {
+    let family = record.family();
+    let workdir = record.workdir();
+    let res = &opts.resources;
+
+    write(
+        dir,
+        paths::TASK_TOML,
+        task_toml(record, image, opts).to_toml_string().as_bytes(),
+    )?;
+    write(dir, paths::INSTRUCTION, instruction(record).as_bytes())?;
+
+    // environment/
+    write(dir, paths::DOCKERFILE, dockerfile(record, image).as_bytes())?;
+    write(
+        dir,
+        paths::STRIP_HISTORY,
+        adapters::STRIP_HISTORY_SH.as_bytes(),
+    )?;
+    if family == Family::Doc2Repo {
+        write(
+            dir,
+            paths::REPO_DOCUMENT,
+            record.repo_document().unwrap_or_default().as_bytes(),
+        )?;
+    }
+
+    // tests/
+    let (f2p_paths, keep) = keep_paths(record);
+    let config = TestConfig {
+        fail_to_pass: record.fail_to_pass(),
+        pass_to_pass: record.pass_to_pass(),
+        instance_id: Some(record.instance_id().to_owned()),
+        family: Some(family.as_str().to_owned()),
+        workdir: Some(workdir.to_owned()),
+        base_commit: record.base_commit().map(str::to_owned),
+        test_suite_num: record.test_suite_num(),
+        f2p_paths,
+        keep_paths: keep,
+        test_timeout_sec: Some(res.test_timeout_sec),
+        extra: Default::default(),
+    };
+    write(dir, paths::TEST_CONFIG, &json_pretty(&config))?;
+    write(dir, paths::INSTANCE_JSON, &json_pretty(record.raw()))?;
+    if let Some(p) = record.f2p_patch() {
+        write(dir, paths::F2P_PATCH, p.as_bytes())?;
+    }
+    write(dir, paths::TEST_SH, adapters::TEST_SH.as_bytes())?;
+    write(dir, paths::VERIFY_PY, adapters::VERIFY_PY.as_bytes())?;
+    write(
+        dir,
+        paths::PYTEST_RUNNER,
+        adapters::PYTEST_RUNNER_PY.as_bytes(),
+    )?;
+    make_executable(&dir.join(paths::TEST_SH))?;
+    if let Some(src) = suite {
+        let dst = dir.join(paths::TEST_SUITE_ZIP);
+        fs::copy(src, &dst).map_err(io_err(src))?;
+    }
+
+    // solution/
+    if let Some(gold) = record.gold_patch() {
+        write(dir, paths::SOLUTION_PATCH, gold.as_bytes())?;
+        write(dir, paths::SOLVE_SH, adapters::solve_sh(workdir).as_bytes())?;
+        make_executable(&dir.join(paths::SOLVE_SH))?;
+    }
+    Ok(())
+}
+
+fn json_pretty<T: serde::Serialize>(value: &T) -> Vec<u8> {
+    let mut out = serde_json::to_vec_pretty(value).unwrap_or_default();
+    out.push(b'\n');
+    out
+}
+
+fn task_toml(record: &Record, image: &str, opts: &ToHarborOptions) -> TaskToml {
+    let family = record.family();
+    let mut meta = Table::new();
+    let mut put = |k: &str, v: &str| {
+        meta.insert(k.to_owned(), toml::Value::String(v.to_owned()));
+    };
+    put("benchmark", "beyondswe");
+    put(CONVERTED_BY_KEY, CONVERTED_BY);
+    put("instance_id", record.instance_id());
+    put("family", family.as_str());
+    if let Some(spelling) = record.task().spelling {
+        put("task", &spelling);
+    }
+    if let Some(repo) = record.repo() {
+        put("repo", &repo.full_name());
+    }
+    if let Some(base) = record.base_commit() {
+        put("base_commit", base);
+    }
+    put("image", image);
+    put("workdir", record.workdir());
+    put("language", record.language());
+    let mut tags = vec!["beyondswe".to_owned(), family.tag().to_owned()];
+    if let Some(lang) = Some(record.language()).filter(|l| *l != "python") {
+        tags.push(lang.to_owned());
+    } else {
+        tags.push("python".into());
+    }
+    meta.insert(
+        "tags".into(),
+        toml::Value::Array(tags.into_iter().map(toml::Value::String).collect()),
+    );
+    if let Some(n) = record.test_suite_num() {
+        meta.insert(
+            "test_suite_num".into(),
+            toml::Value::Integer(n.min(i64::MAX as u64) as i64),
+        );
+    }
+    let res = &opts.resources;
+    TaskToml {
+        version: "1.0".into(),
+        metadata: meta,
+        verifier: Timeout {
+            timeout_sec: Some(res.verifier_timeout_sec),
+        },
+        agent: Timeout {
+            timeout_sec: Some(res.agent_timeout_sec),
+        },
+        environment: EnvironmentToml {
+            docker_image: (!opts.omit_docker_image).then(|| image.to_owned()),
+            build_timeout_sec: Some(res.build_timeout_sec),
+            cpus: Some(f64::from(res.cpus)),
+            memory_mb: Some(res.memory_mb),
+            storage_mb: Some(res.storage_mb),
+            ..EnvironmentToml::default()
+        },
+    }
+}
+
+fn instruction(record: &Record) -> String {
+    if record.family() == Family::Doc2Repo {
+        let workdir = record.workdir();
+        format!(
+            "Build the Python repository described in the specification below, from scratch, in \
+             `{workdir}`.\n\nThe same specification is in `{workdir}/repo_document.md`. Implement \
+             the package so that it installs with `pip install -e .` from `{workdir}` and behaves \
+             exactly as specified; a hidden test suite checks it.\n\n---\n\n{}",
+            record.repo_document().unwrap_or_default()
+        )
+    } else {
+        record.problem_statement().unwrap_or_default().to_owned()
+    }
+}
+
+/// `FROM` the instance image, check out the base, run the setup commands, strip newer history.
+fn dockerfile(record: &Record, image: &str) -> String {
+    let workdir = record.workdir();
+    let json = |s: &str| serde_json::to_string(s).unwrap_or_default();
+    let mut out = format!(
+        "# Generated by beyondswe for {id}.\n# Starts from the instance image, checks out the base \
+         commit, runs the dataset's setup commands\n# and removes every commit newer than the base \
+         (beyondswe_strip_history.sh).\nFROM {image}\nWORKDIR {workdir}\n",
+        id = record.instance_id()
+    );
+    if let Some(base) = record.base_commit() {
+        out.push_str(&format!(
+            "RUN [\"git\", \"-c\", \"advice.detachedHead=false\", \"checkout\", \"-q\", \"-f\", {}]\n",
+            json(base)
+        ));
+    }
+    for cmd in record.pre_commands() {
+        out.push_str(&format!("RUN [\"sh\", \"-c\", {}]\n", json(&cmd)));
+    }
+    out.push_str("COPY beyondswe_strip_history.sh /opt/beyondswe/strip_history.sh\n");
+    out.push_str(&format!(
+        "RUN [\"sh\", \"/opt/beyondswe/strip_history.sh\", {}]\n",
+        json(workdir)
+    ));
+    if record.family() == Family::Doc2Repo {
+        let dest = format!("{}/repo_document.md", workdir.trim_end_matches('/'));
+        out.push_str(&format!("COPY [\"repo_document.md\", {}]\n", json(&dest)));
+    }
+    out
+}

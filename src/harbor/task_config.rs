@@ -1,0 +1,143 @@
+//! `task.toml`: the model we write, and a tolerant reader for every Harbor version's files.
+//!
+//! Writing: `version = "1.0"`, `[metadata]`, `[verifier]`, `[agent]`, `[environment]` with
+//! `memory_mb`/`storage_mb` — the intersection that Harbor 0.1.x and current Harbor both load
+//! (research/harbor-spec.md §1.3). Reading: unknown keys are ignored as Harbor ignores them, the
+//! deprecated `memory = "4G"` strings are understood, and a wrong type is an error with its line.
+
+use serde::{Deserialize, Serialize};
+use toml::Table;
+
+/// The `task.toml` we write.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TaskToml {
+    #[serde(default = "default_version", alias = "schema_version")]
+    pub version: String,
+    #[serde(default)]
+    pub metadata: Table,
+    #[serde(default)]
+    pub verifier: Timeout,
+    #[serde(default)]
+    pub agent: Timeout,
+    #[serde(default)]
+    pub environment: EnvironmentToml,
+}
+
+fn default_version() -> String {
+    "1.0".into()
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Timeout {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_sec: Option<f64>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct EnvironmentToml {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub docker_image: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_timeout_sec: Option<f64>,
+    /// Written as an integer when whole: Harbor 0.1.x rejects `1.5` and accepts `2`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "whole_as_int"
+    )]
+    pub cpus: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_mb: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage_mb: Option<u64>,
+    /// Deprecated Harbor 0.1.x spelling, e.g. `"4G"`; read, never written.
+    #[serde(default, skip_serializing)]
+    pub memory: Option<String>,
+    #[serde(default, skip_serializing)]
+    pub storage: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_internet: Option<bool>,
+}
+
+fn whole_as_int<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(x) if x.fract() == 0.0 && x.abs() < 1e15 => s.serialize_i64(*x as i64),
+        Some(x) => s.serialize_f64(*x),
+        None => s.serialize_none(),
+    }
+}
+
+impl EnvironmentToml {
+    /// Memory in MB, from `memory_mb` or the deprecated `memory` string.
+    pub fn memory_mb(&self) -> Option<u64> {
+        self.memory_mb
+            .or_else(|| self.memory.as_deref().and_then(size_to_mb))
+    }
+
+    pub fn storage_mb(&self) -> Option<u64> {
+        self.storage_mb
+            .or_else(|| self.storage.as_deref().and_then(size_to_mb))
+    }
+}
+
+/// `"4G"` → 4096, `"512M"` → 512, `"1024K"` → 1 (Harbor's conversion).
+pub fn size_to_mb(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (num, unit) = s.split_at(s.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(s.len()));
+    let n: f64 = num.trim().parse().ok()?;
+    let mb = match unit.trim().to_ascii_uppercase().as_str() {
+        "G" | "GB" => n * 1024.0,
+        "M" | "MB" | "" => n,
+        "K" | "KB" => n / 1024.0,
+        _ => return None,
+    };
+    Some(mb as u64)
+}
+
+impl TaskToml {
+    /// Parses `task.toml` text; the error carries TOML's line, column and the offending value.
+    pub fn parse(text: &str) -> Result<TaskToml, toml::de::Error> {
+        toml::from_str(text)
+    }
+
+    pub fn to_toml_string(&self) -> String {
+        // Serialising plain tables of strings and numbers cannot fail.
+        toml::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// A string value from `[metadata]`.
+    pub fn meta_str(&self, key: &str) -> Option<&str> {
+        self.metadata.get(key).and_then(toml::Value::as_str)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_harbor_01_deprecated_sizes_and_ignores_unknown_keys() {
+        let t = TaskToml::parse(
+            "version = \"1.0\"\n[environment]\nmemory = \"4G\"\nstorage = \"10G\"\ncpus = 1\nfuture_key = 3\n[verifier]\ntimeout_sec = 3000\n",
+        )
+        .unwrap();
+        assert_eq!(t.environment.memory_mb(), Some(4096));
+        assert_eq!(t.environment.storage_mb(), Some(10240));
+        assert_eq!(t.verifier.timeout_sec, Some(3000.0));
+    }
+
+    #[test]
+    fn wrong_type_names_the_line() {
+        let err = TaskToml::parse("[environment]\ncpus = \"many\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("line 2"), "{err}");
+        assert!(err.contains("cpus"), "{err}");
+    }
+
+    #[test]
+    fn schema_version_spelling_is_read() {
+        let t = TaskToml::parse("schema_version = \"1.1\"\n").unwrap();
+        assert_eq!(t.version, "1.1");
+    }
+}

@@ -1,0 +1,13 @@
+//! beyondswe: convert, grade and audit runs of the BeyondSWE code-agent benchmark.
+//!
+//! The library holds everything; the `beyondswe` binary is a thin CLI over it. Formats
+//! (`record`, `harbor`, `patch`) are synchronous and independent of containers.
+
+pub mod adapters;
+pub mod convert;
+pub mod harbor;
+pub mod patch;
+pub mod record;
+pub mod restore_rules;
+pub mod schema;
+pub mod validate;

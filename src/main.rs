@@ -1,0 +1,41 @@
+//! The `beyondswe` binary: parses the command line, runs one subcommand, maps errors to exit codes.
+
+mod cli;
+
+use clap::Parser;
+use cli::{Cli, Command, exit, note};
+
+fn main() {
+    let cli = Cli::parse();
+    init_logging(cli.verbose, cli.quiet);
+    let result = match cli.command {
+        Command::Convert(cmd) => cli::convert::run(cmd),
+        Command::Validate(args) => cli::validate::run(&args),
+        Command::Schemas(cmd) => cli::schemas::run(&cmd),
+        Command::Demo(args) => cli::demo::run(&args),
+    };
+    let code = match result {
+        Ok(code) => code,
+        Err(err) => {
+            note(format!("error: {err:#}"));
+            exit::FAILURE
+        }
+    };
+    std::process::exit(code);
+}
+
+fn init_logging(verbose: u8, quiet: bool) {
+    let level = match (quiet, verbose) {
+        (true, _) => "error",
+        (false, 0) => "warn",
+        (false, 1) => "info",
+        (false, _) => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("BEYONDSWE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .without_time()
+        .init();
+}

@@ -1,0 +1,276 @@
+//! Streaming JSONL: read records one line at a time in constant memory, write them atomically.
+//!
+//! Owns line numbering, BOM and CRLF handling, blank lines, and errors that name the file, the line,
+//! the field and the value. It knows nothing about Harbor or grading.
+
+use super::error::RecordError;
+use super::model::Record;
+use fs_err as fs;
+use serde::Serialize;
+use serde_json::Value;
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// A problem with one line of a JSONL file, or with the file itself.
+#[derive(Debug, Error)]
+pub enum JsonlError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}:{column}: not valid JSON: {message}; the line starts with {start}")]
+    Syntax {
+        path: PathBuf,
+        line: u64,
+        column: usize,
+        message: String,
+        start: String,
+    },
+    #[error("{path}:{line}: {source}")]
+    Record {
+        path: PathBuf,
+        line: u64,
+        #[source]
+        source: RecordError,
+    },
+}
+
+impl JsonlError {
+    /// The 1-based line the error is about, if it is about one line.
+    pub fn line(&self) -> Option<u64> {
+        match self {
+            JsonlError::Io { .. } => None,
+            JsonlError::Syntax { line, .. } | JsonlError::Record { line, .. } => Some(*line),
+        }
+    }
+
+    /// Whether reading can go on after this error (a bad line), or not (the file is unreadable).
+    pub fn is_line_error(&self) -> bool {
+        self.line().is_some()
+    }
+}
+
+/// Reads JSON values line by line from any reader; blank lines are skipped, a UTF-8 BOM on the first
+/// line and `\r` line ends are accepted.
+pub struct JsonLines<R> {
+    reader: R,
+    path: PathBuf,
+    buf: Vec<u8>,
+    line: u64,
+    done: bool,
+}
+
+impl JsonLines<BufReader<fs::File>> {
+    /// Opens a JSONL file with a large buffer.
+    pub fn open(path: &Path) -> Result<Self, JsonlError> {
+        let file = fs::File::open(path).map_err(|source| JsonlError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        Ok(JsonLines::new(
+            BufReader::with_capacity(1 << 20, file),
+            path.to_owned(),
+        ))
+    }
+}
+
+impl<R: BufRead> JsonLines<R> {
+    pub fn new(reader: R, path: PathBuf) -> Self {
+        JsonLines {
+            reader,
+            path,
+            buf: Vec::with_capacity(64 * 1024),
+            line: 0,
+            done: false,
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The next non-blank line as a JSON value, with its 1-based line number.
+    pub fn next_value(&mut self) -> Option<Result<(u64, Value), JsonlError>> {
+        loop {
+            if self.done {
+                return None;
+            }
+            self.buf.clear();
+            match self.reader.read_until(b'\n', &mut self.buf) {
+                Ok(0) => {
+                    self.done = true;
+                    return None;
+                }
+                Ok(_) => {}
+                Err(source) => {
+                    self.done = true;
+                    return Some(Err(JsonlError::Io {
+                        path: self.path.clone(),
+                        source,
+                    }));
+                }
+            }
+            self.line += 1;
+            let mut bytes: &[u8] = &self.buf;
+            if self.line == 1 {
+                bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+            }
+            let bytes = bytes.trim_ascii();
+            if bytes.is_empty() {
+                continue;
+            }
+            return Some(match serde_json::from_slice::<Value>(bytes) {
+                Ok(value) => Ok((self.line, value)),
+                Err(err) => Err(JsonlError::Syntax {
+                    path: self.path.clone(),
+                    line: self.line,
+                    column: err.column(),
+                    message: err.to_string(),
+                    start: line_start(bytes),
+                }),
+            });
+        }
+    }
+}
+
+fn line_start(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(60)]);
+    format!("{:?}", text)
+}
+
+/// Iterates over the records of a JSONL file. Each item is a record with its line number or the
+/// error for that line; the iterator keeps going after a bad line.
+pub struct RecordReader<R> {
+    lines: JsonLines<R>,
+}
+
+impl RecordReader<BufReader<fs::File>> {
+    pub fn open(path: &Path) -> Result<Self, JsonlError> {
+        Ok(RecordReader {
+            lines: JsonLines::open(path)?,
+        })
+    }
+}
+
+impl<R: BufRead> RecordReader<R> {
+    pub fn new(reader: R, path: PathBuf) -> Self {
+        RecordReader {
+            lines: JsonLines::new(reader, path),
+        }
+    }
+}
+
+impl<R: BufRead> Iterator for RecordReader<R> {
+    type Item = Result<(u64, Record), JsonlError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let item = self.lines.next_value()?;
+        Some(item.and_then(|(line, value)| {
+            Record::from_value(value)
+                .map(|r| (line, r))
+                .map_err(|source| JsonlError::Record {
+                    path: self.lines.path.clone(),
+                    line,
+                    source,
+                })
+        }))
+    }
+}
+
+/// Reads a whole small JSONL document from memory (tests, fixtures).
+pub fn records_from_str(text: &str) -> Result<Vec<Record>, JsonlError> {
+    RecordReader::new(text.as_bytes(), PathBuf::from("<memory>"))
+        .map(|r| r.map(|(_, rec)| rec))
+        .collect()
+}
+
+/// Writes JSON lines to a temporary file beside the target and renames it into place on
+/// [`JsonlWriter::finish`], so readers never see a half-written file.
+pub struct JsonlWriter {
+    path: PathBuf,
+    out: BufWriter<tempfile::NamedTempFile>,
+}
+
+impl JsonlWriter {
+    pub fn create(path: &Path) -> Result<Self, JsonlError> {
+        let io = |source| JsonlError::Io {
+            path: path.to_owned(),
+            source,
+        };
+        let dir = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
+            _ => PathBuf::from("."),
+        };
+        let tmp = tempfile::Builder::new()
+            .prefix(".beyondswe-")
+            .suffix(".jsonl.tmp")
+            .tempfile_in(&dir)
+            .map_err(io)?;
+        Ok(JsonlWriter {
+            path: path.to_owned(),
+            out: BufWriter::with_capacity(1 << 20, tmp),
+        })
+    }
+
+    pub fn write<T: Serialize>(&mut self, value: &T) -> Result<(), JsonlError> {
+        let io = |source| JsonlError::Io {
+            path: self.path.clone(),
+            source,
+        };
+        serde_json::to_writer(&mut self.out, value).map_err(|e| io(e.into()))?;
+        self.out.write_all(b"\n").map_err(io)
+    }
+
+    /// Flushes, syncs and renames the file into place.
+    pub fn finish(self) -> Result<(), JsonlError> {
+        let path = self.path;
+        let io = |source| JsonlError::Io {
+            path: path.clone(),
+            source,
+        };
+        let tmp = self.out.into_inner().map_err(|e| io(e.into_error()))?;
+        tmp.as_file().sync_all().map_err(io)?;
+        tmp.persist(&path).map_err(|e| io(e.error))?;
+        Ok(())
+    }
+}
+
+/// Reads a whole file into memory; for small files only (task directories).
+pub(crate) fn read_to_string_limited(path: &Path, limit: u64) -> std::io::Result<String> {
+    let file = fs::File::open(path)?;
+    let mut text = String::new();
+    file.take(limit).read_to_string(&mut text)?;
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blank_lines_bom_and_crlf() {
+        let text = "\u{feff}{\"instance_id\":\"a\"}\r\n\r\n   \n{\"instance_id\":\"b\"}";
+        let recs = records_from_str(text).unwrap();
+        assert_eq!(recs.len(), 2);
+        assert_eq!(recs[1].instance_id(), "b");
+    }
+
+    #[test]
+    fn errors_name_line_and_field_and_reading_goes_on() {
+        let text = "{\"instance_id\":\"a\"}\n{not json\n{\"instance_id\":\"c\",\"test_suite_num\":-1}\n{\"instance_id\":\"d\"}\n";
+        let items: Vec<_> = RecordReader::new(text.as_bytes(), "data.jsonl".into()).collect();
+        assert_eq!(items.len(), 4);
+        let e1 = items[1].as_ref().unwrap_err().to_string();
+        assert!(e1.starts_with("data.jsonl:2:"), "{e1}");
+        let e2 = items[2].as_ref().unwrap_err().to_string();
+        assert!(
+            e2.starts_with("data.jsonl:3: field `test_suite_num`"),
+            "{e2}"
+        );
+        assert!(e2.contains("-1"), "{e2}");
+        assert_eq!(items[3].as_ref().unwrap().0, 4);
+    }
+}

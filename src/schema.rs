@@ -1,0 +1,48 @@
+//! JSON Schemas for the files we read and write, generated from the Rust types.
+//!
+//! `beyondswe schemas write DIR` regenerates `schemas/`; `beyondswe schemas check DIR` fails when
+//! a checked-in file differs from what the types produce (run in CI).
+
+use crate::harbor::TestConfig;
+use crate::record::RecordFields;
+use std::path::Path;
+
+/// `(file name, schema text)` for every schema we publish.
+pub fn all() -> Vec<(&'static str, String)> {
+    let render = |schema: schemars::Schema| {
+        let mut text = serde_json::to_string_pretty(&schema).unwrap_or_default();
+        text.push('\n');
+        text
+    };
+    vec![
+        (
+            "record.schema.json",
+            render(schemars::schema_for!(RecordFields)),
+        ),
+        (
+            "test_config.schema.json",
+            render(schemars::schema_for!(TestConfig)),
+        ),
+    ]
+}
+
+/// Files in `dir` that are missing or differ from the generated schemas.
+pub fn stale(dir: &Path) -> Vec<String> {
+    all()
+        .into_iter()
+        .filter(|(name, text)| {
+            fs_err::read_to_string(dir.join(name)).ok().as_deref() != Some(text.as_str())
+        })
+        .map(|(name, _)| name.to_owned())
+        .collect()
+}
+
+pub fn write(dir: &Path) -> std::io::Result<Vec<String>> {
+    fs_err::create_dir_all(dir)?;
+    let mut written = Vec::new();
+    for (name, text) in all() {
+        fs_err::write(dir.join(name), text)?;
+        written.push(name.to_owned());
+    }
+    Ok(written)
+}

@@ -1,0 +1,457 @@
+//! `validate`: every problem in a dataset (JSONL file or Harbor tasks directory), not just the first.
+//!
+//! Checks required fields per family, duplicate ids, test-id lists, that patches parse as unified
+//! diffs, Doc2Repo suites and their sizes, images, and gold patches that the restore step would
+//! otherwise reset. It reads only; it never changes a file.
+
+use crate::convert::{self, ConvertError, check_dir_name, find_test_suite};
+use crate::harbor::paths;
+use crate::patch;
+use crate::record::{Family, JsonlError, Record, RecordReader};
+use crate::restore_rules;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// One finding.
+#[derive(Debug, Clone, Serialize)]
+pub struct Problem {
+    /// `file:line` for JSONL, the task directory for Harbor.
+    pub location: String,
+    pub instance: Option<String>,
+    pub severity: Severity,
+    pub field: Option<String>,
+    pub message: String,
+}
+
+#[derive(Debug, Default, Serialize)]
+pub struct Report {
+    pub records: usize,
+    pub problems: Vec<Problem>,
+}
+
+impl Report {
+    pub fn errors(&self) -> usize {
+        self.problems
+            .iter()
+            .filter(|p| p.severity == Severity::Error)
+            .count()
+    }
+
+    pub fn warnings(&self) -> usize {
+        self.problems.len() - self.errors()
+    }
+}
+
+/// Where a Doc2Repo suite is looked for.
+#[derive(Debug, Clone, Copy)]
+enum Suites<'a> {
+    /// A directory of zips named by `test_suite` (JSONL datasets); `None` when not given.
+    Dir(Option<&'a Path>),
+    /// The zip inside a task directory, if it has one.
+    Bundled(Option<&'a Path>),
+}
+
+/// Validates a JSONL file or a Harbor tasks directory.
+pub fn validate_path(path: &Path, test_suites: Option<&Path>) -> Result<Report, ValidateError> {
+    if path.is_dir() {
+        validate_tasks_dir(path, test_suites)
+    } else {
+        validate_jsonl(path, test_suites)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ValidateError {
+    #[error(transparent)]
+    Jsonl(#[from] JsonlError),
+    #[error(transparent)]
+    Convert(#[from] ConvertError),
+}
+
+pub fn validate_jsonl(path: &Path, test_suites: Option<&Path>) -> Result<Report, ValidateError> {
+    let mut report = Report::default();
+    let mut seen: HashMap<String, String> = HashMap::new();
+    for item in RecordReader::open(path)? {
+        match item {
+            Ok((line, record)) => {
+                report.records += 1;
+                let location = format!("{}:{line}", path.display());
+                check_duplicate(&mut seen, &record, &location, &mut report.problems);
+                report
+                    .problems
+                    .extend(check_record(&record, &location, Suites::Dir(test_suites)));
+            }
+            Err(err) if err.is_line_error() => {
+                report.records += 1;
+                report.problems.push(Problem {
+                    location: format!("{}:{}", path.display(), err.line().unwrap_or_default()),
+                    instance: None,
+                    severity: Severity::Error,
+                    field: match &err {
+                        JsonlError::Record {
+                            source: crate::record::RecordError::Field { field, .. },
+                            ..
+                        } => Some(field.clone()),
+                        _ => None,
+                    },
+                    message: line_message(&err),
+                });
+            }
+            Err(err) => return Err(err.into()),
+        }
+    }
+    Ok(report)
+}
+
+fn line_message(err: &JsonlError) -> String {
+    match err {
+        JsonlError::Syntax { message, start, .. } => {
+            format!("not valid JSON: {message}; the line starts with {start}")
+        }
+        JsonlError::Record { source, .. } => source.to_string(),
+        JsonlError::Io { source, .. } => source.to_string(),
+    }
+}
+
+fn check_duplicate(
+    seen: &mut HashMap<String, String>,
+    record: &Record,
+    location: &str,
+    out: &mut Vec<Problem>,
+) {
+    let id = record.instance_id().to_owned();
+    if let Some(first) = seen.get(&id) {
+        out.push(Problem {
+            location: location.to_owned(),
+            instance: Some(id),
+            severity: Severity::Error,
+            field: Some("instance_id".into()),
+            message: format!("duplicate instance_id (first at {first})"),
+        });
+    } else {
+        seen.insert(id, location.to_owned());
+    }
+}
+
+pub fn validate_tasks_dir(
+    root: &Path,
+    _test_suites: Option<&Path>,
+) -> Result<Report, ValidateError> {
+    let mut report = Report::default();
+    let mut seen: HashMap<String, String> = HashMap::new();
+    for dir in convert::task_dirs(root)? {
+        report.records += 1;
+        let location = dir.display().to_string();
+        match convert::read_task(&dir) {
+            Ok(read) => {
+                check_duplicate(&mut seen, &read.record, &location, &mut report.problems);
+                let problems = check_record(
+                    &read.record,
+                    &location,
+                    Suites::Bundled(read.test_suite_zip.as_deref()),
+                );
+                report.problems.extend(problems);
+                for (rel, what) in [
+                    (paths::TEST_SH, "Harbor runs it to verify"),
+                    (paths::INSTRUCTION, "Harbor requires it"),
+                ] {
+                    if !dir.join(rel).is_file() {
+                        report.problems.push(problem(
+                            &location,
+                            Some(&read.record),
+                            Severity::Error,
+                            None,
+                            format!("{rel} is missing ({what})"),
+                        ));
+                    }
+                }
+                if !dir.join(paths::ENVIRONMENT).is_dir() {
+                    report.problems.push(problem(
+                        &location,
+                        Some(&read.record),
+                        Severity::Warning,
+                        None,
+                        "environment/ is missing (Harbor 0.1.x then treats the task as invalid)"
+                            .into(),
+                    ));
+                }
+            }
+            Err(err) => report.problems.push(Problem {
+                location,
+                instance: None,
+                severity: Severity::Error,
+                field: None,
+                message: err.to_string(),
+            }),
+        }
+    }
+    Ok(report)
+}
+
+fn problem(
+    location: &str,
+    record: Option<&Record>,
+    severity: Severity,
+    field: Option<&str>,
+    message: String,
+) -> Problem {
+    Problem {
+        location: location.to_owned(),
+        instance: record.map(|r| r.instance_id().to_owned()),
+        severity,
+        field: field.map(str::to_owned),
+        message,
+    }
+}
+
+/// Every problem of one record.
+fn check_record(record: &Record, location: &str, suites: Suites<'_>) -> Vec<Problem> {
+    let mut out = Vec::new();
+    let mut err = |field: &str, message: String| {
+        out.push(problem(
+            location,
+            Some(record),
+            Severity::Error,
+            Some(field),
+            message,
+        ))
+    };
+    let task = record.task();
+    match (&task.spelling, task.family) {
+        (None, _) => err("task", "missing: cannot tell the family (expected CrossRepo, DomainFix, DepMigrate or Doc2Repo)".into()),
+        (Some(s), Family::Unknown) => err("task", format!("unknown task spelling `{s}` (expected CrossRepo, DomainFix, DepMigrate or Doc2Repo in any case, with or without `-`/`_`)")),
+        _ => {}
+    }
+    if let Err(e) = check_dir_name(record.instance_id()) {
+        err("instance_id", e.to_string());
+    }
+    if record.image().is_none() {
+        err("image", "missing: no `image` or `image_url`".into());
+    }
+    let family = task.family;
+    if family == Family::Doc2Repo {
+        if record.repo_document().is_none() {
+            err(
+                "REPO_DOCUMENT_CONTENT",
+                "missing: a Doc2Repo record needs its specification".into(),
+            );
+        }
+        match record.test_suite_num() {
+            Some(n) if n > 0 => {}
+            Some(_) => err(
+                "test_suite_num",
+                "must be greater than 0 (it is the score's denominator)".into(),
+            ),
+            None => err(
+                "test_suite_num",
+                "missing: the number of tests in the hidden suite".into(),
+            ),
+        }
+        match suites {
+            Suites::Dir(Some(dir)) => match find_test_suite(record, dir) {
+                Some(zip) => {
+                    if let Some(msg) = check_zip(&zip) {
+                        err("test_suite", msg);
+                    }
+                }
+                None => err(
+                    "test_suite",
+                    format!(
+                        "`{}` not found in {}",
+                        record.test_suite().unwrap_or("<missing>"),
+                        dir.display()
+                    ),
+                ),
+            },
+            Suites::Dir(None) => {
+                if record.test_suite().is_none() {
+                    err(
+                        "test_suite",
+                        "missing: the file name of the suite zip".into(),
+                    );
+                }
+            }
+            Suites::Bundled(Some(zip)) => {
+                if let Some(msg) = check_zip(zip) {
+                    err("test_suite", msg);
+                }
+            }
+            Suites::Bundled(None) => err(
+                "test_suite",
+                format!("{} is missing", paths::TEST_SUITE_ZIP),
+            ),
+        }
+    } else {
+        if record.base_commit().is_none() {
+            err(
+                "base_commit",
+                "missing: no `base_commit`, `pre_agent_commit_id`, `parent_commit` or `base.sha`"
+                    .into(),
+            );
+        }
+        if record
+            .problem_statement()
+            .is_none_or(|s| s.trim().is_empty())
+        {
+            err("problem_statement", "missing or empty".into());
+        }
+        if record.fail_to_pass().is_empty() {
+            err(
+                "FAIL_TO_PASS",
+                "no test ids: the instance could never be resolved".into(),
+            );
+        }
+    }
+    let mut warnings: Vec<(&str, String)> = Vec::new();
+    for (field, ids) in [
+        ("FAIL_TO_PASS", record.fail_to_pass()),
+        ("PASS_TO_PASS", record.pass_to_pass()),
+    ] {
+        if let Some(id) = ids.iter().find(|i| i.contains('\n')) {
+            err(field, format!("test id contains a line break: {id:?}"));
+        }
+        if let Some(raw) = record.raw().get(field).and_then(|v| v.as_str())
+            && ids.len() == 1
+            && raw.contains(", ")
+            && !raw.trim_start().starts_with('[')
+        {
+            warnings.push((
+                field,
+                format!(
+                    "one id that looks like several joined by commas: {}",
+                    crate::record::snippet(&raw.into())
+                ),
+            ));
+        }
+    }
+    for (field, message) in warnings {
+        out.push(problem(
+            location,
+            Some(record),
+            Severity::Warning,
+            Some(field),
+            message,
+        ));
+    }
+    let mut err = |field: &str, message: String| {
+        out.push(problem(
+            location,
+            Some(record),
+            Severity::Error,
+            Some(field),
+            message,
+        ))
+    };
+    let gold = record.gold_patch();
+    if let Some(text) = gold
+        && let Err(e) = patch::parse(text)
+    {
+        let field = if record
+            .fields()
+            .patch
+            .as_deref()
+            .is_some_and(|p| !p.trim().is_empty())
+        {
+            "patch"
+        } else {
+            "fix_patch"
+        };
+        err(field, format!("not a unified diff: {e}"));
+    }
+    if let Some(text) = record.f2p_patch()
+        && let Err(e) = patch::parse(text)
+    {
+        err("f2p_patch", format!("not a unified diff: {e}"));
+    }
+    if family.is_issue_task() && gold.is_none() {
+        out.push(problem(
+            location,
+            Some(record),
+            Severity::Warning,
+            Some("patch"),
+            "no gold patch: `grade --gold` cannot check this instance".into(),
+        ));
+    }
+    let (_, keep) = convert::keep_paths(record);
+    if !keep.is_empty() {
+        out.push(problem(
+            location,
+            Some(record),
+            Severity::Warning,
+            Some("patch"),
+            format!(
+                "the gold patch changes {} that the restore step covers; the grader keeps {} as the submission leaves {}",
+                keep.join(", "),
+                if keep.len() == 1 { "it" } else { "them" },
+                if keep.len() == 1 { "it" } else { "them" },
+            ),
+        ));
+    }
+    debug_assert!(keep.iter().all(|p| restore_rules::is_covered(p)));
+    out
+}
+
+/// `None` if the zip opens and has at least one file, else why not.
+fn check_zip(path: &Path) -> Option<String> {
+    let file = match fs_err::File::open(path) {
+        Ok(f) => f,
+        Err(e) => return Some(e.to_string()),
+    };
+    match zip::ZipArchive::new(file) {
+        Ok(z) if z.is_empty() => Some(format!("{}: the zip is empty", path.display())),
+        Ok(_) => None,
+        Err(e) => Some(format!("{}: not a readable zip: {e}", path.display())),
+    }
+}
+
+/// The problems as an aligned text table.
+pub fn render_table(report: &Report) -> String {
+    let rows: Vec<[String; 5]> = report
+        .problems
+        .iter()
+        .map(|p| {
+            [
+                p.location.clone(),
+                p.instance.clone().unwrap_or_else(|| "-".into()),
+                match p.severity {
+                    Severity::Error => "error".into(),
+                    Severity::Warning => "warning".into(),
+                },
+                p.field.clone().unwrap_or_else(|| "-".into()),
+                p.message.clone(),
+            ]
+        })
+        .collect();
+    let header = ["LOCATION", "INSTANCE", "SEVERITY", "FIELD", "PROBLEM"].map(String::from);
+    let mut widths = [0usize; 4];
+    for row in std::iter::once(&header).chain(rows.iter()) {
+        for (w, cell) in widths.iter_mut().zip(row.iter()) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in std::iter::once(&header).chain(rows.iter()) {
+        for (i, cell) in row.iter().enumerate() {
+            if i < 4 {
+                out.push_str(&format!("{cell:<w$}  ", w = widths[i]));
+            } else {
+                out.push_str(cell);
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Where a suites directory would be if the user gave one (used in hints).
+pub fn suites_hint(path: &Path) -> PathBuf {
+    path.parent().unwrap_or(Path::new(".")).join("test_suites")
+}
