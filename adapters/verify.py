@@ -339,6 +339,17 @@ def grade_doc2repo(cfg, tests_dir, python):
     if not os.path.isfile(suite_zip):
         report.update(verdict="error", reason="test_suite_missing")
         return report, None
+    # Interpreter start-up hooks in the submission would run inside the test process (the
+    # workdir may be on PYTHONPATH): remove them before anything runs.
+    removed = []
+    for root, dirs, files in os.walk(workdir):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for name in files:
+            if name in STARTUP_FILES or name.endswith(".pth"):
+                path = os.path.join(root, name)
+                os.remove(path)
+                removed.append(os.path.relpath(path, workdir))
+    report["flags"]["files_removed"] = sorted(removed)
     installed, install_log = install_repo(python, workdir)
     report["install"] = {"ok": installed, "log": install_log}
     suite = tempfile.mkdtemp(prefix="beyondswe-suite-")

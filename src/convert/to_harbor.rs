@@ -96,7 +96,11 @@ pub fn find_test_suite(record: &Record, dir: &Path) -> Option<PathBuf> {
 
 /// Paths the restore step covers that the gold patch changes and the f2p patch does not: the
 /// verifier keeps them as the agent left them, so that the gold patch still resolves.
+/// Doc2Repo submissions are whole repositories graded by a suite run outside them: nothing to keep.
 pub fn keep_paths(record: &Record) -> (Vec<String>, Vec<String>) {
+    if record.family() == Family::Doc2Repo {
+        return (Vec::new(), Vec::new());
+    }
     let f2p_paths = record
         .f2p_patch()
         .and_then(|p| patch::parse(p).ok())

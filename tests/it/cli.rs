@@ -1,0 +1,330 @@
+//! The CLI end to end: commands, exit codes, error messages, generated files (insta snapshots).
+
+use super::support::{fixtures, tree};
+use assert_cmd::cargo::cargo_bin_cmd;
+use std::path::Path;
+
+fn bin() -> assert_cmd::Command {
+    cargo_bin_cmd!("beyondswe")
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::write(path, text).unwrap();
+}
+
+fn variants() -> std::path::PathBuf {
+    fixtures().join("dataset/variants.jsonl")
+}
+
+#[test]
+fn to_harbor_then_from_harbor_round_trips_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let tasks = dir.path().join("tasks");
+    let back = dir.path().join("back.jsonl");
+    bin()
+        .args(["convert", "to-harbor"])
+        .arg(variants())
+        .arg(&tasks)
+        .arg("--test-suites")
+        .arg(fixtures().join("test_suites"))
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("converted 6 instance(s)"));
+    bin()
+        .args(["convert", "from-harbor"])
+        .arg(&tasks)
+        .arg(&back)
+        .arg("--test-suites")
+        .arg(dir.path().join("suites"))
+        .assert()
+        .success();
+    let mut a: Vec<serde_json::Value> = std::fs::read_to_string(variants())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let mut b: Vec<serde_json::Value> = std::fs::read_to_string(&back)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let key = |v: &serde_json::Value| v["instance_id"].as_str().unwrap().to_owned();
+    a.sort_by_key(key);
+    b.sort_by_key(key);
+    assert_eq!(a, b);
+    assert!(dir.path().join("suites/variant_suite.zip").is_file());
+}
+
+#[test]
+fn existing_task_is_refused_without_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |force: bool| {
+        let mut cmd = bin();
+        cmd.args(["convert", "to-harbor"])
+            .arg(variants())
+            .arg(dir.path())
+            .arg("--test-suites")
+            .arg(fixtures().join("test_suites"))
+            .args(["--ids", "acme_widget_pr12"]);
+        if force {
+            cmd.arg("--force");
+        }
+        cmd.assert()
+    };
+    run(false).success();
+    std::fs::write(dir.path().join("acme_widget_pr12/marker"), "old").unwrap();
+    run(false).code(1).stderr(predicates::str::contains(
+        "already exists (pass --force to replace it)",
+    ));
+    assert!(dir.path().join("acme_widget_pr12/marker").exists());
+    run(true).success();
+    assert!(!dir.path().join("acme_widget_pr12/marker").exists());
+    // No temporary directories are left behind.
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+}
+
+#[test]
+fn first_bad_line_stops_and_keep_going_converts_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data.jsonl");
+    let good = std::fs::read_to_string(variants()).unwrap();
+    let first = good.lines().next().unwrap();
+    write(
+        &data,
+        &format!(
+            "{first}\n{{\"instance_id\": \"x\", \"task\": \"crossrepo\", \"test_suite_num\": \"ten\"}}\n{{oops\n{}\n",
+            good.lines().nth(1).unwrap()
+        ),
+    );
+    let out = dir.path().join("out");
+    bin()
+        .args(["convert", "to-harbor"])
+        .arg(&data)
+        .arg(&out)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "data.jsonl:2: field `test_suite_num`",
+        ))
+        .stderr(predicates::str::contains("\"ten\""))
+        .stderr(predicates::str::contains("--keep-going"));
+    assert_eq!(
+        tree(&out)
+            .iter()
+            .filter(|p| p.ends_with("task.toml"))
+            .count(),
+        1
+    );
+
+    bin()
+        .args(["convert", "to-harbor", "--keep-going", "--force"])
+        .arg(&data)
+        .arg(&out)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "data.jsonl:2: field `test_suite_num`",
+        ))
+        .stderr(predicates::str::contains("data.jsonl:3:"));
+    assert_eq!(
+        tree(&out)
+            .iter()
+            .filter(|p| p.ends_with("task.toml"))
+            .count(),
+        2
+    );
+}
+
+#[test]
+fn missing_image_duplicate_ids_and_missing_suites_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data.jsonl");
+    write(
+        &data,
+        concat!(
+            "{\"instance_id\":\"a_b_pr1\",\"task\":\"crossrepo\"}\n",
+            "{\"instance_id\":\"a_c_pr2\",\"task\":\"crossrepo\",\"image\":\"x/y:1\"}\n",
+            "{\"instance_id\":\"a_c_pr2\",\"task\":\"crossrepo\",\"image\":\"x/y:1\"}\n",
+            "{\"instance_id\":\"Doc_0000000000000000000000000000000000000000\",\"task\":\"doc2repo\",\"image\":\"x/y:1\",\"test_suite\":\"nope.zip\",\"test_suite_num\":3}\n",
+        ),
+    );
+    bin()
+        .args(["convert", "to-harbor", "--keep-going"])
+        .arg(&data)
+        .arg(dir.path().join("out"))
+        .arg("--test-suites")
+        .arg(dir.path())
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "data.jsonl:1: instance `a_b_pr1`: instance `a_b_pr1`: no image",
+        ))
+        .stderr(predicates::str::contains(
+            "data.jsonl:3: instance `a_c_pr2`: duplicate instance_id (first at line 2)",
+        ))
+        .stderr(predicates::str::contains("`nope.zip` not found"));
+}
+
+#[test]
+fn unwritable_output_is_an_error_naming_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let blocker = dir.path().join("file");
+    write(&blocker, "not a dir");
+    bin()
+        .args(["convert", "to-harbor"])
+        .arg(variants())
+        .arg(blocker.join("out"))
+        .arg("--test-suites")
+        .arg(fixtures().join("test_suites"))
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            blocker.join("out").display().to_string(),
+        ));
+}
+
+#[test]
+fn broken_task_toml_is_named_and_nothing_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let tasks = dir.path().join("tasks");
+    bin()
+        .args(["convert", "to-harbor"])
+        .arg(variants())
+        .arg(&tasks)
+        .arg("--test-suites")
+        .arg(fixtures().join("test_suites"))
+        .assert()
+        .success();
+    write(
+        &tasks.join("acme_widget_pr12/task.toml"),
+        "[environment]\ncpus = \"many\"\n",
+    );
+    let out = dir.path().join("back.jsonl");
+    bin()
+        .args(["convert", "from-harbor"])
+        .arg(&tasks)
+        .arg(&out)
+        .arg("--test-suites")
+        .arg(dir.path().join("s"))
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("acme_widget_pr12/task.toml"))
+        .stderr(predicates::str::contains("line 2"));
+    assert!(!out.exists());
+    // Without --test-suites the Doc2Repo suites would be lost: refused.
+    bin()
+        .args(["convert", "from-harbor", "--keep-going"])
+        .arg(&tasks)
+        .arg(&out)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "pass --test-suites DIR to keep it",
+        ));
+    assert_eq!(std::fs::read_to_string(&out).unwrap().lines().count(), 3);
+}
+
+#[test]
+fn validate_lists_every_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data.jsonl");
+    write(
+        &data,
+        concat!(
+            "{\"instance_id\":\"a_b_pr1\",\"task\":\"refactor\",\"image\":\"i\",\"base_commit\":\"c\",\"problem_statement\":\"p\",\"FAIL_TO_PASS\":\"[\\\"t.py::a\\\"]\",\"patch\":\"diff --git a/x b/x\\n--- a/x\\n+++ b/x\\n@@ -1,2 +1,2 @@\\n-a\\n\"}\n",
+            "{\"instance_id\":\"a_b_pr1\",\"task\":\"crossrepo\"}\n",
+            "not json\n",
+            "{\"instance_id\":\"D_0000000000000000000000000000000000000000\",\"task\":\"Doc2Repo\",\"image\":\"i\",\"test_suite\":\"s.zip\",\"test_suite_num\":0}\n",
+        ),
+    );
+    let assert = bin()
+        .current_dir(dir.path())
+        .args(["validate", "data.jsonl", "--test-suites", "."])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "4 record(s), 11 error(s), 1 warning(s)",
+        ));
+    let stdout = String::from_utf8(assert.get_output().stdout.clone()).unwrap();
+    insta::assert_snapshot!(stdout);
+}
+
+#[test]
+fn validate_accepts_the_fixtures_and_their_harbor_form() {
+    bin()
+        .arg("validate")
+        .arg(variants())
+        .arg("--test-suites")
+        .arg(fixtures().join("test_suites"))
+        .assert()
+        .success();
+    let dir = tempfile::tempdir().unwrap();
+    bin()
+        .args(["convert", "to-harbor"])
+        .arg(variants())
+        .arg(dir.path())
+        .arg("--test-suites")
+        .arg(fixtures().join("test_suites"))
+        .assert()
+        .success();
+    bin().arg("validate").arg(dir.path()).assert().success();
+}
+
+/// One generated task directory per family, file by file.
+#[test]
+fn generated_task_directories() {
+    let dir = tempfile::tempdir().unwrap();
+    bin()
+        .args(["convert", "to-harbor"])
+        .arg(variants())
+        .arg(dir.path())
+        .arg("--test-suites")
+        .arg(fixtures().join("test_suites"))
+        .assert()
+        .success();
+    for id in [
+        "acme_widget_pr12",
+        "pylons_pyramid_pr3054",
+        "abravalheri_validate-pyproject_pr105",
+        "PXMeter_7283384f03718625c13ee447b16db5206b45596b",
+    ] {
+        let task = dir.path().join(id);
+        let mut listing = String::new();
+        for rel in tree(&task) {
+            listing.push_str(&format!("== {rel}\n"));
+            // The embedded adapters are snapshotted once, by name, not per task.
+            if rel.starts_with("tests/beyondswe_")
+                || rel.ends_with("strip_history.sh")
+                || rel.ends_with(".zip")
+                || rel == "tests/test.sh"
+            {
+                continue;
+            }
+            listing.push_str(&std::fs::read_to_string(task.join(&rel)).unwrap());
+            listing.push('\n');
+        }
+        insta::assert_snapshot!(id, listing);
+    }
+}
+
+#[test]
+fn schemas_are_up_to_date() {
+    bin()
+        .args(["schemas", "check"])
+        .arg(super::support::repo_root().join("schemas"))
+        .assert()
+        .success();
+}
+
+#[test]
+fn demo_round_trips_the_bundled_data() {
+    bin()
+        .arg("demo")
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("records identical"));
+}

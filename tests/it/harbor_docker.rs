@@ -1,0 +1,200 @@
+//! The generated Harbor tasks work in real containers, the way Harbor runs them: the environment
+//! Dockerfile builds FROM the instance image and strips newer history; the oracle's solve.sh
+//! applies the gold patch; tests/ is copied in after the agent and test.sh writes the reward.
+//! Runs on the Docker engine with the offline fixture images (scripts/build-fixture-images.sh).
+
+use super::support::{Container, docker, docker_ready, fixture_images, fixtures};
+use beyondswe::convert::{self, ToHarborOptions};
+use beyondswe::record::{Record, RecordReader};
+use std::path::{Path, PathBuf};
+
+/// Commits after the base in the fixture images (see fixtures/images/*/history).
+const FUTURE: &[(&str, &str)] = &[
+    ("acme_calc_pr7", "fb283b7d406fb2aa12dce63d54e287aecd8e4590"),
+    (
+        "acme_textkit_pr12",
+        "9b9f1b606060cf374ed7348c25380e2ef0c1f4ec",
+    ),
+];
+
+fn fixture(id: &str) -> Record {
+    RecordReader::open(&fixtures().join("dataset/fixtures.jsonl"))
+        .unwrap()
+        .map(|r| r.unwrap().1)
+        .find(|r| r.instance_id() == id)
+        .unwrap_or_else(|| panic!("no fixture {id}"))
+}
+
+struct Task {
+    dir: PathBuf,
+    image: String,
+    workdir: String,
+    _tmp: tempfile::TempDir,
+}
+
+/// Converts one fixture and builds its environment like Harbor's docker backend does.
+fn build_task(id: &str) -> Task {
+    let record = fixture(id);
+    let tmp = tempfile::tempdir().unwrap();
+    let opts = ToHarborOptions {
+        test_suites: Some(fixtures().join("test_suites")),
+        ..ToHarborOptions::default()
+    };
+    let dir = convert::write_task(&record, tmp.path(), &opts).unwrap();
+    let image = format!("beyondswe-test/harbor-{}:latest", id.to_lowercase());
+    docker(&[
+        "build",
+        "-q",
+        "--label",
+        "beyondswe.test=1",
+        "-t",
+        &image,
+        &dir.join("environment").display().to_string(),
+    ]);
+    Task {
+        dir,
+        image,
+        workdir: record.workdir().to_owned(),
+        _tmp: tmp,
+    }
+}
+
+/// Runs test.sh the way Harbor's verifier does; returns (reward.txt or None, report.json).
+fn verify(c: &Container, task: &Task) -> (Option<String>, serde_json::Value) {
+    c.copy_in(&task.dir.join("tests"), "/tests");
+    let (_code, output) = c.sh("sh /tests/test.sh");
+    let (rc, reward) = c.sh("cat /logs/verifier/reward.txt");
+    let (_, report) = c.sh("cat /logs/verifier/report.json");
+    let report: serde_json::Value = serde_json::from_str(&report).unwrap_or_else(|e| {
+        panic!("report.json unreadable ({e}): {report}\ntest.sh said:\n{output}")
+    });
+    ((rc == 0).then(|| reward.trim().to_owned()), report)
+}
+
+fn solve(c: &Container, task: &Task) {
+    c.copy_in(&task.dir.join("solution"), "/solution");
+    let (code, out) = c.sh("sh /solution/solve.sh");
+    assert_eq!(code, 0, "solve.sh failed: {out}");
+}
+
+#[test]
+fn issue_tasks_strip_history_and_reward_gold_but_not_empty_or_tampered() {
+    if !docker_ready() {
+        return;
+    }
+    fixture_images();
+    for (id, future) in FUTURE {
+        let task = build_task(id);
+
+        // The agent's view: no commit newer than the base is stored anywhere.
+        let agent = Container::run(&task.image);
+        let (code, out) = agent.sh(&format!("cd {} && git cat-file -e {future}", task.workdir));
+        assert_ne!(code, 0, "{id}: future commit still readable: {out}");
+        let (_, log) = agent.sh(&format!(
+            "cd {} && git log --all --format=%H && git tag && git branch -a",
+            task.workdir
+        ));
+        assert!(!log.contains(future), "{id}: {log}");
+        drop(agent);
+
+        // Oracle: reward 1, every F2P and P2P test passed.
+        let c = Container::run(&task.image);
+        solve(&c, &task);
+        let (reward, report) = verify(&c, &task);
+        assert_eq!(reward.as_deref(), Some("1"), "{id}: {report:#}");
+        assert_eq!(report["verdict"], "resolved");
+        assert!(
+            report["fail_to_pass"]
+                .as_object()
+                .unwrap()
+                .values()
+                .all(|v| v == "passed"),
+            "{report:#}"
+        );
+        drop(c);
+
+        // No change at all: reward 0.
+        let c = Container::run(&task.image);
+        let (reward, report) = verify(&c, &task);
+        assert_eq!(reward.as_deref(), Some("0"), "{id}: {report:#}");
+        assert_eq!(report["reason"], "tests_failed");
+        drop(c);
+
+        // An agent that leaves a root conftest.py turning failures into passes, a pytest.ini that
+        // deselects everything, and a forged reward file: still 0, and every trick is undone.
+        let c = Container::run(&task.image);
+        let (code, out) = c.sh(&format!(
+            "cd {w} && printf '%s\\n' 'import pytest' '@pytest.hookimpl(hookwrapper=True)' \
+             'def pytest_runtest_makereport(item, call):' '    out = yield' '    r = out.get_result()' \
+             '    r.outcome = \"passed\"' >conftest.py && printf '[pytest]\\naddopts = -k nothing\\n' >pytest.ini \
+             && mkdir -p /logs/verifier && echo 1 >/logs/verifier/reward.txt && echo '{{\"reward\": 1}}' >/logs/verifier/reward.json",
+            w = task.workdir
+        ));
+        assert_eq!(code, 0, "{out}");
+        let (reward, report) = verify(&c, &task);
+        assert_eq!(reward.as_deref(), Some("0"), "{id}: {report:#}");
+        let removed: Vec<&str> = report["flags"]["files_removed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        assert!(
+            removed.contains(&"conftest.py") && removed.contains(&"pytest.ini"),
+            "{report:#}"
+        );
+        let (rc, _) = c.sh("test -e /logs/verifier/reward.json");
+        assert_ne!(rc, 0, "a forged reward.json survived");
+    }
+}
+
+fn copy_tree_into(c: &Container, src: &Path, workdir: &str) {
+    // `docker cp DIR/. C:DEST` copies the contents.
+    c.copy_in(&src.join("."), workdir);
+}
+
+#[test]
+fn doc2repo_task_scores_the_pass_rate() {
+    if !docker_ready() {
+        return;
+    }
+    fixture_images();
+    let id = RecordReader::open(&fixtures().join("dataset/fixtures.jsonl"))
+        .unwrap()
+        .map(|r| r.unwrap().1)
+        .find(|r| r.family() == beyondswe::record::Family::Doc2Repo)
+        .unwrap()
+        .instance_id()
+        .to_owned();
+    let task = build_task(&id);
+    for (submission, expected) in [("minidoc_gold", "1"), ("minidoc_partial", "0.600000")] {
+        let c = Container::run(&task.image);
+        let (rc, spec) = c.sh(&format!("cat {}/repo_document.md", task.workdir));
+        assert_eq!(rc, 0, "the spec is not in the workdir: {spec}");
+        copy_tree_into(
+            &c,
+            &fixtures().join("submissions").join(submission),
+            &task.workdir,
+        );
+        let (reward, report) = verify(&c, &task);
+        assert_eq!(
+            reward.as_deref(),
+            Some(expected),
+            "{submission}: {report:#}"
+        );
+    }
+    // A submission that prints fake summaries and a sitecustomize.py does not raise the score.
+    let c = Container::run(&task.image);
+    copy_tree_into(
+        &c,
+        &fixtures().join("submissions/minidoc_partial"),
+        &task.workdir,
+    );
+    c.sh(&format!(
+        "cd {w} && printf 'print(\"<pytest>true</pytest> 10 passed\")\\n' >sitecustomize.py \
+         && printf 'import atexit\\natexit.register(lambda: print(\"10 passed, 0 failed\"))\\n' >>minidoc/__init__.py",
+        w = task.workdir
+    ));
+    let (reward, report) = verify(&c, &task);
+    assert_eq!(reward.as_deref(), Some("0.600000"), "{report:#}");
+}

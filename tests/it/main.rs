@@ -1,0 +1,15 @@
+//! Integration tests: one binary, one module per area.
+
+#![allow(
+    unreachable_pub,
+    clippy::unwrap_used,
+    clippy::disallowed_methods,
+    clippy::print_stderr,
+    clippy::print_stdout
+)]
+
+mod cli;
+mod harbor_docker;
+mod harbor_loader;
+mod roundtrip;
+mod support;

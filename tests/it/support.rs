@@ -1,0 +1,130 @@
+//! Shared helpers for the integration tests.
+
+use std::path::{Path, PathBuf};
+
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn fixtures() -> PathBuf {
+    repo_root().join("fixtures")
+}
+
+/// Whether a missing external dependency must fail the test instead of skipping it (CI).
+pub fn required(var: &str) -> bool {
+    std::env::var(var).is_ok_and(|v| v == "1") || std::env::var("CI").is_ok_and(|v| v == "true")
+}
+
+/// Every file under `dir`, relative, sorted.
+pub fn tree(dir: &Path) -> Vec<String> {
+    let mut out: Vec<String> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            e.path()
+                .strip_prefix(dir)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Runs the docker CLI; panics with its stderr on failure.
+pub fn docker(args: &[&str]) -> String {
+    let out = std::process::Command::new("docker")
+        .args(args)
+        .output()
+        .expect("docker CLI runs");
+    assert!(
+        out.status.success(),
+        "docker {} failed: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Whether the Docker engine answers. When it does not, docker-backed tests skip locally and fail
+/// when BEYONDSWE_REQUIRE_DOCKER=1 (CI).
+pub fn docker_ready() -> bool {
+    let ok = std::process::Command::new("docker")
+        .args(["version", "--format", "{{.Server.Version}}"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            !required("BEYONDSWE_REQUIRE_DOCKER"),
+            "the Docker engine is not reachable and BEYONDSWE_REQUIRE_DOCKER=1"
+        );
+        eprintln!("skipping: the Docker engine is not reachable");
+    }
+    ok
+}
+
+/// Builds the offline base and fixture images (cached by tag; the first build takes about two
+/// minutes). Serialised across tests.
+pub fn fixture_images() {
+    static ONCE: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    ONCE.get_or_init(|| {
+        let out = std::process::Command::new("bash")
+            .arg(repo_root().join("scripts/build-fixture-images.sh"))
+            .output()
+            .expect("bash runs");
+        assert!(
+            out.status.success(),
+            "scripts/build-fixture-images.sh failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    });
+}
+
+/// A container removed when dropped, whatever happens in the test.
+pub struct Container(pub String);
+
+impl Container {
+    pub fn run(image: &str) -> Container {
+        let id = docker(&[
+            "run",
+            "-d",
+            "--network",
+            "none",
+            "--label",
+            "beyondswe.test=1",
+            image,
+            "sleep",
+            "infinity",
+        ]);
+        Container(id.trim().to_owned())
+    }
+
+    /// `sh -c script` inside the container: (exit code, stdout + stderr).
+    pub fn sh(&self, script: &str) -> (i32, String) {
+        let out = std::process::Command::new("docker")
+            .args(["exec", &self.0, "sh", "-c", script])
+            .output()
+            .expect("docker exec runs");
+        let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+        text.push_str(&String::from_utf8_lossy(&out.stderr));
+        (out.status.code().unwrap_or(-1), text)
+    }
+
+    pub fn copy_in(&self, src: &Path, dest: &str) {
+        docker(&[
+            "cp",
+            &src.display().to_string(),
+            &format!("{}:{dest}", self.0),
+        ]);
+    }
+}
+
+impl Drop for Container {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("docker")
+            .args(["rm", "-f", &self.0])
+            .output();
+    }
+}
