@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it (README: "Run the tests").
+#
+# Builds what the tests need on a machine with a Docker engine and no registry: the offline base
+# image and the fixture images (cached by tag), and Harbor's task-loader environments (cached
+# under target/). Then checks the generated schemas and runs every test.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+log() { printf '[test] %s\n' "$*" >&2; }
+
+log "images (offline base + fixtures)"
+bash scripts/build-fixture-images.sh >/dev/null
+log "Harbor task loaders (0.1.45 and latest)"
+bash scripts/harbor-venv.sh 0.1.45 >/dev/null
+bash scripts/harbor-venv.sh latest >/dev/null
+log "schemas"
+cargo run --quiet -- schemas check schemas
+log "tests"
+cargo test
