@@ -117,9 +117,15 @@ def revert_sections(current, base, filename):
     return text
 
 
-def restore(workdir, base, keep=(), f2p_paths=()):
-    """Puts the test baseline back; returns what it changed."""
+def restore(workdir, base, keep=(), f2p_paths=(), baseline_untracked=()):
+    """Puts the test baseline back; returns what it changed.
+
+    baseline_untracked: untracked paths that existed before the submission was applied (made by the
+    image or the setup commands); they are left alone unless they are conftest, pytest config or
+    interpreter start-up files.
+    """
     keep = set(keep)
+    baseline = set(baseline_untracked)
     flags = {"tests_restored": [], "files_removed": [], "config_reverted": [], "kept_for_gold": []}
     base = git(workdir, "rev-parse", "--verify", base + "^{commit}").stdout.decode().strip()
     changed = z_list(git(workdir, "diff", "--name-status", "-z", "--no-renames", base).stdout)
@@ -130,15 +136,19 @@ def restore(workdir, base, keep=(), f2p_paths=()):
         if path is not None:
             tracked_changes.append((status, path))
     untracked = z_list(git(workdir, "ls-files", "--others", "-z").stdout)
-    targets = set(f2p_paths)
+    # Only what differs from the base is touched: changed or deleted tracked files and untracked
+    # ones, when the rules cover them or the f2p patch needs them pristine.
+    f2p = set(f2p_paths)
+    targets = set()
     for status, path in tracked_changes:
-        if covered(path) or path in targets:
+        if covered(path) or path in f2p:
             targets.add(path)
     for path in untracked:
-        if covered(path) or path in targets or "/__pycache__/" in "/" + path:
-            if is_test_path(path) or is_config_path(path) or is_startup_path(path) or path in targets \
-                    or path.split("/")[-1] in SECTION_CONFIG_FILES:
-                targets.add(path)
+        name = path.split("/")[-1]
+        if path in baseline and name != "conftest.py" and not is_config_path(path) and not is_startup_path(path):
+            continue
+        if covered(path) or path in f2p:
+            targets.add(path)
     for path in sorted(targets):
         full = os.path.join(workdir, path)
         if path in keep and path not in f2p_paths:
@@ -421,7 +431,11 @@ def cmd_harbor(args):
 
 
 def cmd_restore(args):
-    flags = restore(args.workdir, args.base, args.keep, args.f2p_path)
+    baseline = []
+    if args.baseline_untracked:
+        with open(args.baseline_untracked, "rb") as fh:
+            baseline = z_list(fh.read())
+    flags = restore(args.workdir, args.base, args.keep, args.f2p_path, baseline)
     sys.stdout.write(json.dumps(flags) + "\n")
     return 0
 
@@ -437,6 +451,8 @@ def main(argv):
     r.add_argument("--base", required=True)
     r.add_argument("--keep", action="append", default=[])
     r.add_argument("--f2p-path", action="append", default=[])
+    r.add_argument("--baseline-untracked", default=None,
+                   help="file with the NUL-separated untracked paths present before the submission")
     args = parser.parse_args(argv[1:])
     if args.command == "harbor":
         return cmd_harbor(args)

@@ -5,9 +5,14 @@
 
 pub mod adapters;
 pub mod convert;
+pub mod dataset;
+pub mod grade;
 pub mod harbor;
+pub mod junit;
 pub mod patch;
 pub mod record;
 pub mod restore_rules;
+pub mod sandbox;
 pub mod schema;
+pub mod submission;
 pub mod validate;

@@ -13,6 +13,7 @@ fn main() {
         Command::Validate(args) => cli::validate::run(&args),
         Command::Schemas(cmd) => cli::schemas::run(&cmd),
         Command::Demo(args) => cli::demo::run(&args),
+        Command::GradeOne(args) => cli::grade_one::run(&args),
     };
     let code = match result {
         Ok(code) => code,

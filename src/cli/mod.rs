@@ -6,6 +6,7 @@
 pub(crate) mod convert;
 pub(crate) mod demo;
 pub(crate) mod exit;
+pub(crate) mod grade_one;
 pub(crate) mod schemas;
 pub(crate) mod validate;
 
@@ -39,6 +40,8 @@ pub(crate) enum Command {
     /// Write or check the JSON Schemas in schemas/.
     #[command(subcommand)]
     Schemas(schemas::SchemasCommand),
+    /// Grade one submission for one instance in a fresh container.
+    GradeOne(grade_one::GradeOneArgs),
     /// Run the main job on the bundled demo data.
     Demo(demo::DemoArgs),
 }

@@ -1,0 +1,99 @@
+//! A dataset to grade against: a BeyondSWE JSONL file or a directory of Harbor task directories,
+//! seen as instances (record, suite zip, and for Harbor tasks without a prebuilt image, the
+//! environment to build).
+
+use crate::convert::{self, ConvertError, find_test_suite};
+use crate::harbor::{TaskToml, paths};
+use crate::record::{JsonlError, Record, RecordReader};
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// One gradable instance.
+#[derive(Debug, Clone)]
+pub struct Instance {
+    pub record: Record,
+    /// The Doc2Repo suite zip, if found.
+    pub test_suite: Option<PathBuf>,
+    /// A Harbor task whose `task.toml` names no `docker_image`: its `environment/` must be built.
+    pub environment_to_build: Option<PathBuf>,
+    /// Where the record came from (`file:line` or the task directory).
+    pub location: String,
+}
+
+#[derive(Debug, Error)]
+pub enum DatasetError {
+    #[error(transparent)]
+    Jsonl(#[from] JsonlError),
+    #[error(transparent)]
+    Convert(#[from] ConvertError),
+    #[error("{dataset}: no instance `{id}`")]
+    UnknownInstance { dataset: PathBuf, id: String },
+}
+
+/// Finds one instance by id.
+pub fn find_instance(
+    dataset: &Path,
+    id: &str,
+    test_suites: Option<&Path>,
+) -> Result<Instance, DatasetError> {
+    if dataset.is_dir() {
+        let direct = dataset.join(id);
+        let candidates = if convert::is_task_dir(&direct) {
+            vec![direct]
+        } else {
+            convert::task_dirs(dataset)?
+        };
+        for dir in candidates {
+            let read = convert::read_task(&dir)?;
+            if read.record.instance_id() == id {
+                return Ok(harbor_instance(&dir, read, test_suites)?);
+            }
+        }
+    } else {
+        for item in RecordReader::open(dataset)? {
+            let (line, record) = item?;
+            if record.instance_id() == id {
+                return Ok(Instance {
+                    test_suite: test_suites.and_then(|d| find_test_suite(&record, d)),
+                    record,
+                    environment_to_build: None,
+                    location: format!("{}:{line}", dataset.display()),
+                });
+            }
+        }
+    }
+    Err(DatasetError::UnknownInstance {
+        dataset: dataset.to_owned(),
+        id: id.to_owned(),
+    })
+}
+
+fn harbor_instance(
+    dir: &Path,
+    read: convert::TaskRead,
+    test_suites: Option<&Path>,
+) -> Result<Instance, ConvertError> {
+    let toml_path = dir.join(paths::TASK_TOML);
+    let text = fs_err::read_to_string(&toml_path).map_err(|source| ConvertError::Io {
+        path: toml_path.clone(),
+        source,
+    })?;
+    let task = TaskToml::parse(&text).map_err(|e| ConvertError::TaskToml {
+        path: toml_path,
+        source: Box::new(e),
+    })?;
+    let env = dir.join(paths::ENVIRONMENT);
+    let environment_to_build = (task.environment.docker_image.is_none()
+        && env.join("Dockerfile").is_file())
+    .then_some(env);
+    let test_suite = read
+        .test_suite_zip
+        .clone()
+        .or_else(|| test_suites.and_then(|d| find_test_suite(&read.record, d)));
+    Ok(Instance {
+        record: read.record,
+        test_suite,
+        environment_to_build,
+        location: dir.display().to_string(),
+    })
+}

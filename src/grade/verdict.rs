@@ -1,0 +1,192 @@
+//! The verdict: what `grade-one --json` prints and what runs store, one per submission.
+
+use crate::record::Family;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// `resolved`, `unresolved`, or `error` (infrastructure, never the agent's fault).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Resolved,
+    Unresolved,
+    Error,
+}
+
+/// Why the verdict is what it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    /// Every F2P and P2P test passed (Doc2Repo: every suite test).
+    AllTestsPassed,
+    /// At least one required test did not pass (Doc2Repo: the score is the pass rate).
+    TestsFailed,
+    /// The submission is empty; no test was run.
+    EmptyPatch,
+    /// The patch does not apply cleanly (a partial apply counts as not applying).
+    PatchFailed,
+    /// The tests did not finish in time.
+    Timeout,
+    /// The container ran out of memory.
+    OutOfMemory,
+    /// The result channel has no results (the test process died before writing them).
+    NoResults,
+    /// The recorder and pytest's own JUnit report disagree: a sign of tampering.
+    ResultsDisagree,
+    /// Infrastructure: the instance's image is not available.
+    ImageMissing,
+    /// Infrastructure: the Docker engine cannot be reached.
+    EngineUnreachable,
+    /// Infrastructure: the dataset's f2p patch does not apply to the base.
+    F2pPatchFailed,
+    /// Infrastructure: the instance has no FAIL_TO_PASS / PASS_TO_PASS ids.
+    NoTestIds,
+    /// Infrastructure: commits newer than the base are still stored after the history strip.
+    HistoryLeak,
+    /// Infrastructure: the Doc2Repo suite zip is missing.
+    TestSuiteMissing,
+    /// Infrastructure: the base commit cannot be checked out, or the workdir is not a repository.
+    PrepareFailed,
+    /// Infrastructure: an engine call failed.
+    SandboxFailed,
+}
+
+/// Outcome of one required test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TestOutcome {
+    Passed,
+    Failed,
+    Error,
+    Skipped,
+    Xfailed,
+    /// Not collected or not run.
+    NotRun,
+    /// The recorder says passed, pytest's JUnit report does not.
+    Disputed,
+}
+
+/// What the grader changed or noticed in the submission's tree.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Flags {
+    /// Paths covered by the restore rules that the patch touches.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tests_touched: Vec<String>,
+    /// Tracked test files put back to the base commit.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tests_restored: Vec<String>,
+    /// Files the submission added that were removed (conftest.py, plugins, start-up hooks, …).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files_removed: Vec<String>,
+    /// pytest configuration reverted to the base commit.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub config_reverted: Vec<String>,
+    /// Covered paths kept as submitted because the gold patch changes them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kept_for_gold: Vec<String>,
+    /// How the patch applied (`git apply`, or a documented fallback).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applied_with: Option<String>,
+    /// Setup commands that failed (the official harness ignores these too).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pre_commands_failed: Vec<String>,
+    /// Doc2Repo: `pip install -e .` failed; the source was put on the path instead.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub install_failed: bool,
+}
+
+impl Flags {
+    /// Whether the submission tried to change how it is tested.
+    pub fn tampering(&self) -> bool {
+        !self.tests_restored.is_empty()
+            || !self.files_removed.is_empty()
+            || !self.config_reverted.is_empty()
+    }
+}
+
+/// Doc2Repo suite counts.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SuiteResult {
+    /// Tests that passed in both the recorder and the JUnit report.
+    pub passed: u64,
+    /// Tests the suite run collected.
+    pub collected: u64,
+    /// `test_suite_num`: the denominator.
+    pub expected: u64,
+    pub all_passed: bool,
+}
+
+/// Logs kept with the verdict (tails).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Logs {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub prepare: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub apply: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub install: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub test_output: String,
+    /// The recorder's results file, as read through the engine.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub results: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub error: String,
+}
+
+/// The grade of one submission for one instance.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Verdict {
+    pub instance_id: String,
+    pub family: Family,
+    pub verdict: Outcome,
+    /// 1 or 0 for issue tasks; the pass rate (capped at 1) for Doc2Repo.
+    pub score: f64,
+    pub reason: Reason,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub fail_to_pass: BTreeMap<String, TestOutcome>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub pass_to_pass: BTreeMap<String, TestOutcome>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite: Option<SuiteResult>,
+    #[serde(default)]
+    pub flags: Flags,
+    /// The image's id as the engine reports it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_id: Option<String>,
+    /// Seconds per phase (`start`, `prepare`, `apply`, `restore`, `tests`, `collect`, `remove`).
+    #[serde(default)]
+    pub timings: BTreeMap<String, f64>,
+    #[serde(default)]
+    pub logs: Logs,
+}
+
+impl Verdict {
+    pub fn new(instance_id: &str, family: Family) -> Verdict {
+        Verdict {
+            instance_id: instance_id.to_owned(),
+            family,
+            verdict: Outcome::Error,
+            score: 0.0,
+            reason: Reason::SandboxFailed,
+            fail_to_pass: BTreeMap::new(),
+            pass_to_pass: BTreeMap::new(),
+            suite: None,
+            flags: Flags::default(),
+            image_id: None,
+            timings: BTreeMap::new(),
+            logs: Logs::default(),
+        }
+    }
+
+    pub fn set(&mut self, verdict: Outcome, reason: Reason, score: f64) {
+        self.verdict = verdict;
+        self.reason = reason;
+        self.score = score;
+    }
+
+    /// Whether this is an infrastructure failure (kept apart from the agent's failures).
+    pub fn is_error(&self) -> bool {
+        self.verdict == Outcome::Error
+    }
+}

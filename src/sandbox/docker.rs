@@ -1,0 +1,513 @@
+//! The Docker Engine backend of [`Sandbox`], on bollard.
+//!
+//! Connects through DOCKER_HOST or the default socket (Podman's Docker-compatible socket works the
+//! same way), negotiates the API version so old engines answer, and bounds every call with a
+//! host-side timeout. Containers carry labels naming the run, the instance, and the process that
+//! made them, so that a later start can sweep what a crashed run left behind without touching
+//! containers of runs that are still alive.
+
+use super::{ContainerSpec, ContainerState, ExecOutput, ExecSpec, Sandbox, SandboxError};
+use bollard::Docker;
+use bollard::container::LogOutput;
+use bollard::exec::{StartExecOptions, StartExecResults};
+use bollard::models::{ContainerCreateBody, ExecConfig, HostConfig};
+use bollard::query_parameters::{
+    BuildImageOptionsBuilder, DownloadFromContainerOptionsBuilder, ListContainersOptionsBuilder,
+    RemoveContainerOptionsBuilder, UploadToContainerOptionsBuilder,
+};
+use futures_util::StreamExt;
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+/// Label on every container this tool creates.
+pub const MANAGED_LABEL: &str = "beyondswe.managed";
+pub const RUN_LABEL: &str = "beyondswe.run";
+pub const INSTANCE_LABEL: &str = "beyondswe.instance";
+const HOST_LABEL: &str = "beyondswe.host";
+const PID_LABEL: &str = "beyondswe.pid";
+
+/// Bound on calls that should answer at once (create, start, inspect, remove, upload).
+const API_TIMEOUT: Duration = Duration::from_secs(120);
+
+#[derive(Clone)]
+pub struct DockerSandbox {
+    docker: Docker,
+    endpoint: String,
+}
+
+impl std::fmt::Debug for DockerSandbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DockerSandbox")
+            .field("endpoint", &self.endpoint)
+            .finish()
+    }
+}
+
+fn api(op: &'static str) -> impl Fn(bollard::errors::Error) -> SandboxError {
+    move |e| SandboxError::Api {
+        op,
+        message: e.to_string(),
+    }
+}
+
+async fn bounded<T>(
+    op: &'static str,
+    limit: Duration,
+    fut: impl Future<Output = Result<T, bollard::errors::Error>>,
+) -> Result<T, SandboxError> {
+    match tokio::time::timeout(limit, fut).await {
+        Ok(r) => r.map_err(api(op)),
+        Err(_) => Err(SandboxError::Timeout {
+            op,
+            secs: limit.as_secs(),
+        }),
+    }
+}
+
+fn is_not_found(e: &bollard::errors::Error) -> bool {
+    matches!(
+        e,
+        bollard::errors::Error::DockerResponseServerError {
+            status_code: 404,
+            ..
+        }
+    )
+}
+
+fn hostname() -> String {
+    fs_err::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_owned())
+        .or_else(|_| std::env::var("HOSTNAME"))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+impl DockerSandbox {
+    /// Connects to the engine and checks that it answers.
+    pub async fn connect() -> Result<DockerSandbox, SandboxError> {
+        let endpoint =
+            std::env::var("DOCKER_HOST").unwrap_or_else(|_| "unix:///var/run/docker.sock".into());
+        let unreachable = |message: String| SandboxError::EngineUnreachable {
+            endpoint: endpoint.clone(),
+            message,
+        };
+        let docker = Docker::connect_with_defaults()
+            .map_err(|e| unreachable(e.to_string()))?
+            .with_timeout(API_TIMEOUT);
+        let docker =
+            match tokio::time::timeout(Duration::from_secs(15), docker.negotiate_version()).await {
+                Ok(Ok(d)) => d,
+                Ok(Err(e)) => return Err(unreachable(e.to_string())),
+                Err(_) => return Err(unreachable("no answer within 15 s".into())),
+            };
+        match tokio::time::timeout(Duration::from_secs(15), docker.ping()).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => return Err(unreachable(e.to_string())),
+            Err(_) => return Err(unreachable("no answer within 15 s".into())),
+        }
+        Ok(DockerSandbox { docker, endpoint })
+    }
+
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    /// The labels every container of this process carries.
+    pub fn process_labels(run_id: &str) -> Vec<(String, String)> {
+        vec![
+            (MANAGED_LABEL.into(), "1".into()),
+            (RUN_LABEL.into(), run_id.into()),
+            (HOST_LABEL.into(), hostname()),
+            (PID_LABEL.into(), std::process::id().to_string()),
+        ]
+    }
+
+    /// Removes containers left by grader processes of this host that are no longer alive (and,
+    /// with `run_id`, any container of that run). Returns how many were removed.
+    pub async fn sweep(&self, run_id: Option<&str>) -> Result<usize, SandboxError> {
+        let mut filters = HashMap::new();
+        filters.insert("label", vec![format!("{MANAGED_LABEL}=1")]);
+        let list = bounded(
+            "list containers",
+            API_TIMEOUT,
+            self.docker.list_containers(Some(
+                ListContainersOptionsBuilder::default()
+                    .all(true)
+                    .filters(&filters)
+                    .build(),
+            )),
+        )
+        .await?;
+        let me = hostname();
+        let mut removed = 0;
+        for c in list {
+            let labels = c.labels.unwrap_or_default();
+            let same_run = run_id.is_some_and(|r| labels.get(RUN_LABEL).is_some_and(|l| l == r));
+            let orphan = labels.get(HOST_LABEL) == Some(&me)
+                && labels
+                    .get(PID_LABEL)
+                    .and_then(|p| p.parse::<u32>().ok())
+                    .is_some_and(|pid| {
+                        pid != std::process::id()
+                            && !std::path::Path::new(&format!("/proc/{pid}")).exists()
+                    });
+            if (same_run || orphan)
+                && let Some(id) = c.id
+            {
+                self.remove(&id).await?;
+                removed += 1;
+            }
+        }
+        Ok(removed)
+    }
+
+    /// Containers of one run (tests use it to prove nothing is left running).
+    pub async fn containers_of_run(&self, run_id: &str) -> Result<Vec<String>, SandboxError> {
+        let mut filters = HashMap::new();
+        filters.insert("label", vec![format!("{RUN_LABEL}={run_id}")]);
+        let list = bounded(
+            "list containers",
+            API_TIMEOUT,
+            self.docker.list_containers(Some(
+                ListContainersOptionsBuilder::default()
+                    .all(true)
+                    .filters(&filters)
+                    .build(),
+            )),
+        )
+        .await?;
+        Ok(list.into_iter().filter_map(|c| c.id).collect())
+    }
+
+    /// Builds an image from a build context given as a tar archive; returns the build output.
+    pub async fn build_image(
+        &self,
+        tag: &str,
+        context_tar: Vec<u8>,
+        labels: &HashMap<String, String>,
+        timeout: Duration,
+    ) -> Result<String, SandboxError> {
+        let options = BuildImageOptionsBuilder::default()
+            .t(tag)
+            .rm(true)
+            .forcerm(true)
+            .labels(labels)
+            .build();
+        let mut stream =
+            self.docker
+                .build_image(options, None, Some(bollard::body_full(context_tar.into())));
+        let mut log = String::new();
+        let work = async {
+            while let Some(item) = stream.next().await {
+                let info = item.map_err(api("build image"))?;
+                if let Some(s) = info.stream {
+                    log.push_str(&s);
+                }
+                if let Some(detail) = info.error_detail {
+                    return Err(SandboxError::Api {
+                        op: "build image",
+                        message: format!(
+                            "{}\n{}",
+                            detail.message.unwrap_or_default(),
+                            tail(&log, 4000)
+                        ),
+                    });
+                }
+            }
+            Ok(())
+        };
+        match tokio::time::timeout(timeout, work).await {
+            Ok(r) => r?,
+            Err(_) => {
+                return Err(SandboxError::Timeout {
+                    op: "build image",
+                    secs: timeout.as_secs(),
+                });
+            }
+        }
+        Ok(log)
+    }
+}
+
+fn tail(s: &str, n: usize) -> &str {
+    if s.len() <= n {
+        return s;
+    }
+    let mut start = s.len() - n;
+    while !s.is_char_boundary(start) {
+        start += 1;
+    }
+    &s[start..]
+}
+
+/// Appends to a buffer that keeps only the last `max` bytes.
+fn push_tail(buf: &mut Vec<u8>, data: &[u8], max: usize) {
+    buf.extend_from_slice(data);
+    if buf.len() > max * 2 {
+        let cut = buf.len() - max;
+        buf.drain(..cut);
+    }
+}
+
+fn finish_tail(mut buf: Vec<u8>, max: usize) -> String {
+    if buf.len() > max {
+        let cut = buf.len() - max;
+        buf.drain(..cut);
+    }
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+impl Sandbox for DockerSandbox {
+    type Handle = String;
+
+    async fn image_id(&self, image: &str) -> Result<Option<String>, SandboxError> {
+        match tokio::time::timeout(API_TIMEOUT, self.docker.inspect_image(image)).await {
+            Ok(Ok(info)) => Ok(info.id),
+            Ok(Err(e)) if is_not_found(&e) => Ok(None),
+            Ok(Err(e)) => Err(api("inspect image")(e)),
+            Err(_) => Err(SandboxError::Timeout {
+                op: "inspect image",
+                secs: API_TIMEOUT.as_secs(),
+            }),
+        }
+    }
+
+    async fn start(&self, spec: &ContainerSpec) -> Result<String, SandboxError> {
+        let limits = &spec.limits;
+        let memory = (limits.memory_mb * 1024 * 1024) as i64;
+        let body = ContainerCreateBody {
+            image: Some(spec.image.clone()),
+            entrypoint: Some(vec!["sleep".into()]),
+            cmd: Some(vec!["infinity".into()]),
+            working_dir: spec.workdir.clone(),
+            labels: Some(spec.labels.clone().into_iter().collect()),
+            network_disabled: Some(true),
+            host_config: Some(HostConfig {
+                network_mode: Some("none".into()),
+                memory: Some(memory),
+                memory_swap: Some(memory),
+                nano_cpus: Some((limits.cpus * 1e9) as i64),
+                pids_limit: Some(limits.pids),
+                security_opt: Some(vec!["no-new-privileges".into()]),
+                init: Some(true),
+                ..HostConfig::default()
+            }),
+            ..ContainerCreateBody::default()
+        };
+        let created =
+            match tokio::time::timeout(API_TIMEOUT, self.docker.create_container(None, body)).await
+            {
+                Ok(Ok(c)) => c,
+                Ok(Err(e)) if is_not_found(&e) => {
+                    return Err(SandboxError::ImageMissing {
+                        image: spec.image.clone(),
+                    });
+                }
+                Ok(Err(e)) => return Err(api("create container")(e)),
+                Err(_) => {
+                    return Err(SandboxError::Timeout {
+                        op: "create container",
+                        secs: API_TIMEOUT.as_secs(),
+                    });
+                }
+            };
+        if let Err(e) = bounded(
+            "start container",
+            API_TIMEOUT,
+            self.docker.start_container(&created.id, None),
+        )
+        .await
+        {
+            let _ = self.remove(&created.id).await;
+            return Err(e);
+        }
+        Ok(created.id)
+    }
+
+    async fn exec(&self, container: &String, spec: &ExecSpec) -> Result<ExecOutput, SandboxError> {
+        let started = Instant::now();
+        let config = ExecConfig {
+            attach_stdout: Some(true),
+            attach_stderr: Some(true),
+            tty: Some(false),
+            cmd: Some(spec.cmd.clone()),
+            env: Some(spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect()),
+            working_dir: spec.workdir.clone(),
+            ..ExecConfig::default()
+        };
+        let exec = bounded(
+            "create exec",
+            API_TIMEOUT,
+            self.docker.create_exec(container, config),
+        )
+        .await?;
+        let start = StartExecOptions {
+            detach: false,
+            tty: false,
+            output_capacity: Some(64 * 1024),
+        };
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let max = spec.max_output;
+        let drained = tokio::time::timeout(spec.timeout, async {
+            match self
+                .docker
+                .start_exec(&exec.id, Some(start))
+                .await
+                .map_err(api("start exec"))?
+            {
+                StartExecResults::Attached { mut output, .. } => {
+                    while let Some(frame) = output.next().await {
+                        match frame.map_err(api("read exec output"))? {
+                            LogOutput::StdOut { message } | LogOutput::Console { message } => {
+                                push_tail(&mut out, &message, max)
+                            }
+                            LogOutput::StdErr { message } => push_tail(&mut err, &message, max),
+                            LogOutput::StdIn { .. } => {}
+                        }
+                    }
+                    Ok(())
+                }
+                StartExecResults::Detached => Ok(()),
+            }
+        })
+        .await;
+        let timed_out = match drained {
+            Ok(r) => {
+                r?;
+                false
+            }
+            Err(_) => true,
+        };
+        let mut exit_code = None;
+        if !timed_out {
+            // The stream ends a moment before the engine records the exit code.
+            for _ in 0..100 {
+                let info = bounded(
+                    "inspect exec",
+                    API_TIMEOUT,
+                    self.docker.inspect_exec(&exec.id),
+                )
+                .await?;
+                if info.running != Some(true) {
+                    exit_code = info.exit_code;
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+        Ok(ExecOutput {
+            exit_code,
+            stdout: finish_tail(out, max),
+            stderr: finish_tail(err, max),
+            timed_out,
+            duration: started.elapsed(),
+        })
+    }
+
+    async fn upload(
+        &self,
+        container: &String,
+        dir: &str,
+        tar: Vec<u8>,
+    ) -> Result<(), SandboxError> {
+        let mkdir = self
+            .exec(
+                container,
+                &ExecSpec::new(["mkdir", "-p", dir]).timeout(API_TIMEOUT),
+            )
+            .await?;
+        if !mkdir.success() {
+            return Err(SandboxError::Api {
+                op: "upload",
+                message: format!("cannot create {dir}: {}", mkdir.combined()),
+            });
+        }
+        let options = UploadToContainerOptionsBuilder::default().path(dir).build();
+        bounded(
+            "upload",
+            API_TIMEOUT,
+            self.docker.upload_to_container(
+                container,
+                Some(options),
+                bollard::body_full(tar.into()),
+            ),
+        )
+        .await
+    }
+
+    async fn download(
+        &self,
+        container: &String,
+        path: &str,
+        max_bytes: usize,
+    ) -> Result<Option<Vec<u8>>, SandboxError> {
+        let options = DownloadFromContainerOptionsBuilder::default()
+            .path(path)
+            .build();
+        let mut stream = self
+            .docker
+            .download_from_container(container, Some(options));
+        let mut data = Vec::new();
+        let work = async {
+            while let Some(chunk) = stream.next().await {
+                match chunk {
+                    Ok(bytes) => {
+                        if data.len() + bytes.len() > max_bytes {
+                            return Err(SandboxError::Archive {
+                                op: "download",
+                                message: format!("{path} is larger than {max_bytes} bytes"),
+                            });
+                        }
+                        data.extend_from_slice(&bytes);
+                    }
+                    Err(e) if is_not_found(&e) => return Ok(false),
+                    Err(e) => return Err(api("download")(e)),
+                }
+            }
+            Ok(true)
+        };
+        match tokio::time::timeout(API_TIMEOUT, work).await {
+            Ok(Ok(true)) => Ok(Some(data)),
+            Ok(Ok(false)) => Ok(None),
+            Ok(Err(e)) => Err(e),
+            Err(_) => Err(SandboxError::Timeout {
+                op: "download",
+                secs: API_TIMEOUT.as_secs(),
+            }),
+        }
+    }
+
+    async fn state(&self, container: &String) -> Result<ContainerState, SandboxError> {
+        let info = bounded(
+            "inspect container",
+            API_TIMEOUT,
+            self.docker.inspect_container(container, None),
+        )
+        .await?;
+        let state = info.state.unwrap_or_default();
+        Ok(ContainerState {
+            running: state.running.unwrap_or(false),
+            oom_killed: state.oom_killed.unwrap_or(false),
+        })
+    }
+
+    async fn remove(&self, container: &String) -> Result<(), SandboxError> {
+        let options = RemoveContainerOptionsBuilder::default()
+            .force(true)
+            .v(true)
+            .build();
+        match tokio::time::timeout(
+            API_TIMEOUT,
+            self.docker.remove_container(container, Some(options)),
+        )
+        .await
+        {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) if is_not_found(&e) => Ok(()),
+            Ok(Err(e)) => Err(api("remove container")(e)),
+            Err(_) => Err(SandboxError::Timeout {
+                op: "remove container",
+                secs: API_TIMEOUT.as_secs(),
+            }),
+        }
+    }
+}

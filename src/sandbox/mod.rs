@@ -1,0 +1,207 @@
+//! The container boundary: a [`Sandbox`] trait and its Docker Engine backend.
+//!
+//! This is the only place (with `grade`, through it) that knows about containers and async code.
+//! A sandbox starts a fresh container per submission with no network and resource limits, runs
+//! commands with separate stdout/stderr, exit code and a host-side timeout, moves files in and out
+//! as tar through the engine API, and removes the container on every path out.
+
+mod docker;
+mod tar_io;
+
+pub use docker::{DockerSandbox, INSTANCE_LABEL, MANAGED_LABEL, RUN_LABEL};
+pub use tar_io::{TarBuilder, first_file_in_tar};
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::time::Duration;
+use thiserror::Error;
+
+/// Resource limits of a grading container.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    pub memory_mb: u64,
+    pub cpus: f64,
+    pub pids: i64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            memory_mb: 4096,
+            cpus: 2.0,
+            pids: 1024,
+        }
+    }
+}
+
+/// What container to start.
+#[derive(Debug, Clone)]
+pub struct ContainerSpec {
+    pub image: String,
+    pub workdir: Option<String>,
+    pub labels: BTreeMap<String, String>,
+    pub limits: Limits,
+}
+
+/// One command to run in a container.
+#[derive(Debug, Clone)]
+pub struct ExecSpec {
+    pub cmd: Vec<String>,
+    pub workdir: Option<String>,
+    pub env: Vec<(String, String)>,
+    /// Host-side bound on the whole call (the container is unusable after it expires).
+    pub timeout: Duration,
+    /// Bytes kept per stream; the tail is kept, the head dropped.
+    pub max_output: usize,
+}
+
+impl ExecSpec {
+    pub fn new<S: Into<String>>(cmd: impl IntoIterator<Item = S>) -> ExecSpec {
+        ExecSpec {
+            cmd: cmd.into_iter().map(Into::into).collect(),
+            workdir: None,
+            env: Vec::new(),
+            timeout: Duration::from_secs(300),
+            max_output: 256 * 1024,
+        }
+    }
+
+    /// `sh -c script`.
+    pub fn sh(script: impl Into<String>) -> ExecSpec {
+        ExecSpec::new(["sh".to_owned(), "-c".to_owned(), script.into()])
+    }
+
+    pub fn in_dir(mut self, dir: impl Into<String>) -> Self {
+        self.workdir = Some(dir.into());
+        self
+    }
+
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.env.push((key.into(), value.into()));
+        self
+    }
+}
+
+/// What a command did.
+#[derive(Debug, Clone, Default)]
+pub struct ExecOutput {
+    /// `None` when the command did not finish (host-side timeout).
+    pub exit_code: Option<i64>,
+    pub stdout: String,
+    pub stderr: String,
+    pub timed_out: bool,
+    pub duration: Duration,
+}
+
+impl ExecOutput {
+    pub fn success(&self) -> bool {
+        self.exit_code == Some(0)
+    }
+
+    /// stdout and stderr, for logs.
+    pub fn combined(&self) -> String {
+        let mut s = self.stdout.clone();
+        if !self.stderr.is_empty() {
+            if !s.is_empty() && !s.ends_with('\n') {
+                s.push('\n');
+            }
+            s.push_str(&self.stderr);
+        }
+        s
+    }
+}
+
+/// The state of a container after something went wrong.
+#[derive(Debug, Clone, Default)]
+pub struct ContainerState {
+    pub running: bool,
+    pub oom_killed: bool,
+}
+
+#[derive(Debug, Error)]
+pub enum SandboxError {
+    #[error("the Docker engine is not reachable at {endpoint}: {message}")]
+    EngineUnreachable { endpoint: String, message: String },
+    #[error(
+        "image `{image}` is not available to the engine (no registry is used; build or load it first)"
+    )]
+    ImageMissing { image: String },
+    #[error("{op}: {message}")]
+    Api { op: &'static str, message: String },
+    #[error("{op}: no answer from the engine within {secs} s")]
+    Timeout { op: &'static str, secs: u64 },
+    #[error("{op}: {message}")]
+    Archive { op: &'static str, message: String },
+}
+
+impl SandboxError {
+    /// A line a user can act on.
+    pub fn hint(&self) -> Option<&'static str> {
+        match self {
+            SandboxError::EngineUnreachable { .. } => Some(
+                "start the Docker engine (e.g. `sudo systemctl start docker`), or point DOCKER_HOST at it (a Podman socket works too: unix:///run/user/$UID/podman/podman.sock)",
+            ),
+            SandboxError::ImageMissing { .. } => Some(
+                "build the image (scripts/build-fixture-images.sh for the fixtures) or `docker load` it; check `docker images`",
+            ),
+            _ => None,
+        }
+    }
+}
+
+/// A place to run submissions: fresh containers, commands, files in and out.
+pub trait Sandbox: Send + Sync {
+    /// A started container.
+    type Handle: Send + Sync + Clone + std::fmt::Debug;
+
+    /// The image's id (digest), `None` if the engine does not have it.
+    fn image_id(
+        &self,
+        image: &str,
+    ) -> impl Future<Output = Result<Option<String>, SandboxError>> + Send;
+
+    /// Creates and starts a new container that idles until removed.
+    fn start(
+        &self,
+        spec: &ContainerSpec,
+    ) -> impl Future<Output = Result<Self::Handle, SandboxError>> + Send;
+
+    fn exec(
+        &self,
+        container: &Self::Handle,
+        spec: &ExecSpec,
+    ) -> impl Future<Output = Result<ExecOutput, SandboxError>> + Send;
+
+    /// Extracts a tar archive into `dir` (created if missing).
+    fn upload(
+        &self,
+        container: &Self::Handle,
+        dir: &str,
+        tar: Vec<u8>,
+    ) -> impl Future<Output = Result<(), SandboxError>> + Send;
+
+    /// The tar archive of `path` (file or directory), at most `max_bytes`; `None` if it does not
+    /// exist.
+    fn download(
+        &self,
+        container: &Self::Handle,
+        path: &str,
+        max_bytes: usize,
+    ) -> impl Future<Output = Result<Option<Vec<u8>>, SandboxError>> + Send;
+
+    fn state(
+        &self,
+        container: &Self::Handle,
+    ) -> impl Future<Output = Result<ContainerState, SandboxError>> + Send;
+
+    /// Removes the container (killing what runs in it).
+    fn remove(
+        &self,
+        container: &Self::Handle,
+    ) -> impl Future<Output = Result<(), SandboxError>> + Send;
+}

@@ -1,0 +1,85 @@
+//! Small tar helpers for moving files through the engine API.
+
+use std::io::Read;
+
+/// Builds an in-memory tar with fixed metadata (mode, mtime 0, root owner), in insertion order.
+pub struct TarBuilder {
+    builder: tar::Builder<Vec<u8>>,
+}
+
+impl Default for TarBuilder {
+    fn default() -> Self {
+        TarBuilder::new()
+    }
+}
+
+impl TarBuilder {
+    pub fn new() -> TarBuilder {
+        let mut builder = tar::Builder::new(Vec::new());
+        builder.mode(tar::HeaderMode::Deterministic);
+        TarBuilder { builder }
+    }
+
+    fn header(kind: tar::EntryType, size: u64, mode: u32) -> tar::Header {
+        let mut header = tar::Header::new_gnu();
+        header.set_entry_type(kind);
+        header.set_size(size);
+        header.set_mode(mode);
+        header.set_mtime(0);
+        header.set_uid(0);
+        header.set_gid(0);
+        header
+    }
+
+    /// Adds a regular file.
+    pub fn file(&mut self, path: &str, data: &[u8], mode: u32) -> std::io::Result<&mut Self> {
+        let mut header = Self::header(tar::EntryType::Regular, data.len() as u64, mode);
+        self.builder.append_data(&mut header, path, data)?;
+        Ok(self)
+    }
+
+    pub fn dir(&mut self, path: &str, mode: u32) -> std::io::Result<&mut Self> {
+        let mut header = Self::header(tar::EntryType::Directory, 0, mode);
+        self.builder
+            .append_data(&mut header, path, std::io::empty())?;
+        Ok(self)
+    }
+
+    pub fn symlink(&mut self, path: &str, target: &str) -> std::io::Result<&mut Self> {
+        let mut header = Self::header(tar::EntryType::Symlink, 0, 0o777);
+        self.builder.append_link(&mut header, path, target)?;
+        Ok(self)
+    }
+
+    pub fn finish(self) -> std::io::Result<Vec<u8>> {
+        self.builder.into_inner()
+    }
+}
+
+/// The content of the first regular file in a tar archive.
+pub fn first_file_in_tar(tar_bytes: &[u8]) -> std::io::Result<Option<Vec<u8>>> {
+    let mut archive = tar::Archive::new(tar_bytes);
+    for entry in archive.entries()? {
+        let mut entry = entry?;
+        if entry.header().entry_type().is_file() {
+            let mut data = Vec::new();
+            entry.read_to_end(&mut data)?;
+            return Ok(Some(data));
+        }
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip() {
+        let mut t = TarBuilder::new();
+        t.dir("d", 0o755).unwrap();
+        t.file("d/x.txt", b"hello", 0o644).unwrap();
+        let bytes = t.finish().unwrap();
+        assert_eq!(first_file_in_tar(&bytes).unwrap().unwrap(), b"hello");
+    }
+}

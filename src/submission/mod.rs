@@ -1,0 +1,70 @@
+//! What an agent produced: a patch, or (Doc2Repo) a whole repository tree.
+//!
+//! Reads repository trees from a directory or a `.tar`, `.tar.gz`/`.tgz` or `.zip` archive,
+//! safely: absolute paths, `..`, links escaping the root, device files and hard links are refused,
+//! and expansion is capped (zip bombs). Agent-format readers (SWE-agent, OpenHands, …) will live
+//! here too.
+
+mod tree;
+
+pub use tree::{EntryKind, RepoTree, TreeEntry, TreeLimits, read_tree};
+
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// A graded submission.
+#[derive(Debug, Clone)]
+pub enum Submission {
+    /// A unified diff, as bytes (binary patches and non-UTF-8 content are kept as they are).
+    Patch(Vec<u8>),
+    /// A repository tree to place in the workdir (Doc2Repo).
+    Tree(RepoTree),
+}
+
+impl Submission {
+    /// A patch that is empty or only white space.
+    pub fn is_empty_patch(&self) -> bool {
+        matches!(self, Submission::Patch(p) if p.iter().all(u8::is_ascii_whitespace))
+    }
+}
+
+#[derive(Debug, Error)]
+pub enum SubmissionError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: refused entry `{entry}`: {reason}")]
+    Unsafe {
+        path: PathBuf,
+        entry: String,
+        reason: String,
+    },
+    #[error("{path}: {message}")]
+    TooLarge { path: PathBuf, message: String },
+    #[error("{path}: not a readable archive: {message}")]
+    BadArchive { path: PathBuf, message: String },
+    #[error("{path}: not a directory or a .tar, .tar.gz, .tgz or .zip archive")]
+    UnknownKind { path: PathBuf },
+}
+
+/// Reads a patch file as bytes (up to `max_bytes`).
+pub fn read_patch(path: &Path, max_bytes: u64) -> Result<Vec<u8>, SubmissionError> {
+    let io = |source| SubmissionError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let meta = fs_err::metadata(path).map_err(io)?;
+    if meta.len() > max_bytes {
+        return Err(SubmissionError::TooLarge {
+            path: path.to_owned(),
+            message: format!(
+                "the patch has {} bytes; the limit is {max_bytes}",
+                meta.len()
+            ),
+        });
+    }
+    fs_err::read(path).map_err(io)
+}

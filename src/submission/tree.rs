@@ -1,0 +1,460 @@
+//! Repository trees read safely from directories and archives.
+
+use super::SubmissionError;
+use crate::sandbox::TarBuilder;
+use std::io::Read;
+use std::path::{Component, Path};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EntryKind {
+    File { data: Vec<u8>, executable: bool },
+    Dir,
+    Symlink { target: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeEntry {
+    /// Relative path with `/` separators, never empty, no `.` or `..` components.
+    pub path: String,
+    pub kind: EntryKind,
+}
+
+/// A repository as a list of entries, sorted by path.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RepoTree {
+    pub entries: Vec<TreeEntry>,
+    /// Paths skipped on purpose (VCS internals).
+    pub skipped: Vec<String>,
+}
+
+/// Caps on what a tree may expand to.
+#[derive(Debug, Clone, Copy)]
+pub struct TreeLimits {
+    pub max_total_bytes: u64,
+    pub max_entries: usize,
+}
+
+impl Default for TreeLimits {
+    fn default() -> Self {
+        TreeLimits {
+            max_total_bytes: 1 << 30,
+            max_entries: 200_000,
+        }
+    }
+}
+
+impl RepoTree {
+    /// Regular files, in order.
+    pub fn files(&self) -> impl Iterator<Item = (&str, &[u8])> {
+        self.entries.iter().filter_map(|e| match &e.kind {
+            EntryKind::File { data, .. } => Some((e.path.as_str(), data.as_slice())),
+            _ => None,
+        })
+    }
+
+    /// The tree as a tar archive for upload.
+    pub fn to_tar(&self) -> std::io::Result<Vec<u8>> {
+        let mut tar = TarBuilder::new();
+        for e in &self.entries {
+            match &e.kind {
+                EntryKind::Dir => tar.dir(&e.path, 0o755)?,
+                EntryKind::File { data, executable } => {
+                    tar.file(&e.path, data, if *executable { 0o755 } else { 0o644 })?
+                }
+                EntryKind::Symlink { target } => tar.symlink(&e.path, target)?,
+            };
+        }
+        tar.finish()
+    }
+}
+
+/// Normalises an entry path; `None` for the root itself.
+fn clean_path(raw: &str) -> Result<Option<String>, String> {
+    if raw.starts_with('/') || raw.starts_with('\\') || raw.contains('\0') {
+        return Err("absolute path".into());
+    }
+    let mut parts = Vec::new();
+    for comp in Path::new(raw).components() {
+        match comp {
+            Component::Normal(p) => parts.push(p.to_string_lossy().into_owned()),
+            Component::CurDir => {}
+            Component::ParentDir => return Err("`..` in the path".into()),
+            Component::RootDir | Component::Prefix(_) => return Err("absolute path".into()),
+        }
+    }
+    if parts.iter().any(|p| p.contains('\\')) {
+        return Err("backslash in the path".into());
+    }
+    Ok((!parts.is_empty()).then(|| parts.join("/")))
+}
+
+/// A link target must stay inside the tree.
+fn check_link(path: &str, target: &str) -> Result<(), String> {
+    if target.starts_with('/') {
+        return Err(format!("link to the absolute path `{target}`"));
+    }
+    let mut depth: i64 = path.matches('/').count() as i64;
+    for comp in target.split('/') {
+        match comp {
+            "" | "." => {}
+            ".." => depth -= 1,
+            _ => depth += 1,
+        }
+        if depth < 0 {
+            return Err(format!("link `{target}` escapes the repository"));
+        }
+    }
+    Ok(())
+}
+
+fn is_vcs(path: &str) -> bool {
+    path == ".git" || path.starts_with(".git/")
+}
+
+struct Collector<'a> {
+    origin: &'a Path,
+    limits: TreeLimits,
+    total: u64,
+    tree: RepoTree,
+}
+
+impl Collector<'_> {
+    fn unsafe_entry(&self, entry: &str, reason: impl Into<String>) -> SubmissionError {
+        SubmissionError::Unsafe {
+            path: self.origin.to_owned(),
+            entry: entry.to_owned(),
+            reason: reason.into(),
+        }
+    }
+
+    fn add(&mut self, raw: &str, kind: EntryKind) -> Result<(), SubmissionError> {
+        let Some(path) = clean_path(raw).map_err(|r| self.unsafe_entry(raw, r))? else {
+            return Ok(());
+        };
+        if is_vcs(&path) {
+            if !path.contains('/') {
+                self.tree.skipped.push(path);
+            }
+            return Ok(());
+        }
+        if let EntryKind::Symlink { target } = &kind {
+            check_link(&path, target).map_err(|r| self.unsafe_entry(raw, r))?;
+        }
+        if let EntryKind::File { data, .. } = &kind {
+            self.total += data.len() as u64;
+        }
+        if self.total > self.limits.max_total_bytes
+            || self.tree.entries.len() >= self.limits.max_entries
+        {
+            return Err(SubmissionError::TooLarge {
+                path: self.origin.to_owned(),
+                message: format!(
+                    "expands beyond {} bytes or {} entries",
+                    self.limits.max_total_bytes, self.limits.max_entries
+                ),
+            });
+        }
+        self.tree.entries.push(TreeEntry { path, kind });
+        Ok(())
+    }
+
+    /// Reads at most what is left of the byte budget (plus one, to detect going over).
+    fn read_capped(&self, reader: &mut dyn Read, entry: &str) -> Result<Vec<u8>, SubmissionError> {
+        let left = self.limits.max_total_bytes.saturating_sub(self.total) + 1;
+        let mut data = Vec::new();
+        reader
+            .take(left)
+            .read_to_end(&mut data)
+            .map_err(|e| SubmissionError::BadArchive {
+                path: self.origin.to_owned(),
+                message: format!("{entry}: {e}"),
+            })?;
+        Ok(data)
+    }
+
+    fn finish(mut self) -> RepoTree {
+        self.tree.entries.sort_by(|a, b| a.path.cmp(&b.path));
+        self.tree.entries.dedup_by(|a, b| a.path == b.path);
+        self.tree
+    }
+}
+
+/// Reads a repository from a directory or an archive (by extension).
+pub fn read_tree(path: &Path, limits: TreeLimits) -> Result<RepoTree, SubmissionError> {
+    let mut c = Collector {
+        origin: path,
+        limits,
+        total: 0,
+        tree: RepoTree::default(),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
+    if path.is_dir() {
+        read_dir(path, &mut c)?;
+    } else if name.ends_with(".zip") {
+        read_zip(path, &mut c)?;
+    } else if name.ends_with(".tar.gz") || name.ends_with(".tgz") {
+        let file = open(path)?;
+        read_tar(flate2::read::MultiGzDecoder::new(file), &mut c)?;
+    } else if name.ends_with(".tar") {
+        read_tar(open(path)?, &mut c)?;
+    } else {
+        return Err(SubmissionError::UnknownKind {
+            path: path.to_owned(),
+        });
+    }
+    Ok(c.finish())
+}
+
+fn open(path: &Path) -> Result<fs_err::File, SubmissionError> {
+    fs_err::File::open(path).map_err(|source| SubmissionError::Io {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+fn read_dir(root: &Path, c: &mut Collector<'_>) -> Result<(), SubmissionError> {
+    for entry in walkdir::WalkDir::new(root)
+        .follow_links(false)
+        .sort_by_file_name()
+    {
+        let entry = entry.map_err(|e| SubmissionError::Io {
+            path: root.to_owned(),
+            source: e.into(),
+        })?;
+        let rel = entry
+            .path()
+            .strip_prefix(root)
+            .unwrap_or(entry.path())
+            .to_string_lossy()
+            .replace('\\', "/");
+        if rel.is_empty() {
+            continue;
+        }
+        let ft = entry.file_type();
+        let io = |source| SubmissionError::Io {
+            path: entry.path().to_owned(),
+            source,
+        };
+        let kind = if ft.is_symlink() {
+            let target = fs_err::read_link(entry.path()).map_err(io)?;
+            EntryKind::Symlink {
+                target: target.to_string_lossy().into_owned(),
+            }
+        } else if ft.is_dir() {
+            EntryKind::Dir
+        } else if ft.is_file() {
+            let mut file = fs_err::File::open(entry.path()).map_err(io)?;
+            let data = c.read_capped(&mut file, &rel)?;
+            EntryKind::File {
+                data,
+                executable: is_executable(entry.path()),
+            }
+        } else {
+            return Err(c.unsafe_entry(
+                &rel,
+                "not a regular file, directory or link (device, socket or FIFO)",
+            ));
+        };
+        c.add(&rel, kind)?;
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    fs_err::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(not(unix))]
+fn is_executable(_path: &Path) -> bool {
+    false
+}
+
+fn read_tar(reader: impl Read, c: &mut Collector<'_>) -> Result<(), SubmissionError> {
+    let origin = c.origin.to_owned();
+    let bad = |message: String| SubmissionError::BadArchive {
+        path: origin.clone(),
+        message,
+    };
+    let mut archive = tar::Archive::new(reader);
+    for entry in archive.entries().map_err(|e| bad(e.to_string()))? {
+        let mut entry = entry.map_err(|e| bad(e.to_string()))?;
+        let raw = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
+        let header = entry.header();
+        let kind = header.entry_type();
+        let mode = header.mode().unwrap_or(0o644);
+        let kind = match kind {
+            tar::EntryType::Regular | tar::EntryType::Continuous => {
+                let data = c.read_capped(&mut entry, &raw)?;
+                EntryKind::File {
+                    data,
+                    executable: mode & 0o111 != 0,
+                }
+            }
+            tar::EntryType::Directory => EntryKind::Dir,
+            tar::EntryType::Symlink => {
+                let target = entry
+                    .link_name_bytes()
+                    .map(|b| String::from_utf8_lossy(&b).into_owned())
+                    .unwrap_or_default();
+                EntryKind::Symlink { target }
+            }
+            tar::EntryType::XGlobalHeader
+            | tar::EntryType::XHeader
+            | tar::EntryType::GNULongName
+            | tar::EntryType::GNULongLink => continue,
+            tar::EntryType::Link => return Err(c.unsafe_entry(&raw, "hard link (not supported)")),
+            other => {
+                return Err(c.unsafe_entry(
+                    &raw,
+                    format!("unsupported entry type {other:?} (device, FIFO or similar)"),
+                ));
+            }
+        };
+        c.add(&raw, kind)?;
+    }
+    Ok(())
+}
+
+fn read_zip(path: &Path, c: &mut Collector<'_>) -> Result<(), SubmissionError> {
+    let bad = |message: String| SubmissionError::BadArchive {
+        path: path.to_owned(),
+        message,
+    };
+    let mut zip = zip::ZipArchive::new(open(path)?).map_err(|e| bad(e.to_string()))?;
+    for i in 0..zip.len() {
+        let mut file = zip.by_index(i).map_err(|e| bad(e.to_string()))?;
+        let raw = file.name().to_owned();
+        let mode = file.unix_mode();
+        let is_link = mode.is_some_and(|m| m & 0o170000 == 0o120000);
+        let kind = if file.is_dir() {
+            EntryKind::Dir
+        } else if is_link {
+            let mut target = String::new();
+            file.read_to_string(&mut target)
+                .map_err(|e| bad(format!("{raw}: {e}")))?;
+            EntryKind::Symlink { target }
+        } else {
+            let data = c.read_capped(&mut file, &raw)?;
+            EntryKind::File {
+                data,
+                executable: mode.is_some_and(|m| m & 0o111 != 0),
+            }
+        };
+        c.add(&raw, kind)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths() {
+        assert_eq!(clean_path("./a/b").unwrap().as_deref(), Some("a/b"));
+        assert!(clean_path("/etc/passwd").is_err());
+        assert!(clean_path("a/../../x").is_err());
+        assert_eq!(clean_path(".").unwrap(), None);
+        assert!(check_link("a/b", "../c").is_ok());
+        assert!(check_link("a/b", "../../c").is_err());
+        assert!(check_link("a", "/etc").is_err());
+    }
+
+    fn tar_with(build: impl FnOnce(&mut tar::Builder<Vec<u8>>)) -> tempfile::NamedTempFile {
+        let mut b = tar::Builder::new(Vec::new());
+        build(&mut b);
+        let bytes = b.into_inner().unwrap();
+        let f = tempfile::Builder::new().suffix(".tar").tempfile().unwrap();
+        fs_err::write(f.path(), bytes).unwrap();
+        f
+    }
+
+    fn raw_header(path: &str, kind: tar::EntryType, size: u64) -> tar::Header {
+        let mut h = tar::Header::new_old();
+        {
+            let old = h.as_old_mut();
+            old.name[..path.len()].copy_from_slice(path.as_bytes());
+        }
+        h.set_entry_type(kind);
+        h.set_size(size);
+        h.set_mode(0o644);
+        h.set_cksum();
+        h
+    }
+
+    #[test]
+    fn archives_with_escapes_are_refused() {
+        for (path, kind) in [
+            ("../evil.py", tar::EntryType::Regular),
+            ("/abs.py", tar::EntryType::Regular),
+            ("dev", tar::EntryType::Char),
+        ] {
+            let f = tar_with(|b| {
+                let h = raw_header(path, kind, 0);
+                b.append(&h, std::io::empty()).unwrap();
+            });
+            let err = read_tree(f.path(), TreeLimits::default())
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("refused"), "{path}: {err}");
+        }
+        let f = tar_with(|b| {
+            let mut h = tar::Header::new_gnu();
+            h.set_entry_type(tar::EntryType::Symlink);
+            h.set_size(0);
+            b.append_link(&mut h, "link", "../../etc/passwd").unwrap();
+        });
+        assert!(
+            read_tree(f.path(), TreeLimits::default())
+                .unwrap_err()
+                .to_string()
+                .contains("escapes")
+        );
+    }
+
+    #[test]
+    fn expansion_is_capped() {
+        let f = tar_with(|b| {
+            let data = vec![0u8; 10_000];
+            let mut h = tar::Header::new_gnu();
+            h.set_size(data.len() as u64);
+            h.set_mode(0o644);
+            b.append_data(&mut h, "big.bin", data.as_slice()).unwrap();
+        });
+        let limits = TreeLimits {
+            max_total_bytes: 1000,
+            max_entries: 10,
+        };
+        assert!(matches!(
+            read_tree(f.path(), limits),
+            Err(SubmissionError::TooLarge { .. })
+        ));
+    }
+
+    #[test]
+    fn git_dir_is_skipped_and_tar_round_trips() {
+        let dir = tempfile::tempdir().unwrap();
+        fs_err::create_dir_all(dir.path().join(".git/objects")).unwrap();
+        fs_err::write(dir.path().join(".git/HEAD"), "x").unwrap();
+        fs_err::create_dir_all(dir.path().join("pkg")).unwrap();
+        fs_err::write(dir.path().join("pkg/__init__.py"), "x = 1\n").unwrap();
+        let tree = read_tree(dir.path(), TreeLimits::default()).unwrap();
+        assert_eq!(tree.skipped, [".git"]);
+        assert_eq!(
+            tree.files().map(|(p, _)| p).collect::<Vec<_>>(),
+            ["pkg/__init__.py"]
+        );
+        let tar = tree.to_tar().unwrap();
+        let f = tempfile::Builder::new().suffix(".tar").tempfile().unwrap();
+        fs_err::write(f.path(), tar).unwrap();
+        assert_eq!(
+            read_tree(f.path(), TreeLimits::default()).unwrap().entries,
+            tree.entries
+        );
+    }
+}
