@@ -47,6 +47,13 @@ done
 log "base image"
 "$REPO_ROOT/scripts/build-base-image.sh" >/dev/null
 
+# The beyondswe binary: $BEYONDSWE_BIN, else built and run from this checkout.
+if [[ -n "${BEYONDSWE_BIN:-}" ]]; then
+    BEYONDSWE=("$BEYONDSWE_BIN")
+else
+    BEYONDSWE=(cargo run --quiet --manifest-path "$REPO_ROOT/Cargo.toml" --)
+fi
+
 start=$SECONDS
 built=0
 for name in "${names[@]}"; do
@@ -58,10 +65,11 @@ for name in "${names[@]}"; do
     fi
     log "building $tag from fixtures/images/$name"
     t0=$SECONDS
-    if ! out=$(docker build --quiet --tag "$tag" --label beyondswe.fixture=1 \
-            "$IMAGES_DIR/$name" 2>&1); then
+    # Built by the tool itself, through the engine API (bollard).
+    if ! out=$("${BEYONDSWE[@]}" image build "$IMAGES_DIR/$name" --tag "$tag" \
+            --label beyondswe.fixture=1 2>&1); then
         printf '%s\n' "$out" >&2
-        die "docker build failed for $tag"
+        die "image build failed for $tag"
     fi
     size=$(docker image inspect -f '{{.Size}}' "$tag")
     log "$tag ready in $((SECONDS - t0))s, size $size bytes"

@@ -14,6 +14,7 @@ fn main() {
         Command::Schemas(cmd) => cli::schemas::run(&cmd),
         Command::Demo(args) => cli::demo::run(&args),
         Command::GradeOne(args) => cli::grade_one::run(&args),
+        Command::Image(cmd) => cli::image::run(&cmd),
     };
     let code = match result {
         Ok(code) => code,

@@ -108,7 +108,14 @@ pub(crate) fn run(args: &GradeOneArgs) -> Result<i32> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    let verdict = runtime.block_on(grade_with_ctrl_c(&instance, &submission, &args.limits))?;
+    let verdict = match runtime.block_on(grade_with_ctrl_c(&instance, &submission, &args.limits)) {
+        Ok(v) => v,
+        Err(e) if e.downcast_ref::<SandboxError>().is_some() => {
+            note(format!("error: {e:#}"));
+            return Ok(exit::INFRASTRUCTURE);
+        }
+        Err(e) => return Err(e),
+    };
     let Some(verdict) = verdict else {
         note("interrupted: containers removed");
         return Ok(130);
@@ -167,13 +174,7 @@ pub(crate) async fn grade_with_ctrl_c(
 }
 
 pub(crate) async fn connect() -> Result<DockerSandbox> {
-    match DockerSandbox::connect().await {
-        Ok(s) => Ok(s),
-        Err(e) => {
-            let hint = e.hint().unwrap_or_default();
-            Err(anyhow::Error::new(e).context(format!("hint: {hint}")))
-        }
-    }
+    Ok(DockerSandbox::connect().await?)
 }
 
 /// Builds a Harbor task's `environment/` (tagged by its content, so it is built once).

@@ -7,6 +7,7 @@ pub(crate) mod convert;
 pub(crate) mod demo;
 pub(crate) mod exit;
 pub(crate) mod grade_one;
+pub(crate) mod image;
 pub(crate) mod schemas;
 pub(crate) mod validate;
 
@@ -42,6 +43,9 @@ pub(crate) enum Command {
     Schemas(schemas::SchemasCommand),
     /// Grade one submission for one instance in a fresh container.
     GradeOne(grade_one::GradeOneArgs),
+    /// Build images through the engine API.
+    #[command(subcommand)]
+    Image(image::ImageCommand),
     /// Run the main job on the bundled demo data.
     Demo(demo::DemoArgs),
 }

@@ -7,6 +7,6 @@ mod pipeline;
 mod results;
 mod verdict;
 
-pub use pipeline::{GradeInput, GradeOptions, grade, suite_for};
+pub use pipeline::{GradeInput, GradeOptions, forgery_signs, grade, suite_for};
 pub use results::{Matcher, RunnerResults, junit_key, unescape};
 pub use verdict::{Flags, Logs, Outcome, Reason, SuiteResult, TestOutcome, Verdict};

@@ -183,6 +183,7 @@ pub async fn grade<S: Sandbox>(sandbox: &S, input: GradeInput<'_>, opts: &GradeO
         private: format!("/tmp/beyondswe-{}", random_token()),
         python: String::new(),
         has_timeout: false,
+        main_pid: 1,
         v: &mut v,
     };
     let outcome = run.steps(input).await;
@@ -226,6 +227,8 @@ struct Run<'a, S: Sandbox> {
     python: String,
     /// Whether the image has coreutils' `timeout`.
     has_timeout: bool,
+    /// The container's idle main process (kept alive when the test shell kills the rest).
+    main_pid: u32,
     v: &'a mut Verdict,
 }
 
@@ -326,13 +329,21 @@ impl<S: Sandbox> Run<'_, S> {
             .await?;
         let probe = self
             .exec(ExecSpec::sh(format!(
-                "mkdir -p {w} && (command -v python3 || command -v python) && (command -v timeout >/dev/null && echo has-timeout || true)",
+                "mkdir -p {w} && (command -v python3 || command -v python) && (command -v timeout >/dev/null && echo has-timeout || true) \
+                 && echo \"main-pid $(cat /proc/1/task/1/children 2>/dev/null)\"",
                 w = adapters::shell_quote(&self.workdir)
             )))
             .await?;
         let mut lines = probe.stdout.lines();
         self.python = lines.next().unwrap_or_default().trim().to_owned();
         self.has_timeout = probe.stdout.contains("has-timeout");
+        // With an init process, the idle `sleep` is its first child; without one, it is PID 1.
+        self.main_pid = probe
+            .stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("main-pid "))
+            .and_then(|l| l.split_whitespace().next()?.parse().ok())
+            .unwrap_or(1);
         if self.python.is_empty() {
             return Err(Stop::error(
                 Reason::PrepareFailed,
@@ -440,6 +451,7 @@ impl<S: Sandbox> Run<'_, S> {
             .into_iter()
             .filter(|p| restore_rules::is_covered(p))
             .collect();
+        self.v.flags.suspicious.extend(forgery_signs(&text));
         self.upload_file(&self.private.clone(), "submission.patch", patch_bytes)
             .await?;
         let file = format!("{}/submission.patch", self.private);
@@ -635,11 +647,21 @@ impl<S: Sandbox> Run<'_, S> {
             config.to_string().as_bytes(),
         )
         .await?;
+        // The shell that starts the runner kills every other process of the container (but init
+        // and the idle main process) the moment the runner exits: nothing the tests started can
+        // outlive them and rewrite the results.
+        let limit = if self.has_timeout {
+            format!("timeout -k 10 {} ", self.opts.test_timeout.as_secs().max(1))
+        } else {
+            String::new()
+        };
         let script = format!(
-            "cd {cwd} && exec {py} {private}/beyondswe_pytest_runner.py {private}/runner.json",
+            "cd {cwd} || exit 97; {limit}{py} {private}/beyondswe_pytest_runner.py {private}/runner.json; code=$?; \
+             for p in /proc/[0-9]*; do pid=${{p#/proc/}}; case \"$pid\" in 1|$$|{keep}) ;; *) kill -9 \"$pid\" 2>/dev/null;; esac; done; exit $code",
             cwd = adapters::shell_quote(cwd),
             py = adapters::shell_quote(&self.python),
-            private = self.private
+            private = self.private,
+            keep = self.main_pid,
         );
         let mut env_all: Vec<(&str, String)> = vec![
             ("PYTHONNOUSERSITE", "1".into()),
@@ -648,16 +670,20 @@ impl<S: Sandbox> Run<'_, S> {
             ("PYTEST_PLUGINS", String::new()),
         ];
         env_all.extend(env);
-        let out = self
-            .sh_bounded(&script, self.opts.test_timeout, &env_all)
-            .await?;
+        let mut spec =
+            ExecSpec::sh(script).timeout(self.opts.test_timeout + Duration::from_secs(60));
+        for (k, val) in env_all {
+            spec = spec.env(k, val);
+        }
+        let out = self.exec(spec).await?;
         self.timed("tests", t);
         let t = Instant::now();
-        // Nothing the tests started may outlive them and rewrite the results: kill every process
-        // but init (this stops the container; files stay readable).
-        let _ = self
-            .exec(ExecSpec::new(["kill", "-9", "-1"]).timeout(Duration::from_secs(30)))
-            .await;
+        if out.combined().contains("<pytest>true</pytest>") {
+            self.v.flags.suspicious.push(
+                "the test output contains the official success marker `<pytest>true</pytest>`"
+                    .into(),
+            );
+        }
         self.v.logs.test_output = tail(&out.combined());
         let timed_out = out.timed_out || matches!(out.exit_code, Some(124) | Some(137));
         let results_bytes = self.download_file(&results_path).await?;
@@ -669,7 +695,10 @@ impl<S: Sandbox> Run<'_, S> {
         let results = match results_bytes.map(|b| RunnerResults::parse(&b, &nonce)) {
             Some(Ok(r)) => Some(r),
             Some(Err(msg)) => {
-                self.v.logs.error = msg;
+                self.v
+                    .flags
+                    .suspicious
+                    .push(format!("results file rejected: {msg}"));
                 None
             }
             None => None,
@@ -693,10 +722,24 @@ impl<S: Sandbox> Run<'_, S> {
             self.v.set(Outcome::Unresolved, reason, score);
             return Ok(None);
         }
-        let Some(results) = results else {
+        let Some(mut results) = results else {
             self.v.set(Outcome::Unresolved, Reason::NoResults, 0.0);
             return Ok(None);
         };
+        // The exit code that counts is the one the engine saw. A file that disagrees was written
+        // by someone other than the runner: none of its outcomes is trusted.
+        if results.exit_code != out.exit_code {
+            self.v.flags.suspicious.push(format!(
+                "results file rewritten: it says exit code {:?}, the engine saw {:?}",
+                results.exit_code, out.exit_code
+            ));
+            results.exit_code = out.exit_code;
+            for t in results.tests.values_mut() {
+                if t.outcome == "passed" || t.outcome == "xpassed" {
+                    t.outcome = "disputed".into();
+                }
+            }
+        }
         let junit_cases = match junit_bytes {
             Some(b) => junit::parse(&b).unwrap_or_else(|e| {
                 self.v.logs.error = format!("JUnit report unreadable: {e}");
@@ -824,6 +867,66 @@ impl<S: Sandbox> Run<'_, S> {
         self.v.set(verdict, reason, score);
         Ok(())
     }
+}
+
+/// Lines a patch adds that look like an attempt to forge results: the official success marker,
+/// printed pytest summaries, references to grader internals, pytest hooks outside test files.
+/// Signs for a person to look at; they do not change the verdict.
+pub fn forgery_signs(patch_text: &str) -> Vec<String> {
+    let mut signs = Vec::new();
+    let mut file = String::new();
+    let summary = |line: &str| {
+        let words: Vec<&str> = line
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .collect();
+        words
+            .windows(2)
+            .any(|w| w[0].bytes().all(|b| b.is_ascii_digit()) && w[1] == "passed")
+    };
+    for line in patch_text.lines() {
+        if let Some(path) = line.strip_prefix("+++ ") {
+            file = path.trim_start_matches("b/").to_owned();
+            continue;
+        }
+        let Some(added) = line.strip_prefix('+') else {
+            continue;
+        };
+        let mut note = |what: &str| {
+            let sign = format!("{file}: {what}");
+            if !signs.contains(&sign) {
+                signs.push(sign);
+            }
+        };
+        if added.contains("<pytest>true</pytest>") {
+            note("adds the official success marker `<pytest>true</pytest>`");
+        }
+        if summary(added) {
+            note("adds a pytest-style `N passed` summary");
+        }
+        if added.contains("_awe_test")
+            || added.contains("beyondswe-")
+            || added.contains("beyondswe_")
+        {
+            note("refers to grader internals");
+        }
+        let hook = [
+            "pytest_runtest_makereport",
+            "pytest_collection_modifyitems",
+            "pytest_runtest_logreport",
+            "pytest_sessionfinish",
+        ]
+        .into_iter()
+        .find(|h| added.contains(h));
+        if let Some(h) = hook
+            && !restore_rules::is_test_path(&file)
+        {
+            note(&format!(
+                "defines the pytest hook `{h}` outside the test files"
+            ));
+        }
+    }
+    signs
 }
 
 /// Entry-point names of the pytest plugins installed in the image (Python 3.6+).

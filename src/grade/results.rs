@@ -136,6 +136,7 @@ fn from_runner(outcome: &str) -> TestOutcome {
         "failed" => TestOutcome::Failed,
         "skipped" => TestOutcome::Skipped,
         "xfailed" => TestOutcome::Xfailed,
+        "disputed" => TestOutcome::Disputed,
         _ => TestOutcome::Error,
     }
 }

@@ -90,6 +90,9 @@ pub struct Flags {
     /// Setup commands that failed (the official harness ignores these too).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pre_commands_failed: Vec<String>,
+    /// Signs that the graded code tried to forge its results (each is a sentence).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suspicious: Vec<String>,
     /// Doc2Repo: `pip install -e .` failed; the source was put on the path instead.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub install_failed: bool,
@@ -101,6 +104,7 @@ impl Flags {
         !self.tests_restored.is_empty()
             || !self.files_removed.is_empty()
             || !self.config_reverted.is_empty()
+            || !self.suspicious.is_empty()
     }
 }
 

@@ -125,7 +125,9 @@ pub struct ContainerState {
 
 #[derive(Debug, Error)]
 pub enum SandboxError {
-    #[error("the Docker engine is not reachable at {endpoint}: {message}")]
+    #[error(
+        "the Docker engine is not reachable at {endpoint}: {message}\nhint: start the Docker engine (e.g. `sudo systemctl start docker`), or point DOCKER_HOST at it (a Podman socket works too: unix:///run/user/$UID/podman/podman.sock)"
+    )]
     EngineUnreachable { endpoint: String, message: String },
     #[error(
         "image `{image}` is not available to the engine (no registry is used; build or load it first)"

@@ -9,6 +9,7 @@
 )]
 
 mod cli;
+mod grade_docker;
 mod harbor_docker;
 mod harbor_loader;
 mod roundtrip;

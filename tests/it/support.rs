@@ -72,6 +72,7 @@ pub fn fixture_images() {
     ONCE.get_or_init(|| {
         let out = std::process::Command::new("bash")
             .arg(repo_root().join("scripts/build-fixture-images.sh"))
+            .env("BEYONDSWE_BIN", env!("CARGO_BIN_EXE_beyondswe"))
             .output()
             .expect("bash runs");
         assert!(

@@ -1,0 +1,821 @@
+//! The offline grader on the real Docker engine: fixture instances with future commits in their
+//! history; gold, empty and half patches; and a tamper suite in which every attempt must end
+//! unresolved (or with an unchanged Doc2Repo score) and be flagged, with no container left behind.
+
+use super::support::{docker_ready, fixture_images, fixtures};
+use beyondswe::grade::{self, GradeInput, GradeOptions, Outcome, Reason, TestOutcome, Verdict};
+use beyondswe::record::{Record, RecordReader};
+use beyondswe::sandbox::{DockerSandbox, Limits};
+use beyondswe::submission::{Submission, TreeLimits, read_tree};
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+const CALC: &str = "acme_calc_pr7";
+const CALC_FUTURE: &str = "fb283b7d406fb2aa12dce63d54e287aecd8e4590";
+
+fn record(id: &str) -> Record {
+    RecordReader::open(&fixtures().join("dataset/fixtures.jsonl"))
+        .unwrap()
+        .map(|r| r.unwrap().1)
+        .find(|r| r.instance_id() == id)
+        .unwrap()
+}
+
+fn doc2repo() -> Record {
+    RecordReader::open(&fixtures().join("dataset/fixtures.jsonl"))
+        .unwrap()
+        .map(|r| r.unwrap().1)
+        .find(|r| r.family() == beyondswe::record::Family::Doc2Repo)
+        .unwrap()
+}
+
+/// A patch made with git on the host: the fixture's base stage, edited by `edit`.
+fn patch_from_base(fixture: &str, edit: impl FnOnce(&Path)) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let stage = fixtures()
+        .join("images")
+        .join(fixture)
+        .join("stages/02-base");
+    copy_dir(&stage, dir.path());
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args([
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "user.name=t",
+                "-c",
+                "core.autocrlf=false",
+            ])
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "base"]);
+    edit(dir.path());
+    git(&["add", "-A"]);
+    git(&["diff", "--cached", "--binary", "HEAD"])
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for entry in walkdir::WalkDir::new(from) {
+        let entry = entry.unwrap();
+        let rel = entry.path().strip_prefix(from).unwrap();
+        let dest = to.join(rel);
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&dest).unwrap();
+        } else {
+            std::fs::copy(entry.path(), &dest).unwrap();
+        }
+    }
+}
+
+fn future_file(fixture: &str, rel: &str) -> String {
+    std::fs::read_to_string(
+        fixtures()
+            .join("images")
+            .join(fixture)
+            .join("stages/03-future")
+            .join(rel),
+    )
+    .unwrap()
+}
+
+fn write(dir: &Path, rel: &str, text: &str) {
+    let path = dir.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn append(dir: &Path, rel: &str, text: &str) {
+    let old = std::fs::read_to_string(dir.join(rel)).unwrap();
+    write(dir, rel, &format!("{old}{text}"));
+}
+
+struct Grader {
+    rt: tokio::runtime::Runtime,
+    sandbox: DockerSandbox,
+    run_id: String,
+}
+
+impl Grader {
+    fn new() -> Option<Grader> {
+        if !docker_ready() {
+            return None;
+        }
+        fixture_images();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let sandbox = rt.block_on(DockerSandbox::connect()).unwrap();
+        let run_id = format!(
+            "test-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        )
+        .replace(['(', ')'], "");
+        Some(Grader {
+            rt,
+            sandbox,
+            run_id,
+        })
+    }
+
+    fn options(&self, timeout: Duration) -> GradeOptions {
+        GradeOptions {
+            limits: Limits {
+                memory_mb: 1024,
+                cpus: 1.0,
+                pids: 256,
+            },
+            test_timeout: timeout,
+            labels: DockerSandbox::process_labels(&self.run_id),
+            ..GradeOptions::default()
+        }
+    }
+
+    fn grade_with(&self, record: &Record, submission: Submission, timeout: Duration) -> Verdict {
+        let suite = grade::suite_for(record, Some(&fixtures().join("test_suites")));
+        let input = GradeInput {
+            record,
+            submission: &submission,
+            test_suite: suite.as_deref(),
+            image_override: None,
+        };
+        let v = self
+            .rt
+            .block_on(grade::grade(&self.sandbox, input, &self.options(timeout)));
+        let left = self
+            .rt
+            .block_on(self.sandbox.containers_of_run(&self.run_id))
+            .unwrap();
+        assert!(left.is_empty(), "containers left behind: {left:?}");
+        v
+    }
+
+    fn grade(&self, id: &str, patch: &str) -> Verdict {
+        self.grade_with(
+            &record(id),
+            Submission::Patch(patch.as_bytes().to_vec()),
+            Duration::from_secs(120),
+        )
+    }
+}
+
+fn gold(id: &str) -> String {
+    record(id).gold_patch().unwrap().to_owned()
+}
+
+/// Import-time check that no newer commit, tag or branch is visible to the graded code.
+const HISTORY_PROBE: &str = r#"
+import subprocess as _sp, os as _os
+def _git(*a):
+    return _sp.run(("git",) + a, cwd=_os.path.dirname(_os.path.dirname(_os.path.abspath(__file__))),
+                   stdout=_sp.PIPE, stderr=_sp.PIPE)
+if _git("cat-file", "-e", "FUTURE").returncode == 0 or _git("tag").stdout.strip() \
+        or b"develop" in _git("branch", "-a").stdout or _git("remote").stdout.strip():
+    raise RuntimeError("future history is visible")
+"#;
+
+#[test]
+fn gold_resolves_with_no_future_history_visible_and_empty_and_half_do_not() {
+    let Some(g) = Grader::new() else { return };
+    // Gold plus a probe that breaks the import if any newer commit, tag, branch or remote is visible.
+    let probed = patch_from_base("calc", |d| {
+        write(d, "calc/ops.py", &future_file("calc", "calc/ops.py"));
+        append(
+            d,
+            "calc/__init__.py",
+            &HISTORY_PROBE.replace("FUTURE", CALC_FUTURE),
+        );
+    });
+    let v = g.grade(CALC, &probed);
+    assert_eq!(
+        (v.verdict, v.reason, v.score),
+        (Outcome::Resolved, Reason::AllTestsPassed, 1.0),
+        "{v:#?}"
+    );
+    assert!(
+        v.logs.prepare.contains("future_commits=0"),
+        "{}",
+        v.logs.prepare
+    );
+    assert!(
+        v.fail_to_pass
+            .values()
+            .chain(v.pass_to_pass.values())
+            .all(|o| *o == TestOutcome::Passed)
+    );
+    assert!(!v.flags.tampering(), "{:?}", v.flags);
+    assert!(
+        v.image_id
+            .as_deref()
+            .is_some_and(|i| i.starts_with("sha256:"))
+    );
+
+    let v = g.grade(CALC, "");
+    assert_eq!(
+        (v.verdict, v.reason),
+        (Outcome::Unresolved, Reason::EmptyPatch)
+    );
+    let v = g.grade(CALC, "  \n\n");
+    assert_eq!(v.reason, Reason::EmptyPatch);
+
+    // Half a fix: typeset minus signs, not currency symbols.
+    let half = patch_from_base("calc", |d| {
+        let ops = std::fs::read_to_string(d.join("calc/ops.py")).unwrap();
+        write(
+            d,
+            "calc/ops.py",
+            &ops.replace(
+                "        return float(value)",
+                "        return float(value.replace(\"\\u2212\", \"-\"))",
+            ),
+        );
+    });
+    let v = g.grade(CALC, &half);
+    assert_eq!(
+        (v.verdict, v.reason),
+        (Outcome::Unresolved, Reason::TestsFailed),
+        "{v:#?}"
+    );
+    let f2p: Vec<TestOutcome> = v.fail_to_pass.values().copied().collect();
+    assert!(
+        f2p.contains(&TestOutcome::Passed) && f2p.contains(&TestOutcome::Failed),
+        "{f2p:?}"
+    );
+}
+
+#[test]
+fn multi_file_migration_resolves_and_another_repos_patch_fails_to_apply() {
+    let Some(g) = Grader::new() else { return };
+    let v = g.grade("acme_textkit_pr12", &gold("acme_textkit_pr12"));
+    assert_eq!(v.verdict, Outcome::Resolved, "{v:#?}");
+    assert_eq!(
+        v.fail_to_pass.get("test_fail_to_pass.py::test_migrated"),
+        Some(&TestOutcome::Passed)
+    );
+
+    let v = g.grade(CALC, &gold("acme_textkit_pr12"));
+    assert_eq!(
+        (v.verdict, v.reason),
+        (Outcome::Unresolved, Reason::PatchFailed),
+        "{v:#?}"
+    );
+    assert!(v.logs.apply.contains("textkit/"), "{}", v.logs.apply);
+}
+
+#[test]
+fn binary_and_large_patches_apply() {
+    let Some(g) = Grader::new() else { return };
+    let p = patch_from_base("calc", |d| {
+        write(d, "calc/ops.py", &future_file("calc", "calc/ops.py"));
+        let bytes: Vec<u8> = (0..=255u8).cycle().take(70_000).collect();
+        std::fs::write(d.join("calc/table.bin"), bytes).unwrap();
+        // About 100 MB of text in one new file.
+        let line = "x".repeat(99) + "\n";
+        std::fs::write(d.join("data.txt"), line.repeat(1_000_000)).unwrap();
+    });
+    assert!(p.len() > 100_000_000 && p.contains("GIT binary patch"));
+    let v = g.grade(CALC, &p);
+    assert_eq!(
+        v.verdict,
+        Outcome::Resolved,
+        "{:?} {}",
+        v.reason,
+        v.logs.apply
+    );
+    assert_eq!(v.flags.applied_with.as_deref(), Some("git apply"));
+}
+
+/// Each tamper attempt runs on the unfixed code: it must stay unresolved and be flagged.
+#[test]
+fn tamper_attempts_are_undone_and_flagged() {
+    let Some(g) = Grader::new() else { return };
+    type Edit = Box<dyn Fn(&Path)>;
+    type Check = Box<dyn Fn(&Verdict) -> bool>;
+    let cases: Vec<(&str, Edit, Check)> = vec![
+        (
+            "edit the failing tests",
+            Box::new(|d: &Path| {
+                let t = std::fs::read_to_string(d.join("tests/unit/test_more.py")).unwrap();
+                write(
+                    d,
+                    "tests/unit/test_more.py",
+                    &format!("{t}\n\ndef test_div_unicode_minus():\n    assert True\n"),
+                );
+            }),
+            Box::new(|v: &Verdict| {
+                v.flags
+                    .tests_restored
+                    .contains(&"tests/unit/test_more.py".to_owned())
+            }),
+        ),
+        (
+            "root conftest.py rewriting reports",
+            Box::new(|d: &Path| {
+                write(
+                    d,
+                    "conftest.py",
+                    "import pytest\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n    out = yield\n    rep = out.get_result()\n    rep.outcome = 'passed'\n    rep.longrepr = None\n",
+                );
+            }),
+            Box::new(|v: &Verdict| v.flags.files_removed.contains(&"conftest.py".to_owned())),
+        ),
+        (
+            "conftest collection hooks that skip and deselect",
+            Box::new(|d: &Path| {
+                write(
+                    d,
+                    "tests/conftest.py",
+                    "import pytest\n\ndef pytest_collection_modifyitems(config, items):\n    for item in items:\n        item.add_marker(pytest.mark.skip(reason='x'))\n    items[:] = items[:1]\n",
+                );
+            }),
+            Box::new(|v: &Verdict| {
+                v.flags
+                    .files_removed
+                    .contains(&"tests/conftest.py".to_owned())
+            }),
+        ),
+        (
+            "pytest.ini and pyproject addopts, python_files and a -p plugin",
+            Box::new(|d: &Path| {
+                write(
+                    d,
+                    "pytest.ini",
+                    "[pytest]\naddopts = -p calc_evil\npython_files = nothing_*.py\n",
+                );
+                write(
+                    d,
+                    "calc_evil.py",
+                    "def pytest_collection_modifyitems(items):\n    items.clear()\n",
+                );
+                append(
+                    d,
+                    "pyproject.toml",
+                    "\n[tool.pytest.ini_options]\naddopts = \"-p calc_evil -k nothing\"\n",
+                );
+            }),
+            Box::new(|v: &Verdict| {
+                v.flags.files_removed.contains(&"pytest.ini".to_owned())
+                    && v.flags
+                        .config_reverted
+                        .contains(&"pyproject.toml".to_owned())
+            }),
+        ),
+        (
+            "fake markers and summaries at import and exit, fake result files, a rewriting daemon",
+            Box::new(|d: &Path| {
+                append(d, "calc/__init__.py", FORGER);
+            }),
+            Box::new(|v: &Verdict| !v.flags.suspicious.is_empty()),
+        ),
+        (
+            "delete the test files",
+            Box::new(|d: &Path| {
+                std::fs::remove_file(d.join("tests/test_calc.py")).unwrap();
+                std::fs::remove_file(d.join("tests/unit/test_more.py")).unwrap();
+            }),
+            Box::new(|v: &Verdict| v.flags.tests_restored.len() == 2),
+        ),
+        (
+            "sitecustomize.py and a .pth file",
+            Box::new(|d: &Path| {
+                write(
+                    d,
+                    "sitecustomize.py",
+                    "import builtins\nbuiltins.float = lambda x: 0.0\n",
+                );
+                write(
+                    d,
+                    "calc/zz_evil.pth",
+                    "import sys; sys.modules.pop('pytest', None)\n",
+                );
+            }),
+            Box::new(|v: &Verdict| {
+                v.flags
+                    .files_removed
+                    .contains(&"sitecustomize.py".to_owned())
+                    && v.flags
+                        .files_removed
+                        .contains(&"calc/zz_evil.pth".to_owned())
+            }),
+        ),
+    ];
+    for (name, edit, flagged) in cases {
+        let p = patch_from_base("calc", |d| edit(d));
+        let v = g.grade(CALC, &p);
+        assert_eq!(v.verdict, Outcome::Unresolved, "{name}: {v:#?}");
+        assert_eq!(v.score, 0.0, "{name}");
+        assert!(flagged(&v), "{name}: not flagged: {v:#?}");
+        assert!(
+            v.fail_to_pass.values().any(|o| *o != TestOutcome::Passed),
+            "{name}: an F2P test passed on unfixed code: {:?}",
+            v.fail_to_pass
+        );
+    }
+}
+
+/// Prints the official markers and fake summaries, plants fake JUnit files at the official fixed
+/// path, and tries to rewrite the grader's own result files after the run (atexit and a daemon).
+const FORGER: &str = r#"
+import atexit, glob, json, os, sys, time
+print("<pytest>true</pytest>\n999 passed in 0.01s")
+sys.stderr.write("<pytest>true</pytest>\n")
+_FAKE_XML = '<testsuite><testcase classname="x" name="y"/></testsuite>'
+for _p in ("/tmp/_awe_test_results.xml", "/tmp/results.xml", "junit.xml"):
+    try:
+        open(_p, "w").write(_FAKE_XML)
+    except OSError:
+        pass
+def _forge():
+    for cfg in glob.glob("/tmp/beyondswe-*/runner.json"):
+        c = json.load(open(cfg))
+        tests = {i: {"outcome": "passed", "message": ""} for i in c["ids"]}
+        json.dump({"format": "beyondswe-pytest-results-1", "nonce": c["nonce"], "exit_code": 0,
+                   "finished": True, "tests": tests, "collect_errors": []}, open(c["results_path"], "w"))
+        for a in c["args"]:
+            if a.startswith("--junitxml="):
+                cases = "".join('<testcase classname="%s" name="%s"/>' % (i.split("::")[0][:-3].replace("/", "."), i.split("::")[-1]) for i in c["ids"])
+                open(a.split("=", 1)[1], "w").write("<testsuite>%s</testsuite>" % cases)
+    print("<pytest>true</pytest> 11 passed")
+atexit.register(_forge)
+if os.environ.get("BEYONDSWE_FORGER_CHILD") is None:
+    os.environ["BEYONDSWE_FORGER_CHILD"] = "1"
+    if os.fork() == 0:
+        time.sleep(0.3)
+        _forge()
+        time.sleep(1.0)
+        _forge()
+        os._exit(0)
+"#;
+
+#[test]
+fn runaway_code_is_stopped_and_the_container_removed() {
+    let Some(g) = Grader::new() else { return };
+    for (name, code) in [
+        ("infinite loop", "\nwhile True:\n    pass\n"),
+        (
+            "fork bomb",
+            "\nimport os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n",
+        ),
+    ] {
+        let p = patch_from_base("calc", |d| append(d, "calc/__init__.py", code));
+        let v = g.grade_with(
+            &record(CALC),
+            Submission::Patch(p.into_bytes()),
+            Duration::from_secs(8),
+        );
+        assert_eq!(v.verdict, Outcome::Unresolved, "{name}: {v:#?}");
+        assert!(
+            matches!(v.reason, Reason::Timeout | Reason::OutOfMemory),
+            "{name}: {:?}",
+            v.reason
+        );
+    }
+}
+
+#[test]
+fn doc2repo_scores_directories_archives_and_patches() {
+    let Some(g) = Grader::new() else { return };
+    let rec = doc2repo();
+    let tree = |p: &Path| Submission::Tree(read_tree(p, TreeLimits::default()).unwrap());
+    let subs = fixtures().join("submissions");
+
+    let v = g.grade_with(
+        &rec,
+        tree(&subs.join("minidoc_gold")),
+        Duration::from_secs(120),
+    );
+    assert_eq!((v.verdict, v.score), (Outcome::Resolved, 1.0), "{v:#?}");
+    assert_eq!(v.suite.as_ref().unwrap().passed, 10);
+
+    let v = g.grade_with(
+        &rec,
+        tree(&subs.join("minidoc_partial")),
+        Duration::from_secs(120),
+    );
+    assert_eq!((v.verdict, v.score), (Outcome::Unresolved, 0.6), "{v:#?}");
+
+    // The same trees as archives.
+    let dir = tempfile::tempdir().unwrap();
+    let tgz = dir.path().join("partial.tar.gz");
+    let status = Command::new("tar")
+        .arg("-czf")
+        .arg(&tgz)
+        .arg("-C")
+        .arg(subs.join("minidoc_partial"))
+        .arg(".")
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let v = g.grade_with(&rec, tree(&tgz), Duration::from_secs(120));
+    assert_eq!(v.score, 0.6);
+    let zip_path = dir.path().join("gold.zip");
+    zip_dir(&subs.join("minidoc_gold"), &zip_path);
+    let v = g.grade_with(&rec, tree(&zip_path), Duration::from_secs(120));
+    assert_eq!(v.score, 1.0, "{v:#?}");
+
+    // A patch against the empty base.
+    let v = g.grade_with(
+        &rec,
+        Submission::Patch(rec.gold_patch().unwrap().as_bytes().to_vec()),
+        Duration::from_secs(120),
+    );
+    assert_eq!(v.score, 1.0, "{v:#?}");
+
+    // Tampering does not raise the partial score: start-up hooks, printed summaries, a pytest
+    // plugin registered through the package's own entry points, a conftest in the repo.
+    let evil = dir.path().join("evil");
+    copy_dir(&subs.join("minidoc_partial"), &evil);
+    write(
+        &evil,
+        "sitecustomize.py",
+        "print('<pytest>true</pytest> 10 passed')\n",
+    );
+    write(
+        &evil,
+        "conftest.py",
+        "def pytest_collection_modifyitems(items):\n    items.clear()\n",
+    );
+    write(
+        &evil,
+        "minidoc_evil_plugin.py",
+        "import pytest\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n    out = yield\n    out.get_result().outcome = 'passed'\n",
+    );
+    let pyproject = std::fs::read_to_string(evil.join("pyproject.toml")).unwrap();
+    write(
+        &evil,
+        "pyproject.toml",
+        &format!(
+            "{pyproject}\n[project.entry-points.pytest11]\nminidoc_evil = \"minidoc_evil_plugin\"\n"
+        ),
+    );
+    append(
+        &evil,
+        "minidoc/__init__.py",
+        "\nimport atexit\natexit.register(lambda: print('10 passed, 0 failed'))\nprint('<pytest>true</pytest>')\n",
+    );
+    let v = g.grade_with(&rec, tree(&evil), Duration::from_secs(120));
+    assert_eq!(v.score, 0.6, "{v:#?}");
+    assert!(
+        v.flags
+            .files_removed
+            .contains(&"sitecustomize.py".to_owned()),
+        "{:?}",
+        v.flags
+    );
+}
+
+fn zip_dir(src: &Path, dest: &Path) {
+    let file = std::fs::File::create(dest).unwrap();
+    let mut zip = zip::ZipWriter::new(file);
+    for entry in walkdir::WalkDir::new(src).sort_by_file_name() {
+        let entry = entry.unwrap();
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let rel = entry
+            .path()
+            .strip_prefix(src)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        zip.start_file(rel, zip::write::SimpleFileOptions::default())
+            .unwrap();
+        std::io::copy(&mut std::fs::File::open(entry.path()).unwrap(), &mut zip).unwrap();
+    }
+    zip.finish().unwrap();
+}
+
+mod cli {
+    use super::super::support::{docker_ready, fixture_images, fixtures};
+    use assert_cmd::cargo::cargo_bin_cmd;
+    use predicates::str::contains;
+
+    fn grade_one() -> assert_cmd::Command {
+        let mut cmd = cargo_bin_cmd!("beyondswe");
+        cmd.arg("grade-one")
+            .arg("--dataset")
+            .arg(fixtures().join("dataset/fixtures.jsonl"));
+        cmd
+    }
+
+    #[test]
+    fn bad_inputs_get_clear_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let not_patch = dir.path().join("notes.txt");
+        std::fs::write(&not_patch, "I fixed it, trust me\n").unwrap();
+        grade_one()
+            .args(["--instance", "acme_calc_pr7", "--patch"])
+            .arg(&not_patch)
+            .assert()
+            .code(1)
+            .stderr(contains("notes.txt: not a unified diff"));
+        grade_one()
+            .args(["--instance", "nope_nope_pr1", "--patch"])
+            .arg(&not_patch)
+            .assert()
+            .code(1)
+            .stderr(contains("no instance `nope_nope_pr1`"));
+        grade_one()
+            .args(["--instance", "acme_calc_pr7", "--repo"])
+            .arg(dir.path())
+            .assert()
+            .code(1)
+            .stderr(contains("--repo is for Doc2Repo instances"));
+        // An archive whose entries escape the workdir.
+        let zip_path = dir.path().join("evil.zip");
+        {
+            let mut zip = zip::ZipWriter::new(std::fs::File::create(&zip_path).unwrap());
+            zip.start_file(
+                "../../etc/evil.py",
+                zip::write::SimpleFileOptions::default(),
+            )
+            .unwrap();
+            std::io::Write::write_all(&mut zip, b"x = 1\n").unwrap();
+            zip.finish().unwrap();
+        }
+        let doc = super::doc2repo();
+        grade_one()
+            .args(["--instance", doc.instance_id(), "--repo"])
+            .arg(&zip_path)
+            .assert()
+            .code(1)
+            .stderr(contains("refused entry `../../etc/evil.py`"));
+        // The engine is unreachable: exit 3 with a hint.
+        let empty = dir.path().join("empty.patch");
+        std::fs::write(&empty, "").unwrap();
+        let gold = dir.path().join("gold.patch");
+        std::fs::write(&gold, super::gold("acme_calc_pr7")).unwrap();
+        grade_one()
+            .env(
+                "DOCKER_HOST",
+                format!("unix://{}/no.sock", dir.path().display()),
+            )
+            .args(["--instance", "acme_calc_pr7", "--patch"])
+            .arg(&gold)
+            .assert()
+            .code(3)
+            .stderr(contains("not reachable"))
+            .stderr(contains("hint: start the Docker engine"));
+    }
+
+    #[test]
+    fn missing_image_is_an_infrastructure_error() {
+        if !docker_ready() {
+            return;
+        }
+        fixture_images();
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data.jsonl");
+        let line = std::fs::read_to_string(fixtures().join("dataset/fixtures.jsonl")).unwrap();
+        let mut rec: serde_json::Value =
+            serde_json::from_str(line.lines().next().unwrap()).unwrap();
+        rec["image"] = "beyondswe-test/does-not-exist:1".into();
+        std::fs::write(&data, format!("{rec}\n")).unwrap();
+        let gold = dir.path().join("gold.patch");
+        std::fs::write(&gold, rec["patch"].as_str().unwrap()).unwrap();
+        let assert = cargo_bin_cmd!("beyondswe")
+            .args([
+                "grade-one",
+                "--json",
+                "--instance",
+                "acme_calc_pr7",
+                "--dataset",
+            ])
+            .arg(&data)
+            .arg("--patch")
+            .arg(&gold)
+            .assert()
+            .code(3);
+        let v: serde_json::Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
+        assert_eq!(v["verdict"], "error");
+        assert_eq!(v["reason"], "image_missing");
+        // The empty patch needs no container at all.
+        let empty = dir.path().join("empty.patch");
+        std::fs::write(&empty, "\n").unwrap();
+        let assert = cargo_bin_cmd!("beyondswe")
+            .args([
+                "grade-one",
+                "--json",
+                "--instance",
+                "acme_calc_pr7",
+                "--dataset",
+            ])
+            .arg(fixtures().join("dataset/fixtures.jsonl"))
+            .arg("--patch")
+            .arg(&empty)
+            .assert()
+            .success();
+        let v: serde_json::Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
+        assert_eq!(
+            (
+                v["verdict"].as_str(),
+                v["reason"].as_str(),
+                v["score"].as_f64()
+            ),
+            (Some("unresolved"), Some("empty_patch"), Some(0.0))
+        );
+    }
+
+    #[test]
+    fn harbor_task_without_docker_image_is_built_and_graded() {
+        if !docker_ready() {
+            return;
+        }
+        fixture_images();
+        let dir = tempfile::tempdir().unwrap();
+        cargo_bin_cmd!("beyondswe")
+            .args(["convert", "to-harbor", "--omit-docker-image"])
+            .arg(fixtures().join("dataset/fixtures.jsonl"))
+            .arg(dir.path())
+            .args(["--ids", "acme_calc_pr7"])
+            .assert()
+            .success();
+        let gold = dir.path().join("gold.patch");
+        std::fs::write(&gold, super::gold("acme_calc_pr7")).unwrap();
+        let assert = cargo_bin_cmd!("beyondswe")
+            .args([
+                "grade-one",
+                "--json",
+                "--instance",
+                "acme_calc_pr7",
+                "--dataset",
+            ])
+            .arg(dir.path())
+            .arg("--patch")
+            .arg(&gold)
+            .assert()
+            .success();
+        let v: serde_json::Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
+        assert_eq!(v["verdict"], "resolved", "{v:#}");
+    }
+}
+
+#[test]
+fn ctrl_c_removes_the_container() {
+    if !docker_ready() {
+        return;
+    }
+    fixture_images();
+    let dir = tempfile::tempdir().unwrap();
+    let patch = dir.path().join("loop.patch");
+    std::fs::write(
+        &patch,
+        patch_from_base("calc", |d| {
+            append(d, "calc/__init__.py", "\nwhile True:\n    pass\n")
+        }),
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_beyondswe"))
+        .args([
+            "grade-one",
+            "--instance",
+            CALC,
+            "--timeout",
+            "600",
+            "--dataset",
+        ])
+        .arg(fixtures().join("dataset/fixtures.jsonl"))
+        .arg("--patch")
+        .arg(&patch)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let label = format!("label=beyondswe.pid={}", child.id());
+    let listed = || super::support::docker(&["ps", "-aq", "--filter", &label]);
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while listed().trim().is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no container appeared"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Let the tests start, then interrupt.
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(
+        Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(listed().trim().is_empty(), "container left after Ctrl-C");
+}
