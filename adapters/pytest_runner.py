@@ -105,8 +105,13 @@ def main(argv):
     sys.argv = ["pytest"]
     import pytest
 
+    args = list(config.get("args", []))
+    # Plugins the grader allows when autoloading is off (Doc2Repo), named by the environment.
+    for name in os.environ.pop("BEYONDSWE_PLUGINS", "").split(","):
+        if name:
+            args += ["-p", name]
     recorder = Recorder(config["results_path"], config["nonce"])
-    code = pytest.main(list(config.get("args", [])) + list(config.get("ids", [])), plugins=[recorder])
+    code = pytest.main(args + list(config.get("ids", [])), plugins=[recorder])
     recorder.dump(int(code), True)
     # End now: no atexit handler or finalizer of the code under test runs after the final results.
     sys.stdout.flush()

@@ -432,10 +432,17 @@ def cmd_harbor(args):
 
 def cmd_restore(args):
     baseline = []
-    if args.baseline_untracked:
+    if args.baseline_untracked and os.path.isfile(args.baseline_untracked):
         with open(args.baseline_untracked, "rb") as fh:
             baseline = z_list(fh.read())
     flags = restore(args.workdir, args.base, args.keep, args.f2p_path, baseline)
+    # Then the dataset's own test changes, on the pristine baseline.
+    if args.f2p_patch:
+        proc = git(args.workdir, "apply", "--verbose", "--whitespace=nowarn", args.f2p_patch, check=False)
+        if proc.returncode != 0:
+            flags["f2p_patch_error"] = (proc.stdout + proc.stderr).decode("utf-8", "replace")[-4000:]
+    if args.f2p_script:
+        shutil.copyfile(args.f2p_script, os.path.join(args.workdir, "test_fail_to_pass.py"))
     sys.stdout.write(json.dumps(flags) + "\n")
     return 0
 
@@ -451,6 +458,8 @@ def main(argv):
     r.add_argument("--base", required=True)
     r.add_argument("--keep", action="append", default=[])
     r.add_argument("--f2p-path", action="append", default=[])
+    r.add_argument("--f2p-patch", default=None, help="apply this patch after restoring")
+    r.add_argument("--f2p-script", default=None, help="copy this file to WORKDIR/test_fail_to_pass.py")
     r.add_argument("--baseline-untracked", default=None,
                    help="file with the NUL-separated untracked paths present before the submission")
     args = parser.parse_args(argv[1:])

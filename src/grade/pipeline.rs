@@ -1,27 +1,36 @@
 //! The grading pipeline: sandbox → prepare → apply → restore → test → verdict.
 //!
-//! Every submission gets a new container from the instance image. Every step is bounded in time,
-//! and every failure ends in a verdict: the agent's failures are `unresolved` with a reason, the
-//! infrastructure's are `error`. Nothing printed by the code under test decides anything: outcomes
-//! come from the recorder's file (random path, fresh nonce) and pytest's JUnit report, read back
-//! through the engine API and parsed here.
+//! Every submission gets a new container. Its image is the instance image after the prepare step
+//! (base checked out, setup commands run, newer history stripped and proven gone); that prepared
+//! image is committed once per instance and reused, keyed by the instance image's id, the base
+//! commit, the setup commands and the strip script, so repeated grading pays only for the
+//! submission. Every step is bounded in time, and every failure ends in a verdict: the agent's
+//! failures are `unresolved` with a reason, the infrastructure's are `error`. Nothing printed by
+//! the code under test decides anything: outcomes come from the recorder's file (random path,
+//! fresh nonce) and pytest's JUnit report, read back through the engine API and parsed here.
 
 use super::results::{Matcher, RunnerResults};
 use super::verdict::{Flags, Outcome, Reason, SuiteResult, TestOutcome, Verdict};
-use crate::adapters;
+use crate::adapters::{self, shell_quote};
 use crate::convert::keep_paths;
 use crate::junit;
 use crate::patch;
 use crate::record::{Family, Record};
 use crate::restore_rules;
 use crate::sandbox::{
-    ContainerSpec, ExecOutput, ExecSpec, Limits, Sandbox, SandboxError, TarBuilder,
-    first_file_in_tar,
+    ContainerSpec, ExecOutput, ExecSpec, INSTANCE_LABEL, Limits, Sandbox, SandboxError, TarBuilder,
 };
 use crate::submission::{EntryKind, RepoTree, Submission, TreeLimits, read_tree};
+use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+/// Where the prepare step keeps its facts inside the (prepared) image.
+const STATE_DIR: &str = "/var/lib/beyondswe";
+/// Bumped when the prepare step changes, so stale prepared images are not reused.
+const PREPARE_VERSION: &str = "1";
 
 /// How to grade.
 #[derive(Debug, Clone)]
@@ -33,6 +42,8 @@ pub struct GradeOptions {
     pub setup_timeout: Duration,
     /// Labels put on every container (run id, process).
     pub labels: Vec<(String, String)>,
+    /// Reuse (and create) committed prepared images; off: prepare in every container.
+    pub prepared_cache: bool,
 }
 
 impl Default for GradeOptions {
@@ -42,6 +53,7 @@ impl Default for GradeOptions {
             test_timeout: Duration::from_secs(1800),
             setup_timeout: Duration::from_secs(300),
             labels: Vec::new(),
+            prepared_cache: true,
         }
     }
 }
@@ -80,6 +92,10 @@ impl Stop {
             message: message.into(),
         }
     }
+
+    fn internal(e: impl std::fmt::Display) -> Stop {
+        Stop::error(Reason::SandboxFailed, e.to_string())
+    }
 }
 
 impl From<SandboxError> for Stop {
@@ -89,12 +105,13 @@ impl From<SandboxError> for Stop {
             SandboxError::ImageMissing { .. } => Reason::ImageMissing,
             _ => Reason::SandboxFailed,
         };
-        Stop::error(reason, e.to_string())
+        let hint = e.hint().map(|h| format!("\nhint: {h}")).unwrap_or_default();
+        Stop::error(reason, format!("{e}{hint}"))
     }
 }
 
 const MAX_LOG: usize = 20_000;
-const MAX_RESULTS: usize = 64 * 1024 * 1024;
+const MAX_DOWNLOAD: usize = 128 * 1024 * 1024;
 
 fn tail(s: &str) -> String {
     if s.len() <= MAX_LOG {
@@ -104,7 +121,7 @@ fn tail(s: &str) -> String {
     while !s.is_char_boundary(start) {
         start += 1;
     }
-    format!("[… {} bytes cut]\n{}", start, &s[start..])
+    format!("[… {start} bytes cut]\n{}", &s[start..])
 }
 
 fn random_token() -> String {
@@ -121,6 +138,9 @@ fn random_token() -> String {
     hex::encode(bytes)
 }
 
+/// Finds the interpreter inside the container, in every script.
+const FIND_PYTHON: &str = "PY=$(command -v python3 || command -v python) || { echo 'no python3 or python on PATH' >&2; exit 96; }";
+
 /// Grades one submission. Never fails: problems become the verdict's `error` or `unresolved`.
 pub async fn grade<S: Sandbox>(sandbox: &S, input: GradeInput<'_>, opts: &GradeOptions) -> Verdict {
     let record = input.record;
@@ -130,49 +150,60 @@ pub async fn grade<S: Sandbox>(sandbox: &S, input: GradeInput<'_>, opts: &GradeO
         v.set(Outcome::Unresolved, Reason::EmptyPatch, 0.0);
         return v;
     }
-    let Some(image) = input.image_override.or(record.image()) else {
-        v.set(Outcome::Error, Reason::ImageMissing, 0.0);
-        v.logs.error = "the record names no image".into();
-        return v;
-    };
-    match sandbox.image_id(image).await {
-        Ok(Some(id)) => v.image_id = Some(id),
-        Ok(None) => {
-            let e = SandboxError::ImageMissing {
-                image: image.to_owned(),
-            };
-            v.set(Outcome::Error, Reason::ImageMissing, 0.0);
-            v.logs.error = format!("{e}\nhint: {}", e.hint().unwrap_or_default());
-            return v;
+    if let Err(stop) = grade_in_container(sandbox, input, opts, &mut v).await {
+        v.verdict = stop.verdict;
+        v.reason = stop.reason;
+        if v.family != Family::Doc2Repo || stop.verdict == Outcome::Error {
+            v.score = 0.0;
         }
-        Err(e) => {
-            let stop = Stop::from(e);
-            v.set(stop.verdict, stop.reason, 0.0);
-            v.logs.error = stop.message;
-            return v;
+        if !stop.message.is_empty() {
+            v.logs.error = tail(&stop.message);
         }
     }
+    v.timings
+        .insert("total".into(), total.elapsed().as_secs_f64());
+    v
+}
+
+async fn grade_in_container<S: Sandbox>(
+    sandbox: &S,
+    input: GradeInput<'_>,
+    opts: &GradeOptions,
+    v: &mut Verdict,
+) -> Result<(), Stop> {
+    let record = input.record;
+    let image = input
+        .image_override
+        .or(record.image())
+        .ok_or_else(|| Stop::error(Reason::ImageMissing, "the record names no image"))?;
+    let image_id = sandbox.image_id(image).await?.ok_or_else(|| {
+        Stop::from(SandboxError::ImageMissing {
+            image: image.to_owned(),
+        })
+    })?;
+    v.image_id = Some(image_id.clone());
     let mut labels: BTreeMap<String, String> = opts.labels.iter().cloned().collect();
-    labels.insert(
-        crate::sandbox::INSTANCE_LABEL.into(),
-        record.instance_id().into(),
-    );
-    let spec = ContainerSpec {
+    labels.insert(INSTANCE_LABEL.into(), record.instance_id().into());
+    let spec = |image: &str| ContainerSpec {
         image: image.to_owned(),
         workdir: None,
-        labels,
+        labels: labels.clone(),
         limits: opts.limits.clone(),
     };
-    let t = Instant::now();
-    let container = match sandbox.start(&spec).await {
-        Ok(c) => c,
-        Err(e) => {
-            let stop = Stop::from(e);
-            v.set(stop.verdict, stop.reason, 0.0);
-            v.logs.error = stop.message;
-            return v;
-        }
+
+    let run_image = if opts.prepared_cache {
+        let t = Instant::now();
+        let tag = ensure_prepared(sandbox, record, &image_id, &spec(image), opts).await?;
+        v.timings
+            .insert("prepare".into(), t.elapsed().as_secs_f64());
+        tag
+    } else {
+        image.to_owned()
     };
+    v.prepared_image = opts.prepared_cache.then(|| run_image.clone());
+
+    let t = Instant::now();
+    let container = sandbox.start(&spec(&run_image)).await?;
     v.timings.insert("start".into(), t.elapsed().as_secs_f64());
     let mut run = Run {
         sandbox,
@@ -181,29 +212,20 @@ pub async fn grade<S: Sandbox>(sandbox: &S, input: GradeInput<'_>, opts: &GradeO
         opts,
         workdir: record.workdir().to_owned(),
         private: format!("/tmp/beyondswe-{}", random_token()),
-        python: String::new(),
-        has_timeout: false,
-        main_pid: 1,
-        v: &mut v,
+        nonce: random_token(),
+        v,
     };
-    let outcome = run.steps(input).await;
-    if let Err(stop) = outcome {
+    let result = run.steps(input).await;
+    let result = match result {
         // A command that ran out of memory looks like a kill; say so.
-        let oom = sandbox.state(&container).await.is_ok_and(|s| s.oom_killed);
-        let (verdict, reason) = if oom && stop.verdict != Outcome::Error {
-            (Outcome::Unresolved, Reason::OutOfMemory)
-        } else {
-            (stop.verdict, stop.reason)
-        };
-        v.verdict = verdict;
-        v.reason = reason;
-        if v.family != Family::Doc2Repo || verdict == Outcome::Error {
-            v.score = 0.0;
+        Err(stop)
+            if stop.verdict != Outcome::Error
+                && sandbox.state(&container).await.is_ok_and(|s| s.oom_killed) =>
+        {
+            Err(Stop::unresolved(Reason::OutOfMemory, stop.message))
         }
-        if !stop.message.is_empty() {
-            v.logs.error = tail(&stop.message);
-        }
-    }
+        other => other,
+    };
     let t = Instant::now();
     if let Err(e) = sandbox.remove(&container).await {
         v.logs
@@ -211,180 +233,131 @@ pub async fn grade<S: Sandbox>(sandbox: &S, input: GradeInput<'_>, opts: &GradeO
             .push_str(&format!("\nremoving the container failed: {e}"));
     }
     v.timings.insert("remove".into(), t.elapsed().as_secs_f64());
-    v.timings
-        .insert("total".into(), total.elapsed().as_secs_f64());
-    v
+    result
 }
 
-struct Run<'a, S: Sandbox> {
-    sandbox: &'a S,
-    container: &'a S::Handle,
-    record: &'a Record,
-    opts: &'a GradeOptions,
-    workdir: String,
-    /// A directory only the grader knows: adapters, patches, results.
-    private: String,
-    python: String,
-    /// Whether the image has coreutils' `timeout`.
-    has_timeout: bool,
-    /// The container's idle main process (kept alive when the test shell kills the rest).
-    main_pid: u32,
-    v: &'a mut Verdict,
-}
-
-impl<S: Sandbox> Run<'_, S> {
-    async fn exec(&self, spec: ExecSpec) -> Result<ExecOutput, Stop> {
-        Ok(self.sandbox.exec(self.container, &spec).await?)
+/// The prepared image's tag for this instance: made once, reused while its inputs are the same.
+async fn ensure_prepared<S: Sandbox>(
+    sandbox: &S,
+    record: &Record,
+    image_id: &str,
+    spec: &ContainerSpec,
+    opts: &GradeOptions,
+) -> Result<String, Stop> {
+    let mut key = Sha256::new();
+    for part in [
+        PREPARE_VERSION,
+        image_id,
+        record.base_commit().unwrap_or_default(),
+        record.workdir(),
+        adapters::STRIP_HISTORY_SH,
+    ] {
+        key.update(part.as_bytes());
+        key.update([0]);
     }
-
-    /// `sh -c script` in the workdir, bounded inside the container (when `timeout` exists) and on
-    /// the host.
-    async fn sh_bounded(
-        &self,
-        script: &str,
-        limit: Duration,
-        env: &[(&str, String)],
-    ) -> Result<ExecOutput, Stop> {
-        let secs = limit.as_secs().max(1);
-        let cmd = if self.has_timeout {
-            vec![
-                "timeout".into(),
-                "-k".into(),
-                "10".into(),
-                secs.to_string(),
-                "sh".into(),
-                "-c".into(),
-                script.into(),
-            ]
-        } else {
-            vec!["sh".into(), "-c".into(), script.into()]
-        };
-        let mut spec = ExecSpec::new(cmd)
-            .in_dir(self.workdir.clone())
-            .timeout(limit + Duration::from_secs(60));
-        for (k, val) in env {
-            spec = spec.env(*k, val.clone());
-        }
-        self.exec(spec).await
+    for cmd in record.pre_commands() {
+        key.update(cmd.as_bytes());
+        key.update([0]);
     }
-
-    async fn upload_file(&self, dir: &str, name: &str, data: &[u8]) -> Result<(), Stop> {
-        let mut tar = TarBuilder::new();
-        tar.file(name, data, 0o644)
-            .map_err(|e| Stop::error(Reason::SandboxFailed, e.to_string()))?;
-        let bytes = tar
-            .finish()
-            .map_err(|e| Stop::error(Reason::SandboxFailed, e.to_string()))?;
-        Ok(self.sandbox.upload(self.container, dir, bytes).await?)
-    }
-
-    async fn download_file(&self, path: &str) -> Result<Option<Vec<u8>>, Stop> {
-        match self
-            .sandbox
-            .download(self.container, path, MAX_RESULTS)
-            .await?
-        {
-            Some(tar) => first_file_in_tar(&tar)
-                .map_err(|e| Stop::error(Reason::SandboxFailed, format!("{path}: {e}"))),
-            None => Ok(None),
-        }
-    }
-
-    fn timed(&mut self, phase: &str, since: Instant) {
-        *self.v.timings.entry(phase.into()).or_default() += since.elapsed().as_secs_f64();
-    }
-
-    async fn steps(&mut self, input: GradeInput<'_>) -> Result<(), Stop> {
-        let t = Instant::now();
-        self.setup_private().await?;
-        self.prepare().await?;
-        self.timed("prepare", t);
-        if self.record.family() == Family::Doc2Repo {
-            self.doc2repo(input).await
-        } else {
-            self.issue(input).await
-        }
-    }
-
-    /// Uploads the adapters to the private directory and finds the interpreter.
-    async fn setup_private(&mut self) -> Result<(), Stop> {
-        let mut tar = TarBuilder::new();
-        let add = |tar: &mut TarBuilder, name: &str, data: &str| {
-            tar.file(name, data.as_bytes(), 0o755)
-                .map(|_| ())
-                .map_err(|e| Stop::error(Reason::SandboxFailed, e.to_string()))
-        };
-        add(&mut tar, "strip_history.sh", adapters::STRIP_HISTORY_SH)?;
-        add(&mut tar, "beyondswe_verify.py", adapters::VERIFY_PY)?;
-        add(
-            &mut tar,
-            "beyondswe_pytest_runner.py",
-            adapters::PYTEST_RUNNER_PY,
-        )?;
-        let bytes = tar
-            .finish()
-            .map_err(|e| Stop::error(Reason::SandboxFailed, e.to_string()))?;
-        self.sandbox
-            .upload(self.container, &self.private, bytes)
-            .await?;
-        let probe = self
-            .exec(ExecSpec::sh(format!(
-                "mkdir -p {w} && (command -v python3 || command -v python) && (command -v timeout >/dev/null && echo has-timeout || true) \
-                 && echo \"main-pid $(cat /proc/1/task/1/children 2>/dev/null)\"",
-                w = adapters::shell_quote(&self.workdir)
-            )))
-            .await?;
-        let mut lines = probe.stdout.lines();
-        self.python = lines.next().unwrap_or_default().trim().to_owned();
-        self.has_timeout = probe.stdout.contains("has-timeout");
-        // With an init process, the idle `sleep` is its first child; without one, it is PID 1.
-        self.main_pid = probe
-            .stdout
-            .lines()
-            .find_map(|l| l.strip_prefix("main-pid "))
-            .and_then(|l| l.split_whitespace().next()?.parse().ok())
-            .unwrap_or(1);
-        if self.python.is_empty() {
-            return Err(Stop::error(
-                Reason::PrepareFailed,
-                format!(
-                    "no python3 or python on the image's PATH\n{}",
-                    probe.combined()
-                ),
-            ));
-        }
-        Ok(())
-    }
-
-    /// Checks out the base, runs the setup commands, strips newer history and proves it.
-    async fn prepare(&mut self) -> Result<(), Stop> {
-        let is_repo = self
-            .exec(ExecSpec::new(["git", "rev-parse", "--git-dir"]).in_dir(self.workdir.clone()))
-            .await?
-            .success();
-        if !is_repo {
-            if self.record.family() == Family::Doc2Repo {
-                return Ok(());
+    let key = hex::encode(key.finalize());
+    let name: String = record
+        .instance_id()
+        .to_lowercase()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '-'
             }
+        })
+        .take(100)
+        .collect();
+    let tag = format!("beyondswe-prepared/{name}:{}", &key[..16]);
+    if sandbox.image_id(&tag).await?.is_some() {
+        return Ok(tag);
+    }
+    let container = sandbox.start(spec).await?;
+    let prepared = prepare(sandbox, &container, record, opts).await;
+    let committed = match prepared {
+        Ok(()) => {
+            let labels = [
+                ("beyondswe.prepared".to_owned(), "1".to_owned()),
+                (INSTANCE_LABEL.to_owned(), record.instance_id().to_owned()),
+            ]
+            .into_iter()
+            .collect();
+            sandbox
+                .commit(&container, &tag, &labels)
+                .await
+                .map(|_| ())
+                .map_err(Stop::from)
+        }
+        Err(stop) => Err(stop),
+    };
+    let _ = sandbox.remove(&container).await;
+    committed.map(|()| tag)
+}
+
+/// Checks out the base, runs the setup commands, strips newer history and proves it, and records
+/// what is untracked at that point (it belongs to the image, not to any submission).
+async fn prepare<S: Sandbox>(
+    sandbox: &S,
+    container: &S::Handle,
+    record: &Record,
+    opts: &GradeOptions,
+) -> Result<(), Stop> {
+    let workdir = record.workdir();
+    let mut tar = TarBuilder::new();
+    let state = STATE_DIR.trim_start_matches('/');
+    tar.dir("var", 0o755)
+        .and_then(|t| t.dir("var/lib", 0o755))
+        .and_then(|t| t.dir(state, 0o700))
+        .map_err(Stop::internal)?;
+    tar.file(
+        &format!("{state}/strip_history.sh"),
+        adapters::STRIP_HISTORY_SH.as_bytes(),
+        0o755,
+    )
+    .map_err(Stop::internal)?;
+    sandbox
+        .upload(container, "/", tar.finish().map_err(Stop::internal)?)
+        .await?;
+
+    let w = shell_quote(workdir);
+    let exec = |script: String, limit: Duration| {
+        ExecSpec::sh(script).timeout(limit + Duration::from_secs(60))
+    };
+    let is_repo = sandbox
+        .exec(
+            container,
+            &exec(
+                format!("mkdir -p {w} && cd {w} && git rev-parse --git-dir"),
+                Duration::from_secs(60),
+            ),
+        )
+        .await?;
+    let mut log = String::new();
+    let mut failed: Vec<String> = Vec::new();
+    if !is_repo.success() {
+        if record.family() != Family::Doc2Repo {
             return Err(Stop::error(
                 Reason::PrepareFailed,
-                format!("{} is not a git repository in the image", self.workdir),
+                format!("{workdir} is not a git repository in the image"),
             ));
         }
-        let mut log = String::new();
-        if let Some(base) = self.record.base_commit() {
-            let out = self
+    } else {
+        if let Some(base) = record.base_commit() {
+            let out = sandbox
                 .exec(
-                    ExecSpec::new([
-                        "git",
-                        "-c",
-                        "advice.detachedHead=false",
-                        "checkout",
-                        "-q",
-                        "-f",
-                        base,
-                    ])
-                    .in_dir(self.workdir.clone()),
+                    container,
+                    &exec(
+                        format!(
+                            "cd {w} && git -c advice.detachedHead=false checkout -q -f {}",
+                            shell_quote(base)
+                        ),
+                        Duration::from_secs(300),
+                    ),
                 )
                 .await?;
             if !out.success() {
@@ -394,22 +367,30 @@ impl<S: Sandbox> Run<'_, S> {
                 ));
             }
         }
-        for cmd in self.record.pre_commands() {
-            let out = self.sh_bounded(&cmd, self.opts.setup_timeout, &[]).await?;
+        let secs = opts.setup_timeout.as_secs().max(1);
+        for cmd in record.pre_commands() {
+            let script = format!(
+                "cd {w} && if command -v timeout >/dev/null; then timeout -k 10 {secs} sh -c {c}; else sh -c {c}; fi",
+                c = shell_quote(&cmd)
+            );
+            let out = sandbox
+                .exec(container, &exec(script, opts.setup_timeout))
+                .await?;
             log.push_str(&format!("$ {cmd}\n{}\n", out.combined()));
             if !out.success() {
-                self.v.flags.pre_commands_failed.push(cmd);
+                failed.push(cmd);
             }
         }
-        let strip = self
-            .exec(ExecSpec::new([
-                "sh".to_owned(),
-                format!("{}/strip_history.sh", self.private),
-                self.workdir.clone(),
-            ]))
+        let strip = sandbox
+            .exec(
+                container,
+                &exec(
+                    format!("sh {STATE_DIR}/strip_history.sh {w} && cd {w} && git ls-files --others -z > {STATE_DIR}/baseline-untracked"),
+                    Duration::from_secs(1800),
+                ),
+            )
             .await?;
         log.push_str(&strip.combined());
-        self.v.logs.prepare = tail(&log);
         match strip.exit_code {
             Some(0) => {}
             Some(3) => return Err(Stop::error(Reason::HistoryLeak, strip.combined())),
@@ -420,21 +401,176 @@ impl<S: Sandbox> Run<'_, S> {
                 ));
             }
         }
-        // What is untracked now belongs to the image, not to the submission.
-        let untracked = self
-            .exec(ExecSpec::new(["git", "ls-files", "--others", "-z"]).in_dir(self.workdir.clone()))
-            .await?;
-        self.upload_file(
-            &self.private.clone(),
-            "baseline-untracked",
-            untracked.stdout.as_bytes(),
-        )
+    }
+    let facts = serde_json::json!({"log": tail(&log), "pre_commands_failed": failed});
+    let mut tar = TarBuilder::new();
+    tar.file("prepare.json", facts.to_string().as_bytes(), 0o644)
+        .map_err(Stop::internal)?;
+    sandbox
+        .upload(container, STATE_DIR, tar.finish().map_err(Stop::internal)?)
         .await?;
+    Ok(())
+}
+
+struct Run<'a, S: Sandbox> {
+    sandbox: &'a S,
+    container: &'a S::Handle,
+    record: &'a Record,
+    opts: &'a GradeOptions,
+    workdir: String,
+    /// A directory only the grader knows: adapters, patches, results.
+    private: String,
+    /// Names this run's result files; the recorder writes it into them.
+    nonce: String,
+    v: &'a mut Verdict,
+}
+
+impl<S: Sandbox> Run<'_, S> {
+    async fn sh(
+        &self,
+        script: String,
+        limit: Duration,
+        env: &[(&str, String)],
+    ) -> Result<ExecOutput, Stop> {
+        let mut spec = ExecSpec::sh(script)
+            .in_dir(self.workdir.clone())
+            .timeout(limit + Duration::from_secs(60));
+        for (k, val) in env {
+            spec = spec.env(*k, val.clone());
+        }
+        Ok(self.sandbox.exec(self.container, &spec).await?)
+    }
+
+    fn timed(&mut self, phase: &str, since: Instant) {
+        *self.v.timings.entry(phase.into()).or_default() += since.elapsed().as_secs_f64();
+    }
+
+    fn file(&self, name: &str) -> String {
+        format!("{}/{name}", self.private)
+    }
+
+    /// Puts the prepare step's facts where the final download picks them up (no extra round trip).
+    fn copy_prepare_facts(&self) -> String {
+        format!(
+            "cp {STATE_DIR}/prepare.json {} 2>/dev/null",
+            shell_quote(&self.file("out/"))
+        )
+    }
+
+    async fn steps(&mut self, input: GradeInput<'_>) -> Result<(), Stop> {
+        let t = Instant::now();
+        if !self.opts.prepared_cache {
+            prepare(self.sandbox, self.container, self.record, self.opts).await?;
+            self.timed("prepare", t);
+        }
+        let t = Instant::now();
+        self.upload_bundle(input).await?;
+        self.timed("apply", t);
+        if self.record.family() == Family::Doc2Repo {
+            self.doc2repo(input).await
+        } else {
+            self.issue(input).await
+        }
+    }
+
+    /// One upload with everything the run needs in its private directory.
+    async fn upload_bundle(&mut self, input: GradeInput<'_>) -> Result<(), Stop> {
+        let dir = self.private.trim_start_matches("/tmp/").to_owned();
+        let mut tar = TarBuilder::new();
+        // Directories before their files, so the engine creates them with these modes.
+        tar.dir(&dir, 0o700)
+            .and_then(|t| t.dir(&format!("{dir}/out"), 0o700))
+            .map_err(Stop::internal)?;
+        if self.record.family() == Family::Doc2Repo {
+            tar.dir(&format!("{dir}/suite"), 0o755)
+                .map_err(Stop::internal)?;
+        }
+        let mut add = |name: &str, data: &[u8]| {
+            tar.file(&format!("{dir}/{name}"), data, 0o644)
+                .map(|_| ())
+                .map_err(Stop::internal)
+        };
+        add("beyondswe_verify.py", adapters::VERIFY_PY.as_bytes())?;
+        add(
+            "beyondswe_pytest_runner.py",
+            adapters::PYTEST_RUNNER_PY.as_bytes(),
+        )?;
+        if let Submission::Patch(p) = input.submission {
+            add("submission.patch", p)?;
+        }
+        if let Some(p) = self.record.f2p_patch() {
+            add("f2p.patch", p.as_bytes())?;
+        }
+        if let Some(s) = self.record.f2p_script() {
+            add("test_fail_to_pass.py", s.as_bytes())?;
+        }
+        let mut suite_ini = false;
+        if self.record.family() == Family::Doc2Repo {
+            let zip = input.test_suite.ok_or_else(|| {
+                Stop::error(
+                    Reason::TestSuiteMissing,
+                    "no test suite zip for this Doc2Repo instance (pass --test-suites)",
+                )
+            })?;
+            let suite = suite_tree(zip).map_err(|e| Stop::error(Reason::TestSuiteMissing, e))?;
+            suite_ini = suite.entries.iter().any(|e| {
+                ["pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini"].contains(&e.path.as_str())
+            });
+            for e in &suite.entries {
+                if let EntryKind::File { data, .. } = &e.kind {
+                    add(&format!("suite/{}", e.path), data)?;
+                }
+            }
+        }
+        let rootdir = if self.record.family() == Family::Doc2Repo {
+            self.file("suite")
+        } else {
+            self.workdir.clone()
+        };
+        let mut args = vec![
+            "-o".to_owned(),
+            "addopts=".into(),
+            "-p".into(),
+            "no:cacheprovider".into(),
+            format!("--rootdir={rootdir}"),
+            format!("--confcutdir={rootdir}"),
+            "-q".into(),
+            format!(
+                "--junitxml={}",
+                self.file(&format!("out/junit-{}.xml", self.nonce))
+            ),
+        ];
+        if self.record.family() == Family::Doc2Repo && !suite_ini {
+            args.extend(["-c".into(), "/dev/null".into()]);
+        }
+        let ids = if self.record.family() == Family::Doc2Repo {
+            vec![self.file("suite")]
+        } else {
+            let f2p = self.record.fail_to_pass();
+            let mut ids = f2p.clone();
+            ids.extend(
+                self.record
+                    .pass_to_pass()
+                    .into_iter()
+                    .filter(|i| !f2p.contains(i)),
+            );
+            ids
+        };
+        let config = serde_json::json!({
+            "args": args,
+            "ids": ids,
+            "results_path": self.file(&format!("out/results-{}.json", self.nonce)),
+            "nonce": self.nonce,
+            "prepend_cwd": true,
+        });
+        add("runner.json", config.to_string().as_bytes())?;
+        let bundle = tar.finish().map_err(Stop::internal)?;
+        self.sandbox.upload(self.container, "/tmp", bundle).await?;
         Ok(())
     }
 
     /// Applies a patch without ever leaving it half-applied: `git apply` (atomic), the same with
-    /// whitespace tolerance, then GNU patch only after a dry run says every hunk applies.
+    /// whitespace tolerance, then GNU patch only after a dry run says every hunk applies. One exec.
     async fn apply_patch(&mut self, patch_bytes: &[u8]) -> Result<(), Stop> {
         let text = String::from_utf8_lossy(patch_bytes);
         let parsed = patch::parse(&text).map_err(|e| {
@@ -452,53 +588,29 @@ impl<S: Sandbox> Run<'_, S> {
             .filter(|p| restore_rules::is_covered(p))
             .collect();
         self.v.flags.suspicious.extend(forgery_signs(&text));
-        self.upload_file(&self.private.clone(), "submission.patch", patch_bytes)
-            .await?;
-        let file = format!("{}/submission.patch", self.private);
-        let q = adapters::shell_quote(&file);
-        let strategies = [
-            (
-                "git apply",
-                format!("git apply --verbose --whitespace=nowarn {q}"),
-                None,
-            ),
-            (
-                "git apply --ignore-whitespace",
-                format!(
-                    "git apply --verbose --whitespace=nowarn --ignore-space-change --ignore-whitespace {q}"
-                ),
-                None,
-            ),
-            (
-                "patch --fuzz=3",
-                format!("patch --batch --forward -p1 --fuzz=3 -i {q}"),
-                Some(format!(
-                    "patch --batch --forward -p1 --fuzz=3 --dry-run -i {q}"
-                )),
-            ),
-        ];
-        let mut log = String::new();
-        for (name, cmd, dry_run) in strategies {
-            if let Some(dry) = dry_run {
-                let out = self.sh_bounded(&dry, self.opts.setup_timeout, &[]).await?;
-                log.push_str(&format!("$ {dry}\n{}\n", out.combined()));
-                if !out.success() {
-                    continue;
-                }
+        let q = shell_quote(&self.file("submission.patch"));
+        let script = format!(
+            "if git apply --verbose --whitespace=nowarn {q}; then echo '::applied git apply'; \
+             elif git apply --verbose --whitespace=nowarn --ignore-space-change --ignore-whitespace {q}; then echo '::applied git apply --ignore-whitespace'; \
+             elif patch --batch --forward -p1 --fuzz=3 --dry-run -i {q} && patch --batch --forward -p1 --fuzz=3 -i {q}; then echo '::applied patch --fuzz=3'; \
+             else exit 1; fi"
+        );
+        let out = self.sh(script, self.opts.setup_timeout, &[]).await?;
+        self.v.logs.apply = tail(&out.combined());
+        match out
+            .stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("::applied "))
+        {
+            Some(how) if out.success() => {
+                self.v.flags.applied_with = Some(how.to_owned());
+                Ok(())
             }
-            let out = self.sh_bounded(&cmd, self.opts.setup_timeout, &[]).await?;
-            log.push_str(&format!("$ {cmd}\n{}\n", out.combined()));
-            if out.success() {
-                self.v.flags.applied_with = Some(name.to_owned());
-                self.v.logs.apply = tail(&log);
-                return Ok(());
-            }
+            _ => Err(Stop::unresolved(
+                Reason::PatchFailed,
+                "the patch does not apply (every strategy failed; see logs.apply)",
+            )),
         }
-        self.v.logs.apply = tail(&log);
-        Err(Stop::unresolved(
-            Reason::PatchFailed,
-            "the patch does not apply (every strategy failed; see logs.apply)",
-        ))
     }
 
     async fn issue(&mut self, input: GradeInput<'_>) -> Result<(), Stop> {
@@ -514,93 +626,75 @@ impl<S: Sandbox> Run<'_, S> {
 
         let t = Instant::now();
         let (f2p_paths, keep) = keep_paths(self.record);
-        let base = self.record.base_commit().unwrap_or("HEAD").to_owned();
-        let mut cmd = vec![
-            self.python.clone(),
-            format!("{}/beyondswe_verify.py", self.private),
-            "restore".into(),
-            "--workdir".into(),
-            self.workdir.clone(),
-            "--base".into(),
-            base,
-            "--baseline-untracked".into(),
-            format!("{}/baseline-untracked", self.private),
-        ];
+        let base = self.record.base_commit().unwrap_or("HEAD");
+        let mut cmd = format!(
+            "{copy}; {FIND_PYTHON}; \"$PY\" {verify} restore --workdir {w} --base {b} --baseline-untracked {STATE_DIR}/baseline-untracked",
+            verify = shell_quote(&self.file("beyondswe_verify.py")),
+            copy = self.copy_prepare_facts(),
+            w = shell_quote(&self.workdir),
+            b = shell_quote(base),
+        );
         for k in keep {
-            cmd.extend(["--keep".into(), k]);
+            cmd.push_str(&format!(" --keep {}", shell_quote(&k)));
         }
         for p in f2p_paths {
-            cmd.extend(["--f2p-path".into(), p]);
+            cmd.push_str(&format!(" --f2p-path {}", shell_quote(&p)));
         }
-        let out = self
-            .exec(ExecSpec::new(cmd).in_dir(self.workdir.clone()))
-            .await?;
+        if self.record.f2p_patch().is_some() {
+            cmd.push_str(&format!(
+                " --f2p-patch {}",
+                shell_quote(&self.file("f2p.patch"))
+            ));
+        }
+        if self.record.f2p_script().is_some() {
+            cmd.push_str(&format!(
+                " --f2p-script {}",
+                shell_quote(&self.file("test_fail_to_pass.py"))
+            ));
+        }
+        let out = self.sh(cmd, self.opts.setup_timeout, &[]).await?;
         if !out.success() {
             return Err(Stop::error(
                 Reason::SandboxFailed,
                 format!("restore step failed:\n{}", out.combined()),
             ));
         }
-        let restored: Flags = serde_json::from_str(out.stdout.trim()).map_err(|e| {
+        #[derive(serde::Deserialize)]
+        struct Restored {
+            #[serde(flatten)]
+            flags: Flags,
+            f2p_patch_error: Option<String>,
+        }
+        let restored: Restored = serde_json::from_str(out.stdout.trim()).map_err(|e| {
             Stop::error(
                 Reason::SandboxFailed,
                 format!("restore output unreadable: {e}: {}", out.stdout),
             )
         })?;
-        self.v.flags.tests_restored = restored.tests_restored;
-        self.v.flags.files_removed = restored.files_removed;
-        self.v.flags.config_reverted = restored.config_reverted;
-        self.v.flags.kept_for_gold = restored.kept_for_gold;
-
-        if let Some(f2p) = self.record.f2p_patch() {
-            self.upload_file(&self.private.clone(), "f2p.patch", f2p.as_bytes())
-                .await?;
-            let out = self
-                .exec(
-                    ExecSpec::new([
-                        "git".into(),
-                        "apply".into(),
-                        "--verbose".into(),
-                        "--whitespace=nowarn".into(),
-                        format!("{}/f2p.patch", self.private),
-                    ])
-                    .in_dir(self.workdir.clone()),
-                )
-                .await?;
-            if !out.success() {
-                return Err(Stop::error(
-                    Reason::F2pPatchFailed,
-                    format!(
-                        "the dataset's f2p patch does not apply:\n{}",
-                        out.combined()
-                    ),
-                ));
-            }
-        }
-        if let Some(script) = self.record.f2p_script() {
-            self.upload_file(
-                &self.workdir.clone(),
-                "test_fail_to_pass.py",
-                script.as_bytes(),
-            )
-            .await?;
+        let f = &mut self.v.flags;
+        f.tests_restored = restored.flags.tests_restored;
+        f.files_removed = restored.flags.files_removed;
+        f.config_reverted = restored.flags.config_reverted;
+        f.kept_for_gold = restored.flags.kept_for_gold;
+        if let Some(err) = restored.f2p_patch_error {
+            return Err(Stop::error(
+                Reason::F2pPatchFailed,
+                format!("the dataset's f2p patch does not apply:\n{err}"),
+            ));
         }
         self.timed("restore", t);
 
         let f2p = self.record.fail_to_pass();
         let p2p = self.record.pass_to_pass();
-        let mut ids = f2p.clone();
-        ids.extend(p2p.iter().filter(|i| !f2p.contains(i)).cloned());
-        if ids.is_empty() {
+        if f2p.is_empty() && p2p.is_empty() {
             return Err(Stop::error(
                 Reason::NoTestIds,
                 "the instance has no FAIL_TO_PASS or PASS_TO_PASS ids",
             ));
         }
-        let workdir = self.workdir.clone();
-        let args = base_pytest_args(&workdir);
-        let run = self.run_tests(&workdir, ids, args, Vec::new()).await?;
-        let Some((results, junit_cases)) = run else {
+        let Some((results, junit_cases)) =
+            self.run_tests(&self.workdir.clone(), Vec::new()).await?
+        else {
             return Ok(());
         };
         let m = Matcher::new(&results, &junit_cases);
@@ -629,39 +723,21 @@ impl<S: Sandbox> Run<'_, S> {
     async fn run_tests(
         &mut self,
         cwd: &str,
-        ids: Vec<String>,
-        mut args: Vec<String>,
         env: Vec<(&str, String)>,
     ) -> Result<Option<(RunnerResults, Vec<junit::JunitCase>)>, Stop> {
         let t = Instant::now();
-        let nonce = random_token();
-        let results_path = format!("{}/results-{nonce}.json", self.private);
-        let junit_path = format!("{}/junit-{nonce}.xml", self.private);
-        args.push(format!("--junitxml={junit_path}"));
-        let config = serde_json::json!({
-            "args": args, "ids": ids, "results_path": results_path, "nonce": nonce, "prepend_cwd": true,
-        });
-        self.upload_file(
-            &self.private.clone(),
-            "runner.json",
-            config.to_string().as_bytes(),
-        )
-        .await?;
+        let secs = self.opts.test_timeout.as_secs().max(1);
         // The shell that starts the runner kills every other process of the container (but init
         // and the idle main process) the moment the runner exits: nothing the tests started can
         // outlive them and rewrite the results.
-        let limit = if self.has_timeout {
-            format!("timeout -k 10 {} ", self.opts.test_timeout.as_secs().max(1))
-        } else {
-            String::new()
-        };
         let script = format!(
-            "cd {cwd} || exit 97; {limit}{py} {private}/beyondswe_pytest_runner.py {private}/runner.json; code=$?; \
-             for p in /proc/[0-9]*; do pid=${{p#/proc/}}; case \"$pid\" in 1|$$|{keep}) ;; *) kill -9 \"$pid\" 2>/dev/null;; esac; done; exit $code",
-            cwd = adapters::shell_quote(cwd),
-            py = adapters::shell_quote(&self.python),
-            private = self.private,
-            keep = self.main_pid,
+            "cd {cwd} || exit 97; {FIND_PYTHON}; \
+             KEEP=$(cut -d' ' -f1 /proc/1/task/1/children 2>/dev/null); [ -n \"$KEEP\" ] || KEEP=1; \
+             if command -v timeout >/dev/null; then timeout -k 10 {secs} \"$PY\" {runner} {config}; else \"$PY\" {runner} {config}; fi; code=$?; \
+             for p in /proc/[0-9]*; do pid=${{p#/proc/}}; case \"$pid\" in 1|$$|\"$KEEP\") ;; *) kill -9 \"$pid\" 2>/dev/null;; esac; done; exit $code",
+            cwd = shell_quote(cwd),
+            runner = shell_quote(&self.file("beyondswe_pytest_runner.py")),
+            config = shell_quote(&self.file("runner.json")),
         );
         let mut env_all: Vec<(&str, String)> = vec![
             ("PYTHONNOUSERSITE", "1".into()),
@@ -670,29 +746,40 @@ impl<S: Sandbox> Run<'_, S> {
             ("PYTEST_PLUGINS", String::new()),
         ];
         env_all.extend(env);
-        let mut spec =
-            ExecSpec::sh(script).timeout(self.opts.test_timeout + Duration::from_secs(60));
-        for (k, val) in env_all {
-            spec = spec.env(k, val);
-        }
-        let out = self.exec(spec).await?;
+        let out = self.sh(script, self.opts.test_timeout, &env_all).await?;
         self.timed("tests", t);
         let t = Instant::now();
+        self.v.logs.test_output = tail(&out.combined());
         if out.combined().contains("<pytest>true</pytest>") {
             self.v.flags.suspicious.push(
                 "the test output contains the official success marker `<pytest>true</pytest>`"
                     .into(),
             );
         }
-        self.v.logs.test_output = tail(&out.combined());
-        let timed_out = out.timed_out || matches!(out.exit_code, Some(124) | Some(137));
-        let results_bytes = self.download_file(&results_path).await?;
-        let junit_bytes = self.download_file(&junit_path).await?;
+        let files = self.download_out().await?;
         self.timed("collect", t);
-        if let Some(b) = &results_bytes {
+        let results_bytes = files.get(&format!("results-{}.json", self.nonce));
+        let junit_bytes = files.get(&format!("junit-{}.xml", self.nonce));
+        if let Some(b) = files.get("prepare.json")
+            && let Ok(facts) = serde_json::from_slice::<serde_json::Value>(b)
+        {
+            self.v.logs.prepare = facts["log"].as_str().unwrap_or_default().to_owned();
+            self.v.flags.pre_commands_failed = facts["pre_commands_failed"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|c| c.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default();
+        }
+        if let Some(b) = files.get("install.log") {
+            self.v.logs.install = tail(&String::from_utf8_lossy(b));
+        }
+        if let Some(b) = results_bytes {
             self.v.logs.results = tail(&String::from_utf8_lossy(b));
         }
-        let results = match results_bytes.map(|b| RunnerResults::parse(&b, &nonce)) {
+        let results = match results_bytes.map(|b| RunnerResults::parse(b, &self.nonce)) {
             Some(Ok(r)) => Some(r),
             Some(Err(msg)) => {
                 self.v
@@ -703,6 +790,7 @@ impl<S: Sandbox> Run<'_, S> {
             }
             None => None,
         };
+        let timed_out = out.timed_out || matches!(out.exit_code, Some(124) | Some(137));
         if timed_out {
             let oom = self
                 .sandbox
@@ -741,13 +829,41 @@ impl<S: Sandbox> Run<'_, S> {
             }
         }
         let junit_cases = match junit_bytes {
-            Some(b) => junit::parse(&b).unwrap_or_else(|e| {
+            Some(b) => junit::parse(b).unwrap_or_else(|e| {
                 self.v.logs.error = format!("JUnit report unreadable: {e}");
                 Vec::new()
             }),
             None => Vec::new(),
         };
         Ok(Some((results, junit_cases)))
+    }
+
+    /// The files of the private `out/` directory, in one download.
+    async fn download_out(&self) -> Result<BTreeMap<String, Vec<u8>>, Stop> {
+        let mut files = BTreeMap::new();
+        let Some(tar_bytes) = self
+            .sandbox
+            .download(self.container, &self.file("out"), MAX_DOWNLOAD)
+            .await?
+        else {
+            return Ok(files);
+        };
+        let mut archive = tar::Archive::new(tar_bytes.as_slice());
+        for entry in archive.entries().map_err(Stop::internal)? {
+            let mut entry = entry.map_err(Stop::internal)?;
+            if !entry.header().entry_type().is_file() {
+                continue;
+            }
+            let name = entry
+                .path()
+                .ok()
+                .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .unwrap_or_default();
+            let mut data = Vec::new();
+            entry.read_to_end(&mut data).map_err(Stop::internal)?;
+            files.insert(name, data);
+        }
+        Ok(files)
     }
 
     /// The Doc2Repo score from a matcher; `recorder_only` when the JUnit report is unavailable
@@ -776,85 +892,68 @@ impl<S: Sandbox> Run<'_, S> {
     }
 
     async fn doc2repo(&mut self, input: GradeInput<'_>) -> Result<(), Stop> {
-        let Some(zip) = input.test_suite else {
-            return Err(Stop::error(
-                Reason::TestSuiteMissing,
-                "no test suite zip for this Doc2Repo instance (pass --test-suites)",
-            ));
-        };
         let t = Instant::now();
         match input.submission {
             Submission::Patch(p) => self.apply_patch(p).await?,
             Submission::Tree(tree) => {
-                let bytes = tree
-                    .to_tar()
-                    .map_err(|e| Stop::error(Reason::SandboxFailed, e.to_string()))?;
+                let bytes = tree.to_tar().map_err(Stop::internal)?;
                 self.sandbox
                     .upload(self.container, &self.workdir, bytes)
                     .await?;
                 self.v.flags.applied_with = Some("repository tree".into());
             }
         }
-        // Interpreter start-up hooks in the submission would run inside the test process.
-        let hooks = self
-            .exec(
-                ExecSpec::sh("find . -path ./.git -prune -o -type f \\( -name sitecustomize.py -o -name usercustomize.py -o -name '*.pth' \\) -print -exec rm -f {} +")
-                    .in_dir(self.workdir.clone()),
-            )
-            .await?;
-        self.v.flags.files_removed = hooks
-            .stdout
-            .lines()
-            .map(|l| l.trim_start_matches("./").to_owned())
-            .collect();
         self.timed("apply", t);
 
-        // pytest plugins installed before the submission may load; the submission's may not.
+        // Start-up hooks in the submission would run inside the test process: removed. Plugins
+        // installed before the submission may load; the submission's may not. Then an offline
+        // editable install (failure is recorded; the source then goes on the path).
         let t = Instant::now();
-        let plugins = self
-            .exec(
-                ExecSpec::new([self.python.clone(), "-c".into(), LIST_PLUGINS.into()])
-                    .in_dir(self.workdir.clone()),
-            )
-            .await?;
-        let plugins: Vec<String> = serde_json::from_str(plugins.stdout.trim()).unwrap_or_default();
-        let install = self
-            .sh_bounded(
-                &format!("{} -m pip install --no-deps --no-build-isolation --no-index --disable-pip-version-check -q -e .", adapters::shell_quote(&self.python)),
-                self.opts.setup_timeout,
+        let secs = self.opts.setup_timeout.as_secs().max(1);
+        let script = format!(
+            "{copy}; {FIND_PYTHON}; \
+             find . -path ./.git -prune -o -type f \\( -name sitecustomize.py -o -name usercustomize.py -o -name '*.pth' \\) -print -exec rm -f {{}} + | sed 's/^/::removed /'; \
+             echo \"::plugins $(\"$PY\" -c {list})\"; \
+             if command -v timeout >/dev/null; then T=\"timeout -k 10 {secs}\"; else T=; fi; \
+             $T \"$PY\" -m pip install --no-deps --no-build-isolation --no-index --disable-pip-version-check -q -e . > {log} 2>&1; \
+             echo \"::install $?\"",
+            list = shell_quote(LIST_PLUGINS),
+            copy = self.copy_prepare_facts(),
+            log = shell_quote(&self.file("out/install.log")),
+        );
+        let out = self
+            .sh(
+                script,
+                self.opts.setup_timeout + Duration::from_secs(60),
                 &[("PIP_NO_INPUT", "1".into())],
             )
             .await?;
-        self.v.logs.install = tail(&install.combined());
-        let mut env: Vec<(&str, String)> = vec![("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1".into())];
-        if !install.success() {
+        let mut plugins: Vec<String> = Vec::new();
+        let mut installed = false;
+        for line in out.stdout.lines() {
+            if let Some(p) = line.strip_prefix("::removed ") {
+                self.v
+                    .flags
+                    .files_removed
+                    .push(p.trim_start_matches("./").to_owned());
+            } else if let Some(p) = line.strip_prefix("::plugins ") {
+                plugins = serde_json::from_str(p.trim()).unwrap_or_default();
+            } else if let Some(code) = line.strip_prefix("::install ") {
+                installed = code.trim() == "0";
+            }
+        }
+        let mut env: Vec<(&str, String)> = vec![
+            ("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1".into()),
+            ("BEYONDSWE_PLUGINS", plugins.join(",")),
+        ];
+        if !installed {
             self.v.flags.install_failed = true;
             env.push(("PYTHONPATH", format!("{w}:{w}/src", w = self.workdir)));
         }
-        let suite = suite_tree(zip).map_err(|e| Stop::error(Reason::TestSuiteMissing, e))?;
-        let suite_dir = format!("{}/suite", self.private);
-        let has_ini = suite.entries.iter().any(|e| {
-            ["pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini"].contains(&e.path.as_str())
-        });
-        let bytes = suite
-            .to_tar()
-            .map_err(|e| Stop::error(Reason::SandboxFailed, e.to_string()))?;
-        self.sandbox
-            .upload(self.container, &suite_dir, bytes)
-            .await?;
         self.timed("restore", t);
 
-        let mut args = base_pytest_args(&suite_dir);
-        if !has_ini {
-            args.extend(["-c".into(), "/dev/null".into()]);
-        }
-        for p in plugins {
-            args.extend(["-p".into(), p]);
-        }
-        let run = self
-            .run_tests(&suite_dir.clone(), vec![suite_dir.clone()], args, env)
-            .await?;
-        let Some((results, junit_cases)) = run else {
+        let suite_dir = self.file("suite");
+        let Some((results, junit_cases)) = self.run_tests(&suite_dir, env).await? else {
             return Ok(());
         };
         let score = self.suite_score(&Matcher::new(&results, &junit_cases), false);
@@ -946,18 +1045,6 @@ except Exception:
         names = []
 print(json.dumps(names))
 "#;
-
-fn base_pytest_args(rootdir: &str) -> Vec<String> {
-    vec![
-        "-o".into(),
-        "addopts=".into(),
-        "-p".into(),
-        "no:cacheprovider".into(),
-        format!("--rootdir={rootdir}"),
-        format!("--confcutdir={rootdir}"),
-        "-q".into(),
-    ]
-}
 
 /// The suite zip as a tree, read safely, without the official eval script (not run here).
 fn suite_tree(zip: &Path) -> Result<RepoTree, String> {

@@ -155,9 +155,12 @@ pub struct Verdict {
     pub suite: Option<SuiteResult>,
     #[serde(default)]
     pub flags: Flags,
-    /// The image's id as the engine reports it.
+    /// The instance image's id as the engine reports it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image_id: Option<String>,
+    /// The prepared image the container ran (instance image after checkout, setup, strip).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prepared_image: Option<String>,
     /// Seconds per phase (`start`, `prepare`, `apply`, `restore`, `tests`, `collect`, `remove`).
     #[serde(default)]
     pub timings: BTreeMap<String, f64>,
@@ -178,6 +181,7 @@ impl Verdict {
             suite: None,
             flags: Flags::default(),
             image_id: None,
+            prepared_image: None,
             timings: BTreeMap::new(),
             logs: Logs::default(),
         }

@@ -10,10 +10,10 @@ use super::{ContainerSpec, ContainerState, ExecOutput, ExecSpec, Sandbox, Sandbo
 use bollard::Docker;
 use bollard::container::LogOutput;
 use bollard::exec::{StartExecOptions, StartExecResults};
-use bollard::models::{ContainerCreateBody, ExecConfig, HostConfig};
+use bollard::models::{ContainerConfig, ContainerCreateBody, ExecConfig, HostConfig};
 use bollard::query_parameters::{
-    BuildImageOptionsBuilder, DownloadFromContainerOptionsBuilder, ListContainersOptionsBuilder,
-    RemoveContainerOptionsBuilder, UploadToContainerOptionsBuilder,
+    BuildImageOptionsBuilder, CommitContainerOptionsBuilder, DownloadFromContainerOptionsBuilder,
+    ListContainersOptionsBuilder, RemoveContainerOptionsBuilder, UploadToContainerOptionsBuilder,
 };
 use futures_util::StreamExt;
 use std::collections::HashMap;
@@ -409,18 +409,6 @@ impl Sandbox for DockerSandbox {
         dir: &str,
         tar: Vec<u8>,
     ) -> Result<(), SandboxError> {
-        let mkdir = self
-            .exec(
-                container,
-                &ExecSpec::new(["mkdir", "-p", dir]).timeout(API_TIMEOUT),
-            )
-            .await?;
-        if !mkdir.success() {
-            return Err(SandboxError::Api {
-                op: "upload",
-                message: format!("cannot create {dir}: {}", mkdir.combined()),
-            });
-        }
         let options = UploadToContainerOptionsBuilder::default().path(dir).build();
         bounded(
             "upload",
@@ -488,6 +476,32 @@ impl Sandbox for DockerSandbox {
             running: state.running.unwrap_or(false),
             oom_killed: state.oom_killed.unwrap_or(false),
         })
+    }
+
+    async fn commit(
+        &self,
+        container: &String,
+        tag: &str,
+        labels: &std::collections::BTreeMap<String, String>,
+    ) -> Result<String, SandboxError> {
+        let (repo, tag_part) = tag.rsplit_once(':').unwrap_or((tag, "latest"));
+        let options = CommitContainerOptionsBuilder::default()
+            .container(container)
+            .repo(repo)
+            .tag(tag_part)
+            .pause(true)
+            .build();
+        let config = ContainerConfig {
+            labels: Some(labels.clone().into_iter().collect()),
+            ..ContainerConfig::default()
+        };
+        let id = bounded(
+            "commit container",
+            Duration::from_secs(600),
+            self.docker.commit_container(options, config),
+        )
+        .await?;
+        Ok(id.id)
     }
 
     async fn remove(&self, container: &String) -> Result<(), SandboxError> {

@@ -179,7 +179,7 @@ pub trait Sandbox: Send + Sync {
         spec: &ExecSpec,
     ) -> impl Future<Output = Result<ExecOutput, SandboxError>> + Send;
 
-    /// Extracts a tar archive into `dir` (created if missing).
+    /// Extracts a tar archive into `dir`, which must exist (put new directories in the archive).
     fn upload(
         &self,
         container: &Self::Handle,
@@ -200,6 +200,14 @@ pub trait Sandbox: Send + Sync {
         &self,
         container: &Self::Handle,
     ) -> impl Future<Output = Result<ContainerState, SandboxError>> + Send;
+
+    /// Saves the container's file system as image `tag` (with `labels`); returns the image id.
+    fn commit(
+        &self,
+        container: &Self::Handle,
+        tag: &str,
+        labels: &BTreeMap<String, String>,
+    ) -> impl Future<Output = Result<String, SandboxError>> + Send;
 
     /// Removes the container (killing what runs in it).
     fn remove(
