@@ -733,8 +733,11 @@ impl<S: Sandbox> Run<'_, S> {
         let script = format!(
             "cd {cwd} || exit 97; {FIND_PYTHON}; \
              KEEP=$(cut -d' ' -f1 /proc/1/task/1/children 2>/dev/null); [ -n \"$KEEP\" ] || KEEP=1; \
+             oom() {{ sed -n 's/^oom_kill //p' /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control 2>/dev/null | head -n 1; }}; \
+             before=$(oom); \
              if command -v timeout >/dev/null; then timeout -k 10 {secs} \"$PY\" {runner} {config}; else \"$PY\" {runner} {config}; fi; code=$?; \
-             for p in /proc/[0-9]*; do pid=${{p#/proc/}}; case \"$pid\" in 1|$$|\"$KEEP\") ;; *) kill -9 \"$pid\" 2>/dev/null;; esac; done; exit $code",
+             for p in /proc/[0-9]*; do pid=${{p#/proc/}}; case \"$pid\" in 1|$$|\"$KEEP\") ;; *) kill -9 \"$pid\" 2>/dev/null;; esac; done; \
+             echo \"::oom ${{before:-?}} $(oom)\" >&2; exit $code",
             cwd = shell_quote(cwd),
             runner = shell_quote(&self.file("beyondswe_pytest_runner.py")),
             config = shell_quote(&self.file("runner.json")),
@@ -790,13 +793,29 @@ impl<S: Sandbox> Run<'_, S> {
             }
             None => None,
         };
-        let timed_out = out.timed_out || matches!(out.exit_code, Some(124) | Some(137));
-        if timed_out {
-            let oom = self
+        // The kernel's OOM-kill counter of the container, before and after the run (the last such
+        // line: the shell prints it after every test process is gone).
+        let oom = out
+            .stderr
+            .lines()
+            .rev()
+            .find_map(|l| l.strip_prefix("::oom "))
+            .and_then(|l| {
+                let mut it = l.split_whitespace().map(|n| n.parse::<u64>().ok());
+                Some((it.next()??, it.next()??))
+            })
+            .is_some_and(|(before, after)| after > before)
+            || self
                 .sandbox
                 .state(self.container)
                 .await
                 .is_ok_and(|s| s.oom_killed);
+        // GNU timeout exits 124, or 137 when it had to SIGKILL; a 137 without the time spent is a
+        // kill by something else (the OOM killer).
+        let ran_long = out.duration + Duration::from_secs(1) >= self.opts.test_timeout;
+        let timed_out =
+            out.timed_out || out.exit_code == Some(124) || (out.exit_code == Some(137) && ran_long);
+        if timed_out || oom {
             let reason = if oom {
                 Reason::OutOfMemory
             } else {

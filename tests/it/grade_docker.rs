@@ -819,3 +819,25 @@ fn ctrl_c_removes_the_container() {
     assert_eq!(status.code(), Some(130));
     assert!(listed().trim().is_empty(), "container left after Ctrl-C");
 }
+
+#[test]
+fn memory_exhaustion_is_reported_as_out_of_memory() {
+    let Some(g) = Grader::new() else { return };
+    let p = patch_from_base("calc", |d| {
+        append(
+            d,
+            "calc/__init__.py",
+            "\nhog = []\nwhile True:\n    hog.append(bytearray(50 * 1024 * 1024))\n",
+        )
+    });
+    let v = g.grade_with(
+        &record(CALC),
+        Submission::Patch(p.into_bytes()),
+        Duration::from_secs(60),
+    );
+    assert_eq!(
+        (v.verdict, v.reason),
+        (Outcome::Unresolved, Reason::OutOfMemory),
+        "{v:#?}"
+    );
+}
