@@ -28,6 +28,12 @@ pub enum DatasetError {
     Convert(#[from] ConvertError),
     #[error("{dataset}: no instance `{id}`")]
     UnknownInstance { dataset: PathBuf, id: String },
+    #[error("duplicate instance_id `{id}`: {first} and {second}")]
+    Duplicate {
+        id: String,
+        first: String,
+        second: String,
+    },
 }
 
 /// Finds one instance by id.
@@ -96,4 +102,60 @@ fn harbor_instance(
         environment_to_build,
         location: dir.display().to_string(),
     })
+}
+
+/// Every instance of a dataset, in file (or directory name) order. The first bad record stops
+/// with an error naming it; duplicate ids are an error too.
+pub fn load_all(dataset: &Path, test_suites: Option<&Path>) -> Result<Vec<Instance>, DatasetError> {
+    let mut out: Vec<Instance> = Vec::new();
+    if dataset.is_dir() {
+        for dir in convert::task_dirs(dataset)? {
+            let read = convert::read_task(&dir)?;
+            out.push(harbor_instance(&dir, read, test_suites)?);
+        }
+    } else {
+        for item in RecordReader::open(dataset)? {
+            let (line, record) = item?;
+            out.push(Instance {
+                test_suite: test_suites.and_then(|d| find_test_suite(&record, d)),
+                record,
+                environment_to_build: None,
+                location: format!("{}:{line}", dataset.display()),
+            });
+        }
+    }
+    let mut seen = std::collections::HashMap::new();
+    for inst in &out {
+        if let Some(first) = seen.insert(inst.record.instance_id(), &inst.location) {
+            return Err(DatasetError::Duplicate {
+                id: inst.record.instance_id().to_owned(),
+                first: first.clone(),
+                second: inst.location.clone(),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// A digest of the dataset's records (order-independent), to recognise a results directory.
+pub fn dataset_hash(instances: &[Instance]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut items: Vec<(String, Vec<u8>)> = instances
+        .iter()
+        .map(|i| {
+            (
+                i.record.instance_id().to_owned(),
+                serde_json::to_vec(i.record.raw()).unwrap_or_default(),
+            )
+        })
+        .collect();
+    items.sort();
+    let mut h = Sha256::new();
+    for (id, raw) in items {
+        h.update(id.as_bytes());
+        h.update([0]);
+        h.update(raw);
+        h.update([0]);
+    }
+    hex::encode(h.finalize())
 }

@@ -11,6 +11,7 @@ pub mod harbor;
 pub mod junit;
 pub mod patch;
 pub mod record;
+pub mod report;
 pub mod restore_rules;
 pub mod sandbox;
 pub mod schema;

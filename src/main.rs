@@ -12,8 +12,11 @@ fn main() {
         Command::Convert(cmd) => cli::convert::run(cmd),
         Command::Validate(args) => cli::validate::run(&args),
         Command::Schemas(cmd) => cli::schemas::run(&cmd),
-        Command::Demo(args) => cli::demo::run(&args),
+        Command::Demo(args) => cli::demo::run(&args, cli.quiet),
         Command::GradeOne(args) => cli::grade_one::run(&args),
+        Command::Grade(args) => cli::grade::run(&args, cli.quiet),
+        Command::Report(args) => cli::grade::report(&args),
+        Command::Compare(args) => cli::grade::compare(&args),
         Command::Image(cmd) => cli::image::run(&cmd),
     };
     let code = match result {

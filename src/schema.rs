@@ -3,8 +3,10 @@
 //! `beyondswe schemas write DIR` regenerates `schemas/`; `beyondswe schemas check DIR` fails when
 //! a checked-in file differs from what the types produce (run in CI).
 
+use crate::grade::Verdict;
 use crate::harbor::TestConfig;
 use crate::record::RecordFields;
+use crate::report::Report;
 use std::path::Path;
 
 /// `(file name, schema text)` for every schema we publish.
@@ -23,6 +25,11 @@ pub fn all() -> Vec<(&'static str, String)> {
             "test_config.schema.json",
             render(schemars::schema_for!(TestConfig)),
         ),
+        (
+            "verdict.schema.json",
+            render(schemars::schema_for!(Verdict)),
+        ),
+        ("report.schema.json", render(schemars::schema_for!(Report))),
     ]
 }
 

@@ -57,6 +57,17 @@ pub(crate) struct LimitArgs {
     pub(crate) pids: i64,
 }
 
+impl Default for LimitArgs {
+    fn default() -> Self {
+        LimitArgs {
+            timeout: 1800,
+            memory_mb: Limits::default().memory_mb,
+            cpus: Limits::default().cpus,
+            pids: Limits::default().pids,
+        }
+    }
+}
+
 impl LimitArgs {
     pub(crate) fn options(&self, run_id: &str) -> GradeOptions {
         GradeOptions {

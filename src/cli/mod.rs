@@ -6,6 +6,7 @@
 pub(crate) mod convert;
 pub(crate) mod demo;
 pub(crate) mod exit;
+pub(crate) mod grade;
 pub(crate) mod grade_one;
 pub(crate) mod image;
 pub(crate) mod schemas;
@@ -41,6 +42,12 @@ pub(crate) enum Command {
     /// Write or check the JSON Schemas in schemas/.
     #[command(subcommand)]
     Schemas(schemas::SchemasCommand),
+    /// Grade a whole run (predictions, or the gold or empty sanity runs) in parallel, resumably.
+    Grade(grade::GradeArgs),
+    /// Re-render a run's report from its results store (no container).
+    Report(grade::ReportArgs),
+    /// Compare two runs: per-family scores with Δ, and the instances that flipped.
+    Compare(grade::CompareArgs),
     /// Grade one submission for one instance in a fresh container.
     GradeOne(grade_one::GradeOneArgs),
     /// Build images through the engine API.

@@ -20,6 +20,7 @@ use std::fmt;
     Ord,
     Serialize,
     Deserialize,
+    Default,
     schemars::JsonSchema,
 )]
 pub enum Family {
@@ -27,6 +28,8 @@ pub enum Family {
     DomainFix,
     DepMigrate,
     Doc2Repo,
+    #[default]
+    #[serde(rename = "unknown")]
     Unknown,
 }
 

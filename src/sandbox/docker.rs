@@ -485,11 +485,17 @@ impl Sandbox for DockerSandbox {
         labels: &std::collections::BTreeMap<String, String>,
     ) -> Result<String, SandboxError> {
         let (repo, tag_part) = tag.rsplit_once(':').unwrap_or((tag, "latest"));
+        // Labels both in the body (Docker) and as `changes` (Podman before 4.8 ignores the body).
+        let changes: Vec<String> = labels
+            .iter()
+            .map(|(k, v)| format!("LABEL {k:?}={v:?}"))
+            .collect();
         let options = CommitContainerOptionsBuilder::default()
             .container(container)
             .repo(repo)
             .tag(tag_part)
             .pause(true)
+            .changes(&changes.join("\n"))
             .build();
         let config = ContainerConfig {
             labels: Some(labels.clone().into_iter().collect()),

@@ -5,8 +5,10 @@
 //! and expansion is capped (zip bombs). Agent-format readers (SWE-agent, OpenHands, …) will live
 //! here too.
 
+mod predictions;
 mod tree;
 
+pub use predictions::{Predicted, Prediction, PredictionsError, read_predictions};
 pub use tree::{EntryKind, RepoTree, TreeEntry, TreeLimits, read_tree};
 
 use std::path::{Path, PathBuf};

@@ -13,4 +13,5 @@ mod grade_docker;
 mod harbor_docker;
 mod harbor_loader;
 mod roundtrip;
+mod runs_docker;
 mod support;

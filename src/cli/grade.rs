@@ -1,0 +1,412 @@
+//! `beyondswe grade`: grade a whole run in parallel, resumably, and report the paper's figures.
+
+use super::grade_one::{LimitArgs, build_environment, connect};
+use super::{exit, note, out};
+use anyhow::{Context, Result, bail};
+use beyondswe::dataset::{Instance, dataset_hash, load_all};
+use beyondswe::grade::{Job, JobEvent, Outcome, Progress, run_jobs};
+use beyondswe::record::Family;
+use beyondswe::report::{
+    self, Format, GRADER_VERSION, RunMeta, Store, build_report, now_rfc3339, write_atomic,
+};
+use beyondswe::submission::{Predicted, Submission, TreeLimits, read_predictions, read_tree};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("what").required(true).args(["predictions", "gold", "empty"])))]
+pub(crate) struct GradeArgs {
+    /// The dataset: a BeyondSWE JSONL file or a directory of Harbor task directories.
+    #[arg(long)]
+    pub(crate) dataset: PathBuf,
+    /// Predictions: JSONL, a JSON list, or a JSON object keyed by instance id.
+    #[arg(long)]
+    pub(crate) predictions: Option<PathBuf>,
+    /// Grade the dataset's own gold patches (sanity run: every instance should resolve).
+    #[arg(long)]
+    pub(crate) gold: bool,
+    /// Grade empty patches (sanity run: nothing should resolve).
+    #[arg(long)]
+    pub(crate) empty: bool,
+    /// The run's name; its results go to RESULTS_DIR/RUN_ID.
+    #[arg(long)]
+    pub(crate) run_id: String,
+    #[arg(long, default_value = "runs")]
+    pub(crate) results_dir: PathBuf,
+    /// Gradings at once (default: the number of cores).
+    #[arg(long)]
+    pub(crate) jobs: Option<usize>,
+    /// Only these instance ids.
+    #[arg(long, num_args = 1..)]
+    pub(crate) ids: Vec<String>,
+    /// Directory with the Doc2Repo test-suite zips.
+    #[arg(long)]
+    pub(crate) test_suites: Option<PathBuf>,
+    /// Reuse a results directory made for another dataset.
+    #[arg(long)]
+    pub(crate) force: bool,
+    /// How to print the summary.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub(crate) format: Format,
+    #[command(flatten)]
+    pub(crate) limits: LimitArgs,
+}
+
+/// Progress on stderr: a bar with ETA and running tallies (hidden when stderr is not a terminal
+/// or with --quiet).
+struct Bar {
+    bar: ProgressBar,
+    resolved: AtomicUsize,
+    unresolved: AtomicUsize,
+    errors: AtomicUsize,
+    cached: AtomicUsize,
+}
+
+impl Bar {
+    fn new(len: usize, quiet: bool) -> Bar {
+        let bar = ProgressBar::with_draw_target(
+            Some(len as u64),
+            if quiet {
+                ProgressDrawTarget::hidden()
+            } else {
+                ProgressDrawTarget::stderr()
+            },
+        );
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} ETA {eta}  {msg}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        bar.enable_steady_tick(std::time::Duration::from_millis(200));
+        Bar {
+            bar,
+            resolved: AtomicUsize::new(0),
+            unresolved: AtomicUsize::new(0),
+            errors: AtomicUsize::new(0),
+            cached: AtomicUsize::new(0),
+        }
+    }
+}
+
+impl Progress for Bar {
+    fn event(&self, event: &JobEvent) {
+        let stored = match event {
+            JobEvent::Cached(s) => {
+                self.cached.fetch_add(1, Ordering::Relaxed);
+                s
+            }
+            JobEvent::Graded { stored, .. } => stored,
+        };
+        let counter = match stored.verdict.verdict {
+            Outcome::Resolved => &self.resolved,
+            Outcome::Unresolved => &self.unresolved,
+            Outcome::Error => &self.errors,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        self.bar.set_message(format!(
+            "resolved {}  unresolved {}  error {}  (cached {})",
+            self.resolved.load(Ordering::Relaxed),
+            self.unresolved.load(Ordering::Relaxed),
+            self.errors.load(Ordering::Relaxed),
+            self.cached.load(Ordering::Relaxed)
+        ));
+        self.bar.inc(1);
+    }
+}
+
+/// The jobs of a run, and the predictions that name unknown instances.
+fn build_jobs(
+    args: &GradeArgs,
+    instances: &[Instance],
+) -> Result<(Vec<Job>, Vec<String>, String, String)> {
+    let by_id: HashMap<&str, &Instance> = instances
+        .iter()
+        .map(|i| (i.record.instance_id(), i))
+        .collect();
+    let job = |inst: &Instance, submission: Submission, model: &str| Job {
+        record: inst.record.clone(),
+        submission,
+        test_suite: inst.test_suite.clone(),
+        model: model.to_owned(),
+        image_override: None,
+    };
+    let mut jobs = Vec::new();
+    let mut unknown = Vec::new();
+    let (label, digest) = if let Some(path) = &args.predictions {
+        let bytes = fs_err::read(path)?;
+        let preds = read_predictions(path)?;
+        for p in preds {
+            let Some(inst) = by_id.get(p.instance_id.as_str()) else {
+                unknown.push(format!("{} ({})", p.instance_id, p.location));
+                continue;
+            };
+            let submission = match &p.predicted {
+                Predicted::Patch(text) => Submission::Patch(text.as_bytes().to_vec()),
+                Predicted::Repo(dir) => {
+                    if inst.record.family() != Family::Doc2Repo {
+                        bail!(
+                            "{}: `model_repo` is for Doc2Repo instances; `{}` is {}",
+                            p.location,
+                            p.instance_id,
+                            inst.record.family()
+                        );
+                    }
+                    Submission::Tree(
+                        read_tree(dir, TreeLimits::default())
+                            .with_context(|| p.location.clone())?,
+                    )
+                }
+            };
+            jobs.push(job(inst, submission, &p.model));
+        }
+        (
+            path.display().to_string(),
+            hex::encode(Sha256::digest(&bytes)),
+        )
+    } else if args.gold {
+        for inst in instances {
+            match inst.record.gold_patch() {
+                Some(p) => jobs.push(job(inst, Submission::Patch(p.as_bytes().to_vec()), "gold")),
+                None => note(format!(
+                    "note: `{}` has no gold patch; not graded",
+                    inst.record.instance_id()
+                )),
+            }
+        }
+        ("gold".into(), "gold".into())
+    } else {
+        for inst in instances {
+            jobs.push(job(inst, Submission::Patch(Vec::new()), "empty"));
+        }
+        ("empty".into(), "empty".into())
+    };
+    Ok((jobs, unknown, label, digest))
+}
+
+pub(crate) fn run(args: &GradeArgs, quiet: bool) -> Result<i32> {
+    let mut instances = load_all(&args.dataset, args.test_suites.as_deref())?;
+    let dataset_digest = dataset_hash(&instances);
+    if !args.ids.is_empty() {
+        let wanted: HashSet<&str> = args.ids.iter().map(String::as_str).collect();
+        let known: HashSet<&str> = instances.iter().map(|i| i.record.instance_id()).collect();
+        let missing: Vec<&str> = wanted
+            .iter()
+            .copied()
+            .filter(|i| !known.contains(i))
+            .collect();
+        if !missing.is_empty() {
+            note(format!(
+                "warning: --ids not in the dataset: {}",
+                missing.join(", ")
+            ));
+        }
+        instances.retain(|i| wanted.contains(i.record.instance_id()));
+    }
+    let (mut jobs, unknown, label, digest) = build_jobs(args, &instances)?;
+    if !unknown.is_empty() {
+        note(format!(
+            "warning: {} prediction(s) for instances not in the dataset (not graded): {}",
+            unknown.len(),
+            unknown.join(", ")
+        ));
+    }
+    let meta = RunMeta {
+        run_id: args.run_id.clone(),
+        grader_version: GRADER_VERSION.into(),
+        dataset: args.dataset.display().to_string(),
+        dataset_hash: dataset_digest,
+        predictions: label,
+        predictions_hash: digest,
+        created_at: now_rfc3339(),
+    };
+    let run_dir = args.results_dir.join(&args.run_id);
+    let store = Store::open(&run_dir, &meta, args.force)?;
+    if store.repaired > 0 {
+        note(format!(
+            "repaired {}: cut {} partial line(s) left by an interrupted run",
+            run_dir.join("results.jsonl").display(),
+            store.repaired
+        ));
+    }
+    let store = Mutex::new(store);
+    let jobs_n = args.jobs.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2)
+    });
+    let started = now_rfc3339();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let run_label = format!("{}-{}", args.run_id, std::process::id());
+    let outcome = runtime.block_on(async {
+        let sandbox = match connect().await {
+            Ok(s) => s,
+            Err(e) => return Err(e),
+        };
+        let swept = sandbox.sweep(None).await.unwrap_or(0);
+        if swept > 0 {
+            note(format!("removed {swept} container(s) left by earlier runs"));
+        }
+        // Harbor tasks without a prebuilt image: build each environment once.
+        let mut built: BTreeMap<PathBuf, String> = BTreeMap::new();
+        for inst in instances
+            .iter()
+            .filter(|i| i.environment_to_build.is_some())
+        {
+            let dir = inst.environment_to_build.clone().unwrap_or_default();
+            let tag = build_environment(&sandbox, &inst.record.instance_id().to_lowercase(), &dir)
+                .await?;
+            built.insert(dir, tag);
+        }
+        let env_of: HashMap<&str, &PathBuf> = instances
+            .iter()
+            .filter_map(|i| {
+                i.environment_to_build
+                    .as_ref()
+                    .map(|d| (i.record.instance_id(), d))
+            })
+            .collect();
+        for job in &mut jobs {
+            if let Some(dir) = env_of.get(job.record.instance_id()) {
+                job.image_override = built.get(*dir).cloned();
+            }
+        }
+        let opts = args.limits.options(&run_label);
+        let bar = Bar::new(jobs.len(), quiet);
+        let result = tokio::select! {
+            r = run_jobs(&sandbox, jobs, &store, &opts, jobs_n, &bar) => Some(r),
+            _ = tokio::signal::ctrl_c() => None,
+        };
+        bar.bar.finish_and_clear();
+        if result.is_none() || matches!(result, Some(Err(_))) {
+            // Interrupted or stopped: the gradings in flight were dropped; remove their containers.
+            let _ = sandbox.sweep(Some(&run_label)).await;
+        }
+        Ok::<_, anyhow::Error>(result)
+    });
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(e)
+            if e.downcast_ref::<beyondswe::sandbox::SandboxError>()
+                .is_some() =>
+        {
+            note(format!("error: {e:#}"));
+            return Ok(exit::INFRASTRUCTURE);
+        }
+        Err(e) => return Err(e),
+    };
+    let mut store = store.into_inner().unwrap_or_else(|e| e.into_inner());
+    let interrupted = outcome.is_none();
+    if let Some(Err(e)) = outcome {
+        note(format!(
+            "error: {e}; every verdict written so far is kept in {}",
+            run_dir.display()
+        ));
+        return Ok(exit::FAILURE);
+    }
+    store.compact()?;
+    let stored: Vec<_> = store.all().cloned().collect();
+    let graded_ids: HashSet<&str> = instances.iter().map(|i| i.record.instance_id()).collect();
+    let in_scope: Vec<_> = stored
+        .into_iter()
+        .filter(|s| graded_ids.contains(s.verdict.instance_id.as_str()))
+        .collect();
+    let report = build_report(
+        Some(&meta),
+        &in_scope,
+        instances.len(),
+        (Some(started), Some(now_rfc3339()), Some(jobs_n)),
+    );
+    write_atomic(
+        &run_dir.join("report.json"),
+        &serde_json::to_vec_pretty(&report)?,
+    )?;
+    write_atomic(
+        &run_dir.join("swebench_report.json"),
+        &serde_json::to_vec_pretty(&report.swebench)?,
+    )?;
+    out(report::render(&report, args.format))?;
+    note(format!("results in {}", run_dir.display()));
+    if interrupted {
+        note(
+            "interrupted: no new gradings started; containers removed; the results so far are kept",
+        );
+        return Ok(130);
+    }
+    Ok(if report.swebench.error_instances > 0 {
+        exit::INFRASTRUCTURE
+    } else {
+        exit::SUCCESS
+    })
+}
+
+/// `beyondswe report RUN_DIR`.
+#[derive(Debug, Args)]
+pub(crate) struct ReportArgs {
+    pub(crate) run_dir: PathBuf,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub(crate) format: Format,
+}
+
+pub(crate) fn load_report(dir: &Path) -> Result<report::Report> {
+    let (meta, stored) = report::read_run(dir)?;
+    // The report of the run as graded, when it has one, keeps the run's scope and timing.
+    if let Ok(text) = fs_err::read_to_string(dir.join("report.json"))
+        && let Ok(saved) = serde_json::from_str::<report::Report>(&text)
+    {
+        let ids: HashSet<&str> = saved
+            .instances
+            .iter()
+            .map(|i| i.instance_id.as_str())
+            .collect();
+        let scoped: Vec<_> = stored
+            .iter()
+            .filter(|s| ids.contains(s.verdict.instance_id.as_str()))
+            .cloned()
+            .collect();
+        return Ok(build_report(
+            meta.as_ref(),
+            &scoped,
+            saved.swebench.total_instances,
+            (saved.started_at, saved.finished_at, saved.jobs),
+        ));
+    }
+    let n = stored.len();
+    Ok(build_report(meta.as_ref(), &stored, n, (None, None, None)))
+}
+
+pub(crate) fn report(args: &ReportArgs) -> Result<i32> {
+    let r = load_report(&args.run_dir)?;
+    out(report::render(&r, args.format))?;
+    Ok(exit::SUCCESS)
+}
+
+/// `beyondswe compare RUN_A RUN_B`.
+#[derive(Debug, Args)]
+pub(crate) struct CompareArgs {
+    pub(crate) run_a: PathBuf,
+    pub(crate) run_b: PathBuf,
+    /// JSON instead of a table.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+pub(crate) fn compare(args: &CompareArgs) -> Result<i32> {
+    let a = load_report(&args.run_a)?;
+    let b = load_report(&args.run_b)?;
+    let c = report::compare(&a, &b);
+    if args.json {
+        out(format!("{}\n", serde_json::to_string_pretty(&c)?))?;
+    } else {
+        out(report::render_comparison(&c))?;
+    }
+    Ok(exit::SUCCESS)
+}

@@ -1,0 +1,282 @@
+//! The results store of a run: `results.jsonl` (one verdict per line, appended and synced as each
+//! instance finishes), `instances/<id>/` (logs), `run.json` (what the run grades).
+//!
+//! Survives being killed at any moment: a line is written whole or, if the process died in the
+//! middle, the partial line is cut off at the next open; a later line for the same instance
+//! replaces an earlier one, and the file is compacted to one line per instance at the end of a
+//! run (written aside and renamed).
+
+use crate::grade::Verdict;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// A verdict as stored: the verdict (logs kept aside in `instances/<id>/`) plus what identifies
+/// the grading that produced it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Stored {
+    /// Hash of the record, the submission, the image id and the grader version.
+    pub key: String,
+    #[serde(default)]
+    pub model_name_or_path: String,
+    #[serde(flatten)]
+    pub verdict: Verdict,
+}
+
+/// What a run grades; a results directory refuses another dataset unless forced.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct RunMeta {
+    pub run_id: String,
+    pub grader_version: String,
+    pub dataset: String,
+    pub dataset_hash: String,
+    pub predictions: String,
+    pub predictions_hash: String,
+    pub created_at: String,
+}
+
+#[derive(Debug, Error)]
+pub enum StoreError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}: unreadable verdict line: {message}")]
+    BadLine {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+    #[error(
+        "{path}: this results directory grades another dataset ({theirs}, hash {their_hash}); pass --force to reuse it"
+    )]
+    OtherDataset {
+        path: PathBuf,
+        theirs: String,
+        their_hash: String,
+    },
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
+    move |source| StoreError::Io {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+pub struct Store {
+    dir: PathBuf,
+    results: fs_err::File,
+    /// Latest verdict per instance.
+    latest: BTreeMap<String, Stored>,
+    /// Lines cut off because the process died while writing them.
+    pub repaired: usize,
+}
+
+impl Store {
+    /// Opens (or creates) the store of a run; checks that it grades `meta`'s dataset.
+    pub fn open(dir: &Path, meta: &RunMeta, force: bool) -> Result<Store, StoreError> {
+        fs_err::create_dir_all(dir.join("instances")).map_err(io(dir))?;
+        let meta_path = dir.join("run.json");
+        match fs_err::read_to_string(&meta_path) {
+            Ok(text) => {
+                if let Ok(old) = serde_json::from_str::<RunMeta>(&text)
+                    && old.dataset_hash != meta.dataset_hash
+                    && !force
+                {
+                    return Err(StoreError::OtherDataset {
+                        path: dir.to_owned(),
+                        theirs: old.dataset,
+                        their_hash: old.dataset_hash,
+                    });
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io(&meta_path)(e)),
+        }
+        write_atomic(
+            &meta_path,
+            &serde_json::to_vec_pretty(meta).unwrap_or_default(),
+        )?;
+        let path = dir.join("results.jsonl");
+        let (latest, good_len, repaired) = load(&path)?;
+        let mut results = fs_err::OpenOptions::new()
+            .create(true)
+            .read(true)
+            .write(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(io(&path))?;
+        // Cut a partial last line (the process died while writing it).
+        results.set_len(good_len).map_err(io(&path))?;
+        results.seek(SeekFrom::End(0)).map_err(io(&path))?;
+        Ok(Store {
+            dir: dir.to_owned(),
+            results,
+            latest,
+            repaired,
+        })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn get(&self, instance_id: &str) -> Option<&Stored> {
+        self.latest.get(instance_id)
+    }
+
+    pub fn all(&self) -> impl Iterator<Item = &Stored> {
+        self.latest.values()
+    }
+
+    /// Appends one verdict (logs go to `instances/<id>/`), and syncs it to disk.
+    pub fn append(&mut self, mut stored: Stored) -> Result<(), StoreError> {
+        let logs = std::mem::take(&mut stored.verdict.logs);
+        let inst = self
+            .dir
+            .join("instances")
+            .join(safe_name(&stored.verdict.instance_id));
+        fs_err::create_dir_all(&inst).map_err(io(&inst))?;
+        for (name, text) in [
+            ("prepare.log", &logs.prepare),
+            ("apply.log", &logs.apply),
+            ("install.log", &logs.install),
+            ("test_output.log", &logs.test_output),
+            ("results.json", &logs.results),
+            ("error.log", &logs.error),
+        ] {
+            let p = inst.join(name);
+            if text.is_empty() {
+                let _ = fs_err::remove_file(&p);
+            } else {
+                write_atomic(&p, text.as_bytes())?;
+            }
+        }
+        let mut line = serde_json::to_vec(&stored).unwrap_or_default();
+        line.push(b'\n');
+        let path = self.dir.join("results.jsonl");
+        let end = self.results.seek(SeekFrom::End(0)).map_err(io(&path))?;
+        if let Err(e) = self
+            .results
+            .write_all(&line)
+            .and_then(|()| self.results.sync_data())
+        {
+            // Disk full or similar: take the partial line back so the file stays whole.
+            let _ = self.results.set_len(end);
+            return Err(io(&path)(e));
+        }
+        self.latest
+            .insert(stored.verdict.instance_id.clone(), stored);
+        Ok(())
+    }
+
+    /// Rewrites `results.jsonl` with one line per instance (aside, then renamed).
+    pub fn compact(&mut self) -> Result<(), StoreError> {
+        let path = self.dir.join("results.jsonl");
+        let mut text = Vec::new();
+        for s in self.latest.values() {
+            text.extend(serde_json::to_vec(s).unwrap_or_default());
+            text.push(b'\n');
+        }
+        write_atomic(&path, &text)?;
+        self.results = fs_err::OpenOptions::new()
+            .append(true)
+            .read(true)
+            .open(&path)
+            .map_err(io(&path))?;
+        Ok(())
+    }
+}
+
+/// Reads the latest verdict per instance, tolerating a partial last line; returns the byte length
+/// of the whole lines.
+fn load(path: &Path) -> Result<(BTreeMap<String, Stored>, u64, usize), StoreError> {
+    let mut latest = BTreeMap::new();
+    let file = match fs_err::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((latest, 0, 0)),
+        Err(e) => return Err(io(path)(e)),
+    };
+    let mut reader = BufReader::new(file);
+    let mut buf = Vec::new();
+    let (mut good, mut line_no, mut repaired) = (0u64, 0usize, 0usize);
+    loop {
+        buf.clear();
+        let n = reader.read_until(b'\n', &mut buf).map_err(io(path))?;
+        if n == 0 {
+            break;
+        }
+        line_no += 1;
+        if buf.last() != Some(&b'\n') {
+            // A partial line: the process died while writing it.
+            repaired += 1;
+            break;
+        }
+        match serde_json::from_slice::<Stored>(&buf) {
+            Ok(s) => {
+                latest.insert(s.verdict.instance_id.clone(), s);
+            }
+            Err(e) => {
+                return Err(StoreError::BadLine {
+                    path: path.to_owned(),
+                    line: line_no,
+                    message: e.to_string(),
+                });
+            }
+        }
+        good += n as u64;
+    }
+    Ok((latest, good, repaired))
+}
+
+/// Reads a run directory without opening it for writing (for `report` and `compare`).
+pub fn read_run(dir: &Path) -> Result<(Option<RunMeta>, Vec<Stored>), StoreError> {
+    let meta = fs_err::read_to_string(dir.join("run.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok());
+    let (latest, _, _) = load(&dir.join("results.jsonl"))?;
+    if latest.is_empty() && !dir.join("results.jsonl").is_file() {
+        return Err(StoreError::Io {
+            path: dir.join("results.jsonl"),
+            source: std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "not a run directory (no results.jsonl)",
+            ),
+        });
+    }
+    Ok((meta, latest.into_values().collect()))
+}
+
+/// Writes a file aside and renames it into place.
+pub fn write_atomic(path: &Path, data: &[u8]) -> Result<(), StoreError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".tmp-")
+        .tempfile_in(dir)
+        .map_err(io(dir))?;
+    tmp.write_all(data)
+        .and_then(|()| tmp.as_file().sync_all())
+        .map_err(io(path))?;
+    tmp.persist(path).map_err(|e| io(path)(e.error))?;
+    Ok(())
+}
+
+/// An instance id as one directory name.
+pub fn safe_name(id: &str) -> String {
+    id.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect::<String>()
+        .trim_start_matches('.')
+        .to_owned()
+}

@@ -1,0 +1,195 @@
+//! SWE-bench-style predictions: `instance_id`, `model_name_or_path`, `model_patch`, as JSONL, a JSON
+//! list, or a JSON object keyed by instance id. For Doc2Repo a prediction may instead name a
+//! repository directory or archive (`model_repo`, relative paths resolved against the file).
+
+use crate::record::{JsonLines, snippet};
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// What a prediction submits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Predicted {
+    Patch(String),
+    /// A repository directory or archive (Doc2Repo).
+    Repo(PathBuf),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prediction {
+    pub instance_id: String,
+    pub model: String,
+    pub predicted: Predicted,
+    /// `file:line` (JSONL), `file[index]` (list) or `file{id}` (object).
+    pub location: String,
+}
+
+#[derive(Debug, Error)]
+pub enum PredictionsError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{location}: {message}")]
+    Bad { location: String, message: String },
+    #[error("{path}: not JSON, a JSON list or JSONL: {message}")]
+    NotJson { path: PathBuf, message: String },
+    #[error("two predictions for `{id}`: {first} and {second}")]
+    Duplicate {
+        id: String,
+        first: String,
+        second: String,
+    },
+}
+
+/// Reads every prediction; the first problem stops with an error that names where it is.
+pub fn read_predictions(path: &Path) -> Result<Vec<Prediction>, PredictionsError> {
+    let io = |source| PredictionsError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let text = fs_err::read_to_string(path).map_err(io)?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    let trimmed = text.trim_start_matches('\u{feff}').trim_start();
+    let name = path.display().to_string();
+    let mut out = Vec::new();
+    if trimmed.starts_with('[') {
+        let value: Value =
+            serde_json::from_str(trimmed).map_err(|e| PredictionsError::NotJson {
+                path: path.to_owned(),
+                message: e.to_string(),
+            })?;
+        for (i, item) in value.as_array().into_iter().flatten().enumerate() {
+            out.push(one(item, None, &format!("{name}[{i}]"), base)?);
+        }
+    } else if let Some(map) = whole_object_keyed_by_id(trimmed) {
+        for (id, item) in &map {
+            out.push(one(item, Some(id), &format!("{name}{{{id}}}"), base)?);
+        }
+    } else {
+        let mut lines = JsonLines::new(text.as_bytes(), path.to_owned());
+        while let Some(item) = lines.next_value() {
+            let (line, value) = item.map_err(|e| PredictionsError::NotJson {
+                path: path.to_owned(),
+                message: e.to_string(),
+            })?;
+            out.push(one(&value, None, &format!("{name}:{line}"), base)?);
+        }
+    }
+    let mut seen: HashMap<&str, &str> = HashMap::new();
+    for p in &out {
+        if let Some(first) = seen.insert(&p.instance_id, &p.location) {
+            return Err(PredictionsError::Duplicate {
+                id: p.instance_id.clone(),
+                first: first.to_owned(),
+                second: p.location.clone(),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// A whole-file JSON object whose values are predictions (not a single JSONL record).
+fn whole_object_keyed_by_id(text: &str) -> Option<Map<String, Value>> {
+    if !text.starts_with('{') {
+        return None;
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(map))
+            if !map.contains_key("instance_id") && map.values().all(Value::is_object) =>
+        {
+            Some(map)
+        }
+        _ => None,
+    }
+}
+
+fn one(
+    value: &Value,
+    key: Option<&str>,
+    location: &str,
+    base: &Path,
+) -> Result<Prediction, PredictionsError> {
+    let bad = |message: String| PredictionsError::Bad {
+        location: location.to_owned(),
+        message,
+    };
+    let obj = value
+        .as_object()
+        .ok_or_else(|| bad(format!("expected a JSON object, found {}", snippet(value))))?;
+    let str_field = |name: &str| -> Result<Option<String>, PredictionsError> {
+        match obj.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(other) => Err(bad(format!(
+                "field `{name}`: expected a string, found {}",
+                snippet(other)
+            ))),
+        }
+    };
+    let id = match (str_field("instance_id")?, key) {
+        (Some(id), Some(k)) if id != k => {
+            return Err(bad(format!("`instance_id` is `{id}` but the key is `{k}`")));
+        }
+        (Some(id), _) => id,
+        (None, Some(k)) => k.to_owned(),
+        (None, None) => return Err(bad("missing field `instance_id`".into())),
+    };
+    let model = str_field("model_name_or_path")?.unwrap_or_default();
+    let predicted = match (str_field("model_patch")?, str_field("model_repo")?) {
+        (Some(patch), _) => Predicted::Patch(patch),
+        (None, Some(repo)) => {
+            let p = PathBuf::from(&repo);
+            Predicted::Repo(if p.is_absolute() { p } else { base.join(p) })
+        }
+        (None, None) => return Err(bad("no `model_patch` (or `model_repo` for Doc2Repo)".into())),
+    };
+    Ok(Prediction {
+        instance_id: id,
+        model,
+        predicted,
+        location: location.to_owned(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str) -> Result<Vec<Prediction>, PredictionsError> {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("preds.json");
+        fs_err::write(&p, text).unwrap();
+        read_predictions(&p)
+    }
+
+    #[test]
+    fn all_three_shapes() {
+        let jsonl = read("{\"instance_id\":\"a\",\"model_name_or_path\":\"m\",\"model_patch\":\"p\"}\n{\"instance_id\":\"b\",\"model_patch\":\"\"}\n").unwrap();
+        assert_eq!(jsonl.len(), 2);
+        assert!(jsonl[1].location.ends_with(":2"));
+        let list = read("[{\"instance_id\":\"a\",\"model_patch\":\"p\"}]").unwrap();
+        assert_eq!(list[0].predicted, Predicted::Patch("p".into()));
+        let dict = read("{\"a\":{\"model_patch\":\"p\"},\"b\":{\"instance_id\":\"b\",\"model_repo\":\"repo.zip\"}}").unwrap();
+        assert_eq!(dict[0].instance_id, "a");
+        assert!(matches!(&dict[1].predicted, Predicted::Repo(p) if p.ends_with("repo.zip")));
+    }
+
+    #[test]
+    fn problems_are_named() {
+        let e = read("{\"instance_id\":\"a\",\"model_patch\":\"p\"}\n{\"instance_id\":\"a\",\"model_patch\":\"q\"}\n").unwrap_err().to_string();
+        assert!(
+            e.contains("two predictions for `a`") && e.contains(":1") && e.contains(":2"),
+            "{e}"
+        );
+        let e = read("this is not json").unwrap_err().to_string();
+        assert!(e.contains("not JSON"), "{e}");
+        let e = read("{\"instance_id\":\"a\",\"model_patch\":3}\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("model_patch") && e.contains(":1"), "{e}");
+    }
+}

@@ -1,0 +1,320 @@
+//! Whole runs on the Docker engine: parallel grading, resume, crash safety (SIGKILL and Ctrl-C),
+//! reports and comparisons, and bad input.
+
+use super::support::{docker, docker_ready, fixture_images, fixtures};
+use assert_cmd::cargo::cargo_bin_cmd;
+use predicates::str::contains;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn grade_cmd(results: &Path, run: &str, preds: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_beyondswe"));
+    cmd.args([
+        "grade",
+        "--jobs",
+        "2",
+        "--timeout",
+        "120",
+        "--run-id",
+        run,
+        "--dataset",
+    ])
+    .arg(fixtures().join("dataset/demo.jsonl"))
+    .arg("--test-suites")
+    .arg(fixtures().join("test_suites"))
+    .arg("--results-dir")
+    .arg(results)
+    .arg("--predictions")
+    .arg(preds);
+    cmd
+}
+
+fn demo_preds() -> PathBuf {
+    fixtures().join("predictions/demo.jsonl")
+}
+
+/// instance → (verdict, score, reason), from a run's results.jsonl.
+fn outcomes(run_dir: &Path) -> std::collections::BTreeMap<String, (String, f64, String)> {
+    let text = std::fs::read_to_string(run_dir.join("results.jsonl")).unwrap();
+    text.lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            (
+                v["instance_id"].as_str().unwrap().to_owned(),
+                (
+                    v["verdict"].as_str().unwrap().to_owned(),
+                    v["score"].as_f64().unwrap(),
+                    v["reason"].as_str().unwrap().to_owned(),
+                ),
+            )
+        })
+        .collect()
+}
+
+fn containers_of(pid: u32) -> String {
+    docker(&[
+        "ps",
+        "-aq",
+        "--filter",
+        &format!("label=beyondswe.pid={pid}"),
+    ])
+}
+
+#[test]
+fn a_run_grades_resumes_and_regrades_changed_submissions() {
+    if !docker_ready() {
+        return;
+    }
+    fixture_images();
+    let dir = tempfile::tempdir().unwrap();
+    let out = grade_cmd(dir.path(), "a", &demo_preds()).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.contains("CrossRepo") && stdout.contains("AVG"),
+        "{stdout}"
+    );
+    let first = outcomes(&dir.path().join("a"));
+    assert_eq!(first.len(), 11);
+    assert_eq!(first["acme_calc_pr7"].0, "resolved");
+    assert_eq!(first["acme_calc_pr71"].2, "empty_patch");
+    assert_eq!(first["acme_textkit_pr121"].2, "patch_failed");
+    assert!((first["minidocb_ac79166631ba81556e3f40c05aa8d00fe9178ca6"].1 - 0.6).abs() < 1e-9);
+
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("a/report.json")).unwrap())
+            .unwrap();
+    assert_eq!(report["swebench"]["resolved_instances"], 4);
+    assert_eq!(report["swebench"]["empty_patch_ids"][0], "acme_calc_pr71");
+    // CrossRepo 1/5, DomainFix 1/2, DepMigrate 1/2, Doc2Repo (1.0 + 0.6) / 2.
+    let avg = (20.0 + 50.0 + 50.0 + 80.0) / 4.0;
+    assert!(
+        (report["avg"].as_f64().unwrap() - avg).abs() < 1e-9,
+        "{}",
+        report["avg"]
+    );
+
+    // A second run finishes at once, with nothing graded again.
+    let t = Instant::now();
+    let out = grade_cmd(dir.path(), "a", &demo_preds()).output().unwrap();
+    assert!(out.status.success());
+    assert!(
+        t.elapsed() < Duration::from_secs(5),
+        "resume took {:?}",
+        t.elapsed()
+    );
+    assert_eq!(outcomes(&dir.path().join("a")), first);
+
+    // A changed submission is graded again and replaces the old verdict.
+    let text = std::fs::read_to_string(demo_preds()).unwrap();
+    let gold =
+        serde_json::from_str::<Value>(text.lines().next().unwrap()).unwrap()["model_patch"].clone();
+    let changed: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            if v["instance_id"] == "acme_calc_pr71" {
+                v["model_patch"] = gold.clone();
+            }
+            if let Some(repo) = v["model_repo"].as_str() {
+                v["model_repo"] = fixtures()
+                    .join("predictions")
+                    .join(repo)
+                    .display()
+                    .to_string()
+                    .into();
+            }
+            v.to_string()
+        })
+        .collect();
+    let preds = dir.path().join("changed.jsonl");
+    std::fs::write(&preds, changed.join("\n")).unwrap();
+    let out = grade_cmd(dir.path(), "a", &preds).output().unwrap();
+    assert!(out.status.success());
+    let after = outcomes(&dir.path().join("a"));
+    assert_eq!(after["acme_calc_pr71"].0, "resolved");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a/results.jsonl"))
+            .unwrap()
+            .lines()
+            .count(),
+        11
+    );
+
+    // Reports from the store, without a container; comparisons of two runs.
+    cargo_bin_cmd!("beyondswe")
+        .arg("report")
+        .arg(dir.path().join("a"))
+        .args(["--format", "json"])
+        .assert()
+        .success()
+        .stdout(contains("\"avg\""));
+    let out = grade_cmd(dir.path(), "b", &demo_preds()).output().unwrap();
+    assert!(out.status.success());
+    cargo_bin_cmd!("beyondswe")
+        .arg("compare")
+        .arg(dir.path().join("b"))
+        .arg(dir.path().join("a"))
+        .assert()
+        .success()
+        .stdout(contains("improved: 1"))
+        .stdout(contains("acme_calc_pr71"))
+        .stdout(contains("regressed: 0"));
+}
+
+#[test]
+fn killing_the_grader_at_any_moment_loses_and_duplicates_nothing() {
+    if !docker_ready() {
+        return;
+    }
+    fixture_images();
+    let reference = tempfile::tempdir().unwrap();
+    assert!(
+        grade_cmd(reference.path(), "r", &demo_preds())
+            .status()
+            .unwrap()
+            .success()
+    );
+    let expected = outcomes(&reference.path().join("r"));
+
+    let dir = tempfile::tempdir().unwrap();
+    // SIGKILL twice, at different moments, then finish.
+    for lines_before_kill in [1usize, 5] {
+        let mut child = grade_cmd(dir.path(), "k", &demo_preds())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let results = dir.path().join("k/results.jsonl");
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            let n = std::fs::read_to_string(&results)
+                .map(|t| t.lines().count())
+                .unwrap_or(0);
+            if n >= lines_before_kill || Instant::now() > deadline {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        // A partial line, as if the kill had landed in the middle of a write.
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&results)
+            .unwrap();
+        std::io::Write::write_all(&mut f, b"{\"key\":\"abc\",\"instance_id\":\"acme_ca").unwrap();
+        let killed = child.id();
+        let out = grade_cmd(dir.path(), "k", &demo_preds()).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(String::from_utf8_lossy(&out.stderr).contains("partial line"));
+        assert!(
+            containers_of(killed).trim().is_empty(),
+            "containers of the killed grader were not swept"
+        );
+    }
+    let got = outcomes(&dir.path().join("k"));
+    assert_eq!(got, expected);
+    let lines = std::fs::read_to_string(dir.path().join("k/results.jsonl")).unwrap();
+    assert_eq!(lines.lines().count(), expected.len(), "duplicated lines");
+}
+
+#[test]
+fn ctrl_c_stops_new_work_and_leaves_a_consistent_store() {
+    if !docker_ready() {
+        return;
+    }
+    fixture_images();
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = grade_cmd(dir.path(), "c", &demo_preds())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let label = format!("label=beyondswe.pid={}", child.id());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while docker(&["ps", "-q", "--filter", &label]).trim().is_empty() {
+        assert!(Instant::now() < deadline, "no container appeared");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(
+        docker(&["ps", "-aq", "--filter", &label]).trim().is_empty(),
+        "containers left after Ctrl-C"
+    );
+    // Every line in the store is whole, and a rerun completes the run.
+    let _ = outcomes(&dir.path().join("c"));
+    assert!(
+        grade_cmd(dir.path(), "c", &demo_preds())
+            .status()
+            .unwrap()
+            .success()
+    );
+    assert_eq!(outcomes(&dir.path().join("c")).len(), 11);
+}
+
+#[test]
+fn bad_run_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let dup = dir.path().join("dup.jsonl");
+    std::fs::write(&dup, "{\"instance_id\":\"acme_calc_pr7\",\"model_patch\":\"\"}\n{\"instance_id\":\"acme_calc_pr7\",\"model_patch\":\"x\"}\n").unwrap();
+    let out = grade_cmd(dir.path(), "d", &dup).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("two predictions for `acme_calc_pr7`")
+            && err.contains("dup.jsonl:1")
+            && err.contains("dup.jsonl:2"),
+        "{err}"
+    );
+
+    let junk = dir.path().join("junk.json");
+    std::fs::write(&junk, "not json at all").unwrap();
+    let out = grade_cmd(dir.path(), "d", &junk).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not JSON"));
+
+    if !docker_ready() {
+        return;
+    }
+    fixture_images();
+    // Predictions for unknown instances are reported, the rest graded.
+    let mixed = dir.path().join("mixed.jsonl");
+    std::fs::write(&mixed, "{\"instance_id\":\"nobody_nothing_pr1\",\"model_patch\":\"\"}\n{\"instance_id\":\"acme_calc_pr71\",\"model_patch\":\"\"}\n").unwrap();
+    let out = grade_cmd(dir.path(), "m", &mixed).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nobody_nothing_pr1"));
+    assert_eq!(outcomes(&dir.path().join("m")).len(), 1);
+    // A results directory made for another dataset is refused without --force.
+    let out = Command::new(env!("CARGO_BIN_EXE_beyondswe"))
+        .args(["grade", "--empty", "--run-id", "m", "--dataset"])
+        .arg(fixtures().join("dataset/fixtures.jsonl"))
+        .arg("--results-dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("another dataset"));
+}
