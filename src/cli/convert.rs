@@ -138,8 +138,9 @@ pub(crate) fn to_harbor_with(
     keep_going: bool,
 ) -> Result<Summary> {
     let wanted: HashSet<&str> = ids.iter().map(String::as_str).collect();
-    let mut found: HashSet<String> = HashSet::new();
-    let mut seen: HashMap<String, u64> = HashMap::new();
+    // Ids are remembered by a 64-bit hash, so memory stays flat however many records stream by.
+    let mut found: HashSet<u64> = HashSet::new();
+    let mut seen: HashMap<u64, u64> = HashMap::new();
     let mut summary = Summary::default();
     let reader = RecordReader::open(dataset)?;
     for item in reader {
@@ -164,12 +165,13 @@ pub(crate) fn to_harbor_with(
             continue;
         }
         let place = format!("{}:{line}: instance `{id}`", dataset.display());
-        let result = if let Some(first) = seen.get(&id) {
+        let id_hash = hash_id(&id);
+        let result = if let Some(first) = seen.get(&id_hash) {
             Err(anyhow::anyhow!(
                 "duplicate instance_id (first at line {first})"
             ))
         } else {
-            seen.insert(id.clone(), line);
+            seen.insert(id_hash, line);
             if record.family() == Family::Unknown {
                 note(format!(
                     "warning: {place}: task `{}` is not a known family; converted with family `unknown` (see `beyondswe validate`)",
@@ -180,7 +182,9 @@ pub(crate) fn to_harbor_with(
         };
         match result {
             Ok(_) => {
-                found.insert(id);
+                if !wanted.is_empty() {
+                    found.insert(id_hash);
+                }
                 *summary.per_family.entry(record.family()).or_default() += 1;
             }
             Err(err) if keep_going => {
@@ -195,7 +199,7 @@ pub(crate) fn to_harbor_with(
     let missing: Vec<&str> = wanted
         .iter()
         .copied()
-        .filter(|id| !found.contains(*id))
+        .filter(|id| !found.contains(&hash_id(id)))
         .collect();
     if !missing.is_empty() {
         let mut missing = missing;
@@ -237,13 +241,17 @@ pub(crate) fn from_harbor_with(
     }
     let mut writer = JsonlWriter::create(out_path)?;
     let mut summary = Summary::default();
-    let mut seen: HashMap<String, PathBuf> = HashMap::new();
-    for dir in convert::task_dirs(tasks_dir)? {
+    let mut seen: HashMap<u64, usize> = HashMap::new();
+    let dirs = convert::task_dirs(tasks_dir)?;
+    for (index, dir) in dirs.iter().enumerate() {
         let result = (|| -> Result<_> {
-            let read = convert::read_task(&dir)?;
+            let read = convert::read_task(dir)?;
             let id = read.record.instance_id().to_owned();
-            if let Some(first) = seen.get(&id) {
-                bail!("duplicate instance_id `{id}` (also in {})", first.display());
+            if let Some(first) = seen.get(&hash_id(&id)) {
+                bail!(
+                    "duplicate instance_id `{id}` (also in {})",
+                    dirs[*first].display()
+                );
             }
             if let Some(zip) = &read.test_suite_zip {
                 let name = read.record.test_suite().unwrap_or(&id).to_owned();
@@ -257,7 +265,7 @@ pub(crate) fn from_harbor_with(
                     ),
                 }
             }
-            seen.insert(id, dir.clone());
+            seen.insert(hash_id(&id), index);
             Ok(read.record)
         })();
         match result {
@@ -280,4 +288,10 @@ pub(crate) fn from_harbor_with(
     }
     writer.finish()?;
     Ok(summary)
+}
+
+/// A 64-bit hash of an instance id (duplicate detection over streams of any length).
+fn hash_id(id: &str) -> u64 {
+    use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+    BuildHasherDefault::<DefaultHasher>::default().hash_one(id)
 }

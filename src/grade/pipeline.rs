@@ -3,8 +3,9 @@
 //! Every submission gets a new container. Its image is the instance image after the prepare step
 //! (base checked out, setup commands run, newer history stripped and proven gone); that prepared
 //! image is committed once per instance and reused, keyed by the instance image's id, the base
-//! commit, the setup commands and the strip script, so repeated grading pays only for the
-//! submission. Every step is bounded in time, and every failure ends in a verdict: the agent's
+//! commit, the setup commands and the strip script (`beyondswe-prepared:<key>`), so repeated
+//! grading pays only for the submission. Every step is bounded in time, and every failure ends in
+//! a verdict: the agent's
 //! failures are `unresolved` with a reason, the infrastructure's are `error`. Nothing printed by
 //! the code under test decides anything: outcomes come from the recorder's file (random path,
 //! fresh nonce) and pytest's JUnit report, read back through the engine API and parsed here.
@@ -260,20 +261,8 @@ async fn ensure_prepared<S: Sandbox>(
         key.update([0]);
     }
     let key = hex::encode(key.finalize());
-    let name: String = record
-        .instance_id()
-        .to_lowercase()
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                c
-            } else {
-                '-'
-            }
-        })
-        .take(100)
-        .collect();
-    let tag = format!("beyondswe-prepared/{name}:{}", &key[..16]);
+    // Content-addressed: instances with the same image, base and setup share one prepared image.
+    let tag = format!("beyondswe-prepared:{}", &key[..24]);
     if sandbox.image_id(&tag).await?.is_some() {
         return Ok(tag);
     }

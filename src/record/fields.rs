@@ -100,8 +100,9 @@ pub struct BaseRef {
     expecting = "a list of test ids, a JSON-encoded list in a string, or one id as a string"
 )]
 pub enum TestIds {
-    List(Vec<TestId>),
+    // Text first: it is the usual form, and a failed List attempt costs an error message.
     Text(String),
+    List(Vec<TestId>),
 }
 
 /// One test id inside a list. Numbers are accepted and turned into text, as the official code does.

@@ -320,11 +320,22 @@ fn schemas_are_up_to_date() {
         .success();
 }
 
+/// The README's main command: builds the images, checks the round trip, grades the demo run.
 #[test]
-fn demo_round_trips_the_bundled_data() {
+fn demo_converts_and_grades_the_bundled_data() {
+    if !super::support::docker_ready() {
+        return;
+    }
+    super::support::fixture_images();
+    let dir = tempfile::tempdir().unwrap();
     bin()
         .arg("demo")
+        .arg("--results-dir")
+        .arg(dir.path())
         .assert()
         .success()
-        .stdout(predicates::str::contains("records identical"));
+        .stderr(predicates::str::contains("11/11 records identical"))
+        .stdout(predicates::str::contains("AVG"))
+        .stdout(predicates::str::contains("acme_calc_pr73"))
+        .stdout(predicates::str::contains("[flagged]"));
 }

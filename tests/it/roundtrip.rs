@@ -277,7 +277,8 @@ fn every_bundled_fixture_round_trips() {
                 test_suites: Some(suites.clone()),
                 ..ToHarborOptions::default()
             };
-            let task = convert::write_task(&record, dir.path(), &opts).unwrap();
+            let out = dir.path().join(path.file_name().unwrap());
+            let task = convert::write_task(&record, &out, &opts).unwrap();
             let back = convert::read_task(&task).unwrap().record;
             assert_eq!(back, record, "{}", record.instance_id());
             n += 1;
