@@ -18,6 +18,8 @@ fn main() {
         Command::Report(args) => cli::grade::report(&args),
         Command::Compare(args) => cli::grade::compare(&args),
         Command::Image(cmd) => cli::image::run(&cmd),
+        Command::Capture(args) => cli::capture::run(&args),
+        Command::Ingest(args) => cli::ingest::run(&args),
     };
     let code = match result {
         Ok(code) => code,

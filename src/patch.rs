@@ -495,3 +495,48 @@ HcmV?d00001
         assert_eq!(parse(text).unwrap().touched_paths(), ["tést.py"]);
     }
 }
+
+/// Undoes a CRLF conversion applied to a whole patch in transit (JSON exports, Windows tools): when
+/// the diff's own header lines end in `\r\n`, every `\r\n` becomes `\n`. Patches whose headers end
+/// in `\n` are left alone (their `\r` belong to the files they change). Returns whether it changed.
+pub fn normalize_transport(patch: &[u8]) -> (Vec<u8>, bool) {
+    let headers_crlf = patch
+        .split(|b| *b == b'\n')
+        .filter(|l| {
+            l.starts_with(b"diff --git ")
+                || l.starts_with(b"--- ")
+                || l.starts_with(b"+++ ")
+                || l.starts_with(b"@@ ")
+        })
+        .take(8)
+        .collect::<Vec<_>>();
+    if headers_crlf.is_empty() || !headers_crlf.iter().all(|l| l.ends_with(b"\r")) {
+        return (patch.to_vec(), false);
+    }
+    let mut out = Vec::with_capacity(patch.len());
+    let mut i = 0;
+    while i < patch.len() {
+        if patch[i] == b'\r' && patch.get(i + 1) == Some(&b'\n') {
+            i += 1;
+            continue;
+        }
+        out.push(patch[i]);
+        i += 1;
+    }
+    (out, true)
+}
+
+#[cfg(test)]
+mod transport_tests {
+    use super::normalize_transport;
+
+    #[test]
+    fn crlf_patches() {
+        let (fixed, changed) =
+            normalize_transport(b"--- a/f\r\n+++ b/f\r\n@@ -1 +1 @@\r\n-a\r\n+b\r\n");
+        assert!(changed);
+        assert_eq!(fixed, b"--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n");
+        let keep = b"--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\r\n+b\r\n";
+        assert_eq!(normalize_transport(keep), (keep.to_vec(), false));
+    }
+}

@@ -76,6 +76,8 @@ pub(crate) fn run(args: &DemoArgs, quiet: bool) -> Result<i32> {
     let grade = GradeArgs {
         dataset,
         predictions: Some(fixtures.join("predictions/demo.jsonl")),
+        predictions_format: None,
+        patches: None,
         gold: false,
         empty: false,
         run_id: "demo".into(),

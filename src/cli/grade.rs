@@ -1,6 +1,7 @@
 //! `beyondswe grade`: grade a whole run in parallel, resumably, and report the paper's figures.
 
 use super::grade_one::{LimitArgs, build_environment, connect};
+use super::ingest::describe;
 use super::{exit, note, out};
 use anyhow::{Context, Result, bail};
 use beyondswe::dataset::{Instance, dataset_hash, load_all};
@@ -9,7 +10,7 @@ use beyondswe::record::Family;
 use beyondswe::report::{
     self, Format, GRADER_VERSION, RunMeta, Store, build_report, now_rfc3339, write_atomic,
 };
-use beyondswe::submission::{Predicted, Submission, TreeLimits, read_predictions, read_tree};
+use beyondswe::submission::{AgentFormat, Submission, TreeLimits, ingest, read_tree};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use sha2::{Digest, Sha256};
@@ -24,9 +25,17 @@ pub(crate) struct GradeArgs {
     /// The dataset: a BeyondSWE JSONL file or a directory of Harbor task directories.
     #[arg(long)]
     pub(crate) dataset: PathBuf,
-    /// Predictions: JSONL, a JSON list, or a JSON object keyed by instance id.
+    /// Predictions (JSONL, a JSON list, or a JSON object keyed by instance id), or any agent
+    /// output `ingest` reads: SWE-agent and mini-swe-agent runs, OpenHands output.jsonl, AweAgent
+    /// runs, Claude Code / Codex transcripts with captured diffs, Harbor job directories.
     #[arg(long)]
     pub(crate) predictions: Option<PathBuf>,
+    /// The format of --predictions (default: detected).
+    #[arg(long, value_enum)]
+    pub(crate) predictions_format: Option<AgentFormat>,
+    /// Claude Code / Codex: directory of captured diffs named `<instance_id>.diff`.
+    #[arg(long)]
+    pub(crate) patches: Option<PathBuf>,
     /// Grade the dataset's own gold patches (sanity run: every instance should resolve).
     #[arg(long)]
     pub(crate) gold: bool,
@@ -129,8 +138,9 @@ fn build_jobs(
         .iter()
         .map(|i| (i.record.instance_id(), i))
         .collect();
-    let job = |inst: &Instance, submission: Submission, model: &str| Job {
+    let job = |inst: &Instance, submission: Submission, model: &str, attempt: u32| Job {
         record: inst.record.clone(),
+        attempt,
         submission,
         test_suite: inst.test_suite.clone(),
         model: model.to_owned(),
@@ -139,40 +149,50 @@ fn build_jobs(
     let mut jobs = Vec::new();
     let mut unknown = Vec::new();
     let (label, digest) = if let Some(path) = &args.predictions {
-        let bytes = fs_err::read(path)?;
-        let preds = read_predictions(path)?;
-        for p in preds {
+        // Any agent output beyondswe reads: predictions files, agent runs, Harbor jobs.
+        let ing = ingest(path, args.predictions_format, args.patches.as_deref())?;
+        describe(path, &ing, None);
+        let mut h = Sha256::new();
+        for p in &ing.items {
             let Some(inst) = by_id.get(p.instance_id.as_str()) else {
-                unknown.push(format!("{} ({})", p.instance_id, p.location));
+                unknown.push(format!("{} ({})", p.instance_id, p.source));
                 continue;
             };
-            let submission = match &p.predicted {
-                Predicted::Patch(text) => Submission::Patch(text.as_bytes().to_vec()),
-                Predicted::Repo(dir) => {
+            let submission = match (&p.patch, &p.repo) {
+                (Some(bytes), _) => Submission::Patch(bytes.clone()),
+                (None, Some(dir)) => {
                     if inst.record.family() != Family::Doc2Repo {
                         bail!(
                             "{}: `model_repo` is for Doc2Repo instances; `{}` is {}",
-                            p.location,
+                            p.source,
                             p.instance_id,
                             inst.record.family()
                         );
                     }
                     Submission::Tree(
-                        read_tree(dir, TreeLimits::default())
-                            .with_context(|| p.location.clone())?,
+                        read_tree(dir, TreeLimits::default()).with_context(|| p.source.clone())?,
                     )
                 }
+                (None, None) => continue,
             };
-            jobs.push(job(inst, submission, &p.model));
+            h.update(p.instance_id.as_bytes());
+            h.update(p.attempt.to_le_bytes());
+            match &submission {
+                Submission::Patch(b) => h.update(b),
+                Submission::Tree(t) => h.update(t.to_tar().unwrap_or_default()),
+            }
+            jobs.push(job(inst, submission, &p.model, p.attempt));
         }
-        (
-            path.display().to_string(),
-            hex::encode(Sha256::digest(&bytes)),
-        )
+        (path.display().to_string(), hex::encode(h.finalize()))
     } else if args.gold {
         for inst in instances {
             match inst.record.gold_patch() {
-                Some(p) => jobs.push(job(inst, Submission::Patch(p.as_bytes().to_vec()), "gold")),
+                Some(p) => jobs.push(job(
+                    inst,
+                    Submission::Patch(p.as_bytes().to_vec()),
+                    "gold",
+                    1,
+                )),
                 None => note(format!(
                     "note: `{}` has no gold patch; not graded",
                     inst.record.instance_id()
@@ -182,7 +202,7 @@ fn build_jobs(
         ("gold".into(), "gold".into())
     } else {
         for inst in instances {
-            jobs.push(job(inst, Submission::Patch(Vec::new()), "empty"));
+            jobs.push(job(inst, Submission::Patch(Vec::new()), "empty", 1));
         }
         ("empty".into(), "empty".into())
     };

@@ -3,12 +3,14 @@
 //! Arguments are parsed here and turned into library options before any work starts; the
 //! subcommand modules call the library and print. Data goes to stdout, messages to stderr.
 
+pub(crate) mod capture;
 pub(crate) mod convert;
 pub(crate) mod demo;
 pub(crate) mod exit;
 pub(crate) mod grade;
 pub(crate) mod grade_one;
 pub(crate) mod image;
+pub(crate) mod ingest;
 pub(crate) mod schemas;
 pub(crate) mod validate;
 
@@ -53,6 +55,10 @@ pub(crate) enum Command {
     /// Build images through the engine API.
     #[command(subcommand)]
     Image(image::ImageCommand),
+    /// Turn what an agent wrote (SWE-agent, OpenHands, Harbor jobs, …) into predictions.
+    Ingest(ingest::IngestArgs),
+    /// Diff a workspace against its base commit (untracked and ignored files included), binary-safe.
+    Capture(capture::CaptureArgs),
     /// Run the main job on the bundled demo data.
     Demo(demo::DemoArgs),
 }

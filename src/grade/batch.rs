@@ -21,6 +21,8 @@ use std::sync::Mutex;
 #[derive(Debug, Clone)]
 pub struct Job {
     pub record: Record,
+    /// 1-based attempt number; each attempt has its own verdict.
+    pub attempt: u32,
     pub submission: Submission,
     pub test_suite: Option<PathBuf>,
     pub model: String,
@@ -98,7 +100,7 @@ pub async fn run_jobs<S: Sandbox>(
             let cached = {
                 let store = store.lock().unwrap_or_else(|e| e.into_inner());
                 store
-                    .get(job.record.instance_id())
+                    .get(job.record.instance_id(), job.attempt)
                     .filter(|s| s.key == key)
                     .cloned()
             };
@@ -121,6 +123,7 @@ pub async fn run_jobs<S: Sandbox>(
             }
             let stored = Stored {
                 key,
+                attempt: job.attempt,
                 model_name_or_path: job.model.clone(),
                 verdict,
             };

@@ -144,6 +144,21 @@ const FIND_PYTHON: &str = "PY=$(command -v python3 || command -v python) || { ec
 
 /// Grades one submission. Never fails: problems become the verdict's `error` or `unresolved`.
 pub async fn grade<S: Sandbox>(sandbox: &S, input: GradeInput<'_>, opts: &GradeOptions) -> Verdict {
+    // A patch whose every line end was turned into CRLF in transit is put back first.
+    let normalized;
+    let mut crlf = false;
+    let input = match input.submission {
+        Submission::Patch(p) => {
+            let (fixed, changed) = patch::normalize_transport(p);
+            crlf = changed;
+            normalized = Submission::Patch(fixed);
+            GradeInput {
+                submission: &normalized,
+                ..input
+            }
+        }
+        Submission::Tree(_) => input,
+    };
     let record = input.record;
     let mut v = Verdict::new(record.instance_id(), record.family());
     let total = Instant::now();
@@ -160,6 +175,12 @@ pub async fn grade<S: Sandbox>(sandbox: &S, input: GradeInput<'_>, opts: &GradeO
         if !stop.message.is_empty() {
             v.logs.error = tail(&stop.message);
         }
+    }
+    if crlf {
+        v.logs.apply = format!(
+            "(the patch's CRLF line endings were normalised before applying)\n{}",
+            v.logs.apply
+        );
     }
     v.timings
         .insert("total".into(), total.elapsed().as_secs_f64());

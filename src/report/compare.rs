@@ -41,21 +41,21 @@ pub fn compare(a: &Report, b: &Report) -> Comparison {
             }
         })
         .collect();
-    let a_scores: BTreeMap<&str, f64> = a
+    let a_scores: BTreeMap<(&str, u32), f64> = a
         .instances
         .iter()
-        .map(|i| (i.instance_id.as_str(), i.score))
+        .map(|i| ((i.instance_id.as_str(), i.attempt), i.score))
         .collect();
     let (mut improved, mut regressed, mut tied, mut paired) = (Vec::new(), Vec::new(), 0, 0);
     for inst in &b.instances {
-        if let Some(sa) = a_scores.get(inst.instance_id.as_str()) {
+        if let Some(sa) = a_scores.get(&(inst.instance_id.as_str(), inst.attempt)) {
             paired += 1;
             if (inst.score - sa).abs() < 1e-9 {
                 tied += 1;
             } else if inst.score > *sa {
-                improved.push(inst.instance_id.clone());
+                improved.push(super::attempt_label(&inst.instance_id, inst.attempt));
             } else {
-                regressed.push(inst.instance_id.clone());
+                regressed.push(super::attempt_label(&inst.instance_id, inst.attempt));
             }
         }
     }

@@ -17,14 +17,25 @@ pub struct FamilyScore {
     pub instances: usize,
     pub resolved: usize,
     pub errors: usize,
-    /// Issue tasks: resolved / instances × 100. Doc2Repo: mean pass rate × 100.
+    /// pass@1 × 100: issue tasks, the resolved share (over attempts, then instances); Doc2Repo,
+    /// the mean pass rate.
     pub score: f64,
+    /// The most attempts any instance has (1 in a plain run).
+    #[serde(default = "one")]
+    pub attempts: usize,
+    /// With several attempts: pass@k × 100 for k = `attempts` (Doc2Repo: the mean best pass rate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pass_at_k: Option<f64>,
     /// Doc2Repo: instances with a pass rate ≥ 90%.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub almost_correct: Option<usize>,
     /// Doc2Repo: instances with every test passing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fully_correct: Option<usize>,
+}
+
+fn one() -> usize {
+    1
 }
 
 /// Per-family scores and AVG.
@@ -51,62 +62,111 @@ pub fn round2(x: f64) -> f64 {
     (x * 100.0).round() / 100.0
 }
 
+/// One instance's attempts: (resolved, score) each.
+struct Attempts {
+    family: Family,
+    results: Vec<(bool, bool, f64)>,
+}
+
+/// Unbiased pass@k for n attempts with c successes: 1 − C(n−c, k) / C(n, k).
+pub fn pass_at_k(n: usize, c: usize, k: usize) -> f64 {
+    if k == 0 || n == 0 {
+        return 0.0;
+    }
+    if n - c < k {
+        return 1.0;
+    }
+    let mut fail = 1.0;
+    for i in (n - c + 1)..=n {
+        fail *= 1.0 - k as f64 / i as f64;
+    }
+    1.0 - fail
+}
+
 pub fn scores<'a>(verdicts: impl IntoIterator<Item = &'a Stored>) -> Scores {
-    let mut by_family: BTreeMap<Family, Vec<&Stored>> = BTreeMap::new();
+    // Group attempts by instance.
+    let mut instances: BTreeMap<&str, Attempts> = BTreeMap::new();
     for s in verdicts {
-        by_family.entry(s.verdict.family).or_default().push(s);
+        let a = instances
+            .entry(s.verdict.instance_id.as_str())
+            .or_insert(Attempts {
+                family: s.verdict.family,
+                results: Vec::new(),
+            });
+        a.results.push((
+            s.verdict.verdict == Outcome::Resolved,
+            s.verdict.verdict == Outcome::Error,
+            s.verdict.score.clamp(0.0, 1.0),
+        ));
+    }
+    let mut by_family: BTreeMap<Family, Vec<&Attempts>> = BTreeMap::new();
+    for a in instances.values() {
+        by_family.entry(a.family).or_default().push(a);
     }
     let mut families = Vec::new();
     let mut missing = Vec::new();
-    for family in Family::ALL {
+    for family in Family::ALL.into_iter().chain([Family::Unknown]) {
         let Some(list) = by_family.get(&family) else {
-            missing.push(family);
+            if family != Family::Unknown {
+                missing.push(family);
+            }
             continue;
         };
-        let instances = list.len();
-        let resolved = list
-            .iter()
-            .filter(|s| s.verdict.verdict == Outcome::Resolved)
-            .count();
-        let errors = list
-            .iter()
-            .filter(|s| s.verdict.verdict == Outcome::Error)
-            .count();
+        let n = list.len().max(1) as f64;
+        let k = list.iter().map(|a| a.results.len()).max().unwrap_or(1);
         let mut f = FamilyScore {
             family,
-            instances,
-            resolved,
-            errors,
+            instances: list.len(),
+            resolved: list
+                .iter()
+                .filter(|a| a.results.iter().any(|r| r.0))
+                .count(),
+            errors: list
+                .iter()
+                .filter(|a| a.results.iter().any(|r| r.1))
+                .count(),
+            attempts: k,
             ..FamilyScore::default()
         };
-        if family == Family::Doc2Repo {
-            let rates: Vec<f64> = list
-                .iter()
-                .map(|s| s.verdict.score.clamp(0.0, 1.0))
-                .collect();
-            f.score = 100.0 * rates.iter().sum::<f64>() / instances.max(1) as f64;
-            f.almost_correct = Some(rates.iter().filter(|r| **r >= 0.9).count());
-            f.fully_correct = Some(rates.iter().filter(|r| **r >= 1.0).count());
+        // pass@1: the mean over an instance's attempts, then over instances.
+        let per_instance: Vec<f64> = list
+            .iter()
+            .map(|a| {
+                let len = a.results.len().max(1) as f64;
+                if family == Family::Doc2Repo {
+                    a.results.iter().map(|r| r.2).sum::<f64>() / len
+                } else {
+                    a.results.iter().filter(|r| r.0).count() as f64 / len
+                }
+            })
+            .collect();
+        f.score = if family == Family::Unknown {
+            0.0
         } else {
-            f.score = 100.0 * resolved as f64 / instances.max(1) as f64;
+            100.0 * per_instance.iter().sum::<f64>() / n
+        };
+        if family == Family::Doc2Repo {
+            f.almost_correct = Some(per_instance.iter().filter(|r| **r >= 0.9).count());
+            f.fully_correct = Some(per_instance.iter().filter(|r| **r >= 1.0).count());
+        }
+        if k > 1 {
+            let at_k: f64 = list
+                .iter()
+                .map(|a| {
+                    if family == Family::Doc2Repo {
+                        a.results.iter().map(|r| r.2).fold(0.0, f64::max)
+                    } else {
+                        pass_at_k(
+                            a.results.len(),
+                            a.results.iter().filter(|r| r.0).count(),
+                            k.min(a.results.len()),
+                        )
+                    }
+                })
+                .sum();
+            f.pass_at_k = Some(100.0 * at_k / n);
         }
         families.push(f);
-    }
-    if let Some(unknown) = by_family.get(&Family::Unknown) {
-        families.push(FamilyScore {
-            family: Family::Unknown,
-            instances: unknown.len(),
-            resolved: unknown
-                .iter()
-                .filter(|s| s.verdict.verdict == Outcome::Resolved)
-                .count(),
-            errors: unknown
-                .iter()
-                .filter(|s| s.verdict.verdict == Outcome::Error)
-                .count(),
-            score: 0.0,
-            ..FamilyScore::default()
-        });
     }
     let known: Vec<f64> = families
         .iter()
@@ -148,7 +208,7 @@ pub fn swebench_summary<'a>(
         ..SwebenchSummary::default()
     };
     for v in verdicts {
-        let id = v.verdict.instance_id.clone();
+        let id = v.label();
         s.submitted_instances += 1;
         match (v.verdict.verdict, v.verdict.reason) {
             (Outcome::Error, _) => s.error_ids.push(id),
@@ -177,6 +237,14 @@ mod tests {
 
     /// The paper's Table 2 row for Codex with GPT-5.4 (xhigh): CrossRepo 55.17, DomainFix 61.11,
     /// DepMigrate 48.59, Doc2Repo 61.74 → AVG 56.65.
+    #[test]
+    fn pass_at_k_matches_the_definition() {
+        assert_eq!(pass_at_k(2, 1, 1), 0.5);
+        assert_eq!(pass_at_k(2, 1, 2), 1.0);
+        assert_eq!(pass_at_k(3, 0, 2), 0.0);
+        assert!((pass_at_k(5, 2, 2) - 0.7).abs() < 1e-12);
+    }
+
     #[test]
     fn avg_reproduces_the_papers_codex_row() {
         assert_eq!(round2(avg(&[55.17, 61.11, 48.59, 61.74])), 56.65);

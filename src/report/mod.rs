@@ -7,9 +7,13 @@ mod render;
 mod store;
 
 pub use compare::{Comparison, compare, render_comparison};
-pub use metrics::{FamilyScore, Scores, SwebenchSummary, avg, round2, scores, swebench_summary};
+pub use metrics::{
+    FamilyScore, Scores, SwebenchSummary, avg, pass_at_k, round2, scores, swebench_summary,
+};
 pub use render::{Format, render};
-pub use store::{RunMeta, Store, StoreError, Stored, read_run, safe_name, write_atomic};
+pub use store::{
+    RunMeta, Store, StoreError, Stored, attempt_label, read_run, safe_name, write_atomic,
+};
 
 use crate::grade::{Flags, Outcome, Reason, TestOutcome};
 use crate::record::Family;
@@ -24,6 +28,8 @@ pub const GRADER_VERSION: &str = concat!("beyondswe ", env!("CARGO_PKG_VERSION")
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct InstanceReport {
     pub instance_id: String,
+    /// 1-based attempt number.
+    pub attempt: u32,
     pub family: Family,
     pub verdict: Outcome,
     pub score: f64,
@@ -87,6 +93,7 @@ pub fn build_report(
             .iter()
             .map(|st| InstanceReport {
                 instance_id: st.verdict.instance_id.clone(),
+                attempt: st.attempt,
                 family: st.verdict.family,
                 verdict: st.verdict.verdict,
                 score: st.verdict.score,

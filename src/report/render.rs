@@ -26,6 +26,15 @@ fn rows(report: &Report) -> Vec<[String; 6]> {
         } else {
             (format!("{:.2}", round2(f.score)), "% resolved".into())
         };
+        let extra = match f.pass_at_k {
+            Some(k) => format!(
+                "{extra}; pass@1 over {} attempts, pass@{}: {:.2}",
+                f.attempts,
+                f.attempts,
+                round2(k)
+            ),
+            None => extra,
+        };
         rows.push([
             f.family.as_str().into(),
             f.instances.to_string(),

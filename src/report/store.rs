@@ -19,10 +19,33 @@ use thiserror::Error;
 pub struct Stored {
     /// Hash of the record, the submission, the image id and the grader version.
     pub key: String,
+    /// 1-based attempt number (several attempts per instance give pass@k).
+    #[serde(default = "first_attempt")]
+    pub attempt: u32,
     #[serde(default)]
     pub model_name_or_path: String,
     #[serde(flatten)]
     pub verdict: Verdict,
+}
+
+fn first_attempt() -> u32 {
+    1
+}
+
+impl Stored {
+    /// `id`, or `id@N` for attempts after the first.
+    pub fn label(&self) -> String {
+        attempt_label(&self.verdict.instance_id, self.attempt)
+    }
+}
+
+/// `id`, or `id@N` for attempts after the first.
+pub fn attempt_label(id: &str, attempt: u32) -> String {
+    if attempt <= 1 {
+        id.to_owned()
+    } else {
+        format!("{id}@{attempt}")
+    }
 }
 
 /// What a run grades; a results directory refuses another dataset unless forced.
@@ -68,11 +91,14 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
     }
 }
 
+/// The latest verdict per (instance, attempt).
+type Verdicts = BTreeMap<(String, u32), Stored>;
+
 pub struct Store {
     dir: PathBuf,
     results: fs_err::File,
     /// Latest verdict per instance.
-    latest: BTreeMap<String, Stored>,
+    latest: Verdicts,
     /// Lines cut off because the process died while writing them.
     pub repaired: usize,
 }
@@ -126,8 +152,8 @@ impl Store {
         &self.dir
     }
 
-    pub fn get(&self, instance_id: &str) -> Option<&Stored> {
-        self.latest.get(instance_id)
+    pub fn get(&self, instance_id: &str, attempt: u32) -> Option<&Stored> {
+        self.latest.get(&(instance_id.to_owned(), attempt))
     }
 
     pub fn all(&self) -> impl Iterator<Item = &Stored> {
@@ -137,10 +163,7 @@ impl Store {
     /// Appends one verdict (logs go to `instances/<id>/`), and syncs it to disk.
     pub fn append(&mut self, mut stored: Stored) -> Result<(), StoreError> {
         let logs = std::mem::take(&mut stored.verdict.logs);
-        let inst = self
-            .dir
-            .join("instances")
-            .join(safe_name(&stored.verdict.instance_id));
+        let inst = self.dir.join("instances").join(safe_name(&stored.label()));
         fs_err::create_dir_all(&inst).map_err(io(&inst))?;
         for (name, text) in [
             ("prepare.log", &logs.prepare),
@@ -171,7 +194,7 @@ impl Store {
             return Err(io(&path)(e));
         }
         self.latest
-            .insert(stored.verdict.instance_id.clone(), stored);
+            .insert((stored.verdict.instance_id.clone(), stored.attempt), stored);
         Ok(())
     }
 
@@ -195,7 +218,7 @@ impl Store {
 
 /// Reads the latest verdict per instance, tolerating a partial last line; returns the byte length
 /// of the whole lines.
-fn load(path: &Path) -> Result<(BTreeMap<String, Stored>, u64, usize), StoreError> {
+fn load(path: &Path) -> Result<(Verdicts, u64, usize), StoreError> {
     let mut latest = BTreeMap::new();
     let file = match fs_err::File::open(path) {
         Ok(f) => f,
@@ -219,7 +242,7 @@ fn load(path: &Path) -> Result<(BTreeMap<String, Stored>, u64, usize), StoreErro
         }
         match serde_json::from_slice::<Stored>(&buf) {
             Ok(s) => {
-                latest.insert(s.verdict.instance_id.clone(), s);
+                latest.insert((s.verdict.instance_id.clone(), s.attempt), s);
             }
             Err(e) => {
                 return Err(StoreError::BadLine {

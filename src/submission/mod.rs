@@ -5,10 +5,16 @@
 //! and expansion is capped (zip bombs). Agent-format readers (SWE-agent, OpenHands, …) will live
 //! here too.
 
+mod agents;
+mod capture;
 mod predictions;
 mod tree;
 
-pub use predictions::{Predicted, Prediction, PredictionsError, read_predictions};
+pub use agents::{AgentFormat, Ingest, IngestError, Ingested, detect, ingest};
+pub use capture::{CaptureError, CaptureOptions, capture};
+pub use predictions::{
+    Predicted, Prediction, PredictionsError, base64_decode, base64_encode, read_predictions,
+};
 pub use tree::{EntryKind, RepoTree, TreeEntry, TreeLimits, read_tree};
 
 use std::path::{Path, PathBuf};

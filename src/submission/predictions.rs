@@ -11,7 +11,8 @@ use thiserror::Error;
 /// What a prediction submits.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Predicted {
-    Patch(String),
+    /// The patch as bytes (a `.diff` captured from a workspace need not be UTF-8).
+    Patch(Vec<u8>),
     /// A repository directory or archive (Doc2Repo).
     Repo(PathBuf),
 }
@@ -19,6 +20,8 @@ pub enum Predicted {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Prediction {
     pub instance_id: String,
+    /// 1-based attempt number (several attempts per instance are all graded: pass@k).
+    pub attempt: u32,
     pub model: String,
     pub predicted: Predicted,
     /// `file:line` (JSONL), `file[index]` (list) or `file{id}` (object).
@@ -79,9 +82,9 @@ pub fn read_predictions(path: &Path) -> Result<Vec<Prediction>, PredictionsError
             out.push(one(&value, None, &format!("{name}:{line}"), base)?);
         }
     }
-    let mut seen: HashMap<&str, &str> = HashMap::new();
+    let mut seen: HashMap<(&str, u32), &str> = HashMap::new();
     for p in &out {
-        if let Some(first) = seen.insert(&p.instance_id, &p.location) {
+        if let Some(first) = seen.insert((&p.instance_id, p.attempt), &p.location) {
             return Err(PredictionsError::Duplicate {
                 id: p.instance_id.clone(),
                 first: first.to_owned(),
@@ -90,6 +93,52 @@ pub fn read_predictions(path: &Path) -> Result<Vec<Prediction>, PredictionsError
         }
     }
     Ok(out)
+}
+
+/// Standard base64 (with or without padding); `None` if malformed.
+pub fn base64_decode(text: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(text.len() * 3 / 4);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for c in text.bytes().filter(|c| !c.is_ascii_whitespace()) {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            b'=' => break,
+            _ => return None,
+        };
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    Some(out)
+}
+
+/// Standard base64 with padding.
+pub fn base64_encode(data: &[u8]) -> String {
+    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
+    for chunk in data.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ABC[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
 }
 
 /// A whole-file JSON object whose values are predictions (not a single JSONL record).
@@ -139,16 +188,41 @@ fn one(
         (None, None) => return Err(bad("missing field `instance_id`".into())),
     };
     let model = str_field("model_name_or_path")?.unwrap_or_default();
+    let attempt = match obj.get("attempt") {
+        None | Some(Value::Null) => 1,
+        Some(v) => v
+            .as_u64()
+            .filter(|n| (1..=u64::from(u32::MAX)).contains(n))
+            .map(|n| n as u32)
+            .ok_or_else(|| {
+                bad(format!(
+                    "field `attempt`: expected a whole number from 1, found {}",
+                    snippet(v)
+                ))
+            })?,
+    };
     let predicted = match (str_field("model_patch")?, str_field("model_repo")?) {
-        (Some(patch), _) => Predicted::Patch(patch),
+        (Some(patch), _) => Predicted::Patch(patch.into_bytes()),
         (None, Some(repo)) => {
             let p = PathBuf::from(&repo);
             Predicted::Repo(if p.is_absolute() { p } else { base.join(p) })
         }
-        (None, None) => return Err(bad("no `model_patch` (or `model_repo` for Doc2Repo)".into())),
+        (None, None) => match str_field("model_patch_base64")? {
+            Some(b64) => Predicted::Patch(
+                base64_decode(&b64)
+                    .ok_or_else(|| bad("field `model_patch_base64`: not valid base64".into()))?,
+            ),
+            None => {
+                return Err(bad(
+                    "no `model_patch` (or `model_patch_base64`, or `model_repo` for Doc2Repo)"
+                        .into(),
+                ));
+            }
+        },
     };
     Ok(Prediction {
         instance_id: id,
+        attempt,
         model,
         predicted,
         location: location.to_owned(),
@@ -172,10 +246,18 @@ mod tests {
         assert_eq!(jsonl.len(), 2);
         assert!(jsonl[1].location.ends_with(":2"));
         let list = read("[{\"instance_id\":\"a\",\"model_patch\":\"p\"}]").unwrap();
-        assert_eq!(list[0].predicted, Predicted::Patch("p".into()));
+        assert_eq!(list[0].predicted, Predicted::Patch(b"p".to_vec()));
         let dict = read("{\"a\":{\"model_patch\":\"p\"},\"b\":{\"instance_id\":\"b\",\"model_repo\":\"repo.zip\"}}").unwrap();
         assert_eq!(dict[0].instance_id, "a");
         assert!(matches!(&dict[1].predicted, Predicted::Repo(p) if p.ends_with("repo.zip")));
+    }
+
+    #[test]
+    fn base64_round_trip() {
+        for data in [&b""[..], b"f", b"fo", b"foo", b"caf\xe9\n\x00\xff"] {
+            assert_eq!(base64_decode(&base64_encode(data)).unwrap(), data);
+        }
+        assert_eq!(base64_encode(b"foobar"), "Zm9vYmFy");
     }
 
     #[test]

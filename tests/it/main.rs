@@ -8,6 +8,8 @@
     clippy::print_stdout
 )]
 
+mod agents;
+mod capture;
 mod cli;
 mod grade_docker;
 mod harbor_docker;

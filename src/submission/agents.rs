@@ -1,0 +1,777 @@
+//! What third-party agents write, turned into predictions: SWE-bench predictions, SWE-agent and
+//! mini-swe-agent runs, OpenHands `output.jsonl`, AweAgent runs, Claude Code and Codex transcripts
+//! (paired with captured diffs, since they carry no patch), and Harbor job directories.
+//!
+//! Every reader keeps going after a bad record and reports it with its file and line; a run with
+//! nothing recognisable says which formats were tried and why each did not match.
+
+use super::predictions::{Predicted, read_predictions};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AgentFormat {
+    Predictions,
+    SweAgent,
+    MiniSweAgent,
+    Openhands,
+    ClaudeCode,
+    Codex,
+    Aweagent,
+    HarborJob,
+}
+
+impl AgentFormat {
+    pub fn name(self) -> &'static str {
+        match self {
+            AgentFormat::Predictions => "predictions",
+            AgentFormat::SweAgent => "swe-agent",
+            AgentFormat::MiniSweAgent => "mini-swe-agent",
+            AgentFormat::Openhands => "openhands",
+            AgentFormat::ClaudeCode => "claude-code",
+            AgentFormat::Codex => "codex",
+            AgentFormat::Aweagent => "aweagent",
+            AgentFormat::HarborJob => "harbor-job",
+        }
+    }
+}
+
+/// One submission found in an agent's output.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ingested {
+    pub instance_id: String,
+    pub attempt: u32,
+    pub model: String,
+    /// `None`: a transcript without a patch (nothing to grade).
+    pub patch: Option<Vec<u8>>,
+    /// A Doc2Repo repository (predictions' `model_repo`).
+    pub repo: Option<PathBuf>,
+    pub format: AgentFormat,
+    /// `file`, `file:line`, or a trial directory.
+    pub source: String,
+    /// The reward the harness recorded (Harbor), to compare with ours.
+    pub reward: Option<f64>,
+    pub note: Option<String>,
+}
+
+/// Everything read from one path, with the problems met on the way.
+#[derive(Debug, Clone, Default)]
+pub struct Ingest {
+    pub items: Vec<Ingested>,
+    /// Bad records and missing pieces: each names its file (and line).
+    pub problems: Vec<String>,
+    pub format: Option<AgentFormat>,
+}
+
+impl Ingest {
+    /// Instances that have a transcript but no patch.
+    pub fn without_patch(&self) -> Vec<&Ingested> {
+        self.items
+            .iter()
+            .filter(|i| i.patch.is_none() && i.repo.is_none())
+            .collect()
+    }
+}
+
+#[derive(Debug, Error)]
+pub enum IngestError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: not a format beyondswe reads; tried:\n{tried}")]
+    Unknown { path: PathBuf, tried: String },
+    #[error("{path}: {message}")]
+    Bad { path: PathBuf, message: String },
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> IngestError + '_ {
+    move |source| IngestError::Io {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+fn read_json(path: &Path) -> Result<Value, IngestError> {
+    let text = fs_err::read_to_string(path).map_err(io(path))?;
+    serde_json::from_str(&text).map_err(|e| IngestError::Bad {
+        path: path.to_owned(),
+        message: format!("not valid JSON: {e}"),
+    })
+}
+
+/// Lines of a JSONL file: the values, and the bad lines as problems (`file:line: why`).
+fn read_jsonl(path: &Path, problems: &mut Vec<String>) -> Result<Vec<(usize, Value)>, IngestError> {
+    let text = fs_err::read(path).map_err(io(path))?;
+    let mut out = Vec::new();
+    for (i, line) in text.split(|b| *b == b'\n').enumerate() {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice::<Value>(line) {
+            Ok(v) => out.push((i + 1, v)),
+            Err(e) => problems.push(format!(
+                "{}:{}: skipped: not valid JSON ({e})",
+                path.display(),
+                i + 1
+            )),
+        }
+    }
+    Ok(out)
+}
+
+fn first_line_json(path: &Path) -> Option<Value> {
+    let text = fs_err::read_to_string(path).ok()?;
+    let line = text.lines().find(|l| !l.trim().is_empty())?;
+    serde_json::from_str(line.trim_start_matches('\u{feff}')).ok()
+}
+
+fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
+    path.iter().try_fold(v, |v, k| v.get(*k))?.as_str()
+}
+
+/// Files under `dir` (depth ≤ `depth`) whose name ends with `suffix`, sorted.
+fn files_with(dir: &Path, suffix: &str, depth: usize) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = walkdir::WalkDir::new(dir)
+        .max_depth(depth)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file() && e.file_name().to_string_lossy().ends_with(suffix))
+        .map(|e| e.into_path())
+        .collect();
+    out.sort();
+    out
+}
+
+/// Which format `path` is, with the reasons the others were ruled out.
+pub fn detect(path: &Path) -> Result<AgentFormat, IngestError> {
+    let mut tried = Vec::new();
+    let mut check = |format: AgentFormat, ok: bool, why: &str| {
+        if !ok {
+            tried.push(format!("  {}: {why}", format.name()));
+        }
+        ok
+    };
+    if path.is_dir() {
+        let harbor = !harbor_trials(path).is_empty();
+        if check(
+            AgentFormat::HarborJob,
+            harbor,
+            "no trial directory with a result.json naming a task_name",
+        ) {
+            return Ok(AgentFormat::HarborJob);
+        }
+        let mini = !files_with(path, ".traj.json", 3).is_empty();
+        if check(
+            AgentFormat::MiniSweAgent,
+            mini,
+            "no <id>/<id>.traj.json files",
+        ) {
+            return Ok(AgentFormat::MiniSweAgent);
+        }
+        let swe = !files_with(path, ".traj", 3).is_empty();
+        if check(AgentFormat::SweAgent, swe, "no *.traj files") {
+            return Ok(AgentFormat::SweAgent);
+        }
+        let awe = path.join("trajectories.jsonl").is_file();
+        if check(AgentFormat::Aweagent, awe, "no trajectories.jsonl") {
+            return Ok(AgentFormat::Aweagent);
+        }
+        let oh = path.join("output.jsonl").is_file();
+        if check(AgentFormat::Openhands, oh, "no output.jsonl") {
+            return Ok(AgentFormat::Openhands);
+        }
+        let transcripts: Vec<PathBuf> = files_with(path, ".json", 1)
+            .into_iter()
+            .chain(files_with(path, ".jsonl", 1))
+            .collect();
+        let kinds: Vec<Option<AgentFormat>> =
+            transcripts.iter().map(|p| transcript_kind(p)).collect();
+        if check(
+            AgentFormat::Codex,
+            kinds.contains(&Some(AgentFormat::Codex)),
+            "no <id>.jsonl with Codex `thread.started`/`item.*` events",
+        ) {
+            return Ok(AgentFormat::Codex);
+        }
+        if check(
+            AgentFormat::ClaudeCode,
+            kinds.contains(&Some(AgentFormat::ClaudeCode)),
+            "no <id>.json(l) with Claude Code `result`/`system` messages",
+        ) {
+            return Ok(AgentFormat::ClaudeCode);
+        }
+        let preds = path.join("preds.json").is_file();
+        if check(AgentFormat::Predictions, preds, "no preds.json") {
+            return Ok(AgentFormat::Predictions);
+        }
+    } else {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if name.ends_with(".traj.json") {
+            return Ok(AgentFormat::MiniSweAgent);
+        }
+        if name.ends_with(".traj") {
+            return Ok(AgentFormat::SweAgent);
+        }
+        let first = first_line_json(path);
+        let has = |k: &str| first.as_ref().is_some_and(|v| v.get(k).is_some());
+        if check(
+            AgentFormat::Openhands,
+            has("test_result"),
+            "first record has no `test_result`",
+        ) {
+            return Ok(AgentFormat::Openhands);
+        }
+        if check(
+            AgentFormat::Aweagent,
+            has("patch") && (has("trajectory") || has("stats")),
+            "first record has no `patch` with `trajectory`/`stats`",
+        ) {
+            return Ok(AgentFormat::Aweagent);
+        }
+        let kind = transcript_kind(path);
+        if check(
+            AgentFormat::Codex,
+            kind == Some(AgentFormat::Codex),
+            "no `thread.started`/`item.*` events",
+        ) {
+            return Ok(AgentFormat::Codex);
+        }
+        if check(
+            AgentFormat::ClaudeCode,
+            kind == Some(AgentFormat::ClaudeCode),
+            "no `result`/`system`/`assistant` messages",
+        ) {
+            return Ok(AgentFormat::ClaudeCode);
+        }
+        let preds = read_predictions(path);
+        let why = match &preds {
+            Ok(p) if p.is_empty() => "no prediction in it".to_owned(),
+            Ok(_) => String::new(),
+            Err(e) => e.to_string(),
+        };
+        if check(
+            AgentFormat::Predictions,
+            preds.is_ok_and(|p| !p.is_empty()),
+            &why,
+        ) {
+            return Ok(AgentFormat::Predictions);
+        }
+    }
+    Err(IngestError::Unknown {
+        path: path.to_owned(),
+        tried: tried.join("\n"),
+    })
+}
+
+/// Codex or Claude Code, judged by the event types in the file.
+fn transcript_kind(path: &Path) -> Option<AgentFormat> {
+    let text = fs_err::read_to_string(path).ok()?;
+    let values: Vec<Value> = match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Array(items)) => items,
+        Ok(v @ Value::Object(_)) => vec![v],
+        _ => text
+            .lines()
+            .take(50)
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect(),
+    };
+    let types: Vec<&str> = values
+        .iter()
+        .filter_map(|v| v.get("type").and_then(Value::as_str))
+        .collect();
+    if types
+        .iter()
+        .any(|t| *t == "thread.started" || t.starts_with("item.") || *t == "turn.completed")
+    {
+        return Some(AgentFormat::Codex);
+    }
+    if types
+        .iter()
+        .any(|t| matches!(*t, "result" | "system" | "assistant"))
+        && values
+            .iter()
+            .any(|v| v.get("session_id").is_some() || v.get("message").is_some())
+    {
+        return Some(AgentFormat::ClaudeCode);
+    }
+    None
+}
+
+/// Reads `path` in `format` (detected when `None`). `patches` pairs transcripts with captured
+/// diffs named `<instance_id>.diff` or `.patch` (default: `patches/` beside the transcripts).
+pub fn ingest(
+    path: &Path,
+    format: Option<AgentFormat>,
+    patches: Option<&Path>,
+) -> Result<Ingest, IngestError> {
+    let format = match format {
+        Some(f) => f,
+        None => detect(path)?,
+    };
+    let mut ing = Ingest {
+        format: Some(format),
+        ..Ingest::default()
+    };
+    match format {
+        AgentFormat::Predictions => predictions(path, &mut ing)?,
+        AgentFormat::SweAgent => trajectories(path, ".traj", format, &mut ing)?,
+        AgentFormat::MiniSweAgent => trajectories(path, ".traj.json", format, &mut ing)?,
+        AgentFormat::Openhands => openhands(path, &mut ing)?,
+        AgentFormat::Aweagent => aweagent(path, &mut ing)?,
+        AgentFormat::ClaudeCode | AgentFormat::Codex => {
+            transcripts(path, format, patches, &mut ing)?
+        }
+        AgentFormat::HarborJob => harbor(path, &mut ing)?,
+    }
+    number_repeats(&mut ing);
+    for item in &mut ing.items {
+        if let Some(p) = item.patch.take() {
+            let (fixed, changed) = crate::patch::normalize_transport(&p);
+            if changed {
+                item.note = Some(join_note(
+                    item.note.take(),
+                    "CRLF line endings of the whole patch normalised",
+                ));
+            }
+            item.patch = Some(fixed);
+        }
+    }
+    Ok(ing)
+}
+
+/// Repeated records for one instance (repeated runs written into one output) become further
+/// attempts; an exact repeat of a submission is dropped. Both are reported. Harbor numbers its
+/// own attempts; predictions files refuse duplicates outright.
+fn number_repeats(ing: &mut Ingest) {
+    if matches!(
+        ing.format,
+        Some(AgentFormat::HarborJob) | Some(AgentFormat::Predictions)
+    ) {
+        return;
+    }
+    // Per instance: each kept submission's patch and where it came from.
+    type Seen = Vec<(Option<Vec<u8>>, String)>;
+    let mut seen: BTreeMap<String, Seen> = BTreeMap::new();
+    let mut kept = Vec::new();
+    for mut item in std::mem::take(&mut ing.items) {
+        let earlier = seen.entry(item.instance_id.clone()).or_default();
+        if let Some((_, first)) = earlier.iter().find(|(p, _)| *p == item.patch) {
+            ing.problems.push(format!(
+                "{}: the same submission for `{}` as {first}; dropped",
+                item.source, item.instance_id
+            ));
+            continue;
+        }
+        if let Some((_, first)) = earlier.first() {
+            ing.problems.push(format!(
+                "{}: another submission for `{}` (first at {first}): graded as attempt {}",
+                item.source,
+                item.instance_id,
+                earlier.len() + 1
+            ));
+        }
+        item.attempt = earlier.len() as u32 + 1;
+        earlier.push((item.patch.clone(), item.source.clone()));
+        kept.push(item);
+    }
+    ing.items = kept;
+}
+
+fn join_note(old: Option<String>, new: &str) -> String {
+    match old {
+        Some(o) => format!("{o}; {new}"),
+        None => new.to_owned(),
+    }
+}
+
+fn predictions(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
+    let file = if path.is_dir() {
+        path.join("preds.json")
+    } else {
+        path.to_owned()
+    };
+    let preds = read_predictions(&file).map_err(|e| IngestError::Bad {
+        path: file.clone(),
+        message: e.to_string(),
+    })?;
+    for p in preds {
+        let (patch, repo) = match p.predicted {
+            Predicted::Patch(b) => (Some(b), None),
+            Predicted::Repo(r) => (None, Some(r)),
+        };
+        ing.items.push(Ingested {
+            instance_id: p.instance_id,
+            attempt: p.attempt,
+            model: p.model,
+            patch,
+            repo,
+            format: AgentFormat::Predictions,
+            source: p.location,
+            reward: None,
+            note: None,
+        });
+    }
+    Ok(())
+}
+
+/// SWE-agent (`*.traj`) and mini-swe-agent (`*.traj.json`): `info.submission`, with `preds.json`
+/// for instances that have no trajectory (and for the model name).
+fn trajectories(
+    path: &Path,
+    suffix: &str,
+    format: AgentFormat,
+    ing: &mut Ingest,
+) -> Result<(), IngestError> {
+    let (root, files) = if path.is_dir() {
+        (path.to_owned(), files_with(path, suffix, 3))
+    } else {
+        (
+            path.parent().unwrap_or(Path::new(".")).to_owned(),
+            vec![path.to_owned()],
+        )
+    };
+    let mut from_preds: BTreeMap<String, (String, Vec<u8>)> = BTreeMap::new();
+    let preds_path = root.join("preds.json");
+    if preds_path.is_file() {
+        match read_predictions(&preds_path) {
+            Ok(preds) => {
+                for p in preds {
+                    if let Predicted::Patch(b) = p.predicted {
+                        from_preds.insert(p.instance_id, (p.model, b));
+                    }
+                }
+            }
+            Err(e) => ing.problems.push(e.to_string()),
+        }
+    }
+    for file in files {
+        let v = match read_json(&file) {
+            Ok(v) => v,
+            Err(e) => {
+                ing.problems.push(format!("{e}; skipped"));
+                continue;
+            }
+        };
+        let name = file
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let id = v
+            .get("instance_id")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .unwrap_or_else(|| name.trim_end_matches(suffix).to_owned());
+        let submission = str_at(&v, &["info", "submission"]).map(|s| s.as_bytes().to_vec());
+        let exit = str_at(&v, &["info", "exit_status"]).map(str::to_owned);
+        let (model, pred_patch) = from_preds
+            .remove(&id)
+            .map_or((String::new(), None), |(m, p)| (m, Some(p)));
+        let mut note = exit.map(|e| format!("exit status: {e}"));
+        if let (Some(s), Some(p)) = (&submission, &pred_patch)
+            && s != p
+        {
+            note = Some(join_note(
+                note,
+                "preds.json differs from the trajectory; the trajectory's info.submission is used",
+            ));
+        }
+        let patch = submission.or(pred_patch);
+        if patch.is_none() {
+            ing.problems
+                .push(format!("{}: no info.submission", file.display()));
+        }
+        ing.items.push(Ingested {
+            instance_id: id,
+            attempt: 1,
+            model,
+            patch,
+            repo: None,
+            format,
+            source: file.display().to_string(),
+            reward: None,
+            note,
+        });
+    }
+    for (id, (model, patch)) in from_preds {
+        ing.items.push(Ingested {
+            instance_id: id,
+            attempt: 1,
+            model,
+            patch: Some(patch),
+            repo: None,
+            format,
+            source: preds_path.display().to_string(),
+            reward: None,
+            note: Some("from preds.json (no trajectory file)".into()),
+        });
+    }
+    Ok(())
+}
+
+fn openhands(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
+    let file = if path.is_dir() {
+        path.join("output.jsonl")
+    } else {
+        path.to_owned()
+    };
+    for (line, v) in read_jsonl(&file, &mut ing.problems)? {
+        let source = format!("{}:{line}", file.display());
+        let Some(id) = v.get("instance_id").and_then(Value::as_str) else {
+            ing.problems
+                .push(format!("{source}: no instance_id; skipped"));
+            continue;
+        };
+        let patch = str_at(&v, &["test_result", "git_patch"]).map(|s| s.as_bytes().to_vec());
+        if patch.is_none() {
+            ing.problems
+                .push(format!("{source}: no test_result.git_patch"));
+        }
+        let error = v
+            .get("error")
+            .and_then(Value::as_str)
+            .map(|e| format!("agent error: {e}"));
+        ing.items.push(Ingested {
+            instance_id: id.to_owned(),
+            attempt: 1,
+            model: str_at(&v, &["metadata", "llm_config", "model"])
+                .unwrap_or_default()
+                .to_owned(),
+            patch,
+            repo: None,
+            format: AgentFormat::Openhands,
+            source,
+            reward: None,
+            note: error,
+        });
+    }
+    Ok(())
+}
+
+fn aweagent(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
+    let (dir, file) = if path.is_dir() {
+        (path.to_owned(), path.join("trajectories.jsonl"))
+    } else {
+        (
+            path.parent().unwrap_or(Path::new(".")).to_owned(),
+            path.to_owned(),
+        )
+    };
+    let model = read_json(&dir.join("run_config.json"))
+        .ok()
+        .and_then(|c| {
+            str_at(&c, &["config", "llm", "model"])
+                .or(str_at(&c, &["run_id"]))
+                .map(str::to_owned)
+        })
+        .unwrap_or_else(|| "aweagent".into());
+    for (line, v) in read_jsonl(&file, &mut ing.problems)? {
+        let source = format!("{}:{line}", file.display());
+        let Some(id) = v.get("instance_id").and_then(Value::as_str) else {
+            ing.problems
+                .push(format!("{source}: no instance_id; skipped"));
+            continue;
+        };
+        let patch = v
+            .get("patch")
+            .and_then(Value::as_str)
+            .map(|s| s.as_bytes().to_vec());
+        if patch.is_none() {
+            ing.problems.push(format!("{source}: no `patch`"));
+        }
+        ing.items.push(Ingested {
+            instance_id: id.to_owned(),
+            attempt: 1,
+            model: model.clone(),
+            patch,
+            repo: None,
+            format: AgentFormat::Aweagent,
+            source,
+            reward: v.get("score").and_then(Value::as_f64),
+            note: v
+                .get("error")
+                .and_then(Value::as_str)
+                .map(|e| format!("agent error: {e}")),
+        });
+    }
+    Ok(())
+}
+
+/// Claude Code and Codex transcripts, `<instance_id>.json(l)`, paired with `<id>.diff`/`.patch`.
+fn transcripts(
+    path: &Path,
+    format: AgentFormat,
+    patches: Option<&Path>,
+    ing: &mut Ingest,
+) -> Result<(), IngestError> {
+    let (dir, files) = if path.is_dir() {
+        let files = files_with(path, ".json", 1)
+            .into_iter()
+            .chain(files_with(path, ".jsonl", 1))
+            .filter(|p| transcript_kind(p) == Some(format))
+            .collect();
+        (path.to_owned(), files)
+    } else {
+        (
+            path.parent().unwrap_or(Path::new(".")).to_owned(),
+            vec![path.to_owned()],
+        )
+    };
+    let patch_dir = patches
+        .map(Path::to_owned)
+        .unwrap_or_else(|| dir.join("patches"));
+    for file in files {
+        let stem = file
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let id = stem
+            .trim_end_matches(".jsonl")
+            .trim_end_matches(".json")
+            .to_owned();
+        let text = fs_err::read_to_string(&file).map_err(io(&file))?;
+        let model = text
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find_map(|v| v.get("model").and_then(Value::as_str).map(str::to_owned))
+            .unwrap_or_else(|| format.name().to_owned());
+        let diff = ["diff", "patch"]
+            .iter()
+            .map(|ext| patch_dir.join(format!("{id}.{ext}")))
+            .find(|p| p.is_file());
+        let patch = match &diff {
+            Some(p) => Some(fs_err::read(p).map_err(io(p))?),
+            None => None,
+        };
+        ing.items.push(Ingested {
+            instance_id: id,
+            attempt: 1,
+            model,
+            patch,
+            repo: None,
+            format,
+            source: file.display().to_string(),
+            reward: None,
+            note: match diff {
+                Some(p) => Some(format!("patch from {}", p.display())),
+                None => Some(format!(
+                    "transcript only: no {}/<id>.diff (capture one with `beyondswe capture WORKSPACE --base COMMIT`)",
+                    patch_dir.display()
+                )),
+            },
+        });
+    }
+    Ok(())
+}
+
+/// Trial directories under a Harbor jobs path: any directory (depth ≤ 3) whose `result.json`
+/// names a `task_name` and a `trial_name`.
+fn harbor_trials(path: &Path) -> Vec<(PathBuf, Value)> {
+    let mut trials: Vec<(PathBuf, Value)> = walkdir::WalkDir::new(path)
+        .max_depth(4)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file() && e.file_name() == "result.json")
+        .filter_map(|e| {
+            let v = read_json(e.path()).ok()?;
+            (v.get("task_name").is_some() && v.get("trial_name").is_some())
+                .then(|| (e.path().parent().unwrap_or(Path::new(".")).to_owned(), v))
+        })
+        .collect();
+    trials.sort_by(|a, b| a.0.cmp(&b.0));
+    trials
+}
+
+/// Harbor job directories: the task from `result.json` (never the directory name), the patch from
+/// the trial's collected artifacts, attempts numbered by start time.
+fn harbor(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
+    let trials = harbor_trials(path);
+    if trials.is_empty() {
+        return Err(IngestError::Bad {
+            path: path.to_owned(),
+            message: "no trial directories (result.json with task_name) found".into(),
+        });
+    }
+    let mut by_task: BTreeMap<String, Vec<(String, PathBuf, Value)>> = BTreeMap::new();
+    for (dir, v) in trials {
+        let task = v
+            .get("task_name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let started = v
+            .get("started_at")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        by_task.entry(task).or_default().push((started, dir, v));
+    }
+    for (task, mut list) in by_task {
+        list.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+        for (n, (_, dir, v)) in list.into_iter().enumerate() {
+            let model = str_at(&v, &["config", "agent", "model_name"])
+                .map(str::to_owned)
+                .or_else(|| str_at(&v, &["agent_info", "model_info", "name"]).map(str::to_owned))
+                .unwrap_or_default();
+            let agent = str_at(&v, &["agent_info", "name"]).unwrap_or_default();
+            let rewards = v.get("verifier_result").and_then(|r| r.get("rewards"));
+            let reward = rewards.and_then(|r| {
+                r.get("reward").and_then(Value::as_f64).or_else(|| {
+                    r.as_object()
+                        .and_then(|o| o.values().next())
+                        .and_then(Value::as_f64)
+                })
+            });
+            let artifacts = dir.join("artifacts");
+            let candidates = ["patch.diff", "model.patch", "patch.patch", "git.diff"];
+            let found = candidates
+                .iter()
+                .map(|n| artifacts.join(n))
+                .find(|p| p.is_file())
+                .or_else(|| files_with(&artifacts, ".diff", 3).into_iter().next())
+                .or_else(|| files_with(&artifacts, ".patch", 3).into_iter().next());
+            let patch = match &found {
+                Some(p) => Some(fs_err::read(p).map_err(io(p))?),
+                None => None,
+            };
+            let mut note = v.get("exception_info").filter(|e| !e.is_null()).map(|e| {
+                format!(
+                    "trial error: {}: {}",
+                    str_at(e, &["exception_type"]).unwrap_or("?"),
+                    str_at(e, &["exception_message"]).unwrap_or("")
+                )
+            });
+            if patch.is_none() {
+                note = Some(join_note(
+                    note,
+                    "no patch in artifacts/ (see README: collect one with a post-agent step)",
+                ));
+            }
+            ing.items.push(Ingested {
+                instance_id: task.clone(),
+                attempt: (n + 1) as u32,
+                model: if agent.is_empty() {
+                    model
+                } else {
+                    format!("{agent}/{model}")
+                },
+                patch,
+                repo: None,
+                format: AgentFormat::HarborJob,
+                source: dir.display().to_string(),
+                reward,
+                note,
+            });
+        }
+    }
+    Ok(())
+}

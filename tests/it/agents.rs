@@ -1,0 +1,260 @@
+//! Agent outputs: every format from file to graded verdict on the fixture instances, and the odd
+//! cases (CRLF and non-UTF-8 patches, an empty patch, a truncated line, an errored trial, a
+//! misleading trial directory name, a transcript without a patch, an unknown format).
+
+use super::support::{docker_ready, fixture_images, fixtures};
+use assert_cmd::cargo::cargo_bin_cmd;
+use predicates::str::contains;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+fn agents(rel: &str) -> std::path::PathBuf {
+    fixtures().join("agents").join(rel)
+}
+
+fn ingest(path: &Path) -> (Vec<Value>, String, i32) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("p.jsonl");
+    let assert = cargo_bin_cmd!("beyondswe")
+        .arg("ingest")
+        .arg(path)
+        .arg("--dataset")
+        .arg(fixtures().join("dataset/fixtures.jsonl"))
+        .arg("-o")
+        .arg(&out)
+        .assert();
+    let output = assert.get_output();
+    let lines = std::fs::read_to_string(&out)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (
+        lines,
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+        output.status.code().unwrap_or(-1),
+    )
+}
+
+#[test]
+fn every_format_is_read_into_predictions() {
+    let gold: BTreeMap<String, String> =
+        std::fs::read_to_string(fixtures().join("dataset/fixtures.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter_map(|v| {
+                Some((
+                    v["instance_id"].as_str()?.to_owned(),
+                    v["patch"].as_str()?.to_owned(),
+                ))
+            })
+            .collect();
+    for (rel, format, n) in [
+        ("predictions/preds.jsonl", "predictions", 2),
+        ("predictions/preds_list.json", "predictions", 2),
+        ("predictions/preds_dict.json", "predictions", 2),
+        ("swe-agent", "swe-agent", 2),
+        ("swe-agent/acme_calc_pr7/acme_calc_pr7.traj", "swe-agent", 1),
+        ("mini-swe-agent", "mini-swe-agent", 2),
+        ("aweagent", "aweagent", 2),
+        ("openhands", "openhands", 2),
+        ("codex", "codex", 1),
+        ("claude-code", "claude-code", 1),
+        ("harbor-job", "harbor-job", 3),
+    ] {
+        let (lines, stderr, _) = ingest(&agents(rel));
+        assert_eq!(lines.len(), n, "{rel}: {stderr}");
+        for l in &lines {
+            assert_eq!(l["source_format"], format, "{rel}");
+            let id = l["instance_id"].as_str().unwrap();
+            if let Some(p) = l["model_patch"].as_str()
+                && format != "harbor-job"
+                && !p.is_empty()
+            {
+                assert_eq!(p.replace("\r\n", "\n"), gold[id], "{rel}: {id}");
+            }
+        }
+    }
+}
+
+#[test]
+fn odd_cases_are_reported_and_the_good_records_kept() {
+    // A truncated last line: reported with its line number, the other lines ingested.
+    let (lines, stderr, code) = ingest(&agents("openhands"));
+    assert_eq!(code, 1);
+    assert!(stderr.contains("output.jsonl:3: skipped"), "{stderr}");
+    assert_eq!(lines.len(), 2);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["model_patch"] == "" && l["note"].as_str().unwrap().contains("stuck"))
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["note"].as_str().is_some_and(|n| n.contains("CRLF")))
+    );
+
+    // Claude Code: a transcript without a captured diff is named.
+    let (_, stderr, _) = ingest(&agents("claude-code"));
+    assert!(
+        stderr.contains("transcript but no patch") && stderr.contains("acme_textkit_pr12"),
+        "{stderr}"
+    );
+
+    // Harbor: the task comes from result.json, not the directory name; attempts are numbered;
+    // the errored trial is named; a non-UTF-8 patch travels as base64; rewards are kept.
+    let (lines, stderr, _) = ingest(&agents("harbor-job"));
+    assert!(stderr.contains("AgentTimeoutError"), "{stderr}");
+    let weird = lines
+        .iter()
+        .find(|l| {
+            l["source_path"]
+                .as_str()
+                .unwrap()
+                .ends_with("weird_dir_name__Zz1Yy2x")
+        })
+        .unwrap();
+    assert_eq!(weird["instance_id"], "acme_textkit_pr12");
+    let second = lines
+        .iter()
+        .find(|l| l["instance_id"] == "acme_calc_pr7" && l["attempt"] == 2)
+        .unwrap();
+    assert!(
+        second.get("model_patch_base64").is_some() && second["reward"] == 0.0,
+        "{second}"
+    );
+    let first = lines
+        .iter()
+        .find(|l| l["instance_id"] == "acme_calc_pr7" && l["attempt"] == 1)
+        .unwrap();
+    assert_eq!(first["reward"], 1.0);
+    assert_eq!(
+        first["model_name_or_path"],
+        "claude-code/anthropic/claude-x"
+    );
+
+    // Unknown or ambiguous input: every format tried, and why it did not match.
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("notes.json");
+    std::fs::write(&junk, "{\"hello\": \"world\"}").unwrap();
+    cargo_bin_cmd!("beyondswe")
+        .arg("ingest")
+        .arg(&junk)
+        .arg("-o")
+        .arg(dir.path().join("o.jsonl"))
+        .assert()
+        .code(1)
+        .stderr(contains("not a format beyondswe reads"))
+        .stderr(contains("openhands: first record has no `test_result`"))
+        .stderr(contains("predictions:"));
+    // Ids not in the dataset are warned about.
+    let preds = dir.path().join("p.jsonl");
+    std::fs::write(
+        &preds,
+        "{\"instance_id\":\"ghost_repo_pr1\",\"model_patch\":\"\"}\n",
+    )
+    .unwrap();
+    let (_, stderr, _) = ingest(&preds);
+    assert!(
+        stderr.contains("not in the dataset: ghost_repo_pr1"),
+        "{stderr}"
+    );
+}
+
+/// From each format's files to graded verdicts, through `grade --predictions` (auto-detected).
+#[test]
+fn every_format_grades_to_the_expected_verdicts() {
+    if !docker_ready() {
+        return;
+    }
+    fixture_images();
+    let dir = tempfile::tempdir().unwrap();
+    let grade = |rel: &str, run: &str| -> BTreeMap<(String, u64), (String, String)> {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_beyondswe"))
+            .args(["grade", "--jobs", "2", "--run-id", run, "--dataset"])
+            .arg(fixtures().join("dataset/fixtures.jsonl"))
+            .arg("--results-dir")
+            .arg(dir.path())
+            .arg("--predictions")
+            .arg(agents(rel))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{rel}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::read_to_string(dir.path().join(run).join("results.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let v: Value = serde_json::from_str(l).unwrap();
+                (
+                    (
+                        v["instance_id"].as_str().unwrap().to_owned(),
+                        v["attempt"].as_u64().unwrap(),
+                    ),
+                    (
+                        v["verdict"].as_str().unwrap().to_owned(),
+                        v["reason"].as_str().unwrap().to_owned(),
+                    ),
+                )
+            })
+            .collect()
+    };
+    let both_gold = |r: &BTreeMap<(String, u64), (String, String)>| {
+        r.get(&("acme_calc_pr7".into(), 1)).map(|v| v.0.as_str()) == Some("resolved")
+            && r.get(&("acme_textkit_pr12".into(), 1))
+                .map(|v| v.0.as_str())
+                == Some("resolved")
+    };
+    for (rel, run) in [
+        ("predictions/preds_list.json", "preds"),
+        ("swe-agent", "swe"),
+        ("mini-swe-agent", "mini"),
+        ("aweagent", "awe"),
+    ] {
+        let r = grade(rel, run);
+        assert!(both_gold(&r), "{rel}: {r:?}");
+    }
+    let r = grade("openhands", "oh");
+    assert_eq!(
+        r[&("acme_calc_pr7".into(), 1)].0,
+        "resolved",
+        "a CRLF patch: {r:?}"
+    );
+    assert_eq!(r[&("acme_textkit_pr12".into(), 1)].1, "empty_patch");
+    for (rel, run) in [("claude-code", "cc"), ("codex", "cx")] {
+        let r = grade(rel, run);
+        assert_eq!(r.len(), 1, "{rel}");
+        assert_eq!(r[&("acme_calc_pr7".into(), 1)].0, "resolved", "{rel}");
+    }
+    let r = grade("harbor-job", "hb");
+    assert_eq!(r[&("acme_calc_pr7".into(), 1)].0, "resolved");
+    assert_eq!(
+        r[&("acme_calc_pr7".into(), 2)],
+        ("unresolved".into(), "tests_failed".into()),
+        "non-UTF-8 half fix"
+    );
+    assert_eq!(r[&("acme_textkit_pr12".into(), 2)].0, "resolved");
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("hb/report.json")).unwrap())
+            .unwrap();
+    let cross = report["families"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["family"] == "CrossRepo")
+        .unwrap();
+    assert_eq!(
+        (
+            cross["score"].as_f64(),
+            cross["pass_at_k"].as_f64(),
+            cross["attempts"].as_u64()
+        ),
+        (Some(50.0), Some(100.0), Some(2))
+    );
+}
