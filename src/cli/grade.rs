@@ -141,6 +141,7 @@ fn build_jobs(
     let job = |inst: &Instance, submission: Submission, model: &str, attempt: u32| Job {
         record: inst.record.clone(),
         attempt,
+        claimed_reward: None,
         submission,
         test_suite: inst.test_suite.clone(),
         model: model.to_owned(),
@@ -181,7 +182,9 @@ fn build_jobs(
                 Submission::Patch(b) => h.update(b),
                 Submission::Tree(t) => h.update(t.to_tar().unwrap_or_default()),
             }
-            jobs.push(job(inst, submission, &p.model, p.attempt));
+            let mut j = job(inst, submission, &p.model, p.attempt);
+            j.claimed_reward = p.reward;
+            jobs.push(j);
         }
         (path.display().to_string(), hex::encode(h.finalize()))
     } else if args.gold {

@@ -27,6 +27,8 @@ pub struct Job {
     pub test_suite: Option<PathBuf>,
     pub model: String,
     pub image_override: Option<String>,
+    /// The reward the agent's harness recorded (Harbor), kept to compare with ours.
+    pub claimed_reward: Option<f64>,
 }
 
 /// What happened to one job.
@@ -124,6 +126,7 @@ pub async fn run_jobs<S: Sandbox>(
             let stored = Stored {
                 key,
                 attempt: job.attempt,
+                claimed_reward: job.claimed_reward,
                 model_name_or_path: job.model.clone(),
                 verdict,
             };

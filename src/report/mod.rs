@@ -36,6 +36,9 @@ pub struct InstanceReport {
     pub reason: Reason,
     #[serde(default)]
     pub model_name_or_path: String,
+    /// The reward the agent's harness recorded, when it differs from ours or exists at all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claimed_reward: Option<f64>,
     pub flags: Flags,
     pub fail_to_pass: BTreeMap<String, TestOutcome>,
     pub pass_to_pass: BTreeMap<String, TestOutcome>,
@@ -99,6 +102,7 @@ pub fn build_report(
                 score: st.verdict.score,
                 reason: st.verdict.reason,
                 model_name_or_path: st.model_name_or_path.clone(),
+                claimed_reward: st.claimed_reward,
                 flags: st.verdict.flags.clone(),
                 fail_to_pass: st.verdict.fail_to_pass.clone(),
                 pass_to_pass: st.verdict.pass_to_pass.clone(),

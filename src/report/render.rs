@@ -101,6 +101,26 @@ pub fn render(report: &Report, format: Format) -> String {
                 s.push_str(line.join("  ").trim_end());
                 s.push('\n');
             }
+            let differ: Vec<String> = report
+                .instances
+                .iter()
+                .filter(|i| i.claimed_reward.is_some_and(|c| (c - i.score).abs() > 1e-6))
+                .map(|i| {
+                    format!(
+                        "{} (claimed {}, measured {:.4})",
+                        super::attempt_label(&i.instance_id, i.attempt),
+                        i.claimed_reward.unwrap_or_default(),
+                        i.score
+                    )
+                })
+                .collect();
+            if !differ.is_empty() {
+                s.push_str(&format!(
+                    "the recorded reward differs from ours for {}: {}\n",
+                    differ.len(),
+                    differ.join(", ")
+                ));
+            }
             let errors = &report.swebench.error_ids;
             if !errors.is_empty() {
                 s.push_str(&format!(

@@ -24,6 +24,9 @@ pub struct Stored {
     pub attempt: u32,
     #[serde(default)]
     pub model_name_or_path: String,
+    /// The reward the agent's harness recorded (Harbor), if the submission came with one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claimed_reward: Option<f64>,
     #[serde(flatten)]
     pub verdict: Verdict,
 }

@@ -318,3 +318,40 @@ fn bad_run_inputs() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("another dataset"));
 }
+
+/// A full disk while writing results: the run stops cleanly, every line already written is
+/// whole, and a later run completes the store. (The file-size limit stands in for a full disk:
+/// both make writes fail; it needs no privileges.)
+#[test]
+fn a_full_disk_stops_the_run_cleanly() {
+    if !docker_ready() {
+        return;
+    }
+    fixture_images();
+    let dir = tempfile::tempdir().unwrap();
+    let preds = demo_preds();
+    let script = format!(
+        "trap '' XFSZ; ulimit -f 6; exec {bin} grade --jobs 2 --timeout 120 --run-id full --dataset {data} --test-suites {suites} --results-dir {results} --predictions {preds}",
+        bin = env!("CARGO_BIN_EXE_beyondswe"),
+        data = fixtures().join("dataset/demo.jsonl").display(),
+        suites = fixtures().join("test_suites").display(),
+        results = dir.path().display(),
+        preds = preds.display(),
+    );
+    let out = Command::new("sh").arg("-c").arg(&script).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("File too large") || stderr.contains("No space"),
+        "{stderr}"
+    );
+    let written = outcomes(&dir.path().join("full"));
+    assert!(written.len() < 11, "the limit did not bite");
+    let out = grade_cmd(dir.path(), "full", &preds).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(outcomes(&dir.path().join("full")).len(), 11);
+}
