@@ -124,19 +124,7 @@ impl DockerSandbox {
     /// Removes containers left by grader processes of this host that are no longer alive (and,
     /// with `run_id`, any container of that run). Returns how many were removed.
     pub async fn sweep(&self, run_id: Option<&str>) -> Result<usize, SandboxError> {
-        let mut filters = HashMap::new();
-        filters.insert("label", vec![format!("{MANAGED_LABEL}=1")]);
-        let list = bounded(
-            "list containers",
-            API_TIMEOUT,
-            self.docker.list_containers(Some(
-                ListContainersOptionsBuilder::default()
-                    .all(true)
-                    .filters(&filters)
-                    .build(),
-            )),
-        )
-        .await?;
+        let list = self.labelled(&format!("{MANAGED_LABEL}=1")).await?;
         let me = hostname();
         let mut removed = 0;
         for c in list {
@@ -162,20 +150,27 @@ impl DockerSandbox {
 
     /// Containers of one run (tests use it to prove nothing is left running).
     pub async fn containers_of_run(&self, run_id: &str) -> Result<Vec<String>, SandboxError> {
+        let list = self.labelled(&format!("{RUN_LABEL}={run_id}")).await?;
+        Ok(list.into_iter().filter_map(|c| c.id).collect())
+    }
+
+    /// Every container (running or not) carrying `label` (`key=value`).
+    async fn labelled(
+        &self,
+        label: &str,
+    ) -> Result<Vec<bollard::models::ContainerSummary>, SandboxError> {
         let mut filters = HashMap::new();
-        filters.insert("label", vec![format!("{RUN_LABEL}={run_id}")]);
-        let list = bounded(
+        filters.insert("label", vec![label.to_owned()]);
+        let options = ListContainersOptionsBuilder::default()
+            .all(true)
+            .filters(&filters)
+            .build();
+        bounded(
             "list containers",
             API_TIMEOUT,
-            self.docker.list_containers(Some(
-                ListContainersOptionsBuilder::default()
-                    .all(true)
-                    .filters(&filters)
-                    .build(),
-            )),
+            self.docker.list_containers(Some(options)),
         )
-        .await?;
-        Ok(list.into_iter().filter_map(|c| c.id).collect())
+        .await
     }
 
     /// Builds an image from a build context given as a tar archive; returns the build output.

@@ -387,6 +387,11 @@ fn number_repeats(ing: &mut Ingest) {
     ing.items = kept;
 }
 
+/// The bytes of a patch file, if there is one.
+fn read_optional(path: Option<&PathBuf>) -> Result<Option<Vec<u8>>, IngestError> {
+    path.map(|p| fs_err::read(p).map_err(io(p))).transpose()
+}
+
 fn join_note(old: Option<String>, new: &str) -> String {
     match old {
         Some(o) => format!("{o}; {new}"),
@@ -648,10 +653,7 @@ fn transcripts(
             .iter()
             .map(|ext| patch_dir.join(format!("{id}.{ext}")))
             .find(|p| p.is_file());
-        let patch = match &diff {
-            Some(p) => Some(fs_err::read(p).map_err(io(p))?),
-            None => None,
-        };
+        let patch = read_optional(diff.as_ref())?;
         ing.items.push(Ingested {
             instance_id: id,
             attempt: 1,
@@ -739,10 +741,7 @@ fn harbor(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
                 .find(|p| p.is_file())
                 .or_else(|| files_with(&artifacts, ".diff", 3).into_iter().next())
                 .or_else(|| files_with(&artifacts, ".patch", 3).into_iter().next());
-            let patch = match &found {
-                Some(p) => Some(fs_err::read(p).map_err(io(p))?),
-                None => None,
-            };
+            let patch = read_optional(found.as_ref())?;
             let mut note = v.get("exception_info").filter(|e| !e.is_null()).map(|e| {
                 format!(
                     "trial error: {}: {}",

@@ -1,32 +1,10 @@
 //! `capture` round trip: applying the captured patch to the base reproduces the workspace byte for
 //! byte, with binary files, renames, deletions, modes, symlinks, and ignored and untracked files.
 
+use super::support::git;
 use assert_cmd::cargo::cargo_bin_cmd;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::Command;
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args([
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "user.name=t",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 /// Every file under `dir` except VCS internals and `.rej`/`.orig`: (path, kind, mode, bytes).
 fn snapshot(dir: &Path) -> Vec<(String, String, u32, Vec<u8>)> {

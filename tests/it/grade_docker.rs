@@ -38,27 +38,7 @@ fn patch_from_base(fixture: &str, edit: impl FnOnce(&Path)) -> String {
         .join(fixture)
         .join("stages/02-base");
     copy_dir(&stage, dir.path());
-    let git = |args: &[&str]| {
-        let out = Command::new("git")
-            .args([
-                "-c",
-                "user.email=t@t",
-                "-c",
-                "user.name=t",
-                "-c",
-                "core.autocrlf=false",
-            ])
-            .args(args)
-            .current_dir(dir.path())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    };
+    let git = |args: &[&str]| super::support::git(dir.path(), args);
     git(&["init", "-q"]);
     git(&["add", "-A"]);
     git(&["commit", "-qm", "base"]);
@@ -798,14 +778,7 @@ fn ctrl_c_removes_the_container() {
         .unwrap();
     let label = format!("label=beyondswe.pid={}", child.id());
     let listed = || super::support::docker(&["ps", "-aq", "--filter", &label]);
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while listed().trim().is_empty() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no container appeared"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    super::support::wait_for_container(&format!("beyondswe.pid={}", child.id()));
     // Let the tests start, then interrupt.
     std::thread::sleep(Duration::from_secs(3));
     assert!(

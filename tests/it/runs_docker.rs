@@ -242,11 +242,7 @@ fn ctrl_c_stops_new_work_and_leaves_a_consistent_store() {
         .spawn()
         .unwrap();
     let label = format!("label=beyondswe.pid={}", child.id());
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while docker(&["ps", "-q", "--filter", &label]).trim().is_empty() {
-        assert!(Instant::now() < deadline, "no container appeared");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    super::support::wait_for_container(&format!("beyondswe.pid={}", child.id()));
     assert!(
         Command::new("kill")
             .args(["-INT", &child.id().to_string()])

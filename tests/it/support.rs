@@ -129,3 +129,41 @@ impl Drop for Container {
             .output();
     }
 }
+
+/// Runs git in `dir` with a fixed identity; panics with its stderr on failure.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args([
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "user.name=t",
+            "-c",
+            "init.defaultBranch=main",
+            "-c",
+            "core.autocrlf=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Waits until a container with `label` (`key=value`) exists.
+pub fn wait_for_container(label: &str) {
+    let filter = format!("label={label}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while docker(&["ps", "-q", "--filter", &filter]).trim().is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no container with {label} appeared"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
