@@ -46,6 +46,8 @@ esac
 #   0.1.45 imports: pydantic, toml, dirhash (-> scantree -> attrs, pathspec)
 #   0.26.x imports: pydantic, toml, pathspec (dirhash/scantree for .checksum)
 #   shortuuid: harbor.models.task.id
+#   requests (+ urllib3, idna, certifi, charset-normalizer), packaging: the job and trial
+#   result/config models (release round trip)
 HELPER_PINS=(
     "pydantic==2.14.4"
     "pydantic-core==2.50.5"
@@ -58,6 +60,12 @@ HELPER_PINS=(
     "attrs==26.1.0"
     "pathspec==1.1.1"
     "toml==0.10.2"
+    "requests==2.34.2"
+    "urllib3==2.8.0"
+    "idna==3.20"
+    "certifi==2026.10.19.post1"
+    "charset-normalizer==3.5.3"
+    "packaging==26.4"
 )
 
 log() { echo "harbor-venv: $*" >&2; }

@@ -4,6 +4,7 @@
 //! (`record`, `harbor`, `patch`) are synchronous and independent of containers.
 
 pub mod adapters;
+pub mod audit;
 pub mod convert;
 pub mod dataset;
 pub mod grade;

@@ -20,6 +20,10 @@ fn main() {
         Command::Image(cmd) => cli::image::run(&cmd),
         Command::Capture(args) => cli::capture::run(&args),
         Command::Ingest(args) => cli::ingest::run(&args),
+        Command::Audit(args) => cli::audit::run(&args),
+        Command::Trajectory(cmd) => cli::trajectory::run(&cmd),
+        Command::Release(cmd) => cli::release::run(&cmd),
+        Command::Verify(args) => cli::verify::run(&args, cli.quiet),
     };
     let code = match result {
         Ok(code) => code,

@@ -3,6 +3,7 @@
 //! Arguments are parsed here and turned into library options before any work starts; the
 //! subcommand modules call the library and print. Data goes to stdout, messages to stderr.
 
+pub(crate) mod audit;
 pub(crate) mod capture;
 pub(crate) mod convert;
 pub(crate) mod demo;
@@ -11,8 +12,11 @@ pub(crate) mod grade;
 pub(crate) mod grade_one;
 pub(crate) mod image;
 pub(crate) mod ingest;
+pub(crate) mod release;
 pub(crate) mod schemas;
+pub(crate) mod trajectory;
 pub(crate) mod validate;
+pub(crate) mod verify;
 
 use clap::{Parser, Subcommand};
 use std::io::Write;
@@ -59,6 +63,16 @@ pub(crate) enum Command {
     Ingest(ingest::IngestArgs),
     /// Diff a workspace against its base commit (untracked and ignored files included), binary-safe.
     Capture(capture::CaptureArgs),
+    /// Trajectory releases: from and to Harbor job directories.
+    #[command(subcommand)]
+    Release(release::ReleaseCommand),
+    /// Audit trajectories for forbidden git commands and access to the task's own PR.
+    Audit(audit::AuditArgs),
+    /// ATIF trajectories: validate them as Harbor does.
+    #[command(subcommand)]
+    Trajectory(trajectory::TrajectoryCommand),
+    /// Grade every published patch of a release or Harbor job and compare claimed with measured.
+    Verify(verify::VerifyArgs),
     /// Run the main job on the bundled demo data.
     Demo(demo::DemoArgs),
 }

@@ -1,11 +1,14 @@
 //! Harbor's on-disk formats: task directories (`task.toml`, `tests/test_config.json`, the fixed
-//! file names). Job and trial directories and ATIF trajectories will live here too.
+//! file names), job and trial directories and the releases made from them (job.rs).
 //!
 //! Pure data and file layout; the mapping to and from BeyondSWE records is in `convert`.
 
+pub mod atif;
+mod job;
 mod task_config;
 mod test_config;
 
+pub use job::{JobError, job_of, release_line, trial_dirs, trial_patch, write_trial};
 pub use task_config::{EnvironmentToml, TaskToml, Timeout, size_to_mb};
 pub use test_config::TestConfig;
 

@@ -422,7 +422,7 @@ fn predictions(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
             repo,
             format: AgentFormat::Predictions,
             source: p.location,
-            reward: None,
+            reward: p.reward,
             note: None,
         });
     }
@@ -675,22 +675,8 @@ fn transcripts(
     Ok(())
 }
 
-/// Trial directories under a Harbor jobs path: any directory (depth ≤ 3) whose `result.json`
-/// names a `task_name` and a `trial_name`.
 fn harbor_trials(path: &Path) -> Vec<(PathBuf, Value)> {
-    let mut trials: Vec<(PathBuf, Value)> = walkdir::WalkDir::new(path)
-        .max_depth(4)
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file() && e.file_name() == "result.json")
-        .filter_map(|e| {
-            let v = read_json(e.path()).ok()?;
-            (v.get("task_name").is_some() && v.get("trial_name").is_some())
-                .then(|| (e.path().parent().unwrap_or(Path::new(".")).to_owned(), v))
-        })
-        .collect();
-    trials.sort_by(|a, b| a.0.cmp(&b.0));
-    trials
+    crate::harbor::trial_dirs(path)
 }
 
 /// Harbor job directories: the task from `result.json` (never the directory name), the patch from

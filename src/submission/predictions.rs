@@ -17,9 +17,11 @@ pub enum Predicted {
     Repo(PathBuf),
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Prediction {
     pub instance_id: String,
+    /// The reward the agent's harness recorded, when the file carries one.
+    pub reward: Option<f64>,
     /// 1-based attempt number (several attempts per instance are all graded: pass@k).
     pub attempt: u32,
     pub model: String,
@@ -222,6 +224,7 @@ fn one(
     };
     Ok(Prediction {
         instance_id: id,
+        reward: obj.get("reward").and_then(Value::as_f64),
         attempt,
         model,
         predicted,

@@ -114,3 +114,136 @@ fn harbor_0_1_45_loads_every_generated_task() {
 fn latest_harbor_loads_every_generated_task() {
     load_with("latest");
 }
+
+/// Our ATIF validator agrees with Harbor's own (`harbor.utils.trajectory_validator`, newest
+/// release) on every valid, invalid and leniently-accepted sample.
+#[test]
+fn atif_validation_agrees_with_harbors_validator() {
+    let Some(python) = harbor_python("latest") else {
+        return;
+    };
+    let samples = fixtures().join("atif");
+    let theirs = Command::new(&python)
+        .arg(repo_root().join("scripts/harbor_validate_trajectories.py"))
+        .arg(&samples)
+        .output()
+        .unwrap();
+    let ours = assert_cmd::cargo::cargo_bin_cmd!("beyondswe")
+        .args(["trajectory", "validate", "--json"])
+        .arg(&samples)
+        .output()
+        .unwrap();
+    let parse = |bytes: &[u8]| -> std::collections::BTreeMap<String, bool> {
+        String::from_utf8_lossy(bytes)
+            .lines()
+            .map(|l| {
+                let v: Value = serde_json::from_str(l).unwrap();
+                let file = v["file"].as_str().unwrap();
+                let rel = file.split("fixtures/atif/").last().unwrap().to_owned();
+                (rel, v["ok"].as_bool().unwrap())
+            })
+            .collect()
+    };
+    let (theirs, ours) = (parse(&theirs.stdout), parse(&ours.stdout));
+    assert!(theirs.len() >= 40, "{theirs:?}");
+    assert_eq!(ours, theirs);
+    assert!(
+        theirs
+            .iter()
+            .any(|(f, ok)| f.starts_with("invalid/") && !ok)
+    );
+    assert!(
+        theirs
+            .iter()
+            .filter(|(f, _)| f.starts_with("valid/"))
+            .all(|(_, ok)| *ok)
+    );
+}
+
+/// Harbor job → release → Harbor job keeps every file, and Harbor's own models (TrialResult,
+/// JobResult, Trajectory, the config models where they import) load the rebuilt job.
+#[test]
+fn release_round_trip_is_loaded_by_harbors_models() {
+    let job = fixtures().join("agents/harbor-job");
+    let dir = tempfile::tempdir().unwrap();
+    let release = dir.path().join("release.jsonl");
+    assert_cmd::cargo::cargo_bin_cmd!("beyondswe")
+        .args(["release", "from-harbor"])
+        .arg(&job)
+        .arg("-o")
+        .arg(&release)
+        .arg("--dataset")
+        .arg(fixtures().join("dataset/fixtures.jsonl"))
+        .assert()
+        .success();
+    let lines: Vec<Value> = std::fs::read_to_string(&release)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 4);
+    let first = lines
+        .iter()
+        .find(|l| l["trial_name"] == "acme_calc_pr7__a8Kp2Qz")
+        .unwrap();
+    assert_eq!(first["family"], "CrossRepo");
+    assert_eq!(first["reward"], 1.0);
+    assert_eq!(first["model"], "anthropic/claude-x");
+    assert_eq!(first["n_input_tokens"], 120000);
+    assert!(first["trajectory"]["steps"].is_array() && first["patch"].is_string());
+    assert!(
+        lines.iter().any(|l| l.get("patch_base64").is_some()),
+        "the non-UTF-8 patch"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["exception"]["exception_type"] == "AgentTimeoutError")
+    );
+
+    let rebuilt = dir.path().join("jobs");
+    assert_cmd::cargo::cargo_bin_cmd!("beyondswe")
+        .args(["release", "to-harbor"])
+        .arg(&release)
+        .arg(&rebuilt)
+        .assert()
+        .success();
+    let (a, b) = (super::support::tree(&job), super::support::tree(&rebuilt));
+    assert_eq!(a, b);
+    for rel in &a {
+        let (x, y) = (
+            std::fs::read(job.join(rel)).unwrap(),
+            std::fs::read(rebuilt.join(rel)).unwrap(),
+        );
+        if rel.ends_with(".json") {
+            assert_eq!(
+                serde_json::from_slice::<Value>(&x).unwrap(),
+                serde_json::from_slice::<Value>(&y).unwrap(),
+                "{rel}"
+            );
+        } else {
+            assert_eq!(x, y, "{rel}");
+        }
+    }
+    for version in ["0.1.45", "latest"] {
+        let Some(python) = harbor_python(version) else {
+            return;
+        };
+        let out = Command::new(&python)
+            .arg(repo_root().join("scripts/harbor_load_job.py"))
+            .arg(rebuilt.join("2026-03-25__10-00-00"))
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "Harbor {version} could not load the rebuilt job:\n{stdout}"
+        );
+        assert!(
+            stdout.contains("\"TrialResult\"")
+                && stdout.contains("\"JobResult\"")
+                && stdout.contains("\"Trajectory\""),
+            "{stdout}"
+        );
+    }
+}

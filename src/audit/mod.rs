@@ -1,0 +1,361 @@
+//! Trajectory audits: SearchSWE's forbidden git commands (matched the way a shell would run them)
+//! and access to the task's own pull request, classified as in the BeyondSWE authors' analysis —
+//! tier A (the PR's diff, patch, files or commits views, REST endpoints, patch mirror), tier B
+//! candidate (the conversation page, reported with the reasoning after it for a person to
+//! confirm), search-only (the PR number in search queries), prompt-supplied (the prompt itself
+//! links the PR) — with evidence for every finding.
+
+mod rules;
+mod shapes;
+mod shell;
+
+pub use rules::{TargetPr, UrlClass, blocklist_hits, classify_url, query_names_pr, urls};
+pub use shapes::{Event, EventKind, Shape, events};
+pub use shell::split_commands;
+
+use crate::record::{Family, parse_issue_instance_id};
+use serde::Serialize;
+use serde_json::Value;
+
+/// The class of one trajectory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Class {
+    Clean,
+    SearchOnly,
+    TierBCandidate,
+    TierA,
+    PromptSupplied,
+}
+
+impl Class {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Class::Clean => "clean",
+            Class::SearchOnly => "search_only",
+            Class::TierBCandidate => "tier_b_candidate",
+            Class::TierA => "tier_a",
+            Class::PromptSupplied => "prompt_supplied",
+        }
+    }
+}
+
+/// One piece of evidence.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Evidence {
+    pub step: usize,
+    pub tool: String,
+    /// `tier_a`, `tier_b_candidate`, `search_only`, `same_repo`, or `blocklist`.
+    pub finding: String,
+    /// The command, URL or query.
+    pub what: String,
+    /// For tier B candidates: the agent's words right after the page was opened.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub excerpt: String,
+}
+
+/// The audit of one trajectory.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TrajectoryAudit {
+    pub line: u64,
+    pub task_name: String,
+    pub family: Family,
+    pub shape: Shape,
+    pub class: Class,
+    pub reward: Option<f64>,
+    pub blocklist_hits: Vec<String>,
+    pub evidence: Vec<Evidence>,
+}
+
+/// What the audit is told about the task.
+#[derive(Debug, Clone, Default)]
+pub struct TaskInfo {
+    pub family: Option<Family>,
+    /// `owner/repo` when known from the dataset (the instance id loses the owner's case).
+    pub repo: Option<(String, String)>,
+    pub problem_statement: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AuditOptions {
+    /// Search was not allowed: `git clone` is forbidden too.
+    pub search_disallowed: bool,
+}
+
+fn cut(s: &str, n: usize) -> String {
+    let mut out: String = s.chars().take(n).collect();
+    if s.chars().count() > n {
+        out.push('…');
+    }
+    out
+}
+
+/// The task's PR, from the dataset's repo (when given) and the instance id.
+pub fn target_pr(task_name: &str, info: &TaskInfo) -> Option<TargetPr> {
+    let (owner, repo, number) = parse_issue_instance_id(task_name)?;
+    let (owner, repo) = info.repo.clone().unwrap_or((owner, repo));
+    Some(TargetPr {
+        owner,
+        repo,
+        number,
+    })
+}
+
+/// Audits one release line. `Err` says why the line cannot be audited (with the keys found).
+pub fn audit_line(
+    line_no: u64,
+    line: &Value,
+    info: &TaskInfo,
+    opts: AuditOptions,
+) -> Result<TrajectoryAudit, String> {
+    let task_name = line
+        .get("task_name")
+        .or(line.get("instance_id"))
+        .and_then(Value::as_str)
+        .ok_or_else(|| "no task_name or instance_id".to_owned())?
+        .to_owned();
+    let (shape, evs) = events(line).map_err(|keys| format!("no trajectory in a known shape (ATIF steps, Codex events, Claude Code messages, OpenHands history, AweAgent steps); keys found: {}", keys.join(", ")))?;
+    if evs.is_empty() {
+        return Err("the trajectory has no steps".into());
+    }
+    let family = info
+        .family
+        .or_else(|| {
+            line.get("task_type")
+                .or(line.get("family"))
+                .or(line.get("task"))
+                .and_then(Value::as_str)
+                .map(Family::from_spelling)
+        })
+        .unwrap_or(Family::Unknown);
+    let reward = line.get("reward").and_then(Value::as_f64).or_else(|| {
+        line.get("verifier_result")
+            .and_then(|v| v.get("rewards"))
+            .and_then(|r| r.get("reward"))
+            .and_then(Value::as_f64)
+    });
+    let pr = target_pr(&task_name, info);
+    let mut blocklist: Vec<String> = Vec::new();
+    let mut evidence = Vec::new();
+    let prompt = evs
+        .iter()
+        .find(|e| e.kind == EventKind::Prompt)
+        .map(|e| e.text.clone())
+        .or_else(|| {
+            line.get("prompt")
+                .or(line.get("instruction"))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
+        .or_else(|| info.problem_statement.clone())
+        .unwrap_or_default();
+    let (mut a, mut b, mut search) = (false, false, false);
+    for (i, e) in evs.iter().enumerate() {
+        if e.kind == EventKind::Command {
+            for hit in blocklist_hits(&e.text, !opts.search_disallowed) {
+                if !blocklist.iter().any(|b| b == hit) {
+                    blocklist.push(hit.to_owned());
+                }
+                evidence.push(Evidence {
+                    step: e.step,
+                    tool: e.tool.clone(),
+                    finding: "blocklist".into(),
+                    what: cut(&e.text, 300),
+                    excerpt: hit.to_owned(),
+                });
+            }
+        }
+        let Some(pr) = &pr else { continue };
+        let found: Vec<String> = match e.kind {
+            EventKind::Command | EventKind::Url => {
+                let mut u = urls(&e.text);
+                if e.kind == EventKind::Url && u.is_empty() {
+                    u.push(e.text.clone());
+                }
+                u
+            }
+            _ => Vec::new(),
+        };
+        for url in found {
+            let (finding, class) = match classify_url(&url, pr) {
+                UrlClass::PrArtifact => ("tier_a", true),
+                UrlClass::PrConversation => ("tier_b_candidate", true),
+                UrlClass::SameRepo => ("same_repo", false),
+                UrlClass::Other => continue,
+            };
+            let excerpt = if finding == "tier_b_candidate" {
+                evs[i + 1..]
+                    .iter()
+                    .filter(|x| x.kind == EventKind::Reasoning)
+                    .take(2)
+                    .map(|x| cut(&x.text, 300))
+                    .collect::<Vec<_>>()
+                    .join(" … ")
+            } else {
+                String::new()
+            };
+            if class {
+                a |= finding == "tier_a";
+                b |= finding == "tier_b_candidate";
+            }
+            evidence.push(Evidence {
+                step: e.step,
+                tool: e.tool.clone(),
+                finding: finding.into(),
+                what: url,
+                excerpt,
+            });
+        }
+        if e.kind == EventKind::Search && query_names_pr(&e.text, pr) {
+            search = true;
+            evidence.push(Evidence {
+                step: e.step,
+                tool: e.tool.clone(),
+                finding: "search_only".into(),
+                what: cut(&e.text, 300),
+                excerpt: String::new(),
+            });
+        }
+    }
+    let in_prompt = pr.as_ref().is_some_and(|pr| {
+        let p = prompt.to_ascii_lowercase();
+        let link =
+            format!("github.com/{}/{}/pull/{}", pr.owner, pr.repo, pr.number).to_ascii_lowercase();
+        p.match_indices(&link)
+            .any(|(i, _)| !p[i + link.len()..].starts_with(|c: char| c.is_ascii_digit()))
+    });
+    let class = if (a || b) && in_prompt {
+        Class::PromptSupplied
+    } else if a {
+        Class::TierA
+    } else if b {
+        Class::TierBCandidate
+    } else if search {
+        Class::SearchOnly
+    } else {
+        Class::Clean
+    };
+    Ok(TrajectoryAudit {
+        line: line_no,
+        task_name,
+        family,
+        shape,
+        class,
+        reward,
+        blocklist_hits: blocklist,
+        evidence,
+    })
+}
+
+/// Per-family scores as published and with tier A successes (and, if asked, tier B candidates)
+/// counted as failures.
+#[derive(Debug, Clone, Serialize)]
+pub struct Rescore {
+    pub family: Family,
+    pub trajectories: usize,
+    /// Σ reward / trajectories × 100 (missing rewards count 0).
+    pub published: f64,
+    pub corrected: f64,
+    pub tier_a_successes: usize,
+    pub tier_b_successes: usize,
+}
+
+pub fn rescore(audits: &[TrajectoryAudit], count_tier_b: bool) -> Vec<Rescore> {
+    let mut out = Vec::new();
+    for family in Family::ALL {
+        let list: Vec<&TrajectoryAudit> = audits.iter().filter(|a| a.family == family).collect();
+        if list.is_empty() {
+            continue;
+        }
+        let n = list.len() as f64;
+        let published: f64 = list.iter().map(|a| a.reward.unwrap_or(0.0)).sum();
+        let successes = |class: Class| {
+            list.iter()
+                .filter(|a| a.class == class && a.reward.unwrap_or(0.0) >= 1.0)
+                .count()
+        };
+        let tier_a = successes(Class::TierA);
+        let tier_b = successes(Class::TierBCandidate);
+        let removed = tier_a as f64 + if count_tier_b { tier_b as f64 } else { 0.0 };
+        out.push(Rescore {
+            family,
+            trajectories: list.len(),
+            published: 100.0 * published / n,
+            corrected: 100.0 * (published - removed) / n,
+            tier_a_successes: tier_a,
+            tier_b_successes: tier_b,
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn classes_from_an_atif_trajectory() {
+        let line = |cmd: &str, prompt: &str| {
+            json!({"task_name": "pylons_pyramid_pr3054", "task_type": "CrossRepo", "reward": 1.0, "trajectory": {
+            "schema_version": "ATIF-v1.6", "session_id": "s", "agent": {"name": "a", "version": "1"},
+            "steps": [
+                {"step_id": 1, "source": "user", "message": prompt},
+                {"step_id": 2, "source": "agent", "message": "", "tool_calls": [{"tool_call_id": "c", "function_name": "Bash", "arguments": {"command": cmd}}]},
+                {"step_id": 3, "source": "agent", "message": "The PR renames `foo` to `bar`."}
+            ]}})
+        };
+        let info = TaskInfo::default();
+        let opts = AuditOptions::default();
+        let a = audit_line(
+            1,
+            &line(
+                "curl -s https://GitHub.com/pylons/pyramid/pull/3054.diff",
+                "Fix it",
+            ),
+            &info,
+            opts,
+        )
+        .unwrap();
+        assert_eq!(a.class, Class::TierA);
+        let b = audit_line(
+            1,
+            &line(
+                "curl -s https://github.com/Pylons/pyramid/pull/3054",
+                "Fix it",
+            ),
+            &info,
+            opts,
+        )
+        .unwrap();
+        assert_eq!(b.class, Class::TierBCandidate);
+        assert!(b.evidence[0].excerpt.contains("renames"));
+        let p = audit_line(
+            1,
+            &line(
+                "curl -s https://github.com/Pylons/pyramid/pull/3054",
+                "See https://github.com/Pylons/pyramid/pull/3054",
+            ),
+            &info,
+            opts,
+        )
+        .unwrap();
+        assert_eq!(p.class, Class::PromptSupplied);
+        let c = audit_line(
+            1,
+            &line(
+                "cd r && git  fetch; curl https://github.com/Pylons/pyramid/pull/3055",
+                "x",
+            ),
+            &info,
+            opts,
+        )
+        .unwrap();
+        assert_eq!(c.class, Class::Clean);
+        assert_eq!(c.blocklist_hits, ["git fetch"]);
+        assert!(c.evidence.iter().any(|e| e.finding == "same_repo"));
+        let r = rescore(&[a, b, c], false);
+        assert_eq!(r[0].tier_a_successes, 1);
+        assert!((r[0].corrected - 200.0 / 3.0).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,845 @@
+//! ATIF, the Agent Trajectory Interchange Format (`agent/trajectory.json`), v1.0–v1.8: the types,
+//! and a validator that applies the rules of Harbor's own (its pydantic models plus
+//! `harbor/utils/trajectory_validator.py`, as of the newest release), reporting every problem
+//! with its JSON path.
+//!
+//! Like Harbor, it does not reject fields newer than the file's declared version; unlike Harbor,
+//! it never stops at the first problem of a kind.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::path::Path;
+
+pub const VERSIONS: [&str; 9] = [
+    "ATIF-v1.0",
+    "ATIF-v1.1",
+    "ATIF-v1.2",
+    "ATIF-v1.3",
+    "ATIF-v1.4",
+    "ATIF-v1.5",
+    "ATIF-v1.6",
+    "ATIF-v1.7",
+    "ATIF-v1.8",
+];
+
+/// A trajectory (the root object, and embedded subagents).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Trajectory {
+    #[serde(default = "newest", skip_serializing_if = "Option::is_none")]
+    pub schema_version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trajectory_id: Option<String>,
+    pub agent: Agent,
+    pub steps: Vec<Step>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notes: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub final_metrics: Option<Map<String, Value>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub continued_trajectory_ref: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra: Option<Map<String, Value>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subagent_trajectories: Option<Vec<Trajectory>>,
+}
+
+fn newest() -> Option<String> {
+    Some(VERSIONS[VERSIONS.len() - 1].to_owned())
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Agent {
+    pub name: String,
+    pub version: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_definitions: Option<Vec<Map<String, Value>>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra: Option<Map<String, Value>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    pub step_id: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<String>,
+    pub source: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_effort: Option<Value>,
+    /// A string, or a list of content parts (v1.6+).
+    pub message: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_content: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<Vec<ToolCall>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observation: Option<Observation>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<Map<String, Value>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub is_copied_context: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub llm_call_count: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra: Option<Map<String, Value>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolCall {
+    pub tool_call_id: String,
+    pub function_name: String,
+    pub arguments: Map<String, Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra: Option<Map<String, Value>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Observation {
+    pub results: Vec<Map<String, Value>>,
+}
+
+/// A problem: where (`steps[3].tool_calls[0].arguments`) and what.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    pub path: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)
+    }
+}
+
+struct Checker<'a> {
+    problems: Vec<Problem>,
+    /// Directory for relative media paths (`None`: media not checked).
+    base: Option<&'a Path>,
+}
+
+impl Checker<'_> {
+    fn err(&mut self, path: &str, message: impl Into<String>) {
+        self.problems.push(Problem {
+            path: path.to_owned(),
+            message: message.into(),
+        });
+    }
+
+    fn known_keys(&mut self, path: &str, obj: &Map<String, Value>, allowed: &[&str]) {
+        for k in obj.keys() {
+            if !allowed.contains(&k.as_str()) {
+                self.err(
+                    &format!("{path}.{k}"),
+                    "unexpected field (not part of ATIF)",
+                );
+            }
+        }
+    }
+
+    fn string(&mut self, path: &str, obj: &Map<String, Value>, key: &str, required: bool) {
+        match obj.get(key) {
+            None if required => self.err(&format!("{path}.{key}"), "required"),
+            None => {}
+            Some(Value::Null) if !required => {}
+            Some(Value::String(_)) => {}
+            Some(_) => self.err(&format!("{path}.{key}"), "expected a string"),
+        }
+    }
+
+    fn object(&mut self, path: &str, obj: &Map<String, Value>, key: &str) {
+        if let Some(v) = obj.get(key)
+            && !v.is_null()
+            && !v.is_object()
+        {
+            self.err(&format!("{path}.{key}"), "expected an object");
+        }
+    }
+
+    fn int(&mut self, path: &str, obj: &Map<String, Value>, key: &str, min: i64) {
+        if let Some(v) = obj.get(key).filter(|v| !v.is_null()) {
+            match v.as_i64() {
+                Some(n) if n >= min => {}
+                Some(_) => self.err(&format!("{path}.{key}"), format!("must be ≥ {min}")),
+                None => self.err(&format!("{path}.{key}"), "expected an integer"),
+            }
+        }
+    }
+
+    fn trajectory(&mut self, path: &str, v: &Value, embedded: bool) {
+        let Some(t) = v.as_object() else {
+            self.err(path, "expected a JSON object");
+            return;
+        };
+        self.known_keys(
+            path,
+            t,
+            &[
+                "schema_version",
+                "session_id",
+                "trajectory_id",
+                "agent",
+                "steps",
+                "notes",
+                "final_metrics",
+                "continued_trajectory_ref",
+                "extra",
+                "subagent_trajectories",
+            ],
+        );
+        match t.get("schema_version") {
+            None => {}
+            Some(Value::String(s)) if VERSIONS.contains(&s.as_str()) => {}
+            Some(other) => self.err(
+                &format!("{path}.schema_version"),
+                format!("must be one of ATIF-v1.0 … ATIF-v1.8, found {other}"),
+            ),
+        }
+        for key in [
+            "session_id",
+            "trajectory_id",
+            "notes",
+            "continued_trajectory_ref",
+        ] {
+            self.string(path, t, key, false);
+        }
+        self.object(path, t, "extra");
+        match t.get("agent") {
+            Some(Value::Object(a)) => {
+                let p = format!("{path}.agent");
+                self.known_keys(
+                    &p,
+                    a,
+                    &["name", "version", "model_name", "tool_definitions", "extra"],
+                );
+                self.string(&p, a, "name", true);
+                self.string(&p, a, "version", true);
+                self.string(&p, a, "model_name", false);
+                self.object(&p, a, "extra");
+                if let Some(defs) = a.get("tool_definitions").filter(|d| !d.is_null())
+                    && !defs
+                        .as_array()
+                        .is_some_and(|d| d.iter().all(Value::is_object))
+                {
+                    self.err(
+                        &format!("{p}.tool_definitions"),
+                        "expected a list of objects",
+                    );
+                }
+            }
+            Some(_) => self.err(&format!("{path}.agent"), "expected an object"),
+            None => self.err(&format!("{path}.agent"), "required"),
+        }
+        if let Some(fm) = t.get("final_metrics").filter(|v| !v.is_null()) {
+            let p = format!("{path}.final_metrics");
+            match fm.as_object() {
+                Some(m) => {
+                    self.known_keys(
+                        &p,
+                        m,
+                        &[
+                            "total_prompt_tokens",
+                            "total_completion_tokens",
+                            "total_cached_tokens",
+                            "total_cost_usd",
+                            "total_steps",
+                            "extra",
+                        ],
+                    );
+                    for k in [
+                        "total_prompt_tokens",
+                        "total_completion_tokens",
+                        "total_cached_tokens",
+                    ] {
+                        self.int(&p, m, k, i64::MIN);
+                    }
+                    self.int(&p, m, "total_steps", 0);
+                    self.object(&p, m, "extra");
+                }
+                None => self.err(&p, "expected an object"),
+            }
+        }
+        let steps_ok = match t.get("steps") {
+            Some(Value::Array(steps)) if !steps.is_empty() => {
+                let before = self.problems.len();
+                for (i, s) in steps.iter().enumerate() {
+                    self.step(&format!("{path}.steps[{i}]"), s);
+                }
+                if self.problems.len() == before {
+                    for (i, s) in steps.iter().enumerate() {
+                        if step_id(s.get("step_id").unwrap_or(&Value::Null)) != Some(i as i64 + 1) {
+                            self.err(
+                                &format!("{path}.steps[{i}].step_id"),
+                                format!("step ids must be 1, 2, 3, … in order; expected {}", i + 1),
+                            );
+                        }
+                    }
+                }
+                true
+            }
+            Some(Value::Array(_)) => {
+                self.err(&format!("{path}.steps"), "must have at least one step");
+                false
+            }
+            Some(_) => {
+                self.err(&format!("{path}.steps"), "expected a list");
+                false
+            }
+            None => {
+                self.err(&format!("{path}.steps"), "required");
+                false
+            }
+        };
+        let _ = steps_ok;
+        if let Some(subs) = t.get("subagent_trajectories").filter(|v| !v.is_null()) {
+            match subs.as_array() {
+                Some(list) => {
+                    let mut seen = std::collections::HashSet::new();
+                    for (i, sub) in list.iter().enumerate() {
+                        let p = format!("{path}.subagent_trajectories[{i}]");
+                        match sub.get("trajectory_id").and_then(Value::as_str) {
+                            Some(id) => {
+                                if !seen.insert(id.to_owned()) {
+                                    self.err(
+                                        &format!("{p}.trajectory_id"),
+                                        format!("duplicate embedded trajectory_id `{id}`"),
+                                    );
+                                }
+                            }
+                            None => self.err(
+                                &format!("{p}.trajectory_id"),
+                                "an embedded subagent trajectory needs a trajectory_id",
+                            ),
+                        }
+                        self.trajectory(&p, sub, true);
+                    }
+                }
+                None => self.err(&format!("{path}.subagent_trajectories"), "expected a list"),
+            }
+        }
+        let _ = embedded;
+    }
+
+    fn step(&mut self, path: &str, v: &Value) {
+        let Some(s) = v.as_object() else {
+            self.err(path, "expected an object");
+            return;
+        };
+        self.known_keys(
+            path,
+            s,
+            &[
+                "step_id",
+                "timestamp",
+                "source",
+                "model_name",
+                "reasoning_effort",
+                "message",
+                "reasoning_content",
+                "tool_calls",
+                "observation",
+                "metrics",
+                "is_copied_context",
+                "llm_call_count",
+                "extra",
+            ],
+        );
+        match s.get("step_id") {
+            None => self.err(&format!("{path}.step_id"), "required"),
+            Some(id) => match step_id(id) {
+                Some(n) if n >= 1 => {}
+                Some(_) => self.err(&format!("{path}.step_id"), "must be ≥ 1"),
+                None => self.err(&format!("{path}.step_id"), "expected an integer"),
+            },
+        }
+        let source = s.get("source").and_then(Value::as_str);
+        match source {
+            Some("system" | "user" | "agent") => {}
+            Some(other) => self.err(
+                &format!("{path}.source"),
+                format!("must be system, user or agent, found `{other}`"),
+            ),
+            None => self.err(&format!("{path}.source"), "required"),
+        }
+        match s.get("message") {
+            None => self.err(&format!("{path}.message"), "required"),
+            Some(m) => self.content(&format!("{path}.message"), m),
+        }
+        if let Some(ts) = s.get("timestamp").filter(|v| !v.is_null()) {
+            match ts.as_str() {
+                Some(t) if iso8601(t) => {}
+                Some(t) => self.err(
+                    &format!("{path}.timestamp"),
+                    format!("not an ISO 8601 timestamp: `{t}`"),
+                ),
+                None => self.err(&format!("{path}.timestamp"), "expected a string"),
+            }
+        }
+        for key in ["model_name", "reasoning_content"] {
+            self.string(path, s, key, false);
+        }
+        if let Some(e) = s.get("reasoning_effort").filter(|v| !v.is_null())
+            && !(e.is_string() || e.is_number())
+        {
+            self.err(
+                &format!("{path}.reasoning_effort"),
+                "expected a string or a number",
+            );
+        }
+        if let Some(c) = s.get("is_copied_context").filter(|v| !v.is_null())
+            && !c.is_boolean()
+        {
+            self.err(&format!("{path}.is_copied_context"), "expected a boolean");
+        }
+        self.int(path, s, "llm_call_count", 0);
+        self.object(path, s, "extra");
+        if source != Some("agent") {
+            for key in [
+                "model_name",
+                "reasoning_effort",
+                "reasoning_content",
+                "tool_calls",
+                "metrics",
+            ] {
+                if s.get(key).is_some_and(|v| !v.is_null()) {
+                    self.err(
+                        &format!("{path}.{key}"),
+                        format!("only agent steps may have `{key}`"),
+                    );
+                }
+            }
+        }
+        if source == Some("agent") && s.get("llm_call_count").and_then(Value::as_i64) == Some(0) {
+            for key in ["metrics", "reasoning_content"] {
+                if s.get(key).is_some_and(|v| !v.is_null()) {
+                    self.err(&format!("{path}.{key}"), "a step with llm_call_count 0 made no LLM call: no metrics or reasoning_content");
+                }
+            }
+        }
+        let mut call_ids = Vec::new();
+        if let Some(calls) = s.get("tool_calls").filter(|v| !v.is_null()) {
+            match calls.as_array() {
+                Some(list) => {
+                    for (i, c) in list.iter().enumerate() {
+                        let p = format!("{path}.tool_calls[{i}]");
+                        match c.as_object() {
+                            Some(c) => {
+                                self.known_keys(
+                                    &p,
+                                    c,
+                                    &["tool_call_id", "function_name", "arguments", "extra"],
+                                );
+                                self.string(&p, c, "tool_call_id", true);
+                                self.string(&p, c, "function_name", true);
+                                match c.get("arguments") {
+                                    Some(Value::Object(_)) => {}
+                                    Some(_) => {
+                                        self.err(&format!("{p}.arguments"), "expected an object")
+                                    }
+                                    None => self.err(&format!("{p}.arguments"), "required"),
+                                }
+                                self.object(&p, c, "extra");
+                                if let Some(id) = c.get("tool_call_id").and_then(Value::as_str) {
+                                    call_ids.push(id.to_owned());
+                                }
+                            }
+                            None => self.err(&p, "expected an object"),
+                        }
+                    }
+                }
+                None => self.err(&format!("{path}.tool_calls"), "expected a list"),
+            }
+        }
+        if let Some(m) = s.get("metrics").filter(|v| !v.is_null()) {
+            let p = format!("{path}.metrics");
+            match m.as_object() {
+                Some(m) => {
+                    self.known_keys(
+                        &p,
+                        m,
+                        &[
+                            "prompt_tokens",
+                            "completion_tokens",
+                            "cached_tokens",
+                            "cost_usd",
+                            "prompt_token_ids",
+                            "completion_token_ids",
+                            "logprobs",
+                            "extra",
+                        ],
+                    );
+                    for k in ["prompt_tokens", "completion_tokens", "cached_tokens"] {
+                        self.int(&p, m, k, i64::MIN);
+                    }
+                    if m.get("cost_usd")
+                        .is_some_and(|c| !c.is_null() && !c.is_number())
+                    {
+                        self.err(&format!("{p}.cost_usd"), "expected a number");
+                    }
+                    self.object(&p, m, "extra");
+                }
+                None => self.err(&p, "expected an object"),
+            }
+        }
+        if let Some(o) = s.get("observation").filter(|v| !v.is_null()) {
+            let p = format!("{path}.observation");
+            match o.as_object() {
+                Some(o) => {
+                    self.known_keys(&p, o, &["results"]);
+                    match o.get("results") {
+                        Some(Value::Array(results)) => {
+                            for (i, r) in results.iter().enumerate() {
+                                self.result(&format!("{p}.results[{i}]"), r, &call_ids);
+                            }
+                        }
+                        Some(_) => self.err(&format!("{p}.results"), "expected a list"),
+                        None => self.err(&format!("{p}.results"), "required"),
+                    }
+                }
+                None => self.err(&p, "expected an object"),
+            }
+        }
+    }
+
+    fn result(&mut self, path: &str, v: &Value, call_ids: &[String]) {
+        let Some(r) = v.as_object() else {
+            self.err(path, "expected an object");
+            return;
+        };
+        self.known_keys(
+            path,
+            r,
+            &[
+                "source_call_id",
+                "content",
+                "subagent_trajectory_ref",
+                "extra",
+            ],
+        );
+        self.string(path, r, "source_call_id", false);
+        self.object(path, r, "extra");
+        if let Some(id) = r.get("source_call_id").and_then(Value::as_str)
+            && !call_ids.iter().any(|c| c == id)
+        {
+            self.err(
+                &format!("{path}.source_call_id"),
+                format!("`{id}` is not the tool_call_id of a call in this step"),
+            );
+        }
+        if let Some(c) = r.get("content").filter(|v| !v.is_null()) {
+            self.content(&format!("{path}.content"), c);
+        }
+        if let Some(refs) = r.get("subagent_trajectory_ref").filter(|v| !v.is_null()) {
+            match refs.as_array() {
+                Some(list) => {
+                    for (i, x) in list.iter().enumerate() {
+                        let p = format!("{path}.subagent_trajectory_ref[{i}]");
+                        match x.as_object() {
+                            Some(x) => {
+                                self.known_keys(
+                                    &p,
+                                    x,
+                                    &["trajectory_id", "session_id", "trajectory_path", "extra"],
+                                );
+                                for k in ["trajectory_id", "session_id", "trajectory_path"] {
+                                    self.string(&p, x, k, false);
+                                }
+                                if x.get("trajectory_id").is_none_or(Value::is_null)
+                                    && x.get("trajectory_path").is_none_or(Value::is_null)
+                                {
+                                    self.err(&p, "needs a trajectory_id or a trajectory_path");
+                                }
+                            }
+                            None => self.err(&p, "expected an object"),
+                        }
+                    }
+                }
+                None => self.err(
+                    &format!("{path}.subagent_trajectory_ref"),
+                    "expected a list",
+                ),
+            }
+        }
+    }
+
+    /// A message or observation content: a string, or a list of content parts.
+    fn content(&mut self, path: &str, v: &Value) {
+        match v {
+            Value::String(_) => {}
+            Value::Array(parts) => {
+                for (i, part) in parts.iter().enumerate() {
+                    self.part(&format!("{path}[{i}]"), part);
+                }
+            }
+            _ => self.err(path, "expected a string or a list of content parts"),
+        }
+    }
+
+    fn part(&mut self, path: &str, v: &Value) {
+        let Some(p) = v.as_object() else {
+            self.err(path, "expected an object");
+            return;
+        };
+        self.known_keys(path, p, &["type", "text", "source"]);
+        let kind = p.get("type").and_then(Value::as_str);
+        match kind {
+            Some("text") => {
+                if !p.get("text").is_some_and(Value::is_string) {
+                    self.err(&format!("{path}.text"), "a text part needs `text`");
+                }
+                if p.get("source").is_some_and(|s| !s.is_null()) {
+                    self.err(&format!("{path}.source"), "a text part has no `source`");
+                }
+            }
+            Some(kind @ ("image" | "audio")) => {
+                if p.get("text").is_some_and(|s| !s.is_null()) {
+                    self.err(
+                        &format!("{path}.text"),
+                        format!("an {kind} part has no `text`"),
+                    );
+                }
+                match p.get("source").and_then(Value::as_object) {
+                    Some(src) => self.media(&format!("{path}.source"), kind, src),
+                    None => self.err(
+                        &format!("{path}.source"),
+                        format!("an {kind} part needs a `source`"),
+                    ),
+                }
+            }
+            Some(other) => self.err(
+                &format!("{path}.type"),
+                format!("must be text, image or audio, found `{other}`"),
+            ),
+            None => self.err(&format!("{path}.type"), "required"),
+        }
+    }
+
+    fn media(&mut self, path: &str, kind: &str, src: &Map<String, Value>) {
+        let allowed: &[&str] = if kind == "image" {
+            &["media_type", "path"]
+        } else {
+            &["media_type", "path", "duration_sec"]
+        };
+        self.known_keys(path, src, allowed);
+        let media_type = src
+            .get("media_type")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let ok = if kind == "image" {
+            matches!(
+                media_type,
+                "image/jpeg" | "image/png" | "image/gif" | "image/webp"
+            )
+        } else {
+            matches!(
+                media_type,
+                "audio/wav"
+                    | "audio/mpeg"
+                    | "audio/mp4"
+                    | "audio/aac"
+                    | "audio/ogg"
+                    | "audio/flac"
+                    | "audio/webm"
+                    | "audio/aiff"
+                    | "audio/mp3"
+                    | "audio/x-wav"
+                    | "audio/wave"
+                    | "audio/m4a"
+                    | "audio/x-m4a"
+                    | "audio/x-aiff"
+                    | "audio/x-flac"
+            )
+        };
+        if !ok {
+            self.err(
+                &format!("{path}.media_type"),
+                format!("`{media_type}` is not an allowed {kind} media type"),
+            );
+        }
+        if let Some(d) = src.get("duration_sec").filter(|d| !d.is_null())
+            && !d.as_f64().is_some_and(|d| d >= 0.0)
+        {
+            self.err(&format!("{path}.duration_sec"), "must be a number ≥ 0");
+        }
+        match src.get("path").and_then(Value::as_str) {
+            Some(p) => {
+                if let Some(base) = self.base
+                    && !p.contains("://")
+                {
+                    let full = if Path::new(p).is_absolute() {
+                        Path::new(p).to_owned()
+                    } else {
+                        base.join(p)
+                    };
+                    if !full.is_file() {
+                        self.err(
+                            &format!("{path}.path"),
+                            format!("media file `{p}` does not exist"),
+                        );
+                    }
+                }
+            }
+            None => self.err(&format!("{path}.path"), "required"),
+        }
+    }
+}
+
+/// `step_id` as pydantic reads an int in lax mode: integers, integral floats, numeric strings,
+/// booleans.
+fn step_id(v: &Value) -> Option<i64> {
+    match v {
+        Value::Number(n) => n
+            .as_i64()
+            .or_else(|| n.as_f64().filter(|f| f.fract() == 0.0).map(|f| f as i64)),
+        Value::String(s) => s.trim().parse().ok(),
+        Value::Bool(b) => Some(i64::from(*b)),
+        _ => None,
+    }
+}
+
+/// ISO 8601 as Python's `datetime.fromisoformat` reads it (3.11+): extended and basic dates,
+/// ordinal and week dates, `T` or space, fractions, `Z` or offsets.
+pub fn iso8601(s: &str) -> bool {
+    let s = s.trim();
+    let (date, time) = match s.find(['T', ' ']) {
+        Some(i) if i >= 8 => (&s[..i], Some(&s[i + 1..])),
+        _ => (s, None),
+    };
+    date_ok(date) && time.is_none_or(time_ok)
+}
+
+fn digits(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+fn date_ok(d: &str) -> bool {
+    let num = |x: &str| x.parse::<u32>().ok();
+    let ymd = |y: &str, m: &str, day: &str| {
+        digits(y)
+            && y.len() == 4
+            && num(m).is_some_and(|m| (1..=12).contains(&m))
+            && m.len() == 2
+            && num(day).is_some_and(|d| (1..=31).contains(&d))
+            && day.len() == 2
+    };
+    if d.len() == 10 && d.as_bytes()[4] == b'-' && d.as_bytes()[7] == b'-' {
+        return ymd(&d[..4], &d[5..7], &d[8..]);
+    }
+    if d.len() == 8 && digits(d) {
+        return ymd(&d[..4], &d[4..6], &d[6..]);
+    }
+    // Week dates: 2024-W01, 2024-W01-1, 2024W01, 2024W011.
+    let w = d.replace('-', "");
+    if w.len() >= 7 && w.as_bytes()[4] == b'W' && digits(&w[..4]) {
+        let rest = &w[5..];
+        return digits(rest)
+            && (rest.len() == 2 || rest.len() == 3)
+            && num(&rest[..2]).is_some_and(|wk| (1..=53).contains(&wk))
+            && (rest.len() == 2 || num(&rest[2..]).is_some_and(|x| (1..=7).contains(&x)));
+    }
+    false
+}
+
+fn time_ok(t: &str) -> bool {
+    let (clock, tz) = match t.find(['Z', 'z', '+', '-']) {
+        Some(i) => (&t[..i], Some(&t[i..])),
+        None => (t, None),
+    };
+    let tz_ok = tz.is_none_or(|z| {
+        if z.eq_ignore_ascii_case("z") {
+            return true;
+        }
+        let z = z[1..].replace(':', "");
+        let (h, rest) = z.split_at(z.len().min(2));
+        digits(h)
+            && h.len() == 2
+            && h.parse::<u32>().is_ok_and(|h| h < 24)
+            && (rest.is_empty() || (rest.len() >= 2 && digits(&rest[..2])))
+    });
+    let (main, frac) = match clock.find(['.', ',']) {
+        Some(i) => (&clock[..i], Some(&clock[i + 1..])),
+        None => (clock, None),
+    };
+    let hms: Vec<&str> = if main.contains(':') {
+        main.split(':').collect()
+    } else {
+        main.as_bytes()
+            .chunks(2)
+            .map(|c| std::str::from_utf8(c).unwrap_or("x"))
+            .collect()
+    };
+    let limits = [24u32, 60, 60];
+    let clock_ok = !hms.is_empty()
+        && hms.len() <= 3
+        && hms
+            .iter()
+            .zip(limits)
+            .all(|(p, lim)| p.len() == 2 && digits(p) && p.parse::<u32>().is_ok_and(|v| v < lim));
+    clock_ok && frac.is_none_or(digits) && tz_ok
+}
+
+/// Every problem of one trajectory value; media paths are checked against `base` when given.
+pub fn validate_value(v: &Value, base: Option<&Path>) -> Vec<Problem> {
+    let mut c = Checker {
+        problems: Vec::new(),
+        base,
+    };
+    c.trajectory("trajectory", v, false);
+    c.problems
+}
+
+/// Every problem of a trajectory file (unreadable or not JSON is one problem).
+pub fn validate_file(path: &Path) -> Vec<Problem> {
+    let text = match fs_err::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) => {
+            return vec![Problem {
+                path: path.display().to_string(),
+                message: e.to_string(),
+            }];
+        }
+    };
+    match serde_json::from_str::<Value>(&text) {
+        Ok(v) => validate_value(&v, Some(path.parent().unwrap_or(Path::new(".")))),
+        Err(e) => vec![Problem {
+            path: path.display().to_string(),
+            message: format!("not valid JSON: {e}"),
+        }],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_as_python_reads_them() {
+        for ok in [
+            "2025-11-04T09:00:01Z",
+            "2025-11-04",
+            "20240101T100000Z",
+            "2024-W01-1",
+            "2025-11-04 09:00:01.123456789+02:00",
+            "2025-11-04T09:00",
+        ] {
+            assert!(iso8601(ok), "{ok}");
+        }
+        for bad in [
+            "yesterday",
+            "2025-13-01",
+            "2025-11-04T25:00:00",
+            "04/11/2025",
+        ] {
+            assert!(!iso8601(bad), "{bad}");
+        }
+    }
+}
