@@ -556,7 +556,7 @@ cl.turn([web_fetch("https://github.com/abravalheri/validate-pyproject/pull/105/f
 cl.turn([text("Adding `namespaces` to the `find` schema."),
          bash("pytest -q")], [PYTEST_OK])
 add(release_line(VALIDATE, "messages", cl.build("Added `namespaces` to the schema."), 1.0),
-    shape="claude-stream-json", **{"class": "tier_a"},
+    shape="claude-code", **{"class": "tier_a"},
     evidence=[ev("pr_files_view", "web_fetch",
                  "https://github.com/abravalheri/validate-pyproject/pull/105/files")],
     same_repo_urls=[], blocklist=["git log --all"], blocklist_if_no_search=[],
@@ -606,7 +606,7 @@ w.step([("execute_bash", {"command": CMD5}, awe_blocked(CMD5))],
 w.step([("execute_bash", {"command": "pytest -q tests/test_shell_completion.py"}, PYTEST_OK)])
 w.finish("Escaped colons in zsh completion values.")
 add(release_line(CLICK, "trajectory", w.build(), 1.0),
-    shape="aweagent", **{"class": "tier_a"},
+    shape="aweagent-steps", **{"class": "tier_a"},
     evidence=[ev("pr_commit_view", "link_summary",
                  f"https://github.com/pallets/click/pull/2500/commits/{SHA5}")],
     same_repo_urls=[], blocklist=["git fsck"], blocklist_if_no_search=[],
@@ -697,7 +697,7 @@ cl.turn([thinking("Upstream merged a fix for this; I'll implement it myself."),
 cl.turn([text("Leading dots in NO_PROXY now match subdomains."), bash("pytest -q tests/test_utils.py")],
         [PYTEST_OK])
 add(release_line(HTTPX, "messages", cl.build("NO_PROXY leading dots handled."), 1.0),
-    shape="claude-stream-json", **{"class": "tier_b_candidate"},
+    shape="claude-code", **{"class": "tier_b_candidate"},
     evidence=[ev("pr_conversation", "web_fetch", "https://github.com/encode/httpx/pull/1234#issuecomment-123")],
     reasoning_quote=None,
     same_repo_urls=[], blocklist=["git log --all"], blocklist_if_no_search=[],
@@ -726,7 +726,7 @@ w.step([("execute_bash", {"command": "pytest -q tests/test_config"}, PYTEST_OK)]
 w.finish("Tuples containing GET now also allow HEAD.")
 add(release_line(PYRAMID, "trajectory", w.build(), 1.0,
                  extra={"problem_statement": prompt(PYRAMID)}),
-    shape="aweagent", **{"class": "tier_b_candidate"},
+    shape="aweagent-steps", **{"class": "tier_b_candidate"},
     evidence=[ev("pr_conversation", "link_summary",
                  "https://github.com/Pylons/pyramid/pull/3054?notification_referrer_id=NT_kwDOAAECAw")],
     reasoning_quote=QUOTE10,
@@ -794,7 +794,7 @@ w.step([("execute_bash", {"command": CMD13}, "a1b2c3d\nb2c3d4e\nc3d4e5f\n")])
 w.step([("execute_bash", {"command": "git log --oneline -5"}, GIT_LOG_5)])
 w.finish("Applied the Initialize global phase.")
 add(release_line(AER, "trajectory", w.build(), 0.0, extra={"problem_statement": prompt(AER)}),
-    shape="aweagent", **{"class": "search_only"},
+    shape="aweagent-steps", **{"class": "search_only"},
     evidence=[ev("search_query", "web_search", "qiskit-aer PR #2100 statevector global phase")],
     same_repo_urls=[], blocklist=["git log --all"], blocklist_if_no_search=[],
     blocklist_commands=[hit(CMD13, "git log --all", "option (`--no-pager`) between git and the subcommand")],
@@ -913,7 +913,7 @@ cl.turn([bash(CMD17A), bash(CMD17B), bash("git status")],
         ['{"title": "Proxy docs are unclear"}\n', "Cloning into '/tmp/httpcore'...\n", GIT_STATUS])
 cl.turn([text("Handled leading dots."), bash("pytest -q")], [PYTEST_OK])
 add(release_line(HTTPX, "messages", cl.build("Handled leading dots."), 1.0),
-    shape="claude-stream-json", **{"class": "clean"},
+    shape="claude-code", **{"class": "clean"},
     evidence=[],
     same_repo_urls=["https://github.com/encode/httpx/pull/1233",
                     "https://API.GitHub.com/repos/encode/httpx/issues/1200"],
@@ -969,7 +969,7 @@ w.step([("link_summary", {"url": "https://github.com/encode/httpx/issues/1234",
 w.step([("execute_bash", {"command": "pytest -q tests/test_utils.py"}, PYTEST_OK)])
 w.finish("Done.")
 add(release_line(HTTPX, "trajectory", w.build(), 1.0, extra={"problem_statement": prompt(HTTPX)}),
-    shape="aweagent", **{"class": "tier_b_candidate"}, difficulty="hard",
+    shape="aweagent-steps", **{"class": "tier_b_candidate"}, difficulty="hard",
     evidence=[ev("pr_conversation_via_issue_url", "link_summary", "https://github.com/encode/httpx/issues/1234")],
     reasoning_quote=None,
     same_repo_urls=[], blocklist=[], blocklist_if_no_search=[], blocklist_commands=[],
@@ -985,7 +985,7 @@ cl.turn([bash(CMD21)],
          "b/src/validate_pyproject/plugins/setuptools.schema.json\n"])
 cl.turn([text("Applied the same schema change.")])
 add(release_line(VALIDATE, "messages", cl.build("Applied."), 1.0),
-    shape="claude-stream-json", **{"class": "tier_a"}, difficulty="hard",
+    shape="claude-code", **{"class": "tier_a"}, difficulty="hard",
     evidence=[ev("gh_cli_pr_diff", "shell", CMD21)],
     same_repo_urls=[], blocklist=[], blocklist_if_no_search=["api.github.com"],
     blocklist_commands=[hit(CMD21, "api.github.com", "GitHub CLI (talks to api.github.com; no URL in the text)",
@@ -1011,10 +1011,9 @@ add(release_line(PYRAMID, "events", c.build(), 1.0),
 add(release_line(WIDGET, "trajectory",
                  {"schema_version": "ATIF-v1.6", "session_id": "s-empty-23",
                   "agent": {"name": "claude-code", "version": "2.1.0"}, "steps": []}, 0.0),
-    shape="atif", **{"class": "clean"},
-    evidence=[], same_repo_urls=[], blocklist=[], blocklist_if_no_search=[], blocklist_commands=[],
-    warning="empty trajectory (no steps)",
-    notes="Valid ATIF with `steps: []`: nothing to audit. Report it (warning), do not fail.")
+    shape="atif", **{"class": None},
+    error="the trajectory has no steps: nothing to audit (valid JSON and valid ATIF, but no "
+          "evidence either way, so not `clean`)")
 
 # 24. edge: no trajectory carrier.
 add({"task_name": AER, "task_type": "DomainFix", "reward": 0.0,
@@ -1052,7 +1051,7 @@ cl.turn([web_fetch("https://tinydb.readthedocs.io/en/latest/usage.html", "List t
         ["==, !=, <, <=, >, >=, exists(), matches(), search(), test(), any(), all()"])
 cl.turn([bash("git status")], [GIT_STATUS])
 add(release_line(TINYDB, "messages", cl.build("Implemented."), reward=...),
-    shape="claude-stream-json", **{"class": "clean"},
+    shape="claude-code", **{"class": "clean"},
     evidence=[], same_repo_urls=[], blocklist=[], blocklist_if_no_search=[], blocklist_commands=[],
     blocklist_non_hits=[non_hit("git status", "harmless")],
     warning="missing reward",
@@ -1108,6 +1107,9 @@ def _lists(obj):
 
 def expectation(n, task, exp):
     entry = {"line": n, "task_name": task, "shape": exp.pop("shape"), "class": exp.pop("class")}
+    if not exp.get("error"):
+        exp.setdefault("blocklist_commands", [])
+        exp.setdefault("blocklist_non_hits", [])
     for key in ("error", "warning", "difficulty", "evidence", "reasoning_quote", "same_repo_urls",
                 "blocklist", "blocklist_if_no_search", "blocklist_commands", "blocklist_non_hits",
                 "notes"):
@@ -1136,7 +1138,7 @@ def check(n, obj, entry):
     if entry["class"] in ("tier_b_candidate",) and entry.get("reasoning_quote"):
         assert contains(obj, entry["reasoning_quote"]), n
     # A refusal in an AweAgent observation must agree with SearchSWE's regex.
-    if entry["shape"] == "aweagent":
+    if entry["shape"] == "aweagent-steps":
         for h in hits:
             blocked = contains(obj, awe_blocked(h["command"]))
             assert blocked == (h["official_regex"] is not None and h["name"] in BLOCKLIST_NAMES), (n, h)
@@ -1170,6 +1172,10 @@ def main():
         "release": "release.jsonl",
         "dataset": "dataset.jsonl",
         "classes": ["tier_a", "tier_b_candidate", "search_only", "prompt_supplied", "clean"],
+        "precedence": "tier_a > tier_b_candidate > search_only > clean. When the prompt (the "
+                      "first user message; for shapes that carry none, the dataset's "
+                      "problem_statement) contains the task's own PR URL, opening that "
+                      "conversation page gives prompt_supplied instead of tier_b_candidate.",
         "blocklist_names": BLOCKLIST_NAMES,
         "blocklist_if_no_search_names": NO_SEARCH_NAMES,
         "official_regex_source": "AweAI-Team/AweAgent awe_agent/scaffold/search_swe/agent.py "

@@ -9,7 +9,9 @@ mod rules;
 mod shapes;
 mod shell;
 
-pub use rules::{TargetPr, UrlClass, blocklist_hits, classify_url, query_names_pr, urls};
+pub use rules::{
+    TargetPr, UrlClass, blocklist_hits, classify_url, command_pr_access, query_names_pr, urls,
+};
 pub use shapes::{Event, EventKind, Shape, events};
 pub use shell::split_commands;
 
@@ -176,6 +178,24 @@ pub fn audit_line(
             }
             _ => Vec::new(),
         };
+        if e.kind == EventKind::Command
+            && let Some(c) = command_pr_access(&e.text, pr)
+        {
+            let finding = if c == UrlClass::PrArtifact {
+                "tier_a"
+            } else {
+                "tier_b_candidate"
+            };
+            a |= finding == "tier_a";
+            b |= finding == "tier_b_candidate";
+            evidence.push(Evidence {
+                step: e.step,
+                tool: e.tool.clone(),
+                finding: finding.into(),
+                what: cut(&e.text, 300),
+                excerpt: String::new(),
+            });
+        }
         for url in found {
             let (finding, class) = match classify_url(&url, pr) {
                 UrlClass::PrArtifact => ("tier_a", true),
@@ -224,10 +244,11 @@ pub fn audit_line(
         p.match_indices(&link)
             .any(|(i, _)| !p[i + link.len()..].starts_with(|c: char| c.is_ascii_digit()))
     });
-    let class = if (a || b) && in_prompt {
-        Class::PromptSupplied
-    } else if a {
+    let class = if a {
         Class::TierA
+    } else if b && in_prompt {
+        // The prompt itself links the PR: opening it is allowed.
+        Class::PromptSupplied
     } else if b {
         Class::TierBCandidate
     } else if search {

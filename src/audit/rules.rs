@@ -16,7 +16,24 @@ const GIT_OPTS_WITH_ARG: [&str; 6] = [
 /// …). `search_allowed: false` adds `git clone`.
 pub fn blocklist_hits(script: &str, search_allowed: bool) -> Vec<&'static str> {
     let mut hits = Vec::new();
-    for words in split_commands(script) {
+    // Commands run from Python (`subprocess.run(["git", "log", "--all"])`) count too.
+    let mut commands = split_commands(script);
+    commands.extend(python_arg_lists(script));
+    if !search_allowed {
+        let lower = script.to_ascii_lowercase();
+        let gh = commands.iter().any(|w| basename(&w[0]) == "gh");
+        for (needle, name) in [
+            ("api.github.com", "api.github.com"),
+            ("github.io", "github.io"),
+            ("githubusercontent", "githubusercontent"),
+        ] {
+            if (lower.contains(needle) || (gh && name == "api.github.com")) && !hits.contains(&name)
+            {
+                hits.push(name);
+            }
+        }
+    }
+    for words in commands {
         if basename(&words[0]) != "git" {
             continue;
         }
@@ -44,6 +61,91 @@ pub fn blocklist_hits(script: &str, search_allowed: bool) -> Vec<&'static str> {
         }
     }
     hits
+}
+
+/// Argument lists written as Python list literals of strings whose first item is a program:
+/// `["git", "log", "--all"]`.
+fn python_arg_lists(script: &str) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    let mut rest = script;
+    while let Some(open) = rest.find('[') {
+        let after = &rest[open + 1..];
+        let Some(close) = after.find(']') else { break };
+        let inner = &after[..close];
+        let items: Vec<String> = inner
+            .split(',')
+            .map(|x| x.trim())
+            .filter_map(|x| {
+                let q = x.chars().next()?;
+                (matches!(q, '\'' | '"') && x.len() >= 2 && x.ends_with(q))
+                    .then(|| x[1..x.len() - 1].to_owned())
+            })
+            .collect();
+        if !items.is_empty()
+            && items.len() == inner.split(',').filter(|x| !x.trim().is_empty()).count()
+            && basename(&items[0]) == "git"
+        {
+            out.push(items);
+        }
+        rest = &after[close..];
+    }
+    out
+}
+
+/// PR access through git or the GitHub CLI: `git fetch origin pull/N/head` fetches the PR's
+/// commits (tier A); `gh pr diff|checkout N` too; `gh pr view N` shows the conversation.
+pub fn command_pr_access(script: &str, pr: &TargetPr) -> Option<UrlClass> {
+    let n = pr.number.to_string();
+    let mut best: Option<UrlClass> = None;
+    let mut note = |c: UrlClass| {
+        if best != Some(UrlClass::PrArtifact) {
+            best = Some(c);
+        }
+    };
+    for words in split_commands(script) {
+        let prog = basename(&words[0]);
+        if prog == "git" && words.iter().any(|w| w == "fetch" || w == "pull") {
+            let refs = [
+                format!("pull/{n}/head"),
+                format!("pull/{n}/merge"),
+                format!("refs/pull/{n}/head"),
+                format!("refs/pull/{n}/merge"),
+            ];
+            if words
+                .iter()
+                .any(|w| refs.iter().any(|r| w.split(':').next() == Some(r.as_str())))
+            {
+                note(UrlClass::PrArtifact);
+            }
+        }
+        if prog == "gh"
+            && words.get(1).map(String::as_str) == Some("pr")
+            && words
+                .iter()
+                .skip(3)
+                .chain(words.get(2))
+                .any(|w| *w == n || w.ends_with(&format!("/pull/{n}")))
+        {
+            match words.get(2).map(String::as_str) {
+                Some("diff" | "checkout" | "co") => note(UrlClass::PrArtifact),
+                Some("view") => note(UrlClass::PrConversation),
+                _ => {}
+            }
+        }
+        if prog == "gh"
+            && words.get(1).map(String::as_str) == Some("api")
+            && let Some(path) = words.iter().skip(2).find(|w| w.contains("/pulls/"))
+        {
+            let c = classify_url(
+                &format!("https://api.github.com/{}", path.trim_start_matches('/')),
+                pr,
+            );
+            if c == UrlClass::PrArtifact {
+                note(c);
+            }
+        }
+    }
+    best
 }
 
 /// Where a URL points, relative to the task's pull request.
@@ -140,6 +242,10 @@ pub fn classify_url(url: &str, pr: &TargetPr) -> UrlClass {
     let same_repo = parts.len() >= 2 && parts[0] == o && parts[1].trim_end_matches(".git") == r;
     match host {
         "github.com" if same_repo => {
+            // GitHub redirects issues/N to pull/N when N is a pull request.
+            if parts.len() == 4 && parts[2] == "issues" && parts[3] == n {
+                return UrlClass::PrConversation;
+            }
             if parts.len() >= 4 && parts[2] == "pull" {
                 let num = parts[3];
                 if num == format!("{n}.patch") || num == format!("{n}.diff") {

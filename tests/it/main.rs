@@ -9,6 +9,7 @@
 )]
 
 mod agents;
+mod audit;
 mod capture;
 mod cli;
 mod grade_docker;

@@ -351,3 +351,71 @@ fn a_full_disk_stops_the_run_cleanly() {
     );
     assert_eq!(outcomes(&dir.path().join("full")).len(), 11);
 }
+
+/// `verify` grades every published patch and lists where the claimed reward is wrong.
+#[test]
+fn verify_finds_claims_the_patches_do_not_earn() {
+    if !docker_ready() {
+        return;
+    }
+    fixture_images();
+    let dir = tempfile::tempdir().unwrap();
+    let release = dir.path().join("release.jsonl");
+    cargo_bin_cmd!("beyondswe")
+        .args(["release", "from-harbor"])
+        .arg(fixtures().join("agents/harbor-job"))
+        .arg("-o")
+        .arg(&release)
+        .assert()
+        .success();
+    // A release that claims the half fix succeeded.
+    let lines: Vec<String> = std::fs::read_to_string(&release)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            if v["trial_name"] == "acme_calc_pr7__Xq3mN7v" {
+                v["reward"] = 1.0.into();
+            }
+            v.to_string()
+        })
+        .collect();
+    std::fs::write(&release, lines.join("\n") + "\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_beyondswe"))
+        .arg("verify")
+        .arg(&release)
+        .arg("--dataset")
+        .arg(fixtures().join("dataset/fixtures.jsonl"))
+        .arg("--results-dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("1 disagreement(s)")
+            && stdout.contains("claimed 1, measured 0.0000 (tests_failed)"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("carries no patch; not verifiable"),
+        "{stderr}"
+    );
+    // The same job directory, verified directly: Harbor's own rewards all hold.
+    let out = Command::new(env!("CARGO_BIN_EXE_beyondswe"))
+        .arg("verify")
+        .arg(fixtures().join("agents/harbor-job"))
+        .args(["--run-id", "direct", "--dataset"])
+        .arg(fixtures().join("dataset/fixtures.jsonl"))
+        .arg("--results-dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("0 disagreement(s)"));
+}

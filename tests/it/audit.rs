@@ -1,0 +1,126 @@
+//! The audit on a release written to cover every class, every trajectory shape and every
+//! blocklist evasion, with clean controls and bad lines (fixtures/audit, expected.json).
+
+use super::support::fixtures;
+use assert_cmd::cargo::cargo_bin_cmd;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+fn audit(extra: &[&str]) -> (BTreeMap<u64, Value>, String, String, i32) {
+    let mut cmd = cargo_bin_cmd!("beyondswe");
+    cmd.arg("audit")
+        .arg(fixtures().join("audit/release.jsonl"))
+        .arg("--dataset")
+        .arg(fixtures().join("audit/dataset.jsonl"))
+        .args(extra);
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let by_line = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .map(|v| (v["line"].as_u64().unwrap(), v))
+        .collect();
+    (
+        by_line,
+        stdout,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+fn sorted(v: &Value) -> Vec<String> {
+    let mut out: Vec<String> = v
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|x| x.as_str().map(str::to_owned))
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn every_line_gets_its_expected_class_and_blocklist_hits() {
+    let expected: Value = serde_json::from_str(
+        &std::fs::read_to_string(fixtures().join("audit/expected.json")).unwrap(),
+    )
+    .unwrap();
+    let (ours, _, stderr, code) = audit(&["--json"]);
+    let (no_search, _, _, _) = audit(&["--json", "--search-disallowed"]);
+    assert_eq!(code, 1, "bad lines must make the exit code non-zero");
+    let lines = expected["lines"].as_array().unwrap();
+    assert!(lines.len() >= 25);
+    for l in lines {
+        let n = l["line"].as_u64().unwrap();
+        if l.get("error").is_some() {
+            assert!(
+                !ours.contains_key(&n),
+                "line {n} should be reported, not audited"
+            );
+            assert!(
+                stderr.contains(&format!("release.jsonl:{n}:")),
+                "line {n} not reported: {stderr}"
+            );
+            continue;
+        }
+        let got = &ours[&n];
+        assert_eq!(got["task_name"], l["task_name"], "line {n}");
+        assert_eq!(got["class"], l["class"], "line {n}: {got:#}");
+        assert_eq!(got["shape"], l["shape"], "line {n}");
+        assert_eq!(
+            sorted(&got["blocklist_hits"]),
+            sorted(&l["blocklist"]),
+            "line {n}: {got:#}"
+        );
+        let mut with_ns = sorted(&l["blocklist"]);
+        with_ns.extend(sorted(&l["blocklist_if_no_search"]));
+        with_ns.sort();
+        assert_eq!(
+            sorted(&no_search[&n]["blocklist_hits"]),
+            with_ns,
+            "line {n} (search disallowed)"
+        );
+    }
+    // Tier B candidates come with the reasoning that follows the page, for a person to judge.
+    let b = ours.values().find(|v| {
+        v["class"] == "tier_b_candidate"
+            && v["evidence"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|e| !e["excerpt"].as_str().unwrap_or("").is_empty())
+    });
+    assert!(b.is_some(), "no tier B excerpt");
+    // Same-repository pages are listed, not flagged.
+    assert!(ours.values().any(|v| {
+        v["class"] == "clean"
+            && v["evidence"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|e| e["finding"] == "same_repo")
+    }));
+}
+
+#[test]
+fn the_table_rescores_families_with_tier_a_successes_as_failures() {
+    let (_, stdout, stderr, _) = audit(&[]);
+    assert!(
+        stdout.contains("FAMILY") && stdout.contains("CORRECTED"),
+        "{stdout}"
+    );
+    let cross = stdout
+        .lines()
+        .find(|l| l.starts_with("CrossRepo "))
+        .unwrap();
+    let nums: Vec<f64> = cross
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    assert!(
+        nums[2] < nums[1],
+        "corrected must drop below published: {cross}"
+    );
+    assert!(stderr.contains("could not be audited"));
+}
