@@ -327,51 +327,33 @@ mod tests {
             ]}})
         };
         let info = TaskInfo::default();
-        let opts = AuditOptions::default();
-        let a = audit_line(
-            1,
-            &line(
-                "curl -s https://GitHub.com/pylons/pyramid/pull/3054.diff",
-                "Fix it",
-            ),
-            &info,
-            opts,
-        )
-        .unwrap();
+        let run = |cmd: &str, prompt: &str| {
+            audit_line(1, &line(cmd, prompt), &info, AuditOptions::default()).unwrap()
+        };
+        let a = run(
+            "curl -s https://GitHub.com/pylons/pyramid/pull/3054.diff",
+            "Fix it",
+        );
         assert_eq!(a.class, Class::TierA);
-        let b = audit_line(
-            1,
-            &line(
-                "curl -s https://github.com/Pylons/pyramid/pull/3054",
-                "Fix it",
-            ),
-            &info,
-            opts,
-        )
-        .unwrap();
+        let b = run(
+            "curl -s https://github.com/Pylons/pyramid/pull/3054",
+            "Fix it",
+        );
         assert_eq!(b.class, Class::TierBCandidate);
         assert!(b.evidence[0].excerpt.contains("renames"));
-        let p = audit_line(
-            1,
-            &line(
-                "curl -s https://github.com/Pylons/pyramid/pull/3054",
-                "See https://github.com/Pylons/pyramid/pull/3054",
-            ),
-            &info,
-            opts,
-        )
-        .unwrap();
+        let p = run(
+            "curl -s https://github.com/Pylons/pyramid/pull/3054",
+            "See https://github.com/Pylons/pyramid/pull/3054",
+        );
         assert_eq!(p.class, Class::PromptSupplied);
-        let c = audit_line(
-            1,
-            &line(
-                "cd r && git  fetch; curl https://github.com/Pylons/pyramid/pull/3055",
-                "x",
-            ),
-            &info,
-            opts,
-        )
-        .unwrap();
+        assert_eq!(
+            run("gh pr diff 3054 -R Pylons/pyramid", "x").class,
+            Class::TierA
+        );
+        let c = run(
+            "cd r && git  fetch; curl https://github.com/Pylons/pyramid/pull/3055",
+            "x",
+        );
         assert_eq!(c.class, Class::Clean);
         assert_eq!(c.blocklist_hits, ["git fetch"]);
         assert!(c.evidence.iter().any(|e| e.finding == "same_repo"));

@@ -66,6 +66,30 @@ pub struct Ingest {
     pub format: Option<AgentFormat>,
 }
 
+impl Ingested {
+    /// A first-attempt submission without a recorded reward.
+    fn new(
+        instance_id: String,
+        model: String,
+        patch: Option<Vec<u8>>,
+        format: AgentFormat,
+        source: String,
+        note: Option<String>,
+    ) -> Ingested {
+        Ingested {
+            instance_id,
+            attempt: 1,
+            model,
+            patch,
+            repo: None,
+            format,
+            source,
+            reward: None,
+            note,
+        }
+    }
+}
+
 impl Ingest {
     /// Instances that have a transcript but no patch.
     pub fn without_patch(&self) -> Vec<&Ingested> {
@@ -495,17 +519,14 @@ fn trajectories(
             ing.problems
                 .push(format!("{}: no info.submission", file.display()));
         }
-        ing.items.push(Ingested {
-            instance_id: id,
-            attempt: 1,
+        ing.items.push(Ingested::new(
+            id,
             model,
             patch,
-            repo: None,
             format,
-            source: file.display().to_string(),
-            reward: None,
+            file.display().to_string(),
             note,
-        });
+        ));
     }
     for (id, (model, patch)) in from_preds {
         ing.items.push(Ingested {
@@ -654,23 +675,13 @@ fn transcripts(
             .map(|ext| patch_dir.join(format!("{id}.{ext}")))
             .find(|p| p.is_file());
         let patch = read_optional(diff.as_ref())?;
-        ing.items.push(Ingested {
-            instance_id: id,
-            attempt: 1,
-            model,
-            patch,
-            repo: None,
-            format,
-            source: file.display().to_string(),
-            reward: None,
-            note: match diff {
+        ing.items.push(Ingested::new(id, model, patch, format, file.display().to_string(), match diff {
                 Some(p) => Some(format!("patch from {}", p.display())),
                 None => Some(format!(
                     "transcript only: no {}/<id>.diff (capture one with `beyondswe capture WORKSPACE --base COMMIT`)",
                     patch_dir.display()
                 )),
-            },
-        });
+            }));
     }
     Ok(())
 }
