@@ -220,7 +220,7 @@ pub fn write_trial(out: &Path, line: &Value) -> Result<PathBuf, JobError> {
             }
         }
     }
-    let result = line.get("trial_result").cloned().unwrap_or_else(|| {
+    let mut result = line.get("trial_result").cloned().unwrap_or_else(|| {
         // A release made elsewhere: a minimal result from the flat fields.
         let mut r = Map::new();
         for k in ["task_name", "trial_name"] {
@@ -233,12 +233,38 @@ pub fn write_trial(out: &Path, line: &Value) -> Result<PathBuf, JobError> {
         }
         Value::Object(r)
     });
-    let trial_name = result
+    // Releases made elsewhere may not name their trials: Harbor's own pattern, `task[:32]__` plus a
+    // short suffix (here a digest of the line, so the name is stable).
+    let generated;
+    let trial_name = match result
         .get("trial_name")
         .or(line.get("trial_name"))
         .and_then(Value::as_str)
-        .ok_or_else(|| bad("a release line without trial_name"))?;
-    let dir = job_dir.join(safe(trial_name));
+    {
+        Some(t) => t,
+        None => {
+            let task = line
+                .get("task_name")
+                .or(line.get("instance_id"))
+                .and_then(Value::as_str)
+                .ok_or_else(|| bad("a release line without trial_name or task_name"))?;
+            use sha2::Digest;
+            let digest = hex::encode(sha2::Sha256::digest(line.to_string().as_bytes()));
+            generated = format!(
+                "{}__{}",
+                task.chars().take(32).collect::<String>(),
+                &digest[..7]
+            );
+            &generated
+        }
+    };
+    let trial_name = trial_name.to_owned();
+    if let Some(r) = result.as_object_mut()
+        && !r.contains_key("trial_name")
+    {
+        r.insert("trial_name".into(), json!(trial_name));
+    }
+    let dir = job_dir.join(safe(&trial_name));
     write(&dir.join("result.json"), &pretty(&result))?;
     if let Some(c) = line.get("trial_config").filter(|v| !v.is_null()) {
         write(&dir.join("config.json"), &pretty(c))?;

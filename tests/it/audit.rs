@@ -124,3 +124,77 @@ fn the_table_rescores_families_with_tier_a_successes_as_failures() {
     );
     assert!(stderr.contains("could not be audited"));
 }
+
+/// A Harbor jobs directory is audited like a release: the release's ATIF trajectories written as
+/// a job (`release to-harbor`) get the same classes.
+#[test]
+fn a_harbor_job_directory_is_audited_like_the_release() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(fixtures().join("audit/release.jsonl")).unwrap();
+    let atif: Vec<(u64, Value)> = text
+        .lines()
+        .enumerate()
+        .filter_map(|(i, l)| {
+            serde_json::from_str::<Value>(l)
+                .ok()
+                .map(|v| (i as u64 + 1, v))
+        })
+        .filter(|(_, v)| {
+            v["trajectory"]["steps"]
+                .as_array()
+                .is_some_and(|s| !s.is_empty())
+        })
+        .collect();
+    assert!(atif.len() >= 4);
+    let release = dir.path().join("atif.jsonl");
+    std::fs::write(
+        &release,
+        atif.iter()
+            .map(|(_, v)| format!("{v}\n"))
+            .collect::<String>(),
+    )
+    .unwrap();
+    cargo_bin_cmd!("beyondswe")
+        .args(["release", "to-harbor"])
+        .arg(&release)
+        .arg(dir.path().join("jobs"))
+        .assert()
+        .success();
+    let out = cargo_bin_cmd!("beyondswe")
+        .arg("audit")
+        .arg(dir.path().join("jobs"))
+        .arg("--dataset")
+        .arg(fixtures().join("audit/dataset.jsonl"))
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut got: Vec<(String, String)> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            (
+                v["task_name"].as_str().unwrap().to_owned(),
+                v["class"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let (expected_by_line, _, _, _) = audit(&["--json"]);
+    let mut want: Vec<(String, String)> = atif
+        .iter()
+        .map(|(n, _)| {
+            let v = &expected_by_line[n];
+            (
+                v["task_name"].as_str().unwrap().to_owned(),
+                v["class"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    got.sort();
+    want.sort();
+    assert_eq!(got, want);
+}
