@@ -180,7 +180,7 @@ fn build_jobs(
             h.update(p.attempt.to_le_bytes());
             match &submission {
                 Submission::Patch(b) => h.update(b),
-                Submission::Tree(t) => h.update(t.to_tar().unwrap_or_default()),
+                Submission::Tree(t) => h.update(t.digest()),
             }
             let mut j = job(inst, submission, &p.model, p.attempt);
             j.claimed_reward = p.reward;
@@ -309,10 +309,11 @@ pub(crate) fn run(args: &GradeArgs, quiet: bool) -> Result<i32> {
             _ = tokio::signal::ctrl_c() => None,
         };
         bar.bar.finish_and_clear();
-        if result.is_none() || matches!(result, Some(Err(_))) {
-            // Interrupted or stopped: the gradings in flight were dropped; remove their containers.
-            let _ = sandbox.sweep(Some(&run_label)).await;
-        }
+        // Interrupted or stopped: the gradings in flight were dropped; remove their containers.
+        // Always: containers a killed grader's last requests created after the start-up sweep.
+        let this_run =
+            (result.is_none() || matches!(result, Some(Err(_)))).then_some(run_label.as_str());
+        let _ = sandbox.sweep(this_run).await;
         Ok::<_, anyhow::Error>(result)
     });
     let outcome = match outcome {
