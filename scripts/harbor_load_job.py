@@ -10,13 +10,11 @@ from typing_extensions before importing it.
 """
 import json
 import sys
-import typing
 from pathlib import Path
 
-import typing_extensions
+from harbor_compat import apply_typing_shim
 
-typing.override = typing_extensions.override
-typing.TypedDict = typing_extensions.TypedDict
+apply_typing_shim()
 
 from harbor.models.job.result import JobResult  # noqa: E402
 from harbor.models.trajectories.trajectory import Trajectory  # noqa: E402

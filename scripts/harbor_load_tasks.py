@@ -42,20 +42,10 @@ import typing
 import warnings
 from pathlib import Path
 
-
-def _apply_typing_shim() -> None:
-    try:
-        import typing_extensions
-    except ImportError:  # 3.12+ without typing_extensions: nothing to patch
-        return
-    for name in ("override", "TypedDict"):
-        if sys.version_info < (3, 12) or not hasattr(typing, name):
-            setattr(typing, name, getattr(typing_extensions, name))
+from harbor_compat import apply_typing_shim, describe_error
 
 
-def _err(exc: BaseException) -> str:
-    msg = str(exc).strip()
-    return f"{type(exc).__name__}: {msg}" if msg else type(exc).__name__
+
 
 
 def _jsonable(value: typing.Any) -> typing.Any:
@@ -112,12 +102,12 @@ def main(argv: list[str]) -> int:
         print(f"not a directory: {tasks_dir}", file=sys.stderr)
         return 2
 
-    _apply_typing_shim()
+    apply_typing_shim()
     try:
         from harbor.models.task.paths import TaskPaths
         from harbor.models.task.task import Task
     except Exception as exc:  # noqa: BLE001
-        print(f"cannot import harbor's task loader: {_err(exc)}", file=sys.stderr)
+        print(f"cannot import harbor's task loader: {describe_error(exc)}", file=sys.stderr)
         return 2
     harbor_version = importlib.metadata.version("harbor")
 
@@ -160,7 +150,7 @@ def main(argv: list[str]) -> int:
                 ],
             )
         except Exception as exc:  # noqa: BLE001
-            record.update(ok=False, valid=valid, error=_err(exc))
+            record.update(ok=False, valid=valid, error=describe_error(exc))
         record["harbor_version"] = harbor_version
         if not record["ok"] or (require_valid and record["valid"] is not True):
             failures += 1

@@ -39,25 +39,14 @@ import contextlib
 import importlib.metadata
 import json
 import sys
-import typing
 from pathlib import Path
+
+from harbor_compat import apply_typing_shim, describe_error
 
 USAGE = "usage: harbor_validate_trajectories.py [--no-validate-images] PATH..."
 
 
-def _apply_typing_shim() -> None:
-    try:
-        import typing_extensions
-    except ImportError:  # 3.12+ without typing_extensions: nothing to patch
-        return
-    for name in ("override", "TypedDict"):
-        if sys.version_info < (3, 12) or not hasattr(typing, name):
-            setattr(typing, name, getattr(typing_extensions, name))
 
-
-def _err(exc: BaseException) -> str:
-    msg = str(exc).strip()
-    return f"{type(exc).__name__}: {msg}" if msg else type(exc).__name__
 
 
 def _expand(args: list[str]) -> list[str] | None:
@@ -91,11 +80,11 @@ def main(argv: list[str]) -> int:
     if files is None:
         return 2
 
-    _apply_typing_shim()
+    apply_typing_shim()
     try:
         from harbor.utils.trajectory_validator import TrajectoryValidator
     except Exception as exc:  # noqa: BLE001
-        print(f"cannot import harbor's trajectory validator: {_err(exc)}", file=sys.stderr)
+        print(f"cannot import harbor's trajectory validator: {describe_error(exc)}", file=sys.stderr)
         return 2
     harbor_version = importlib.metadata.version("harbor")
 
@@ -109,7 +98,7 @@ def main(argv: list[str]) -> int:
             errors = list(validator.get_errors())
         except Exception as exc:  # noqa: BLE001 - Harbor's CLI also fails here
             ok = False
-            errors = list(validator.errors) + [f"validator raised {_err(exc)}"]
+            errors = list(validator.errors) + [f"validator raised {describe_error(exc)}"]
         ok = bool(ok) and not errors
         if not ok:
             failures += 1

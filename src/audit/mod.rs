@@ -178,31 +178,25 @@ pub fn audit_line(
             }
             _ => Vec::new(),
         };
+        // Every way this event reaches the repository: URLs, and git/gh commands naming the PR.
+        let mut reached: Vec<(UrlClass, String)> = found
+            .into_iter()
+            .map(|u| (classify_url(&u, pr), u))
+            .collect();
         if e.kind == EventKind::Command
             && let Some(c) = command_pr_access(&e.text, pr)
         {
-            let finding = if c == UrlClass::PrArtifact {
-                "tier_a"
-            } else {
-                "tier_b_candidate"
+            reached.push((c, cut(&e.text, 300)));
+        }
+        for (class, what) in reached {
+            let finding = match class {
+                UrlClass::PrArtifact => "tier_a",
+                UrlClass::PrConversation => "tier_b_candidate",
+                UrlClass::SameRepo => "same_repo",
+                UrlClass::Other => continue,
             };
             a |= finding == "tier_a";
             b |= finding == "tier_b_candidate";
-            evidence.push(Evidence {
-                step: e.step,
-                tool: e.tool.clone(),
-                finding: finding.into(),
-                what: cut(&e.text, 300),
-                excerpt: String::new(),
-            });
-        }
-        for url in found {
-            let (finding, class) = match classify_url(&url, pr) {
-                UrlClass::PrArtifact => ("tier_a", true),
-                UrlClass::PrConversation => ("tier_b_candidate", true),
-                UrlClass::SameRepo => ("same_repo", false),
-                UrlClass::Other => continue,
-            };
             let excerpt = if finding == "tier_b_candidate" {
                 evs[i + 1..]
                     .iter()
@@ -214,15 +208,11 @@ pub fn audit_line(
             } else {
                 String::new()
             };
-            if class {
-                a |= finding == "tier_a";
-                b |= finding == "tier_b_candidate";
-            }
             evidence.push(Evidence {
                 step: e.step,
                 tool: e.tool.clone(),
                 finding: finding.into(),
-                what: url,
+                what,
                 excerpt,
             });
         }

@@ -59,7 +59,7 @@ pub fn job_key(job: &Job, image_id: &str, suite_digest: &str) -> String {
         }
         Submission::Tree(t) => {
             h.update(b"tree\0");
-            h.update(t.to_tar().unwrap_or_default());
+            h.update(t.digest());
         }
     }
     h.update([0]);

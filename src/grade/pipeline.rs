@@ -20,11 +20,11 @@ use crate::record::{Family, Record};
 use crate::restore_rules;
 use crate::sandbox::{
     ContainerSpec, ExecOutput, ExecSpec, INSTANCE_LABEL, Limits, Sandbox, SandboxError, TarBuilder,
+    files_in_tar,
 };
 use crate::submission::{EntryKind, RepoTree, Submission, TreeLimits, read_tree};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -869,30 +869,14 @@ impl<S: Sandbox> Run<'_, S> {
 
     /// The files of the private `out/` directory, in one download.
     async fn download_out(&self) -> Result<BTreeMap<String, Vec<u8>>, Stop> {
-        let mut files = BTreeMap::new();
-        let Some(tar_bytes) = self
+        match self
             .sandbox
             .download(self.container, &self.file("out"), MAX_DOWNLOAD)
             .await?
-        else {
-            return Ok(files);
-        };
-        let mut archive = tar::Archive::new(tar_bytes.as_slice());
-        for entry in archive.entries().map_err(Stop::internal)? {
-            let mut entry = entry.map_err(Stop::internal)?;
-            if !entry.header().entry_type().is_file() {
-                continue;
-            }
-            let name = entry
-                .path()
-                .ok()
-                .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-                .unwrap_or_default();
-            let mut data = Vec::new();
-            entry.read_to_end(&mut data).map_err(Stop::internal)?;
-            files.insert(name, data);
+        {
+            Some(tar_bytes) => files_in_tar(&tar_bytes).map_err(Stop::internal),
+            None => Ok(BTreeMap::new()),
         }
-        Ok(files)
     }
 
     /// The Doc2Repo score from a matcher; `recorder_only` when the JUnit report is unavailable

@@ -61,13 +61,27 @@ fn get<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
         .filter(|v| !v.is_null())
 }
 
-/// The patch a trial collected in `artifacts/` (see README), if any.
+/// The patch a trial collected in `artifacts/` (see README): a conventional name first, else the
+/// first `.diff`, then `.patch`, anywhere below it.
 pub fn trial_patch(dir: &Path) -> Option<PathBuf> {
     let artifacts = dir.join("artifacts");
-    ["patch.diff", "model.patch", "patch.patch", "git.diff"]
+    if let Some(p) = ["patch.diff", "model.patch", "patch.patch", "git.diff"]
         .iter()
         .map(|n| artifacts.join(n))
         .find(|p| p.is_file())
+    {
+        return Some(p);
+    }
+    let mut found: Vec<PathBuf> = walkdir::WalkDir::new(&artifacts)
+        .max_depth(3)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(walkdir::DirEntry::into_path)
+        .filter(|p| p.extension().is_some_and(|x| x == "diff" || x == "patch"))
+        .collect();
+    found.sort_by_key(|p| (p.extension().is_some_and(|x| x == "patch"), p.clone()));
+    found.into_iter().next()
 }
 
 /// One release line for a trial directory.

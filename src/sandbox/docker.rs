@@ -468,7 +468,6 @@ impl Sandbox for DockerSandbox {
         .await?;
         let state = info.state.unwrap_or_default();
         Ok(ContainerState {
-            running: state.running.unwrap_or(false),
             oom_killed: state.oom_killed.unwrap_or(false),
         })
     }

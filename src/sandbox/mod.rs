@@ -9,7 +9,7 @@ mod docker;
 mod tar_io;
 
 pub use docker::{DockerSandbox, INSTANCE_LABEL, MANAGED_LABEL, RUN_LABEL};
-pub use tar_io::{TarBuilder, first_file_in_tar};
+pub use tar_io::{TarBuilder, files_in_tar};
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -119,7 +119,6 @@ impl ExecOutput {
 /// The state of a container after something went wrong.
 #[derive(Debug, Clone, Default)]
 pub struct ContainerState {
-    pub running: bool,
     pub oom_killed: bool,
 }
 

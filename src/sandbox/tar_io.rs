@@ -56,18 +56,27 @@ impl TarBuilder {
     }
 }
 
-/// The content of the first regular file in a tar archive.
-pub fn first_file_in_tar(tar_bytes: &[u8]) -> std::io::Result<Option<Vec<u8>>> {
+/// The regular files of a tar archive, by file name (directories dropped).
+pub fn files_in_tar(
+    tar_bytes: &[u8],
+) -> std::io::Result<std::collections::BTreeMap<String, Vec<u8>>> {
+    let mut files = std::collections::BTreeMap::new();
     let mut archive = tar::Archive::new(tar_bytes);
     for entry in archive.entries()? {
         let mut entry = entry?;
-        if entry.header().entry_type().is_file() {
-            let mut data = Vec::new();
-            entry.read_to_end(&mut data)?;
-            return Ok(Some(data));
+        if !entry.header().entry_type().is_file() {
+            continue;
         }
+        let name = entry
+            .path()?
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let mut data = Vec::new();
+        entry.read_to_end(&mut data)?;
+        files.insert(name, data);
     }
-    Ok(None)
+    Ok(files)
 }
 
 #[cfg(test)]
@@ -80,6 +89,6 @@ mod tests {
         t.dir("d", 0o755).unwrap();
         t.file("d/x.txt", b"hello", 0o644).unwrap();
         let bytes = t.finish().unwrap();
-        assert_eq!(first_file_in_tar(&bytes).unwrap().unwrap(), b"hello");
+        assert_eq!(files_in_tar(&bytes).unwrap()["x.txt"], b"hello");
     }
 }

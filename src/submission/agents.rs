@@ -183,7 +183,7 @@ pub fn detect(path: &Path) -> Result<AgentFormat, IngestError> {
         ok
     };
     if path.is_dir() {
-        let harbor = !harbor_trials(path).is_empty();
+        let harbor = !crate::harbor::trial_dirs(path).is_empty();
         if check(
             AgentFormat::HarborJob,
             harbor,
@@ -686,14 +686,10 @@ fn transcripts(
     Ok(())
 }
 
-fn harbor_trials(path: &Path) -> Vec<(PathBuf, Value)> {
-    crate::harbor::trial_dirs(path)
-}
-
 /// Harbor job directories: the task from `result.json` (never the directory name), the patch from
 /// the trial's collected artifacts, attempts numbered by start time.
 fn harbor(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
-    let trials = harbor_trials(path);
+    let trials = crate::harbor::trial_dirs(path);
     if trials.is_empty() {
         return Err(IngestError::Bad {
             path: path.to_owned(),
@@ -730,14 +726,7 @@ fn harbor(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
                         .and_then(Value::as_f64)
                 })
             });
-            let artifacts = dir.join("artifacts");
-            let candidates = ["patch.diff", "model.patch", "patch.patch", "git.diff"];
-            let found = candidates
-                .iter()
-                .map(|n| artifacts.join(n))
-                .find(|p| p.is_file())
-                .or_else(|| files_with(&artifacts, ".diff", 3).into_iter().next())
-                .or_else(|| files_with(&artifacts, ".patch", 3).into_iter().next());
+            let found = crate::harbor::trial_patch(&dir);
             let patch = read_optional(found.as_ref())?;
             let mut note = v.get("exception_info").filter(|e| !e.is_null()).map(|e| {
                 format!(

@@ -52,6 +52,29 @@ impl RepoTree {
         })
     }
 
+    /// A digest of the tree's paths, kinds, modes and contents (for resume keys).
+    pub fn digest(&self) -> [u8; 32] {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        for e in &self.entries {
+            h.update(e.path.as_bytes());
+            match &e.kind {
+                EntryKind::Dir => h.update([0, b'd']),
+                EntryKind::File { data, executable } => {
+                    h.update([0, if *executable { b'x' } else { b'f' }]);
+                    h.update((data.len() as u64).to_le_bytes());
+                    h.update(data);
+                }
+                EntryKind::Symlink { target } => {
+                    h.update([0, b'l']);
+                    h.update(target.as_bytes());
+                }
+            }
+            h.update([0]);
+        }
+        h.finalize().into()
+    }
+
     /// The tree as a tar archive for upload.
     pub fn to_tar(&self) -> std::io::Result<Vec<u8>> {
         let mut tar = TarBuilder::new();
