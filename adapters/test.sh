@@ -3,13 +3,15 @@
 # Harbor copies tests/ to /tests after the agent has finished and runs this script. It writes
 # /logs/verifier/reward.txt (1 or 0; the pass rate for Doc2Repo) and /logs/verifier/report.json,
 # never reward.json. On an infrastructure failure it writes no reward, so the trial is an error
-# rather than a silent 0. The steps are in beyondswe_verify.py, shared with the offline grader.
+# rather than a silent 0. Every step is in beyondswe_verify.py, the same code the offline grader
+# runs: leftover processes killed, /tests made root-only, untracked loaders scrubbed, tests
+# restored from hash-checked git objects, canaries planted, pytest run as an unprivileged user.
 set -u
 mkdir -p /logs/verifier
 rm -f /logs/verifier/reward.txt /logs/verifier/reward.json
 for py in python3 python; do
     if command -v "$py" >/dev/null 2>&1; then
-        exec "$py" /tests/beyondswe_verify.py harbor --tests-dir /tests --logs-dir /logs/verifier
+        cd / && exec "$py" -I /tests/beyondswe_verify.py harbor --tests-dir /tests --logs-dir /logs/verifier
     fi
 done
 echo '{"verdict": "error", "reason": "no_python_in_image"}' >/logs/verifier/report.json

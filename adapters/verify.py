@@ -1,32 +1,56 @@
-# beyondswe verifier: the grading steps that run inside a task container.
+# beyondswe verifier: every grading step that runs inside a task container, for both callers.
 #
-#   python beyondswe_verify.py harbor --tests-dir /tests --logs-dir /logs/verifier
-#       the whole Harbor verification: restore the test baseline, apply the f2p patch, write the
-#       f2p script, run the tests through the result channel, write reward.txt and report.json.
-#   python beyondswe_verify.py restore --workdir W --base C [--keep P ...] [--f2p-path P ...]
-#       only the restore step; prints what it changed as JSON (used by the offline grader).
+#   python3 -I beyondswe_verify.py grade --spec SPEC.json
+#       the offline grader: SPEC names the submission's patch (or a tree already uploaded), the
+#       instance's ids and files, and where to write the one JSON result it reads back.
+#   python3 -I beyondswe_verify.py harbor --tests-dir /tests --logs-dir /logs/verifier
+#       Harbor's tests/test.sh: the same steps on the agent's workspace; writes reward.txt and
+#       report.json (the same JSON result).
+#   python3 -I beyondswe_verify.py prepare --workdir W --base C --state-dir D
+#       once per instance image, before any submission: what belongs to the image (untracked files
+#       and their hashes, the pytest plugins installed, the interpreter's clean sys.path).
 #
-# The restore rules here are the ones the offline grader applies (shared/design.md). Python 3.6+,
-# standard library only, so it runs with whatever interpreter the task image has.
+# Steps of `grade` (each records facts; `decide` turns the facts into the verdict, once):
+#   lock      stop every leftover process, make the grader's directories root-only
+#   apply     the submission's patch with `git apply` only (strict, then whitespace-tolerant)
+#   scrub     remove what loads code behind the sources' back: start-up hooks in any form,
+#             metadata with entry points, bytecode and extension modules the base did not have,
+#             top-level modules shadowing pytest, pluggy or the standard library
+#   restore   test files, conftest files and pytest configuration back to the base commit, read
+#             from git objects whose hashes are checked (replace refs and planted objects fail)
+#   install   Doc2Repo: the submission installs itself as the unprivileged user; only then is the
+#             hidden suite unpacked
+#   canaries  clones of real tests planted beside them: a twin that must agree with its original
+#             and a poisoned copy that must fail
+#   run       pytest as an unprivileged user through beyondswe_pytest_runner.py; outcomes arrive
+#             over a pipe only this process reads; every process of that user is killed after
+#   decide    the verdict from the facts
+#
+# Every git command runs with a clean environment, hooks and fsmonitor off, and the repository's
+# own configuration replaced by a minimal one. Python 3.6+, standard library only.
 import argparse
-import fnmatch
+import hashlib
 import json
 import os
 import random
 import re
 import shutil
-import string
+import signal
+import stat
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import zipfile
-import xml.etree.ElementTree as ET
 
-TEST_DIRS = ("test", "tests", "testing")
-CONFIG_FILES = ("pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "tox.ini", ".coveragerc")
-SECTION_CONFIG_FILES = ("setup.cfg", "pyproject.toml")
-STARTUP_FILES = ("sitecustomize.py", "usercustomize.py")
+HERE = os.path.dirname(os.path.abspath(__file__))
 RUNNER_NAME = "beyondswe_pytest_runner.py"
+RULES_NAME = "beyondswe_restore_rules.json"
+RESULT_FORMAT = "beyondswe-verify-result-1"
+TEST_USER = "beyondswe-test"
+MAX_LOG = 20000
+MAX_EVENTS_BYTES = 64 * 1024 * 1024
 
 
 def log(msg):
@@ -34,59 +58,874 @@ def log(msg):
     sys.stderr.flush()
 
 
-def git(workdir, *args, **kw):
-    proc = subprocess.run(
-        ["git", "-c", "core.quotepath=off"] + list(args),
-        cwd=workdir,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        timeout=kw.get("timeout", 300),
-    )
-    if kw.get("check", True) and proc.returncode != 0:
-        raise RuntimeError("git %s failed: %s" % (" ".join(args), proc.stderr.decode("utf-8", "replace").strip()))
-    return proc
+def tail(text, n=MAX_LOG):
+    if text is None:
+        return ""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    return text if len(text) <= n else "[... %d chars cut]\n%s" % (len(text) - n, text[-n:])
 
 
-def is_test_path(path):
-    """Tracked test files: under a test/tests/testing directory, test_*.py, *_test.py, conftest.py."""
+def load_rules():
+    with open(os.path.join(HERE, RULES_NAME), encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+RULES = load_rules()
+
+
+# ---------------------------------------------------------------------------------------------
+# The rules table
+
+def classify(path):
+    """What the restore rules make of a repository path: startup, loader, config,
+    section_config, test, or None. The same answers as src/restore_rules.rs (tested)."""
     parts = path.split("/")
-    if any(p.lower() in TEST_DIRS for p in parts[:-1]):
-        return True
     name = parts[-1]
-    return name == "conftest.py" or (name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")))
+    for part in parts:
+        if part.split(".", 1)[0] in RULES["startup_stems"]:
+            return "startup"
+    if any(name.endswith(s) for s in RULES["startup_suffixes"]):
+        return "startup"
+    for part in parts[:-1]:
+        if part in RULES["bytecode_dirs"] or any(part.endswith(s) for s in RULES["metadata_dir_suffixes"]):
+            return "loader"
+    if any(name.endswith(s) for s in RULES["bytecode_suffixes"] + RULES["extension_suffixes"] + RULES["link_suffixes"]):
+        return "loader"
+    if name in RULES["config_files"]:
+        return "config"
+    if name in RULES["section_config_files"]:
+        return "section_config"
+    if any(p.lower() in RULES["test_dirs"] for p in parts[:-1]):
+        return "test"
+    if name in RULES["conftest_names"]:
+        return "test"
+    if name.endswith(".py") and (any(name.startswith(p) for p in RULES["test_file_prefixes"])
+                                 or any(name.endswith(s) for s in RULES["test_file_suffixes"])):
+        return "test"
+    return None
 
 
-def is_config_path(path):
-    return path.split("/")[-1] in CONFIG_FILES
+def module_name_of(entry):
+    """The importable name a top-level directory entry provides (`pytest.py` -> pytest)."""
+    return entry.split(".", 1)[0]
 
 
-def is_startup_path(path):
-    name = path.split("/")[-1]
-    return name in STARTUP_FILES or name.endswith(".pth")
+def stdlib_names():
+    names = set(getattr(sys, "stdlib_module_names", ()))
+    if not names:
+        names = set(sys.builtin_module_names)
+        for d in (os.path.dirname(os.__file__), os.path.join(os.path.dirname(os.__file__), "lib-dynload")):
+            try:
+                for e in os.listdir(d):
+                    names.add(module_name_of(e))
+            except OSError:
+                pass
+    names.discard("__future__")
+    names.update(["__future__"])
+    return names
 
 
-def covered(path):
-    return is_test_path(path) or is_config_path(path) or is_startup_path(path) or path.split("/")[-1] in SECTION_CONFIG_FILES
+# ---------------------------------------------------------------------------------------------
+# Files, without following links
+
+def lexists(path):
+    return os.path.lexists(path)
 
 
-def z_list(data):
-    return [p for p in data.decode("utf-8", "surrogateescape").split("\0") if p]
+def remove_entry(path):
+    st = os.lstat(path)
+    if stat.S_ISDIR(st.st_mode):
+        shutil.rmtree(path)
+    else:
+        os.unlink(path)
 
 
-def exists_in(workdir, base, path):
-    return git(workdir, "cat-file", "-e", "%s:%s" % (base, path), check=False).returncode == 0
+def ensure_real_dirs(root, rel_dir):
+    """Makes every component of root/rel_dir a real directory (a link or file in the way is
+    removed), so a write below it cannot leave the tree."""
+    cur = root
+    for part in [p for p in rel_dir.split("/") if p]:
+        cur = os.path.join(cur, part)
+        if lexists(cur):
+            st = os.lstat(cur)
+            if stat.S_ISDIR(st.st_mode):
+                continue
+            os.unlink(cur)
+        os.mkdir(cur, 0o755)
 
 
-def show(workdir, base, path):
-    proc = git(workdir, "show", "%s:%s" % (base, path), check=False)
-    return proc.stdout.decode("utf-8", "surrogateescape") if proc.returncode == 0 else None
+def safe_write(root, rel, data, mode):
+    """Writes root/rel as a regular file (mode 100644/100755) or symlink (120000) with `data`."""
+    ensure_real_dirs(root, os.path.dirname(rel))
+    full = os.path.join(root, rel)
+    if lexists(full):
+        remove_entry(full)
+    if mode == "120000":
+        os.symlink(data.decode("utf-8", "surrogateescape"), full)
+        return
+    fd = os.open(full, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    os.chmod(full, 0o755 if mode == "100755" else 0o644)
+
+
+def walk_tree(root, skip_git=True):
+    """rel path -> 'file' | 'link' | 'other' for everything below root (no link is followed);
+    directories are yielded too, as 'dir'."""
+    out = {}
+    stack = [""]
+    while stack:
+        rel = stack.pop()
+        full = os.path.join(root, rel) if rel else root
+        try:
+            names = os.listdir(full)
+        except OSError:
+            continue
+        for name in names:
+            if skip_git and not rel and name == ".git":
+                continue
+            r = rel + "/" + name if rel else name
+            try:
+                st = os.lstat(os.path.join(full, name))
+            except OSError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                out[r] = "dir"
+                stack.append(r)
+            elif stat.S_ISLNK(st.st_mode):
+                out[r] = "link"
+            elif stat.S_ISREG(st.st_mode):
+                out[r] = "file"
+            else:
+                out[r] = "other"
+    return out
+
+
+def file_sha256(path):
+    h = hashlib.sha256()
+    st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):
+        h.update(b"link:" + os.readlink(path).encode("utf-8", "surrogateescape"))
+        return h.hexdigest()
+    if not stat.S_ISREG(st.st_mode):
+        return "other"
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(fd, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------
+# git, safely
+
+GIT_ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_ATTR_NOSYSTEM": "1",
+    "GIT_NO_REPLACE_OBJECTS": "1", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0",
+    "HOME": "/nonexistent", "LC_ALL": "C", "XDG_CONFIG_HOME": "/nonexistent",
+}
+GIT_OPTS = ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "core.quotepath=off",
+            "-c", "safe.directory=*", "-c", "protocol.allow=never", "-c", "core.pager=cat",
+            "-c", "core.untrackedCache=false", "-c", "core.splitIndex=false", "-c", "core.sshCommand=false",
+            "-c", "diff.external=", "-c", "core.autocrlf=false", "-c", "core.symlinks=true"]
+
+
+class Git(object):
+    def __init__(self, workdir):
+        self.workdir = workdir
+        self.env = {"PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin")}
+        self.env.update(GIT_ENV)
+        self.git_dir = os.path.join(workdir, ".git")
+
+    def available(self):
+        return os.path.isdir(self.git_dir) and not os.path.islink(self.git_dir)
+
+    def run(self, args, input=None, timeout=600, check=True):
+        proc = subprocess.run(["git", "--git-dir", self.git_dir, "--work-tree", self.workdir] + GIT_OPTS + list(args),
+                              cwd=self.workdir, env=self.env, input=input, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, timeout=timeout)
+        if check and proc.returncode != 0:
+            raise VerifyError("git_failed", "git %s: %s" % (" ".join(args), proc.stderr.decode("utf-8", "replace").strip()))
+        return proc
+
+    def sanitize_config(self):
+        """Replaces .git/config by the few keys git needs to read the objects; returns the
+        sha256 of what was there. Hooks, fsmonitor, filters, aliases and includes are gone."""
+        path = os.path.join(self.git_dir, "config")
+        try:
+            with open(path, "rb") as fh:
+                original = fh.read()
+        except OSError:
+            original = b""
+        keep = {"repositoryformatversion": "0", "bare": "false"}
+        ext = {}
+        section = None
+        for line in original.decode("utf-8", "replace").splitlines():
+            s = line.strip()
+            m = re.match(r'^\[\s*([A-Za-z0-9.-]+)(?:\s+"[^"]*")?\s*\]', s)
+            if m:
+                section = m.group(1).lower()
+                continue
+            m = re.match(r"^([A-Za-z0-9-]+)\s*=\s*(.*)$", s)
+            if not m:
+                continue
+            key, value = m.group(1).lower(), m.group(2).strip()
+            if section == "core" and key == "repositoryformatversion" and value in ("0", "1"):
+                keep["repositoryformatversion"] = value
+            if section == "extensions" and key in ("objectformat",) and value in ("sha1", "sha256"):
+                ext[key] = value
+        text = "[core]\n\trepositoryformatversion = %s\n\tbare = false\n" % keep["repositoryformatversion"]
+        if ext:
+            text += "[extensions]\n" + "".join("\t%s = %s\n" % kv for kv in sorted(ext.items()))
+        hooks = os.path.join(self.git_dir, "hooks")
+        if lexists(hooks):
+            remove_entry(hooks)
+        for extra in ("info/attributes", "objects/info/alternates", "info/grafts", "shallow.lock"):
+            p = os.path.join(self.git_dir, extra)
+            if lexists(p) and extra != "info/grafts":
+                remove_entry(p)
+        if lexists(path):
+            remove_entry(path)
+        with open(path, "w") as fh:
+            fh.write(text)
+        return hashlib.sha256(original).hexdigest()
+
+
+class Objects(object):
+    """Reads git objects through `git cat-file --batch` and checks each one's hash, so a planted
+    or replaced object cannot stand in for the base's files."""
+
+    def __init__(self, git):
+        self.git = git
+        self.proc = subprocess.Popen(["git", "--git-dir", git.git_dir] + GIT_OPTS + ["cat-file", "--batch"],
+                                     cwd=git.workdir, env=git.env, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+
+    def close(self):
+        try:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=30)
+        except Exception:  # noqa: BLE001
+            self.proc.kill()
+
+    def read(self, sha, want=None):
+        self.proc.stdin.write(sha.encode("ascii") + b"\n")
+        self.proc.stdin.flush()
+        header = self.proc.stdout.readline().decode("ascii", "replace").split()
+        if len(header) != 3:
+            raise VerifyError("base_object_missing", "git object %s is missing" % sha)
+        kind, size = header[1], int(header[2])
+        data = self.proc.stdout.read(size)
+        self.proc.stdout.read(1)
+        algo = "sha256" if len(sha) == 64 else "sha1"
+        h = hashlib.new(algo, ("%s %d\0" % (kind, size)).encode("ascii") + data).hexdigest()
+        if h != sha.lower():
+            raise VerifyError("base_object_forged", "git object %s does not hash to its name (got %s)" % (sha, h))
+        if want and kind != want:
+            raise VerifyError("base_object_forged", "git object %s is a %s, not a %s" % (sha, kind, want))
+        return kind, data
+
+    def commit_tree(self, commit):
+        _, data = self.read(commit, "commit")
+        first = data.split(b"\n", 1)[0].decode("ascii", "replace")
+        if not first.startswith("tree "):
+            raise VerifyError("base_object_forged", "commit %s has no tree" % commit)
+        return first[5:].strip()
+
+    def tree_entries(self, sha):
+        _, data = self.read(sha, "tree")
+        n = 32 if len(sha) == 64 else 20
+        out = []
+        i = 0
+        while i < len(data):
+            sp = data.index(b" ", i)
+            nul = data.index(b"\0", sp)
+            mode = data[i:sp].decode("ascii")
+            name = data[sp + 1:nul].decode("utf-8", "surrogateescape")
+            oid = data[nul + 1:nul + 1 + n].hex()
+            out.append((mode.zfill(6), name, oid))
+            i = nul + 1 + n
+        return out
+
+    def listing(self, commit):
+        """path -> (mode, blob sha) for every file of the commit."""
+        out = {}
+        stack = [("", self.commit_tree(commit))]
+        while stack:
+            prefix, tree = stack.pop()
+            for mode, name, oid in self.tree_entries(tree):
+                path = prefix + name
+                if mode == "040000":
+                    stack.append((path + "/", oid))
+                elif mode != "160000":
+                    out[path] = (mode, oid)
+        return out
+
+    def blob(self, sha):
+        return self.read(sha, "blob")[1]
+
+
+def blob_sha(path, algo_len):
+    """The git blob id of a working-tree entry, or None if it is not a file or link."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None, None
+    if stat.S_ISLNK(st.st_mode):
+        data = os.readlink(path).encode("utf-8", "surrogateescape")
+        mode = "120000"
+    elif stat.S_ISREG(st.st_mode):
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as fh:
+            data = fh.read()
+        mode = "100755" if st.st_mode & 0o100 else "100644"
+    else:
+        return None, None
+    algo = "sha256" if algo_len == 64 else "sha1"
+    return hashlib.new(algo, ("blob %d\0" % len(data)).encode("ascii") + data).hexdigest(), mode
+
+
+class VerifyError(Exception):
+    """A step could not be done; `reason` names it for the verdict."""
+
+    def __init__(self, reason, message, infrastructure=True):
+        Exception.__init__(self, message)
+        self.reason = reason
+        self.message = message
+        self.infrastructure = infrastructure
+
+
+# ---------------------------------------------------------------------------------------------
+# Processes and the test user
+
+def ancestors():
+    out = set()
+    pid = os.getpid()
+    while pid > 1:
+        out.add(pid)
+        try:
+            with open("/proc/%d/stat" % pid) as fh:
+                pid = int(fh.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+    out.add(1)
+    return out
+
+
+def pids_of(uid=None):
+    out = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        if uid is not None:
+            try:
+                with open("/proc/%s/status" % name) as fh:
+                    line = next(l for l in fh if l.startswith("Uid:"))
+                if int(line.split()[1]) != uid:
+                    continue
+            except (OSError, StopIteration, ValueError, IndexError):
+                continue
+        out.append(int(name))
+    return out
+
+
+def kill_all(uid=None, keep=()):
+    """SIGKILLs every process (of `uid`, if given) but `keep`, until none is left."""
+    keep = set(keep)
+    killed = 0
+    for _ in range(100):
+        victims = [p for p in pids_of(uid) if p not in keep]
+        if not victims:
+            break
+        for p in victims:
+            try:
+                os.kill(p, signal.SIGKILL)
+                killed += 1
+            except OSError:
+                pass
+        time.sleep(0.02)
+    return killed
+
+
+def main_processes():
+    """The container's main process: pid 1, and when pid 1 is an init (docker's --init, tini,
+    catatonit, dumb-init) the child it started first."""
+    keep = set([1])
+    try:
+        with open("/proc/1/comm") as fh:
+            comm = fh.read().strip()
+    except OSError:
+        return keep
+    if comm not in ("docker-init", "tini", "catatonit", "dumb-init", "init"):
+        return keep
+    first = None
+    for pid in pids_of():
+        try:
+            with open("/proc/%d/stat" % pid) as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            if int(fields[1]) == 1:
+                started = int(fields[19])
+                if first is None or started < first[0]:
+                    first = (started, pid)
+        except (OSError, ValueError, IndexError):
+            continue
+    if first is not None:
+        keep.add(first[1])
+    return keep
+
+
+def kill_leftovers():
+    """Every process that is not this one, an ancestor, or the container's main process."""
+    return kill_all(None, ancestors() | main_processes())
+
+
+def ensure_test_user():
+    """A uid/gid with no other use in the image, in /etc/passwd so tools that look it up work."""
+    try:
+        import pwd
+        import grp
+        try:
+            p = pwd.getpwnam(TEST_USER)
+            return p.pw_uid, p.pw_gid
+        except KeyError:
+            pass
+        used_u = set(p.pw_uid for p in pwd.getpwall())
+        used_g = set(g.gr_gid for g in grp.getgrall())
+    except ImportError:
+        used_u, used_g = set(), set()
+    uid = 59000
+    while uid in used_u or uid in used_g:
+        uid += 1
+    try:
+        with open("/etc/group", "a") as fh:
+            fh.write("%s:x:%d:\n" % (TEST_USER, uid))
+        with open("/etc/passwd", "a") as fh:
+            fh.write("%s:x:%d:%d::/nonexistent:/bin/sh\n" % (TEST_USER, uid, uid))
+    except OSError:
+        pass
+    return uid, uid
+
+
+def chown_tree(root, uid, gid, skip_git=True):
+    os.lchown(root, uid, gid)
+    for rel, kind in walk_tree(root, skip_git).items():
+        try:
+            os.lchown(os.path.join(root, rel), uid, gid)
+        except OSError:
+            pass
+
+
+def lock_paths(root, rels):
+    """The files `rels` become root's and read-only; every directory from root down to them
+    becomes root's with the sticky bit (others may add files but not replace these), and gets a
+    root-owned empty __pycache__ so no bytecode can be planted for them."""
+    dirs = set()
+    for rel in rels:
+        full = os.path.join(root, rel)
+        try:
+            st = os.lstat(full)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            os.chown(full, 0, 0)
+            os.chmod(full, (st.st_mode & 0o111) | 0o644)
+        d = os.path.dirname(rel)
+        while True:
+            dirs.add(d)
+            if not d:
+                break
+            d = os.path.dirname(d)
+    for d in sorted(dirs):
+        full = os.path.join(root, d) if d else root
+        if os.path.islink(full) or not os.path.isdir(full):
+            continue
+        os.chown(full, 0, 0)
+        os.chmod(full, 0o1777)
+        cache = os.path.join(full, "__pycache__")
+        if lexists(cache):
+            remove_entry(cache)
+        os.mkdir(cache, 0o755)
+
+
+def cgroup_oom_kills():
+    for path, key in (("/sys/fs/cgroup/memory.events", "oom_kill"), ("/sys/fs/cgroup/memory/memory.oom_control", "oom_kill")):
+        try:
+            with open(path) as fh:
+                for line in fh:
+                    parts = line.split()
+                    if len(parts) == 2 and parts[0] == key:
+                        return int(parts[1])
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def pids_max():
+    for path in ("/sys/fs/cgroup/pids.max", "/sys/fs/cgroup/pids/pids.max"):
+        try:
+            with open(path) as fh:
+                v = fh.read().strip()
+            return int(v) if v.isdigit() else None
+        except OSError:
+            continue
+    return None
+
+
+def demote(uid, gid, home):
+    """preexec_fn: drop every privilege before the submission's code runs."""
+    limit = pids_max()
+
+    def run():
+        try:
+            with open("/proc/self/oom_score_adj", "w") as fh:
+                fh.write("1000")
+        except OSError:
+            pass
+        try:
+            import resource
+            if limit and limit > 128:
+                resource.setrlimit(resource.RLIMIT_NPROC, (limit - 64, limit - 64))
+        except (ImportError, ValueError, OSError):
+            pass
+        os.setgroups([])
+        os.setresgid(gid, gid, gid)
+        os.setresuid(uid, uid, uid)
+        os.chdir(os.getcwd())
+    return run
+
+
+def child_env(home, extra=None):
+    env = {}
+    for k, v in os.environ.items():
+        if k.startswith("PYTHON") or k.startswith("PYTEST") or k.startswith("BEYONDSWE") or k in ("LD_PRELOAD", "LD_AUDIT"):
+            continue
+        env[k] = v
+    env.update({"HOME": home, "USER": TEST_USER, "LOGNAME": TEST_USER, "PYTHONDONTWRITEBYTECODE": "1",
+                "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PIP_NO_INPUT": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
+    env.update(extra or {})
+    return env
+
+
+class Drain(threading.Thread):
+    """Reads a pipe to its end, keeping at most `cap` bytes (the tail, or the head when
+    `keep_head`), and counting what it dropped."""
+
+    def __init__(self, fd, cap, keep_head=False):
+        threading.Thread.__init__(self)
+        self.daemon = True
+        self.fd = fd
+        self.cap = cap
+        self.keep_head = keep_head
+        self.chunks = []
+        self.size = 0
+        self.dropped = 0
+
+    def run(self):
+        while True:
+            try:
+                data = os.read(self.fd, 1 << 16)
+            except OSError:
+                break
+            if not data:
+                break
+            if self.keep_head and self.size >= self.cap:
+                self.dropped += len(data)
+                continue
+            self.chunks.append(data)
+            self.size += len(data)
+            while not self.keep_head and self.size > self.cap and len(self.chunks) > 1:
+                self.size -= len(self.chunks[0])
+                self.dropped += len(self.chunks[0])
+                self.chunks.pop(0)
+        os.close(self.fd)
+
+    def data(self):
+        return b"".join(self.chunks)
+
+
+def run_as_test_user(ctx, argv, cwd, env, timeout, stdin_data=b"", event_fd=False, out_cap=256 * 1024):
+    """Runs argv as the test user; returns dict(exit, timed_out, output, events_raw, oom,
+    events_dropped). Every process of the user is killed when it ends."""
+    r_ev = w_ev = None
+    pass_fds = ()
+    if event_fd:
+        r_ev, w_ev = os.pipe()
+        os.set_inheritable(w_ev, True)
+        pass_fds = (w_ev,)
+        argv = argv + [str(w_ev)]
+    r_out, w_out = os.pipe()
+    oom_before = cgroup_oom_kills()
+    start = time.time()
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=w_out, stderr=w_out,
+                            pass_fds=pass_fds, preexec_fn=demote(ctx.uid, ctx.gid, env.get("HOME")),
+                            close_fds=True)
+    os.close(w_out)
+    if w_ev is not None:
+        os.close(w_ev)
+    out = Drain(r_out, out_cap)
+    out.start()
+    ev = None
+    if r_ev is not None:
+        ev = Drain(r_ev, MAX_EVENTS_BYTES, keep_head=True)
+        ev.start()
+    try:
+        proc.stdin.write(stdin_data)
+        proc.stdin.close()
+    except (BrokenPipeError, OSError):
+        pass
+    timed_out = False
+    try:
+        code = proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        code = None
+    # Nothing the submission started may outlive it, hold the pipes, or write after the end.
+    kill_all(ctx.uid)
+    if timed_out:
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+    out.join(10)
+    if ev is not None:
+        ev.join(10)
+    oom_after = cgroup_oom_kills()
+    return {
+        "exit": code, "timed_out": timed_out, "seconds": round(time.time() - start, 3),
+        "output": out.data().decode("utf-8", "replace"), "output_dropped": out.dropped,
+        "events_raw": ev.data() if ev is not None else b"", "events_dropped": ev.dropped if ev is not None else 0,
+        "oom": oom_before is not None and oom_after is not None and oom_after > oom_before,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# The steps
+
+class Ctx(object):
+    """What the steps share: the spec, the facts gathered so far, the test user."""
+
+    def __init__(self, spec):
+        self.spec = spec
+        self.workdir = spec.get("workdir") or "/workspace"
+        self.family = spec.get("family") or ""
+        self.doc2repo = self.family.lower() == "doc2repo"
+        self.facts = {"flags": {"tests_restored": [], "files_removed": [], "config_reverted": [],
+                                "kept_for_gold": [], "suspicious": [], "forgery": []},
+                      "logs": {}, "timings": {}}
+        self.uid = self.gid = None
+        self.git = Git(self.workdir)
+        self.base_listing = None
+        self.algo_len = 40
+        self.state = {}
+        self.private = [p for p in spec.get("private_paths", []) if p]
+
+    @property
+    def flags(self):
+        return self.facts["flags"]
+
+    def timed(self, name, since):
+        self.facts["timings"][name] = round(self.facts["timings"].get(name, 0) + time.time() - since, 3)
+
+    def suspicious(self, msg):
+        if msg not in self.flags["suspicious"]:
+            self.flags["suspicious"].append(msg)
+
+    def forgery(self, msg):
+        if msg not in self.flags["forgery"]:
+            self.flags["forgery"].append(msg)
+
+
+def step_lock(ctx):
+    """Leftover processes are killed (Harbor: the agent's daemons), the grader's files made
+    root-only, the test user made, the prepare step's facts read."""
+    killed = kill_leftovers()
+    if killed:
+        ctx.facts["leftover_processes_killed"] = killed
+    for p in ctx.private:
+        if os.path.isdir(p) and not os.path.islink(p):
+            os.chown(p, 0, 0)
+            os.chmod(p, 0o700)
+    state_dir = ctx.spec.get("state_dir")
+    if state_dir:
+        path = os.path.join(state_dir, "prepare.json")
+        if os.path.isfile(path):
+            with open(path, encoding="utf-8") as fh:
+                ctx.state = json.load(fh)
+        setup = os.path.join(state_dir, "setup.json")
+        if os.path.isfile(setup):
+            with open(setup, encoding="utf-8") as fh:
+                ctx.facts["setup"] = json.load(fh)
+    ctx.facts["prepared"] = bool(ctx.state)
+    ctx.uid, ctx.gid = ensure_test_user()
+    if ctx.git.available():
+        before = ctx.git.sanitize_config()
+        expected = ctx.state.get("git_config_sha256")
+        if expected and before != expected:
+            ctx.suspicious(".git/config was changed after the prepare step (replaced by a minimal one)")
+
+
+def base_listing(ctx):
+    if ctx.base_listing is None:
+        base = ctx.spec.get("base_commit")
+        if not base or not ctx.git.available():
+            ctx.base_listing = {}
+        else:
+            if not re.match(r"^[0-9a-fA-F]{40}([0-9a-fA-F]{24})?$", base):
+                base = ctx.git.run(["rev-parse", "--verify", base + "^{commit}"]).stdout.decode().strip()
+            ctx.algo_len = len(base)
+            objects = Objects(ctx.git)
+            try:
+                ctx.base_listing = objects.listing(base.lower())
+            finally:
+                objects.close()
+    return ctx.base_listing
+
+
+def patch_paths(ctx, patch):
+    """Every path `git apply` would touch, as git itself parses the patch."""
+    proc = ctx.git.run(["apply", "--numstat", "-z", "--summary", patch], check=False) if ctx.git.available() else None
+    if proc is None:
+        proc = subprocess.run(["git"] + GIT_OPTS + ["apply", "--numstat", "-z", patch], cwd=ctx.workdir,
+                              env=ctx.git.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if proc.returncode != 0:
+        return None, proc.stderr.decode("utf-8", "replace")
+    paths = []
+    for item in proc.stdout.split(b"\0"):
+        text = item.decode("utf-8", "surrogateescape")
+        if "\t" in text:
+            text = text.rsplit("\t", 1)[-1]
+        text = text.strip()
+        if text and not re.match(r"^\d+\s+\d+$", text) and not text.startswith(("create mode", "delete mode", "mode change", "rename", "copy")):
+            paths.append(text)
+    return paths, ""
+
+
+def step_apply(ctx):
+    """`git apply`, strict, then whitespace-tolerant; nothing else. A patch that touches .git in
+    any spelling is refused."""
+    patch = ctx.spec.get("patch")
+    if not patch:
+        return True
+    t = time.time()
+    paths, err = patch_paths(ctx, patch)
+    for p in paths or []:
+        parts = [c.lower() for c in p.replace("\\", "/").split("/")]
+        if ".git" in parts or any(c.startswith(".git") and c.rstrip(". ") == ".git" for c in parts):
+            ctx.facts["apply"] = {"ok": False, "how": None, "log": "the patch touches `%s` inside .git" % p}
+            ctx.timed("apply", t)
+            return False
+    attempts = [("git apply", ["apply", "--verbose", "--whitespace=nowarn", patch]),
+                ("git apply --ignore-whitespace", ["apply", "--verbose", "--whitespace=nowarn",
+                                                   "--ignore-space-change", "--ignore-whitespace", patch])]
+    text = err
+    for how, args in attempts:
+        if ctx.git.available():
+            proc = ctx.git.run(args, check=False)
+        else:
+            proc = subprocess.run(["git"] + GIT_OPTS + args, cwd=ctx.workdir, env=ctx.git.env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        text += (proc.stdout + proc.stderr).decode("utf-8", "replace")
+        if proc.returncode == 0:
+            ctx.facts["apply"] = {"ok": True, "how": how, "log": tail(text)}
+            ctx.flags["applied_with"] = how
+            ctx.timed("apply", t)
+            return True
+    ctx.facts["apply"] = {"ok": False, "how": None, "log": tail(text)}
+    ctx.timed("apply", t)
+    return False
+
+
+def import_dirs(ctx):
+    """Directories of the repository the interpreter imports top-level names from."""
+    dirs = [""]
+    if os.path.isdir(os.path.join(ctx.workdir, "src")):
+        dirs.append("src")
+    for p in ctx.state.get("clean_sys_path", []) + ctx.spec.get("pythonpath", []):
+        rp = os.path.realpath(p)
+        root = os.path.realpath(ctx.workdir)
+        if rp.startswith(root + os.sep):
+            rel = os.path.relpath(rp, root)
+            if rel not in dirs:
+                dirs.append(rel)
+    return dirs
+
+
+def step_scrub(ctx, root=None, label=""):
+    """Removes untracked loaders: start-up hooks (any form), metadata, bytecode, extension
+    modules and egg-links the base did not have, and top-level names shadowing pytest, pluggy or
+    the standard library. Each removal is flagged."""
+    t = time.time()
+    root = root or ctx.workdir
+    in_workdir = root == ctx.workdir
+    listing = base_listing(ctx) if in_workdir else {}
+    baseline = ctx.state.get("baseline_untracked", {}) if in_workdir else {}
+    tree = walk_tree(root)
+    removed = []
+    gone = set()
+    for rel in sorted(tree, key=lambda r: (r.count("/"), r)):
+        if any(rel.startswith(g + "/") for g in gone):
+            continue
+        if rel in listing:
+            continue
+        kind = classify(rel)
+        if tree[rel] == "dir":
+            name = rel.rsplit("/", 1)[-1]
+            if name.split(".", 1)[0] in RULES["startup_stems"] or name in RULES["bytecode_dirs"] \
+                    or any(name.endswith(s) for s in RULES["metadata_dir_suffixes"]):
+                if rel in baseline and not dir_changed(root, rel, baseline):
+                    continue
+                remove_entry(os.path.join(root, rel))
+                gone.add(rel)
+                removed.append(rel + "/")
+            continue
+        if kind in ("startup", "loader"):
+            if kind == "loader" and rel in baseline and baseline[rel] == file_sha256(os.path.join(root, rel)):
+                continue
+            remove_entry(os.path.join(root, rel))
+            removed.append(rel)
+    protected = set(RULES["protected_modules"]) | stdlib_names()
+    dirs = import_dirs(ctx) if in_workdir else [""]
+    for d in dirs:
+        full = os.path.join(root, d) if d else root
+        try:
+            names = os.listdir(full)
+        except OSError:
+            continue
+        for name in names:
+            rel = d + "/" + name if d else name
+            if rel in listing or rel in gone or name == ".git" or module_name_of(name) not in protected:
+                continue
+            if not (name.endswith((".py", ".pyc", ".so", ".pyd")) or os.path.isdir(os.path.join(full, name))):
+                continue
+            if rel in baseline:
+                continue
+            if any(p.startswith(rel + "/") for p in listing):
+                continue
+            remove_entry(os.path.join(full, name))
+            gone.add(rel)
+            removed.append(rel + ("/" if tree.get(rel) == "dir" else ""))
+    prefix = label + ":" if label else ""
+    ctx.flags["files_removed"].extend(prefix + r for r in removed)
+    ctx.timed("scrub", t)
+
+
+def dir_changed(root, rel, baseline):
+    for path, digest in baseline.items():
+        if path.startswith(rel + "/"):
+            full = os.path.join(root, path)
+            if not lexists(full) or file_sha256(full) != digest:
+                return True
+    for r, kind in walk_tree(os.path.join(root, rel), False).items():
+        if kind != "dir" and (rel + "/" + r) not in baseline:
+            return True
+    return False
 
 
 SECTION_HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
 
 
 def split_sections(text):
-    """Splits INI/TOML text into (header name or None, lines) blocks."""
     blocks = [[None, []]]
     for line in text.splitlines(True):
         m = SECTION_HEADER.match(line)
@@ -106,7 +945,6 @@ def is_pytest_section(name, filename):
 
 
 def revert_sections(current, base, filename):
-    """The current file with its pytest sections replaced by the base file's pytest sections."""
     kept = [b for b in split_sections(current) if not is_pytest_section(b[0], filename)]
     base_sections = [b for b in split_sections(base or "") if is_pytest_section(b[0], filename)]
     text = "".join("".join(lines) for _, lines in kept)
@@ -117,74 +955,245 @@ def revert_sections(current, base, filename):
     return text
 
 
-def restore(workdir, base, keep=(), f2p_paths=(), baseline_untracked=()):
-    """Puts the test baseline back; returns what it changed.
-
-    baseline_untracked: untracked paths that existed before the submission was applied (made by the
-    image or the setup commands); they are left alone unless they are conftest, pytest config or
-    interpreter start-up files.
-    """
-    keep = set(keep)
-    baseline = set(baseline_untracked)
-    flags = {"tests_restored": [], "files_removed": [], "config_reverted": [], "kept_for_gold": []}
-    base = git(workdir, "rev-parse", "--verify", base + "^{commit}").stdout.decode().strip()
-    changed = z_list(git(workdir, "diff", "--name-status", "-z", "--no-renames", base).stdout)
-    tracked_changes = []
-    it = iter(changed)
-    for status in it:
-        path = next(it, None)
-        if path is not None:
-            tracked_changes.append((status, path))
-    untracked = z_list(git(workdir, "ls-files", "--others", "-z").stdout)
-    # Only what differs from the base is touched: changed or deleted tracked files and untracked
-    # ones, when the rules cover them or the f2p patch needs them pristine.
-    f2p = set(f2p_paths)
-    targets = set()
-    for status, path in tracked_changes:
-        if covered(path) or path in f2p:
-            targets.add(path)
-    for path in untracked:
-        name = path.split("/")[-1]
-        if path in baseline and name != "conftest.py" and not is_config_path(path) and not is_startup_path(path):
-            continue
-        if covered(path) or path in f2p:
-            targets.add(path)
-    for path in sorted(targets):
-        full = os.path.join(workdir, path)
-        if path in keep and path not in f2p_paths:
-            flags["kept_for_gold"].append(path)
-            continue
-        name = path.split("/")[-1]
-        in_base = exists_in(workdir, base, path)
-        if name in SECTION_CONFIG_FILES and in_base and path not in f2p_paths:
-            base_text = show(workdir, base, path)
-            if os.path.isfile(full):
-                with open(full, encoding="utf-8", errors="surrogateescape") as fh:
-                    current = fh.read()
-                new = revert_sections(current, base_text, name)
-                if new != current:
-                    with open(full, "w", encoding="utf-8", errors="surrogateescape") as fh:
-                        fh.write(new)
-                    flags["config_reverted"].append(path)
+def step_restore(ctx):
+    """Covered paths back to the base (from hash-checked objects); untracked covered files
+    removed; the dataset's f2p patch and script applied on the pristine baseline."""
+    t = time.time()
+    listing = base_listing(ctx)
+    keep = set(ctx.spec.get("keep_paths", []))
+    f2p = set(ctx.spec.get("f2p_paths", []))
+    baseline = ctx.state.get("baseline_untracked", {})
+    objects = Objects(ctx.git) if listing else None
+    restored_ok = []
+    try:
+        for path in sorted(listing):
+            kind = classify(path)
+            if kind is None and path not in f2p:
                 continue
-        if in_base:
-            git(workdir, "checkout", base, "--", path)
-            (flags["config_reverted"] if is_config_path(path) else flags["tests_restored"]).append(path)
-        elif os.path.lexists(full):
-            if os.path.isdir(full) and not os.path.islink(full):
-                shutil.rmtree(full)
-            else:
-                os.remove(full)
-            flags["files_removed"].append(path)
-    return flags
+            mode, oid = listing[path]
+            current, cur_mode = blob_sha(os.path.join(ctx.workdir, path), ctx.algo_len)
+            if current == oid and cur_mode == mode and not parent_is_link(ctx.workdir, path):
+                restored_ok.append(path)
+                continue
+            if path in keep and path not in f2p:
+                ctx.flags["kept_for_gold"].append(path)
+                continue
+            data = objects.blob(oid)
+            if kind == "section_config" and path not in f2p and current is not None and cur_mode != "120000":
+                with open(os.path.join(ctx.workdir, path), "rb") as fh:
+                    text = fh.read().decode("utf-8", "surrogateescape")
+                new = revert_sections(text, data.decode("utf-8", "surrogateescape"), path.rsplit("/", 1)[-1])
+                if new != text:
+                    safe_write(ctx.workdir, path, new.encode("utf-8", "surrogateescape"), cur_mode)
+                    ctx.flags["config_reverted"].append(path)
+                restored_ok.append(path)
+                continue
+            safe_write(ctx.workdir, path, data, mode)
+            (ctx.flags["config_reverted"] if kind == "config" else ctx.flags["tests_restored"]).append(path)
+            restored_ok.append(path)
+    finally:
+        if objects is not None:
+            objects.close()
+    for rel, kind in sorted(walk_tree(ctx.workdir).items()):
+        if kind == "dir" or rel in listing:
+            continue
+        c = classify(rel)
+        if c is None and rel not in f2p:
+            continue
+        if not lexists(os.path.join(ctx.workdir, rel)):
+            continue
+        name = rel.rsplit("/", 1)[-1]
+        if rel in baseline and c not in ("config", "startup") and name not in RULES["conftest_names"]:
+            continue
+        if rel in keep and rel not in f2p:
+            ctx.flags["kept_for_gold"].append(rel)
+            continue
+        remove_entry(os.path.join(ctx.workdir, rel))
+        ctx.flags["files_removed"].append(rel)
+    ctx.facts["locked"] = [p for p in restored_ok if classify(p) in ("test", "config", "section_config")]
+    patch = ctx.spec.get("f2p_patch")
+    if patch:
+        proc = ctx.git.run(["apply", "--verbose", "--whitespace=nowarn", patch], check=False)
+        if proc.returncode != 0:
+            raise VerifyError("f2p_patch_failed", "the dataset's f2p patch does not apply:\n" +
+                              tail((proc.stdout + proc.stderr).decode("utf-8", "replace"), 4000))
+        ctx.facts["locked"].extend(patch_paths(ctx, patch)[0] or [])
+    script = ctx.spec.get("f2p_script")
+    if script:
+        with open(script, "rb") as fh:
+            safe_write(ctx.workdir, "test_fail_to_pass.py", fh.read(), "100644")
+        ctx.facts["locked"].append("test_fail_to_pass.py")
+    ctx.timed("restore", t)
 
 
-def nonce():
-    return "".join(random.SystemRandom().choice(string.ascii_letters + string.digits) for _ in range(24))
+def parent_is_link(root, rel):
+    cur = root
+    for part in rel.split("/")[:-1]:
+        cur = os.path.join(cur, part)
+        if os.path.islink(cur) or not os.path.isdir(cur):
+            return True
+    return False
 
+
+# ---------------------------------------------------------------------------------------------
+# Canaries
+
+WORDS = ("empty", "none", "roundtrip", "large", "nested", "unicode", "repr", "order", "default",
+         "negative", "boundary", "twice", "mixed", "zero", "single", "whitespace", "strict", "legacy",
+         "copy", "reverse", "missing", "extra", "long", "short", "basic", "simple", "edge", "again")
+DEF_RE = r"^(\s*(?:async\s+)?def\s+)%s(\s*\()"
+
+
+def plan_canaries(ctx, modules, rng):
+    """Picks template test functions in `modules` (path -> list of preferred function names) and
+    plants a twin and a poisoned clone beside each. Returns the canary records."""
+    try:
+        import ast
+    except ImportError:
+        return []
+    records = []
+    for path, preferred in modules:
+        full = os.path.join(ctx.canary_root, path)
+        try:
+            with open(full, "rb") as fh:
+                source = fh.read().decode("utf-8")
+            tree = ast.parse(source)
+        except Exception:  # noqa: BLE001 - no canary in a module we cannot read
+            continue
+        if not hasattr(tree.body[0] if tree.body else None, "end_lineno") and tree.body:
+            continue
+        candidates = []
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
+                candidates.append((None, node))
+            elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+                for sub in node.body:
+                    if isinstance(sub, ast.FunctionDef) and sub.name.startswith("test"):
+                        candidates.append((node.name, sub))
+        usable = [c for c in candidates if canary_template_ok(c[1], ast)]
+        if not usable:
+            continue
+        chosen = None
+        for cls, node in usable:
+            if node.name in preferred:
+                chosen = (cls, node)
+                break
+        if chosen is None:
+            chosen = rng.choice(usable)
+        cls, node = chosen
+        lines = source.splitlines(True)
+        start = min([d.lineno for d in node.decorator_list] + [node.lineno]) - 1
+        end = node.end_lineno
+        body_line = lines[node.body[0].lineno - 1]
+        indent = body_line[:node.body[0].col_offset]
+        if node.body[0].lineno == node.lineno or indent.strip():
+            continue
+        taken = set(re.findall(r"def\s+(\w+)", source))
+        names = []
+        while len(names) < 2:
+            n = "%s_%s_%s" % (node.name, rng.choice(WORDS), rng.choice(WORDS))
+            if n not in taken and n not in names:
+                names.append(n)
+        block = lines[start:end]
+        if block and not block[-1].endswith("\n"):
+            block[-1] += "\n"
+        twin = rename_def(block, node.name, names[0])
+        poison = rename_def(block, node.name, names[1])
+        a, b = rng.randint(1000, 9999), rng.randint(1000, 9999)
+        while b == a:
+            b = rng.randint(1000, 9999)
+        poison.append("%sassert %d == %d\n" % (indent, a, b))
+        def_indent = lines[node.lineno - 1][:len(lines[node.lineno - 1]) - len(lines[node.lineno - 1].lstrip())]
+        insert = ["\n"] + twin + ["\n"] + poison
+        if def_indent:
+            insert = [l if l.strip() else "\n" for l in insert]
+        new_lines = lines[:end] + insert + lines[end:]
+        if new_lines[end - 1] and not new_lines[end - 1].endswith("\n"):
+            new_lines[end - 1] += "\n"
+        data = "".join(new_lines).encode("utf-8")
+        mode = "100755" if os.stat(full).st_mode & 0o100 else "100644"
+        safe_write(ctx.canary_root, path, data, mode)
+        prefix = path + "::" + (cls + "::" if cls else "")
+        records.append({"module": path, "template": prefix + node.name, "twin": prefix + names[0],
+                        "poison": prefix + names[1]})
+    return records
+
+
+def canary_template_ok(node, ast):
+    """A test whose clone behaves like it: a plain function, no return, yield or nested def
+    that could end it early, and whose body starts on its own line."""
+    if not node.body or not hasattr(node, "end_lineno"):
+        return False
+    for sub in ast.walk(node):
+        if sub is node:
+            continue
+        if isinstance(sub, (ast.Return, ast.Yield, ast.YieldFrom, ast.Lambda, ast.FunctionDef,
+                            ast.AsyncFunctionDef, ast.ClassDef, ast.Global, ast.Nonlocal)):
+            return False
+    return True
+
+
+def rename_def(block, old, new):
+    out = list(block)
+    pat = re.compile(DEF_RE % re.escape(old))
+    for i, line in enumerate(out):
+        if pat.match(line):
+            out[i] = pat.sub(lambda m: m.group(1) + new + m.group(2), line, count=1)
+            break
+    return out
+
+
+def canary_modules_for_ids(ids):
+    """Test modules of the ids, with the function names the ids name (templates preferred)."""
+    modules = []
+    seen = {}
+    for test_id in ids:
+        path, _, rest = test_id.partition("::")
+        if not path.endswith(".py") or not rest:
+            continue
+        name = rest.split("::")[-1].split("[", 1)[0]
+        if path not in seen:
+            seen[path] = []
+            modules.append((path, seen[path]))
+        seen[path].append(name)
+    return modules
+
+
+def judge_canaries(ctx, records, outcomes_by_node):
+    """Facts about the canaries: a poisoned clone reported passed, a twin that disagrees with its
+    passing original, or a canary missing while its module ran, is proof of forged outcomes."""
+    facts = []
+    for rec in records:
+        def group(prefix):
+            return dict((k[len(prefix):], v) for k, v in outcomes_by_node.items()
+                        if k == prefix or k.startswith(prefix + "["))
+        tmpl, twin, poison = group(rec["template"]), group(rec["twin"]), group(rec["poison"])
+        module_ran = any(k.startswith(rec["module"] + "::") and not k.startswith((rec["twin"], rec["poison"]))
+                         for k in outcomes_by_node)
+        fact = {"module": rec["module"], "template": rec["template"], "twin": rec["twin"],
+                "poison": rec["poison"], "template_outcomes": tmpl, "twin_outcomes": twin,
+                "poison_outcomes": poison}
+        bad = []
+        for param, outcome in poison.items():
+            if outcome in ("passed", "xpassed"):
+                bad.append("the poisoned clone %s%s, which must fail, was reported %s" % (rec["poison"], param, outcome))
+        for param, outcome in tmpl.items():
+            if outcome == "passed" and twin.get(param) not in ("passed", None):
+                bad.append("%s%s passed but its identical twin %s%s was reported %s" %
+                           (rec["template"], param, rec["twin"], param, twin.get(param)))
+        if module_ran and tmpl and (not twin or not poison):
+            bad.append("canaries planted in %s vanished while its tests ran" % rec["module"])
+        fact["proof"] = bad
+        facts.append(fact)
+        for b in bad:
+            ctx.forgery(b)
+    return facts
+
+
+# ---------------------------------------------------------------------------------------------
+# Running the tests
 
 def unescape_id(test_id):
-    """pytest escapes non-ASCII in node ids (\\xe9, \\u00e9); compare ids in their decoded form."""
     if "\\" not in test_id:
         return test_id
     try:
@@ -193,10 +1202,177 @@ def unescape_id(test_id):
         return test_id
 
 
-def match_outcomes(ids, tests):
-    """Outcome for each requested id; ids that did not run are `not_run`."""
-    exact = dict((k, v["outcome"]) for k, v in tests.items())
-    loose = dict((unescape_id(k), v) for k, v in exact.items())
+def junit_key(node_id):
+    file_part, _, rest = node_id.partition("::")
+    module = (file_part[:-3] if file_part.endswith(".py") else file_part).replace("/", ".")
+    if not rest:
+        return module
+    i = rest.find("[")
+    names, params = (rest, "") if i < 0 else (rest[:i], rest[i:])
+    return "%s.%s%s" % (module, names.replace("::", "."), params)
+
+
+def junit_outcomes(path):
+    """key -> outcome from pytest's JUnit report (written by the test process; a cross-check)."""
+    try:
+        if os.path.getsize(path) > 64 * 1024 * 1024:
+            return None
+        import xml.etree.ElementTree as ET
+        tree = ET.parse(path)
+    except Exception:  # noqa: BLE001
+        return None
+    out = {}
+    for case in tree.iter("testcase"):
+        key = unescape_id("%s.%s" % (case.get("classname", ""), case.get("name", "")))
+        tags = set(child.tag for child in case)
+        if "failure" in tags or "error" in tags:
+            outcome = "failed"
+        elif "skipped" in tags:
+            outcome = "skipped"
+        else:
+            outcome = "passed"
+        if out.get(key, "passed") == "passed":
+            out[key] = outcome
+    return out
+
+
+RANK = {"failed": 5, "error": 5, "skipped": 3, "passed": 1}
+
+
+def aggregate(events_raw, ctx):
+    """Events from the runner's pipe -> (outcome per node id, collect errors, end exit code,
+    start info, events seen). Malformed lines and contradicting reports are proof of tampering:
+    only the runner writes to that pipe."""
+    phases = {}
+    order = []
+    collect_errors = []
+    end = None
+    start = None
+    collected = None
+    for raw in events_raw.split(b"\n"):
+        if not raw.strip():
+            continue
+        try:
+            ev = json.loads(raw.decode("ascii"))
+            kind = ev["e"]
+        except Exception:  # noqa: BLE001
+            ctx.forgery("the result channel carried a line the runner did not write: %r" % raw[:200])
+            continue
+        if kind == "start":
+            if start is not None:
+                ctx.forgery("the result channel was started twice")
+            start = ev
+        elif kind == "report":
+            node, when = str(ev.get("nodeid")), str(ev.get("when"))
+            outcome = str(ev.get("outcome"))
+            if outcome == "rerun":
+                continue
+            entry = phases.get(node)
+            if entry is None:
+                entry = phases[node] = {"xfail": False, "message": ""}
+                order.append(node)
+            if when in entry and entry[when] != outcome:
+                ctx.forgery("%s: two %s reports (%s, then %s)" % (node, when, entry[when], outcome))
+            prev = entry.get(when)
+            if prev is None or RANK.get(outcome, 5) > RANK.get(prev, 5):
+                entry[when] = outcome
+            entry["xfail"] = entry["xfail"] or bool(ev.get("xfail"))
+            if ev.get("message") and not entry["message"]:
+                entry["message"] = str(ev["message"])[-2000:]
+        elif kind == "collect_error":
+            collect_errors.append({"nodeid": ev.get("nodeid"), "message": str(ev.get("message", ""))[-2000:]})
+        elif kind == "collected":
+            collected = ev
+            check_plugins(ctx, ev.get("plugins", []))
+        elif kind == "finding":
+            msg = "%s: %s" % (ev.get("kind"), ev.get("detail"))
+            (ctx.forgery if ev.get("proof") else ctx.suspicious)(msg)
+        elif kind == "end":
+            if end is not None:
+                ctx.forgery("the result channel was ended twice")
+            end = ev.get("exit")
+    outcomes = {}
+    for node in order:
+        e = phases[node]
+        if e.get("setup") == "failed" or e.get("teardown") == "failed":
+            o = "error"
+        elif e.get("setup") == "skipped":
+            o = "skipped"
+        elif e.get("call") == "passed":
+            o = "xpassed" if e["xfail"] else "passed"
+        elif e.get("call") == "failed":
+            o = "failed"
+        elif e.get("call") == "skipped":
+            o = "xfailed" if e["xfail"] else "skipped"
+        else:
+            o = "error"
+        outcomes[node] = o
+    return outcomes, collect_errors, end, start, collected, dict((n, phases[n]["message"]) for n in order if phases[n]["message"])
+
+
+def check_plugins(ctx, plugins):
+    """Conftest modules must be files the restore step left (a conftest made during the run is
+    proof); other plugin files inside the repository are reported."""
+    allowed = set(os.path.realpath(os.path.join(ctx.canary_root, p)) for p in ctx.facts.get("conftests", []))
+    repo = os.path.realpath(ctx.workdir)
+    for f in plugins:
+        if not f or f == "None":
+            continue
+        real = os.path.realpath(f) if f.startswith("/") else f
+        if os.path.basename(real) == "conftest.py":
+            if real not in allowed:
+                ctx.forgery("a conftest the restore step did not leave was loaded: %s" % f)
+        elif real.startswith(repo + os.sep) and not real.startswith(os.path.realpath(ctx.spec.get("runner_dir", "/nonexistent"))):
+            ctx.suspicious("a pytest plugin from the repository was registered: %s" % f)
+
+
+def run_tests(ctx, ids, cwd, rootdir, extra_args, test_paths, prepend, timeout):
+    """Runs pytest as the test user through the runner; returns the run's facts."""
+    t = time.time()
+    rundir = tempfile.mkdtemp(prefix="bsw-", dir="/tmp")
+    os.chmod(rundir, 0o755)
+    ctx.spec["runner_dir"] = rundir
+    runner = os.path.join(rundir, RUNNER_NAME)
+    shutil.copyfile(os.path.join(HERE, RUNNER_NAME), runner)
+    os.chmod(runner, 0o644)
+    home = os.path.join(rundir, "home")
+    os.mkdir(home, 0o700)
+    os.chown(home, ctx.uid, ctx.gid)
+    jdir = os.path.join(rundir, "j%d" % random.SystemRandom().randint(10 ** 8, 10 ** 9))
+    os.mkdir(jdir, 0o700)
+    os.chown(jdir, ctx.uid, ctx.gid)
+    junit = os.path.join(jdir, "junit.xml")
+    args = ["-o", "addopts=", "-p", "no:cacheprovider", "--rootdir=" + rootdir, "--confcutdir=" + rootdir,
+            "-q", "-rN", "--continue-on-collection-errors", "--junitxml=" + junit] + extra_args
+    config = {
+        "args": args, "ids": ids, "repo_paths": ctx.repo_paths, "test_paths": test_paths,
+        "private_paths": ctx.private + ([ctx.spec["tests_dir"]] if ctx.spec.get("tests_dir") else []),
+        "protected_modules": RULES["protected_modules"], "plugins": ctx.plugins,
+        "prepend_paths": prepend, "short_messages": ctx.doc2repo,
+    }
+    python = ctx.python
+    res = run_as_test_user(ctx, [python, "-I", runner], cwd, child_env(home), timeout,
+                           json.dumps(config).encode("utf-8"), event_fd=True)
+    outcomes, collect_errors, end, start, collected, messages = aggregate(res["events_raw"], ctx)
+    if res["events_dropped"]:
+        ctx.forgery("the result channel carried %d bytes more than any run writes" % res["events_dropped"])
+    if start is None and res["exit"] is not None and not res["timed_out"]:
+        ctx.facts["runner_start_missing"] = True
+    if start is not None and not start.get("audit_hook"):
+        ctx.suspicious("this Python has no audit hooks (3.8+): code writes were not watched")
+    if end is not None and res["exit"] is not None and (end & 0xFF) != (res["exit"] & 0xFF):
+        ctx.forgery("the runner reported exit code %s but the process exited %s" % (end, res["exit"]))
+    jout = junit_outcomes(junit) if lexists(junit) and not os.path.islink(junit) else None
+    shutil.rmtree(rundir, ignore_errors=True)
+    ctx.timed("tests", t)
+    return {"outcomes": outcomes, "collect_errors": collect_errors, "end": end, "exit": res["exit"],
+            "timed_out": res["timed_out"], "oom": res["oom"], "junit": jout, "output": res["output"],
+            "messages": messages, "collected": (collected or {}).get("count"), "started": start is not None}
+
+
+def match(ids, outcomes):
+    exact = outcomes
+    loose = dict((unescape_id(k), v) for k, v in outcomes.items())
     out = {}
     for test_id in ids:
         if test_id in exact:
@@ -206,193 +1382,331 @@ def match_outcomes(ids, tests):
     return out
 
 
-def junit_outcomes(path):
-    """name -> outcome from pytest's own JUnit file, for the cross-check."""
-    out = {}
-    tree = ET.parse(path)
-    for case in tree.iter("testcase"):
-        key = (case.get("classname", ""), case.get("name", ""))
-        tags = set(child.tag for child in case)
-        if "failure" in tags or "error" in tags:
-            outcome = "failed"
-        elif "skipped" in tags:
-            outcome = "skipped"
-        else:
-            outcome = "passed"
-        out[key] = outcome if out.get(key, "passed") == "passed" else out[key]
+def junit_says_passed(junit, node_id):
+    if junit is None:
+        return False
+    return junit.get(unescape_id(junit_key(node_id))) == "passed"
+
+
+def required_outcomes(run, ids):
+    """Outcome per required id; a pass that pytest's own JUnit report does not confirm is
+    `disputed`."""
+    out = match(ids, run["outcomes"])
+    for test_id, outcome in out.items():
+        if outcome in ("passed", "xpassed") and not junit_says_passed(run["junit"], resolve_node(test_id, run["outcomes"])):
+            out[test_id] = "disputed"
     return out
 
 
-def run_pytest(python, cwd, ids, args, timeout, env_extra=None):
-    """Runs the runner at a random path outside the workspace; returns (results, junit, exit, output)."""
-    work = tempfile.mkdtemp(prefix="beyondswe-")
-    runner = os.path.join(work, RUNNER_NAME)
-    shutil.copyfile(os.path.join(os.path.dirname(os.path.abspath(__file__)), RUNNER_NAME), runner)
-    token = nonce()
-    results_path = os.path.join(work, "results-%s.json" % token)
-    junit_path = os.path.join(work, "junit-%s.xml" % token)
-    config_path = os.path.join(work, "config.json")
-    with open(config_path, "w", encoding="utf-8") as fh:
-        json.dump({"args": list(args) + ["--junitxml=" + junit_path], "ids": ids,
-                   "results_path": results_path, "nonce": token}, fh)
-    env = dict(os.environ)
-    env.update({"PYTHONNOUSERSITE": "1", "PYTHONDONTWRITEBYTECODE": "1", "PYTEST_ADDOPTS": ""})
-    env.pop("PYTEST_PLUGINS", None)
-    env.update(env_extra or {})
+def resolve_node(test_id, outcomes):
+    if test_id in outcomes:
+        return test_id
+    u = unescape_id(test_id)
+    for k in outcomes:
+        if unescape_id(k) == u:
+            return k
+    return test_id
+
+
+# ---------------------------------------------------------------------------------------------
+# Plugins and the clean interpreter
+
+LIST_PLUGINS = r"""
+import json, sys
+out = []
+try:
+    from importlib import metadata
+    eps = metadata.entry_points()
+    group = eps.select(group="pytest11") if hasattr(eps, "select") else eps.get("pytest11", [])
+    for ep in group:
+        out.append({"name": ep.name, "module": ep.value.split(":", 1)[0].strip()})
+except Exception:
     try:
-        proc = subprocess.run([python, runner, config_path], cwd=cwd, env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, timeout=timeout)
-        code, output = proc.returncode, proc.stdout
-    except subprocess.TimeoutExpired as exc:
-        code, output = None, exc.output or b""
-    results = None
-    if os.path.isfile(results_path):
-        with open(results_path, encoding="utf-8") as fh:
-            results = json.load(fh)
-        if results.get("nonce") != token:
-            results = None
-    junit = None
-    if os.path.isfile(junit_path):
-        try:
-            junit = junit_outcomes(junit_path)
-        except Exception:  # noqa: BLE001
-            junit = None
-    shutil.rmtree(work, ignore_errors=True)
-    return results, junit, code, output.decode("utf-8", "replace")[-20000:]
+        import pkg_resources
+        for ep in pkg_resources.iter_entry_points("pytest11"):
+            out.append({"name": ep.name, "module": ep.module_name})
+    except Exception:
+        pass
+seen = set()
+uniq = []
+for p in out:
+    if p["module"] not in seen:
+        seen.add(p["module"])
+        uniq.append(p)
+print(json.dumps({"plugins": uniq, "sys_path": sys.path}))
+"""
 
 
-def junit_agrees(outcomes, junit):
-    """Every id the recorder saw pass must also pass in pytest's own JUnit report."""
-    if junit is None:
-        return False
-    passed_junit = sum(1 for v in junit.values() if v == "passed")
-    passed_rec = sum(1 for v in outcomes.values() if v in ("passed", "xpassed"))
-    return passed_rec <= passed_junit
+def clean_interpreter_facts(python, repo_paths):
+    """Plugins and sys.path as the image's interpreter sees them from outside the repository."""
+    proc = subprocess.run([python, "-I", "-c", LIST_PLUGINS], cwd="/", stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, timeout=120)
+    try:
+        data = json.loads(proc.stdout.decode("utf-8").strip().splitlines()[-1])
+    except Exception:  # noqa: BLE001
+        data = {"plugins": [], "sys_path": []}
+    return data
 
 
-def pytest_base_args(rootdir):
-    return ["-o", "addopts=", "-p", "no:cacheprovider", "--rootdir=" + rootdir,
-            "--confcutdir=" + rootdir, "-q"]
+# ---------------------------------------------------------------------------------------------
+# The two families
 
-
-def grade_issue(cfg, instance, tests_dir, python):
-    workdir = cfg.get("workdir") or "/workspace"
-    base = cfg.get("base_commit") or "HEAD"
-    report = {"flags": restore(workdir, base, cfg.get("keep_paths", []), cfg.get("f2p_paths", []))}
-    patch = os.path.join(tests_dir, "f2p_patch.diff")
-    if os.path.isfile(patch) and os.path.getsize(patch) > 0:
-        proc = git(workdir, "apply", "--verbose", "--whitespace=nowarn", patch, check=False)
-        if proc.returncode != 0:
-            report.update(verdict="error", reason="f2p_patch_failed",
-                          log=proc.stderr.decode("utf-8", "replace")[-4000:])
-            return report, None
-    script = (instance or {}).get("f2p_script") or ""
-    if script.strip():
-        with open(os.path.join(workdir, "test_fail_to_pass.py"), "w", encoding="utf-8") as fh:
-            fh.write(script)
-    f2p, p2p = cfg.get("fail_to_pass", []), cfg.get("pass_to_pass", [])
+def grade_issue(ctx):
+    spec = ctx.spec
+    if not step_apply(ctx):
+        return
+    step_scrub(ctx)
+    step_restore(ctx)
+    f2p, p2p = spec.get("fail_to_pass", []), spec.get("pass_to_pass", [])
     ids = f2p + [i for i in p2p if i not in f2p]
     if not ids:
-        report.update(verdict="error", reason="no_test_ids")
-        return report, None
-    results, junit, code, output = run_pytest(python, workdir, ids, pytest_base_args(workdir),
-                                              cfg.get("test_timeout_sec") or 1800)
-    report["test_output"] = output
-    report["exit_code"] = code
-    if code is None:
-        report.update(verdict="unresolved", reason="timeout")
-        return report, 0.0
-    if results is None:
-        report.update(verdict="unresolved", reason="no_results")
-        return report, 0.0
-    outcomes = match_outcomes(ids, results["tests"])
-    report["fail_to_pass"] = dict((i, outcomes[i]) for i in f2p)
-    report["pass_to_pass"] = dict((i, outcomes[i]) for i in p2p)
-    all_passed = all(outcomes[i] in ("passed", "xpassed") for i in ids)
-    agrees = junit_agrees(dict((i, outcomes[i]) for i in ids), junit)
-    report["junit_agrees"] = agrees
-    if all_passed and agrees and code == 0:
-        report.update(verdict="resolved", reason="all_tests_passed")
-        return report, 1.0
-    report.update(verdict="unresolved", reason="tests_failed" if agrees or not all_passed else "results_disagree")
-    return report, 0.0
+        raise VerifyError("no_test_ids", "the instance has no FAIL_TO_PASS or PASS_TO_PASS ids")
+    ctx.canary_root = ctx.workdir
+    rng = random.SystemRandom()
+    records = plan_canaries(ctx, canary_modules_for_ids(f2p + p2p)[:2], rng) if spec.get("canaries", True) else []
+    locked = set(ctx.facts.get("locked", []))
+    locked.update(r["module"] for r in records)
+    tree = walk_tree(ctx.workdir)
+    conftests = [p for p, k in tree.items() if k == "file" and p.rsplit("/", 1)[-1] in RULES["conftest_names"]]
+    ctx.facts["conftests"] = conftests
+    locked.update(conftests)
+    lock_sub_owned(ctx, sorted(locked))
+    run_ids = ids + [r["twin"] for r in records] + [r["poison"] for r in records]
+    test_files = [os.path.join(ctx.workdir, p) for p in sorted(locked) if p.endswith(".py")]
+    run = run_tests(ctx, run_ids, ctx.workdir, ctx.workdir, [], test_files, [ctx.workdir], spec.get("timeout", 1800))
+    ctx.facts["canaries"] = judge_canaries(ctx, records, run["outcomes"])
+    req = required_outcomes(run, ids)
+    ctx.facts["fail_to_pass"] = dict((i, req[i]) for i in f2p)
+    ctx.facts["pass_to_pass"] = dict((i, req[i]) for i in p2p)
+    record_run(ctx, run)
 
 
-def safe_extract(zip_path, dest):
+def lock_sub_owned(ctx, locked):
+    """The workdir becomes the test user's, but for .git and the locked test baseline."""
+    chown_tree(ctx.workdir, ctx.uid, ctx.gid)
+    lock_paths(ctx.workdir, locked)
+
+
+def record_run(ctx, run):
+    ctx.facts["run"] = {"exit": run["exit"], "end": run["end"], "timed_out": run["timed_out"],
+                        "oom": run["oom"], "junit": run["junit"] is not None, "started": run["started"],
+                        "collected": run["collected"], "collect_errors": run["collect_errors"][:50]}
+    ctx.facts["logs"]["test_output"] = tail(run["output"]) if not ctx.doc2repo else doc2repo_summary(run)
+
+
+def doc2repo_summary(run):
+    """Doc2Repo logs name tests and short reasons only: the hidden suite's source never leaves."""
+    lines = ["%s %s" % (o, n) for n, o in sorted(run["outcomes"].items())]
+    for e in run["collect_errors"][:50]:
+        lines.append("collect error %s: %s" % (e.get("nodeid"), (e.get("message") or "").strip().splitlines()[-1:] or ""))
+    return tail("\n".join(lines))
+
+
+def grade_doc2repo(ctx):
+    spec = ctx.spec
+    suite_zip = spec.get("suite_zip")
+    if not suite_zip or not os.path.isfile(suite_zip):
+        raise VerifyError("test_suite_missing", "no test suite for this Doc2Repo instance")
+    if spec.get("patch") and not step_apply(ctx):
+        return
+    step_scrub(ctx)
+    # The submission installs itself as the test user into a directory of its own; then every
+    # process it left is killed, and what the install wrote is scrubbed like the tree was.
+    t = time.time()
+    chown_tree(ctx.workdir, ctx.uid, ctx.gid)
+    target = tempfile.mkdtemp(prefix="bsw-site-", dir="/tmp")
+    os.chmod(target, 0o755)
+    os.chown(target, ctx.uid, ctx.gid)
+    home = tempfile.mkdtemp(prefix="bsw-home-", dir="/tmp")
+    os.chown(home, ctx.uid, ctx.gid)
+    install = run_as_test_user(ctx, [ctx.python, "-I", "-m", "pip", "install", "--no-deps", "--no-build-isolation",
+                                     "--no-index", "--disable-pip-version-check", "-q", "--target", target, "."],
+                               ctx.workdir, child_env(home), spec.get("setup_timeout", 300))
+    ok = install["exit"] == 0 and not install["timed_out"]
+    ctx.facts["install"] = {"ok": ok, "exit": install["exit"], "timed_out": install["timed_out"]}
+    ctx.facts["logs"]["install"] = tail(install["output"])
+    if not ok:
+        ctx.flags["install_failed"] = True
+    for d in (ctx.workdir, target):
+        os.chown(d, 0, 0)
+    step_scrub(ctx)
+    step_scrub(ctx, target, "site")
+    ctx.timed("install", t)
+    # Only now is the hidden suite unpacked, root's until the run.
+    suite = tempfile.mkdtemp(prefix="bsw-suite-", dir="/tmp")
+    os.chmod(suite, 0o700)
+    extract_suite(suite_zip, suite)
+    ctx.canary_root = suite
+    modules = [(p, []) for p, k in sorted(walk_tree(suite).items())
+               if k == "file" and classify(p) == "test" and p.rsplit("/", 1)[-1].startswith("test")]
+    rng = random.SystemRandom()
+    rng.shuffle(modules)
+    records = plan_canaries(ctx, modules[:2], rng) if spec.get("canaries", True) else []
+    suite_files = [p for p, k in walk_tree(suite).items() if k == "file"]
+    ctx.facts["conftests"] = [p for p in suite_files if p.rsplit("/", 1)[-1] in RULES["conftest_names"]]
+    lock_paths(suite, suite_files)
+    os.chmod(suite, 0o1777)
+    extra = []
+    if not any(os.path.exists(os.path.join(suite, n)) for n in ("pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini")):
+        extra = ["-c", os.devnull]
+    prepend = [target, ctx.workdir] + ([os.path.join(ctx.workdir, "src")] if os.path.isdir(os.path.join(ctx.workdir, "src")) else [])
+    ctx.repo_paths = ctx.repo_paths + [target, home]
+    chown_tree(ctx.workdir, ctx.uid, ctx.gid)
+    run = run_tests(ctx, [suite], suite, suite, extra, [suite], prepend, spec.get("timeout", 1800))
+    shutil.rmtree(suite, ignore_errors=True)
+    ctx.facts["canaries"] = judge_canaries(ctx, records, run["outcomes"])
+    canary_ids = set()
+    for r in records:
+        canary_ids.update(k for k in run["outcomes"] if k.startswith((r["twin"], r["poison"])))
+    real = dict((k, v) for k, v in run["outcomes"].items() if k not in canary_ids)
+    passed = sum(1 for k, v in real.items() if v in ("passed", "xpassed") and junit_says_passed(run["junit"], k))
+    ctx.facts["suite"] = {"passed": passed, "collected": len(real), "expected": spec.get("test_suite_num") or 0,
+                          "collect_errors": len(run["collect_errors"])}
+    record_run(ctx, run)
+
+
+def extract_suite(zip_path, dest):
     with zipfile.ZipFile(zip_path) as zf:
+        names = set()
         for info in zf.infolist():
             name = info.filename
-            if name.startswith("/") or ".." in name.split("/") or "\\" in name:
-                raise RuntimeError("unsafe path in test suite: %r" % name)
-        zf.extractall(dest)
+            if name.startswith("/") or ".." in name.split("/") or "\\" in name or name in names:
+                raise VerifyError("test_suite_unreadable", "unsafe or repeated path in the test suite: %r" % name)
+            names.add(name)
+        for info in zf.infolist():
+            if info.filename.endswith("/") or info.filename == "realswe_eval_script.py":
+                continue
+            data = zf.read(info)
+            safe_write(dest, info.filename, data, "100644")
 
 
-def install_repo(python, workdir, timeout=300):
-    # First as the official grader does (with dependencies, if the network allows), then offline.
-    attempts = [[python, "-m", "pip", "install", "--retries", "1", "--timeout", "10", "-e", "."],
-                [python, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "-e", "."]]
-    log_text = ""
-    for cmd in attempts:
+# ---------------------------------------------------------------------------------------------
+# The verdict
+
+PASS = ("passed", "xpassed")
+
+
+def decide(f):
+    """The verdict from the facts; the only place one is made. Returns (verdict, reason, score)."""
+    doc = f.get("family", "").lower() == "doc2repo"
+    if f.get("error"):
+        return "error", f["error"]["reason"], 0.0
+    apply = f.get("apply")
+    if apply is not None and not apply.get("ok"):
+        return "unresolved", "patch_failed", 0.0
+    if f["flags"].get("forgery"):
+        return "unresolved", "forgery_detected", 0.0
+    run = f.get("run") or {}
+    score = 0.0
+    suite = f.get("suite")
+    if doc and suite:
+        denom = suite["expected"] if suite["expected"] > 0 else suite["collected"]
+        score = min(1.0, float(suite["passed"]) / denom) if denom else 0.0
+        suite["all_passed"] = bool(denom) and suite["passed"] >= denom
+    if run.get("oom"):
+        return "unresolved", "out_of_memory", score
+    if run.get("timed_out"):
+        return "unresolved", "timeout", score
+    if not run.get("started"):
+        return "unresolved", "no_results", 0.0
+    if doc:
+        if suite and suite.get("all_passed"):
+            return "resolved", "all_tests_passed", score
+        return "unresolved", "tests_failed", score
+    outcomes = list(f.get("fail_to_pass", {}).values()) + list(f.get("pass_to_pass", {}).values())
+    # pytest exits 1 because the poisoned canaries fail; 2 and up mean it did not finish.
+    if outcomes and all(o in PASS for o in outcomes) and run.get("exit") in (0, 1):
+        return "resolved", "all_tests_passed", 1.0
+    if "disputed" in outcomes:
+        return "unresolved", "results_disagree", 0.0
+    return "unresolved", "tests_failed", 0.0
+
+
+def grade(spec):
+    """Runs every step; always returns a result (errors included)."""
+    ctx = Ctx(spec)
+    t = time.time()
+    ctx.python = spec.get("python") or sys.executable
+    ctx.repo_paths = [ctx.workdir]
+    try:
+        step_lock(ctx)
+        clean = ctx.state.get("clean") or clean_interpreter_facts(ctx.python, ctx.repo_paths)
+        ctx.state.setdefault("clean_sys_path", clean.get("sys_path", []))
+        ctx.plugins = ctx.state.get("plugins", clean.get("plugins", []))
+        if ctx.doc2repo:
+            grade_doc2repo(ctx)
+        else:
+            grade_issue(ctx)
+    except VerifyError as exc:
+        if exc.infrastructure:
+            ctx.facts["error"] = {"reason": exc.reason, "message": exc.message}
+        else:
+            ctx.suspicious(exc.message)
+    except Exception as exc:  # noqa: BLE001 - a crash is the grader's failure, never a score
+        import traceback
+        ctx.facts["error"] = {"reason": "verifier_crashed", "message": traceback.format_exc()[-4000:]}
+        log("crashed: %r" % exc)
+    finally:
         try:
-            proc = subprocess.run(cmd, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
-            log_text += proc.stdout.decode("utf-8", "replace")[-4000:]
-            if proc.returncode == 0:
-                return True, log_text
-        except subprocess.TimeoutExpired:
-            log_text += "\n[timed out after %ss]" % timeout
-    return False, log_text
+            if ctx.uid is not None:
+                kill_all(ctx.uid)
+        except Exception:  # noqa: BLE001
+            pass
+    ctx.facts["family"] = ctx.family
+    ctx.timed("verify", t)
+    verdict, reason, score = decide(ctx.facts)
+    result = {"format": RESULT_FORMAT, "instance_id": spec.get("instance_id"), "family": ctx.family,
+              "verdict": verdict, "reason": reason, "score": score}
+    result.update(ctx.facts)
+    if "apply" in result:
+        result["logs"]["apply"] = result["apply"].get("log", "")
+    if ctx.facts.get("error"):
+        result["logs"]["error"] = ctx.facts["error"]["message"]
+    return result
 
 
-def grade_doc2repo(cfg, tests_dir, python):
-    workdir = cfg.get("workdir") or "/workspace"
-    report = {"flags": {}}
-    suite_zip = os.path.join(tests_dir, "test_suite.zip")
-    if not os.path.isfile(suite_zip):
-        report.update(verdict="error", reason="test_suite_missing")
-        return report, None
-    # Interpreter start-up hooks in the submission would run inside the test process (the
-    # workdir may be on PYTHONPATH): remove them before anything runs.
-    removed = []
-    for root, dirs, files in os.walk(workdir):
-        dirs[:] = [d for d in dirs if d != ".git"]
-        for name in files:
-            if name in STARTUP_FILES or name.endswith(".pth"):
-                path = os.path.join(root, name)
-                os.remove(path)
-                removed.append(os.path.relpath(path, workdir))
-    report["flags"]["files_removed"] = sorted(removed)
-    installed, install_log = install_repo(python, workdir)
-    report["install"] = {"ok": installed, "log": install_log}
-    suite = tempfile.mkdtemp(prefix="beyondswe-suite-")
-    safe_extract(suite_zip, suite)
-    for name in ("realswe_eval_script.py",):
-        path = os.path.join(suite, name)
-        if os.path.exists(path):
-            os.remove(path)
-    args = pytest_base_args(suite)
-    if not any(os.path.exists(os.path.join(suite, n)) for n in ("pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini")):
-        args += ["-c", os.devnull]
-    extra_path = [workdir, os.path.join(workdir, "src")] if not installed else []
-    env = {"PYTHONPATH": os.pathsep.join(extra_path)} if extra_path else {}
-    results, junit, code, output = run_pytest(python, suite, [suite], args, cfg.get("test_timeout_sec") or 1800, env)
-    report["test_output"] = output
-    report["exit_code"] = code
-    expected = cfg.get("test_suite_num") or 0
-    tests = (results or {}).get("tests", {})
-    passed = sum(1 for v in tests.values() if v["outcome"] in ("passed", "xpassed"))
-    if junit is not None:
-        passed = min(passed, sum(1 for v in junit.values() if v == "passed"))
-    else:
-        passed = 0
-    total = expected if expected > 0 else len(tests)
-    score = min(1.0, float(passed) / total) if total else 0.0
-    report.update(passed=passed, collected=len(tests), expected=expected, score=score,
-                  all_passed=bool(total) and passed >= total)
-    if code is None:
-        report["timed_out"] = True
-    report.update(verdict="resolved" if report["all_passed"] else "unresolved",
-                  reason="all_tests_passed" if report["all_passed"] else ("timeout" if code is None else "tests_failed"))
-    return report, score
+def write_json(path, data):
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, ensure_ascii=False)
+    os.replace(tmp, path)
+
+
+# ---------------------------------------------------------------------------------------------
+# Commands
+
+def cmd_grade(args):
+    with open(args.spec, encoding="utf-8") as fh:
+        spec = json.load(fh)
+    result = grade(spec)
+    write_json(spec["result"], result)
+    return 0
+
+
+def cmd_prepare(args):
+    """What belongs to the image, recorded once before any submission: untracked files (with
+    hashes), the pytest plugins installed, the interpreter's clean sys.path, the git config."""
+    ctx = Ctx({"workdir": args.workdir, "base_commit": args.base})
+    out = {"baseline_untracked": {}, "clean": clean_interpreter_facts(sys.executable, [args.workdir])}
+    out["plugins"] = out["clean"]["plugins"]
+    out["clean_sys_path"] = out["clean"]["sys_path"]
+    if ctx.git.available():
+        listing = base_listing(ctx)
+        for rel, kind in walk_tree(args.workdir).items():
+            if kind != "dir" and rel not in listing:
+                out["baseline_untracked"][rel] = file_sha256(os.path.join(args.workdir, rel))
+        with open(os.path.join(ctx.git.git_dir, "config"), "rb") as fh:
+            out["git_config_sha256_before"] = hashlib.sha256(fh.read()).hexdigest()
+        ctx.git.sanitize_config()
+        with open(os.path.join(ctx.git.git_dir, "config"), "rb") as fh:
+            out["git_config_sha256"] = hashlib.sha256(fh.read()).hexdigest()
+    if not os.path.isdir(args.state_dir):
+        os.makedirs(args.state_dir, 0o700)
+    os.chmod(args.state_dir, 0o700)
+    write_json(os.path.join(args.state_dir, "prepare.json"), out)
+    sys.stdout.write(json.dumps({"baseline_untracked": len(out["baseline_untracked"]),
+                                 "plugins": [p["module"] for p in out["plugins"]]}) + "\n")
+    return 0
 
 
 def cmd_harbor(args):
@@ -400,76 +1714,87 @@ def cmd_harbor(args):
     if not os.path.isdir(logs):
         os.makedirs(logs)
     for name in ("reward.txt", "reward.json"):
-        if os.path.lexists(os.path.join(logs, name)):
+        if lexists(os.path.join(logs, name)):
             os.remove(os.path.join(logs, name))
-    with open(os.path.join(args.tests_dir, "test_config.json"), encoding="utf-8") as fh:
+    tests = args.tests_dir
+    os.chmod(tests, 0o700)
+    with open(os.path.join(tests, "test_config.json"), encoding="utf-8") as fh:
         cfg = json.load(fh)
-    instance = None
-    inst_path = os.path.join(args.tests_dir, "instance.json")
-    if os.path.isfile(inst_path):
-        with open(inst_path, encoding="utf-8") as fh:
+    instance = {}
+    if os.path.isfile(os.path.join(tests, "instance.json")):
+        with open(os.path.join(tests, "instance.json"), encoding="utf-8") as fh:
             instance = json.load(fh)
-    python = sys.executable
-    try:
-        if cfg.get("family") == "Doc2Repo":
-            report, reward = grade_doc2repo(cfg, args.tests_dir, python)
-        else:
-            report, reward = grade_issue(cfg, instance, args.tests_dir, python)
-    except Exception as exc:  # noqa: BLE001 - any crash is an infrastructure error, not a score
-        report, reward = {"verdict": "error", "reason": "verifier_crashed", "log": repr(exc)}, None
-    report["instance_id"] = cfg.get("instance_id")
-    report["family"] = cfg.get("family")
-    report["reward"] = reward
-    with open(os.path.join(logs, "report.json"), "w", encoding="utf-8") as fh:
-        json.dump(report, fh, indent=2, ensure_ascii=False)
+    spec = {
+        "instance_id": cfg.get("instance_id"), "family": cfg.get("family"),
+        "workdir": cfg.get("workdir") or "/workspace", "base_commit": cfg.get("base_commit"),
+        "fail_to_pass": cfg.get("fail_to_pass", []), "pass_to_pass": cfg.get("pass_to_pass", []),
+        "keep_paths": cfg.get("keep_paths", []), "f2p_paths": cfg.get("f2p_paths", []),
+        "timeout": cfg.get("test_timeout_sec") or 1800, "test_suite_num": cfg.get("test_suite_num"),
+        "state_dir": "/var/lib/beyondswe", "private_paths": [tests, "/var/lib/beyondswe"],
+        "tests_dir": tests, "canaries": True,
+    }
+    patch = os.path.join(tests, "f2p_patch.diff")
+    if os.path.isfile(patch) and os.path.getsize(patch) > 0:
+        spec["f2p_patch"] = patch
+    script = (instance or {}).get("f2p_script") or ""
+    if script.strip():
+        path = os.path.join(tests, "test_fail_to_pass.py")
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(script)
+        spec["f2p_script"] = path
+    if os.path.isfile(os.path.join(tests, "test_suite.zip")):
+        spec["suite_zip"] = os.path.join(tests, "test_suite.zip")
+    result = grade(spec)
+    reward = None if result["verdict"] == "error" else result["score"]
+    result["reward"] = reward
+    write_json(os.path.join(logs, "report.json"), result)
     if reward is None:
-        log("no reward written: %s (%s)" % (report.get("reason"), report.get("log", "")))
+        log("no reward written: %s (%s)" % (result.get("reason"), result.get("logs", {}).get("error", "")))
         return 2
     with open(os.path.join(logs, "reward.txt"), "w") as fh:
         fh.write(("%d" % reward) if reward in (0.0, 1.0) else ("%.6f" % reward))
-    log("%s: %s, reward %s" % (report["verdict"], report["reason"], reward))
+    log("%s: %s, reward %s" % (result["verdict"], result["reason"], reward))
     return 0
 
 
-def cmd_restore(args):
-    baseline = []
-    if args.baseline_untracked and os.path.isfile(args.baseline_untracked):
-        with open(args.baseline_untracked, "rb") as fh:
-            baseline = z_list(fh.read())
-    flags = restore(args.workdir, args.base, args.keep, args.f2p_path, baseline)
-    # Then the dataset's own test changes, on the pristine baseline.
-    if args.f2p_patch:
-        proc = git(args.workdir, "apply", "--verbose", "--whitespace=nowarn", args.f2p_patch, check=False)
-        if proc.returncode != 0:
-            flags["f2p_patch_error"] = (proc.stdout + proc.stderr).decode("utf-8", "replace")[-4000:]
-    if args.f2p_script:
-        shutil.copyfile(args.f2p_script, os.path.join(args.workdir, "test_fail_to_pass.py"))
-    sys.stdout.write(json.dumps(flags) + "\n")
+def cmd_classify(args):
+    """Prints the rules' answer for each path given on stdin (one per line), for the drift test."""
+    out = {}
+    for line in sys.stdin.read().splitlines():
+        if line:
+            out[line] = classify(line)
+    sys.stdout.write(json.dumps(out) + "\n")
+    return 0
+
+
+def cmd_decide(args):
+    """Prints decide() for each fact set in a JSON list on stdin, for the table test."""
+    cases = json.loads(sys.stdin.read())
+    sys.stdout.write(json.dumps([list(decide(c)) for c in cases]) + "\n")
     return 0
 
 
 def main(argv):
     parser = argparse.ArgumentParser(prog="beyondswe_verify.py")
     sub = parser.add_subparsers(dest="command")
+    g = sub.add_parser("grade")
+    g.add_argument("--spec", required=True)
     h = sub.add_parser("harbor")
     h.add_argument("--tests-dir", default="/tests")
     h.add_argument("--logs-dir", default="/logs/verifier")
-    r = sub.add_parser("restore")
-    r.add_argument("--workdir", required=True)
-    r.add_argument("--base", required=True)
-    r.add_argument("--keep", action="append", default=[])
-    r.add_argument("--f2p-path", action="append", default=[])
-    r.add_argument("--f2p-patch", default=None, help="apply this patch after restoring")
-    r.add_argument("--f2p-script", default=None, help="copy this file to WORKDIR/test_fail_to_pass.py")
-    r.add_argument("--baseline-untracked", default=None,
-                   help="file with the NUL-separated untracked paths present before the submission")
+    p = sub.add_parser("prepare")
+    p.add_argument("--workdir", required=True)
+    p.add_argument("--base", default=None)
+    p.add_argument("--state-dir", default="/var/lib/beyondswe")
+    sub.add_parser("classify")
+    sub.add_parser("decide")
     args = parser.parse_args(argv[1:])
-    if args.command == "harbor":
-        return cmd_harbor(args)
-    if args.command == "restore":
-        return cmd_restore(args)
-    parser.print_help()
-    return 2
+    commands = {"grade": cmd_grade, "harbor": cmd_harbor, "prepare": cmd_prepare,
+                "classify": cmd_classify, "decide": cmd_decide}
+    if args.command not in commands:
+        parser.print_help()
+        return 2
+    return commands[args.command](args)
 
 
 if __name__ == "__main__":

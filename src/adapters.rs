@@ -8,8 +8,10 @@
 pub const STRIP_HISTORY_SH: &str = include_str!("../adapters/strip_history.sh");
 /// The in-container verifier: restore, f2p patch, tests through the result channel, reward.
 pub const VERIFY_PY: &str = include_str!("../adapters/verify.py");
-/// Runs pytest in-process with the recorder plugin; started by `VERIFY_PY` from a random path.
+/// Runs pytest as the unprivileged test user; started by `VERIFY_PY`, reports over a pipe.
 pub const PYTEST_RUNNER_PY: &str = include_str!("../adapters/pytest_runner.py");
+/// The one table of restore rules, read by `VERIFY_PY` and by `crate::restore_rules`.
+pub const RESTORE_RULES_JSON: &str = include_str!("../adapters/restore_rules.json");
 /// Harbor `tests/test.sh`.
 pub const TEST_SH: &str = include_str!("../adapters/test.sh");
 const SOLVE_SH: &str = include_str!("../adapters/solve.sh");

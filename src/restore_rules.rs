@@ -1,94 +1,166 @@
-//! Which repository paths the grader's restore step resets to the base commit.
+//! Which repository paths the grader's restore step resets, removes or protects.
 //!
-//! The same rules are implemented in `adapters/verify.py` (which applies them inside the
-//! container); this copy lets `validate` and the converters see ahead of time which paths a gold
-//! patch changes that the rules cover, so those paths can be kept instead of reset.
+//! The rules are one table, `adapters/restore_rules.json`, read here and by the in-container
+//! verifier (`adapters/verify.py`, which applies them). This side lets `validate` and the
+//! converters see ahead of time which paths a gold patch changes that the rules cover, so those
+//! paths can be kept instead of reset. A test runs both classifiers over the same paths.
 
-const TEST_DIRS: [&str; 3] = ["test", "tests", "testing"];
-const CONFIG_FILES: [&str; 6] = [
-    "pytest.ini",
-    ".pytest.ini",
-    "pytest.toml",
-    ".pytest.toml",
-    "tox.ini",
-    ".coveragerc",
-];
-const SECTION_CONFIG_FILES: [&str; 2] = ["setup.cfg", "pyproject.toml"];
-const STARTUP_FILES: [&str; 2] = ["sitecustomize.py", "usercustomize.py"];
+use crate::adapters::RESTORE_RULES_JSON;
+use crate::patch;
+use crate::record::{Family, Record};
+use serde::Deserialize;
+use std::sync::OnceLock;
 
-/// A tracked test file: under a `test`/`tests`/`testing` directory at any depth, `test_*.py`,
-/// `*_test.py`, or `conftest.py` anywhere including the root.
-pub fn is_test_path(path: &str) -> bool {
-    let mut parts: Vec<&str> = path.split('/').collect();
-    let name = parts.pop().unwrap_or_default();
-    if parts
-        .iter()
-        .any(|p| TEST_DIRS.contains(&p.to_ascii_lowercase().as_str()))
-    {
-        return true;
+/// The table (field names as in the JSON file).
+#[derive(Debug, Deserialize)]
+pub struct Rules {
+    pub test_dirs: Vec<String>,
+    pub test_file_prefixes: Vec<String>,
+    pub test_file_suffixes: Vec<String>,
+    pub conftest_names: Vec<String>,
+    pub config_files: Vec<String>,
+    pub section_config_files: Vec<String>,
+    pub startup_stems: Vec<String>,
+    pub startup_suffixes: Vec<String>,
+    pub metadata_dir_suffixes: Vec<String>,
+    pub bytecode_suffixes: Vec<String>,
+    pub bytecode_dirs: Vec<String>,
+    pub extension_suffixes: Vec<String>,
+    pub link_suffixes: Vec<String>,
+    pub protected_modules: Vec<String>,
+}
+
+/// The embedded table. It is part of the binary, so a parse failure is a build defect that the
+/// unit tests catch; it is not user input.
+pub fn rules() -> &'static Rules {
+    static RULES: OnceLock<Rules> = OnceLock::new();
+    RULES.get_or_init(|| {
+        #[allow(clippy::expect_used)]
+        serde_json::from_str(RESTORE_RULES_JSON).expect("adapters/restore_rules.json parses")
+    })
+}
+
+/// What the rules make of a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// An interpreter start-up hook in any form (`sitecustomize` file, package or compiled
+    /// module; `*.pth`): always removed when the base does not have it.
+    Startup,
+    /// Something that loads code behind the sources' back: metadata directories, bytecode,
+    /// extension modules, egg-links.
+    Loader,
+    /// Whole-file pytest configuration (`pytest.ini`, `tox.ini`, `.coveragerc`, …).
+    Config,
+    /// Files whose pytest sections are reverted (`setup.cfg`, `pyproject.toml`).
+    SectionConfig,
+    /// Test files: under a test directory at any depth, `test_*.py`, `*_test.py`, `conftest.py`.
+    Test,
+}
+
+impl Class {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Class::Startup => "startup",
+            Class::Loader => "loader",
+            Class::Config => "config",
+            Class::SectionConfig => "section_config",
+            Class::Test => "test",
+        }
     }
-    name == "conftest.py"
-        || (name.ends_with(".py") && (name.starts_with("test_") || name.ends_with("_test.py")))
 }
 
-fn file_name(path: &str) -> &str {
-    path.rsplit('/').next().unwrap_or(path)
+fn ends_with_any(s: &str, suffixes: &[String]) -> bool {
+    suffixes.iter().any(|x| s.ends_with(x.as_str()))
 }
 
-/// Whole-file pytest configuration (`pytest.ini`, `tox.ini`, `.coveragerc`, …).
-pub fn is_config_path(path: &str) -> bool {
-    CONFIG_FILES.contains(&file_name(path))
+/// The class of a repository path, as `classify` in `adapters/verify.py` answers it.
+pub fn classify(path: &str) -> Option<Class> {
+    let r = rules();
+    let parts: Vec<&str> = path.split('/').collect();
+    let (name, dirs) = parts.split_last()?;
+    let stem = |p: &str| p.split('.').next().unwrap_or(p).to_owned();
+    if parts.iter().any(|p| r.startup_stems.contains(&stem(p)))
+        || ends_with_any(name, &r.startup_suffixes)
+    {
+        return Some(Class::Startup);
+    }
+    if dirs.iter().any(|d| {
+        r.bytecode_dirs.iter().any(|b| b == d) || ends_with_any(d, &r.metadata_dir_suffixes)
+    }) || ends_with_any(name, &r.bytecode_suffixes)
+        || ends_with_any(name, &r.extension_suffixes)
+        || ends_with_any(name, &r.link_suffixes)
+    {
+        return Some(Class::Loader);
+    }
+    if r.config_files.iter().any(|c| c == name) {
+        return Some(Class::Config);
+    }
+    if r.section_config_files.iter().any(|c| c == name) {
+        return Some(Class::SectionConfig);
+    }
+    let test_dir = dirs
+        .iter()
+        .any(|d| r.test_dirs.contains(&d.to_ascii_lowercase()));
+    let test_file = name.ends_with(".py")
+        && (r
+            .test_file_prefixes
+            .iter()
+            .any(|p| name.starts_with(p.as_str()))
+            || ends_with_any(name, &r.test_file_suffixes));
+    if test_dir || r.conftest_names.iter().any(|c| c == name) || test_file {
+        return Some(Class::Test);
+    }
+    None
 }
 
-/// Files whose pytest sections are reverted (`setup.cfg`, `pyproject.toml`).
-pub fn is_section_config_path(path: &str) -> bool {
-    SECTION_CONFIG_FILES.contains(&file_name(path))
-}
-
-/// Interpreter start-up hooks (`sitecustomize.py`, `usercustomize.py`, `*.pth`).
-pub fn is_startup_path(path: &str) -> bool {
-    let name = file_name(path);
-    STARTUP_FILES.contains(&name) || name.ends_with(".pth")
+/// A tracked test file.
+pub fn is_test_path(path: &str) -> bool {
+    classify(path) == Some(Class::Test)
 }
 
 /// Whether the restore step touches this path at all.
 pub fn is_covered(path: &str) -> bool {
-    is_test_path(path)
-        || is_config_path(path)
-        || is_section_config_path(path)
-        || is_startup_path(path)
+    classify(path).is_some()
+}
+
+/// Paths the restore step covers that the gold patch changes and the f2p patch does not: the
+/// verifier keeps them as the agent left them, so that the gold patch still resolves. Returns
+/// (the f2p patch's paths, the paths to keep). Doc2Repo submissions are whole repositories graded
+/// by a suite run outside them: nothing to keep.
+pub fn keep_paths(record: &Record) -> (Vec<String>, Vec<String>) {
+    if record.family() == Family::Doc2Repo {
+        return (Vec::new(), Vec::new());
+    }
+    let touched = |p: Option<&str>| {
+        p.and_then(|p| patch::parse(p).ok())
+            .map(|p| p.touched_paths())
+            .unwrap_or_default()
+    };
+    let f2p_paths = touched(record.f2p_patch());
+    let keep = touched(record.gold_patch())
+        .into_iter()
+        .filter(|p| is_covered(p) && !f2p_paths.contains(p))
+        .collect();
+    (f2p_paths, keep)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// The examples in the table itself: each list names the class its paths must get.
     #[test]
-    fn rules() {
-        for p in [
-            "tests/test_a.py",
-            "tests/helpers/util.py",
-            "pkg/Testing/data.json",
-            "conftest.py",
-            "a/b/conftest.py",
-            "test_top.py",
-            "pkg/mod_test.py",
-            "pytest.ini",
-            "setup.cfg",
-            "sub/pyproject.toml",
-            "sitecustomize.py",
-            "x/evil.pth",
-        ] {
-            assert!(is_covered(p), "{p}");
+    fn the_tables_own_examples() {
+        let table: serde_json::Value = serde_json::from_str(RESTORE_RULES_JSON).unwrap();
+        let examples = table["classify_examples"].as_object().unwrap();
+        assert!(examples.len() >= 6);
+        for (class, paths) in examples {
+            for p in paths.as_array().unwrap() {
+                let p = p.as_str().unwrap();
+                let got = classify(p).map(Class::as_str).unwrap_or("none");
+                assert_eq!(got, class, "{p}");
+            }
         }
-        for p in [
-            "src/pkg/core.py",
-            "README.md",
-            "testdata.py",
-            "contest.py",
-            "pkg/tester.py",
-        ] {
-            assert!(!is_covered(p), "{p}");
-        }
+        assert!(is_test_path("tests/test_a.py") && !is_covered("src/pkg/core.py"));
     }
 }

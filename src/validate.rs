@@ -380,7 +380,7 @@ fn check_record(record: &Record, location: &str, suites: Suites<'_>) -> Vec<Prob
             "no gold patch: `grade --gold` cannot check this instance".into(),
         ));
     }
-    let (_, keep) = convert::keep_paths(record);
+    let (_, keep) = restore_rules::keep_paths(record);
     if !keep.is_empty() {
         out.push(problem(
             location,

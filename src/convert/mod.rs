@@ -9,6 +9,4 @@ mod to_harbor;
 
 pub use error::ConvertError;
 pub use from_harbor::{TaskRead, is_task_dir, read_task, store_test_suite, task_dirs};
-pub use to_harbor::{
-    Resources, ToHarborOptions, check_dir_name, find_test_suite, keep_paths, write_task,
-};
+pub use to_harbor::{Resources, ToHarborOptions, check_dir_name, find_test_suite, write_task};

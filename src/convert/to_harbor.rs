@@ -9,7 +9,6 @@ use crate::adapters;
 use crate::harbor::{
     CONVERTED_BY, CONVERTED_BY_KEY, EnvironmentToml, TaskToml, TestConfig, Timeout, paths,
 };
-use crate::patch;
 use crate::record::{Family, Record};
 use crate::restore_rules;
 use fs_err as fs;
@@ -92,29 +91,6 @@ pub fn find_test_suite(record: &Record, dir: &Path) -> Option<PathBuf> {
             dir.join(format!("{}.zip", record.instance_id())),
         ))
         .find(|p| p.is_file())
-}
-
-/// Paths the restore step covers that the gold patch changes and the f2p patch does not: the
-/// verifier keeps them as the agent left them, so that the gold patch still resolves.
-/// Doc2Repo submissions are whole repositories graded by a suite run outside them: nothing to keep.
-pub fn keep_paths(record: &Record) -> (Vec<String>, Vec<String>) {
-    if record.family() == Family::Doc2Repo {
-        return (Vec::new(), Vec::new());
-    }
-    let f2p_paths = record
-        .f2p_patch()
-        .and_then(|p| patch::parse(p).ok())
-        .map(|p| p.touched_paths())
-        .unwrap_or_default();
-    let keep = record
-        .gold_patch()
-        .and_then(|p| patch::parse(p).ok())
-        .map(|p| p.touched_paths())
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|p| restore_rules::is_covered(p) && !f2p_paths.contains(p))
-        .collect();
-    (f2p_paths, keep)
 }
 
 /// Writes one task directory `out_dir/<instance_id>`; returns its path.
@@ -244,7 +220,7 @@ fn write_task_files(
     }
 
     // tests/
-    let (f2p_paths, keep) = keep_paths(record);
+    let (f2p_paths, keep) = restore_rules::keep_paths(record);
     let config = TestConfig {
         fail_to_pass: record.fail_to_pass(),
         pass_to_pass: record.pass_to_pass(),
@@ -264,6 +240,17 @@ fn write_task_files(
         write(dir, paths::F2P_PATCH, p.as_bytes())?;
     }
     write(dir, paths::TEST_SH, adapters::TEST_SH.as_bytes())?;
+    write(
+        dir,
+        paths::RESTORE_RULES,
+        adapters::RESTORE_RULES_JSON.as_bytes(),
+    )?;
+    write(dir, paths::ENV_VERIFY_PY, adapters::VERIFY_PY.as_bytes())?;
+    write(
+        dir,
+        paths::ENV_RESTORE_RULES,
+        adapters::RESTORE_RULES_JSON.as_bytes(),
+    )?;
     write(dir, paths::VERIFY_PY, adapters::VERIFY_PY.as_bytes())?;
     write(
         dir,
@@ -387,6 +374,16 @@ fn dockerfile(record: &Record, image: &str) -> String {
     out.push_str("COPY beyondswe_strip_history.sh /opt/beyondswe/strip_history.sh\n");
     out.push_str(&format!(
         "RUN [\"sh\", \"/opt/beyondswe/strip_history.sh\", {}]\n",
+        json(workdir)
+    ));
+    // What belongs to the image, recorded before any agent runs, for the verifier's scrub.
+    out.push_str("COPY beyondswe_verify.py beyondswe_restore_rules.json /opt/beyondswe/\n");
+    let base = record
+        .base_commit()
+        .map(|b| format!(", \"--base\", {}", json(b)))
+        .unwrap_or_default();
+    out.push_str(&format!(
+        "RUN [\"python3\", \"-I\", \"/opt/beyondswe/beyondswe_verify.py\", \"prepare\", \"--workdir\", {}{base}, \"--state-dir\", \"/var/lib/beyondswe\"]\n",
         json(workdir)
     ));
     if record.family() == Family::Doc2Repo {

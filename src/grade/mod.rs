@@ -1,14 +1,15 @@
-//! The grading pipeline: plan → sandbox → prepare → apply → restore → test → verdict.
+//! Grading one submission: sandbox → prepare (once per instance) → one run of the in-container
+//! verifier (`adapters/verify.py`: apply, scrub, restore, canaries, tests as an unprivileged
+//! user, decide) → its one JSON result → the verdict. Harbor's `test.sh` runs the same verifier.
 //!
-//! The same steps as the Harbor `test.sh` (both use `adapters/`), driven from the host through a
-//! [`crate::sandbox::Sandbox`]; results are read back through the engine and parsed here.
+//! Driven from the host through a [`crate::sandbox::Sandbox`]; whole runs are in `batch`.
 
 mod batch;
 mod pipeline;
-mod results;
+mod result;
 mod verdict;
 
 pub use batch::{Job, JobEvent, Progress, job_key, run_jobs};
 pub use pipeline::{GradeInput, GradeOptions, forgery_signs, grade, suite_for};
-pub use results::{Matcher, RunnerResults, junit_key, unescape};
-pub use verdict::{Flags, Logs, Outcome, Reason, SuiteResult, TestOutcome, Verdict};
+pub use result::{VerifierResult, test_outcome};
+pub use verdict::{Canary, Flags, Logs, Outcome, Reason, SuiteResult, TestOutcome, Verdict};

@@ -33,6 +33,9 @@ pub enum Reason {
     NoResults,
     /// The recorder and pytest's own JUnit report disagree: a sign of tampering.
     ResultsDisagree,
+    /// The outcomes were forged: a canary contradicted them, pytest's code was changed, the
+    /// result channel carried what the runner did not write (evidence in `flags.forgery`).
+    ForgeryDetected,
     /// Infrastructure: the instance's image is not available.
     ImageMissing,
     /// Infrastructure: the Docker engine cannot be reached.
@@ -49,6 +52,8 @@ pub enum Reason {
     PrepareFailed,
     /// Infrastructure: an engine call failed.
     SandboxFailed,
+    /// Infrastructure: the in-container verifier failed or wrote no readable result.
+    VerifierFailed,
 }
 
 /// Outcome of one required test.
@@ -93,6 +98,10 @@ pub struct Flags {
     /// Signs that the graded code tried to forge its results (each is a sentence).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub suspicious: Vec<String>,
+    /// Proof that outcomes were forged (each is a sentence); any makes the verdict
+    /// `forgery_detected`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub forgery: Vec<String>,
     /// Doc2Repo: `pip install -e .` failed; the source was put on the path instead.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub install_failed: bool,
@@ -105,7 +114,28 @@ impl Flags {
             || !self.files_removed.is_empty()
             || !self.config_reverted.is_empty()
             || !self.suspicious.is_empty()
+            || !self.forgery.is_empty()
     }
+}
+
+/// A pair of canaries planted beside a real test: a twin that must agree with it and a poisoned
+/// clone that must fail.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Canary {
+    pub module: String,
+    /// The real test the canaries were cloned from.
+    pub template: String,
+    pub twin: String,
+    pub poison: String,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub template_outcomes: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub twin_outcomes: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub poison_outcomes: BTreeMap<String, String>,
+    /// What these canaries prove (empty: they behaved).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub proof: Vec<String>,
 }
 
 /// Doc2Repo suite counts.
@@ -131,9 +161,6 @@ pub struct Logs {
     pub install: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub test_output: String,
-    /// The recorder's results file, as read through the engine.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub results: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub error: String,
 }
@@ -155,6 +182,9 @@ pub struct Verdict {
     pub suite: Option<SuiteResult>,
     #[serde(default)]
     pub flags: Flags,
+    /// The canaries planted in this run and how they came out.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub canaries: Vec<Canary>,
     /// The instance image's id as the engine reports it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image_id: Option<String>,
@@ -180,6 +210,7 @@ impl Verdict {
             pass_to_pass: BTreeMap::new(),
             suite: None,
             flags: Flags::default(),
+            canaries: Vec::new(),
             image_id: None,
             prepared_image: None,
             timings: BTreeMap::new(),

@@ -25,6 +25,8 @@ pub mod paths {
     pub const DOCKERFILE: &str = "environment/Dockerfile";
     pub const REPO_DOCUMENT: &str = "environment/repo_document.md";
     pub const STRIP_HISTORY: &str = "environment/beyondswe_strip_history.sh";
+    pub const ENV_VERIFY_PY: &str = "environment/beyondswe_verify.py";
+    pub const ENV_RESTORE_RULES: &str = "environment/beyondswe_restore_rules.json";
     pub const TESTS: &str = "tests";
     pub const TEST_SH: &str = "tests/test.sh";
     pub const TEST_CONFIG: &str = "tests/test_config.json";
@@ -33,6 +35,7 @@ pub mod paths {
     pub const TEST_SUITE_ZIP: &str = "tests/test_suite.zip";
     pub const VERIFY_PY: &str = "tests/beyondswe_verify.py";
     pub const PYTEST_RUNNER: &str = "tests/beyondswe_pytest_runner.py";
+    pub const RESTORE_RULES: &str = "tests/beyondswe_restore_rules.json";
     pub const SOLVE_SH: &str = "solution/solve.sh";
     pub const SOLUTION_PATCH: &str = "solution/gold.patch";
 }

@@ -173,7 +173,6 @@ impl Store {
             ("apply.log", &logs.apply),
             ("install.log", &logs.install),
             ("test_output.log", &logs.test_output),
-            ("results.json", &logs.results),
             ("error.log", &logs.error),
         ] {
             let p = inst.join(name);

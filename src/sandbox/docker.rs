@@ -327,6 +327,9 @@ impl Sandbox for DockerSandbox {
             cmd: Some(spec.cmd.clone()),
             env: Some(spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect()),
             working_dir: spec.workdir.clone(),
+            // The grader's own steps run as root whatever the image's USER; the verifier drops
+            // to an unprivileged user for the submission's code.
+            user: Some("0:0".to_owned()),
             ..ExecConfig::default()
         };
         let exec = bounded(

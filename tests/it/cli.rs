@@ -298,6 +298,7 @@ fn generated_task_directories() {
             listing.push_str(&format!("== {rel}\n"));
             // The embedded adapters are snapshotted once, by name, not per task.
             if rel.starts_with("tests/beyondswe_")
+                || rel.starts_with("environment/beyondswe_")
                 || rel.ends_with("strip_history.sh")
                 || rel.ends_with(".zip")
                 || rel == "tests/test.sh"

@@ -18,3 +18,4 @@ mod harbor_loader;
 mod roundtrip;
 mod runs_docker;
 mod support;
+mod verifier;

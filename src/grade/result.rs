@@ -1,0 +1,197 @@
+//! The in-container verifier's one JSON result (`adapters/verify.py`), read back through the
+//! engine from a directory only root can reach, and how it becomes a [`Verdict`].
+//!
+//! The verifier decides the verdict from the facts it gathered (`decide` in `verify.py`, the one
+//! place a verdict is made, for this grader and for Harbor's `test.sh` alike); this module only
+//! checks the result's shape and maps its strings onto the typed verdict. It knows nothing of
+//! containers.
+
+use super::verdict::{Canary, Outcome, Reason, SuiteResult, TestOutcome, Verdict};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// The result format `verify.py` writes.
+pub(super) const RESULT_FORMAT: &str = "beyondswe-verify-result-1";
+
+/// What `verify.py grade` writes.
+#[derive(Debug, Clone, Deserialize)]
+pub struct VerifierResult {
+    pub format: String,
+    pub verdict: Outcome,
+    pub reason: String,
+    pub score: f64,
+    #[serde(default)]
+    pub fail_to_pass: BTreeMap<String, String>,
+    #[serde(default)]
+    pub pass_to_pass: BTreeMap<String, String>,
+    #[serde(default)]
+    pub suite: Option<RawSuite>,
+    #[serde(default)]
+    pub flags: RawFlags,
+    #[serde(default)]
+    pub canaries: Vec<Canary>,
+    #[serde(default)]
+    pub logs: BTreeMap<String, String>,
+    #[serde(default)]
+    pub timings: BTreeMap<String, f64>,
+    #[serde(default)]
+    pub setup: Option<SetupFacts>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct RawSuite {
+    pub passed: u64,
+    pub collected: u64,
+    pub expected: u64,
+    #[serde(default)]
+    pub all_passed: bool,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct RawFlags {
+    #[serde(default)]
+    pub tests_restored: Vec<String>,
+    #[serde(default)]
+    pub files_removed: Vec<String>,
+    #[serde(default)]
+    pub config_reverted: Vec<String>,
+    #[serde(default)]
+    pub kept_for_gold: Vec<String>,
+    #[serde(default)]
+    pub suspicious: Vec<String>,
+    #[serde(default)]
+    pub forgery: Vec<String>,
+    #[serde(default)]
+    pub applied_with: Option<String>,
+    #[serde(default)]
+    pub install_failed: bool,
+}
+
+/// What the prepare step recorded (`setup.json` in the prepared image).
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct SetupFacts {
+    #[serde(default)]
+    pub log: String,
+    #[serde(default)]
+    pub pre_commands_failed: Vec<String>,
+}
+
+impl VerifierResult {
+    /// Parses the result and checks its format.
+    pub fn parse(bytes: &[u8]) -> Result<VerifierResult, String> {
+        let r: VerifierResult = serde_json::from_slice(bytes)
+            .map_err(|e| format!("unreadable verifier result: {e}"))?;
+        if r.format != RESULT_FORMAT {
+            return Err(format!("unexpected verifier result format `{}`", r.format));
+        }
+        Ok(r)
+    }
+
+    /// The reason as the typed enum; a name this build does not know is the verifier's failure.
+    pub fn reason(&self) -> Reason {
+        serde_json::from_value(serde_json::Value::String(self.reason.clone()))
+            .unwrap_or(Reason::VerifierFailed)
+    }
+
+    /// Moves everything into the verdict (`tail` shortens logs).
+    pub fn apply_to(self, v: &mut Verdict, tail: impl Fn(&str) -> String) {
+        let reason = self.reason();
+        let outcome = if reason == Reason::VerifierFailed && self.verdict != Outcome::Error {
+            Outcome::Error
+        } else {
+            self.verdict
+        };
+        v.set(outcome, reason, self.score.clamp(0.0, 1.0));
+        v.fail_to_pass = self
+            .fail_to_pass
+            .iter()
+            .map(|(k, o)| (k.clone(), test_outcome(o)))
+            .collect();
+        v.pass_to_pass = self
+            .pass_to_pass
+            .iter()
+            .map(|(k, o)| (k.clone(), test_outcome(o)))
+            .collect();
+        v.suite = self.suite.map(|s| SuiteResult {
+            passed: s.passed,
+            collected: s.collected,
+            expected: s.expected,
+            all_passed: s.all_passed,
+        });
+        let f = &mut v.flags;
+        f.tests_restored = self.flags.tests_restored;
+        f.files_removed = self.flags.files_removed;
+        f.config_reverted = self.flags.config_reverted;
+        f.kept_for_gold = self.flags.kept_for_gold;
+        f.suspicious.extend(self.flags.suspicious);
+        f.forgery = self.flags.forgery;
+        f.install_failed = self.flags.install_failed;
+        if self.flags.applied_with.is_some() {
+            f.applied_with = self.flags.applied_with;
+        }
+        v.canaries = self.canaries;
+        if let Some(setup) = self.setup {
+            v.logs.prepare = tail(&setup.log);
+            v.flags.pre_commands_failed = setup.pre_commands_failed;
+        }
+        let log = |k: &str| self.logs.get(k).map(|s| tail(s)).unwrap_or_default();
+        v.logs.apply = log("apply");
+        v.logs.install = log("install");
+        v.logs.test_output = log("test_output");
+        let error = log("error");
+        if !error.is_empty() {
+            v.logs.error = error;
+        }
+        for (k, t) in self.timings {
+            *v.timings.entry(k).or_default() += t;
+        }
+    }
+}
+
+/// The runner's outcome names as typed outcomes (`xpassed` counts as passed, as pytest does for
+/// non-strict xfail).
+pub fn test_outcome(o: &str) -> TestOutcome {
+    match o {
+        "passed" | "xpassed" => TestOutcome::Passed,
+        "failed" => TestOutcome::Failed,
+        "skipped" => TestOutcome::Skipped,
+        "xfailed" => TestOutcome::Xfailed,
+        "disputed" => TestOutcome::Disputed,
+        "not_run" => TestOutcome::NotRun,
+        _ => TestOutcome::Error,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::Family;
+
+    #[test]
+    fn a_result_becomes_the_verdict_and_unknown_reasons_are_the_verifiers_failure() {
+        let json = serde_json::json!({
+            "format": RESULT_FORMAT, "verdict": "unresolved", "reason": "forgery_detected",
+            "score": 0.0, "fail_to_pass": {"t::a": "passed", "t::b": "not_run"},
+            "flags": {"forgery": ["the poisoned clone passed"], "files_removed": ["pytest.py"]},
+            "canaries": [{"module": "t.py", "template": "t::a", "twin": "t::a_x", "poison": "t::a_y",
+                          "proof": ["the poisoned clone passed"]}],
+            "timings": {"tests": 1.5}
+        });
+        let r = VerifierResult::parse(json.to_string().as_bytes()).unwrap();
+        let mut v = Verdict::new("x", Family::CrossRepo);
+        r.apply_to(&mut v, |s| s.to_owned());
+        assert_eq!(
+            (v.verdict, v.reason),
+            (Outcome::Unresolved, Reason::ForgeryDetected)
+        );
+        assert_eq!(v.fail_to_pass["t::b"], TestOutcome::NotRun);
+        assert!(v.flags.tampering());
+        assert_eq!(v.canaries.len(), 1);
+
+        let json = serde_json::json!({"format": RESULT_FORMAT, "verdict": "error",
+                                      "reason": "something_new", "score": 0.0});
+        let r = VerifierResult::parse(json.to_string().as_bytes()).unwrap();
+        assert_eq!(r.reason(), Reason::VerifierFailed);
+        assert!(VerifierResult::parse(b"{\"format\": \"other\"}").is_err());
+    }
+}

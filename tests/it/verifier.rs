@@ -1,0 +1,137 @@
+//! The in-container verifier (`adapters/verify.py`) against its Rust counterparts, without a
+//! container: the restore rules classify every path the same on both sides, and `decide` gives
+//! the expected verdict for a table of fact sets.
+
+use super::support::repo_root;
+use beyondswe::restore_rules::{Class, classify};
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+fn verify_py(args: &[&str], stdin: &str) -> serde_json::Value {
+    // The verifier finds its rules table beside itself under the in-container name.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        repo_root().join("adapters/verify.py"),
+        dir.path().join("beyondswe_verify.py"),
+    )
+    .unwrap();
+    std::fs::copy(
+        repo_root().join("adapters/restore_rules.json"),
+        dir.path().join("beyondswe_restore_rules.json"),
+    )
+    .unwrap();
+    let mut child = Command::new("python3")
+        .arg("-I")
+        .arg(dir.path().join("beyondswe_verify.py"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "verify.py {args:?} failed");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn restore_rules_cannot_drift_between_rust_and_the_verifier() {
+    let table: serde_json::Value =
+        serde_json::from_str(beyondswe::adapters::RESTORE_RULES_JSON).unwrap();
+    let mut paths: Vec<String> = table["classify_examples"]
+        .as_object()
+        .unwrap()
+        .values()
+        .flat_map(|v| {
+            v.as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p.as_str().unwrap().to_owned())
+        })
+        .collect();
+    for extra in [
+        "Tests/Unit/helper.py",
+        "a/b/c/test_x.py",
+        "x_test.py",
+        "x_tests.py",
+        "setup.cfg.bak",
+        "pkg/sitecustomize_helper.py",
+        "usercustomize.py",
+        "calc.egg-info",
+        "lib/x.abi3.so",
+        "docs/conf.py",
+        "tests",
+        "testing/conftest.py",
+        "a.pth.txt",
+        "__pycache__/x.py",
+        "src/pkg/__init__.py",
+        "pytest.ini/x",
+        "tox.ini",
+        ".coveragerc",
+        "pyproject.toml",
+    ] {
+        paths.push(extra.to_owned());
+    }
+    let py = verify_py(&["classify"], &paths.join("\n"));
+    for p in &paths {
+        let rust = classify(p).map(Class::as_str);
+        assert_eq!(py[p].as_str(), rust, "{p}");
+    }
+}
+
+#[test]
+fn decide_over_a_table_of_facts() {
+    let flags = |forgery: &[&str]| serde_json::json!({"forgery": forgery});
+    let run = |exit: i64| serde_json::json!({"exit": exit, "started": true});
+    let cases = serde_json::json!([
+        {"family": "CrossRepo", "flags": flags(&[]), "run": run(1),
+         "fail_to_pass": {"a": "passed"}, "pass_to_pass": {"b": "passed"}},
+        {"family": "CrossRepo", "flags": flags(&[]), "run": run(1),
+         "fail_to_pass": {"a": "passed"}, "pass_to_pass": {"b": "failed"}},
+        {"family": "CrossRepo", "flags": flags(&["the poisoned clone passed"]), "run": run(0),
+         "fail_to_pass": {"a": "passed"}},
+        {"family": "CrossRepo", "flags": flags(&[]), "run": run(0), "fail_to_pass": {"a": "disputed"}},
+        {"family": "CrossRepo", "flags": flags(&[]), "apply": {"ok": false}},
+        {"family": "CrossRepo", "flags": flags(&[]), "run": {"timed_out": true, "started": true}},
+        {"family": "CrossRepo", "flags": flags(&[]), "run": {"oom": true}},
+        {"family": "CrossRepo", "flags": flags(&[]), "run": {"exit": 2, "started": false}},
+        {"family": "CrossRepo", "flags": flags(&[]), "run": run(2), "fail_to_pass": {"a": "passed"}},
+        {"family": "CrossRepo", "flags": flags(&[]), "error": {"reason": "f2p_patch_failed"}},
+        {"family": "Doc2Repo", "flags": flags(&[]), "run": run(1),
+         "suite": {"passed": 6, "collected": 9, "expected": 10}},
+        {"family": "Doc2Repo", "flags": flags(&[]), "run": run(0),
+         "suite": {"passed": 10, "collected": 10, "expected": 10}},
+        {"family": "Doc2Repo", "flags": flags(&[]), "run": {"timed_out": true, "started": true},
+         "suite": {"passed": 3, "collected": 3, "expected": 10}},
+        {"family": "Doc2Repo", "flags": flags(&["a conftest appeared"]), "run": run(0),
+         "suite": {"passed": 10, "collected": 10, "expected": 10}},
+    ]);
+    let expected = serde_json::json!([
+        ["resolved", "all_tests_passed", 1.0],
+        ["unresolved", "tests_failed", 0.0],
+        ["unresolved", "forgery_detected", 0.0],
+        ["unresolved", "results_disagree", 0.0],
+        ["unresolved", "patch_failed", 0.0],
+        ["unresolved", "timeout", 0.0],
+        ["unresolved", "out_of_memory", 0.0],
+        ["unresolved", "no_results", 0.0],
+        ["unresolved", "tests_failed", 0.0],
+        ["error", "f2p_patch_failed", 0.0],
+        ["unresolved", "tests_failed", 0.6],
+        ["resolved", "all_tests_passed", 1.0],
+        ["unresolved", "timeout", 0.3],
+        ["unresolved", "forgery_detected", 0.0],
+    ]);
+    let got = verify_py(&["decide"], &cases.to_string());
+    assert_eq!(got, expected);
+    // Every reason the verifier can give is one the Rust verdict knows.
+    for row in got.as_array().unwrap() {
+        let r: Result<beyondswe::grade::Reason, _> = serde_json::from_value(row[1].clone());
+        assert!(r.is_ok(), "{row}");
+    }
+}
