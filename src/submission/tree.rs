@@ -2,6 +2,7 @@
 
 use super::SubmissionError;
 use crate::sandbox::TarBuilder;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 use std::path::{Component, Path};
 
@@ -130,6 +131,46 @@ fn check_link(path: &str, target: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Follows `target` (relative to the directory `dir`) through the tree's own links; an error if
+/// it leaves the tree at any point, is absolute, or loops.
+fn resolve_link(dir: &str, target: &str, links: &BTreeMap<&str, &str>) -> Result<(), String> {
+    let mut queue: std::collections::VecDeque<String> = dir
+        .split('/')
+        .chain(target.split('/'))
+        .map(str::to_owned)
+        .collect();
+    let mut out: Vec<String> = Vec::new();
+    let mut hops = 0;
+    while let Some(comp) = queue.pop_front() {
+        match comp.as_str() {
+            "" | "." => {}
+            ".." => {
+                if out.pop().is_none() {
+                    return Err("resolves to a path outside the repository".into());
+                }
+            }
+            _ => {
+                out.push(comp);
+                let here = out.join("/");
+                if let Some(next) = links.get(here.as_str()) {
+                    hops += 1;
+                    if hops > 40 {
+                        return Err("a loop of links".into());
+                    }
+                    if next.starts_with('/') {
+                        return Err(format!("goes through a link to the absolute path `{next}`"));
+                    }
+                    out.pop();
+                    for c in next.split('/').rev() {
+                        queue.push_front(c.to_owned());
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 fn is_vcs(path: &str) -> bool {
     path == ".git" || path.starts_with(".git/")
 }
@@ -195,10 +236,61 @@ impl Collector<'_> {
         Ok(data)
     }
 
-    fn finish(mut self) -> RepoTree {
+    /// Sorts the entries and checks the tree as a whole: no path twice (but a directory), no
+    /// member below a link or a file, and no link whose target, followed through every link of
+    /// the tree, leaves it.
+    fn finish(mut self) -> Result<RepoTree, SubmissionError> {
         self.tree.entries.sort_by(|a, b| a.path.cmp(&b.path));
+        for pair in self.tree.entries.windows(2) {
+            if pair[0].path == pair[1].path
+                && !(matches!(pair[0].kind, EntryKind::Dir)
+                    && matches!(pair[1].kind, EntryKind::Dir))
+            {
+                return Err(self.unsafe_entry(
+                    &pair[0].path,
+                    "the archive holds this path twice (duplicates are refused rather than \
+                     guessing which copy counts)",
+                ));
+            }
+        }
         self.tree.entries.dedup_by(|a, b| a.path == b.path);
-        self.tree
+        let links: BTreeMap<&str, &str> = self
+            .tree
+            .entries
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EntryKind::Symlink { target } => Some((e.path.as_str(), target.as_str())),
+                _ => None,
+            })
+            .collect();
+        let files: BTreeSet<&str> = self
+            .tree
+            .entries
+            .iter()
+            .filter(|e| matches!(e.kind, EntryKind::File { .. }))
+            .map(|e| e.path.as_str())
+            .collect();
+        for e in &self.tree.entries {
+            let mut parent = e.path.as_str();
+            while let Some((p, _)) = parent.rsplit_once('/') {
+                if links.contains_key(p) {
+                    return Err(self.unsafe_entry(&e.path, format!("its parent `{p}` is a link")));
+                }
+                if files.contains(p) {
+                    return Err(self.unsafe_entry(
+                        &e.path,
+                        format!("its parent `{p}` is a file (a file/directory conflict)"),
+                    ));
+                }
+                parent = p;
+            }
+        }
+        for (path, target) in &links {
+            let start = path.rsplit_once('/').map(|(p, _)| p).unwrap_or("");
+            resolve_link(start, target, &links)
+                .map_err(|r| self.unsafe_entry(path, format!("link `{target}`: {r}")))?;
+        }
+        Ok(self.tree)
     }
 }
 
@@ -228,7 +320,7 @@ pub fn read_tree(path: &Path, limits: TreeLimits) -> Result<RepoTree, Submission
             path: path.to_owned(),
         });
     }
-    Ok(c.finish())
+    c.finish()
 }
 
 fn open(path: &Path) -> Result<fs_err::File, SubmissionError> {
@@ -438,6 +530,72 @@ mod tests {
                 .to_string()
                 .contains("escapes")
         );
+    }
+
+    #[test]
+    fn link_chains_parents_duplicates_and_conflicts_are_refused() {
+        let link = |b: &mut tar::Builder<Vec<u8>>, path: &str, target: &str| {
+            let mut h = tar::Header::new_gnu();
+            h.set_entry_type(tar::EntryType::Symlink);
+            h.set_size(0);
+            b.append_link(&mut h, path, target).unwrap();
+        };
+        let file = |b: &mut tar::Builder<Vec<u8>>, path: &str| {
+            let h = raw_header(path, tar::EntryType::Regular, 2);
+            b.append(&h, &b"x\n"[..]).unwrap();
+        };
+        let cases: Vec<(&str, Box<dyn Fn(&mut tar::Builder<Vec<u8>>)>)> = vec![
+            // Each link alone stays inside; followed through each other they reach `/`.
+            (
+                "outside the repository",
+                Box::new(|b| {
+                    link(b, "p/q/0", "../..");
+                    link(b, "p/q/1", "0/../..");
+                }),
+            ),
+            (
+                "is a link",
+                Box::new(|b| {
+                    link(b, "p/l", ".");
+                    file(b, "p/l/x.py");
+                }),
+            ),
+            (
+                "twice",
+                Box::new(|b| {
+                    file(b, "a.py");
+                    file(b, "a.py");
+                }),
+            ),
+            (
+                "file/directory conflict",
+                Box::new(|b| {
+                    file(b, "a");
+                    file(b, "a/b.py");
+                }),
+            ),
+            (
+                "a loop",
+                Box::new(|b| {
+                    link(b, "x", "y");
+                    link(b, "y", "x");
+                }),
+            ),
+        ];
+        for (want, build) in cases {
+            let f = tar_with(|b| build(b));
+            let err = read_tree(f.path(), TreeLimits::default())
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(want), "{want}: {err}");
+        }
+        // Links that stay inside, through other links, are fine.
+        let f = tar_with(|b| {
+            file(b, "pkg/data.txt");
+            link(b, "alias", "pkg");
+            link(b, "deep/d", "../alias/data.txt");
+        });
+        assert!(read_tree(f.path(), TreeLimits::default()).is_ok());
     }
 
     #[test]
