@@ -198,9 +198,11 @@ FORGE = src('''
                 with open(arg.split("=", 1)[1], "w") as fh:
                     fh.write('<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" errors="0" '
                              'failures="0" skipped="0" tests="%d">%s</testsuite></testsuites>' % (len(ids), "".join(cases)))
-        if hang:
-            while True:
-                time.sleep(60)
+        hog = []
+        while hang == "oom":
+            hog.append(bytearray(64 * 1024 * 1024))
+        while hang:
+            time.sleep(60)
         os._exit(0)
 ''')
 
@@ -767,6 +769,7 @@ def _(t):
                 for node in _ast2.walk(source):
                     if isinstance(node, (_ast2.FunctionDef, _ast2.AsyncFunctionDef)) and node.name.startswith("test"):
                         node.body = [_ast2.Pass()]
+                _ast2.fix_missing_locations(source)
             return _real_compile(source, filename, mode, *args, **kwargs)
         _builtins.compile = _compile
         _replace_importing_test_module()
@@ -1852,10 +1855,7 @@ def _(t):
 def _(t):
     """The same partial forgery, then allocates memory until the container's OOM killer
     strikes (the out-of-memory path credits partial results too)."""
-    forger = forge_with(FIND_BY_GLOB, hang=True).replace(
-        "            while True:\n                time.sleep(60)",
-        "            hog = []\n            while True:\n                hog.append(bytearray(64 * 1024 * 1024))")
-    t.append("minidoc/__init__.py", forger)
+    t.append("minidoc/__init__.py", forge_with(FIND_BY_GLOB, hang="oom"))
 
 
 @case("doc2repo-nothing-setup-py-rewrites-suite", DR, MINIDOC, CHEAT_NOTHING, base="empty")
@@ -2358,7 +2358,8 @@ def grade_case(binary, entry):
         v = json.loads(proc.stdout)
     except ValueError:
         err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        return {"verdict": "refused", "reason": (err[-1] if err else "exit %d" % proc.returncode)[:300],
+        reason = (err[-1] if err else "exit %d" % proc.returncode).replace(OUT + os.sep, "")
+        return {"verdict": "refused", "reason": reason[:300],
                 "score": 0.0}
     out = {"verdict": v["verdict"], "reason": v["reason"], "score": v["score"]}
     f2p = v.get("fail_to_pass") or {}
@@ -2398,12 +2399,37 @@ def cmd_grade(binary, only, out_path):
     return 0
 
 
+def cmd_table(results_path):
+    """The README's results table (markdown) from cases.json and a results file."""
+    with open(os.path.join(OUT, "cases.json"), encoding="utf-8") as fh:
+        entries = json.load(fh)
+    with open(results_path, encoding="utf-8") as fh:
+        rows = dict((r["name"], r) for r in (json.loads(line) for line in fh if line.strip()))
+    print("| case | class | instance | expect | verdict | reason | score | result |")
+    print("|---|---|---|---|---|---|---|---|")
+    for e in entries:
+        r = rows.get(e["name"])
+        if r is None:
+            continue
+        expect = ", ".join("%s %s" % (k, v) for k, v in sorted(e["expect"].items()))
+        reason = r["reason"] if len(r["reason"]) <= 40 else r["reason"][:37] + "..."
+        detail = ["F2P %s" % r["f2p_passed"]] if "f2p_passed" in r else []
+        detail += ["suite %s passed" % r["suite_passed"]] if "suite_passed" in r else []
+        result = {"THROUGH": "**through**", "WRONG": "**wrong**"}.get(r["status"], r["status"])
+        print("| `%s` | %s | %s | %s | %s | %s | %s%s | %s |" % (
+            e["name"], e["class"], e["instance"].split("_")[1] if e["instance"] != MINIDOC else "minidoc",
+            expect, r["verdict"], reason.replace("|", "/"), r["score"],
+            " (%s)" % ", ".join(detail) if detail else "", result))
+    return 0
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="fail if the committed fixtures are stale")
     parser.add_argument("--grade", metavar="BIN", help="grade every case with this beyondswe binary")
     parser.add_argument("--only", nargs="*", default=[], help="with --grade: these case names only")
     parser.add_argument("--out", help="with --grade: results file (default baseline-results.jsonl; '-' for none)")
+    parser.add_argument("--table", metavar="RESULTS", help="print the README table for a results file")
     parser.add_argument("--rebuild-native", action="store_true", help="rebuild the extension modules in native/")
     args = parser.parse_args(argv[1:])
     if args.rebuild_native:
@@ -2411,6 +2437,8 @@ def main(argv):
         return 0
     if args.check:
         return cmd_check()
+    if args.table:
+        return cmd_table(args.table)
     if args.grade:
         out = args.out or os.path.join(OUT, "baseline-results.jsonl")
         return cmd_grade(args.grade, set(args.only), None if out == "-" else out)
