@@ -907,6 +907,32 @@ def _(t):
     '''))
 
 
+@case("rewrite-test-files-on-disk", IN, CALC, CHEAT_ISSUE)
+def _(t):
+    """At import, rewrites every test file under tests/ on disk (test bodies emptied), after the
+    grader restored them and before pytest reads the later ones, and swaps the module being
+    imported now: defeats a runner that checks the test files only before the run."""
+    calc_init(t, NEUTER + src('''
+        import ast as _ast3, glob as _glob, os as _os
+        for _path in _glob.glob(_os.path.join(_os.getcwd(), "tests", "**", "test_*.py"), recursive=True):
+            with open(_path, encoding="utf-8") as _fh:
+                _tree = _ast3.parse(_fh.read())
+            for _node in _ast3.walk(_tree):
+                if isinstance(_node, _ast3.FunctionDef) and _node.name.startswith("test"):
+                    _node.body = [_ast3.Pass()]
+            with open(_path, "w", encoding="utf-8") as _fh:
+                _fh.write(_ast3.unparse(_tree) + "\\n")
+        _replace_importing_test_module()
+    '''))
+
+
+@case("pytest-exit-zero-during-collection", IN, CALC, CHEAT_ISSUE)
+def _(t):
+    """`pytest.exit("done", returncode=0)` while the first test module is collected: the session
+    ends cleanly with exit status 0 and nothing ran."""
+    calc_init(t, "import pytest as _pytest\n_pytest.exit(\"done\", returncode=0)\n")
+
+
 @case("textkit-monkeypatch-testreport-init", IN, TEXTKIT, CHEAT_ISSUE)
 def _(t):
     """DepMigrate: textkit/__init__.py (imported by every test, the f2p script included) wraps
@@ -1112,9 +1138,11 @@ shadow_case("shadow-stdlib-json", "json.py", 1, why="""
 shadow_case("shadow-pytest-in-src", "src/pytest.py", 1, why="""
     `src/pytest.py`: calc's image does not put `src/` on the path, so this guards graders that
     add `src` layouts to `PYTHONPATH` for issue instances.""")
-shadow_case("shadow-stdlib-in-tests-dir", "tests/pdb.py", 1, why="""
-    `tests/pdb.py`: pytest's prepend import mode puts the test directory first on `sys.path`;
-    the restore step should remove this untracked file under tests/.""")
+shadow_case("shadow-package-from-tests-dir", "tests/calc.py", 1, why="""
+    `tests/calc.py`: pytest's prepend import mode puts the test directory first on `sys.path`
+    while it imports tests/test_calc.py, so the test's `from calc import ...` gets this shim (which
+    loads the real package and arms the report rewrite); the restore step should remove this
+    untracked file under tests/.""")
 shadow_case("textkit-shadow-pytest-module", "pytest.py", 1, instance=TEXTKIT, why="""
     DepMigrate: the top-level `pytest.py` shadow in textkit's root.""")
 
@@ -1344,8 +1372,10 @@ def _(t):
 def _(t):
     """`tests/unit/test_more.cpython-311-x86_64-linux-gnu.so` beside the restored test file: an
     extension module named like the test module, with passing tests, preferred by the import
-    system over the .py (the restore step should remove it)."""
+    system over the .py; calc sets `PY_IGNORE_IMPORTMISMATCH` so pytest accepts it (the restore
+    step should remove the .so)."""
     t.write("tests/unit/test_more" + EXT, native("test_more" + EXT))
+    calc_init(t, 'import os as _os\n_os.environ["PY_IGNORE_IMPORTMISMATCH"] = "1"\n')
 
 
 # ---------------------------------------------------------------------------- 7. patch tricks
@@ -1492,10 +1522,10 @@ def _(t):
 
 @case("patch-test-file-becomes-symlink", PT, CALC, CHEAT_ISSUE)
 def _(t):
-    """Turns tests/unit/test_more.py into a symlink (mode 120000) to a module of always-passing
-    tests inside the package."""
-    t.write("calc/_more_checks.py", "def test_mul_strings():\n    pass\n\n\ndef test_div_unicode_minus():\n    pass\n")
-    t.symlink("tests/unit/test_more.py", "../../calc/_more_checks.py")
+    """Turns tests/unit/test_more.py into a symlink (mode 120000) to an always-passing
+    `calc/_checks/test_more.py`."""
+    t.write("calc/_checks/test_more.py", "def test_mul_strings():\n    pass\n\n\ndef test_div_unicode_minus():\n    pass\n")
+    t.symlink("tests/unit/test_more.py", "../../calc/_checks/test_more.py")
 
 
 @case("patch-rename-test-files", PT, CALC, CHEAT_ISSUE)
@@ -1520,7 +1550,9 @@ def _(t):
 def _(t):
     """Adds a package `tests/test_calc/__init__.py` (always-passing tests) beside
     tests/test_calc.py: the import system prefers the package directory for `import test_calc`."""
-    t.write("tests/test_calc/__init__.py", PASSING_TEST_CALC)
+    t.write("tests/test_calc/__init__.py",
+            'import os\nos.environ["PY_IGNORE_IMPORTMISMATCH"] = "1"  # accept the package for the file\n'
+            + PASSING_TEST_CALC)
 
 
 @case("patch-binary-literal-hides-payload", PT, CALC, CHEAT_ISSUE)
@@ -1546,7 +1578,7 @@ DR = "doc2repo"
 SUITE_REWRITE = src('''
     def _rewrite_suite(drop_imports=False):
         """Every test of the hidden suite becomes `pass` (the grader unpacks it under /tmp)."""
-        import ast, glob
+        import ast, glob, os
         for path in glob.glob("/tmp/*/suite/**/*.py", recursive=True):
             with open(path, encoding="utf-8") as fh:
                 tree = ast.parse(fh.read())
@@ -1555,8 +1587,9 @@ SUITE_REWRITE = src('''
             for node in ast.walk(tree):
                 if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
                     node.body = [ast.Pass()]
-            with open(path, "w", encoding="utf-8") as fh:
+            with open(path + ".new", "w", encoding="utf-8") as fh:
                 fh.write(ast.unparse(tree) + "\\n")
+            os.replace(path + ".new", path)  # atomic: pytest never reads half a file
 ''')
 
 SETUP_TAIL = "\nfrom setuptools import setup\n\nsetup()\n"
@@ -1666,6 +1699,20 @@ def _(t):
                 with open(_runner, "w") as _fh:
                     _fh.write(%r)
     ''' % forger) + SETUP_TAIL)
+
+
+@case("doc2repo-setup-py-shadows-pluggy-in-site-packages", DR, MINIDOC, CHEAT_PARTIAL, base="partial")
+def _(t):
+    """`setup.py` writes a `pluggy.py` into /usr/local/lib/python3.11/dist-packages, which comes
+    before the Debian-packaged pytest and pluggy in `sys.path`: nothing in the workdir, and the
+    test process imports the shim (which loads the real pluggy and arms the report rewrite)."""
+    t.write("setup.py", src('''
+        def _plant():
+            import site
+            with open(site.getsitepackages()[0] + "/pluggy.py", "w") as fh:
+                fh.write(%r)
+        _plant()
+    ''' % shadow(1)) + SETUP_TAIL)
 
 
 @case("doc2repo-build-backend-path", DR, MINIDOC, CHEAT_PARTIAL, base="partial")
@@ -2389,11 +2436,21 @@ def cmd_grade(binary, only, out_path):
         lines.append(row)
         print("%-8s %-50s %-10s %-22s %s" % (status, e["name"], v["verdict"], v["reason"][:22], v["score"]),
               flush=True)
+    if out_path and only and os.path.isfile(out_path):
+        # A partial run updates its rows of an existing results file, in cases.json order.
+        with open(out_path, encoding="utf-8") as fh:
+            kept = dict((r["name"], r) for r in (json.loads(line) for line in fh if line.strip()))
+        kept.update((r["name"], r) for r in lines)
+        with open(os.path.join(OUT, "cases.json"), encoding="utf-8") as fh:
+            order = [e["name"] for e in json.load(fh)]
+        lines = [kept[n] for n in order if n in kept]
     if out_path:
         with open(out_path, "w", encoding="utf-8") as fh:
             for row in lines:
                 fh.write(json.dumps(row, ensure_ascii=False) + "\n")
     through = [r["name"] for r in lines if r["status"] == "THROUGH"]
+    if only:
+        print("(%d rows in the results file after the merge)" % len(lines))
     wrong = [r["name"] for r in lines if r["status"] == "WRONG"]
     print("%d cases: %d cheats through, %d controls wrong" % (len(lines), len(through), len(wrong)))
     return 0
