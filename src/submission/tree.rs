@@ -544,7 +544,8 @@ mod tests {
             let h = raw_header(path, tar::EntryType::Regular, 2);
             b.append(&h, &b"x\n"[..]).unwrap();
         };
-        let cases: Vec<(&str, Box<dyn Fn(&mut tar::Builder<Vec<u8>>)>)> = vec![
+        type Build<'a> = Box<dyn Fn(&mut tar::Builder<Vec<u8>>) + 'a>;
+        let cases: Vec<(&str, Build<'_>)> = vec![
             // Each link alone stays inside; followed through each other they reach `/`.
             (
                 "outside the repository",
