@@ -62,26 +62,56 @@ fn get<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
 }
 
 /// The patch a trial collected in `artifacts/` (see README): a conventional name first, else the
-/// first `.diff`, then `.patch`, anywhere below it.
+/// first `.diff`, then `.patch`, anywhere below it. Links are followed only while they stay inside
+/// the trial directory: a patch that resolves outside it (a host file) is never read.
 pub fn trial_patch(dir: &Path) -> Option<PathBuf> {
+    find_trial_patch(dir).found
+}
+
+/// What [`trial_patch`] found, and the candidates it refused because they lead out of the trial.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TrialPatch {
+    pub found: Option<PathBuf>,
+    /// `(candidate, where it leads)` for every link out of the trial directory.
+    pub refused: Vec<(PathBuf, PathBuf)>,
+}
+
+/// Like [`trial_patch`], with the refused candidates named.
+pub fn find_trial_patch(dir: &Path) -> TrialPatch {
+    let mut out = TrialPatch::default();
+    let Ok(root) = dir.canonicalize() else {
+        return out;
+    };
+    // A regular file whose real path is inside the trial directory.
+    let inside = |p: &Path, refused: &mut Vec<(PathBuf, PathBuf)>| -> bool {
+        let Ok(real) = p.canonicalize() else {
+            return false;
+        };
+        if !real.starts_with(&root) {
+            refused.push((p.to_owned(), real));
+            return false;
+        }
+        real.is_file()
+    };
     let artifacts = dir.join("artifacts");
-    if let Some(p) = ["patch.diff", "model.patch", "patch.patch", "git.diff"]
-        .iter()
-        .map(|n| artifacts.join(n))
-        .find(|p| p.is_file())
-    {
-        return Some(p);
+    for name in ["patch.diff", "model.patch", "patch.patch", "git.diff"] {
+        let p = artifacts.join(name);
+        if fs_err::symlink_metadata(&p).is_ok() && inside(&p, &mut out.refused) {
+            out.found = Some(p);
+            return out;
+        }
     }
     let mut found: Vec<PathBuf> = walkdir::WalkDir::new(&artifacts)
         .max_depth(3)
         .into_iter()
         .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file())
+        .filter(|e| !e.file_type().is_dir())
         .map(walkdir::DirEntry::into_path)
         .filter(|p| p.extension().is_some_and(|x| x == "diff" || x == "patch"))
         .collect();
     found.sort_by_key(|p| (p.extension().is_some_and(|x| x == "patch"), p.clone()));
-    found.into_iter().next()
+    out.found = found.into_iter().find(|p| inside(p, &mut out.refused));
+    out
 }
 
 /// One release line for a trial directory.

@@ -8,7 +8,10 @@ mod job;
 mod task_config;
 mod test_config;
 
-pub use job::{JobError, job_of, release_line, trial_dirs, trial_patch, write_trial};
+pub use job::{
+    JobError, TrialPatch, find_trial_patch, job_of, release_line, trial_dirs, trial_patch,
+    write_trial,
+};
 pub use task_config::{EnvironmentToml, TaskToml, Timeout, size_to_mb};
 pub use test_config::TestConfig;
 

@@ -108,6 +108,8 @@ pub enum IngestError {
         #[source]
         source: std::io::Error,
     },
+    #[error("{path}: no such file or directory")]
+    Missing { path: PathBuf },
     #[error("{path}: not a format beyondswe reads; tried:\n{tried}")]
     Unknown { path: PathBuf, tried: String },
     #[error("{path}: {message}")]
@@ -118,6 +120,20 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> IngestError + '_ {
     move |source| IngestError::Io {
         path: path.to_owned(),
         source,
+    }
+}
+
+/// A path that is not there is named as such, never as an unknown format.
+fn exists(path: &Path) -> Result<(), IngestError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(IngestError::Missing {
+            path: path.to_owned(),
+        }),
+        Err(source) => Err(IngestError::Io {
+            path: path.to_owned(),
+            source,
+        }),
     }
 }
 
@@ -175,6 +191,7 @@ fn files_with(dir: &Path, suffix: &str, depth: usize) -> Vec<PathBuf> {
 
 /// Which format `path` is, with the reasons the others were ruled out.
 pub fn detect(path: &Path) -> Result<AgentFormat, IngestError> {
+    exists(path)?;
     let mut tried = Vec::new();
     let mut check = |format: AgentFormat, ok: bool, why: &str| {
         if !ok {
@@ -338,6 +355,7 @@ pub fn ingest(
     format: Option<AgentFormat>,
     patches: Option<&Path>,
 ) -> Result<Ingest, IngestError> {
+    exists(path)?;
     let format = match format {
         Some(f) => f,
         None => detect(path)?,
@@ -726,8 +744,15 @@ fn harbor(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
                         .and_then(Value::as_f64)
                 })
             });
-            let found = crate::harbor::trial_patch(&dir);
-            let patch = read_optional(found.as_ref())?;
+            let lookup = crate::harbor::find_trial_patch(&dir);
+            for (link, target) in &lookup.refused {
+                ing.problems.push(format!(
+                    "{}: leads out of the trial directory (to {}); not read",
+                    link.display(),
+                    target.display()
+                ));
+            }
+            let patch = read_optional(lookup.found.as_ref())?;
             let mut note = v.get("exception_info").filter(|e| !e.is_null()).map(|e| {
                 format!(
                     "trial error: {}: {}",

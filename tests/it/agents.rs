@@ -4,6 +4,7 @@
 
 use super::support::{docker_ready, fixture_images, fixtures};
 use assert_cmd::cargo::cargo_bin_cmd;
+use predicates::prelude::PredicateBooleanExt;
 use predicates::str::contains;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -257,4 +258,87 @@ fn every_format_grades_to_the_expected_verdicts() {
         ),
         (Some(50.0), Some(100.0), Some(2))
     );
+}
+
+/// A path that is not there is named as missing, not as an unknown format.
+#[test]
+fn a_missing_path_is_named_as_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    cargo_bin_cmd!("beyondswe")
+        .arg("ingest")
+        .arg(dir.path().join("no-such-run.jsonl"))
+        .arg("-o")
+        .arg(dir.path().join("o.jsonl"))
+        .assert()
+        .code(1)
+        .stderr(contains("no-such-run.jsonl: no such file or directory"))
+        .stderr(contains("not a format").not());
+}
+
+/// A trial whose `artifacts/patch.diff` is a link to a file outside the job: the host file never
+/// reaches the predictions (nor a release), and the link is reported. A link that stays inside
+/// the trial is still followed.
+#[test]
+fn links_out_of_a_harbor_job_are_not_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("jobs");
+    copy_tree(&agents("harbor-job"), &job);
+    let host = dir.path().join("host-secret.txt");
+    std::fs::write(&host, "HOST SECRET: not an agent's patch\n").unwrap();
+    let trial = job.join("2026-03-25__10-00-00/acme_calc_pr7__a8Kp2Qz/artifacts");
+    std::fs::remove_file(trial.join("patch.diff")).unwrap();
+    std::os::unix::fs::symlink(&host, trial.join("patch.diff")).unwrap();
+    // Inside the trial: followed.
+    let weird = job.join("2026-03-25__10-00-00/weird_dir_name__Zz1Yy2x/artifacts");
+    std::fs::rename(weird.join("patch.diff"), weird.join("real.txt")).unwrap();
+    std::os::unix::fs::symlink("real.txt", weird.join("patch.diff")).unwrap();
+
+    let (lines, stderr, _) = ingest(&job);
+    let text = lines
+        .iter()
+        .map(|l| l.to_string())
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(!text.contains("HOST SECRET"), "{text}");
+    assert!(
+        stderr.contains("patch.diff: leads out of the trial directory"),
+        "{stderr}"
+    );
+    let textkit = lines
+        .iter()
+        .find(|l| l["instance_id"] == "acme_textkit_pr12" && l.get("model_patch").is_some())
+        .expect("the link inside the trial is followed");
+    assert!(
+        textkit["model_patch"]
+            .as_str()
+            .unwrap()
+            .contains("make_slug")
+    );
+
+    let release = dir.path().join("release.jsonl");
+    cargo_bin_cmd!("beyondswe")
+        .args(["release", "from-harbor"])
+        .arg(&job)
+        .arg("-o")
+        .arg(&release)
+        .assert()
+        .success()
+        .stdout(contains("HOST SECRET").not());
+    assert!(
+        !std::fs::read_to_string(&release)
+            .unwrap()
+            .contains("HOST SECRET")
+    );
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    for entry in walkdir::WalkDir::new(from) {
+        let entry = entry.unwrap();
+        let dest = to.join(entry.path().strip_prefix(from).unwrap());
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&dest).unwrap();
+        } else {
+            std::fs::copy(entry.path(), &dest).unwrap();
+        }
+    }
 }
