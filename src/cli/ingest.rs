@@ -4,7 +4,7 @@ use super::{exit, note};
 use anyhow::Result;
 use beyondswe::dataset::load_all;
 use beyondswe::report::write_atomic;
-use beyondswe::submission::{AgentFormat, Ingest, base64_encode, ingest};
+use beyondswe::submission::{AgentFormat, Ingest, IngestOptions, base64_encode, ingest_with};
 use clap::Args;
 use serde_json::{Map, Value, json};
 use std::collections::HashSet;
@@ -24,6 +24,10 @@ pub(crate) struct IngestArgs {
     /// `patches/` beside the transcripts).
     #[arg(long)]
     pub(crate) patches: Option<PathBuf>,
+    /// The instance a single transcript file is about (session files and rollouts are named by
+    /// the agent's session, not the instance).
+    #[arg(long)]
+    pub(crate) instance: Option<String>,
     /// Where to write the predictions (JSONL).
     #[arg(short, long)]
     pub(crate) output: PathBuf,
@@ -112,7 +116,14 @@ pub(crate) fn describe(path: &Path, ing: &Ingest, known: Option<&HashSet<String>
 }
 
 pub(crate) fn run(args: &IngestArgs) -> Result<i32> {
-    let ing = ingest(&args.path, args.format, args.patches.as_deref())?;
+    let ing = ingest_with(
+        &args.path,
+        &IngestOptions {
+            format: args.format,
+            patches: args.patches.clone(),
+            instance: args.instance.clone(),
+        },
+    )?;
     let known = match &args.dataset {
         Some(d) => Some(
             load_all(d, None)?

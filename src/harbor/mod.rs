@@ -3,11 +3,13 @@
 //!
 //! Pure data and file layout; the mapping to and from BeyondSWE records is in `convert`.
 
+mod agent_logs;
 pub mod atif;
 mod job;
 mod task_config;
 mod test_config;
 
+pub use agent_logs::{CLAUDE_CODE_LOG, CODEX_LOG, SESSIONS_DIR, trial_agent_log};
 pub use job::{
     JobError, TrialPatch, find_trial_patch, job_of, release_line, trial_dirs, trial_patch,
     write_trial,

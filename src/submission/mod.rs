@@ -10,7 +10,13 @@ mod capture;
 mod predictions;
 mod tree;
 
-pub use agents::{AgentFormat, Ingest, IngestError, Ingested, detect, ingest};
+pub use agents::{
+    Action, ActionKind, Agent, AgentFormat, Chunk, EditOp, FileEdit, Ingest, IngestError,
+    IngestOptions, Ingested, OpaqueEdit, Outcome, Shape, Transcript, TranscriptBuilder,
+    TranscriptError, Unread, agent_file_name, apply_chunks, classify_record, detect, ingest,
+    ingest_with, instance_from_file_name, read_transcript, read_transcripts, shape_of, shell_join,
+    sniff, transcript_from_values,
+};
 pub use capture::{CaptureError, CaptureOptions, capture};
 pub use predictions::{
     Predicted, Prediction, PredictionsError, base64_decode, base64_encode, read_predictions,

@@ -1,9 +1,23 @@
 //! What third-party agents write, turned into predictions: SWE-bench predictions, SWE-agent and
 //! mini-swe-agent runs, OpenHands `output.jsonl`, AweAgent runs, Claude Code and Codex transcripts
-//! (paired with captured diffs, since they carry no patch), and Harbor job directories.
+//! in every shape they are written in (transcript.rs, claude_code.rs, codex.rs; paired with
+//! captured diffs, since they carry no patch, or replayed by `replay`), and Harbor job directories.
 //!
 //! Every reader keeps going after a bad record and reports it with its file and line; a run with
-//! nothing recognisable says which formats were tried and why each did not match.
+//! nothing recognisable says which formats were tried and why each did not match, and a format
+//! given on the command line is checked against the content.
+
+mod apply_patch;
+mod claude_code;
+mod codex;
+mod transcript;
+
+pub use apply_patch::{Chunk, apply_chunks};
+pub use transcript::{
+    Action, ActionKind, Agent, EditOp, FileEdit, OpaqueEdit, Outcome, Shape, Transcript,
+    TranscriptBuilder, TranscriptError, Unread, classify_record, read_transcript, read_transcripts,
+    shape_of, shell_join, sniff, transcript_from_values,
+};
 
 use super::predictions::{Predicted, read_predictions};
 use serde_json::Value;
@@ -55,6 +69,22 @@ pub struct Ingested {
     /// The reward the harness recorded (Harbor), to compare with ours.
     pub reward: Option<f64>,
     pub note: Option<String>,
+    /// The agent's raw transcript (its files, in reading order), for replaying its edits.
+    pub transcript: Vec<PathBuf>,
+    /// The patch was rebuilt by replaying the transcript's edits, not captured.
+    pub reconstructed: bool,
+}
+
+/// How to read an agent's output.
+#[derive(Debug, Clone, Default)]
+pub struct IngestOptions {
+    /// The format (detected when `None`; checked against the content when given).
+    pub format: Option<AgentFormat>,
+    /// Captured diffs named `<instance_id>.diff` or `.patch` (default: `patches/` beside the
+    /// transcripts).
+    pub patches: Option<PathBuf>,
+    /// The instance a single transcript file is about (else its file name says).
+    pub instance: Option<String>,
 }
 
 /// Everything read from one path, with the problems met on the way.
@@ -86,6 +116,8 @@ impl Ingested {
             source,
             reward: None,
             note,
+            transcript: Vec::new(),
+            reconstructed: false,
         }
     }
 }
@@ -114,6 +146,15 @@ pub enum IngestError {
     Unknown { path: PathBuf, tried: String },
     #[error("{path}: {message}")]
     Bad { path: PathBuf, message: String },
+    #[error("{path}: expected {expected} (--format {format}), found {found}")]
+    Mismatch {
+        path: PathBuf,
+        format: &'static str,
+        expected: String,
+        found: String,
+    },
+    #[error(transparent)]
+    Transcript(#[from] TranscriptError),
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> IngestError + '_ {
@@ -228,23 +269,18 @@ pub fn detect(path: &Path) -> Result<AgentFormat, IngestError> {
         if check(AgentFormat::Openhands, oh, "no output.jsonl") {
             return Ok(AgentFormat::Openhands);
         }
-        let transcripts: Vec<PathBuf> = files_with(path, ".json", 1)
-            .into_iter()
-            .chain(files_with(path, ".jsonl", 1))
-            .collect();
-        let kinds: Vec<Option<AgentFormat>> =
-            transcripts.iter().map(|p| transcript_kind(p)).collect();
+        let shapes: Vec<Shape> = transcript_files(path).into_iter().map(|(_, s)| s).collect();
         if check(
             AgentFormat::Codex,
-            kinds.contains(&Some(AgentFormat::Codex)),
-            "no <id>.jsonl with Codex `thread.started`/`item.*` events",
+            shapes.iter().any(|s| s.agent() == Agent::Codex),
+            "no Codex transcript (exec --json events, older exec events, session rollouts)",
         ) {
             return Ok(AgentFormat::Codex);
         }
         if check(
             AgentFormat::ClaudeCode,
-            kinds.contains(&Some(AgentFormat::ClaudeCode)),
-            "no <id>.json(l) with Claude Code `result`/`system` messages",
+            shapes.iter().any(|s| s.agent() == Agent::ClaudeCode),
+            "no Claude Code transcript (stream-json, a result object, session files)",
         ) {
             return Ok(AgentFormat::ClaudeCode);
         }
@@ -279,18 +315,21 @@ pub fn detect(path: &Path) -> Result<AgentFormat, IngestError> {
         ) {
             return Ok(AgentFormat::Aweagent);
         }
-        let kind = transcript_kind(path);
+        let shape = sniff(path).ok().flatten();
+        let found = shape
+            .map(|s| s.describe())
+            .unwrap_or("no transcript record");
         if check(
             AgentFormat::Codex,
-            kind == Some(AgentFormat::Codex),
-            "no `thread.started`/`item.*` events",
+            shape.is_some_and(|s| s.agent() == Agent::Codex),
+            &format!("not a Codex transcript ({found})"),
         ) {
             return Ok(AgentFormat::Codex);
         }
         if check(
             AgentFormat::ClaudeCode,
-            kind == Some(AgentFormat::ClaudeCode),
-            "no `result`/`system`/`assistant` messages",
+            shape.is_some_and(|s| s.agent() == Agent::ClaudeCode),
+            &format!("not a Claude Code transcript ({found})"),
         ) {
             return Ok(AgentFormat::ClaudeCode);
         }
@@ -314,38 +353,58 @@ pub fn detect(path: &Path) -> Result<AgentFormat, IngestError> {
     })
 }
 
-/// Codex or Claude Code, judged by the event types in the file.
-fn transcript_kind(path: &Path) -> Option<AgentFormat> {
-    let text = fs_err::read_to_string(path).ok()?;
-    let values: Vec<Value> = match serde_json::from_str::<Value>(&text) {
-        Ok(Value::Array(items)) => items,
-        Ok(v @ Value::Object(_)) => vec![v],
-        _ => text
-            .lines()
-            .take(50)
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect(),
-    };
-    let types: Vec<&str> = values
-        .iter()
-        .filter_map(|v| v.get("type").and_then(Value::as_str))
+/// Transcript files under `dir` (depth ≤ 6: rollouts sit in `sessions/YYYY/MM/DD/`), with their
+/// shapes, sorted.
+fn transcript_files(dir: &Path) -> Vec<(PathBuf, Shape)> {
+    let mut out: Vec<(PathBuf, Shape)> = walkdir::WalkDir::new(dir)
+        .max_depth(6)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(walkdir::DirEntry::into_path)
+        .filter(|p| {
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            (name.ends_with(".json") || name.ends_with(".jsonl") || name.ends_with(".txt"))
+                && !name.ends_with(".traj.json")
+                && !name.ends_with(".meta.json")
+        })
+        .filter_map(|p| {
+            let shape = sniff(&p).ok().flatten()?;
+            Some((p, shape))
+        })
         .collect();
-    if types
-        .iter()
-        .any(|t| *t == "thread.started" || t.starts_with("item.") || *t == "turn.completed")
-    {
-        return Some(AgentFormat::Codex);
-    }
-    if types
-        .iter()
-        .any(|t| matches!(*t, "result" | "system" | "assistant"))
-        && values
-            .iter()
-            .any(|v| v.get("session_id").is_some() || v.get("message").is_some())
-    {
-        return Some(AgentFormat::ClaudeCode);
-    }
-    None
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+/// Whether a transcript's file name is the agent's own (a session id, a rollout, Harbor's log
+/// names) rather than an instance id.
+pub fn agent_file_name(stem: &str) -> bool {
+    let uuid = stem.len() == 36
+        && stem.chars().enumerate().all(|(i, c)| {
+            if matches!(i, 8 | 13 | 18 | 23) {
+                c == '-'
+            } else {
+                c.is_ascii_hexdigit()
+            }
+        });
+    uuid || stem.starts_with("rollout-")
+        || stem.starts_with("agent-")
+        || matches!(stem, "claude-code" | "codex" | "stdout" | "trajectory")
+}
+
+/// The instance id a transcript file names: `<instance_id>.jsonl` (or `.json`, `.txt`).
+pub fn instance_from_file_name(path: &Path) -> Option<String> {
+    let name = path.file_name()?.to_string_lossy().into_owned();
+    let stem = name
+        .strip_suffix(".jsonl")
+        .or_else(|| name.strip_suffix(".json"))
+        .or_else(|| name.strip_suffix(".txt"))
+        .unwrap_or(&name);
+    (!stem.is_empty() && !agent_file_name(stem)).then(|| stem.to_owned())
 }
 
 /// Reads `path` in `format` (detected when `None`). `patches` pairs transcripts with captured
@@ -355,9 +414,46 @@ pub fn ingest(
     format: Option<AgentFormat>,
     patches: Option<&Path>,
 ) -> Result<Ingest, IngestError> {
+    ingest_with(
+        path,
+        &IngestOptions {
+            format,
+            patches: patches.map(Path::to_owned),
+            instance: None,
+        },
+    )
+}
+
+fn is_transcript_format(f: AgentFormat) -> bool {
+    matches!(f, AgentFormat::ClaudeCode | AgentFormat::Codex)
+}
+
+/// Reads `path` as `opts` say.
+pub fn ingest_with(path: &Path, opts: &IngestOptions) -> Result<Ingest, IngestError> {
     exists(path)?;
-    let format = match format {
-        Some(f) => f,
+    let format = match opts.format {
+        Some(forced) => {
+            // A format given by hand must match what is there.
+            if let Ok(found) = detect(path)
+                && found != forced
+                && (is_transcript_format(forced) || is_transcript_format(found))
+            {
+                let what = if path.is_file()
+                    && let Ok(Some(shape)) = sniff(path)
+                {
+                    shape.describe().to_owned()
+                } else {
+                    format!("{} output", found.name())
+                };
+                return Err(IngestError::Mismatch {
+                    path: path.to_owned(),
+                    format: forced.name(),
+                    expected: expected_of(forced),
+                    found: what,
+                });
+            }
+            forced
+        }
         None => detect(path)?,
     };
     let mut ing = Ingest {
@@ -370,9 +466,7 @@ pub fn ingest(
         AgentFormat::MiniSweAgent => trajectories(path, ".traj.json", format, &mut ing)?,
         AgentFormat::Openhands => openhands(path, &mut ing)?,
         AgentFormat::Aweagent => aweagent(path, &mut ing)?,
-        AgentFormat::ClaudeCode | AgentFormat::Codex => {
-            transcripts(path, format, patches, &mut ing)?
-        }
+        AgentFormat::ClaudeCode | AgentFormat::Codex => transcripts(path, format, opts, &mut ing)?,
         AgentFormat::HarborJob => harbor(path, &mut ing)?,
     }
     number_repeats(&mut ing);
@@ -466,6 +560,8 @@ fn predictions(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
             source: p.location,
             reward: p.reward,
             note: None,
+            transcript: Vec::new(),
+            reconstructed: false,
         });
     }
     Ok(())
@@ -557,6 +653,8 @@ fn trajectories(
             source: preds_path.display().to_string(),
             reward: None,
             note: Some("from preds.json (no trajectory file)".into()),
+            transcript: Vec::new(),
+            reconstructed: false,
         });
     }
     Ok(())
@@ -596,6 +694,8 @@ fn openhands(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
             source,
             reward: None,
             note: error,
+            transcript: Vec::new(),
+            reconstructed: false,
         });
     }
     Ok(())
@@ -645,61 +745,134 @@ fn aweagent(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
                 .get("error")
                 .and_then(Value::as_str)
                 .map(|e| format!("agent error: {e}")),
+            transcript: Vec::new(),
+            reconstructed: false,
         });
     }
     Ok(())
 }
 
-/// Claude Code and Codex transcripts, `<instance_id>.json(l)`, paired with `<id>.diff`/`.patch`.
+fn expected_of(format: AgentFormat) -> String {
+    match format {
+        AgentFormat::ClaudeCode => Agent::ClaudeCode.shapes().to_owned(),
+        AgentFormat::Codex => Agent::Codex.shapes().to_owned(),
+        other => format!("{} output", other.name()),
+    }
+}
+
+/// Claude Code and Codex transcripts, `<instance_id>.json(l)` in any of the agents' shapes,
+/// paired with `<id>.diff`/`.patch` when one was captured.
 fn transcripts(
     path: &Path,
     format: AgentFormat,
-    patches: Option<&Path>,
+    opts: &IngestOptions,
     ing: &mut Ingest,
 ) -> Result<(), IngestError> {
+    let agent = match format {
+        AgentFormat::ClaudeCode => Agent::ClaudeCode,
+        _ => Agent::Codex,
+    };
     let (dir, files) = if path.is_dir() {
-        let files = files_with(path, ".json", 1)
-            .into_iter()
-            .chain(files_with(path, ".jsonl", 1))
-            .filter(|p| transcript_kind(p) == Some(format))
-            .collect();
+        let mut files = Vec::new();
+        for (p, shape) in transcript_files(path) {
+            if shape.agent() == agent {
+                files.push(p);
+            } else {
+                ing.problems.push(format!(
+                    "{}: {}, not {}; skipped",
+                    p.display(),
+                    shape.describe(),
+                    agent.shapes()
+                ));
+            }
+        }
+        if files.is_empty() {
+            return Err(IngestError::Mismatch {
+                path: path.to_owned(),
+                format: format.name(),
+                expected: agent.shapes().to_owned(),
+                found: "no such file in the directory".into(),
+            });
+        }
         (path.to_owned(), files)
     } else {
+        match sniff(path)? {
+            Some(shape) if shape.agent() == agent => {}
+            other => {
+                return Err(IngestError::Mismatch {
+                    path: path.to_owned(),
+                    format: format.name(),
+                    expected: agent.shapes().to_owned(),
+                    found: other
+                        .map(|s| s.describe().to_owned())
+                        .unwrap_or_else(|| "no record of either agent's shapes".into()),
+                });
+            }
+        }
         (
             path.parent().unwrap_or(Path::new(".")).to_owned(),
             vec![path.to_owned()],
         )
     };
-    let patch_dir = patches
-        .map(Path::to_owned)
-        .unwrap_or_else(|| dir.join("patches"));
+    let patch_dir = opts.patches.clone().unwrap_or_else(|| dir.join("patches"));
+    let single = files.len() == 1 && path.is_file();
     for file in files {
-        let stem = file
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let id = stem
-            .trim_end_matches(".jsonl")
-            .trim_end_matches(".json")
-            .to_owned();
-        let text = fs_err::read_to_string(&file).map_err(io(&file))?;
-        let model = text
-            .lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .find_map(|v| v.get("model").and_then(Value::as_str).map(str::to_owned))
-            .unwrap_or_else(|| format.name().to_owned());
+        let id = match (&opts.instance, single) {
+            (Some(id), true) => Some(id.clone()),
+            _ => instance_from_file_name(&file),
+        };
+        let Some(id) = id else {
+            ing.problems.push(format!(
+                "{}: the file name does not say which instance this transcript is about (name it <instance_id>.jsonl, or pass --instance for one file); skipped",
+                file.display()
+            ));
+            continue;
+        };
+        let t = match read_transcript(&file) {
+            Ok(t) => t,
+            Err(e) => {
+                ing.problems.push(format!("{e}; skipped"));
+                continue;
+            }
+        };
+        for u in &t.unread {
+            ing.problems.push(format!(
+                "{}:{}: {} call not read: {}",
+                file.display(),
+                u.step,
+                u.tool,
+                u.why
+            ));
+        }
         let diff = ["diff", "patch"]
             .iter()
             .map(|ext| patch_dir.join(format!("{id}.{ext}")))
             .find(|p| p.is_file());
         let patch = read_optional(diff.as_ref())?;
-        ing.items.push(Ingested::new(id, model, patch, format, file.display().to_string(), match diff {
-                Some(p) => Some(format!("patch from {}", p.display())),
-                None => Some(format!(
-                    "transcript only: no {}/<id>.diff (capture one with `beyondswe capture WORKSPACE --base COMMIT`)",
-                    patch_dir.display()
-                )),
-            }));
+        let summary = format!(
+            "{}: {} tool calls, {} commands, {} file edits",
+            t.shape.describe(),
+            t.tool_calls,
+            t.commands().count(),
+            t.edits.len() + t.opaque_edits.len()
+        );
+        let note = match &diff {
+            Some(p) => format!("{summary}; patch from {}", p.display()),
+            None => format!(
+                "{summary}; transcript only: no {}/<id>.diff (capture one with `beyondswe capture WORKSPACE --base COMMIT`, or replay the edits with `ingest --reconstruct --dataset`)",
+                patch_dir.display()
+            ),
+        };
+        let mut item = Ingested::new(
+            id,
+            t.model_name(),
+            patch,
+            format,
+            file.display().to_string(),
+            Some(note),
+        );
+        item.transcript = vec![file];
+        ing.items.push(item);
     }
     Ok(())
 }
@@ -766,6 +939,13 @@ fn harbor(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
                     "no patch in artifacts/ (see README: collect one with a post-agent step)",
                 ));
             }
+            let transcript = crate::harbor::trial_agent_log(&dir)
+                .filter(|files| {
+                    files
+                        .first()
+                        .is_some_and(|f| matches!(sniff(f), Ok(Some(_))))
+                })
+                .unwrap_or_default();
             ing.items.push(Ingested {
                 instance_id: task.clone(),
                 attempt: (n + 1) as u32,
@@ -780,6 +960,8 @@ fn harbor(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
                 source: dir.display().to_string(),
                 reward,
                 note,
+                transcript,
+                reconstructed: false,
             });
         }
     }

@@ -1,0 +1,379 @@
+//! Claude Code's three shapes, which share one message format: `--output-format stream-json`
+//! (`system`/`init`, `assistant`, `user`, `result`, and lines that carry no step such as
+//! `hook_started`, `rate_limit_event` and `stream_event`), the `--output-format json` result
+//! object, and session files (the same messages with `sessionId`, `uuid`, `isSidechain`,
+//! `toolUseResult`, beside `summary` and `file-history-snapshot` lines).
+//!
+//! An assistant message's blocks may arrive one per line (sessions and newer streams repeat the
+//! message with one block each), and a session can repeat a line; tool calls are counted once by
+//! their id and lines once by their `uuid`. Subagents' steps (sidechains) are read like the
+//! main agent's: what a subagent ran, it ran in the same workspace.
+
+use super::transcript::{
+    ActionKind, EditOp, FileEdit, Outcome, Parts, Shape, Transcript, str_of, text_of,
+};
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+
+#[derive(Debug)]
+pub(crate) struct ClaudeReader {
+    parts: Parts,
+    /// Tool call id → index of its edit in `parts.edits`.
+    edits_by_id: HashMap<String, usize>,
+    tool_ids: HashSet<String>,
+    uuids: HashSet<String>,
+    /// The main agent's model (`init`, else the first main-chain assistant message).
+    init_model: Option<String>,
+    message_model: Option<String>,
+    sidechain_model: Option<String>,
+    /// From a result object's `modelUsage`: the model that wrote the most.
+    usage_model: Option<String>,
+}
+
+impl ClaudeReader {
+    pub(crate) fn new(shape: Shape) -> ClaudeReader {
+        ClaudeReader {
+            parts: Parts::new(shape),
+            edits_by_id: HashMap::new(),
+            tool_ids: HashSet::new(),
+            uuids: HashSet::new(),
+            init_model: None,
+            message_model: None,
+            sidechain_model: None,
+            usage_model: None,
+        }
+    }
+
+    pub(super) fn parts(&mut self) -> &mut Parts {
+        &mut self.parts
+    }
+
+    pub(crate) fn push(&mut self, step: usize, v: &Value) {
+        if let Some(u) = str_of(v, "uuid")
+            && self.parts.shape == Shape::ClaudeSession
+            && !self.uuids.insert(u.to_owned())
+        {
+            return;
+        }
+        let sidechain = v.get("isSidechain").and_then(Value::as_bool) == Some(true)
+            || v.get("parent_tool_use_id").is_some_and(|p| !p.is_null());
+        if self.parts.session_id.is_none() {
+            self.parts.session_id = str_of(v, "session_id")
+                .or(str_of(v, "sessionId"))
+                .map(str::to_owned);
+        }
+        if !sidechain {
+            if self.parts.cwd.is_none() {
+                self.parts.cwd = str_of(v, "cwd").map(str::to_owned);
+            }
+            if self.parts.version.is_none() {
+                self.parts.version = str_of(v, "claude_code_version")
+                    .or(str_of(v, "version"))
+                    .map(str::to_owned);
+            }
+        }
+        match str_of(v, "type") {
+            Some("system") if str_of(v, "subtype") == Some("init") => {
+                if let Some(m) = str_of(v, "model") {
+                    self.init_model.get_or_insert_with(|| m.to_owned());
+                }
+            }
+            Some("assistant") => self.assistant(step, v, sidechain),
+            Some("user") => self.user(step, v, sidechain),
+            Some("result") => {
+                if let Some(usage) = v.get("modelUsage").and_then(Value::as_object) {
+                    let score = |u: &Value| {
+                        u.get("costUSD")
+                            .and_then(Value::as_f64)
+                            .or_else(|| u.get("outputTokens").and_then(Value::as_f64))
+                            .unwrap_or(0.0)
+                    };
+                    self.usage_model = usage
+                        .iter()
+                        .max_by(|a, b| score(a.1).total_cmp(&score(b.1)))
+                        .map(|(k, _)| k.clone());
+                }
+                if self.parts.shape == Shape::ClaudeResult
+                    && let Some(r) = str_of(v, "result")
+                    && !r.is_empty()
+                {
+                    self.parts.act(step, "result", ActionKind::Message, r);
+                }
+            }
+            // hook_*, status, compact_boundary, stream_event, rate_limit_event, summary,
+            // file-history-snapshot, queue-operation, attachment, …: no step of the agent.
+            _ => {}
+        }
+    }
+
+    fn assistant(&mut self, step: usize, v: &Value, sidechain: bool) {
+        let Some(message) = v.get("message") else {
+            return;
+        };
+        if let Some(m) = str_of(message, "model").filter(|m| !m.starts_with('<')) {
+            let slot = if sidechain {
+                &mut self.sidechain_model
+            } else {
+                &mut self.message_model
+            };
+            slot.get_or_insert_with(|| m.to_owned());
+        }
+        let content = message.get("content").unwrap_or(&Value::Null);
+        let blocks: Vec<&Value> = match content {
+            Value::Array(b) => b.iter().collect(),
+            Value::String(t) => {
+                self.message(step, t, sidechain);
+                return;
+            }
+            _ => return,
+        };
+        for block in blocks {
+            match str_of(block, "type") {
+                Some("text") => {
+                    if let Some(t) = str_of(block, "text") {
+                        self.message(step, t, sidechain);
+                    }
+                }
+                Some("thinking") => {
+                    if let Some(t) = str_of(block, "thinking") {
+                        self.message(step, t, sidechain);
+                    }
+                }
+                Some("tool_use" | "server_tool_use") => self.tool_use(step, block, sidechain),
+                _ => {}
+            }
+        }
+    }
+
+    fn message(&mut self, step: usize, text: &str, sidechain: bool) {
+        if text.is_empty() {
+            return;
+        }
+        let i = self.parts.act(step, "message", ActionKind::Message, text);
+        self.parts.actions[i].sidechain = sidechain;
+    }
+
+    fn tool_use(&mut self, step: usize, block: &Value, sidechain: bool) {
+        let id = str_of(block, "id").map(str::to_owned);
+        if let Some(id) = &id
+            && !self.tool_ids.insert(id.clone())
+        {
+            return;
+        }
+        self.parts.tool_calls += 1;
+        let name = str_of(block, "name").unwrap_or("tool").to_owned();
+        let before = self.parts.actions.len();
+        let input = match block.get("input") {
+            Some(i @ Value::Object(_)) => i,
+            _ => {
+                self.parts
+                    .unread(step, &name, "the tool call's input is not an object");
+                return;
+            }
+        };
+        let s = |k: &str| str_of(input, k).map(str::to_owned);
+        match name.as_str() {
+            "Bash" => match s("command") {
+                Some(c) => {
+                    self.parts.act(step, &name, ActionKind::Command, &c);
+                }
+                None => self.parts.unread(step, &name, "no `command` string"),
+            },
+            "WebFetch" => match s("url") {
+                Some(u) => {
+                    self.parts.act(step, &name, ActionKind::Url, &u);
+                }
+                None => self.parts.unread(step, &name, "no `url` string"),
+            },
+            "WebSearch" | "web_search" => match s("query") {
+                Some(q) => {
+                    self.parts.act(step, &name, ActionKind::Search, &q);
+                }
+                None => self.parts.unread(step, &name, "no `query` string"),
+            },
+            "Edit" | "Write" | "MultiEdit" => self.edit(step, &name, id, input),
+            "NotebookEdit" => {
+                let path = s("notebook_path").unwrap_or_default();
+                self.parts.act(step, &name, ActionKind::Edit, &path);
+                self.parts
+                    .opaque(step, &name, format!("notebook cell edit of {path}"));
+            }
+            "Task" | "Agent" => {
+                let text = s("prompt").or(s("description")).unwrap_or_default();
+                self.parts.act(step, &name, ActionKind::Message, &text);
+            }
+            _ => {
+                if !self.parts.arguments(step, &name, input) {
+                    self.parts.act(step, &name, ActionKind::Other, "");
+                }
+            }
+        }
+        for a in &mut self.parts.actions[before..] {
+            a.sidechain = sidechain;
+        }
+    }
+
+    fn edit(&mut self, step: usize, name: &str, id: Option<String>, input: &Value) {
+        let path = str_of(input, "file_path").map(str::to_owned);
+        let replace = |e: &Value, path: &str| -> Option<EditOp> {
+            Some(EditOp::Replace {
+                path: path.to_owned(),
+                old: str_of(e, "old_string")?.to_owned(),
+                new: str_of(e, "new_string")?.to_owned(),
+                replace_all: e.get("replace_all").and_then(Value::as_bool) == Some(true),
+            })
+        };
+        let ops: Option<Vec<EditOp>> = path.as_deref().and_then(|p| match name {
+            "Edit" => replace(input, p).map(|op| vec![op]),
+            "Write" => str_of(input, "content").map(|c| {
+                vec![EditOp::Write {
+                    path: p.to_owned(),
+                    content: c.to_owned(),
+                }]
+            }),
+            _ => input
+                .get("edits")
+                .and_then(Value::as_array)
+                .and_then(|es| es.iter().map(|e| replace(e, p)).collect()),
+        });
+        let action = self.parts.act(
+            step,
+            name,
+            ActionKind::Edit,
+            path.as_deref().unwrap_or_default(),
+        );
+        let Some(ops) = ops else {
+            self.parts.opaque(
+                step,
+                name,
+                "an edit whose path or strings could not be read".to_owned(),
+            );
+            return;
+        };
+        self.parts.edits.push(FileEdit {
+            step,
+            tool: name.to_owned(),
+            call_id: id.clone(),
+            ops,
+            outcome: Outcome::Unknown,
+            original: None,
+            user_modified: false,
+            cwd: None,
+            action,
+        });
+        if let Some(id) = id {
+            self.edits_by_id.insert(id, self.parts.edits.len() - 1);
+        }
+    }
+
+    fn user(&mut self, step: usize, v: &Value, sidechain: bool) {
+        let content = v
+            .get("message")
+            .and_then(|m| m.get("content"))
+            .unwrap_or(&Value::Null);
+        let meta = v.get("isMeta").and_then(Value::as_bool) == Some(true);
+        let prompt_ok = |t: &str| !t.trim().is_empty() && !t.trim_start().starts_with('<');
+        match content {
+            Value::String(t)
+                if !sidechain && !meta && self.parts.prompt.is_none() && prompt_ok(t) =>
+            {
+                self.parts.prompt = Some(t.clone());
+                self.parts.act(step, "prompt", ActionKind::Prompt, t);
+            }
+            Value::Array(blocks) => {
+                // `toolUseResult` (sessions) or `tool_use_result` (stream-json): the tool's own
+                // account of the call this line answers.
+                let result = v.get("toolUseResult").or(v.get("tool_use_result"));
+                for block in blocks {
+                    match str_of(block, "type") {
+                        Some("tool_result") => {
+                            let Some(id) = str_of(block, "tool_use_id") else {
+                                continue;
+                            };
+                            let Some(&e) = self.edits_by_id.get(id) else {
+                                continue;
+                            };
+                            let failed = block.get("is_error").and_then(Value::as_bool)
+                                == Some(true)
+                                || result.and_then(Value::as_str).is_some_and(|r| {
+                                    r.starts_with("Error") || r.contains("<tool_use_error>")
+                                })
+                                || text_of(block.get("content").unwrap_or(&Value::Null))
+                                    .contains("<tool_use_error>");
+                            let edit = &mut self.parts.edits[e];
+                            edit.outcome = if failed {
+                                Outcome::Failed
+                            } else {
+                                Outcome::Applied
+                            };
+                            if let Some(r) = result.filter(|r| r.is_object()) {
+                                match r.get("originalFile") {
+                                    Some(Value::String(o)) => edit.original = Some(Some(o.clone())),
+                                    Some(Value::Null) if str_of(r, "type") == Some("create") => {
+                                        edit.original = Some(None)
+                                    }
+                                    _ => {}
+                                }
+                                edit.user_modified =
+                                    r.get("userModified").and_then(Value::as_bool) == Some(true);
+                            }
+                        }
+                        Some("text") if !sidechain && !meta && self.parts.prompt.is_none() => {
+                            if let Some(t) = str_of(block, "text").filter(|t| prompt_ok(t)) {
+                                self.parts.prompt = Some(t.to_owned());
+                                self.parts.act(step, "prompt", ActionKind::Prompt, t);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    pub(crate) fn finish(mut self) -> Transcript {
+        self.parts.model = self
+            .init_model
+            .take()
+            .or(self.message_model.take())
+            .or(self.usage_model.take())
+            .or(self.sidechain_model.take());
+        self.parts.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::transcript::{TranscriptBuilder, transcript_from_values};
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn edits_take_their_outcome_and_original_from_the_result_line() {
+        let lines = [
+            json!({"type": "user", "sessionId": "s", "uuid": "u1", "parentUuid": null, "cwd": "/app", "version": "1.0.51", "message": {"role": "user", "content": "Fix the bug"}}),
+            json!({"type": "assistant", "sessionId": "s", "uuid": "a1", "parentUuid": "u1", "message": {"id": "m1", "model": "claude-opus-4-20250514", "content": [{"type": "tool_use", "id": "t1", "name": "Edit", "input": {"file_path": "/app/x.py", "old_string": "a", "new_string": "b"}}]}}),
+            json!({"type": "user", "sessionId": "s", "uuid": "u2", "parentUuid": "a1", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "updated"}]}, "toolUseResult": {"filePath": "/app/x.py", "oldString": "a", "newString": "b", "originalFile": "a\n", "userModified": false}}),
+            // The same line again (sessions repeat lines): counted once.
+            json!({"type": "assistant", "sessionId": "s", "uuid": "a1", "parentUuid": "u1", "message": {"id": "m1", "model": "claude-opus-4-20250514", "content": [{"type": "tool_use", "id": "t1", "name": "Edit", "input": {"file_path": "/app/x.py", "old_string": "a", "new_string": "b"}}]}}),
+        ];
+        let t = transcript_from_values(&lines, None).unwrap();
+        assert_eq!(t.shape, Shape::ClaudeSession);
+        assert_eq!(t.model_name(), "claude-code/claude-opus-4-20250514");
+        assert_eq!(t.prompt.as_deref(), Some("Fix the bug"));
+        assert_eq!(t.tool_calls, 1);
+        assert_eq!(t.edits[0].outcome, Outcome::Applied);
+        assert_eq!(t.edits[0].original, Some(Some("a\n".into())));
+        assert_eq!(t.cwd.as_deref(), Some("/app"));
+    }
+
+    #[test]
+    fn a_tool_call_without_an_object_input_is_unread() {
+        let mut b = TranscriptBuilder::new(Shape::ClaudeStreamJson);
+        b.push(1, &json!({"type": "assistant", "session_id": "s", "message": {"content": [{"type": "tool_use", "id": "t", "name": "Bash", "input": "git fetch"}]}}));
+        let t = b.finish();
+        assert_eq!(t.unread.len(), 1);
+        assert_eq!(t.commands().count(), 0);
+    }
+}

@@ -1,0 +1,840 @@
+//! Codex's three shapes.
+//!
+//! - `codex exec --json` (item events): `thread.started`, `turn.*`, and `item.started` /
+//!   `item.updated` / `item.completed` carrying one item each (`command_execution`,
+//!   `file_change` with paths only, `web_search`, `mcp_tool_call`, `agent_message`,
+//!   `reasoning`, …). An item repeats across its events: it is read once, by id.
+//! - The older `codex exec --json`: a config summary line (`model`, `workdir`, …), a `{"prompt"}`
+//!   line, then `{"id", "msg": {"type": …}}` events: `exec_command_begin` (the argument list),
+//!   `patch_apply_begin` (every file change with its content), `agent_message`, ….
+//! - Session rollouts: `{"timestamp", "type", "payload"}` lines (`session_meta`, `turn_context`
+//!   with the model, `response_item` with the model's calls, `event_msg`); the oldest rollouts
+//!   write the payloads bare. Shell calls are `function_call`s whose `arguments` is a JSON
+//!   *string*; `shell` takes an argument list (`["bash", "-lc", "…"]`), `shell_command` and
+//!   `exec_command` a string, `local_shell_call` items an `action.command` list. Edits are
+//!   `apply_patch` calls: a custom tool call whose `input` is the envelope, a function call, or the
+//!   argument list `["apply_patch", envelope]` and its heredoc form.
+
+use super::apply_patch;
+use super::transcript::{
+    ActionKind, EditOp, FileEdit, Outcome, Parts, Shape, Transcript, shell_join, str_of, text_of,
+};
+use serde_json::Value;
+use std::collections::HashMap;
+
+#[derive(Debug)]
+pub(crate) struct CodexReader {
+    parts: Parts,
+    /// Call id → index of its edit.
+    edits_by_id: HashMap<String, usize>,
+    /// Exec items by id, in the order first seen, latest version kept (read at the end).
+    items: Vec<(usize, Value)>,
+    item_index: HashMap<String, usize>,
+    /// Legacy events already read, by call id.
+    seen_calls: std::collections::HashSet<String>,
+    /// Rollouts: the prompt from `event_msg` `user_message`, preferred over response items.
+    user_message: Option<(usize, String)>,
+    first_user_item: Option<(usize, String)>,
+}
+
+impl CodexReader {
+    pub(crate) fn new(shape: Shape) -> CodexReader {
+        CodexReader {
+            parts: Parts::new(shape),
+            edits_by_id: HashMap::new(),
+            items: Vec::new(),
+            item_index: HashMap::new(),
+            seen_calls: Default::default(),
+            user_message: None,
+            first_user_item: None,
+        }
+    }
+
+    pub(super) fn parts(&mut self) -> &mut Parts {
+        &mut self.parts
+    }
+
+    pub(crate) fn push(&mut self, step: usize, v: &Value) {
+        match self.parts.shape {
+            Shape::CodexExec => self.exec_event(step, v),
+            Shape::CodexExecLegacy => self.legacy_event(step, v),
+            _ => self.rollout_line(step, v),
+        }
+    }
+
+    // ---- codex exec --json (items) ----
+
+    fn exec_event(&mut self, step: usize, v: &Value) {
+        match str_of(v, "type") {
+            Some("thread.started") => {
+                self.parts.session_id = str_of(v, "thread_id").map(str::to_owned);
+            }
+            Some(t) if t.starts_with("item.") => {
+                let Some(item) = v.get("item") else { return };
+                let mut item = item.clone();
+                if let Some(o) = item.as_object_mut() {
+                    // Outputs are never needed; keep the memory for the calls.
+                    o.remove("aggregated_output");
+                }
+                match str_of(&item, "id").map(str::to_owned) {
+                    Some(id) => match self.item_index.get(&id) {
+                        Some(&i) => self.items[i].1 = item,
+                        None => {
+                            self.item_index.insert(id, self.items.len());
+                            self.items.push((step, item));
+                        }
+                    },
+                    None => self.items.push((step, item)),
+                }
+            }
+            // Rollout-shaped lines inside an exec stream file (some harnesses concatenate).
+            _ => {}
+        }
+    }
+
+    fn exec_item(&mut self, step: usize, item: &Value) {
+        let ty = str_of(item, "type").unwrap_or("");
+        match ty {
+            "command_execution" => {
+                self.parts.tool_calls += 1;
+                match item.get("command") {
+                    Some(Value::String(c)) => self.command(step, "shell", c, None),
+                    Some(Value::Array(words)) if words.iter().all(Value::is_string) => {
+                        let argv: Vec<String> = words
+                            .iter()
+                            .filter_map(|w| w.as_str().map(str::to_owned))
+                            .collect();
+                        self.argv(step, "shell", &argv, None, None);
+                    }
+                    _ => self.parts.unread(
+                        step,
+                        "shell",
+                        "a command_execution item without a command",
+                    ),
+                }
+            }
+            "file_change" => {
+                self.parts.tool_calls += 1;
+                let paths: Vec<String> = item
+                    .get("changes")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|c| {
+                        Some(format!(
+                            "{} {}",
+                            str_of(c, "kind").unwrap_or("?"),
+                            str_of(c, "path")?
+                        ))
+                    })
+                    .collect();
+                for p in &paths {
+                    self.parts.act(step, "apply_patch", ActionKind::Edit, p);
+                }
+                if str_of(item, "status") != Some("failed") {
+                    self.parts.opaque(
+                        step,
+                        "apply_patch",
+                        format!(
+                            "file changes recorded without their content ({})",
+                            paths.join(", ")
+                        ),
+                    );
+                }
+            }
+            "web_search" => {
+                self.parts.tool_calls += 1;
+                self.web_search(step, item.get("action"), str_of(item, "query"));
+            }
+            "mcp_tool_call" => {
+                self.parts.tool_calls += 1;
+                let tool = format!(
+                    "{}.{}",
+                    str_of(item, "server").unwrap_or("mcp"),
+                    str_of(item, "tool").unwrap_or("tool")
+                );
+                let args = args_value(item.get("arguments").unwrap_or(&Value::Null));
+                match args {
+                    Some(a) => {
+                        if !self.parts.arguments(step, &tool, &a) {
+                            self.parts.act(step, &tool, ActionKind::Other, "");
+                        }
+                    }
+                    None => self
+                        .parts
+                        .unread(step, &tool, "the MCP call's arguments are not JSON"),
+                }
+            }
+            "agent_message" | "reasoning" | "plan" => {
+                if let Some(t) = str_of(item, "text") {
+                    self.message(step, t);
+                }
+            }
+            "collab_tool_call" => {
+                self.parts.tool_calls += 1;
+                if let Some(p) = str_of(item, "prompt") {
+                    self.parts.act(step, "collab", ActionKind::Message, p);
+                }
+            }
+            "todo_list" | "error" => {}
+            other => {
+                self.parts.tool_calls += 1;
+                self.parts
+                    .unread(step, other, format!("an item of unknown type `{other}`"));
+            }
+        }
+    }
+
+    // ---- the older codex exec --json ----
+
+    fn legacy_event(&mut self, step: usize, v: &Value) {
+        let Some(msg) = v.get("msg") else {
+            // Prologue: the config summary and the prompt.
+            if let Some(p) = str_of(v, "prompt") {
+                self.parts.prompt.get_or_insert_with(|| p.to_owned());
+                self.parts.act(step, "prompt", ActionKind::Prompt, p);
+            } else if let Some(m) = str_of(v, "model") {
+                self.parts.model.get_or_insert_with(|| m.to_owned());
+                if let Some(w) = str_of(v, "workdir") {
+                    self.parts.cwd.get_or_insert_with(|| w.to_owned());
+                }
+            }
+            return;
+        };
+        let call_id = str_of(msg, "call_id").map(str::to_owned);
+        let first = |s: &mut Self| match &call_id {
+            Some(id) => s
+                .seen_calls
+                .insert(format!("{}:{id}", str_of(msg, "type").unwrap_or(""))),
+            None => true,
+        };
+        match str_of(msg, "type") {
+            Some("session_configured") => {
+                if let Some(m) = str_of(msg, "model") {
+                    self.parts.model = Some(m.to_owned());
+                }
+                self.parts.session_id = str_of(msg, "session_id").map(str::to_owned);
+            }
+            Some("exec_command_begin") => {
+                if !first(self) {
+                    return;
+                }
+                self.parts.tool_calls += 1;
+                let cwd = str_of(msg, "cwd").map(str::to_owned);
+                match msg.get("command") {
+                    Some(Value::Array(words)) if words.iter().all(Value::is_string) => {
+                        let argv: Vec<String> = words
+                            .iter()
+                            .filter_map(|w| w.as_str().map(str::to_owned))
+                            .collect();
+                        self.argv(step, "shell", &argv, call_id, cwd);
+                    }
+                    Some(Value::String(c)) => self.command(step, "shell", c, cwd),
+                    _ => self
+                        .parts
+                        .unread(step, "shell", "exec_command_begin without a command"),
+                }
+            }
+            Some("patch_apply_begin") => {
+                if !first(self) {
+                    return;
+                }
+                self.parts.tool_calls += 1;
+                match msg.get("changes").and_then(Value::as_object) {
+                    Some(changes) => {
+                        let mut ops = Vec::new();
+                        let mut bad = None;
+                        for (path, change) in changes {
+                            match file_change(path, change) {
+                                Some(op) => ops.push(op),
+                                None => bad = Some(path.clone()),
+                            }
+                        }
+                        match bad {
+                            Some(p) => {
+                                self.parts.act(step, "apply_patch", ActionKind::Edit, &p);
+                                self.parts.opaque(
+                                    step,
+                                    "apply_patch",
+                                    format!("a change of {p} in a form not read"),
+                                );
+                            }
+                            None => self.edit(step, "apply_patch", call_id, ops, None),
+                        }
+                    }
+                    None => {
+                        self.parts
+                            .unread(step, "apply_patch", "patch_apply_begin without changes")
+                    }
+                }
+            }
+            Some("patch_apply_end") => {
+                if let Some(id) = &call_id
+                    && let Some(&e) = self.edits_by_id.get(id)
+                {
+                    self.parts.edits[e].outcome = match msg.get("success").and_then(Value::as_bool)
+                    {
+                        Some(true) => Outcome::Applied,
+                        Some(false) => Outcome::Failed,
+                        None => Outcome::Unknown,
+                    };
+                }
+            }
+            Some("web_search_begin" | "web_search_end") => {
+                if !first(self) {
+                    return;
+                }
+                self.parts.tool_calls += 1;
+                self.web_search(step, msg.get("action"), str_of(msg, "query"));
+            }
+            Some("mcp_tool_call_begin") => {
+                if !first(self) {
+                    return;
+                }
+                self.parts.tool_calls += 1;
+                let inv = msg.get("invocation").unwrap_or(&Value::Null);
+                let tool = format!(
+                    "{}.{}",
+                    str_of(inv, "server").unwrap_or("mcp"),
+                    str_of(inv, "tool").unwrap_or("tool")
+                );
+                match args_value(inv.get("arguments").unwrap_or(&Value::Null)) {
+                    Some(a) => {
+                        if !self.parts.arguments(step, &tool, &a) {
+                            self.parts.act(step, &tool, ActionKind::Other, "");
+                        }
+                    }
+                    None => self
+                        .parts
+                        .unread(step, &tool, "the MCP call's arguments are not JSON"),
+                }
+            }
+            Some("agent_message") => {
+                if let Some(t) = str_of(msg, "message") {
+                    self.message(step, t);
+                }
+            }
+            Some("agent_reasoning") => {
+                if let Some(t) = str_of(msg, "text") {
+                    self.message(step, t);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    // ---- session rollouts ----
+
+    fn rollout_line(&mut self, step: usize, v: &Value) {
+        let (ty, payload) = match (str_of(v, "type"), v.get("payload")) {
+            (Some(t), Some(p)) => (t, p),
+            // The oldest rollouts: a bare meta line, `record_type` lines and bare items.
+            _ => {
+                if v.get("record_type").is_some() {
+                    return;
+                }
+                if v.get("instructions").is_some() && str_of(v, "type").is_none() {
+                    self.meta(v);
+                    return;
+                }
+                ("response_item", v)
+            }
+        };
+        match ty {
+            "session_meta" => self.meta(payload.get("meta").unwrap_or(payload)),
+            "turn_context" => {
+                if let Some(m) = str_of(payload, "model") {
+                    self.parts.model.get_or_insert_with(|| m.to_owned());
+                }
+                if let Some(c) = str_of(payload, "cwd") {
+                    self.parts.cwd.get_or_insert_with(|| c.to_owned());
+                }
+            }
+            "response_item" => self.response_item(step, payload),
+            "event_msg" => match str_of(payload, "type") {
+                Some("user_message") => {
+                    if self.user_message.is_none()
+                        && let Some(m) = str_of(payload, "message")
+                    {
+                        self.user_message = Some((step, m.to_owned()));
+                    }
+                }
+                Some("patch_apply_end") => {
+                    if let Some(id) = str_of(payload, "call_id")
+                        && let Some(&e) = self.edits_by_id.get(id)
+                    {
+                        match payload.get("success").and_then(Value::as_bool) {
+                            Some(true) => self.parts.edits[e].outcome = Outcome::Applied,
+                            Some(false) => self.parts.edits[e].outcome = Outcome::Failed,
+                            None => {}
+                        }
+                    }
+                }
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+
+    fn meta(&mut self, m: &Value) {
+        if let Some(id) = str_of(m, "id") {
+            self.parts.session_id.get_or_insert_with(|| id.to_owned());
+        }
+        if let Some(c) = str_of(m, "cwd") {
+            self.parts.cwd.get_or_insert_with(|| c.to_owned());
+        }
+        if let Some(v) = str_of(m, "cli_version") {
+            self.parts.version.get_or_insert_with(|| v.to_owned());
+        }
+    }
+
+    fn response_item(&mut self, step: usize, p: &Value) {
+        let call_id = str_of(p, "call_id").map(str::to_owned);
+        match str_of(p, "type") {
+            Some("message") => {
+                let text = text_of(p.get("content").unwrap_or(&Value::Null));
+                match str_of(p, "role") {
+                    Some("user") => {
+                        let t = text.trim_start();
+                        let injected = t.starts_with("<environment_context>")
+                            || t.starts_with("<user_instructions>")
+                            || t.starts_with("# AGENTS.md")
+                            || t.starts_with("<permissions");
+                        if !injected && !t.is_empty() && self.first_user_item.is_none() {
+                            self.first_user_item = Some((step, text));
+                        }
+                    }
+                    Some("assistant") => self.message(step, &text),
+                    _ => {}
+                }
+            }
+            Some("reasoning") => {
+                let summary = text_of(p.get("summary").unwrap_or(&Value::Null));
+                self.message(step, &summary);
+            }
+            Some("function_call") => {
+                self.parts.tool_calls += 1;
+                let name = str_of(p, "name").unwrap_or("tool").to_owned();
+                let raw = p.get("arguments").unwrap_or(&Value::Null);
+                let Some(args) = args_value(raw) else {
+                    self.parts
+                        .unread(step, &name, "the call's `arguments` are not JSON");
+                    return;
+                };
+                self.function_call(step, &name, &args, call_id);
+            }
+            Some("custom_tool_call") => {
+                self.parts.tool_calls += 1;
+                let name = str_of(p, "name").unwrap_or("tool").to_owned();
+                let input = str_of(p, "input").unwrap_or("");
+                match name.as_str() {
+                    "apply_patch" => self.envelope(step, &name, input, call_id, None),
+                    _ => self.parts.unread(
+                        step,
+                        &name,
+                        format!("a free-form `{name}` call whose input is not read"),
+                    ),
+                }
+            }
+            Some("local_shell_call") => {
+                self.parts.tool_calls += 1;
+                let action = p.get("action").unwrap_or(&Value::Null);
+                let cwd = str_of(action, "working_directory").map(str::to_owned);
+                match action.get("command").and_then(Value::as_array) {
+                    Some(words) if words.iter().all(Value::is_string) => {
+                        let argv: Vec<String> = words
+                            .iter()
+                            .filter_map(|w| w.as_str().map(str::to_owned))
+                            .collect();
+                        self.argv(step, "local_shell", &argv, call_id, cwd);
+                    }
+                    _ => self
+                        .parts
+                        .unread(step, "local_shell", "no `action.command` list"),
+                }
+            }
+            Some("web_search_call") => {
+                self.parts.tool_calls += 1;
+                self.web_search(step, p.get("action"), None);
+            }
+            Some("function_call_output" | "custom_tool_call_output") => {
+                if let Some(id) = &call_id
+                    && let Some(&e) = self.edits_by_id.get(id)
+                    && self.parts.edits[e].outcome == Outcome::Unknown
+                {
+                    self.parts.edits[e].outcome = output_outcome(p.get("output"));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn function_call(&mut self, step: usize, name: &str, args: &Value, call_id: Option<String>) {
+        let workdir = str_of(args, "workdir").map(str::to_owned);
+        match name {
+            "shell" | "container.exec" | "local_shell" => match args.get("command") {
+                Some(Value::Array(words)) if words.iter().all(Value::is_string) => {
+                    let argv: Vec<String> = words
+                        .iter()
+                        .filter_map(|w| w.as_str().map(str::to_owned))
+                        .collect();
+                    self.argv(step, name, &argv, call_id, workdir);
+                }
+                Some(Value::String(c)) => self.shell_string(step, name, c, call_id, workdir),
+                _ => self.parts.unread(step, name, "no `command` argument list"),
+            },
+            "shell_command" => match str_of(args, "command") {
+                Some(c) => self.shell_string(step, name, c, call_id, workdir),
+                None => self.parts.unread(step, name, "no `command` string"),
+            },
+            "exec_command" => match str_of(args, "cmd").or(str_of(args, "command")) {
+                Some(c) => self.shell_string(step, name, c, call_id, workdir),
+                None => self.parts.unread(step, name, "no `cmd` string"),
+            },
+            "write_stdin" => {
+                let chars = str_of(args, "chars").unwrap_or("");
+                if chars.trim().is_empty() {
+                    self.parts.act(step, name, ActionKind::Other, "");
+                } else {
+                    // Typed into a running shell: it runs like a command.
+                    self.parts.act(step, name, ActionKind::Command, chars);
+                }
+            }
+            "apply_patch" => {
+                let input = str_of(args, "input")
+                    .or(str_of(args, "patch"))
+                    .unwrap_or("")
+                    .to_owned();
+                self.envelope(step, name, &input, call_id, workdir);
+            }
+            "exec" | "js" | "code" => self.parts.unread(
+                step,
+                name,
+                "a program whose commands run inside it (code mode) is not read",
+            ),
+            _ => {
+                if !self.parts.arguments(step, name, args) {
+                    self.parts.act(step, name, ActionKind::Other, "");
+                }
+            }
+        }
+    }
+
+    /// A shell command given as a string: `apply_patch` heredocs are edits, the rest commands.
+    fn shell_string(
+        &mut self,
+        step: usize,
+        tool: &str,
+        script: &str,
+        call_id: Option<String>,
+        workdir: Option<String>,
+    ) {
+        if let Some((env, dir)) = apply_patch::from_heredoc(script) {
+            self.envelope(step, "apply_patch", &env, call_id, dir.or(workdir));
+            return;
+        }
+        self.command(step, tool, script, workdir);
+    }
+
+    /// An argument list: `apply_patch ENVELOPE` and `bash -lc "apply_patch <<…"` are edits.
+    fn argv(
+        &mut self,
+        step: usize,
+        tool: &str,
+        argv: &[String],
+        call_id: Option<String>,
+        workdir: Option<String>,
+    ) {
+        match argv {
+            [p, env] if p == "apply_patch" || p == "applypatch" => {
+                self.envelope(step, "apply_patch", env, call_id, workdir);
+            }
+            [sh, flag, script]
+                if matches!(sh.rsplit('/').next(), Some("bash" | "sh" | "zsh" | "dash"))
+                    && flag.starts_with('-')
+                    && flag.contains('c') =>
+            {
+                match apply_patch::from_heredoc(script) {
+                    Some((env, dir)) => {
+                        self.envelope(step, "apply_patch", &env, call_id, dir.or(workdir))
+                    }
+                    None => self.command(step, tool, &shell_join(argv), workdir),
+                }
+            }
+            _ => self.command(step, tool, &shell_join(argv), workdir),
+        }
+    }
+
+    fn command(&mut self, step: usize, tool: &str, script: &str, _cwd: Option<String>) {
+        // Item events of some versions join the argument list with bare spaces (`bash -lc git
+        // log --all`): the script is then everything after the flag.
+        let text = unquoted_shell_script(script).unwrap_or(script);
+        self.parts.act(step, tool, ActionKind::Command, text);
+    }
+
+    fn envelope(
+        &mut self,
+        step: usize,
+        tool: &str,
+        envelope: &str,
+        call_id: Option<String>,
+        cwd: Option<String>,
+    ) {
+        match apply_patch::parse(envelope) {
+            Ok(ops) => self.edit(step, tool, call_id, ops, cwd),
+            Err(why) => {
+                self.parts.act(step, tool, ActionKind::Edit, "");
+                self.parts.opaque(
+                    step,
+                    tool,
+                    format!("an apply_patch envelope not read: {why}"),
+                );
+            }
+        }
+    }
+
+    fn edit(
+        &mut self,
+        step: usize,
+        tool: &str,
+        call_id: Option<String>,
+        ops: Vec<EditOp>,
+        cwd: Option<String>,
+    ) {
+        let paths: Vec<String> = ops
+            .iter()
+            .flat_map(|o| o.paths().into_iter().map(str::to_owned))
+            .collect();
+        let action = self
+            .parts
+            .act(step, tool, ActionKind::Edit, &paths.join(", "));
+        self.parts.edits.push(FileEdit {
+            step,
+            tool: tool.to_owned(),
+            call_id: call_id.clone(),
+            ops,
+            outcome: Outcome::Unknown,
+            original: None,
+            user_modified: false,
+            cwd,
+            action,
+        });
+        if let Some(id) = call_id {
+            self.edits_by_id.insert(id, self.parts.edits.len() - 1);
+        }
+    }
+
+    fn web_search(&mut self, step: usize, action: Option<&Value>, query: Option<&str>) {
+        let action = action.unwrap_or(&Value::Null);
+        match str_of(action, "type") {
+            Some("open_page" | "find_in_page") => {
+                if let Some(u) = str_of(action, "url") {
+                    self.parts.act(step, "web_search", ActionKind::Url, u);
+                }
+            }
+            _ => {
+                let mut qs: Vec<String> = action
+                    .get("queries")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|q| q.as_str().map(str::to_owned))
+                    .collect();
+                if let Some(q) = str_of(action, "query").or(query).filter(|q| !q.is_empty())
+                    && !qs.iter().any(|x| x == q)
+                {
+                    qs.push(q.to_owned());
+                }
+                for q in qs {
+                    self.parts.act(step, "web_search", ActionKind::Search, &q);
+                }
+            }
+        }
+    }
+
+    fn message(&mut self, step: usize, text: &str) {
+        if !text.trim().is_empty() {
+            self.parts.act(step, "message", ActionKind::Message, text);
+        }
+    }
+
+    pub(crate) fn finish(mut self) -> Transcript {
+        for (step, item) in std::mem::take(&mut self.items) {
+            self.exec_item(step, &item);
+        }
+        if self.parts.prompt.is_none()
+            && let Some((step, p)) = self.user_message.take().or(self.first_user_item.take())
+        {
+            self.parts.act(step, "prompt", ActionKind::Prompt, &p);
+            self.parts.prompt = Some(p);
+        }
+        self.parts.finish()
+    }
+}
+
+/// A legacy `changes` entry: `{"add": {"content"}}`, `{"delete": {…}}` or `"delete"`,
+/// `{"update": {"unified_diff", "move_path"}}`, or the newer `{"type": "add" | "delete" |
+/// "update", …}`.
+fn file_change(path: &str, change: &Value) -> Option<EditOp> {
+    let path = path.to_owned();
+    if change.as_str() == Some("delete") {
+        return Some(EditOp::Delete { path });
+    }
+    let (kind, body) = match str_of(change, "type") {
+        Some(t) => (t, change),
+        None => {
+            let (k, b) = change.as_object()?.iter().next()?;
+            (k.as_str(), b)
+        }
+    };
+    match kind {
+        "add" => Some(EditOp::Add {
+            path,
+            content: str_of(body, "content")?.to_owned(),
+        }),
+        "delete" => Some(EditOp::Delete { path }),
+        "update" => Some(EditOp::UnifiedDiff {
+            path,
+            diff: str_of(body, "unified_diff")?.to_owned(),
+            move_to: str_of(body, "move_path").map(str::to_owned),
+        }),
+        _ => None,
+    }
+}
+
+/// Arguments as an object: JSON objects as they are, JSON strings parsed.
+fn args_value(v: &Value) -> Option<Value> {
+    match v {
+        Value::String(t) => serde_json::from_str(t).ok(),
+        Value::Object(_) => Some(v.clone()),
+        Value::Null => Some(Value::Object(Default::default())),
+        _ => None,
+    }
+}
+
+/// Whether a tool output says the call succeeded: `{"output", "metadata": {"exit_code"}}` (as a
+/// JSON string or an object), "Success. Updated the following files", "Exit code: N".
+fn output_outcome(output: Option<&Value>) -> Outcome {
+    let Some(output) = output else {
+        return Outcome::Unknown;
+    };
+    let parsed = match output {
+        Value::String(t) => serde_json::from_str::<Value>(t).unwrap_or(Value::String(t.clone())),
+        other => other.clone(),
+    };
+    if let Some(code) = parsed
+        .get("metadata")
+        .and_then(|m| m.get("exit_code"))
+        .and_then(Value::as_i64)
+    {
+        return if code == 0 {
+            Outcome::Applied
+        } else {
+            Outcome::Failed
+        };
+    }
+    let text = match &parsed {
+        Value::String(t) => t.clone(),
+        Value::Object(_) => str_of(&parsed, "output").unwrap_or("").to_owned(),
+        other => text_of(other),
+    };
+    let t = text.trim_start();
+    for line in t.lines().take(5) {
+        if let Some(code) = line
+            .strip_prefix("Exit code: ")
+            .or_else(|| line.strip_prefix("Process exited with code "))
+            .and_then(|c| c.trim().parse::<i64>().ok())
+        {
+            return if code == 0 {
+                Outcome::Applied
+            } else {
+                Outcome::Failed
+            };
+        }
+    }
+    if t.starts_with("Success") || t.starts_with("Done!") {
+        Outcome::Applied
+    } else if t.starts_with("apply_patch verification failed")
+        || t.starts_with("Failed")
+        || t.starts_with("error")
+        || t.starts_with("Error")
+    {
+        Outcome::Failed
+    } else {
+        Outcome::Unknown
+    }
+}
+
+/// `bash -lc git log --all` (an argument list joined with bare spaces): the script after the flag.
+fn unquoted_shell_script(command: &str) -> Option<&str> {
+    let mut words = command.splitn(3, ' ');
+    let sh = words.next()?;
+    let flag = words.next()?;
+    let rest = words.next()?;
+    let shell = matches!(sh.rsplit('/').next(), Some("bash" | "sh" | "zsh" | "dash"));
+    let quoted = rest.starts_with('\'') || rest.starts_with('"');
+    (shell && flag.starts_with('-') && flag.contains('c') && !quoted && rest.contains(' '))
+        .then_some(rest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::transcript::transcript_from_values;
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn rollout_shell_calls_keep_their_script() {
+        let lines = [
+            json!({"timestamp": "t", "type": "session_meta", "payload": {"id": "s", "cwd": "/w", "cli_version": "0.46.0"}}),
+            json!({"timestamp": "t", "type": "turn_context", "payload": {"cwd": "/w", "model": "gpt-5-codex"}}),
+            json!({"timestamp": "t", "type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "<environment_context>x</environment_context>"}]}}),
+            json!({"timestamp": "t", "type": "event_msg", "payload": {"type": "user_message", "message": "Fix it"}}),
+            json!({"timestamp": "t", "type": "response_item", "payload": {"type": "function_call", "name": "shell", "arguments": "{\"command\":[\"bash\",\"-lc\",\"git log --all\"]}", "call_id": "c1"}}),
+            json!({"timestamp": "t", "type": "response_item", "payload": {"type": "function_call", "name": "shell", "arguments": "{\"command\":[\"apply_patch\",\"*** Begin Patch\\n*** Add File: a.txt\\n+x\\n*** End Patch\"]}", "call_id": "c2"}}),
+            json!({"timestamp": "t", "type": "response_item", "payload": {"type": "function_call_output", "call_id": "c2", "output": "{\"output\":\"Success. Updated the following files:\\nA a.txt\\n\",\"metadata\":{\"exit_code\":0}}"}}),
+            json!({"timestamp": "t", "type": "response_item", "payload": {"type": "custom_tool_call", "name": "exec", "input": "await tools.exec_command({cmd: 'git fetch'})", "call_id": "c3"}}),
+        ];
+        let t = transcript_from_values(&lines, None).unwrap();
+        assert_eq!(t.shape, Shape::CodexRollout);
+        assert_eq!(t.model_name(), "codex/gpt-5-codex");
+        assert_eq!(t.prompt.as_deref(), Some("Fix it"));
+        let cmds: Vec<&str> = t.commands().map(|a| a.text.as_str()).collect();
+        assert_eq!(cmds, ["bash -lc 'git log --all'"]);
+        assert_eq!(t.edits.len(), 1);
+        assert_eq!(t.edits[0].outcome, Outcome::Applied);
+        assert_eq!(t.unread.len(), 1, "{:?}", t.unread);
+        assert_eq!(t.tool_calls, 3);
+    }
+
+    #[test]
+    fn exec_items_are_read_once_and_bare_joins_opened() {
+        let lines = [
+            json!({"type": "thread.started", "thread_id": "th"}),
+            json!({"type": "item.started", "item": {"id": "i1", "type": "command_execution", "command": "bash -lc git fetch origin", "status": "in_progress"}}),
+            json!({"type": "item.completed", "item": {"id": "i1", "type": "command_execution", "command": "bash -lc git fetch origin", "exit_code": 0, "status": "completed"}}),
+            json!({"type": "item.completed", "item": {"id": "i2", "type": "file_change", "changes": [{"path": "a.py", "kind": "update"}], "status": "completed"}}),
+        ];
+        let t = transcript_from_values(&lines, None).unwrap();
+        let cmds: Vec<&str> = t.commands().map(|a| a.text.as_str()).collect();
+        assert_eq!(cmds, ["git fetch origin"]);
+        assert_eq!(t.opaque_edits.len(), 1);
+        assert_eq!(t.tool_calls, 2);
+    }
+
+    #[test]
+    fn legacy_events_carry_model_and_content() {
+        let lines = [
+            json!({"model": "gpt-5", "workdir": "/w", "approval": "never", "sandbox": "danger-full-access"}),
+            json!({"prompt": "Fix it"}),
+            json!({"id": "0", "msg": {"type": "exec_command_begin", "call_id": "c1", "command": ["bash", "-lc", "git pull"], "cwd": "/w"}}),
+            json!({"id": "0", "msg": {"type": "patch_apply_begin", "call_id": "c2", "auto_approved": true, "changes": {"/w/a.py": {"update": {"unified_diff": "@@ -1 +1 @@\n-a\n+b\n", "move_path": null}}}}}),
+            json!({"id": "0", "msg": {"type": "patch_apply_end", "call_id": "c2", "stdout": "", "stderr": "", "success": true}}),
+        ];
+        let t = transcript_from_values(&lines, None).unwrap();
+        assert_eq!(t.shape, Shape::CodexExecLegacy);
+        assert_eq!(t.model.as_deref(), Some("gpt-5"));
+        assert_eq!(t.commands().count(), 1);
+        assert_eq!(t.edits[0].outcome, Outcome::Applied);
+    }
+}
