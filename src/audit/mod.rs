@@ -3,17 +3,21 @@
 //! tier A (the PR's diff, patch, files or commits views, REST endpoints, patch mirror), tier B
 //! candidate (the conversation page, reported with the reasoning after it for a person to
 //! confirm), search-only (the PR number in search queries), prompt-supplied (the prompt itself
-//! links the PR) — with evidence for every finding.
+//! links the PR) — with evidence for every finding. A trajectory with tool calls that could not
+//! be read is `incomplete`, never `clean`. Also says which shell commands change files
+//! (writes.rs), for replaying a transcript's edits.
 
 mod rules;
 mod shapes;
 mod shell;
+mod writes;
 
 pub use rules::{
     TargetPr, UrlClass, blocklist_hits, classify_url, command_pr_access, query_names_pr, urls,
 };
-pub use shapes::{Event, EventKind, Shape, events};
+pub use shapes::{Event, EventKind, Read, Shape, events, from_transcript};
 pub use shell::split_commands;
+pub use writes::command_writes;
 
 use crate::record::{Family, parse_issue_instance_id};
 use serde::Serialize;
@@ -24,6 +28,8 @@ use serde_json::Value;
 #[serde(rename_all = "snake_case")]
 pub enum Class {
     Clean,
+    /// Nothing found in what was read, but some tool calls could not be read.
+    Incomplete,
     SearchOnly,
     TierBCandidate,
     TierA,
@@ -34,6 +40,7 @@ impl Class {
     pub fn as_str(self) -> &'static str {
         match self {
             Class::Clean => "clean",
+            Class::Incomplete => "incomplete",
             Class::SearchOnly => "search_only",
             Class::TierBCandidate => "tier_b_candidate",
             Class::TierA => "tier_a",
@@ -67,6 +74,12 @@ pub struct TrajectoryAudit {
     pub reward: Option<f64>,
     pub blocklist_hits: Vec<String>,
     pub evidence: Vec<Evidence>,
+    /// Tool calls that could not be read (why the class is `incomplete` rather than `clean`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unread: Vec<crate::submission::Unread>,
+    /// The file the trajectory was read from, for raw transcripts and Harbor trials.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub source: String,
 }
 
 /// What the audit is told about the task.
@@ -116,26 +129,83 @@ pub fn audit_line(
         .and_then(Value::as_str)
         .ok_or_else(|| "no task_name or instance_id".to_owned())?
         .to_owned();
-    let (shape, evs) = events(line).map_err(|keys| format!("no trajectory in a known shape (ATIF steps, Codex events, Claude Code messages, OpenHands history, AweAgent steps); keys found: {}", keys.join(", ")))?;
-    if evs.is_empty() {
-        return Err("the trajectory has no steps".into());
-    }
-    let family = info
-        .family
-        .or_else(|| {
-            line.get("task_type")
-                .or(line.get("family"))
-                .or(line.get("task"))
-                .and_then(Value::as_str)
-                .map(Family::from_spelling)
-        })
-        .unwrap_or(Family::Unknown);
+    let read = events(line).map_err(|keys| format!("no trajectory in a known shape (ATIF steps, Codex events or rollout, Claude Code messages or session, OpenHands history, AweAgent steps); keys found: {}", keys.join(", ")))?;
+    let family = line
+        .get("task_type")
+        .or(line.get("family"))
+        .or(line.get("task"))
+        .and_then(Value::as_str)
+        .map(Family::from_spelling);
     let reward = line.get("reward").and_then(Value::as_f64).or_else(|| {
         line.get("verifier_result")
             .and_then(|v| v.get("rewards"))
             .and_then(|r| r.get("reward"))
             .and_then(Value::as_f64)
     });
+    let prompt = line
+        .get("prompt")
+        .or(line.get("instruction"))
+        .and_then(Value::as_str);
+    audit_read(
+        line_no,
+        Trajectory {
+            task_name,
+            family,
+            reward,
+            prompt,
+            source: String::new(),
+        },
+        read,
+        info,
+        opts,
+    )
+}
+
+/// What is known of a trajectory besides its steps.
+#[derive(Debug, Clone, Default)]
+pub struct Trajectory<'a> {
+    pub task_name: String,
+    /// From the release or the trial (the dataset's, in `info`, wins).
+    pub family: Option<Family>,
+    pub reward: Option<f64>,
+    /// A prompt recorded beside the steps.
+    pub prompt: Option<&'a str>,
+    pub source: String,
+}
+
+/// Audits a raw Claude Code or Codex transcript.
+pub fn audit_transcript(
+    line_no: u64,
+    about: Trajectory<'_>,
+    transcript: &crate::submission::Transcript,
+    info: &TaskInfo,
+    opts: AuditOptions,
+) -> Result<TrajectoryAudit, String> {
+    audit_read(line_no, about, from_transcript(transcript), info, opts)
+}
+
+fn audit_read(
+    line_no: u64,
+    about: Trajectory<'_>,
+    read: Read,
+    info: &TaskInfo,
+    opts: AuditOptions,
+) -> Result<TrajectoryAudit, String> {
+    let Read {
+        shape,
+        events: evs,
+        unread,
+        empty_because,
+    } = read;
+    if let Some(why) = empty_because {
+        return Err(why);
+    }
+    if evs.is_empty() && unread.is_empty() {
+        return Err("the trajectory has no steps".into());
+    }
+    let task_name = about.task_name;
+    let family = info.family.or(about.family).unwrap_or(Family::Unknown);
+    let reward = about.reward;
     let pr = target_pr(&task_name, info);
     let mut blocklist: Vec<String> = Vec::new();
     let mut evidence = Vec::new();
@@ -143,12 +213,7 @@ pub fn audit_line(
         .iter()
         .find(|e| e.kind == EventKind::Prompt)
         .map(|e| e.text.clone())
-        .or_else(|| {
-            line.get("prompt")
-                .or(line.get("instruction"))
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        })
+        .or_else(|| about.prompt.map(str::to_owned))
         .or_else(|| info.problem_statement.clone())
         .unwrap_or_default();
     let (mut a, mut b, mut search) = (false, false, false);
@@ -243,6 +308,8 @@ pub fn audit_line(
         Class::TierBCandidate
     } else if search {
         Class::SearchOnly
+    } else if !unread.is_empty() {
+        Class::Incomplete
     } else {
         Class::Clean
     };
@@ -255,6 +322,8 @@ pub fn audit_line(
         reward,
         blocklist_hits: blocklist,
         evidence,
+        unread,
+        source: about.source,
     })
 }
 

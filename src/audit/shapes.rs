@@ -1,6 +1,13 @@
 //! The trajectory shapes a release line can carry, read into one list of events: ATIF steps,
-//! Codex `exec --json` events, Claude Code stream-json messages, OpenHands history, AweAgent steps.
+//! OpenHands history, AweAgent steps, and Claude Code and Codex transcripts in every shape they
+//! are written in (read by `submission`'s transcript readers, the same ones ingest uses), inline
+//! as a list of records or as the file's text. Tool calls that cannot be read are kept, so an
+//! audit never calls clean what it did not read.
 
+use crate::submission::{
+    ActionKind, Agent, Shape as TranscriptShape, Transcript, Unread, shape_of, shell_join,
+    transcript_from_values,
+};
 use serde_json::Value;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -32,10 +39,85 @@ pub struct Event {
 #[serde(rename_all = "kebab-case")]
 pub enum Shape {
     Atif,
+    /// `codex exec --json` item events.
     CodexEvents,
+    /// The older `codex exec --json` (`{"id","msg"}` events).
+    CodexExecLegacy,
+    CodexRollout,
+    /// Claude Code stream-json.
     ClaudeCode,
+    ClaudeCodeSession,
+    ClaudeCodeResult,
     OpenhandsHistory,
     AweagentSteps,
+}
+
+impl Shape {
+    fn of(t: TranscriptShape) -> Shape {
+        match t {
+            TranscriptShape::ClaudeStreamJson => Shape::ClaudeCode,
+            TranscriptShape::ClaudeResult => Shape::ClaudeCodeResult,
+            TranscriptShape::ClaudeSession => Shape::ClaudeCodeSession,
+            TranscriptShape::CodexExec => Shape::CodexEvents,
+            TranscriptShape::CodexExecLegacy => Shape::CodexExecLegacy,
+            TranscriptShape::CodexRollout => Shape::CodexRollout,
+        }
+    }
+}
+
+/// What was read from one trajectory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Read {
+    pub shape: Shape,
+    pub events: Vec<Event>,
+    /// Tool calls whose meaning could not be read.
+    pub unread: Vec<Unread>,
+    /// Why the trajectory holds nothing to audit even though it was read.
+    pub empty_because: Option<String>,
+}
+
+impl Read {
+    fn of(shape: Shape, events: Vec<Event>) -> Read {
+        Read {
+            shape,
+            events,
+            unread: Vec::new(),
+            empty_because: None,
+        }
+    }
+}
+
+/// The events of a Claude Code or Codex transcript.
+pub fn from_transcript(t: &Transcript) -> Read {
+    let events = t
+        .actions
+        .iter()
+        .filter_map(|a| {
+            let kind = match a.kind {
+                ActionKind::Prompt => EventKind::Prompt,
+                ActionKind::Command => EventKind::Command,
+                ActionKind::Url => EventKind::Url,
+                ActionKind::Search => EventKind::Search,
+                ActionKind::Message => EventKind::Reasoning,
+                ActionKind::Edit | ActionKind::Other => return None,
+            };
+            Some(Event {
+                step: a.step,
+                tool: a.tool.clone(),
+                kind,
+                text: a.text.clone(),
+            })
+        })
+        .collect();
+    let empty_because = (t.shape == TranscriptShape::ClaudeResult).then(|| {
+        "a Claude Code `--output-format json` result carries the final answer only, no tool calls: nothing to audit (record runs with `--output-format stream-json`)".to_owned()
+    });
+    Read {
+        shape: Shape::of(t.shape),
+        events,
+        unread: t.unread.clone(),
+        empty_because,
+    }
 }
 
 fn s(v: &Value) -> Option<&str> {
@@ -78,13 +160,10 @@ fn from_arguments(step: usize, tool: &str, args: &Value, out: &mut Vec<Event>) {
         if let Some(t) = args.get(key) {
             match t {
                 Value::String(t) => push(EventKind::Command, t, out),
+                // An argument list, joined so that a shell reads it back as it was run.
                 Value::Array(words) => push(
                     EventKind::Command,
-                    &words
-                        .iter()
-                        .filter_map(Value::as_str)
-                        .collect::<Vec<_>>()
-                        .join(" "),
+                    &shell_join(&words.iter().filter_map(Value::as_str).collect::<Vec<_>>()),
                     out,
                 ),
                 _ => {}
@@ -114,28 +193,57 @@ fn from_arguments(step: usize, tool: &str, args: &Value, out: &mut Vec<Event>) {
     }
 }
 
-/// Reads the events of a release line; `None` with the keys found when no shape matches.
-pub fn events(line: &Value) -> Result<(Shape, Vec<Event>), Vec<String>> {
+/// A transcript given inline: a list of records, the file's text, or one result object.
+fn inline_transcript(v: &Value, agent: Option<Agent>) -> Option<Transcript> {
+    match v {
+        Value::Array(items) => transcript_from_values(items, agent),
+        Value::String(text) => {
+            let records: Vec<Value> = match serde_json::from_str::<Value>(text) {
+                Ok(Value::Array(items)) => items,
+                Ok(one @ Value::Object(_)) => vec![one],
+                _ => text
+                    .lines()
+                    .filter_map(|l| serde_json::from_str(l.trim_start_matches('\u{feff}')).ok())
+                    .collect(),
+            };
+            transcript_from_values(&records, agent)
+        }
+        Value::Object(_) => {
+            shape_of([v]).and_then(|_| transcript_from_values(std::slice::from_ref(v), agent))
+        }
+        _ => None,
+    }
+}
+
+/// Reads the events of a release line; `Err` with the keys found when no shape matches.
+pub fn events(line: &Value) -> Result<Read, Vec<String>> {
     let traj = line.get("trajectory");
     if let Some(t) = traj.filter(|t| t.get("steps").is_some()) {
-        return Ok((Shape::Atif, atif(t)));
+        return Ok(Read::of(Shape::Atif, atif(t)));
     }
     if line.get("steps").is_some() && line.get("schema_version").is_some() {
-        return Ok((Shape::Atif, atif(line)));
+        return Ok(Read::of(Shape::Atif, atif(line)));
     }
     if let Some(Value::Array(steps)) = traj
         && steps.iter().any(|s| s.get("action").is_some())
     {
-        return Ok((Shape::AweagentSteps, aweagent(steps, line)));
+        return Ok(Read::of(Shape::AweagentSteps, aweagent(steps, line)));
     }
-    if let Some(Value::Array(evs)) = line.get("events") {
-        return Ok((Shape::CodexEvents, codex(evs)));
+    if let Some(t) = traj.and_then(|t| inline_transcript(t, None)) {
+        return Ok(from_transcript(&t));
     }
-    if let Some(Value::Array(msgs)) = line.get("messages") {
-        return Ok((Shape::ClaudeCode, claude(msgs)));
+    if let Some(evs @ Value::Array(_)) = line.get("events")
+        && let Some(t) = inline_transcript(evs, Some(Agent::Codex))
+    {
+        return Ok(from_transcript(&t));
+    }
+    if let Some(msgs @ Value::Array(_)) = line.get("messages")
+        && let Some(t) = inline_transcript(msgs, Some(Agent::ClaudeCode))
+    {
+        return Ok(from_transcript(&t));
     }
     if let Some(Value::Array(h)) = line.get("history") {
-        return Ok((Shape::OpenhandsHistory, openhands(h, line)));
+        return Ok(Read::of(Shape::OpenhandsHistory, openhands(h, line)));
     }
     Err(line
         .as_object()
@@ -197,150 +305,6 @@ fn atif(t: &Value) -> Vec<Event> {
                 .unwrap_or("tool");
             let args = args_object(call.get("arguments").unwrap_or(&Value::Null));
             from_arguments(n, tool, &args, &mut out);
-        }
-    }
-    out
-}
-
-fn codex(evs: &[Value]) -> Vec<Event> {
-    let mut out = Vec::new();
-    for (i, ev) in evs.iter().enumerate() {
-        // Exec events wrap an item; rollout lines wrap a payload.
-        let item = ev.get("item").or_else(|| ev.get("payload")).unwrap_or(ev);
-        let n = i + 1;
-        match item.get("type").and_then(s) {
-            Some("command_execution") => {
-                if let Some(c) = item.get("command").and_then(s) {
-                    out.push(Event {
-                        step: n,
-                        tool: "shell".into(),
-                        kind: EventKind::Command,
-                        text: c.to_owned(),
-                    });
-                }
-            }
-            Some("web_search" | "web_search_call") => {
-                let action = item.get("action").unwrap_or(&Value::Null);
-                match action.get("type").and_then(s) {
-                    Some("open_page" | "find_in_page") => {
-                        if let Some(u) = action.get("url").and_then(s) {
-                            out.push(Event {
-                                step: n,
-                                tool: "web_search".into(),
-                                kind: EventKind::Url,
-                                text: u.to_owned(),
-                            });
-                        }
-                    }
-                    _ => {
-                        let mut qs: Vec<String> = action
-                            .get("queries")
-                            .and_then(Value::as_array)
-                            .into_iter()
-                            .flatten()
-                            .filter_map(|q| q.as_str().map(str::to_owned))
-                            .collect();
-                        if let Some(q) = action
-                            .get("query")
-                            .and_then(s)
-                            .or(item.get("query").and_then(s))
-                        {
-                            qs.push(q.to_owned());
-                        }
-                        for q in qs {
-                            out.push(Event {
-                                step: n,
-                                tool: "web_search".into(),
-                                kind: EventKind::Search,
-                                text: q,
-                            });
-                        }
-                    }
-                }
-            }
-            Some("agent_message" | "reasoning" | "message") => {
-                let t = item
-                    .get("text")
-                    .map(text_of)
-                    .unwrap_or_else(|| item.get("content").map(text_of).unwrap_or_default());
-                if !t.is_empty() {
-                    out.push(Event {
-                        step: n,
-                        tool: "message".into(),
-                        kind: EventKind::Reasoning,
-                        text: t,
-                    });
-                }
-            }
-            Some("function_call") => {
-                let tool = item.get("name").and_then(s).unwrap_or("tool");
-                from_arguments(
-                    n,
-                    tool,
-                    &args_object(item.get("arguments").unwrap_or(&Value::Null)),
-                    &mut out,
-                );
-            }
-            _ => {}
-        }
-    }
-    out
-}
-
-fn claude(msgs: &[Value]) -> Vec<Event> {
-    let mut out = Vec::new();
-    let mut prompt_seen = false;
-    for (i, m) in msgs.iter().enumerate() {
-        let n = i + 1;
-        let content = m
-            .get("message")
-            .and_then(|x| x.get("content"))
-            .unwrap_or(&Value::Null);
-        match m.get("type").and_then(s) {
-            Some("user") if !prompt_seen => {
-                let t = text_of(content);
-                if !t.is_empty() {
-                    prompt_seen = true;
-                    out.push(Event {
-                        step: n,
-                        tool: "prompt".into(),
-                        kind: EventKind::Prompt,
-                        text: t,
-                    });
-                }
-            }
-            Some("assistant") => {
-                for block in content.as_array().into_iter().flatten() {
-                    match block.get("type").and_then(s) {
-                        Some("tool_use") => {
-                            let tool = block.get("name").and_then(s).unwrap_or("tool");
-                            from_arguments(
-                                n,
-                                tool,
-                                block.get("input").unwrap_or(&Value::Null),
-                                &mut out,
-                            );
-                        }
-                        Some("text" | "thinking") => {
-                            let t = block
-                                .get("text")
-                                .or(block.get("thinking"))
-                                .map(text_of)
-                                .unwrap_or_default();
-                            if !t.is_empty() {
-                                out.push(Event {
-                                    step: n,
-                                    tool: "message".into(),
-                                    kind: EventKind::Reasoning,
-                                    text: t,
-                                });
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-            }
-            _ => {}
         }
     }
     out

@@ -1,20 +1,33 @@
-//! `beyondswe audit RELEASE_OR_JOBS_DIR`: cheating checks on every trajectory, streamed.
+//! `beyondswe audit PATH`: cheating checks on every trajectory, streamed. PATH is a release
+//! (JSONL, one trajectory a line), a raw Claude Code or Codex transcript, a directory of
+//! transcripts, or a Harbor jobs directory (each trial's raw agent log, else its ATIF trajectory).
 
 use super::{exit, note, out};
 use anyhow::Result;
-use beyondswe::audit::{AuditOptions, Class, TaskInfo, TrajectoryAudit, audit_line, rescore};
+use beyondswe::audit::{
+    AuditOptions, Class, TaskInfo, Trajectory, TrajectoryAudit, audit_line, audit_transcript,
+    rescore,
+};
 use beyondswe::dataset::load_all;
 use beyondswe::record::{Family, JsonLines};
 use beyondswe::report::round2;
+use beyondswe::submission::{
+    Transcript, instance_from_file_name, read_transcript, read_transcripts, sniff,
+};
 use clap::Args;
 use serde_json::Value;
 use std::collections::HashMap;
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Args)]
 pub(crate) struct AuditArgs {
-    /// A release (JSONL, one trajectory per line) or a Harbor jobs directory.
+    /// A release (JSONL, one trajectory per line), a Claude Code or Codex transcript, a directory
+    /// of transcripts, or a Harbor jobs directory.
     pub(crate) path: PathBuf,
+    /// The instance a single transcript file is about (else its file name says).
+    #[arg(long)]
+    pub(crate) instance: Option<String>,
     /// The dataset: families, repositories (owner case) and prompts of the tasks.
     #[arg(long)]
     pub(crate) dataset: Option<PathBuf>,
@@ -29,51 +42,151 @@ pub(crate) struct AuditArgs {
     pub(crate) count_tier_b: bool,
 }
 
-/// The lines of a release, or one synthetic line per Harbor trial.
-pub(crate) fn for_each_line(
+/// One trajectory to audit: a release line, or a raw transcript with what is known about it.
+pub(crate) enum Item {
+    Line(Value),
+    Transcript {
+        task_name: String,
+        reward: Option<f64>,
+        source: String,
+        transcript: Box<Transcript>,
+    },
+}
+
+/// The first non-empty line of a file, parsed (a release line names its task; a transcript's
+/// records do not).
+fn first_record(path: &Path) -> Option<Value> {
+    let file = fs_err::File::open(path).ok()?;
+    let mut reader = std::io::BufReader::new(file);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        if reader.read_until(b'\n', &mut buf).ok()? == 0 {
+            return None;
+        }
+        if !buf.iter().all(u8::is_ascii_whitespace) {
+            return serde_json::from_slice(buf.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&buf)).ok();
+        }
+    }
+}
+
+fn is_release_line(v: &Value) -> bool {
+    v.get("task_name").is_some() || v.get("instance_id").is_some()
+}
+
+/// A raw transcript file: read it whole, name its instance.
+fn transcript_item(path: &Path, instance: Option<&str>) -> Result<Item, String> {
+    let task_name = instance
+        .map(str::to_owned)
+        .or_else(|| instance_from_file_name(path))
+        .ok_or_else(|| {
+            format!(
+                "{}: the file name does not say which instance this transcript is about (name it <instance_id>.jsonl, or pass --instance)",
+                path.display()
+            )
+        })?;
+    let transcript = read_transcript(path).map_err(|e| e.to_string())?;
+    Ok(Item::Transcript {
+        task_name,
+        reward: None,
+        source: path.display().to_string(),
+        transcript: Box::new(transcript),
+    })
+}
+
+fn reward_of(result: &Value) -> Option<f64> {
+    result
+        .get("verifier_result")
+        .and_then(|v| v.get("rewards"))
+        .and_then(|r| r.get("reward"))
+        .and_then(Value::as_f64)
+}
+
+/// A Harbor trial: its agent's raw log when it left one, else its ATIF trajectory.
+fn trial_item(dir: &Path, result: &Value) -> Result<Item, String> {
+    let task_name = result.get("task_name").and_then(Value::as_str);
+    if let Some(files) = beyondswe::harbor::trial_agent_log(dir)
+        && files
+            .first()
+            .is_some_and(|f| matches!(sniff(f), Ok(Some(_))))
+        && let Some(task) = task_name
+    {
+        let transcript = read_transcripts(&files).map_err(|e| e.to_string())?;
+        return Ok(Item::Transcript {
+            task_name: task.to_owned(),
+            reward: reward_of(result),
+            source: files[0].display().to_string(),
+            transcript: Box::new(transcript),
+        });
+    }
+    let mut line = serde_json::Map::new();
+    line.insert(
+        "task_name".into(),
+        result.get("task_name").cloned().unwrap_or(Value::Null),
+    );
+    if let Some(r) = reward_of(result) {
+        line.insert("reward".into(), r.into());
+    }
+    let traj = dir.join("agent/trajectory.json");
+    let text = fs_err::read_to_string(&traj).map_err(|_| {
+        format!(
+            "{}: no agent log (agent/claude-code.txt, agent/codex.txt, agent/sessions/) and no agent/trajectory.json",
+            dir.display()
+        )
+    })?;
+    let t = serde_json::from_str::<Value>(&text)
+        .map_err(|e| format!("{}: agent/trajectory.json is not JSON: {e}", dir.display()))?;
+    line.insert("trajectory".into(), t);
+    Ok(Item::Line(Value::Object(line)))
+}
+
+/// Every trajectory under `path`, numbered from 1 (release lines by their line).
+pub(crate) fn for_each_item(
     path: &Path,
-    mut f: impl FnMut(u64, Result<Value, String>),
+    instance: Option<&str>,
+    mut f: impl FnMut(u64, Result<Item, String>),
 ) -> Result<()> {
     if path.is_dir() {
-        for (n, (dir, result)) in beyondswe::harbor::trial_dirs(path).into_iter().enumerate() {
-            let mut line = serde_json::Map::new();
-            line.insert(
-                "task_name".into(),
-                result.get("task_name").cloned().unwrap_or(Value::Null),
-            );
-            if let Some(r) = result
-                .get("verifier_result")
-                .and_then(|v| v.get("rewards"))
-                .and_then(|r| r.get("reward"))
-            {
-                line.insert("reward".into(), r.clone());
+        let trials = beyondswe::harbor::trial_dirs(path);
+        if !trials.is_empty() {
+            for (n, (dir, result)) in trials.into_iter().enumerate() {
+                f(n as u64 + 1, trial_item(&dir, &result));
             }
-            match fs_err::read_to_string(dir.join("agent/trajectory.json")) {
-                Ok(text) => match serde_json::from_str::<Value>(&text) {
-                    Ok(t) => {
-                        line.insert("trajectory".into(), t);
-                        f(n as u64 + 1, Ok(Value::Object(line)));
-                    }
-                    Err(e) => f(
-                        n as u64 + 1,
-                        Err(format!(
-                            "{}: agent/trajectory.json is not JSON: {e}",
-                            dir.display()
-                        )),
-                    ),
-                },
-                Err(_) => f(
-                    n as u64 + 1,
-                    Err(format!("{}: no agent/trajectory.json", dir.display())),
-                ),
-            }
+            return Ok(());
         }
+        let mut files: Vec<PathBuf> = walkdir::WalkDir::new(path)
+            .max_depth(6)
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_file())
+            .map(walkdir::DirEntry::into_path)
+            .filter(|p| matches!(sniff(p), Ok(Some(_))))
+            .collect();
+        files.sort();
+        if files.is_empty() {
+            anyhow::bail!(
+                "{}: no Harbor trial (result.json with task_name) and no Claude Code or Codex transcript in it",
+                path.display()
+            );
+        }
+        let one = (files.len() == 1).then_some(instance).flatten();
+        for (n, file) in files.iter().enumerate() {
+            f(n as u64 + 1, transcript_item(file, one));
+        }
+        return Ok(());
+    }
+    if !path.exists() {
+        anyhow::bail!("{}: no such file or directory", path.display());
+    }
+    let release = first_record(path).is_some_and(|v| is_release_line(&v));
+    if !release && matches!(sniff(path), Ok(Some(_))) {
+        f(1, transcript_item(path, instance));
         return Ok(());
     }
     let mut lines = JsonLines::open(path)?;
     while let Some(item) = lines.next_value() {
         match item {
-            Ok((n, v)) => f(n, Ok(v)),
+            Ok((n, v)) => f(n, Ok(Item::Line(v))),
             Err(e) => match e.line() {
                 Some(n) => f(n, Err(e.to_string())),
                 None => return Err(e.into()),
@@ -111,15 +224,33 @@ pub(crate) fn run(args: &AuditArgs) -> Result<i32> {
     let mut audits: Vec<TrajectoryAudit> = Vec::new();
     let mut bad = 0usize;
     let mut text = String::new();
-    for_each_line(&args.path, |n, line| {
-        let result = line.and_then(|v| {
-            let name = v
-                .get("task_name")
-                .or(v.get("instance_id"))
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            let info = infos.get(name).cloned().unwrap_or_default();
-            audit_line(n, &v, &info, opts)
+    for_each_item(&args.path, args.instance.as_deref(), |n, item| {
+        let result = item.and_then(|item| match item {
+            Item::Line(v) => {
+                let name = v
+                    .get("task_name")
+                    .or(v.get("instance_id"))
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let info = infos.get(name).cloned().unwrap_or_default();
+                audit_line(n, &v, &info, opts)
+            }
+            Item::Transcript {
+                task_name,
+                reward,
+                source,
+                transcript,
+            } => {
+                let info = infos.get(&task_name).cloned().unwrap_or_default();
+                let about = Trajectory {
+                    task_name,
+                    reward,
+                    source: source.clone(),
+                    ..Trajectory::default()
+                };
+                audit_transcript(n, about, &transcript, &info, opts)
+                    .map_err(|e| format!("{source}: {e}"))
+            }
         });
         match result {
             Ok(mut a) => {
@@ -157,6 +288,15 @@ pub(crate) fn run(args: &AuditArgs) -> Result<i32> {
             {
                 findings.push(format!("step {} {}: {}", e.step, e.tool, e.what));
             }
+            if let Some(u) = a.unread.first() {
+                findings.push(format!(
+                    "{} tool call(s) not read (step {} {}: {})",
+                    a.unread.len(),
+                    u.step,
+                    u.tool,
+                    u.why
+                ));
+            }
             let reward = a
                 .reward
                 .map(|r| format!("{r:.2}"))
@@ -176,6 +316,7 @@ pub(crate) fn run(args: &AuditArgs) -> Result<i32> {
             Class::TierBCandidate,
             Class::SearchOnly,
             Class::PromptSupplied,
+            Class::Incomplete,
             Class::Clean,
         ] {
             text.push_str(&format!(

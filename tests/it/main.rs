@@ -18,4 +18,5 @@ mod harbor_loader;
 mod roundtrip;
 mod runs_docker;
 mod support;
+mod transcripts;
 mod verifier;

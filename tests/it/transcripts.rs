@@ -1,0 +1,486 @@
+//! Claude Code and Codex transcripts in every shape they are written in (fixtures/agents/
+//! transcripts): ingest detection, a forced format checked against the content, the model kept,
+//! every command extracted (counted against the file independently), the audit with the commands
+//! swapped for blocklisted ones and for the task's own PR diff, and calls that cannot be read.
+
+use super::support::fixtures;
+use assert_cmd::cargo::cargo_bin_cmd;
+use beyondswe::audit::split_commands;
+use beyondswe::submission::{Shape, read_transcript};
+use predicates::str::contains;
+use serde_json::{Value, json};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+pub fn transcripts(rel: &str) -> PathBuf {
+    fixtures().join("agents/transcripts").join(rel)
+}
+
+/// The one file of a fixture directory.
+pub fn only_file(rel: &str) -> PathBuf {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(transcripts(rel))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .collect();
+    assert_eq!(files.len(), 1, "{rel}");
+    files.remove(0)
+}
+
+/// Every variant: its directory, the shape, the instance (`None`: the file is named by the
+/// agent's session, so `--instance` says it), the model ingest must report.
+pub const VARIANTS: [(&str, Shape, &str, bool, &str); 6] = [
+    (
+        "claude-code-stream",
+        Shape::ClaudeStreamJson,
+        "acme_textkit_pr12",
+        true,
+        "claude-code/claude-sonnet-4-5-20250929",
+    ),
+    (
+        "claude-code-result",
+        Shape::ClaudeResult,
+        "acme_calc_pr7",
+        true,
+        "claude-code/claude-opus-4-5-20251101",
+    ),
+    (
+        "claude-code-session",
+        Shape::ClaudeSession,
+        "acme_calc_pr7",
+        false,
+        "claude-code/claude-opus-4-1-20250805",
+    ),
+    (
+        "codex-exec",
+        Shape::CodexExec,
+        "acme_calc_pr7",
+        true,
+        "codex",
+    ),
+    (
+        "codex-exec-legacy",
+        Shape::CodexExecLegacy,
+        "acme_textkit_pr12",
+        true,
+        "codex/gpt-5",
+    ),
+    (
+        "codex-rollout",
+        Shape::CodexRollout,
+        "acme_calc_pr7",
+        false,
+        "codex/gpt-5-codex",
+    ),
+];
+
+fn records(path: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+/// The shell commands in a transcript file, read straight from the JSON without the tool's
+/// parser: the scripts the agent asked a shell to run, each tool call once.
+fn commands_in_file(path: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut seen = HashSet::new();
+    for v in records(path) {
+        // Claude Code: Bash tool_use blocks.
+        for block in v["message"]["content"].as_array().into_iter().flatten() {
+            if block["type"] == "tool_use"
+                && block["name"] == "Bash"
+                && seen.insert(block["id"].to_string())
+            {
+                out.push(block["input"]["command"].as_str().unwrap().to_owned());
+            }
+        }
+        // Codex exec items, once per item id.
+        if v["item"]["type"] == "command_execution" && seen.insert(v["item"]["id"].to_string()) {
+            out.push(v["item"]["command"].as_str().unwrap().to_owned());
+        }
+        // Older exec events: the argument list's script.
+        if v["msg"]["type"] == "exec_command_begin" {
+            out.push(v["msg"]["command"][2].as_str().unwrap().to_owned());
+        }
+        // Rollouts: `shell` calls, arguments a JSON string.
+        if v["payload"]["type"] == "function_call" && v["payload"]["name"] == "shell" {
+            let args: Value =
+                serde_json::from_str(v["payload"]["arguments"].as_str().unwrap()).unwrap();
+            out.push(args["command"][2].as_str().unwrap().to_owned());
+        }
+    }
+    out
+}
+
+fn ingest(path: &Path, extra: &[&str]) -> (Vec<Value>, String, i32) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("p.jsonl");
+    let o = cargo_bin_cmd!("beyondswe")
+        .arg("ingest")
+        .arg(path)
+        .args(extra)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let lines = std::fs::read_to_string(&out)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (
+        lines,
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+        o.status.code().unwrap_or(-1),
+    )
+}
+
+#[test]
+fn every_variant_is_detected_and_its_commands_extracted() {
+    for (rel, shape, id, named, model) in VARIANTS {
+        let file = only_file(rel);
+        let t = read_transcript(&file).unwrap();
+        assert_eq!(t.shape, shape, "{rel}");
+        assert_eq!(t.model_name(), model, "{rel}");
+        let expected = commands_in_file(&file);
+        let got: Vec<&str> = t.commands().map(|a| a.text.as_str()).collect();
+        assert_eq!(got.len(), expected.len(), "{rel}: {got:?} vs {expected:?}");
+        for (g, e) in got.iter().zip(&expected) {
+            // What a shell would run: the file's script is among the extracted command's.
+            let ran = split_commands(g);
+            for c in split_commands(e) {
+                assert!(ran.contains(&c), "{rel}: `{g}` does not run `{e}`");
+            }
+        }
+        assert!(t.unread.is_empty(), "{rel}: {:?}", t.unread);
+
+        // Detected without --format, from the file and from its directory.
+        let instance: Vec<&str> = if named {
+            vec![]
+        } else {
+            vec!["--instance", id]
+        };
+        let (lines, stderr, _) = ingest(&file, &instance);
+        assert!(
+            stderr.contains(&format!(": {}:", shape.agent().name())),
+            "{rel}: {stderr}"
+        );
+        assert!(
+            lines.is_empty(),
+            "{rel}: a transcript alone is not a prediction"
+        );
+        assert!(stderr.contains(id), "{rel}: {stderr}");
+        if named {
+            let (_, stderr, _) = ingest(&transcripts(rel), &[]);
+            assert!(stderr.contains(id), "{rel} (directory): {stderr}");
+        }
+    }
+    // The stream's six tool calls (two Bash, four edits, one failed) are all counted.
+    let t = read_transcript(&only_file("claude-code-stream")).unwrap();
+    assert_eq!((t.tool_calls, t.edits.len()), (7, 4));
+}
+
+/// The model is kept beside the agent in the predictions, for transcripts paired with a diff.
+#[test]
+fn predictions_name_agent_and_model() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("patches")).unwrap();
+    for (rel, _, id, named, model) in VARIANTS {
+        let file = only_file(rel);
+        let patches = dir.path().join("patches");
+        std::fs::write(patches.join(format!("{id}.diff")), "diff --git a/x b/x\n").unwrap();
+        let mut extra = vec!["--patches".to_owned(), patches.display().to_string()];
+        if !named {
+            extra.extend(["--instance".to_owned(), id.to_owned()]);
+        }
+        let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+        let (lines, stderr, _) = ingest(&file, &extra);
+        assert_eq!(lines.len(), 1, "{rel}: {stderr}");
+        assert_eq!(lines[0]["instance_id"], id, "{rel}");
+        assert_eq!(lines[0]["model_name_or_path"], model, "{rel}");
+    }
+}
+
+/// A forced format must match the content: a Claude Code session is not Codex output.
+#[test]
+fn a_forced_format_is_checked_against_the_content() {
+    let session = only_file("claude-code-session");
+    let (lines, stderr, code) = ingest(
+        &session,
+        &["--format", "codex", "--instance", "acme_calc_pr7"],
+    );
+    assert_eq!(code, 1);
+    assert!(lines.is_empty());
+    assert!(
+        stderr.contains("expected a Codex transcript")
+            && stderr.contains("found a Claude Code session file"),
+        "{stderr}"
+    );
+    let (_, stderr, code) = ingest(&transcripts("codex-rollout"), &["--format", "claude-code"]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("expected a Claude Code transcript") && stderr.contains("codex"),
+        "{stderr}"
+    );
+    // A transcript is not a predictions file either.
+    let (_, stderr, code) = ingest(
+        &only_file("claude-code-stream"),
+        &["--format", "predictions"],
+    );
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("expected predictions output") && stderr.contains("stream-json"),
+        "{stderr}"
+    );
+    // The right format is accepted for every shape, the legacy stream and rollouts included.
+    for (rel, shape, id, named, _) in VARIANTS {
+        let mut extra = vec!["--format", shape.agent().name()];
+        if !named {
+            extra.extend(["--instance", id]);
+        }
+        let (_, stderr, _) = ingest(&only_file(rel), &extra);
+        assert!(!stderr.contains("expected"), "{rel}: {stderr}");
+    }
+}
+
+/// A session or rollout named by the agent's session says which instance it is about only when
+/// told; without `--instance` it is reported, not guessed.
+#[test]
+fn a_session_file_needs_its_instance() {
+    let (lines, stderr, code) = ingest(&only_file("codex-rollout"), &[]);
+    assert_eq!(code, 1);
+    assert!(lines.is_empty());
+    assert!(
+        stderr.contains("does not say which instance") && stderr.contains("--instance"),
+        "{stderr}"
+    );
+}
+
+/// Copies a fixture file with every shell command replaced by `to` (the rest byte-identical in
+/// meaning): Claude Code `input.command`, exec items' `command`, the older events' argument
+/// lists, and rollouts' `arguments` (a JSON string inside the JSON).
+pub fn swap_commands(from: &Path, to: &str, dest: &Path) {
+    fn swap(v: &mut Value, to: &str) {
+        match v {
+            Value::Object(m) => {
+                for (k, x) in m.iter_mut() {
+                    match (k.as_str(), &mut *x) {
+                        ("command" | "cmd", Value::String(s)) => *s = to.to_owned(),
+                        ("command", Value::Array(words)) if words.len() == 3 => {
+                            words[2] = json!(to);
+                        }
+                        ("arguments", Value::String(s)) => {
+                            if let Ok(mut inner) = serde_json::from_str::<Value>(s) {
+                                swap(&mut inner, to);
+                                *s = inner.to_string();
+                            }
+                        }
+                        _ => swap(x, to),
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|x| swap(x, to)),
+            _ => {}
+        }
+    }
+    let text = std::fs::read_to_string(from).unwrap();
+    let mut out = String::new();
+    for line in text.lines() {
+        match serde_json::from_str::<Value>(line) {
+            Ok(mut v) => {
+                swap(&mut v, to);
+                out.push_str(&v.to_string());
+            }
+            Err(_) => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+    std::fs::write(dest, out).unwrap();
+}
+
+fn audit(path: &Path, extra: &[&str]) -> (Vec<Value>, String, i32) {
+    let o = cargo_bin_cmd!("beyondswe")
+        .arg("audit")
+        .arg(path)
+        .arg("--json")
+        .args(extra)
+        .output()
+        .unwrap();
+    let lines = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    (
+        lines,
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+        o.status.code().unwrap_or(-1),
+    )
+}
+
+#[test]
+fn every_variant_is_audited_as_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    for (rel, shape, id, named, _) in VARIANTS {
+        let file = only_file(rel);
+        let n = commands_in_file(&file).len();
+        let instance: Vec<&str> = if named {
+            vec![]
+        } else {
+            vec!["--instance", id]
+        };
+        let (got, stderr, code) = audit(&file, &instance);
+        if shape == Shape::ClaudeResult {
+            // The result object carries the final answer only: reported, never called clean.
+            assert_eq!(code, 1, "{rel}");
+            assert!(got.is_empty(), "{rel}: {got:?}");
+            assert!(stderr.contains("no tool calls"), "{rel}: {stderr}");
+            continue;
+        }
+        assert_eq!(code, 0, "{rel}: {stderr}");
+        assert_eq!(
+            got.len(),
+            1,
+            "{rel}: one transcript, one trajectory: {stderr}"
+        );
+        assert_eq!(got[0]["task_name"], id, "{rel}");
+        assert_eq!(got[0]["class"], "clean", "{rel}: {}", got[0]);
+        assert!(
+            got[0]["blocklist_hits"].as_array().unwrap().is_empty(),
+            "{rel}"
+        );
+
+        // Every command swapped for a blocklisted one: every one is found.
+        let swapped = dir.path().join(rel).join(file.file_name().unwrap());
+        swap_commands(&file, "git log --all --oneline", &swapped);
+        let (got, stderr, _) = audit(&swapped, &instance);
+        assert_eq!(got.len(), 1, "{rel}: {stderr}");
+        assert_eq!(got[0]["blocklist_hits"], json!(["git log --all"]), "{rel}");
+        let hits = got[0]["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["finding"] == "blocklist")
+            .count();
+        assert_eq!(hits, n, "{rel}: {}", got[0]);
+
+        // And swapped for the task's own PR diff: tier A.
+        let pr = if id == "acme_calc_pr7" {
+            "curl -sL https://github.com/acme/calc/pull/7.diff"
+        } else {
+            "curl -sL https://github.com/acme/textkit/pull/12.diff"
+        };
+        swap_commands(&file, pr, &swapped);
+        let (got, _, _) = audit(&swapped, &instance);
+        assert_eq!(got[0]["class"], "tier_a", "{rel}: {}", got[0]);
+    }
+}
+
+/// A directory of transcripts is audited file by file; one named by its session needs
+/// `--instance` and is reported without it.
+#[test]
+fn a_directory_of_transcripts_is_audited() {
+    let dir = tempfile::tempdir().unwrap();
+    for (rel, ..) in VARIANTS {
+        let f = only_file(rel);
+        std::fs::copy(&f, dir.path().join(f.file_name().unwrap())).unwrap();
+    }
+    let (got, stderr, code) = audit(dir.path(), &[]);
+    let tasks: Vec<&str> = got
+        .iter()
+        .map(|v| v["task_name"].as_str().unwrap())
+        .collect();
+    assert!(tasks.contains(&"acme_textkit_pr12"), "{stderr}");
+    assert!(stderr.contains("does not say which instance"), "{stderr}");
+    assert_eq!(code, 1);
+}
+
+/// In a rollout whose every command is blocklisted, every one is found (they were missed when an
+/// argument list was joined with bare spaces), and a call that cannot be read keeps the
+/// trajectory from being called clean.
+#[test]
+fn rollouts_are_never_called_clean_unread() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = only_file("codex-rollout");
+    let swapped = dir.path().join("rollout-x.jsonl");
+    swap_commands(&file, "git fetch origin", &swapped);
+    let (got, _, _) = audit(&swapped, &["--instance", "acme_calc_pr7"]);
+    assert_eq!(got[0]["blocklist_hits"], json!(["git fetch"]));
+
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    text.push_str(&json!({"timestamp": "2025-10-29T01:00:00.000Z", "type": "response_item", "payload": {"type": "custom_tool_call", "status": "completed", "call_id": "call_code1", "name": "exec", "input": "const r = await tools.exec_command({cmd: 'git fetch'});"}}).to_string());
+    text.push('\n');
+    let odd = dir.path().join("rollout-y.jsonl");
+    std::fs::write(&odd, text).unwrap();
+    let (got, _, code) = audit(&odd, &["--instance", "acme_calc_pr7"]);
+    assert_eq!(code, 0);
+    assert_eq!(got[0]["class"], "incomplete", "{}", got[0]);
+    assert_eq!(got[0]["unread"][0]["tool"], "exec");
+}
+
+/// A release line may carry the raw transcript under `trajectory`: as the list of records or as
+/// the file's text.
+#[test]
+fn a_release_line_with_the_transcript_inline_is_audited() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = only_file("claude-code-stream");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let records: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let release = dir.path().join("release.jsonl");
+    std::fs::write(
+        &release,
+        format!(
+            "{}\n{}\n",
+            json!({"task_name": "acme_textkit_pr12", "trajectory": records, "reward": 1.0}),
+            json!({"task_name": "acme_textkit_pr12", "trajectory": text.replace("python -m pytest -q", "git pull"), "reward": 1.0})
+        ),
+    )
+    .unwrap();
+    let (got, stderr, code) = audit(&release, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(got.len(), 2);
+    assert_eq!(got[0]["class"], "clean");
+    assert_eq!(got[0]["shape"], "claude-code");
+    assert_eq!(got[1]["blocklist_hits"], json!(["git pull"]));
+}
+
+/// A Harbor job whose trials carry only the agents' raw logs (agent/claude-code.txt, the Codex
+/// rollout under agent/sessions) is audited from them.
+#[test]
+fn a_harbor_job_with_raw_agent_logs_is_audited() {
+    let (got, stderr, code) = audit(&transcripts("harbor-raw"), &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let mut shapes: Vec<(String, String)> = got
+        .iter()
+        .map(|v| {
+            (
+                v["task_name"].as_str().unwrap().to_owned(),
+                v["shape"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    shapes.sort();
+    assert_eq!(
+        shapes,
+        [
+            ("acme_calc_pr7".to_owned(), "codex-rollout".to_owned()),
+            ("acme_textkit_pr12".to_owned(), "claude-code".to_owned())
+        ]
+    );
+}
+
+#[test]
+fn ingest_reports_a_harbor_trial_without_a_patch_and_its_log() {
+    cargo_bin_cmd!("beyondswe")
+        .arg("ingest")
+        .arg(transcripts("harbor-raw"))
+        .arg("-o")
+        .arg(tempfile::tempdir().unwrap().path().join("p.jsonl"))
+        .assert()
+        .stderr(contains("2 instance(s) have a transcript but no patch"));
+}
