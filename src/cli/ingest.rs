@@ -1,13 +1,19 @@
-//! `beyondswe ingest PATH -o predictions.jsonl`: normalised predictions from what an agent wrote.
+//! `beyondswe ingest PATH -o predictions.jsonl`: normalised predictions from what an agent wrote;
+//! with `--reconstruct`, patches rebuilt from transcripts by replaying their edits in containers.
 
 use super::{exit, note};
-use anyhow::Result;
+use anyhow::{Context, Result};
 use beyondswe::dataset::load_all;
+use beyondswe::record::Record;
 use beyondswe::report::write_atomic;
-use beyondswe::submission::{AgentFormat, Ingest, IngestOptions, base64_encode, ingest_with};
+use beyondswe::sandbox::{DockerSandbox, SandboxError};
+use beyondswe::submission::replay::{self, ReplayError, ReplayOptions};
+use beyondswe::submission::{
+    AgentFormat, Ingest, IngestOptions, Ingested, base64_encode, ingest_with, read_transcripts,
+};
 use clap::Args;
 use serde_json::{Map, Value, json};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Args)]
@@ -28,6 +34,11 @@ pub(crate) struct IngestArgs {
     /// the agent's session, not the instance).
     #[arg(long)]
     pub(crate) instance: Option<String>,
+    /// For transcripts without a captured patch: replay the file edits they show on each
+    /// instance's base commit in a container and take the repository's diff (needs --dataset and
+    /// a Docker engine). Refused, and nothing graded, when the replay cannot be exact.
+    #[arg(long, requires = "dataset")]
+    pub(crate) reconstruct: bool,
     /// Where to write the predictions (JSONL).
     #[arg(short, long)]
     pub(crate) output: PathBuf,
@@ -52,6 +63,9 @@ pub(crate) fn prediction_line(item: &beyondswe::submission::Ingested) -> Option<
             m.insert("model_repo".into(), json!(repo.display().to_string()));
         }
         (None, None) => return None,
+    }
+    if item.reconstructed {
+        m.insert("reconstructed".into(), json!(true));
     }
     m.insert("attempt".into(), json!(item.attempt));
     m.insert("source_format".into(), json!(item.format.name()));
@@ -115,8 +129,120 @@ pub(crate) fn describe(path: &Path, ing: &Ingest, known: Option<&HashSet<String>
     }
 }
 
+/// Replays the edits of every transcript that has no patch; returns how many were rebuilt, or
+/// the exit code when the engine failed.
+fn reconstruct(ing: &mut Ingest, records: &HashMap<String, Record>) -> Result<Result<usize, i32>> {
+    let todo: Vec<usize> = (0..ing.items.len())
+        .filter(|&i| {
+            let it = &ing.items[i];
+            it.patch.is_none() && it.repo.is_none() && !it.transcript.is_empty()
+        })
+        .collect();
+    if todo.is_empty() {
+        return Ok(Ok(0));
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let run_label = format!("ingest-replay-{}", std::process::id());
+    let opts = ReplayOptions {
+        labels: DockerSandbox::process_labels(&run_label),
+        ..ReplayOptions::default()
+    };
+    runtime.block_on(async {
+        let sandbox = match DockerSandbox::connect().await {
+            Ok(s) => s,
+            Err(e) => {
+                note(format!("error: {e}"));
+                return Ok(Err(exit::INFRASTRUCTURE));
+            }
+        };
+        let mut rebuilt = 0;
+        for i in todo {
+            let item: &mut Ingested = &mut ing.items[i];
+            let Some(record) = records.get(&item.instance_id) else {
+                item.note = Some(join(item.note.take(), "not reconstructed: the instance is not in the dataset"));
+                continue;
+            };
+            let t = match read_transcripts(&item.transcript) {
+                Ok(t) => t,
+                Err(e) => {
+                    item.note = Some(join(item.note.take(), &format!("not reconstructed: {e}")));
+                    continue;
+                }
+            };
+            let plan = match replay::plan(&t, record.workdir(), beyondswe::audit::command_writes) {
+                Ok(p) => p,
+                Err(why) => {
+                    item.note = Some(join(
+                        item.note.take(),
+                        &format!("not reconstructed, a replay would not be exact: {why}"),
+                    ));
+                    continue;
+                }
+            };
+            let result = tokio::select! {
+                r = replay::reconstruct(&sandbox, record, &plan, &opts) => r,
+                _ = tokio::signal::ctrl_c() => {
+                    let _ = sandbox.sweep(Some(&run_label)).await;
+                    note("interrupted: containers removed");
+                    return Ok(Err(130));
+                }
+            };
+            match result {
+                Ok(r) => {
+                    let mut msg = format!(
+                        "reconstructed: {} edit(s) of {} replayed on the base commit in a container (not a captured patch)",
+                        plan.edits.len(),
+                        item.transcript[0].display()
+                    );
+                    for n in &r.notes {
+                        msg.push_str("; ");
+                        msg.push_str(n);
+                    }
+                    // The hint about capturing a patch no longer applies.
+                    let summary = item
+                        .note
+                        .take()
+                        .map(|n| n.split("; transcript only").next().unwrap_or_default().to_owned());
+                    item.note = Some(join(summary, &msg));
+                    item.patch = Some(r.patch);
+                    item.reconstructed = true;
+                    rebuilt += 1;
+                }
+                Err(ReplayError::NotExact(why)) => {
+                    item.note = Some(join(
+                        item.note.take(),
+                        &format!("not reconstructed, the replay was not exact: {why}"),
+                    ));
+                }
+                Err(ReplayError::Sandbox(e)) => {
+                    let hint = e.hint().map(|h| format!("\nhint: {h}")).unwrap_or_default();
+                    note(format!("error: replaying {}: {e}{hint}", item.instance_id));
+                    if matches!(e, SandboxError::EngineUnreachable { .. }) {
+                        return Ok(Err(exit::INFRASTRUCTURE));
+                    }
+                    item.note = Some(join(item.note.take(), &format!("not reconstructed: {e}")));
+                }
+                Err(e @ ReplayError::Failed { .. }) => {
+                    item.note = Some(join(item.note.take(), &format!("not reconstructed: {e}")));
+                }
+            }
+        }
+        Ok(Ok(rebuilt))
+    })
+}
+
+fn join(old: Option<String>, new: &str) -> String {
+    match old {
+        Some(o) if !o.is_empty() => format!("{o}; {new}"),
+        _ => new.to_owned(),
+    }
+}
+
 pub(crate) fn run(args: &IngestArgs) -> Result<i32> {
-    let ing = ingest_with(
+    let mut ing = ingest_with(
         &args.path,
         &IngestOptions {
             format: args.format,
@@ -124,15 +250,27 @@ pub(crate) fn run(args: &IngestArgs) -> Result<i32> {
             instance: args.instance.clone(),
         },
     )?;
-    let known = match &args.dataset {
+    let records: Option<HashMap<String, Record>> = match &args.dataset {
         Some(d) => Some(
             load_all(d, None)?
                 .into_iter()
-                .map(|i| i.record.instance_id().to_owned())
-                .collect::<HashSet<_>>(),
+                .map(|i| (i.record.instance_id().to_owned(), i.record))
+                .collect(),
         ),
         None => None,
     };
+    if args.reconstruct
+        && let Some(records) = &records
+    {
+        match reconstruct(&mut ing, records)? {
+            Ok(n) if n > 0 => note(format!(
+                "{n} patch(es) reconstructed from transcripts (marked `reconstructed`)"
+            )),
+            Ok(_) => {}
+            Err(code) => return Ok(code),
+        }
+    }
+    let known: Option<HashSet<String>> = records.map(|r| r.into_keys().collect());
     describe(&args.path, &ing, known.as_ref());
     let mut text = String::new();
     for item in &ing.items {

@@ -2,12 +2,14 @@
 //!
 //! Reads repository trees from a directory or a `.tar`, `.tar.gz`/`.tgz` or `.zip` archive,
 //! safely: absolute paths, `..`, links escaping the root, device files and hard links are refused,
-//! and expansion is capped (zip bombs). Agent-format readers (SWE-agent, OpenHands, …) will live
-//! here too.
+//! and expansion is capped (zip bombs). Reads what agents write (agents/: SWE-agent, OpenHands,
+//! Claude Code and Codex transcripts, Harbor jobs, …), captures workspaces (capture.rs), and
+//! rebuilds a patch from a transcript's edits in a container (replay.rs).
 
 mod agents;
 mod capture;
 mod predictions;
+pub mod replay;
 mod tree;
 
 pub use agents::{

@@ -484,3 +484,169 @@ fn ingest_reports_a_harbor_trial_without_a_patch_and_its_log() {
         .assert()
         .stderr(contains("2 instance(s) have a transcript but no patch"));
 }
+
+/// `ingest --reconstruct`: the edits of every transcript that shows them exactly are replayed on
+/// the base commit in a container, and the patches grade to the verdicts their edits deserve; the
+/// transcripts that cannot be replayed exactly get no patch and are not graded.
+#[test]
+fn reconstructed_patches_grade_to_the_expected_verdicts() {
+    use super::support::{docker_ready, fixture_images};
+    if !docker_ready() {
+        return;
+    }
+    fixture_images();
+    let dir = tempfile::tempdir().unwrap();
+    let dataset = fixtures().join("dataset/fixtures.jsonl");
+    let reconstruct = |path: &Path, extra: &[&str]| -> (Vec<Value>, String) {
+        let mut args = vec!["--reconstruct", "--dataset"];
+        let d = dataset.display().to_string();
+        args.push(&d);
+        args.extend(extra);
+        let (lines, stderr, _) = ingest(path, &args);
+        (lines, stderr)
+    };
+    let grade = |preds: &[Value], run: &str| -> Vec<(String, String, String)> {
+        let file = dir.path().join(format!("{run}.jsonl"));
+        std::fs::write(
+            &file,
+            preds.iter().map(|p| format!("{p}\n")).collect::<String>(),
+        )
+        .unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_beyondswe"))
+            .args(["grade", "--jobs", "1", "--run-id", run, "--dataset"])
+            .arg(&dataset)
+            .arg("--results-dir")
+            .arg(dir.path().join("runs"))
+            .arg("--predictions")
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{run}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut r: Vec<(String, String, String)> =
+            std::fs::read_to_string(dir.path().join("runs").join(run).join("results.jsonl"))
+                .unwrap()
+                .lines()
+                .map(|l| {
+                    let v: Value = serde_json::from_str(l).unwrap();
+                    (
+                        v["instance_id"].as_str().unwrap().to_owned(),
+                        v["verdict"].as_str().unwrap().to_owned(),
+                        v["reason"].as_str().unwrap().to_owned(),
+                    )
+                })
+                .collect();
+        r.sort();
+        r
+    };
+    let resolved = |id: &str| {
+        vec![(
+            id.to_owned(),
+            "resolved".to_owned(),
+            "all_tests_passed".to_owned(),
+        )]
+    };
+
+    for (rel, id, named) in [
+        ("claude-code-stream", "acme_textkit_pr12", true),
+        ("claude-code-session", "acme_calc_pr7", false),
+        ("codex-exec-legacy", "acme_textkit_pr12", true),
+        ("codex-rollout", "acme_calc_pr7", false),
+    ] {
+        let extra: Vec<&str> = if named {
+            vec![]
+        } else {
+            vec!["--instance", id]
+        };
+        let (preds, stderr) = reconstruct(&only_file(rel), &extra);
+        assert_eq!(preds.len(), 1, "{rel}: {stderr}");
+        assert_eq!(preds[0]["reconstructed"], true, "{rel}");
+        assert!(
+            preds[0]["note"].as_str().unwrap().contains("reconstructed"),
+            "{rel}"
+        );
+        assert_eq!(grade(&preds, rel), resolved(id), "{rel}");
+    }
+
+    // A Harbor job with raw logs only: the Claude Code trial's edits fix textkit, the Codex
+    // trial's rollout holds a half fix of calc.
+    let (preds, stderr) = reconstruct(&transcripts("harbor-raw"), &[]);
+    assert_eq!(preds.len(), 2, "{stderr}");
+    assert!(preds.iter().all(|p| p["reconstructed"] == true));
+    assert_eq!(
+        grade(&preds, "harbor-raw"),
+        [
+            (
+                "acme_calc_pr7".to_owned(),
+                "unresolved".to_owned(),
+                "tests_failed".to_owned()
+            ),
+            (
+                "acme_textkit_pr12".to_owned(),
+                "resolved".to_owned(),
+                "all_tests_passed".to_owned()
+            )
+        ]
+    );
+
+    // Not exact, so not reconstructed and not graded: exec --json file_change items (paths only),
+    // a result object (no tool calls), a Bash command that edited a file, and a file that was not
+    // what the Edit saw before it (changed by something the transcript does not show).
+    let sed = dir.path().join("sed/acme_textkit_pr12.jsonl");
+    let stream = std::fs::read_to_string(only_file("claude-code-stream")).unwrap();
+    std::fs::create_dir_all(sed.parent().unwrap()).unwrap();
+    std::fs::write(
+        &sed,
+        stream.replacen(
+            "grep -rn 'textdep\\\\.' textkit",
+            "sed -i 's/textdep.fill/textdep.wrap_text/' textkit/text/wrap.py",
+            1,
+        ),
+    )
+    .unwrap();
+    let session = std::fs::read_to_string(only_file("claude-code-session")).unwrap();
+    let behind = dir
+        .path()
+        .join("behind/3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9.jsonl");
+    std::fs::create_dir_all(behind.parent().unwrap()).unwrap();
+    // The second Edit's `originalFile` now holds a line the replay never wrote.
+    let changed: String = session
+        .lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            if let Some(o) = v["toolUseResult"]["originalFile"].as_str()
+                && o.contains("_MINUS_SIGNS")
+                && !o.contains("Strings may use")
+            {
+                v["toolUseResult"]["originalFile"] = json!(format!("{o}# reformatted\n"));
+            }
+            format!("{v}\n")
+        })
+        .collect();
+    std::fs::write(&behind, changed).unwrap();
+    for (path, extra, why) in [
+        (only_file("codex-exec"), vec![], "without their content"),
+        (
+            only_file("claude-code-result"),
+            vec![],
+            "records no tool calls",
+        ),
+        (sed.clone(), vec![], "shell command changed files"),
+        (
+            behind.clone(),
+            vec!["--instance", "acme_calc_pr7"],
+            "not what the Edit saw",
+        ),
+    ] {
+        let (preds, stderr) = reconstruct(&path, &extra);
+        assert!(preds.is_empty(), "{}: {preds:?}", path.display());
+        assert!(
+            stderr.contains("not reconstructed") && stderr.contains(why),
+            "{}: {stderr}",
+            path.display()
+        );
+    }
+}
