@@ -71,11 +71,16 @@ impl CodexReader {
             }
             Some(t) if t.starts_with("item.") => {
                 let Some(item) = v.get("item") else { return };
-                let mut item = item.clone();
-                if let Some(o) = item.as_object_mut() {
-                    // Outputs are never needed; keep the memory for the calls.
-                    o.remove("aggregated_output");
-                }
+                // Outputs are never needed: they are not copied.
+                let item = match item.as_object() {
+                    Some(o) => Value::Object(
+                        o.iter()
+                            .filter(|(k, _)| k.as_str() != "aggregated_output")
+                            .map(|(k, x)| (k.clone(), x.clone()))
+                            .collect(),
+                    ),
+                    None => item.clone(),
+                };
                 match str_of(&item, "id").map(str::to_owned) {
                     Some(id) => match self.item_index.get(&id) {
                         Some(&i) => self.items[i].1 = item,
