@@ -198,3 +198,98 @@ fn doc2repo_task_scores_the_pass_rate() {
     let (reward, report) = verify(&c, &task);
     assert_eq!(reward.as_deref(), Some("0.600000"), "{report:#}");
 }
+
+/// The adversarial suite through Harbor's path: each cheat is what the agent left in its
+/// container (a patch it applied as root, or a tree it wrote), then `tests/test.sh` grades it.
+/// Archive cases are about reading submitted archives, which Harbor never does: left out here.
+#[test]
+fn adversarial_suite_through_test_sh() {
+    use super::adversarial::{cases, meets};
+    if !docker_ready() {
+        return;
+    }
+    fixture_images();
+    let only = std::env::var("BEYONDSWE_ADVERSARIAL_ONLY").unwrap_or_default();
+    let cases: Vec<_> = cases()
+        .into_iter()
+        .filter(|c| !c.submission.starts_with("archives/") && c.name.contains(&only))
+        .collect();
+    let records = super::adversarial::records();
+    let mut tasks = std::collections::BTreeMap::new();
+    for c in &cases {
+        let id = records
+            .iter()
+            .find(|r| r.instance_id().starts_with(&c.instance))
+            .unwrap()
+            .instance_id()
+            .to_owned();
+        tasks
+            .entry(c.instance.clone())
+            .or_insert_with(|| build_task(&id));
+    }
+    let queue = std::sync::Mutex::new(cases.iter());
+    let lines = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| {
+                loop {
+                    let Some(case) = queue.lock().unwrap().next() else {
+                        break;
+                    };
+                    let task = &tasks[&case.instance];
+                    let c = Container::run(&task.image);
+                    let src = fixtures().join("adversarial").join(&case.submission);
+                    if case.kind == "patch" {
+                        // What the agent wrote is the fix itself: a transport-mangled copy (CRLF)
+                        // is put back first, as the offline grader does.
+                        let (fixed, _) =
+                            beyondswe::patch::normalize_transport(&std::fs::read(&src).unwrap());
+                        let tmp = tempfile::NamedTempFile::new().unwrap();
+                        std::fs::write(tmp.path(), fixed).unwrap();
+                        c.copy_in(tmp.path(), "/tmp/agent.patch");
+                        c.sh(&format!(
+                            "cd {} && git apply --whitespace=nowarn /tmp/agent.patch; rm -f /tmp/agent.patch",
+                            task.workdir
+                        ));
+                    } else {
+                        copy_tree_into(&c, &src, &task.workdir);
+                    }
+                    let (reward, report) = verify(&c, task);
+                    let score = reward.as_deref().and_then(|r| r.parse::<f64>().ok());
+                    let verdict = score.and_then(|_| serde_json::from_value(report["verdict"].clone()).ok());
+                    let reason = report["reason"].as_str().unwrap_or_default().to_owned();
+                    let ok = meets(&case.expect, verdict, score.unwrap_or(0.0), &reason);
+                    lines.lock().unwrap().push((
+                        ok,
+                        format!(
+                            "{:<5} {:<55} reward={:?} {} {}",
+                            if ok { "ok" } else { "FAIL" },
+                            case.name,
+                            reward,
+                            reason,
+                            if ok { String::new() } else { format!("{}", report["flags"]) }
+                        ),
+                    ));
+                }
+            });
+        }
+    });
+    let mut lines = lines.into_inner().unwrap();
+    lines.sort_by(|a, b| a.1.cmp(&b.1));
+    let failed: Vec<&str> = lines
+        .iter()
+        .filter(|l| !l.0)
+        .map(|l| l.1.as_str())
+        .collect();
+    eprintln!(
+        "adversarial suite through test.sh: {} cases, {} failed\n{}",
+        lines.len(),
+        failed.len(),
+        lines
+            .iter()
+            .map(|l| l.1.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}

@@ -8,6 +8,7 @@
     clippy::print_stdout
 )]
 
+mod adversarial;
 mod agents;
 mod audit;
 mod capture;
