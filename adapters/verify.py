@@ -955,6 +955,42 @@ def revert_sections(current, base, filename):
     return text
 
 
+def pytest_config_of(text, path):
+    """The pytest settings a pyproject.toml or setup.cfg really carries, as parsed; None when
+    the file does not parse (or no parser is available, before Python 3.11 for TOML)."""
+    name = path.rsplit("/", 1)[-1]
+    try:
+        if name == "pyproject.toml":
+            import tomllib
+            data = tomllib.loads(text)
+            return json.dumps(data.get("tool", {}).get("pytest"), sort_keys=True, default=str)
+        import configparser
+        cp = configparser.RawConfigParser()
+        cp.read_string(text)
+        return json.dumps(dict((sec, dict(cp.items(sec))) for sec in cp.sections()
+                               if sec in ("tool:pytest", "pytest")), sort_keys=True)
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def shadow_siblings(root, rel):
+    """Untracked entries Python would import instead of the test module root/rel: a package or
+    namespace directory, bytecode or an extension module of the same name beside it."""
+    d, name = os.path.split(rel)
+    stem = name[:-3] if name.endswith(".py") else name
+    out = []
+    try:
+        entries = os.listdir(os.path.join(root, d) if d else root)
+    except OSError:
+        return out
+    for e in entries:
+        if e == name:
+            continue
+        if e == stem or (e.startswith(stem + ".") and e.endswith((".so", ".pyd", ".pyc", ".pyw"))):
+            out.append(os.path.join(d, e) if d else e)
+    return out
+
+
 def step_restore(ctx):
     """Covered paths back to the base (from hash-checked objects); untracked covered files
     removed; the dataset's f2p patch and script applied on the pristine baseline."""
@@ -982,7 +1018,12 @@ def step_restore(ctx):
             if kind == "section_config" and path not in f2p and current is not None and cur_mode != "120000":
                 with open(os.path.join(ctx.workdir, path), "rb") as fh:
                     text = fh.read().decode("utf-8", "surrogateescape")
-                new = revert_sections(text, data.decode("utf-8", "surrogateescape"), path.rsplit("/", 1)[-1])
+                base_text = data.decode("utf-8", "surrogateescape")
+                new = revert_sections(text, base_text, path.rsplit("/", 1)[-1])
+                if pytest_config_of(new, path) != pytest_config_of(base_text, path):
+                    # pytest settings the section rule cannot see (dotted keys, a [tool] table):
+                    # the whole file goes back to the base.
+                    new = base_text
                 if new != text:
                     safe_write(ctx.workdir, path, new.encode("utf-8", "surrogateescape"), cur_mode)
                     ctx.flags["config_reverted"].append(path)
@@ -1011,6 +1052,13 @@ def step_restore(ctx):
         remove_entry(os.path.join(ctx.workdir, rel))
         ctx.flags["files_removed"].append(rel)
     ctx.facts["locked"] = [p for p in restored_ok if classify(p) in ("test", "config", "section_config")]
+    for p in ctx.facts["locked"]:
+        if p.endswith(".py"):
+            for sib in shadow_siblings(ctx.workdir, p):
+                tracked = sib in listing or any(k.startswith(sib + "/") for k in listing)
+                if not tracked and lexists(os.path.join(ctx.workdir, sib)):
+                    remove_entry(os.path.join(ctx.workdir, sib))
+                    ctx.flags["files_removed"].append(sib)
     patch = ctx.spec.get("f2p_patch")
     if patch:
         proc = ctx.git.run(["apply", "--verbose", "--whitespace=nowarn", patch], check=False)
@@ -1023,6 +1071,11 @@ def step_restore(ctx):
         with open(script, "rb") as fh:
             safe_write(ctx.workdir, "test_fail_to_pass.py", fh.read(), "100644")
         ctx.facts["locked"].append("test_fail_to_pass.py")
+        for sib in shadow_siblings(ctx.workdir, "test_fail_to_pass.py"):
+            if sib in listing or any(k.startswith(sib + "/") for k in listing):
+                continue
+            remove_entry(os.path.join(ctx.workdir, sib))
+            ctx.flags["files_removed"].append(sib)
     ctx.timed("restore", t)
 
 
@@ -1451,11 +1504,22 @@ def clean_interpreter_facts(python, repo_paths):
 # ---------------------------------------------------------------------------------------------
 # The two families
 
+def load_clean_facts(ctx):
+    """The plugins and sys.path of the clean image: recorded by the prepare step; without it
+    (a Harbor image used as it is) asked now, after the scrub, from outside the repository."""
+    if "plugins" not in ctx.state:
+        clean = clean_interpreter_facts(ctx.python, ctx.repo_paths)
+        ctx.state["plugins"] = clean.get("plugins", [])
+        ctx.state["clean_sys_path"] = clean.get("sys_path", [])
+    ctx.plugins = ctx.state["plugins"]
+
+
 def grade_issue(ctx):
     spec = ctx.spec
     if not step_apply(ctx):
         return
     step_scrub(ctx)
+    load_clean_facts(ctx)
     step_restore(ctx)
     f2p, p2p = spec.get("fail_to_pass", []), spec.get("pass_to_pass", [])
     ids = f2p + [i for i in p2p if i not in f2p]
@@ -1510,6 +1574,7 @@ def grade_doc2repo(ctx):
     if spec.get("patch") and not step_apply(ctx):
         return
     step_scrub(ctx)
+    load_clean_facts(ctx)
     # The submission installs itself as the test user into a directory of its own; then every
     # process it left is killed, and what the install wrote is scrubbed like the tree was.
     t = time.time()
@@ -1630,9 +1695,7 @@ def grade(spec):
     ctx.repo_paths = [ctx.workdir]
     try:
         step_lock(ctx)
-        clean = ctx.state.get("clean") or clean_interpreter_facts(ctx.python, ctx.repo_paths)
-        ctx.state.setdefault("clean_sys_path", clean.get("sys_path", []))
-        ctx.plugins = ctx.state.get("plugins", clean.get("plugins", []))
+        ctx.state.setdefault("clean_sys_path", (ctx.state.get("clean") or {}).get("sys_path", []))
         if ctx.doc2repo:
             grade_doc2repo(ctx)
         else:
