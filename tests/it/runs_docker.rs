@@ -419,3 +419,67 @@ fn verify_finds_claims_the_patches_do_not_earn() {
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("0 disagreement(s)"));
 }
+
+/// A Doc2Repo repository whose suite modules partly fail to import scores the tests that pass:
+/// only `slugify` exists, so the three slugify tests pass and the seven others (in modules that
+/// cannot import their function) count as not passed; the denominator stays `test_suite_num`.
+/// Before, pytest stopped the session at the collection errors and the instance scored 0.
+#[test]
+fn doc2repo_modules_that_fail_to_import_still_leave_the_rest_scored() {
+    if !docker_ready() {
+        return;
+    }
+    fixture_images();
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_beyondswe"))
+        .args([
+            "grade",
+            "--jobs",
+            "2",
+            "--timeout",
+            "120",
+            "--run-id",
+            "half",
+        ])
+        .arg("--dataset")
+        .arg(fixtures().join("dataset/doc2repo_partial.jsonl"))
+        .arg("--test-suites")
+        .arg(fixtures().join("test_suites"))
+        .arg("--results-dir")
+        .arg(dir.path())
+        .arg("--predictions")
+        .arg(fixtures().join("predictions/doc2repo_partial.jsonl"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got = outcomes(&dir.path().join("half"));
+    let (verdict, score, reason) = &got["minidocsplit_ac79166631ba81556e3f40c05aa8d00fe9178ca6"];
+    assert_eq!(
+        (verdict.as_str(), reason.as_str()),
+        ("unresolved", "tests_failed")
+    );
+    assert!((score - 0.3).abs() < 1e-9, "{score}");
+    let report: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("half/report.json")).unwrap(),
+    )
+    .unwrap();
+    let doc = report["families"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["family"] == "Doc2Repo")
+        .unwrap();
+    assert!(
+        (doc["score"].as_f64().unwrap() - 30.0).abs() < 1e-9,
+        "{doc}"
+    );
+    // CrossRepo 100 (the gold fix), Doc2Repo 30: AVG 65 (it was 50 when the instance scored 0).
+    assert!(
+        (report["avg"].as_f64().unwrap() - 65.0).abs() < 1e-9,
+        "{report:#}"
+    );
+}
