@@ -311,11 +311,13 @@ fn split_git_header(rest: &str) -> Option<(String, String)> {
     }
     // Unquoted: the two halves are `a/P b/P` for the same P unless renamed; try the split that
     // makes them equal first, then the last ` b/`.
+    // The middle byte is checked before slicing: only a space (ASCII, so a character boundary)
+    // splits there; any other byte may be inside a multi-byte character.
     let bytes = rest.len();
-    if bytes % 2 == 1 {
+    if bytes % 2 == 1 && rest.as_bytes().get(bytes / 2) == Some(&b' ') {
         let half = bytes / 2;
         let (a, b) = (&rest[..half], &rest[half + 1..]);
-        if rest.as_bytes()[half] == b' ' && strip_prefix_dir(a) == strip_prefix_dir(b) {
+        if strip_prefix_dir(a) == strip_prefix_dir(b) {
             return Some((strip_prefix_dir(a), strip_prefix_dir(b)));
         }
     }
@@ -487,6 +489,16 @@ HcmV?d00001
     fn not_a_patch() {
         assert_eq!(parse("hello world\n"), Err(PatchError::NoFiles));
         assert_eq!(parse(" \n"), Err(PatchError::Empty));
+    }
+
+    #[test]
+    fn multi_byte_characters_in_the_middle_of_a_git_header() {
+        // `a/xé b/y` has 9 bytes: the middle one is the second byte of `é`.
+        for header in ["a/xé b/y", "a/日本 b/x", "é", "éé", "a/é b/é", "a/x😀 b/x"] {
+            let _ = parse(&format!("diff --git {header}\nnew file mode 100644\n"));
+        }
+        let p = parse("diff --git a/xé b/y\nnew file mode 100644\n").unwrap();
+        assert_eq!(p.files[0].new_path.as_deref(), Some("y"));
     }
 
     #[test]

@@ -256,7 +256,7 @@ pub(crate) fn run(args: &AuditArgs) -> Result<i32> {
             Ok(mut a) => {
                 // Keep the findings, not huge texts, in memory.
                 for e in &mut a.evidence {
-                    e.excerpt.truncate(600);
+                    truncate_at_char(&mut e.excerpt, 600);
                 }
                 if args.json {
                     text.push_str(&serde_json::to_string(&a).unwrap_or_default());
@@ -363,4 +363,16 @@ pub(crate) fn run(args: &AuditArgs) -> Result<i32> {
     } else {
         exit::SUCCESS
     })
+}
+
+/// Cuts `s` to at most `max` bytes at a character boundary (`String::truncate` panics inside a
+/// multi-byte character, and excerpts are the agent's own text).
+fn truncate_at_char(s: &mut String, max: usize) {
+    if s.len() > max {
+        let mut end = max;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s.truncate(end);
+    }
 }

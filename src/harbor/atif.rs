@@ -758,12 +758,16 @@ fn time_ok(t: &str) -> bool {
         if z.eq_ignore_ascii_case("z") {
             return true;
         }
-        let z = z[1..].replace(':', "");
-        let (h, rest) = z.split_at(z.len().min(2));
+        // Checked slicing: the offset is user text and may hold multi-byte characters.
+        let z = z.get(1..).unwrap_or_default().replace(':', "");
+        let (h, rest) = (
+            z.get(..2).unwrap_or(z.as_str()),
+            z.get(2..).unwrap_or_default(),
+        );
         digits(h)
             && h.len() == 2
             && h.parse::<u32>().is_ok_and(|h| h < 24)
-            && (rest.is_empty() || (rest.len() >= 2 && digits(&rest[..2])))
+            && (rest.is_empty() || rest.get(..2).is_some_and(digits))
     });
     let (main, frac) = match clock.find(['.', ',']) {
         Some(i) => (&clock[..i], Some(&clock[i + 1..])),
@@ -838,6 +842,14 @@ mod tests {
             "2025-13-01",
             "2025-11-04T25:00:00",
             "04/11/2025",
+            // Multi-byte characters where the offset's digits are sliced.
+            "2025-11-04T09:00:00+0é",
+            "2025-11-04T09:00:00+01xé",
+            "2025-11-04T09:00:00+é",
+            "2025-11-04T09:00:00-日本",
+            "2025-é-04",
+            "2025Wé1",
+            "éééééééé",
         ] {
             assert!(!iso8601(bad), "{bad}");
         }

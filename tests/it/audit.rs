@@ -198,3 +198,57 @@ fn a_harbor_job_directory_is_audited_like_the_release() {
     want.sort();
     assert_eq!(got, want);
 }
+
+/// One ATIF release line for task `o_r_pr1`: the prompt, one shell command, then agent messages.
+fn atif_line(task: &str, command: &str, after: &[&str]) -> Value {
+    let mut steps = vec![
+        serde_json::json!({"step_id": 1, "source": "user", "message": "Fix it"}),
+        serde_json::json!({"step_id": 2, "source": "agent", "message": "", "tool_calls": [
+            {"tool_call_id": "c", "function_name": "Bash", "arguments": {"command": command}}]}),
+    ];
+    for (i, m) in after.iter().enumerate() {
+        steps.push(serde_json::json!({"step_id": i + 3, "source": "agent", "message": m}));
+    }
+    serde_json::json!({"task_name": task, "task_type": "CrossRepo", "reward": 1.0, "trajectory": {
+        "schema_version": "ATIF-v1.6", "session_id": "s", "agent": {"name": "a", "version": "1"},
+        "steps": steps}})
+}
+
+/// Audits release lines written to a temporary file; the JSON line per trajectory, stderr, code.
+fn audit_lines(lines: &[Value]) -> (Vec<Value>, String, i32) {
+    let dir = tempfile::tempdir().unwrap();
+    let release = dir.path().join("release.jsonl");
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&release, text).unwrap();
+    let out = cargo_bin_cmd!("beyondswe")
+        .arg("audit")
+        .arg(&release)
+        .arg("--json")
+        .output()
+        .unwrap();
+    let audits = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .collect();
+    (
+        audits,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+/// The excerpt kept for a tier B candidate is cut to a size in bytes: never inside a character.
+#[test]
+fn excerpts_of_multi_byte_reasoning_are_cut_at_a_character() {
+    let long = format!("a{}", "é".repeat(400));
+    let line = atif_line(
+        "o_r_pr1",
+        "curl -s https://github.com/o/r/pull/1",
+        &[&long, "日本語のテキスト".repeat(50).as_str()],
+    );
+    let (audits, stderr, code) = audit_lines(&[line]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(audits[0]["class"], "tier_b_candidate", "{:#}", audits[0]);
+    let excerpt = audits[0]["evidence"][0]["excerpt"].as_str().unwrap();
+    assert!(!excerpt.is_empty() && excerpt.len() <= 600, "{excerpt}");
+}
