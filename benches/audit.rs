@@ -2,6 +2,10 @@
 //! same file in the same run, with peak memory.
 //!
 //! Run with `cargo bench --bench audit` (needs `jq` and `/usr/bin/time`; `-- MB` sets the size).
+//!
+//! `cargo bench --bench audit -- shell` instead times `beyondswe audit` on one trajectory whose
+//! only command is 10k, 100k and 1M unclosed `$(`, side by side: the ratios between sizes show
+//! whether the shell reader stays linear. `BEYONDSWE_BIN` times another build of the binary.
 //! Lines are ATIF trajectories of ~200 steps with shell commands, web fetches and searches, and
 //! tool outputs of a few KB each (about 650 KB a line, like the published Codex release).
 
@@ -91,7 +95,47 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// `beyondswe audit` on one ATIF trajectory whose command is `$(` repeated `n` times.
+fn unclosed_substitutions(bin: &Path, dir: &Path) {
+    println!("## Audit of unclosed `$(` chains\n");
+    println!("| `$(` repeated | command bytes | median s | × previous size | peak RSS MB |");
+    println!("|---:|---:|---:|---:|---:|");
+    let mut previous: Option<f64> = None;
+    for n in [10_000usize, 100_000, 1_000_000] {
+        let command = "$(".repeat(n);
+        let line = json!({"task_name": "o_r_pr1", "task_type": "CrossRepo", "reward": 0.0,
+            "trajectory": {"schema_version": "ATIF-v1.6", "session_id": "s",
+                "agent": {"name": "a", "version": "1"},
+                "steps": [
+                    {"step_id": 1, "source": "user", "message": "Fix it"},
+                    {"step_id": 2, "source": "agent", "message": "", "tool_calls": [
+                        {"tool_call_id": "c", "function_name": "Bash",
+                         "arguments": {"command": command}}]}]}});
+        let file = dir.join(format!("unclosed-{n}.jsonl"));
+        fs_err::write(&file, format!("{line}\n")).unwrap();
+        let runs: Vec<(f64, f64)> = (0..3)
+            .map(|_| timed(Command::new(bin).args(["audit", "--json"]).arg(&file)))
+            .collect();
+        let secs = median(runs.iter().map(|r| r.0).collect());
+        let rss = runs.iter().map(|r| r.1).fold(0.0, f64::max);
+        let ratio = previous.map_or("–".to_owned(), |p| format!("{:.1}", secs / p));
+        println!(
+            "| {n} | {} | {secs:.3} | {ratio} | {rss:.1} |",
+            command.len()
+        );
+        previous = Some(secs);
+    }
+    println!("\nlinear: 10× the input should take about 10× the time (goal: 100k under 1 s)");
+}
+
 fn main() {
+    let bin_override = std::env::var_os("BEYONDSWE_BIN").map(std::path::PathBuf::from);
+    if std::env::args().skip(1).any(|a| a == "shell") {
+        let bin = bin_override.unwrap_or_else(|| env!("CARGO_BIN_EXE_beyondswe").into());
+        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        unclosed_substitutions(&bin, dir.path());
+        return;
+    }
     let mb: usize = std::env::args()
         .skip(1)
         .find_map(|a| a.parse().ok())

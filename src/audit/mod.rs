@@ -7,6 +7,7 @@
 //! be read is `incomplete`, never `clean`. Also says which shell commands change files
 //! (writes.rs), for replaying a transcript's edits.
 
+mod python;
 mod rules;
 mod shapes;
 mod shell;

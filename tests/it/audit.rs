@@ -252,3 +252,78 @@ fn excerpts_of_multi_byte_reasoning_are_cut_at_a_character() {
     let excerpt = audits[0]["evidence"][0]["excerpt"].as_str().unwrap();
     assert!(!excerpt.is_empty() && excerpt.len() <= 600, "{excerpt}");
 }
+
+/// Commands a shell would run that plain splitting misses: `eval`, scripts piped or fed to a
+/// shell, variables, substitutions inside `bash -c`, and Python that shells out.
+#[test]
+fn commands_run_through_eval_pipes_variables_and_python_are_hits() {
+    let cases = [
+        ("eval 'git log --all'", "git log --all"),
+        ("echo 'git log --all' | sh", "git log --all"),
+        ("echo 'git log --all' | bash", "git log --all"),
+        ("echo 'git fetch origin' | bash -s", "git fetch"),
+        ("x=git; $x log --all", "git log --all"),
+        ("bash -c \"$(echo git log --all)\"", "git log --all"),
+        (
+            "python -c \"import os; os.system('git log --all')\"",
+            "git log --all",
+        ),
+        (
+            "python3 -c 'import subprocess; subprocess.run(\"git log --all\", shell=True)'",
+            "git log --all",
+        ),
+        (
+            "python3 -c 'import subprocess; subprocess.Popen([\"bash\",\"-c\",\"git log --all\"])'",
+            "git log --all",
+        ),
+        (
+            "python3 - <<'EOF'\nimport os\nos.system('git fsck --lost-found')\nEOF",
+            "git fsck",
+        ),
+        (
+            "cat <<EOF | python3\nimport subprocess\nsubprocess.call('git pull', shell=True)\nEOF",
+            "git pull",
+        ),
+    ];
+    let lines: Vec<Value> = cases
+        .iter()
+        .map(|(cmd, _)| atif_line("o_r_pr1", cmd, &[]))
+        .collect();
+    let (audits, stderr, code) = audit_lines(&lines);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(audits.len(), cases.len());
+    for (a, (cmd, hit)) in audits.iter().zip(cases) {
+        assert_eq!(sorted(&a["blocklist_hits"]), [hit], "{cmd}: {a:#}");
+    }
+    // Text that mentions a command without running it stays clean.
+    let clean = [
+        "echo 'git log --all' > notes.txt",
+        "x=git log; $x --all",
+        "python3 -c \"print('os.system(git fetch)')\"",
+        "python3 -c 'subprocess.run(\"git log --all\")'",
+    ];
+    let lines: Vec<Value> = clean
+        .iter()
+        .map(|cmd| atif_line("o_r_pr1", cmd, &[]))
+        .collect();
+    let (audits, _, _) = audit_lines(&lines);
+    for (a, cmd) in audits.iter().zip(clean) {
+        assert!(sorted(&a["blocklist_hits"]).is_empty(), "{cmd}: {a:#}");
+    }
+}
+
+/// A command of a hundred thousand unclosed `$(` is audited in linear time and memory.
+#[test]
+fn unclosed_substitution_chains_are_read_in_linear_time() {
+    let line = atif_line(
+        "o_r_pr1",
+        &format!("{}git fetch", "$(".repeat(100_000)),
+        &[],
+    );
+    let t = std::time::Instant::now();
+    let (audits, stderr, code) = audit_lines(&[line]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(audits.len(), 1);
+    // A debug build on a busy machine: generous, yet far below the minutes it took before.
+    assert!(t.elapsed().as_secs_f64() < 10.0, "{:?}", t.elapsed());
+}
