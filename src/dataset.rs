@@ -2,7 +2,7 @@
 //! seen as instances (record, suite zip, and for Harbor tasks without a prebuilt image, the
 //! environment to build).
 
-use crate::convert::{self, ConvertError, find_test_suite};
+use crate::convert::{self, ConvertError, check_test_suite_name, find_test_suite};
 use crate::harbor::{TaskToml, paths};
 use crate::record::{JsonlError, Record, RecordReader};
 use std::path::{Path, PathBuf};
@@ -59,6 +59,10 @@ pub fn find_instance(
         for item in RecordReader::open(dataset)? {
             let (line, record) = item?;
             if record.instance_id() == id {
+                check_test_suite_name(
+                    &record,
+                    &format!("{}:{line}: instance `{id}`", dataset.display()),
+                )?;
                 return Ok(Instance {
                     test_suite: test_suites.and_then(|d| find_test_suite(&record, d)),
                     record,
@@ -116,6 +120,14 @@ pub fn load_all(dataset: &Path, test_suites: Option<&Path>) -> Result<Vec<Instan
     } else {
         for item in RecordReader::open(dataset)? {
             let (line, record) = item?;
+            check_test_suite_name(
+                &record,
+                &format!(
+                    "{}:{line}: instance `{}`",
+                    dataset.display(),
+                    record.instance_id()
+                ),
+            )?;
             out.push(Instance {
                 test_suite: test_suites.and_then(|d| find_test_suite(&record, d)),
                 record,

@@ -4,7 +4,7 @@
 //! diffs, Doc2Repo suites and their sizes, images, and gold patches that the restore step would
 //! otherwise reset. It reads only; it never changes a file.
 
-use crate::convert::{self, ConvertError, check_dir_name, find_test_suite};
+use crate::convert::{self, ConvertError, check_dir_name, find_test_suite, suite_name_problem};
 use crate::harbor::paths;
 use crate::patch;
 use crate::record::{Family, JsonlError, Record, RecordReader};
@@ -236,6 +236,14 @@ fn check_record(record: &Record, location: &str, suites: Suites<'_>) -> Vec<Prob
     if record.image().is_none() {
         err("image", "missing: no `image` or `image_url`".into());
     }
+    if let Some(name) = record.test_suite()
+        && let Some(reason) = suite_name_problem(name)
+    {
+        err(
+            "test_suite",
+            format!("`{name}` is not a plain file name: {reason}"),
+        );
+    }
     let family = task.family;
     if family == Family::Doc2Repo {
         if record.repo_document().is_none() {
@@ -262,6 +270,10 @@ fn check_record(record: &Record, location: &str, suites: Suites<'_>) -> Vec<Prob
                         err("test_suite", msg);
                     }
                 }
+                // A name that is not a plain file name is reported above.
+                None if record
+                    .test_suite()
+                    .is_some_and(|n| suite_name_problem(n).is_some()) => {}
                 None => err(
                     "test_suite",
                     format!(

@@ -164,11 +164,13 @@ pub(crate) fn to_harbor_with(
         if !wanted.is_empty() && !wanted.contains(id.as_str()) {
             continue;
         }
-        let place = format!("{}:{line}: instance `{id}`", dataset.display());
+        // Where the record is; the converter's errors name the instance themselves.
+        let at = format!("{}:{line}", dataset.display());
+        let place = format!("{at}: instance `{id}`");
         let id_hash = hash_id(&id);
         let result = if let Some(first) = seen.get(&id_hash) {
             Err(anyhow::anyhow!(
-                "duplicate instance_id (first at line {first})"
+                "instance `{id}`: duplicate instance_id (first at line {first})"
             ))
         } else {
             seen.insert(id_hash, line);
@@ -188,11 +190,11 @@ pub(crate) fn to_harbor_with(
                 *summary.per_family.entry(record.family()).or_default() += 1;
             }
             Err(err) if keep_going => {
-                note(format!("error: {place}: {err:#}"));
+                note(format!("error: {at}: {err:#}"));
                 summary.failed += 1;
             }
             Err(err) => {
-                return Err(err.context(format!("{place} (use --keep-going to convert the rest)")));
+                return Err(err.context(format!("{at} (use --keep-going to convert the rest)")));
             }
         }
     }

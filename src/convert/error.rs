@@ -12,6 +12,14 @@ pub enum ConvertError {
     MissingImage { id: String },
     #[error("instance `{id}`: Doc2Repo test suite {what}")]
     MissingTestSuite { id: String, what: String },
+    #[error(
+        "{place}: `test_suite` is `{name}`: {reason}; give the zip's file name only (the zip goes in the --test-suites directory)"
+    )]
+    SuiteName {
+        place: String,
+        name: String,
+        reason: &'static str,
+    },
     #[error("{path}: already exists (pass --force to replace it)")]
     TaskExists { path: PathBuf },
     #[error("{path}: {source}")]

@@ -198,14 +198,16 @@ pub fn read_task(dir: &Path) -> Result<TaskRead, ConvertError> {
         fill(&mut map, "test_suite", s(&format!("{instance_id}.zip")));
     }
 
+    let source_path = if instance_path.is_file() {
+        instance_path
+    } else {
+        dir.to_owned()
+    };
     let record = Record::from_map(map).map_err(|source| ConvertError::Record {
-        path: if instance_path.is_file() {
-            instance_path
-        } else {
-            dir.to_owned()
-        },
+        path: source_path.clone(),
         source,
     })?;
+    super::to_harbor::check_test_suite_name(&record, &source_path.display().to_string())?;
     Ok(TaskRead {
         record,
         test_suite_zip,
@@ -237,8 +239,16 @@ fn dockerfile_from(path: &Path) -> Result<Option<String>, ConvertError> {
     }))
 }
 
-/// Copies a task's suite zip into `dir` under `name`, refusing to overwrite a different file.
+/// Copies a task's suite zip into `dir` under `name`, refusing to overwrite a different file and
+/// any name that is not a plain file name (it would be written outside `dir`).
 pub fn store_test_suite(zip: &Path, dir: &Path, name: &str) -> Result<PathBuf, ConvertError> {
+    if let Some(reason) = super::to_harbor::suite_name_problem(name) {
+        return Err(ConvertError::SuiteName {
+            place: zip.display().to_string(),
+            name: name.to_owned(),
+            reason,
+        });
+    }
     fs::create_dir_all(dir).map_err(io_err(dir))?;
     let dst = dir.join(name);
     if dst.exists() {

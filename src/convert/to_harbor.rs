@@ -80,16 +80,52 @@ pub fn check_dir_name(id: &str) -> Result<(), ConvertError> {
     }
 }
 
+/// Why a suite name is not a plain file name (an absolute path, `..`, a directory), if it is not.
+/// Suite names come from the record; a path would make the converters read or write outside
+/// the suites directory.
+pub fn suite_name_problem(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        Some("it is empty")
+    } else if name == "." || name == ".." {
+        Some("it is `.` or `..`")
+    } else if name.starts_with('/') {
+        Some("it is an absolute path")
+    } else if name.contains(['/', '\\']) {
+        Some("it names a path through directories, not a file name")
+    } else if name.chars().any(char::is_control) {
+        Some("it contains control characters")
+    } else {
+        None
+    }
+}
+
+/// Checks a record's `test_suite` field (when it has one) is a plain file name; `place` says where
+/// the record is (`data.jsonl:3: instance `x``, `task/tests/instance.json`).
+pub fn check_test_suite_name(record: &Record, place: &str) -> Result<(), ConvertError> {
+    match record.test_suite() {
+        Some(name) => match suite_name_problem(name) {
+            Some(reason) => Err(ConvertError::SuiteName {
+                place: place.to_owned(),
+                name: name.to_owned(),
+                reason,
+            }),
+            None => Ok(()),
+        },
+        None => Ok(()),
+    }
+}
+
 /// Finds a Doc2Repo record's suite zip in `dir`: the record's `test_suite` name, else
-/// `<instance_id>.zip`.
+/// `<instance_id>.zip`. Only plain file names are looked up, so the result is always inside `dir`
+/// (callers report a bad name with [`check_test_suite_name`]).
 pub fn find_test_suite(record: &Record, dir: &Path) -> Option<PathBuf> {
     record
         .test_suite()
-        .map(|name| dir.join(name))
+        .map(str::to_owned)
         .into_iter()
-        .chain(std::iter::once(
-            dir.join(format!("{}.zip", record.instance_id())),
-        ))
+        .chain(std::iter::once(format!("{}.zip", record.instance_id())))
+        .filter(|name| suite_name_problem(name).is_none())
+        .map(|name| dir.join(name))
         .find(|p| p.is_file())
 }
 
@@ -105,6 +141,7 @@ pub fn write_task(
         .image()
         .ok_or_else(|| ConvertError::MissingImage { id: id.to_owned() })?;
     let family = record.family();
+    check_test_suite_name(record, &format!("instance `{id}`"))?;
     let suite = if family == Family::Doc2Repo {
         let dir = opts
             .test_suites

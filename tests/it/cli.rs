@@ -161,7 +161,7 @@ fn missing_image_duplicate_ids_and_missing_suites_are_named() {
         .assert()
         .code(1)
         .stderr(predicates::str::contains(
-            "data.jsonl:1: instance `a_b_pr1`: instance `a_b_pr1`: no image",
+            "data.jsonl:1: instance `a_b_pr1`: no image",
         ))
         .stderr(predicates::str::contains(
             "data.jsonl:3: instance `a_c_pr2`: duplicate instance_id (first at line 2)",
@@ -339,4 +339,111 @@ fn demo_converts_and_grades_the_bundled_data() {
         .stdout(predicates::str::contains("AVG"))
         .stdout(predicates::str::contains("acme_calc_pr73"))
         .stdout(predicates::str::contains("[flagged]"));
+}
+
+/// The Doc2Repo records of variants.jsonl with their `test_suite` replaced by `name`.
+fn doc2repo_with_suite(name: &str) -> String {
+    std::fs::read_to_string(variants())
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("variant_suite.zip"))
+        .take(1)
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v["test_suite"] = name.into();
+            format!("{v}\n")
+        })
+        .collect()
+}
+
+/// `test_suite` names a file in the suites directory: a path (absolute, `..`, through a
+/// directory) is refused with the file, line and value, and nothing is copied.
+#[test]
+fn to_harbor_refuses_a_test_suite_that_is_a_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let suites = dir.path().join("suites");
+    std::fs::create_dir_all(&suites).unwrap();
+    // A file the record must not be able to pull into a task.
+    write(&dir.path().join("secret.zip"), "not for the task");
+    let secret = dir.path().join("secret.zip");
+    for name in [
+        "../secret.zip",
+        secret.to_str().unwrap(),
+        "sub/../../secret.zip",
+    ] {
+        let data = dir.path().join("data.jsonl");
+        write(&data, &doc2repo_with_suite(name));
+        let out = dir.path().join("out");
+        bin()
+            .args(["convert", "to-harbor"])
+            .arg(&data)
+            .arg(&out)
+            .arg("--test-suites")
+            .arg(&suites)
+            .assert()
+            .code(1)
+            .stderr(predicates::str::contains("data.jsonl:1"))
+            .stderr(predicates::str::contains(format!(
+                "`test_suite` is `{name}`"
+            )));
+        assert!(
+            tree(&out).iter().all(|p| !p.ends_with("test_suite.zip")),
+            "{name}: {:?}",
+            tree(&out)
+        );
+        // validate names it too.
+        bin()
+            .arg("validate")
+            .arg(&data)
+            .arg("--test-suites")
+            .arg(&suites)
+            .assert()
+            .code(1)
+            .stdout(predicates::str::contains("test_suite"))
+            .stdout(predicates::str::contains("not a plain file name"));
+    }
+}
+
+/// `convert from-harbor --test-suites` writes each suite under the name `tests/instance.json`
+/// gives: a path there is refused, naming the file and the value, and nothing is written outside
+/// the suites directory.
+#[test]
+fn from_harbor_refuses_a_test_suite_that_is_a_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let tasks = dir.path().join("tasks");
+    let data = dir.path().join("data.jsonl");
+    write(&data, &doc2repo_with_suite("variant_suite.zip"));
+    bin()
+        .args(["convert", "to-harbor"])
+        .arg(&data)
+        .arg(&tasks)
+        .arg("--test-suites")
+        .arg(fixtures().join("test_suites"))
+        .assert()
+        .success();
+    let instance =
+        tasks.join("PXMeter_7283384f03718625c13ee447b16db5206b45596b/tests/instance.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&instance).unwrap()).unwrap();
+    v["test_suite"] = "../../escaped.zip".into();
+    write(&instance, &serde_json::to_string_pretty(&v).unwrap());
+    let suites = dir.path().join("a/suites");
+    bin()
+        .args(["convert", "from-harbor"])
+        .arg(&tasks)
+        .arg(dir.path().join("back.jsonl"))
+        .arg("--test-suites")
+        .arg(&suites)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("tests/instance.json"))
+        .stderr(predicates::str::contains("`../../escaped.zip`"));
+    assert!(!dir.path().join("escaped.zip").exists());
+    assert!(!dir.path().join("a/escaped.zip").exists());
+    bin()
+        .arg("validate")
+        .arg(&tasks)
+        .assert()
+        .code(1)
+        .stdout(predicates::str::contains("`../../escaped.zip`"));
 }
