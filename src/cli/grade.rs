@@ -6,11 +6,14 @@ use super::{exit, note, out};
 use anyhow::{Context, Result, bail};
 use beyondswe::dataset::{Instance, dataset_hash, load_all};
 use beyondswe::grade::{Job, JobEvent, Outcome, Progress, run_jobs};
+use beyondswe::harbor::{trial_dirs, trial_patch};
 use beyondswe::record::Family;
 use beyondswe::report::{
     self, Format, GRADER_VERSION, RunMeta, Store, build_report, now_rfc3339, write_atomic,
 };
-use beyondswe::submission::{AgentFormat, Submission, TreeLimits, ingest, read_tree};
+use beyondswe::submission::{
+    AgentFormat, Submission, TreeLimits, check_patch_file, detect, ingest, read_tree,
+};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use sha2::{Digest, Sha256};
@@ -129,6 +132,43 @@ impl Progress for Bar {
     }
 }
 
+/// The patch files that reading `path` will load, checked before anything is read: captured diffs
+/// (`--patches DIR`, or `patches/` beside transcripts) and Harbor trials' artifacts must be
+/// regular files within `--max-patch-mb`; the predictions themselves a file or a directory.
+fn check_patch_files(args: &GradeArgs, path: &Path) -> Result<()> {
+    let max = args.limits.max_patch_bytes();
+    let meta = fs_err::metadata(path)?;
+    if !meta.is_dir() {
+        check_patch_file(path, u64::MAX)?;
+    }
+    let beside = if meta.is_dir() {
+        path.join("patches")
+    } else {
+        path.parent().unwrap_or(Path::new(".")).join("patches")
+    };
+    let dir = args.patches.clone().unwrap_or(beside);
+    if dir.is_dir() {
+        for entry in fs_err::read_dir(&dir)? {
+            let p = entry?.path();
+            if p.extension().is_some_and(|e| e == "diff" || e == "patch") {
+                check_patch_file(&p, max)?;
+            }
+        }
+    }
+    let format = match args.predictions_format {
+        Some(f) => Some(f),
+        None => detect(path).ok(),
+    };
+    if format == Some(AgentFormat::HarborJob) {
+        for (trial, _) in trial_dirs(path) {
+            if let Some(p) = trial_patch(&trial) {
+                check_patch_file(&p, max)?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The jobs of a run, and the predictions that name unknown instances.
 fn build_jobs(
     args: &GradeArgs,
@@ -150,6 +190,7 @@ fn build_jobs(
     let mut jobs = Vec::new();
     let mut unknown = Vec::new();
     let (label, digest) = if let Some(path) = &args.predictions {
+        check_patch_files(args, path)?;
         // Any agent output beyondswe reads: predictions files, agent runs, Harbor jobs.
         let ing = ingest(path, args.predictions_format, args.patches.as_deref())?;
         describe(path, &ing, None);

@@ -7,14 +7,11 @@ use beyondswe::grade::{self, GradeInput, GradeOptions, Outcome, TestOutcome, Ver
 use beyondswe::patch;
 use beyondswe::record::Family;
 use beyondswe::sandbox::{DockerSandbox, Limits, Sandbox, SandboxError};
-use beyondswe::submission::{self, Submission, TreeLimits};
+use beyondswe::submission::{self, DEFAULT_MAX_PATCH_BYTES, Submission, TreeLimits};
 use clap::Args;
 use sha2::{Digest, Sha256};
 use std::path::PathBuf;
 use std::time::Duration;
-
-/// Largest patch accepted.
-const MAX_PATCH: u64 = 256 * 1024 * 1024;
 
 #[derive(Debug, Args)]
 pub(crate) struct GradeOneArgs {
@@ -55,6 +52,9 @@ pub(crate) struct LimitArgs {
     /// Processes per container (stops fork bombs).
     #[arg(long, default_value_t = Limits::default().pids)]
     pub(crate) pids: i64,
+    /// Largest patch file read from disk (--patch, --patches DIR, Harbor trial artifacts), in MiB.
+    #[arg(long, default_value_t = DEFAULT_MAX_PATCH_BYTES / (1024 * 1024))]
+    pub(crate) max_patch_mb: u64,
 }
 
 impl Default for LimitArgs {
@@ -64,11 +64,17 @@ impl Default for LimitArgs {
             memory_mb: Limits::default().memory_mb,
             cpus: Limits::default().cpus,
             pids: Limits::default().pids,
+            max_patch_mb: DEFAULT_MAX_PATCH_BYTES / (1024 * 1024),
         }
     }
 }
 
 impl LimitArgs {
+    /// `--max-patch-mb` in bytes.
+    pub(crate) fn max_patch_bytes(&self) -> u64 {
+        self.max_patch_mb.saturating_mul(1024 * 1024)
+    }
+
     pub(crate) fn options(&self, run_id: &str) -> GradeOptions {
         GradeOptions {
             limits: Limits {
@@ -86,7 +92,7 @@ impl LimitArgs {
 /// Reads the submission and checks it suits the family.
 pub(crate) fn read_submission(args: &GradeOneArgs, family: Family) -> Result<Submission> {
     if let Some(path) = &args.patch {
-        let bytes = submission::read_patch(path, MAX_PATCH)?;
+        let bytes = submission::read_patch(path, args.limits.max_patch_bytes())?;
         let sub = Submission::Patch(bytes);
         if !sub.is_empty_patch()
             && let Submission::Patch(bytes) = &sub

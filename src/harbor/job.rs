@@ -182,7 +182,11 @@ pub fn release_line(
         },
     );
     if let Some(p) = trial_patch(dir) {
-        let bytes = fs_err::read(&p).map_err(io(&p))?;
+        let bytes = crate::submission::read_patch(&p, crate::submission::DEFAULT_MAX_PATCH_BYTES)
+            .map_err(|e| JobError::Bad {
+            path: p.clone(),
+            message: e.to_string(),
+        })?;
         match String::from_utf8(bytes) {
             Ok(text) => m.insert("patch".into(), json!(text)),
             Err(e) => m.insert(

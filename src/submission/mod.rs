@@ -9,6 +9,7 @@
 mod agents;
 mod capture;
 mod predictions;
+mod read;
 pub mod replay;
 mod tree;
 
@@ -23,9 +24,10 @@ pub use capture::{CaptureError, CaptureOptions, capture};
 pub use predictions::{
     Predicted, Prediction, PredictionsError, base64_decode, base64_encode, read_predictions,
 };
+pub use read::{DEFAULT_MAX_PATCH_BYTES, check_patch_file, read_patch};
 pub use tree::{EntryKind, RepoTree, TreeEntry, TreeLimits, read_tree};
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use thiserror::Error;
 
 /// A graded submission.
@@ -60,27 +62,10 @@ pub enum SubmissionError {
     },
     #[error("{path}: {message}")]
     TooLarge { path: PathBuf, message: String },
+    #[error("{path}: {what}, not a regular file; a patch must be a file")]
+    NotAFile { path: PathBuf, what: &'static str },
     #[error("{path}: not a readable archive: {message}")]
     BadArchive { path: PathBuf, message: String },
     #[error("{path}: not a directory or a .tar, .tar.gz, .tgz or .zip archive")]
     UnknownKind { path: PathBuf },
-}
-
-/// Reads a patch file as bytes (up to `max_bytes`).
-pub fn read_patch(path: &Path, max_bytes: u64) -> Result<Vec<u8>, SubmissionError> {
-    let io = |source| SubmissionError::Io {
-        path: path.to_owned(),
-        source,
-    };
-    let meta = fs_err::metadata(path).map_err(io)?;
-    if meta.len() > max_bytes {
-        return Err(SubmissionError::TooLarge {
-            path: path.to_owned(),
-            message: format!(
-                "the patch has {} bytes; the limit is {max_bytes}",
-                meta.len()
-            ),
-        });
-    }
-    fs_err::read(path).map_err(io)
 }

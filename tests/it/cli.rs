@@ -447,3 +447,77 @@ fn from_harbor_refuses_a_test_suite_that_is_a_path() {
         .code(1)
         .stdout(predicates::str::contains("`../../escaped.zip`"));
 }
+
+/// A patch is read from a regular file, never more than `--max-patch-mb`: `/dev/zero` and a FIFO
+/// are refused at once by name instead of reading forever or hanging.
+#[test]
+fn patch_files_are_regular_files_within_the_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("patch.fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let big = dir.path().join("big.diff");
+    let mut text = String::from("--- a/x\n+++ b/x\n@@ -1 +1,40000 @@\n-x\n");
+    text.push_str(&"+yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy\n".repeat(40_000));
+    write(&big, &text);
+    for (patch, extra, want) in [
+        (
+            Path::new("/dev/zero"),
+            None,
+            "/dev/zero: a character device, not a regular file",
+        ),
+        (
+            fifo.as_path(),
+            None,
+            "a named pipe (FIFO), not a regular file",
+        ),
+        (big.as_path(), Some("1"), "larger than the limit of 1 MiB"),
+    ] {
+        let mut cmd = bin();
+        cmd.args(["grade-one", "--dataset"])
+            .arg(variants())
+            .args(["--instance", "acme_widget_pr12", "--patch"])
+            .arg(patch)
+            .timeout(std::time::Duration::from_secs(20));
+        if let Some(mb) = extra {
+            cmd.args(["--max-patch-mb", mb]);
+        }
+        cmd.assert()
+            .code(1)
+            .stderr(predicates::str::contains(want))
+            .stderr(predicates::str::contains(patch.display().to_string()));
+    }
+    // Captured diffs beside transcripts are held to the same cap, before any grading starts.
+    let run = dir.path().join("cc");
+    std::fs::create_dir_all(run.join("patches")).unwrap();
+    std::fs::copy(
+        fixtures().join("agents/claude-code/acme_calc_pr7.json"),
+        run.join("acme_calc_pr7.json"),
+    )
+    .unwrap();
+    std::fs::copy(&big, run.join("patches/acme_calc_pr7.diff")).unwrap();
+    bin()
+        .args([
+            "grade",
+            "--run-id",
+            "cap",
+            "--max-patch-mb",
+            "1",
+            "--dataset",
+        ])
+        .arg(fixtures().join("dataset/fixtures.jsonl"))
+        .arg("--results-dir")
+        .arg(dir.path().join("runs"))
+        .arg("--predictions")
+        .arg(&run)
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("patches/acme_calc_pr7.diff"))
+        .stderr(predicates::str::contains("--max-patch-mb"));
+}
