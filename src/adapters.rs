@@ -16,6 +16,29 @@ pub const RESTORE_RULES_JSON: &str = include_str!("../adapters/restore_rules.jso
 pub const TEST_SH: &str = include_str!("../adapters/test.sh");
 const SOLVE_SH: &str = include_str!("../adapters/solve.sh");
 
+/// Every embedded file, by its name in `adapters/` (a test checks none is missing).
+pub const FILES: [(&str, &str); 5] = [
+    ("strip_history.sh", STRIP_HISTORY_SH),
+    ("verify.py", VERIFY_PY),
+    ("pytest_runner.py", PYTEST_RUNNER_PY),
+    ("test.sh", TEST_SH),
+    ("solve.sh", SOLVE_SH),
+];
+
+/// A digest of every embedded file: what runs in the container, part of each resume key (a
+/// changed verifier grades again).
+pub fn digest() -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for (name, text) in FILES {
+        h.update(name.as_bytes());
+        h.update([0]);
+        h.update(text.as_bytes());
+        h.update([0]);
+    }
+    hex::encode(h.finalize())
+}
+
 /// Harbor `solution/solve.sh` for a repository at `workdir`.
 pub fn solve_sh(workdir: &str) -> String {
     SOLVE_SH.replace("@WORKDIR@", &shell_quote(workdir))
@@ -29,6 +52,31 @@ pub fn shell_quote(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A file added to `adapters/` must be embedded and listed in [`FILES`], or a change to it
+    /// would not invalidate resumed verdicts.
+    #[test]
+    fn every_adapter_file_is_listed() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("adapters");
+        let mut on_disk: Vec<String> = fs_err::read_dir(&dir)
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .filter(|e| e.path().is_file())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        on_disk.sort();
+        let mut listed: Vec<String> = FILES.iter().map(|(n, _)| (*n).to_owned()).collect();
+        listed.sort();
+        assert_eq!(on_disk, listed);
+        for (name, text) in FILES {
+            assert_eq!(
+                fs_err::read_to_string(dir.join(name)).ok().as_deref(),
+                Some(text),
+                "{name}"
+            );
+        }
+    }
 
     #[test]
     fn quoting_survives_quotes() {

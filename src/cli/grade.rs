@@ -3,7 +3,7 @@
 use super::grade_one::{LimitArgs, build_environment, connect};
 use super::ingest::describe;
 use super::{exit, note, out};
-use anyhow::{Context, Result, bail};
+use anyhow::Result;
 use beyondswe::dataset::{Instance, dataset_hash, load_all};
 use beyondswe::grade::{Job, JobEvent, Outcome, Progress, run_jobs};
 use beyondswe::harbor::{trial_dirs, trial_patch};
@@ -186,6 +186,7 @@ fn build_jobs(
         test_suite: inst.test_suite.clone(),
         model: model.to_owned(),
         image_override: None,
+        problem: None,
     };
     let mut jobs = Vec::new();
     let mut unknown = Vec::new();
@@ -200,23 +201,32 @@ fn build_jobs(
                 unknown.push(format!("{} ({})", p.instance_id, p.source));
                 continue;
             };
+            // A submission that cannot be read is that prediction's verdict, not the run's end.
+            let mut problem = None;
             let submission = match (&p.patch, &p.repo) {
                 (Some(bytes), _) => Submission::Patch(bytes.clone()),
-                (None, Some(dir)) => {
-                    if inst.record.family() != Family::Doc2Repo {
-                        bail!(
-                            "{}: `model_repo` is for Doc2Repo instances; `{}` is {}",
-                            p.source,
-                            p.instance_id,
-                            inst.record.family()
-                        );
-                    }
-                    Submission::Tree(
-                        read_tree(dir, TreeLimits::default()).with_context(|| p.source.clone())?,
-                    )
+                (None, Some(_)) if inst.record.family() != Family::Doc2Repo => {
+                    problem = Some(format!(
+                        "{}: `model_repo` is for Doc2Repo instances; `{}` is {}",
+                        p.source,
+                        p.instance_id,
+                        inst.record.family()
+                    ));
+                    Submission::Patch(Vec::new())
                 }
+                (None, Some(dir)) => match read_tree(dir, TreeLimits::default()) {
+                    Ok(tree) => Submission::Tree(tree),
+                    Err(e) => {
+                        problem = Some(format!("{}: {e}", p.source));
+                        Submission::Patch(Vec::new())
+                    }
+                },
                 (None, None) => continue,
             };
+            if let Some(problem) = &problem {
+                note(format!("warning: {problem} (graded as unresolved)"));
+                h.update(problem.as_bytes());
+            }
             h.update(p.instance_id.as_bytes());
             h.update(p.attempt.to_le_bytes());
             match &submission {
@@ -225,6 +235,7 @@ fn build_jobs(
             }
             let mut j = job(inst, submission, &p.model, p.attempt);
             j.claimed_reward = p.reward;
+            j.problem = problem;
             jobs.push(j);
         }
         (path.display().to_string(), hex::encode(h.finalize()))
@@ -350,11 +361,10 @@ pub(crate) fn run(args: &GradeArgs, quiet: bool) -> Result<i32> {
             _ = tokio::signal::ctrl_c() => None,
         };
         bar.bar.finish_and_clear();
-        // Interrupted or stopped: the gradings in flight were dropped; remove their containers.
-        // Always: containers a killed grader's last requests created after the start-up sweep.
-        let this_run =
-            (result.is_none() || matches!(result, Some(Err(_)))).then_some(run_label.as_str());
-        let _ = sandbox.sweep(this_run).await;
+        // Whatever the end (finished, interrupted, stopped, a grading that panicked), no grading of
+        // this process is running now: every container of this run is left over, as are those a
+        // killed grader's last requests created after the start-up sweep.
+        let _ = sandbox.sweep(Some(run_label.as_str())).await;
         Ok::<_, anyhow::Error>(result)
     });
     let outcome = match outcome {

@@ -1,21 +1,28 @@
 //! Grading many submissions: a bounded pool of concurrent gradings over one sandbox, resumable
 //! through the results store, with infrastructure errors retried once.
 //!
-//! A job whose key (record, submission, image id, grader version) already has a verdict in the
-//! store is skipped; a changed submission is graded again and its verdict replaces the old one.
-//! Each verdict is appended and synced as soon as it exists, so a run killed at any moment loses
-//! at most the gradings in flight.
+//! A job whose key (record, submission, image id, suite, every grading option that can change a
+//! verdict, the adapters run in the container, the grader version) already has a verdict in the
+//! store is skipped; anything changed is graded again and its verdict replaces the old one. Each
+//! verdict is appended and synced as soon as it exists, so a run killed at any moment loses at
+//! most the gradings in flight.
+//!
+//! One submission never stops the run: a grading that panics becomes that submission's `error`
+//! verdict with the panic's message, and a submission that could not be read becomes its
+//! `unresolved` verdict; only a store that cannot be written stops the run.
 
 use super::pipeline::{GradeInput, GradeOptions, grade};
-use super::verdict::Verdict;
+use super::verdict::{Outcome, Reason, Verdict};
 use crate::record::Record;
 use crate::report::{GRADER_VERSION, Store, StoreError, Stored};
-use crate::sandbox::Sandbox;
+use crate::sandbox::{Limits, Sandbox};
 use crate::submission::Submission;
-use futures_util::StreamExt;
+use futures_util::{FutureExt, StreamExt};
 use sha2::{Digest, Sha256};
+use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
 use std::sync::Mutex;
+use std::time::Instant;
 
 /// One submission to grade.
 #[derive(Debug, Clone)]
@@ -29,6 +36,9 @@ pub struct Job {
     pub image_override: Option<String>,
     /// The reward the agent's harness recorded (Harbor), kept to compare with ours.
     pub claimed_reward: Option<f64>,
+    /// Why the submission could not be read (an unsafe archive, a `model_repo` for an issue
+    /// task): it is not graded and its verdict is `unresolved` with this message.
+    pub problem: Option<String>,
 }
 
 /// What happened to one job.
@@ -45,11 +55,50 @@ pub trait Progress: Send + Sync {
     fn event(&self, event: &JobEvent);
 }
 
-/// The resume key: the record, the submission, the image and the grader version.
-pub fn job_key(job: &Job, image_id: &str, suite_digest: &str) -> String {
+/// The grading options that can change a verdict, as a digest: limits, timeouts, and the files
+/// run inside the container. Labels (run id, process) are left out: they change every run.
+pub fn options_digest(opts: &GradeOptions) -> String {
+    // Destructured so that a new option cannot be added without deciding whether it belongs here.
+    let GradeOptions {
+        limits,
+        test_timeout,
+        setup_timeout,
+        labels: _,
+        prepared_cache: _,
+    } = opts;
+    let Limits {
+        memory_mb,
+        cpus,
+        pids,
+    } = limits;
+    let mut h = Sha256::new();
+    for part in [
+        format!("memory_mb={memory_mb}"),
+        format!("cpus={}", cpus.to_bits()),
+        format!("pids={pids}"),
+        format!("test_timeout_ms={}", test_timeout.as_millis()),
+        format!("setup_timeout_ms={}", setup_timeout.as_millis()),
+        format!("adapters={}", crate::adapters::digest()),
+    ] {
+        h.update(part.as_bytes());
+        h.update([0]);
+    }
+    hex::encode(h.finalize())
+}
+
+/// The resume key: the record, the submission (or why it could not be read), the image, the
+/// suite, the grading options ([`options_digest`]) and the grader version.
+pub fn job_key(job: &Job, image_id: &str, suite_digest: &str, options_digest: &str) -> String {
     let mut h = Sha256::new();
     h.update(GRADER_VERSION.as_bytes());
     h.update([0]);
+    h.update(options_digest.as_bytes());
+    h.update([0]);
+    if let Some(problem) = &job.problem {
+        h.update(b"problem\0");
+        h.update(problem.as_bytes());
+        h.update([0]);
+    }
     h.update(serde_json::to_vec(job.record.raw()).unwrap_or_default());
     h.update([0]);
     match &job.submission {
@@ -69,6 +118,47 @@ pub fn job_key(job: &Job, image_id: &str, suite_digest: &str) -> String {
     hex::encode(h.finalize())
 }
 
+/// The verdict of a submission that could not be read: the agent's, not the engine's.
+fn unreadable(record: &Record, problem: &str) -> Verdict {
+    let mut v = Verdict::new(record.instance_id(), record.family());
+    v.set(Outcome::Unresolved, Reason::PatchFailed, 0.0);
+    v.logs.apply = format!("the submission could not be read: {problem}");
+    v
+}
+
+/// Grades one submission; a panic anywhere in the grading becomes its `error` verdict, with the
+/// message, instead of ending the run (and whatever else is in flight) with it.
+async fn grade_caught<S: Sandbox>(
+    sandbox: &S,
+    input: GradeInput<'_>,
+    opts: &GradeOptions,
+) -> (Verdict, bool) {
+    match AssertUnwindSafe(grade(sandbox, input, opts))
+        .catch_unwind()
+        .await
+    {
+        Ok(v) => (v, false),
+        Err(payload) => {
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "(no message)".to_owned());
+            tracing::error!(
+                instance = input.record.instance_id(),
+                %message,
+                "the grader panicked; recorded as an error verdict"
+            );
+            let mut v = Verdict::new(input.record.instance_id(), input.record.family());
+            v.set(Outcome::Error, Reason::SandboxFailed, 0.0);
+            v.logs.error = format!(
+                "the grader itself failed on this submission (please report it): panicked: {message}"
+            );
+            (v, true)
+        }
+    }
+}
+
 fn file_digest(path: Option<&PathBuf>) -> String {
     path.and_then(|p| fs_err::read(p).ok())
         .map(|b| hex::encode(Sha256::digest(b)))
@@ -85,6 +175,8 @@ pub async fn run_jobs<S: Sandbox>(
     jobs: usize,
     progress: &dyn Progress,
 ) -> Result<Vec<JobEvent>, StoreError> {
+    let options = options_digest(opts);
+    let options = options.as_str();
     let results = futures_util::stream::iter(work)
         .map(|job| async move {
             let image = job
@@ -98,7 +190,12 @@ pub async fn run_jobs<S: Sandbox>(
                 .ok()
                 .flatten()
                 .unwrap_or_default();
-            let key = job_key(&job, &image_id, &file_digest(job.test_suite.as_ref()));
+            let key = job_key(
+                &job,
+                &image_id,
+                &file_digest(job.test_suite.as_ref()),
+                options,
+            );
             let cached = {
                 let store = store.lock().unwrap_or_else(|e| e.into_inner());
                 store
@@ -107,6 +204,11 @@ pub async fn run_jobs<S: Sandbox>(
                     .cloned()
             };
             if let Some(stored) = cached {
+                tracing::debug!(
+                    instance = job.record.instance_id(),
+                    attempt = job.attempt,
+                    "resumed: graded before with the same key; the stored verdict stands"
+                );
                 let event = JobEvent::Cached(stored);
                 progress.event(&event);
                 return Ok(event);
@@ -117,12 +219,35 @@ pub async fn run_jobs<S: Sandbox>(
                 test_suite: job.test_suite.as_deref(),
                 image_override: job.image_override.as_deref(),
             };
-            let mut verdict: Verdict = grade(sandbox, input, opts).await;
+            let started = Instant::now();
+            tracing::info!(
+                instance = job.record.instance_id(),
+                attempt = job.attempt,
+                "grading"
+            );
             let mut retried = false;
-            if verdict.is_error() {
-                retried = true;
-                verdict = grade(sandbox, input, opts).await;
-            }
+            let verdict: Verdict = match &job.problem {
+                Some(problem) => unreadable(&job.record, problem),
+                None => {
+                    let (mut verdict, panicked) = grade_caught(sandbox, input, opts).await;
+                    // An infrastructure error may pass; a panic is a bug and would repeat.
+                    if verdict.is_error() && !panicked {
+                        retried = true;
+                        verdict = grade_caught(sandbox, input, opts).await.0;
+                    }
+                    verdict
+                }
+            };
+            tracing::info!(
+                instance = job.record.instance_id(),
+                attempt = job.attempt,
+                verdict = ?verdict.verdict,
+                reason = ?verdict.reason,
+                score = verdict.score,
+                retried,
+                secs = started.elapsed().as_secs_f64(),
+                "graded"
+            );
             let stored = Stored {
                 key,
                 attempt: job.attempt,
@@ -158,5 +283,238 @@ pub async fn run_jobs<S: Sandbox>(
     match first_error {
         Some(e) => Err(e),
         None => Ok(events),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::report::RunMeta;
+    use crate::sandbox::{ContainerSpec, ContainerState, ExecOutput, ExecSpec, SandboxError};
+    use std::collections::BTreeMap;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+
+    /// An engine that knows every instance image (and no prepared one), panics when asked to
+    /// start `…/panic:…` and fails to start anything else; it counts the starts.
+    #[derive(Default)]
+    struct FakeEngine {
+        starts: AtomicUsize,
+    }
+
+    impl Sandbox for FakeEngine {
+        type Handle = String;
+
+        async fn image_id(&self, image: &str) -> Result<Option<String>, SandboxError> {
+            // No prepared images: every grading starts from the instance's own image.
+            Ok((!image.starts_with("beyondswe-prepared")).then(|| "sha256:fake".into()))
+        }
+
+        async fn start(&self, spec: &ContainerSpec) -> Result<String, SandboxError> {
+            self.starts.fetch_add(1, Ordering::SeqCst);
+            if spec.image.contains("panic") {
+                panic!("the fake engine breaks on {}", spec.image);
+            }
+            Err(SandboxError::Api {
+                op: "start",
+                message: "the fake engine starts nothing".into(),
+            })
+        }
+
+        async fn exec(&self, _c: &String, _s: &ExecSpec) -> Result<ExecOutput, SandboxError> {
+            unreachable!("nothing starts")
+        }
+
+        async fn upload(&self, _c: &String, _d: &str, _t: Vec<u8>) -> Result<(), SandboxError> {
+            unreachable!("nothing starts")
+        }
+
+        async fn download(
+            &self,
+            _c: &String,
+            _p: &str,
+            _m: usize,
+        ) -> Result<Option<Vec<u8>>, SandboxError> {
+            unreachable!("nothing starts")
+        }
+
+        async fn state(&self, _c: &String) -> Result<ContainerState, SandboxError> {
+            Ok(ContainerState::default())
+        }
+
+        async fn commit(
+            &self,
+            _c: &String,
+            _t: &str,
+            _l: &BTreeMap<String, String>,
+        ) -> Result<String, SandboxError> {
+            unreachable!("nothing starts")
+        }
+
+        async fn remove(&self, _c: &String) -> Result<(), SandboxError> {
+            Ok(())
+        }
+    }
+
+    struct Quiet;
+
+    impl Progress for Quiet {
+        fn event(&self, _event: &JobEvent) {}
+    }
+
+    fn job(id: &str, image: &str) -> Job {
+        let record = Record::from_value(serde_json::json!({
+            "instance_id": id, "task": "CrossRepo", "image": image, "base_commit": "0",
+            "FAIL_TO_PASS": ["t.py::test_x"], "PASS_TO_PASS": [],
+        }))
+        .unwrap();
+        Job {
+            record,
+            attempt: 1,
+            submission: Submission::Patch(b"--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n".to_vec()),
+            test_suite: None,
+            model: "m".into(),
+            image_override: None,
+            claimed_reward: None,
+            problem: None,
+        }
+    }
+
+    fn store(dir: &std::path::Path) -> Mutex<Store> {
+        let meta = RunMeta {
+            run_id: "r".into(),
+            grader_version: GRADER_VERSION.into(),
+            dataset: "d".into(),
+            dataset_hash: "h".into(),
+            predictions: "p".into(),
+            predictions_hash: "h".into(),
+            created_at: "now".into(),
+        };
+        Mutex::new(Store::open(dir, &meta, false).unwrap())
+    }
+
+    fn run(
+        engine: &FakeEngine,
+        work: Vec<Job>,
+        store: &Mutex<Store>,
+        opts: &GradeOptions,
+    ) -> Vec<JobEvent> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        rt.block_on(run_jobs(engine, work, store, opts, 2, &Quiet))
+            .unwrap()
+    }
+
+    fn stored(e: &JobEvent) -> &Stored {
+        match e {
+            JobEvent::Cached(s) | JobEvent::Graded { stored: s, .. } => s,
+        }
+    }
+
+    /// A grading that panics, one whose engine fails and one that could not be read each get their
+    /// own verdict; the others are graded and the run ends normally.
+    #[test]
+    fn one_bad_submission_never_stops_the_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store(dir.path());
+        let engine = FakeEngine::default();
+        let mut unreadable = job("c_c_pr3", "fake/ok:1");
+        unreadable.problem = Some("preds.jsonl:3: refused entry `../x`".into());
+        let work = vec![
+            job("a_a_pr1", "fake/panic:1"),
+            job("b_b_pr2", "fake/ok:1"),
+            unreadable,
+            job("d_d_pr4", "fake/panic:2"),
+        ];
+        let events = run(&engine, work, &store, &GradeOptions::default());
+        assert_eq!(events.len(), 4);
+        let by_id: BTreeMap<&str, &Stored> = events
+            .iter()
+            .map(|e| (stored(e).verdict.instance_id.as_str(), stored(e)))
+            .collect();
+        for id in ["a_a_pr1", "d_d_pr4"] {
+            let v = &by_id[id].verdict;
+            assert_eq!(v.verdict, Outcome::Error, "{id}");
+            assert!(
+                v.logs
+                    .error
+                    .contains("panicked: the fake engine breaks on fake/panic"),
+                "{id}: {}",
+                v.logs.error
+            );
+        }
+        let failed = &by_id["b_b_pr2"].verdict;
+        assert_eq!(failed.verdict, Outcome::Error);
+        assert!(
+            failed.logs.error.contains("starts nothing"),
+            "{}",
+            failed.logs.error
+        );
+        let refused = &by_id["c_c_pr3"].verdict;
+        assert_eq!(refused.verdict, Outcome::Unresolved);
+        assert!(
+            refused.logs.apply.contains("refused entry"),
+            "{}",
+            refused.logs.apply
+        );
+        // The panics were not retried (a bug repeats); the engine failure was, once.
+        assert_eq!(engine.starts.load(Ordering::SeqCst), 4);
+        // Every verdict is in the store.
+        assert_eq!(store.lock().unwrap().all().count(), 4);
+    }
+
+    /// The same run with another timeout (or any limit, or other adapters) grades again instead
+    /// of returning the verdicts stored under the old options.
+    #[test]
+    fn resume_keys_include_the_grading_options() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = FakeEngine::default();
+        let opts = GradeOptions::default();
+        let graded = |events: &[JobEvent]| {
+            events
+                .iter()
+                .filter(|e| matches!(e, JobEvent::Graded { .. }))
+                .count()
+        };
+        let first = run(
+            &engine,
+            vec![job("b_b_pr2", "fake/ok:1")],
+            &store(dir.path()),
+            &opts,
+        );
+        assert_eq!(graded(&first), 1);
+        let again = run(
+            &engine,
+            vec![job("b_b_pr2", "fake/ok:1")],
+            &store(dir.path()),
+            &opts,
+        );
+        assert_eq!(graded(&again), 0, "same options: resumed");
+        let mut other = opts.clone();
+        other.test_timeout = Duration::from_secs(3600);
+        let longer = run(
+            &engine,
+            vec![job("b_b_pr2", "fake/ok:1")],
+            &store(dir.path()),
+            &other,
+        );
+        assert_eq!(graded(&longer), 1, "another timeout: graded again");
+        for change in [
+            |o: &mut GradeOptions| o.limits.memory_mb += 1,
+            |o: &mut GradeOptions| o.limits.cpus += 0.5,
+            |o: &mut GradeOptions| o.limits.pids += 1,
+            |o: &mut GradeOptions| o.setup_timeout += Duration::from_secs(1),
+        ] {
+            let mut changed = opts.clone();
+            change(&mut changed);
+            assert_ne!(options_digest(&changed), options_digest(&opts));
+        }
+        // Labels name the run and the process: they never change a verdict.
+        let mut labelled = opts.clone();
+        labelled.labels.push(("beyondswe.run".into(), "x-1".into()));
+        assert_eq!(options_digest(&labelled), options_digest(&opts));
     }
 }
