@@ -42,6 +42,7 @@ pub fn find_instance(
     id: &str,
     test_suites: Option<&Path>,
 ) -> Result<Instance, DatasetError> {
+    tracing::info!(dataset = %dataset.display(), instance = id, "reading the dataset");
     if dataset.is_dir() {
         let direct = dataset.join(id);
         let candidates = if convert::is_task_dir(&direct) {
@@ -136,6 +137,7 @@ pub fn load_all(dataset: &Path, test_suites: Option<&Path>) -> Result<Vec<Instan
             });
         }
     }
+    tracing::info!(dataset = %dataset.display(), instances = out.len(), "dataset read");
     let mut seen = std::collections::HashMap::new();
     for inst in &out {
         if let Some(first) = seen.insert(inst.record.instance_id(), &inst.location) {

@@ -7,6 +7,7 @@ pub mod adapters;
 pub mod audit;
 pub mod convert;
 pub mod dataset;
+mod errors;
 pub mod grade;
 pub mod harbor;
 pub mod junit;

@@ -1,4 +1,5 @@
-//! The `beyondswe` binary: parses the command line, runs one subcommand, maps errors to exit codes.
+//! The `beyondswe` binary: parses the command line, runs one subcommand, maps errors to exit codes
+//! (through `cli::exit`, the one place that decides them).
 
 mod cli;
 
@@ -28,8 +29,8 @@ fn main() {
     let code = match result {
         Ok(code) => code,
         Err(err) => {
-            note(format!("error: {err:#}"));
-            exit::FAILURE
+            note(format!("error: {}", exit::message(&err)));
+            exit::of_error(&err)
         }
     };
     std::process::exit(code);
@@ -44,9 +45,12 @@ fn init_logging(verbose: u8, quiet: bool) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("BEYONDSWE_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    use std::io::IsTerminal;
+    let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(colour)
         .without_time()
         .init();
 }

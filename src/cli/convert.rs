@@ -190,7 +190,7 @@ pub(crate) fn to_harbor_with(
                 *summary.per_family.entry(record.family()).or_default() += 1;
             }
             Err(err) if keep_going => {
-                note(format!("error: {at}: {err:#}"));
+                note(format!("error: {at}: {}", exit::message(&err)));
                 summary.failed += 1;
             }
             Err(err) => {
@@ -276,7 +276,7 @@ pub(crate) fn from_harbor_with(
                 *summary.per_family.entry(record.family()).or_default() += 1;
             }
             Err(err) if keep_going => {
-                note(format!("error: {}: {err:#}", dir.display()));
+                note(format!("error: {}: {}", dir.display(), exit::message(&err)));
                 summary.failed += 1;
             }
             Err(err) => {

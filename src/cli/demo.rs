@@ -118,11 +118,7 @@ pub(crate) fn run(args: &DemoArgs, quiet: bool) -> Result<i32> {
         ));
     }
     out(table)?;
-    Ok(if same == total && code == exit::SUCCESS {
-        exit::SUCCESS
-    } else {
-        exit::FAILURE
-    })
+    Ok(if same != total { exit::FAILURE } else { code })
 }
 
 fn demo_notes(path: &Path) -> Result<std::collections::HashMap<String, String>> {

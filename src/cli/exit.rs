@@ -1,9 +1,98 @@
-//! Exit codes, in one place.
+//! Exit codes, decided here and nowhere else, and how an error that ends a command is printed.
 //!
-//! 0: everything succeeded. 1: the input had problems (bad lines, validation errors) or a step
-//! failed. 2: the command line was wrong (clap's own code). 3: infrastructure
-//! (Docker engine unreachable, an image missing, a verdict of `error`).
+//! 0: everything succeeded. 1: the input had problems (a missing or unreadable file, bad lines,
+//! validation errors, a submission that is not one). 2: the command line was wrong (clap's own
+//! errors, and [`Usage`]). 3: infrastructure: the Docker engine unreachable or failing, an image
+//! missing, a verdict of `error`, the machine out of disk, the async runtime not starting.
+//! 130: interrupted (Ctrl-C).
+//!
+//! An error is printed once, as `error: ` and its chain of causes joined by `: `; a cause whose
+//! text the message already holds is left out, so that a library error whose message carries its
+//! source (and an `anyhow` context that names the same path) never prints anything twice.
+
+use beyondswe::sandbox::SandboxError;
+use std::fmt::Write as _;
 
 pub(crate) const SUCCESS: i32 = 0;
 pub(crate) const FAILURE: i32 = 1;
+pub(crate) const USAGE: i32 = 2;
 pub(crate) const INFRASTRUCTURE: i32 = 3;
+pub(crate) const INTERRUPTED: i32 = 130;
+
+/// A command line that parses but cannot be run as given (exit code 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct Usage(pub(crate) String);
+
+/// A failure of the machinery rather than of the input (exit code 3).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct Infrastructure(pub(crate) String);
+
+/// The exit code of a command that ended with `err`.
+pub(crate) fn of_error(err: &anyhow::Error) -> i32 {
+    for cause in err.chain() {
+        if cause.is::<Usage>() {
+            return USAGE;
+        }
+        if cause.is::<SandboxError>() || cause.is::<Infrastructure>() {
+            return INFRASTRUCTURE;
+        }
+        if let Some(io) = cause.downcast_ref::<std::io::Error>()
+            && matches!(
+                io.kind(),
+                std::io::ErrorKind::StorageFull
+                    | std::io::ErrorKind::FileTooLarge
+                    | std::io::ErrorKind::QuotaExceeded
+            )
+        {
+            return INFRASTRUCTURE;
+        }
+    }
+    FAILURE
+}
+
+/// The message of an error and its causes, each said once.
+pub(crate) fn message(err: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in err.chain() {
+        let part = cause.to_string();
+        if part.is_empty() || text.contains(&part) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        let _ = write!(text, "{part}");
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn causes_are_said_once_and_codes_follow_the_cause() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        #[derive(Debug, thiserror::Error)]
+        #[error("data.jsonl: {source}")]
+        struct Lib {
+            #[source]
+            source: std::io::Error,
+        }
+        let err = anyhow::Error::new(Lib { source: io }).context("reading the dataset");
+        assert_eq!(
+            message(&err),
+            "reading the dataset: data.jsonl: no such file"
+        );
+        assert_eq!(of_error(&err), FAILURE);
+        let usage = anyhow::Error::new(Usage("give at least one file".into()));
+        assert_eq!(of_error(&usage.context("trajectory validate")), USAGE);
+        let infra =
+            anyhow::Error::new(SandboxError::ImageMissing { image: "x".into() }).context("grading");
+        assert_eq!(of_error(&infra), INFRASTRUCTURE);
+        let full = anyhow::Error::new(std::io::Error::from(std::io::ErrorKind::StorageFull));
+        assert_eq!(of_error(&full.context("writing results")), INFRASTRUCTURE);
+    }
+}

@@ -1,11 +1,11 @@
 //! `beyondswe grade`: grade a whole run in parallel, resumably, and report the paper's figures.
 
-use super::grade_one::{LimitArgs, build_environment, connect};
+use super::grade_one::{LimitArgs, build_environment, connect, sweep_left_over};
 use super::ingest::describe;
 use super::{exit, note, out};
 use anyhow::Result;
 use beyondswe::dataset::{Instance, dataset_hash, load_all};
-use beyondswe::grade::{Job, JobEvent, Outcome, Progress, run_jobs};
+use beyondswe::grade::{Job, JobEvent, Outcome, Progress, Traced, run_jobs};
 use beyondswe::harbor::{trial_dirs, trial_patch};
 use beyondswe::record::Family;
 use beyondswe::report::{
@@ -302,6 +302,11 @@ pub(crate) fn run(args: &GradeArgs, quiet: bool) -> Result<i32> {
     };
     let run_dir = args.results_dir.join(&args.run_id);
     let store = Store::open(&run_dir, &meta, args.force)?;
+    tracing::info!(
+        store = %run_dir.display(),
+        stored = store.all().count(),
+        "results store opened; stored verdicts with unchanged keys are kept (resume)"
+    );
     if store.repaired > 0 {
         note(format!(
             "repaired {}: cut {} partial line(s) left by an interrupted run",
@@ -316,20 +321,11 @@ pub(crate) fn run(args: &GradeArgs, quiet: bool) -> Result<i32> {
             .unwrap_or(2)
     });
     let started = now_rfc3339();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
+    let runtime = super::runtime()?;
     let run_label = format!("{}-{}", args.run_id, std::process::id());
     let outcome = runtime.block_on(async {
-        let sandbox = match connect().await {
-            Ok(s) => s,
-            Err(e) => return Err(e),
-        };
-        let swept = sandbox.sweep(None).await.unwrap_or(0);
-        if swept > 0 {
-            note(format!("removed {swept} container(s) left by earlier runs"));
-        }
+        let sandbox = connect().await?;
+        sweep_left_over(&sandbox).await;
         // Harbor tasks without a prebuilt image: build each environment once.
         let mut built: BTreeMap<PathBuf, String> = BTreeMap::new();
         for inst in instances
@@ -356,8 +352,9 @@ pub(crate) fn run(args: &GradeArgs, quiet: bool) -> Result<i32> {
         }
         let opts = args.limits.options(&run_label);
         let bar = Bar::new(jobs.len(), quiet);
+        let traced = Traced(&sandbox);
         let result = tokio::select! {
-            r = run_jobs(&sandbox, jobs, &store, &opts, jobs_n, &bar) => Some(r),
+            r = run_jobs(&traced, jobs, &store, &opts, jobs_n, &bar) => Some(r),
             _ = tokio::signal::ctrl_c() => None,
         };
         bar.bar.finish_and_clear();
@@ -367,25 +364,14 @@ pub(crate) fn run(args: &GradeArgs, quiet: bool) -> Result<i32> {
         let _ = sandbox.sweep(Some(run_label.as_str())).await;
         Ok::<_, anyhow::Error>(result)
     });
-    let outcome = match outcome {
-        Ok(o) => o,
-        Err(e)
-            if e.downcast_ref::<beyondswe::sandbox::SandboxError>()
-                .is_some() =>
-        {
-            note(format!("error: {e:#}"));
-            return Ok(exit::INFRASTRUCTURE);
-        }
-        Err(e) => return Err(e),
-    };
+    let outcome = outcome?;
     let mut store = store.into_inner().unwrap_or_else(|e| e.into_inner());
     let interrupted = outcome.is_none();
     if let Some(Err(e)) = outcome {
-        note(format!(
-            "error: {e}; every verdict written so far is kept in {}",
+        return Err(anyhow::Error::new(e).context(format!(
+            "the run stopped; every verdict written so far is kept in {}",
             run_dir.display()
-        ));
-        return Ok(exit::FAILURE);
+        )));
     }
     store.compact()?;
     let stored: Vec<_> = store.all().cloned().collect();
@@ -414,7 +400,7 @@ pub(crate) fn run(args: &GradeArgs, quiet: bool) -> Result<i32> {
         note(
             "interrupted: no new gradings started; containers removed; the results so far are kept",
         );
-        return Ok(130);
+        return Ok(exit::INTERRUPTED);
     }
     Ok(if report.swebench.error_instances > 0 {
         exit::INFRASTRUCTURE

@@ -6,7 +6,7 @@ use beyondswe::dataset::{Instance, find_instance};
 use beyondswe::grade::{self, GradeInput, GradeOptions, Outcome, TestOutcome, Verdict};
 use beyondswe::patch;
 use beyondswe::record::Family;
-use beyondswe::sandbox::{DockerSandbox, Limits, Sandbox, SandboxError};
+use beyondswe::sandbox::{DockerSandbox, Limits, Sandbox};
 use beyondswe::submission::{self, DEFAULT_MAX_PATCH_BYTES, Submission, TreeLimits};
 use clap::Args;
 use sha2::{Digest, Sha256};
@@ -120,22 +120,11 @@ pub(crate) fn read_submission(args: &GradeOneArgs, family: Family) -> Result<Sub
 pub(crate) fn run(args: &GradeOneArgs) -> Result<i32> {
     let instance = find_instance(&args.dataset, &args.instance, args.test_suites.as_deref())?;
     let submission = read_submission(args, instance.record.family())?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
-    let verdict = match runtime.block_on(grade_with_ctrl_c(&instance, &submission, &args.limits)) {
-        Ok(v) => v,
-        Err(e) if e.downcast_ref::<SandboxError>().is_some() => {
-            note(format!("error: {e:#}"));
-            return Ok(exit::INFRASTRUCTURE);
-        }
-        Err(e) => return Err(e),
-    };
+    let runtime = super::runtime()?;
+    let verdict = runtime.block_on(grade_with_ctrl_c(&instance, &submission, &args.limits))?;
     let Some(verdict) = verdict else {
         note("interrupted: containers removed");
-        return Ok(130);
+        return Ok(exit::INTERRUPTED);
     };
     if args.json {
         out(format!("{}\n", serde_json::to_string_pretty(&verdict)?))?;
@@ -164,10 +153,7 @@ pub(crate) async fn grade_with_ctrl_c(
 ) -> Result<Option<Verdict>> {
     let sandbox = connect().await?;
     let run_id = format!("one-{}", std::process::id());
-    let swept = sandbox.sweep(None).await.unwrap_or(0);
-    if swept > 0 {
-        note(format!("removed {swept} container(s) left by earlier runs"));
-    }
+    sweep_left_over(&sandbox).await;
     let opts = limits.options(&run_id);
     let image = match &instance.environment_to_build {
         Some(dir) => Some(
@@ -181,8 +167,19 @@ pub(crate) async fn grade_with_ctrl_c(
         test_suite: instance.test_suite.as_deref(),
         image_override: image.as_deref(),
     };
+    tracing::info!(instance = instance.record.instance_id(), "grading");
+    let traced = grade::Traced(&sandbox);
     tokio::select! {
-        v = grade::grade(&sandbox, input, &opts) => Ok(Some(v)),
+        v = grade::grade(&traced, input, &opts) => {
+            tracing::info!(
+                instance = v.instance_id.as_str(),
+                verdict = ?v.verdict,
+                reason = ?v.reason,
+                score = v.score,
+                "graded"
+            );
+            Ok(Some(v))
+        }
         _ = tokio::signal::ctrl_c() => {
             let _ = sandbox.sweep(Some(&run_id)).await;
             Ok(None)
@@ -191,7 +188,18 @@ pub(crate) async fn grade_with_ctrl_c(
 }
 
 pub(crate) async fn connect() -> Result<DockerSandbox> {
-    Ok(DockerSandbox::connect().await?)
+    let sandbox = DockerSandbox::connect().await?;
+    tracing::debug!("connected to the Docker engine");
+    Ok(sandbox)
+}
+
+/// Removes what dead graders of this host left behind (said on stderr when there was any).
+pub(crate) async fn sweep_left_over(sandbox: &DockerSandbox) {
+    let swept = sandbox.sweep(None).await.unwrap_or(0);
+    tracing::debug!(removed = swept, "swept containers left by dead graders");
+    if swept > 0 {
+        note(format!("removed {swept} container(s) left by earlier runs"));
+    }
 }
 
 /// Builds a Harbor task's `environment/` (tagged by its content, so it is built once).
@@ -216,13 +224,20 @@ pub(crate) async fn build_environment(
     let tag = format!("beyondswe-env/{safe}:{}", &digest[..12]);
     if sandbox.image_id(&tag).await?.is_none() {
         note(format!("building {} as {tag}", dir.display()));
+        tracing::info!(image = tag.as_str(), context = %dir.display(), "building an image");
         let labels = [("beyondswe.environment".to_owned(), name.to_owned())]
             .into_iter()
             .collect();
         sandbox
             .build_image(&tag, tar, &labels, Duration::from_secs(1800))
             .await
-            .map_err(|e: SandboxError| anyhow::anyhow!("building {}: {e}", dir.display()))?;
+            .with_context(|| format!("building {}", dir.display()))?;
+        tracing::info!(image = tag.as_str(), "built");
+    } else {
+        tracing::debug!(
+            image = tag.as_str(),
+            "environment image present; not rebuilt"
+        );
     }
     Ok(tag)
 }

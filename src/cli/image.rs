@@ -46,20 +46,19 @@ pub(crate) fn run(cmd: &ImageCommand) -> Result<i32> {
     let mut label_map = HashMap::new();
     for l in labels {
         let Some((k, v)) = l.split_once('=') else {
-            bail!("--label {l}: expected KEY=VALUE");
+            return Err(exit::Usage(format!("--label {l}: expected KEY=VALUE")).into());
         };
         label_map.insert(k.to_owned(), v.to_owned());
     }
     let tree = read_tree(context, TreeLimits::default())?;
     let tar = tree.to_tar().context("packing the build context")?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
+    let runtime = super::runtime()?;
     runtime.block_on(async {
         let sandbox = connect().await?;
         if *if_missing && sandbox.image_id(tag).await?.is_some() {
             note(format!("{tag}: present, not rebuilt"));
         } else {
+            tracing::info!(image = tag.as_str(), context = %context.display(), "building an image");
             sandbox
                 .build_image(tag, tar, &label_map, Duration::from_secs(*timeout))
                 .await

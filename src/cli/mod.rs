@@ -77,6 +77,20 @@ pub(crate) enum Command {
     Demo(demo::DemoArgs),
 }
 
+/// The async runtime the grading commands run on (two worker threads); failing to start it is an
+/// infrastructure failure.
+pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            anyhow::Error::new(exit::Infrastructure(format!(
+                "cannot start the async runtime: {e}"
+            )))
+        })
+}
+
 /// Writes one line to stderr (people-facing messages; never data).
 pub(crate) fn note(msg: impl std::fmt::Display) {
     let _ = writeln!(std::io::stderr(), "{msg}");

@@ -74,7 +74,7 @@ pub(crate) fn run(cmd: &ReleaseCommand) -> Result<i32> {
                     Ok(_) => n += 1,
                     Err(e) => {
                         bad += 1;
-                        note(format!("error: {e:#}"));
+                        note(format!("error: {}", exit::message(&e)));
                     }
                 }
             }

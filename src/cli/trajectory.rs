@@ -10,6 +10,8 @@ use std::path::PathBuf;
 pub(crate) enum TrajectoryCommand {
     /// Validate ATIF trajectory files (directories: every *.json below them).
     Validate {
+        /// Trajectory files or directories (at least one).
+        #[arg(required = true)]
         files: Vec<PathBuf>,
         /// One JSON object per file.
         #[arg(long)]

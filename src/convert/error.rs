@@ -22,7 +22,7 @@ pub enum ConvertError {
     },
     #[error("{path}: already exists (pass --force to replace it)")]
     TaskExists { path: PathBuf },
-    #[error("{path}: {source}")]
+    #[error("{}", crate::errors::io_message(path, source))]
     Io {
         path: PathBuf,
         #[source]

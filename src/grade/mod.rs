@@ -7,9 +7,11 @@
 mod batch;
 mod pipeline;
 mod result;
+mod traced;
 mod verdict;
 
 pub use batch::{Job, JobEvent, Progress, job_key, options_digest, run_jobs};
 pub use pipeline::{GradeInput, GradeOptions, forgery_signs, grade, suite_for};
 pub use result::{VerifierResult, test_outcome};
+pub use traced::Traced;
 pub use verdict::{Canary, Flags, Logs, Outcome, Reason, SuiteResult, TestOutcome, Verdict};

@@ -15,7 +15,7 @@ use thiserror::Error;
 /// A problem with one line of a JSONL file, or with the file itself.
 #[derive(Debug, Error)]
 pub enum JsonlError {
-    #[error("{path}: {source}")]
+    #[error("{}", crate::errors::io_message(path, source))]
     Io {
         path: PathBuf,
         #[source]
@@ -149,6 +149,7 @@ pub struct RecordReader<R> {
 
 impl RecordReader<BufReader<fs::File>> {
     pub fn open(path: &Path) -> Result<Self, JsonlError> {
+        tracing::debug!(path = %path.display(), "reading records");
         Ok(RecordReader {
             lines: JsonLines::open(path)?,
         })

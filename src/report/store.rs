@@ -65,7 +65,7 @@ pub struct RunMeta {
 
 #[derive(Debug, Error)]
 pub enum StoreError {
-    #[error("{path}: {source}")]
+    #[error("{}", crate::errors::io_message(path, source))]
     Io {
         path: PathBuf,
         #[source]

@@ -20,7 +20,7 @@ pub enum CaptureError {
     },
     #[error("cannot run git: {0}")]
     NoGit(std::io::Error),
-    #[error("{path}: {source}")]
+    #[error("{}", crate::errors::io_message(path, source))]
     Io {
         path: PathBuf,
         #[source]

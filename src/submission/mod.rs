@@ -48,7 +48,7 @@ impl Submission {
 
 #[derive(Debug, Error)]
 pub enum SubmissionError {
-    #[error("{path}: {source}")]
+    #[error("{}", crate::errors::io_message(path, source))]
     Io {
         path: PathBuf,
         #[source]

@@ -32,7 +32,7 @@ pub struct Prediction {
 
 #[derive(Debug, Error)]
 pub enum PredictionsError {
-    #[error("{path}: {source}")]
+    #[error("{}", crate::errors::io_message(path, source))]
     Io {
         path: PathBuf,
         #[source]

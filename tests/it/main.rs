@@ -13,6 +13,7 @@ mod agents;
 mod audit;
 mod capture;
 mod cli;
+mod errors;
 mod grade_docker;
 mod harbor_docker;
 mod harbor_loader;
