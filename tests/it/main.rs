@@ -17,6 +17,7 @@ mod errors;
 mod grade_docker;
 mod harbor_docker;
 mod harbor_loader;
+mod never_panic;
 mod roundtrip;
 mod runs_docker;
 mod support;
