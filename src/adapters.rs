@@ -17,10 +17,11 @@ pub const TEST_SH: &str = include_str!("../adapters/test.sh");
 const SOLVE_SH: &str = include_str!("../adapters/solve.sh");
 
 /// Every embedded file, by its name in `adapters/` (a test checks none is missing).
-pub const FILES: [(&str, &str); 5] = [
+pub const FILES: [(&str, &str); 6] = [
     ("strip_history.sh", STRIP_HISTORY_SH),
     ("verify.py", VERIFY_PY),
     ("pytest_runner.py", PYTEST_RUNNER_PY),
+    ("restore_rules.json", RESTORE_RULES_JSON),
     ("test.sh", TEST_SH),
     ("solve.sh", SOLVE_SH),
 ];
