@@ -157,7 +157,10 @@ fn every_cheat_fails_and_every_honest_submission_keeps_its_verdict() {
                             v.flags.forgery,
                             v.flags.suspicious,
                             v.flags.files_removed,
-                            v.logs.error.lines().take(3).collect::<Vec<_>>().join(" | ")
+                            {
+                                let lines: Vec<&str> = v.logs.error.lines().collect();
+                                lines[lines.len().saturating_sub(6)..].join(" | ")
+                            }
                         );
                         (Some(v.verdict), v.score, reason_of(&v), detail)
                     }
