@@ -150,7 +150,7 @@ async fn grade_caught<S: Sandbox>(
                 "the grader panicked; recorded as an error verdict"
             );
             let mut v = Verdict::new(input.record.instance_id(), input.record.family());
-            v.set(Outcome::Error, Reason::SandboxFailed, 0.0);
+            v.set(Outcome::Error, Reason::GraderFailed, 0.0);
             v.logs.error = format!(
                 "the grader itself failed on this submission (please report it): panicked: {message}"
             );

@@ -54,6 +54,8 @@ pub enum Reason {
     SandboxFailed,
     /// Infrastructure: the in-container verifier failed or wrote no readable result.
     VerifierFailed,
+    /// The grader itself failed on this submission (a bug: it panicked); not retried.
+    GraderFailed,
 }
 
 /// Outcome of one required test.
