@@ -174,8 +174,11 @@ fn main() {
         ));
     }
 
+    // Host-side phases (start, upload, collect, remove) and the verifier's own (apply, scrub,
+    // restore, install, tests: the test user's runner from start to kill).
     let phases = [
-        "start", "prepare", "apply", "restore", "tests", "collect", "remove", "total",
+        "start", "upload", "apply", "scrub", "restore", "install", "tests", "verifier", "collect",
+        "remove", "total",
     ];
     println!("## Grading overhead ({runs} runs per instance, medians in seconds)\n");
     println!(
