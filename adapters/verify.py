@@ -848,6 +848,7 @@ def step_scrub(ctx, root=None, label=""):
     in_workdir = root == ctx.workdir
     listing = base_listing(ctx) if in_workdir else {}
     baseline = ctx.state.get("baseline_untracked", {}) if in_workdir else {}
+    blind = in_workdir and not ctx.state
     tree = walk_tree(root)
     removed = []
     gone = set()
@@ -859,9 +860,14 @@ def step_scrub(ctx, root=None, label=""):
         kind = classify(rel)
         if tree[rel] == "dir":
             name = rel.rsplit("/", 1)[-1]
-            if name.split(".", 1)[0] in RULES["startup_stems"] or name in RULES["bytecode_dirs"] \
-                    or any(name.endswith(s) for s in RULES["metadata_dir_suffixes"]):
-                if rel in baseline and not dir_changed(root, rel, baseline):
+            metadata = any(name.endswith(s) for s in RULES["metadata_dir_suffixes"])
+            if name.split(".", 1)[0] in RULES["startup_stems"] or name in RULES["bytecode_dirs"] or metadata:
+                in_baseline = any(p.startswith(rel + "/") for p in baseline)
+                if in_baseline and not dir_changed(root, rel, baseline):
+                    continue
+                if metadata and blind and not declares_pytest_plugin(os.path.join(root, rel)):
+                    # No record of what the image had (a Harbor image used as it is): metadata
+                    # that loads no pytest plugin may be the image's own editable install.
                     continue
                 remove_entry(os.path.join(root, rel))
                 gone.add(rel)
@@ -869,6 +875,10 @@ def step_scrub(ctx, root=None, label=""):
             continue
         if kind in ("startup", "loader"):
             if kind == "loader" and rel in baseline and baseline[rel] == file_sha256(os.path.join(root, rel)):
+                continue
+            if blind and kind == "loader" and rel.endswith(tuple(RULES["extension_suffixes"])):
+                # Without the record an image's in-place build cannot be told apart; extension
+                # modules that shadow tests or pytest are removed below all the same.
                 continue
             remove_entry(os.path.join(root, rel))
             removed.append(rel)
@@ -896,6 +906,22 @@ def step_scrub(ctx, root=None, label=""):
     prefix = label + ":" if label else ""
     ctx.flags["files_removed"].extend(prefix + r for r in removed)
     ctx.timed("scrub", t)
+
+
+def declares_pytest_plugin(path):
+    """Whether a metadata directory declares a pytest11 entry point (or cannot be read)."""
+    for name in ("entry_points.txt",):
+        f = os.path.join(path, name)
+        if os.path.islink(f):
+            return True
+        if os.path.isfile(f):
+            try:
+                with open(f, "rb") as fh:
+                    if b"pytest11" in fh.read(1 << 20):
+                        return True
+            except OSError:
+                return True
+    return False
 
 
 def dir_changed(root, rel, baseline):

@@ -293,3 +293,50 @@ fn adversarial_suite_through_test_sh() {
     );
     assert!(failed.is_empty(), "{}", failed.join("\n"));
 }
+
+/// Harbor's default runs `docker_image` as it is: no environment build, so no record of what the
+/// image had before the agent. The verifier then keeps metadata that loads no pytest plugin (the
+/// image's own editable install may live there) and still removes what would: the gold fix
+/// scores 1, a root `*.dist-info` declaring a `pytest11` plugin that passes everything scores 0.
+#[test]
+fn without_the_environment_build_gold_passes_and_a_planted_plugin_does_not() {
+    if !docker_ready() {
+        return;
+    }
+    fixture_images();
+    let record = fixture("acme_calc_pr7");
+    let task = build_task("acme_calc_pr7");
+    let base = record.base_commit().unwrap();
+    let prepare = format!(
+        "cd {w} && git -c advice.detachedHead=false checkout -q -f {base} && test ! -e /var/lib/beyondswe",
+        w = task.workdir
+    );
+    let c = Container::run(record.image().unwrap());
+    let (code, out) = c.sh(&prepare);
+    assert_eq!(code, 0, "{out}");
+    solve(&c, &task);
+    let (reward, report) = verify(&c, &task);
+    assert_eq!(reward.as_deref(), Some("1"), "{report:#}");
+    drop(c);
+
+    let c = Container::run(record.image().unwrap());
+    let (code, out) = c.sh(&prepare);
+    assert_eq!(code, 0, "{out}");
+    let (code, out) = c.sh(&format!(
+        "cd {w} && mkdir -p evil-1.0.dist-info && printf 'Metadata-Version: 2.1\\nName: evil\\nVersion: 1.0\\n' >evil-1.0.dist-info/METADATA \
+         && printf '[pytest11]\\nevil = calc_evil_plugin\\n' >evil-1.0.dist-info/entry_points.txt \
+         && printf 'import pytest\\n@pytest.hookimpl(hookwrapper=True)\\ndef pytest_runtest_makereport(item, call):\\n    out = yield\\n    out.get_result().outcome = \"passed\"\\n' >calc_evil_plugin.py",
+        w = task.workdir
+    ));
+    assert_eq!(code, 0, "{out}");
+    let (reward, report) = verify(&c, &task);
+    assert_eq!(reward.as_deref(), Some("0"), "{report:#}");
+    assert!(
+        report["flags"]["files_removed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p == "evil-1.0.dist-info/"),
+        "{report:#}"
+    );
+}
