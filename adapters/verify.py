@@ -1420,6 +1420,7 @@ def run_tests(ctx, ids, cwd, rootdir, extra_args, test_paths, prepend, timeout):
     python = ctx.python
     res = run_as_test_user(ctx, [python, "-I", runner], cwd, child_env(home), timeout,
                            json.dumps(config).encode("utf-8"), event_fd=True)
+    ctx.facts["timings"]["runner"] = res["seconds"]
     outcomes, collect_errors, end, start, collected, messages = aggregate(res["events_raw"], ctx)
     if res["events_dropped"]:
         ctx.forgery("the result channel carried %d bytes more than any run writes" % res["events_dropped"])
@@ -1432,6 +1433,8 @@ def run_tests(ctx, ids, cwd, rootdir, extra_args, test_paths, prepend, timeout):
     jout = junit_outcomes(junit) if lexists(junit) and not os.path.islink(junit) else None
     shutil.rmtree(rundir, ignore_errors=True)
     ctx.timed("tests", t)
+    if start is not None:
+        ctx.facts["timings"]["runner_ready"] = start.get("ready_s")
     return {"outcomes": outcomes, "collect_errors": collect_errors, "end": end, "exit": res["exit"],
             "timed_out": res["timed_out"], "oom": res["oom"], "junit": jout, "output": res["output"],
             "messages": messages, "collected": (collected or {}).get("count"), "started": start is not None}
