@@ -839,10 +839,12 @@ def import_dirs(ctx):
     return dirs
 
 
-def step_scrub(ctx, root=None, label=""):
+def step_scrub(ctx, root=None, label="", loaders=True):
     """Removes untracked loaders: start-up hooks (any form), metadata, bytecode, extension
     modules and egg-links the base did not have, and top-level names shadowing pytest, pluggy or
-    the standard library. Each removal is flagged."""
+    the standard library. Each removal is flagged. `loaders=False` (after a Doc2Repo install:
+    the metadata and bytecode pip made from the submission's own sources) leaves the metadata,
+    bytecode and extensions, which load nothing but the submission's code."""
     t = time.time()
     root = root or ctx.workdir
     in_workdir = root == ctx.workdir
@@ -861,7 +863,10 @@ def step_scrub(ctx, root=None, label=""):
         if tree[rel] == "dir":
             name = rel.rsplit("/", 1)[-1]
             metadata = any(name.endswith(s) for s in RULES["metadata_dir_suffixes"])
-            if name.split(".", 1)[0] in RULES["startup_stems"] or name in RULES["bytecode_dirs"] or metadata:
+            startup_dir = name.split(".", 1)[0] in RULES["startup_stems"]
+            if not loaders and not startup_dir:
+                continue
+            if startup_dir or name in RULES["bytecode_dirs"] or metadata:
                 in_baseline = any(p.startswith(rel + "/") for p in baseline)
                 if in_baseline and not dir_changed(root, rel, baseline):
                     continue
@@ -873,7 +878,7 @@ def step_scrub(ctx, root=None, label=""):
                 gone.add(rel)
                 removed.append(rel + "/")
             continue
-        if kind in ("startup", "loader"):
+        if kind == "startup" or (kind == "loader" and loaders):
             if kind == "loader" and rel in baseline and baseline[rel] == file_sha256(os.path.join(root, rel)):
                 continue
             if blind and kind == "loader" and rel.endswith(tuple(RULES["extension_suffixes"])):
@@ -1611,8 +1616,8 @@ def grade_doc2repo(ctx):
         ctx.flags["install_failed"] = True
     for d in (ctx.workdir, target):
         os.chown(d, 0, 0)
-    step_scrub(ctx)
-    step_scrub(ctx, target, "site")
+    step_scrub(ctx, loaders=False)
+    step_scrub(ctx, target, "site", loaders=False)
     ctx.timed("install", t)
     # Only now is the hidden suite unpacked, root's until the run.
     suite = tempfile.mkdtemp(prefix="bsw-suite-", dir="/tmp")

@@ -481,6 +481,8 @@ fn doc2repo_scores_directories_archives_and_patches() {
     );
     assert_eq!((v.verdict, v.score), (Outcome::Resolved, 1.0), "{v:#?}");
     assert_eq!(v.suite.as_ref().unwrap().passed, 10);
+    // What pip makes of the submission's own sources (its metadata, bytecode) is not tampering.
+    assert!(!v.flags.tampering(), "{:?}", v.flags);
 
     let v = g.grade_with(
         &rec,
