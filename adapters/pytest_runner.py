@@ -247,8 +247,8 @@ import importlib  # noqa: E402
 
 sys.argv = ["pytest"]
 import pytest  # noqa: E402
-import _pytest  # noqa: E402
-import pluggy  # noqa: E402
+import _pytest  # noqa: E402,F401 - imported before any repository path, for the snapshot
+import pluggy  # noqa: E402,F401
 
 try:
     from _pytest.config import default_plugins as _DEFAULT_PLUGINS

@@ -121,8 +121,6 @@ def stdlib_names():
                     names.add(module_name_of(e))
             except OSError:
                 pass
-    names.discard("__future__")
-    names.update(["__future__"])
     return names
 
 
@@ -281,9 +279,10 @@ class Git(object):
         hooks = os.path.join(self.git_dir, "hooks")
         if lexists(hooks):
             remove_entry(hooks)
-        for extra in ("info/attributes", "objects/info/alternates", "info/grafts", "shallow.lock"):
+        # Attributes could name filter drivers; alternates could point object reads elsewhere.
+        for extra in ("info/attributes", "objects/info/alternates"):
             p = os.path.join(self.git_dir, extra)
-            if lexists(p) and extra != "info/grafts":
+            if lexists(p):
                 remove_entry(p)
         if lexists(path):
             remove_entry(path)
@@ -561,7 +560,7 @@ def cgroup_oom_kills():
     return None
 
 
-def demote(uid, gid, home):
+def demote(uid, gid):
     """preexec_fn: drop every privilege before the submission's code runs. (No RLIMIT_NPROC:
     the kernel counts it per uid across containers; the container's pids limit bounds forks.)"""
 
@@ -641,7 +640,7 @@ def run_as_test_user(ctx, argv, cwd, env, timeout, stdin_data=b"", event_fd=Fals
     start = time.time()
     try:
         proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=w_out, stderr=w_out,
-                                pass_fds=pass_fds, preexec_fn=demote(ctx.uid, ctx.gid, env.get("HOME")),
+                                pass_fds=pass_fds, preexec_fn=demote(ctx.uid, ctx.gid),
                                 close_fds=True)
     except (OSError, subprocess.SubprocessError) as exc:
         for fd in (r_out, w_out, r_ev, w_ev):
@@ -867,7 +866,7 @@ def step_scrub(ctx, root=None, label="", loaders=True):
             if not loaders and not startup_dir:
                 continue
             if startup_dir or name in RULES["bytecode_dirs"] or metadata:
-                in_baseline = any(p.startswith(rel + "/") for p in baseline)
+                in_baseline = in_listing(baseline, rel)
                 if in_baseline and not dir_changed(root, rel, baseline):
                     continue
                 if metadata and blind and not declares_pytest_plugin(os.path.join(root, rel)):
@@ -1074,8 +1073,7 @@ def step_restore(ctx):
     for p in ctx.facts["locked"]:
         if p.endswith(".py"):
             for sib in shadow_siblings(ctx.workdir, p):
-                tracked = sib in listing or any(k.startswith(sib + "/") for k in listing)
-                if not tracked and lexists(os.path.join(ctx.workdir, sib)):
+                if not in_listing(listing, sib) and lexists(os.path.join(ctx.workdir, sib)):
                     remove_entry(os.path.join(ctx.workdir, sib))
                     ctx.flags["files_removed"].append(sib)
     patch = ctx.spec.get("f2p_patch")
@@ -1091,11 +1089,16 @@ def step_restore(ctx):
             safe_write(ctx.workdir, "test_fail_to_pass.py", fh.read(), "100644")
         ctx.facts["locked"].append("test_fail_to_pass.py")
         for sib in shadow_siblings(ctx.workdir, "test_fail_to_pass.py"):
-            if sib in listing or any(k.startswith(sib + "/") for k in listing):
+            if in_listing(listing, sib):
                 continue
             remove_entry(os.path.join(ctx.workdir, sib))
             ctx.flags["files_removed"].append(sib)
     ctx.timed("restore", t)
+
+
+def in_listing(listing, rel):
+    """Whether the base tracks `rel` as a file or as a directory of files."""
+    return rel in listing or any(k.startswith(rel + "/") for k in listing)
 
 
 def parent_is_link(root, rel):
