@@ -11,7 +11,7 @@ mkdir -p /logs/verifier
 rm -f /logs/verifier/reward.txt /logs/verifier/reward.json
 for py in python3 python; do
     if command -v "$py" >/dev/null 2>&1; then
-        cd / && exec "$py" -I /tests/beyondswe_verify.py harbor --tests-dir /tests --logs-dir /logs/verifier
+        cd / && exec "$py" -I -S /tests/beyondswe_verify.py harbor --tests-dir /tests --logs-dir /logs/verifier
     fi
 done
 echo '{"verdict": "error", "reason": "no_python_in_image"}' >/logs/verifier/report.json

@@ -1,9 +1,9 @@
 # beyondswe verifier: every grading step that runs inside a task container, for both callers.
 #
-#   python3 -I beyondswe_verify.py grade --spec SPEC.json
+#   python3 -I -S beyondswe_verify.py grade --spec SPEC.json
 #       the offline grader: SPEC names the submission's patch (or a tree already uploaded), the
 #       instance's ids and files, and where to write the one JSON result it reads back.
-#   python3 -I beyondswe_verify.py harbor --tests-dir /tests --logs-dir /logs/verifier
+#   python3 -I -S beyondswe_verify.py harbor --tests-dir /tests --logs-dir /logs/verifier
 #       Harbor's tests/test.sh: the same steps on the agent's workspace; writes reward.txt and
 #       report.json (the same JSON result).
 #   python3 -I beyondswe_verify.py prepare --workdir W --base C --state-dir D
@@ -44,6 +44,7 @@ import threading
 import time
 import zipfile
 
+LOADED_AT = time.time()
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUNNER_NAME = "beyondswe_pytest_runner.py"
 RULES_NAME = "beyondswe_restore_rules.json"
@@ -1552,7 +1553,10 @@ def grade_issue(ctx):
         raise VerifyError("no_test_ids", "the instance has no FAIL_TO_PASS or PASS_TO_PASS ids")
     ctx.canary_root = ctx.workdir
     rng = random.SystemRandom()
+    t = time.time()
     records = plan_canaries(ctx, canary_modules_for_ids(f2p + p2p)[:2], rng) if spec.get("canaries", True) else []
+    ctx.timed("canaries", t)
+    t = time.time()
     locked = set(ctx.facts.get("locked", []))
     locked.update(r["module"] for r in records)
     tree = walk_tree(ctx.workdir)
@@ -1560,6 +1564,7 @@ def grade_issue(ctx):
     ctx.facts["conftests"] = conftests
     locked.update(conftests)
     lock_sub_owned(ctx, sorted(locked))
+    ctx.timed("hand_over", t)
     run_ids = ids + [r["twin"] for r in records] + [r["poison"] for r in records]
     test_files = [os.path.join(ctx.workdir, p) for p in sorted(locked) if p.endswith(".py")]
     run = run_tests(ctx, run_ids, ctx.workdir, ctx.workdir, [], test_files, [ctx.workdir], spec.get("timeout", 1800))
@@ -1718,8 +1723,11 @@ def grade(spec):
     t = time.time()
     ctx.python = spec.get("python") or sys.executable
     ctx.repo_paths = [ctx.workdir]
+    ctx.facts["timings"]["interpreter"] = round(max(0.0, LOADED_AT - process_started_at()), 3)
     try:
+        t_lock = time.time()
         step_lock(ctx)
+        ctx.timed("lock", t_lock)
         ctx.state.setdefault("clean_sys_path", (ctx.state.get("clean") or {}).get("sys_path", []))
         if ctx.doc2repo:
             grade_doc2repo(ctx)
@@ -1753,6 +1761,19 @@ def grade(spec):
     return result
 
 
+def process_started_at():
+    """When this process started (wall clock), from /proc: the interpreter's own start-up cost
+    is then a timing like the others. Now, where /proc cannot tell."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as fh:
+            ticks = int(fh.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime", encoding="ascii") as fh:
+            uptime = float(fh.read().split()[0])
+        return time.time() - (uptime - ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return time.time()
+
+
 def write_json(path, data):
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as fh:
@@ -1764,10 +1785,25 @@ def write_json(path, data):
 # Commands
 
 def cmd_grade(args):
+    """`"result": "-"` sends the result to this process's stdout, which only the grader reads:
+    fd 1 is moved to a private descriptor that no child inherits, and /dev/null takes its place,
+    so nothing else ever writes there."""
     with open(args.spec, encoding="utf-8") as fh:
         spec = json.load(fh)
+    out_fd = None
+    if spec.get("result") == "-":
+        out_fd = os.dup(1)  # not inheritable
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
     result = grade(spec)
-    write_json(spec["result"], result)
+    if out_fd is None:
+        write_json(spec["result"], result)
+        return 0
+    view = memoryview(json.dumps(result, ensure_ascii=True).encode("ascii"))
+    while view:
+        view = view[os.write(out_fd, view):]
+    os.close(out_fd)
     return 0
 
 

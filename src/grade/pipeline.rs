@@ -18,7 +18,6 @@ use crate::record::{Family, Record};
 use crate::restore_rules;
 use crate::sandbox::{
     ContainerSpec, ExecSpec, INSTANCE_LABEL, Limits, Sandbox, SandboxError, TarBuilder,
-    files_in_tar,
 };
 use crate::submission::{EntryKind, Submission, TreeLimits, read_tree};
 use sha2::{Digest, Sha256};
@@ -506,17 +505,15 @@ impl<S: Sandbox> Run<'_, S> {
         let t = Instant::now();
         let limit = self.opts.setup_timeout + self.opts.test_timeout + Duration::from_secs(120);
         let script = format!(
-            "{FIND_PYTHON}; exec \"$PY\" -I {verify} grade --spec {spec}",
+            "{FIND_PYTHON}; exec \"$PY\" -I -S {verify} grade --spec {spec}",
             verify = shell_quote(&self.file(VERIFY_FILE)),
             spec = shell_quote(&self.file("spec.json")),
         );
-        let out = self
-            .sandbox
-            .exec(
-                self.container,
-                &ExecSpec::sh(script).in_dir("/").timeout(limit),
-            )
-            .await?;
+        // The result comes back on the verifier's stdout: it moves fd 1 out of every child's
+        // reach before anything of the submission runs (see `cmd_grade`).
+        let mut exec = ExecSpec::sh(script).in_dir("/").timeout(limit);
+        exec.max_output = MAX_RESULT;
+        let out = self.sandbox.exec(self.container, &exec).await?;
         self.timed("verifier", t);
         if out.timed_out {
             return Err(Stop::unresolved(
@@ -524,30 +521,17 @@ impl<S: Sandbox> Run<'_, S> {
                 format!("the verifier did not finish within {} s", limit.as_secs()),
             ));
         }
-        let t = Instant::now();
-        let bytes = self
-            .sandbox
-            .download(self.container, &self.file("result.json"), MAX_RESULT)
-            .await?;
-        self.timed("collect", t);
-        let result = bytes
-            .as_deref()
-            .map(files_in_tar)
-            .transpose()
-            .map_err(Stop::internal)?
-            .and_then(|files| files.into_values().next());
-        let Some(result) = result else {
+        if out.stdout.trim().is_empty() {
             return Err(Stop::error(
                 Reason::VerifierFailed,
                 format!(
                     "the verifier wrote no result (exit {:?}):\n{}",
-                    out.exit_code,
-                    out.combined()
+                    out.exit_code, out.stderr
                 ),
             ));
-        };
-        let parsed = VerifierResult::parse(&result)
-            .map_err(|e| Stop::error(Reason::VerifierFailed, format!("{e}\n{}", out.combined())))?;
+        }
+        let parsed = VerifierResult::parse(out.stdout.as_bytes())
+            .map_err(|e| Stop::error(Reason::VerifierFailed, format!("{e}\n{}", out.stderr)))?;
         parsed.apply_to(self.v, tail);
         Ok(())
     }
@@ -603,7 +587,7 @@ impl<S: Sandbox> Run<'_, S> {
             "setup_timeout": self.opts.setup_timeout.as_secs().max(1),
             "state_dir": STATE_DIR,
             "private_paths": [self.private, STATE_DIR],
-            "result": self.file("result.json"),
+            "result": "-",
             "canaries": true,
         });
         if let Submission::Patch(p) = input.submission {
