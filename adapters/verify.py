@@ -44,6 +44,11 @@ import threading
 import time
 import zipfile
 
+try:
+    import resource  # imported here: a preexec_fn must not import
+except ImportError:  # not on every platform
+    resource = None
+
 LOADED_AT = time.time()
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUNNER_NAME = "beyondswe_pytest_runner.py"
@@ -52,6 +57,7 @@ RESULT_FORMAT = "beyondswe-verify-result-1"
 TEST_USER = "beyondswe-test"
 MAX_LOG = 20000
 MAX_EVENTS_BYTES = 64 * 1024 * 1024
+DISK_POLL_S = 0.25
 
 
 def log(msg):
@@ -561,9 +567,155 @@ def cgroup_oom_kills():
     return None
 
 
-def demote(uid, gid):
+# ---------------------------------------------------------------------------------------------
+# The disk limit: what the test user writes while it runs
+
+def writable_roots():
+    """Directories of the root file system that anyone may write to (/tmp, /var/tmp, ...): with
+    the workdir, the only places the test user can put files. /proc, /sys and /dev are other
+    file systems (and /dev/shm is memory, bounded by the memory limit)."""
+    out = []
+    try:
+        root_dev = os.lstat("/").st_dev
+    except OSError:
+        return out
+    for top, dirs, _files in os.walk("/"):
+        if top == "/":
+            dirs[:] = [d for d in dirs if d not in ("proc", "sys", "dev")]
+        keep = []
+        for d in dirs:
+            path = os.path.join(top, d)
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            if st.st_dev != root_dev or not stat.S_ISDIR(st.st_mode):
+                continue
+            if st.st_mode & stat.S_IWOTH:
+                out.append(path)  # everything below is reached from here
+            else:
+                keep.append(d)
+        dirs[:] = keep
+    return out
+
+
+class DiskWatch(object):
+    """Measures what the test user has written since `since`: blocks of the files it owns that
+    changed after that moment (ctime cannot be set back), under the places it can write, plus
+    files it deleted but keeps open. Walking is the costly part, so it only walks once the
+    file system's free space has dropped by more than the limit (then someone may be over)."""
+
+    def __init__(self, uid, limit, roots, since):
+        """`roots` None: the world-writable directories are found when first needed."""
+        self.uid, self.limit, self.roots, self.since = uid, limit, roots, since
+        self.extra = ()
+        self.free_at_start = self.free()
+
+    @staticmethod
+    def free():
+        try:
+            st = os.statvfs("/")
+            return st.f_bavail * st.f_frsize
+        except OSError:
+            return None
+
+    def over(self):
+        """Bytes written, when over the limit; else None."""
+        if not self.limit:
+            return None
+        now = self.free()
+        if now is not None and self.free_at_start is not None and self.free_at_start - now <= self.limit:
+            return None
+        written = self.written()
+        return written if written > self.limit else None
+
+    def written(self):
+        if self.roots is None:
+            self.roots = writable_roots()
+        seen = set()
+        total = 0
+        stack = list(self.roots) + list(self.extra)
+        while stack:
+            top = stack.pop()
+            try:
+                entries = list(os.scandir(top))
+            except OSError:
+                continue
+            for e in entries:
+                try:
+                    st = e.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if stat.S_ISDIR(st.st_mode):
+                    stack.append(e.path)
+                    continue
+                if st.st_uid != self.uid or st.st_ctime < self.since:
+                    continue
+                key = (st.st_dev, st.st_ino)
+                if key not in seen:
+                    seen.add(key)
+                    total += st.st_blocks * 512
+        return total + self.held_deleted(seen)
+
+    def held_deleted(self, seen):
+        """Blocks of deleted files the test user's processes keep open. Their descriptors are
+        visible to their own uid only (the container has no CAP_SYS_PTRACE), so a short-lived
+        scanner with that uid lists them."""
+        pids = pids_of(self.uid)
+        if not pids:
+            return 0
+        try:
+            proc = subprocess.run([sys.executable, "-I", "-S", "-c", HELD_DELETED, json.dumps(pids)],
+                                  cwd="/", stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=30,
+                                  env={"PATH": "/usr/bin:/bin"}, preexec_fn=demote(self.uid, self.uid))
+            found = json.loads(proc.stdout.decode("ascii") or "[]")
+        except (OSError, ValueError, subprocess.SubprocessError):
+            return 0
+        total = 0
+        for dev, ino, size in found:
+            if (dev, ino) not in seen:
+                seen.add((dev, ino))
+                total += int(size)
+        return total
+
+
+HELD_DELETED = r"""
+import json, os, stat, sys
+out = []
+for pid in json.loads(sys.argv[1]):
+    d = "/proc/%d/fd" % pid
+    try:
+        fds = os.listdir(d)
+    except OSError:
+        continue
+    for fd in fds:
+        p = os.path.join(d, fd)
+        try:
+            if not os.readlink(p).endswith(" (deleted)"):
+                continue
+            st = os.stat(p)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            # Some file systems (fuse-overlayfs) report no blocks for a deleted file: its size.
+            out.append([st.st_dev, st.st_ino, max(st.st_blocks * 512, st.st_size)])
+sys.stdout.write(json.dumps(out))
+"""
+
+
+def disk_watch(ctx, extra_roots=()):
+    limit = ctx.spec.get("max_file_bytes")
+    if not limit:
+        return None
+    watch = DiskWatch(ctx.uid, limit, ctx.state.get("writable_roots"), time.time() - 1)
+    watch.extra = [ctx.workdir] + list(extra_roots)
+    return watch
+
+
+def demote(uid, gid, max_file_bytes=None):
     """preexec_fn: drop every privilege before the submission's code runs. (No RLIMIT_NPROC:
-    the kernel counts it per uid across containers; the container's pids limit bounds forks.)"""
+    the kernel counts it per uid across containers; the container's pids limit bounds forks.)
+    No file may outgrow the container's disk limit (the host's watchdog bounds the total)."""
 
     def run():
         try:
@@ -571,6 +723,11 @@ def demote(uid, gid):
                 fh.write("1000")
         except OSError:
             pass
+        if max_file_bytes and resource is not None:
+            try:
+                resource.setrlimit(resource.RLIMIT_FSIZE, (max_file_bytes, max_file_bytes))
+            except (ValueError, OSError):
+                pass
         os.setgroups([])
         os.setresgid(gid, gid, gid)
         os.setresuid(uid, uid, uid)
@@ -626,9 +783,12 @@ class Drain(threading.Thread):
         return b"".join(self.chunks)
 
 
-def run_as_test_user(ctx, argv, cwd, env, timeout, stdin_data=b"", event_fd=False, out_cap=256 * 1024):
+def run_as_test_user(ctx, argv, cwd, env, timeout, stdin_data=b"", event_fd=False, out_cap=256 * 1024,
+                     extra_roots=()):
     """Runs argv as the test user; returns dict(exit, timed_out, output, events_raw, oom,
-    events_dropped). Every process of the user is killed when it ends."""
+    events_dropped, disk_written). Every process of the user is killed when it ends, or as soon
+    as it has written more than the disk limit (then `ctx.facts["disk_limit"]` says so)."""
+    watch = disk_watch(ctx, extra_roots)
     r_ev = w_ev = None
     pass_fds = ()
     if event_fd:
@@ -641,7 +801,7 @@ def run_as_test_user(ctx, argv, cwd, env, timeout, stdin_data=b"", event_fd=Fals
     start = time.time()
     try:
         proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=w_out, stderr=w_out,
-                                pass_fds=pass_fds, preexec_fn=demote(ctx.uid, ctx.gid),
+                                pass_fds=pass_fds, preexec_fn=demote(ctx.uid, ctx.gid, ctx.spec.get("max_file_bytes")),
                                 close_fds=True)
     except (OSError, subprocess.SubprocessError) as exc:
         for fd in (r_out, w_out, r_ev, w_ev):
@@ -663,14 +823,27 @@ def run_as_test_user(ctx, argv, cwd, env, timeout, stdin_data=b"", event_fd=Fals
     except (BrokenPipeError, OSError):
         pass
     timed_out = False
-    try:
-        code = proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        code = None
+    code = None
+    disk_written = None
+    deadline = start + timeout
+    while True:
+        try:
+            code = proc.wait(timeout=max(0.01, min(DISK_POLL_S, deadline - time.time())))
+            break
+        except subprocess.TimeoutExpired:
+            pass
+        if watch is not None:
+            disk_written = watch.over()
+            if disk_written is not None:
+                kill_all(ctx.uid)
+                ctx.facts["disk_limit"] = {"limit_bytes": watch.limit, "written_bytes": disk_written}
+                break
+        if time.time() >= deadline:
+            timed_out = True
+            break
     # Nothing the submission started may outlive it, hold the pipes, or write after the end.
     kill_all(ctx.uid)
-    if timed_out:
+    if code is None:
         try:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
@@ -684,6 +857,7 @@ def run_as_test_user(ctx, argv, cwd, env, timeout, stdin_data=b"", event_fd=Fals
         "output": out.data().decode("utf-8", "replace"), "output_dropped": out.dropped,
         "events_raw": ev.data() if ev is not None else b"", "events_dropped": ev.dropped if ev is not None else 0,
         "oom": oom_before is not None and oom_after is not None and oom_after > oom_before,
+        "disk_written": disk_written,
     }
 
 
@@ -1698,6 +1872,8 @@ def decide(f):
         denom = suite["expected"] if suite["expected"] > 0 else suite["collected"]
         score = min(1.0, float(suite["passed"]) / denom) if denom else 0.0
         suite["all_passed"] = bool(denom) and suite["passed"] >= denom
+    if f.get("disk_limit"):
+        return "unresolved", "disk_limit", score
     if run.get("oom"):
         return "unresolved", "out_of_memory", score
     if run.get("timed_out"):
@@ -1758,6 +1934,10 @@ def grade(spec):
         result["logs"]["apply"] = result["apply"].get("log", "")
     if ctx.facts.get("error"):
         result["logs"]["error"] = ctx.facts["error"]["message"]
+    elif ctx.facts.get("disk_limit"):
+        d = ctx.facts["disk_limit"]
+        result["logs"]["error"] = ("the submission's processes wrote %d MiB, over the disk limit of %d MiB "
+                                   "(--disk-mb), and were stopped" % (d["written_bytes"] >> 20, d["limit_bytes"] >> 20))
     return result
 
 
@@ -1814,6 +1994,7 @@ def cmd_prepare(args):
     out = {"baseline_untracked": {}, "clean": clean_interpreter_facts(sys.executable, [args.workdir])}
     out["plugins"] = out["clean"]["plugins"]
     out["clean_sys_path"] = out["clean"]["sys_path"]
+    out["writable_roots"] = writable_roots()
     if ctx.git.available():
         listing = base_listing(ctx)
         for rel, kind in walk_tree(args.workdir).items():

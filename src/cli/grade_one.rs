@@ -52,6 +52,10 @@ pub(crate) struct LimitArgs {
     /// Processes per container (stops fork bombs).
     #[arg(long, default_value_t = Limits::default().pids)]
     pub(crate) pids: i64,
+    /// What a container may write, in MiB (0: no limit): a storage quota where the engine's
+    /// storage driver has one, else a watchdog on the container's size; over it is `disk_limit`.
+    #[arg(long, default_value_t = Limits::default().disk_mb)]
+    pub(crate) disk_mb: u64,
     /// Largest patch file read from disk (--patch, --patches DIR, Harbor trial artifacts), in MiB.
     #[arg(long, default_value_t = DEFAULT_MAX_PATCH_BYTES / (1024 * 1024))]
     pub(crate) max_patch_mb: u64,
@@ -64,6 +68,7 @@ impl Default for LimitArgs {
             memory_mb: Limits::default().memory_mb,
             cpus: Limits::default().cpus,
             pids: Limits::default().pids,
+            disk_mb: Limits::default().disk_mb,
             max_patch_mb: DEFAULT_MAX_PATCH_BYTES / (1024 * 1024),
         }
     }
@@ -81,6 +86,7 @@ impl LimitArgs {
                 memory_mb: self.memory_mb,
                 cpus: self.cpus,
                 pids: self.pids,
+                disk_mb: self.disk_mb,
             },
             test_timeout: Duration::from_secs(self.timeout),
             labels: DockerSandbox::process_labels(run_id),

@@ -70,12 +70,14 @@ pub fn options_digest(opts: &GradeOptions) -> String {
         memory_mb,
         cpus,
         pids,
+        disk_mb,
     } = limits;
     let mut h = Sha256::new();
     for part in [
         format!("memory_mb={memory_mb}"),
         format!("cpus={}", cpus.to_bits()),
         format!("pids={pids}"),
+        format!("disk_mb={disk_mb}"),
         format!("test_timeout_ms={}", test_timeout.as_millis()),
         format!("setup_timeout_ms={}", setup_timeout.as_millis()),
         format!("adapters={}", crate::adapters::digest()),
@@ -506,6 +508,7 @@ mod tests {
             |o: &mut GradeOptions| o.limits.memory_mb += 1,
             |o: &mut GradeOptions| o.limits.cpus += 0.5,
             |o: &mut GradeOptions| o.limits.pids += 1,
+            |o: &mut GradeOptions| o.limits.disk_mb += 1,
             |o: &mut GradeOptions| o.setup_timeout += Duration::from_secs(1),
         ] {
             let mut changed = opts.clone();

@@ -589,6 +589,7 @@ impl<S: Sandbox> Run<'_, S> {
             "private_paths": [self.private, STATE_DIR],
             "result": "-",
             "canaries": true,
+            "max_file_bytes": self.opts.limits.disk_bytes(),
         });
         if let Submission::Patch(p) = input.submission {
             add("submission.patch", p)?;

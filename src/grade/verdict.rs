@@ -29,6 +29,8 @@ pub enum Reason {
     Timeout,
     /// The container ran out of memory.
     OutOfMemory,
+    /// The container wrote more than its disk limit (`--disk-mb`) and was stopped.
+    DiskLimit,
     /// The result channel has no results (the test process died before writing them).
     NoResults,
     /// The recorder and pytest's own JUnit report disagree: a sign of tampering.

@@ -17,6 +17,8 @@ use bollard::query_parameters::{
 };
 use futures_util::StreamExt;
 use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 
 /// Label on every container this tool creates.
@@ -33,7 +35,14 @@ const API_TIMEOUT: Duration = Duration::from_secs(120);
 pub struct DockerSandbox {
     docker: Docker,
     endpoint: String,
+    /// Whether the storage driver takes a writable-layer quota (`--storage-opt size=`): unknown
+    /// until the first container with a disk limit is created, then what the engine said.
+    quota: Arc<AtomicU8>,
 }
+
+const QUOTA_UNKNOWN: u8 = 0;
+const QUOTA_YES: u8 = 1;
+const QUOTA_NO: u8 = 2;
 
 impl std::fmt::Debug for DockerSandbox {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -104,7 +113,11 @@ impl DockerSandbox {
             Ok(Err(e)) => return Err(unreachable(e.to_string())),
             Err(_) => return Err(unreachable("no answer within 15 s".into())),
         }
-        Ok(DockerSandbox { docker, endpoint })
+        Ok(DockerSandbox {
+            docker,
+            endpoint,
+            quota: Arc::new(AtomicU8::new(QUOTA_UNKNOWN)),
+        })
     }
 
     pub fn endpoint(&self) -> &str {
@@ -269,6 +282,11 @@ impl Sandbox for DockerSandbox {
     async fn start(&self, spec: &ContainerSpec) -> Result<String, SandboxError> {
         let limits = &spec.limits;
         let memory = (limits.memory_mb * 1024 * 1024) as i64;
+        // A writable-layer quota where the storage driver has one (overlay2 on xfs with pquota,
+        // btrfs, zfs, devicemapper). Other drivers refuse the option (remembered, so it is asked
+        // once); the verifier's own watch on what the test user writes applies either way.
+        let storage_opt = (limits.disk_mb > 0 && self.quota.load(Ordering::Relaxed) != QUOTA_NO)
+            .then(|| HashMap::from([("size".to_owned(), format!("{}M", limits.disk_mb))]));
         let body = ContainerCreateBody {
             image: Some(spec.image.clone()),
             entrypoint: Some(vec!["sleep".into()]),
@@ -284,27 +302,44 @@ impl Sandbox for DockerSandbox {
                 pids_limit: Some(limits.pids),
                 security_opt: Some(vec!["no-new-privileges".into()]),
                 init: Some(true),
+                storage_opt: storage_opt.clone(),
                 ..HostConfig::default()
             }),
             ..ContainerCreateBody::default()
         };
-        let created =
-            match tokio::time::timeout(API_TIMEOUT, self.docker.create_container(None, body)).await
-            {
-                Ok(Ok(c)) => c,
-                Ok(Err(e)) if is_not_found(&e) => {
-                    return Err(SandboxError::ImageMissing {
-                        image: spec.image.clone(),
-                    });
+        let create = |body: ContainerCreateBody| {
+            tokio::time::timeout(API_TIMEOUT, self.docker.create_container(None, body))
+        };
+        let mut answer = create(body.clone()).await;
+        if storage_opt.is_some() {
+            let refused = matches!(&answer, Ok(Err(e)) if e.to_string().to_lowercase().contains("storage-opt")
+                || e.to_string().to_lowercase().contains("storage opt"));
+            if refused {
+                self.quota.store(QUOTA_NO, Ordering::Relaxed);
+                let mut body = body;
+                if let Some(h) = body.host_config.as_mut() {
+                    h.storage_opt = None;
                 }
-                Ok(Err(e)) => return Err(api("create container")(e)),
-                Err(_) => {
-                    return Err(SandboxError::Timeout {
-                        op: "create container",
-                        secs: API_TIMEOUT.as_secs(),
-                    });
-                }
-            };
+                answer = create(body).await;
+            } else if matches!(answer, Ok(Ok(_))) {
+                self.quota.store(QUOTA_YES, Ordering::Relaxed);
+            }
+        }
+        let created = match answer {
+            Ok(Ok(c)) => c,
+            Ok(Err(e)) if is_not_found(&e) => {
+                return Err(SandboxError::ImageMissing {
+                    image: spec.image.clone(),
+                });
+            }
+            Ok(Err(e)) => return Err(api("create container")(e)),
+            Err(_) => {
+                return Err(SandboxError::Timeout {
+                    op: "create container",
+                    secs: API_TIMEOUT.as_secs(),
+                });
+            }
+        };
         if let Err(e) = bounded(
             "start container",
             API_TIMEOUT,

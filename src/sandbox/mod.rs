@@ -22,6 +22,10 @@ pub struct Limits {
     pub memory_mb: u64,
     pub cpus: f64,
     pub pids: i64,
+    /// What the container may write (its writable layer), in MiB; 0 for no limit. Enforced as a
+    /// storage quota where the engine's storage driver has one, else by a watchdog on the
+    /// container's size (and, in the container, as the largest file the tests may write).
+    pub disk_mb: u64,
 }
 
 impl Default for Limits {
@@ -30,7 +34,15 @@ impl Default for Limits {
             memory_mb: 4096,
             cpus: 2.0,
             pids: 1024,
+            disk_mb: 2048,
         }
+    }
+}
+
+impl Limits {
+    /// `disk_mb` in bytes; `None` for no limit.
+    pub fn disk_bytes(&self) -> Option<u64> {
+        (self.disk_mb > 0).then(|| self.disk_mb.saturating_mul(1024 * 1024))
     }
 }
 

@@ -115,6 +115,7 @@ fn every_cheat_fails_and_every_honest_submission_keeps_its_verdict() {
             memory_mb: 1024,
             cpus: 1.0,
             pids: 256,
+            ..Limits::default()
         },
         test_timeout: Duration::from_secs(60),
         setup_timeout: Duration::from_secs(120),

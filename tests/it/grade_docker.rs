@@ -119,6 +119,7 @@ impl Grader {
                 memory_mb: 1024,
                 cpus: 1.0,
                 pids: 256,
+                ..Limits::default()
             },
             test_timeout: timeout,
             labels: DockerSandbox::process_labels(&self.run_id),
@@ -815,4 +816,72 @@ fn memory_exhaustion_is_reported_as_out_of_memory() {
         (Outcome::Unresolved, Reason::OutOfMemory),
         "{v:#?}"
     );
+}
+
+/// Writes `mib` MiB in 16 MiB files under `dir`, at import; with `keep_open`, each file is
+/// unlinked at once and only its descriptor keeps it (no directory entry shows it).
+fn disk_filler(dir: &str, mib: u32, keep_open: bool) -> String {
+    format!(
+        r#"
+import os as _os
+_held = []
+_os.makedirs({dir:?}, exist_ok=True)
+for _i in range({files}):
+    _p = _os.path.join({dir:?}, "blob-%d" % _i)
+    _fh = open(_p, "wb")
+    if {keep_open}:
+        _os.unlink(_p)
+        _held.append(_fh)
+    for _ in range(16):
+        _fh.write(b"x" * (1 << 20))
+    _fh.flush()
+    if not {keep_open}:
+        _fh.close()
+"#,
+        files = mib / 16,
+        keep_open = if keep_open { "True" } else { "False" },
+    )
+}
+
+#[test]
+fn writing_past_the_disk_limit_is_stopped_and_reported() {
+    let Some(g) = Grader::new() else { return };
+    let rec = record(CALC);
+    let mut opts = g.options(Duration::from_secs(120));
+    opts.limits.disk_mb = 160;
+    let grade = |patch: String| {
+        let input = GradeInput {
+            record: &rec,
+            submission: &Submission::Patch(patch.into_bytes()),
+            test_suite: None,
+            image_override: None,
+        };
+        g.rt.block_on(grade::grade(&g.sandbox, input, &opts))
+    };
+    // The gold patch under the same small limit: nothing to stop.
+    let v = grade(gold(CALC));
+    assert_eq!(v.verdict, Outcome::Resolved, "{v:#?}");
+    for (name, dir, keep_open) in [
+        ("files in /tmp", "/tmp/fill", false),
+        ("files in the workdir", "fill", false),
+        ("unlinked files held open", "/var/tmp/fill", true),
+    ] {
+        let code = disk_filler(dir, 640, keep_open);
+        let p = patch_from_base("calc", |d| {
+            write(d, "calc/ops.py", &future_file("calc", "calc/ops.py"));
+            append(d, "calc/__init__.py", &code);
+        });
+        let v = grade(p);
+        assert_eq!(v.verdict, Outcome::Unresolved, "{name}: {v:#?}");
+        assert_eq!(v.reason, Reason::DiskLimit, "{name}: {v:#?}");
+        assert!(
+            v.logs.error.contains("over the disk limit of 160 MiB"),
+            "{name}: {}",
+            v.logs.error
+        );
+    }
+    let left =
+        g.rt.block_on(g.sandbox.containers_of_run(&g.run_id))
+            .unwrap();
+    assert!(left.is_empty(), "containers left behind: {left:?}");
 }
