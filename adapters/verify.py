@@ -1829,8 +1829,11 @@ def grade_doc2repo(ctx):
         canary_ids.update(k for k in run["outcomes"] if k.startswith((r["twin"], r["poison"])))
     real = dict((k, v) for k, v in run["outcomes"].items() if k not in canary_ids)
     passed = sum(1 for k, v in real.items() if v in ("passed", "xpassed") and junit_says_passed(run["junit"], k))
+    # Per-test outcomes by name (names only, as in the log): a pass JUnit does not confirm is disputed.
+    outcomes = dict((k, v if v not in ("passed", "xpassed") else
+                     ("passed" if junit_says_passed(run["junit"], k) else "disputed")) for k, v in real.items())
     ctx.facts["suite"] = {"passed": passed, "collected": len(real), "expected": spec.get("test_suite_num") or 0,
-                          "collect_errors": len(run["collect_errors"])}
+                          "collect_errors": len(run["collect_errors"]), "outcomes": outcomes}
     record_run(ctx, run)
 
 

@@ -65,6 +65,7 @@ pub fn options_digest(opts: &GradeOptions) -> String {
         setup_timeout,
         labels: _,
         prepared_cache: _,
+        test_empty_patch,
     } = opts;
     let Limits {
         memory_mb,
@@ -84,6 +85,10 @@ pub fn options_digest(opts: &GradeOptions) -> String {
     ] {
         h.update(part.as_bytes());
         h.update([0]);
+    }
+    // Only when on, so the keys of runs made before this option existed stay valid.
+    if *test_empty_patch {
+        h.update(b"test_empty_patch\0");
     }
     hex::encode(h.finalize())
 }
@@ -510,6 +515,7 @@ mod tests {
             |o: &mut GradeOptions| o.limits.pids += 1,
             |o: &mut GradeOptions| o.limits.disk_mb += 1,
             |o: &mut GradeOptions| o.setup_timeout += Duration::from_secs(1),
+            |o: &mut GradeOptions| o.test_empty_patch = true,
         ] {
             let mut changed = opts.clone();
             change(&mut changed);

@@ -42,6 +42,9 @@ pub struct GradeOptions {
     pub labels: Vec<(String, String)>,
     /// Reuse (and create) committed prepared images; off: prepare in every container.
     pub prepared_cache: bool,
+    /// Run the tests for an empty submission too (calibration: which tests pass with no fix);
+    /// off, an empty patch is `unresolved` (`empty_patch`) without a container.
+    pub test_empty_patch: bool,
 }
 
 impl Default for GradeOptions {
@@ -52,6 +55,7 @@ impl Default for GradeOptions {
             setup_timeout: Duration::from_secs(300),
             labels: Vec::new(),
             prepared_cache: true,
+            test_empty_patch: false,
         }
     }
 }
@@ -158,7 +162,7 @@ pub async fn grade<S: Sandbox>(sandbox: &S, input: GradeInput<'_>, opts: &GradeO
     let record = input.record;
     let mut v = Verdict::new(record.instance_id(), record.family());
     let total = Instant::now();
-    if input.submission.is_empty_patch() {
+    if input.submission.is_empty_patch() && !opts.test_empty_patch {
         v.set(Outcome::Unresolved, Reason::EmptyPatch, 0.0);
         return v;
     }
@@ -484,7 +488,9 @@ impl<S: Sandbox> Run<'_, S> {
             self.timed("prepare", t);
         }
         let t = Instant::now();
-        if let Submission::Patch(p) = input.submission {
+        if input.submission.is_empty_patch() {
+            // Only with `test_empty_patch`: nothing to apply, the tests run on the base.
+        } else if let Submission::Patch(p) = input.submission {
             self.check_patch(p)?;
         } else if self.record.family() != Family::Doc2Repo {
             return Err(Stop::unresolved(
@@ -591,7 +597,9 @@ impl<S: Sandbox> Run<'_, S> {
             "canaries": true,
             "max_file_bytes": self.opts.limits.disk_bytes(),
         });
-        if let Submission::Patch(p) = input.submission {
+        if let Submission::Patch(p) = input.submission
+            && !input.submission.is_empty_patch()
+        {
             add("submission.patch", p)?;
             spec["patch"] = self.file("submission.patch").into();
         }

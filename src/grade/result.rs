@@ -45,6 +45,9 @@ pub struct RawSuite {
     pub expected: u64,
     #[serde(default)]
     pub all_passed: bool,
+    /// Each suite test's outcome by name.
+    #[serde(default)]
+    pub outcomes: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -117,6 +120,11 @@ impl VerifierResult {
             collected: s.collected,
             expected: s.expected,
             all_passed: s.all_passed,
+            tests: s
+                .outcomes
+                .iter()
+                .map(|(k, o)| (k.clone(), test_outcome(o)))
+                .collect(),
         });
         let f = &mut v.flags;
         f.tests_restored = self.flags.tests_restored;

@@ -152,6 +152,10 @@ pub struct SuiteResult {
     /// `test_suite_num`: the denominator.
     pub expected: u64,
     pub all_passed: bool,
+    /// Each suite test's outcome by name (canaries left out; a pass JUnit does not confirm is
+    /// `disputed`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tests: BTreeMap<String, TestOutcome>,
 }
 
 /// Logs kept with the verdict (tails).
