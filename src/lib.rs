@@ -5,6 +5,7 @@
 
 pub mod adapters;
 pub mod audit;
+pub mod calibration;
 pub mod convert;
 pub mod dataset;
 mod errors;

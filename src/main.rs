@@ -16,6 +16,7 @@ fn main() {
         Command::Demo(args) => cli::demo::run(&args, cli.quiet),
         Command::GradeOne(args) => cli::grade_one::run(&args),
         Command::Grade(args) => cli::grade::run(&args, cli.quiet),
+        Command::Calibrate(args) => cli::calibrate::run(&args, cli.quiet),
         Command::Report(args) => cli::grade::report(&args),
         Command::Compare(args) => cli::grade::compare(&args),
         Command::Image(cmd) => cli::image::run(&cmd),

@@ -3,6 +3,7 @@
 //! `beyondswe schemas write DIR` regenerates `schemas/`; `beyondswe schemas check DIR` fails when
 //! a checked-in file differs from what the types produce (run in CI).
 
+use crate::calibration::Calibration;
 use crate::grade::Verdict;
 use crate::harbor::TestConfig;
 use crate::record::RecordFields;
@@ -30,6 +31,10 @@ pub fn all() -> Vec<(&'static str, String)> {
             render(schemars::schema_for!(Verdict)),
         ),
         ("report.schema.json", render(schemars::schema_for!(Report))),
+        (
+            "calibration.schema.json",
+            render(schemars::schema_for!(Calibration)),
+        ),
     ]
 }
 

@@ -87,6 +87,9 @@ pub(crate) fn run(args: &DemoArgs, quiet: bool) -> Result<i32> {
         test_suites: Some(suites),
         force: true,
         format: Format::Table,
+        calibration: None,
+        exclude_flaky: false,
+        exclude_broken: false,
         limits: LimitArgs {
             timeout: 120,
             ..LimitArgs::default()

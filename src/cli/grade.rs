@@ -4,13 +4,16 @@ use super::grade_one::{LimitArgs, build_environment, connect, sweep_left_over};
 use super::ingest::describe;
 use super::{exit, note, out};
 use anyhow::Result;
+use beyondswe::calibration::{self, Calibration};
 use beyondswe::dataset::{Instance, dataset_hash, load_all};
 use beyondswe::grade::{Job, JobEvent, Outcome, Progress, Traced, run_jobs};
 use beyondswe::harbor::{trial_dirs, trial_patch};
 use beyondswe::record::Family;
 use beyondswe::report::{
-    self, Format, GRADER_VERSION, RunMeta, Store, build_report, now_rfc3339, write_atomic,
+    self, CalibrationUse, Format, GRADER_VERSION, RunMeta, Store, build_report, now_rfc3339,
+    write_atomic,
 };
+use beyondswe::sandbox::DockerSandbox;
 use beyondswe::submission::{
     AgentFormat, Submission, TreeLimits, check_patch_file, detect, ingest, read_tree,
 };
@@ -65,14 +68,24 @@ pub(crate) struct GradeArgs {
     /// How to print the summary.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub(crate) format: Format,
+    /// A calibration made by `beyondswe calibrate`: flaky test ids and broken instances are
+    /// reported apart, and the report records the file's hash.
+    #[arg(long)]
+    pub(crate) calibration: Option<PathBuf>,
+    /// With --calibration: flaky test ids are not required to pass.
+    #[arg(long, requires = "calibration")]
+    pub(crate) exclude_flaky: bool,
+    /// With --calibration: broken instances are left out of the family figures (still listed).
+    #[arg(long, requires = "calibration")]
+    pub(crate) exclude_broken: bool,
     #[command(flatten)]
     pub(crate) limits: LimitArgs,
 }
 
 /// Progress on stderr: a bar with ETA and running tallies (hidden when stderr is not a terminal
 /// or with --quiet).
-struct Bar {
-    bar: ProgressBar,
+pub(crate) struct Bar {
+    pub(crate) bar: ProgressBar,
     resolved: AtomicUsize,
     unresolved: AtomicUsize,
     errors: AtomicUsize,
@@ -80,7 +93,7 @@ struct Bar {
 }
 
 impl Bar {
-    fn new(len: usize, quiet: bool) -> Bar {
+    pub(crate) fn new(len: usize, quiet: bool) -> Bar {
         let bar = ProgressBar::with_draw_target(
             Some(len as u64),
             if quiet {
@@ -264,11 +277,50 @@ fn build_jobs(
     Ok((jobs, unknown, label, digest))
 }
 
-pub(crate) fn run(args: &GradeArgs, quiet: bool) -> Result<i32> {
-    let mut instances = load_all(&args.dataset, args.test_suites.as_deref())?;
+/// Harbor tasks without a prebuilt image: builds each environment once and points the jobs of
+/// its instance at the image.
+pub(crate) async fn build_environments(
+    sandbox: &DockerSandbox,
+    instances: &[Instance],
+    jobs: &mut [Job],
+) -> Result<()> {
+    let mut built: BTreeMap<PathBuf, String> = BTreeMap::new();
+    for inst in instances
+        .iter()
+        .filter(|i| i.environment_to_build.is_some())
+    {
+        let dir = inst.environment_to_build.clone().unwrap_or_default();
+        let tag =
+            build_environment(sandbox, &inst.record.instance_id().to_lowercase(), &dir).await?;
+        built.insert(dir, tag);
+    }
+    let env_of: HashMap<&str, &PathBuf> = instances
+        .iter()
+        .filter_map(|i| {
+            i.environment_to_build
+                .as_ref()
+                .map(|d| (i.record.instance_id(), d))
+        })
+        .collect();
+    for job in jobs {
+        if let Some(dir) = env_of.get(job.record.instance_id()) {
+            job.image_override = built.get(*dir).cloned();
+        }
+    }
+    Ok(())
+}
+
+/// The dataset's instances, and its hash (over all of them); with `ids`, only those (an id the
+/// dataset lacks is named in a warning).
+pub(crate) fn load_instances(
+    dataset: &Path,
+    test_suites: Option<&Path>,
+    ids: &[String],
+) -> Result<(Vec<Instance>, String)> {
+    let mut instances = load_all(dataset, test_suites)?;
     let dataset_digest = dataset_hash(&instances);
-    if !args.ids.is_empty() {
-        let wanted: HashSet<&str> = args.ids.iter().map(String::as_str).collect();
+    if !ids.is_empty() {
+        let wanted: HashSet<&str> = ids.iter().map(String::as_str).collect();
         let known: HashSet<&str> = instances.iter().map(|i| i.record.instance_id()).collect();
         let missing: Vec<&str> = wanted
             .iter()
@@ -283,7 +335,35 @@ pub(crate) fn run(args: &GradeArgs, quiet: bool) -> Result<i32> {
         }
         instances.retain(|i| wanted.contains(i.record.instance_id()));
     }
+    Ok((instances, dataset_digest))
+}
+
+pub(crate) fn run(args: &GradeArgs, quiet: bool) -> Result<i32> {
+    let (instances, dataset_digest) =
+        load_instances(&args.dataset, args.test_suites.as_deref(), &args.ids)?;
+    let calibration = match &args.calibration {
+        Some(path) => Some(calibration::read(path)?),
+        None => None,
+    };
     let (mut jobs, unknown, label, digest) = build_jobs(args, &instances)?;
+    if let Some(loaded) = &calibration {
+        if loaded.calibration.dataset_hash != dataset_digest {
+            note(format!(
+                "warning: {} was made for another dataset ({}, hash {}); instances are matched by id",
+                args.calibration
+                    .as_deref()
+                    .unwrap_or(Path::new(""))
+                    .display(),
+                loaded.calibration.dataset,
+                loaded.calibration.dataset_hash
+            ));
+        }
+        if args.exclude_flaky {
+            for job in &mut jobs {
+                drop_flaky_ids(job, &loaded.calibration)?;
+            }
+        }
+    }
     if !unknown.is_empty() {
         note(format!(
             "warning: {} prediction(s) for instances not in the dataset (not graded): {}",
@@ -326,30 +406,7 @@ pub(crate) fn run(args: &GradeArgs, quiet: bool) -> Result<i32> {
     let outcome = runtime.block_on(async {
         let sandbox = connect().await?;
         sweep_left_over(&sandbox).await;
-        // Harbor tasks without a prebuilt image: build each environment once.
-        let mut built: BTreeMap<PathBuf, String> = BTreeMap::new();
-        for inst in instances
-            .iter()
-            .filter(|i| i.environment_to_build.is_some())
-        {
-            let dir = inst.environment_to_build.clone().unwrap_or_default();
-            let tag = build_environment(&sandbox, &inst.record.instance_id().to_lowercase(), &dir)
-                .await?;
-            built.insert(dir, tag);
-        }
-        let env_of: HashMap<&str, &PathBuf> = instances
-            .iter()
-            .filter_map(|i| {
-                i.environment_to_build
-                    .as_ref()
-                    .map(|d| (i.record.instance_id(), d))
-            })
-            .collect();
-        for job in &mut jobs {
-            if let Some(dir) = env_of.get(job.record.instance_id()) {
-                job.image_override = built.get(*dir).cloned();
-            }
-        }
+        build_environments(&sandbox, &instances, &mut jobs).await?;
         let opts = args.limits.options(&run_label);
         let bar = Bar::new(jobs.len(), quiet);
         let traced = Traced(&sandbox);
@@ -380,11 +437,27 @@ pub(crate) fn run(args: &GradeArgs, quiet: bool) -> Result<i32> {
         .into_iter()
         .filter(|s| graded_ids.contains(s.verdict.instance_id.as_str()))
         .collect();
+    let cal_use = calibration.as_ref().map(|loaded| {
+        CalibrationUse::new(
+            &args
+                .calibration
+                .as_deref()
+                .unwrap_or(Path::new(""))
+                .display()
+                .to_string(),
+            loaded,
+            in_scope.iter().map(|s| s.verdict.instance_id.as_str()),
+            &meta.dataset_hash,
+            args.exclude_flaky,
+            args.exclude_broken,
+        )
+    });
     let report = build_report(
         Some(&meta),
         &in_scope,
         instances.len(),
         (Some(started), Some(now_rfc3339()), Some(jobs_n)),
+        cal_use.as_ref(),
     );
     write_atomic(
         &run_dir.join("report.json"),
@@ -394,8 +467,14 @@ pub(crate) fn run(args: &GradeArgs, quiet: bool) -> Result<i32> {
         &run_dir.join("swebench_report.json"),
         &serde_json::to_vec_pretty(&report.swebench)?,
     )?;
+    let html = run_dir.join("report.html");
+    write_atomic(&html, report::html_for_run(&run_dir, &report).as_bytes())?;
     out(report::render(&report, args.format))?;
-    note(format!("results in {}", run_dir.display()));
+    note(format!(
+        "results in {}; open {} in a browser",
+        run_dir.display(),
+        html.display()
+    ));
     if interrupted {
         note(
             "interrupted: no new gradings started; containers removed; the results so far are kept",
@@ -438,16 +517,61 @@ pub(crate) fn load_report(dir: &Path) -> Result<report::Report> {
             &scoped,
             saved.swebench.total_instances,
             (saved.started_at, saved.finished_at, saved.jobs),
+            saved.calibration.as_ref(),
         ));
     }
     let n = stored.len();
-    Ok(build_report(meta.as_ref(), &stored, n, (None, None, None)))
+    Ok(build_report(
+        meta.as_ref(),
+        &stored,
+        n,
+        (None, None, None),
+        None,
+    ))
 }
 
 pub(crate) fn report(args: &ReportArgs) -> Result<i32> {
     let r = load_report(&args.run_dir)?;
-    out(report::render(&r, args.format))?;
+    let text = match args.format {
+        Format::Html => report::html_for_run(&args.run_dir, &r),
+        other => report::render(&r, other),
+    };
+    out(text)?;
     Ok(exit::SUCCESS)
+}
+
+/// `--exclude-flaky`: the calibration's flaky ids are taken off the ids the job's instance must
+/// pass (the record changes, so the resume key does too). An instance whose every
+/// FAIL_TO_PASS id is flaky keeps its ids: nothing would be left to tell a fix.
+fn drop_flaky_ids(job: &mut Job, cal: &Calibration) -> Result<()> {
+    let id = job.record.instance_id().to_owned();
+    let Some(flaky) = cal
+        .instance(&id)
+        .map(|c| &c.flaky_tests)
+        .filter(|f| !f.is_empty())
+    else {
+        return Ok(());
+    };
+    if job.record.family() == Family::Doc2Repo {
+        note(format!(
+            "note: `{id}`: flaky suite tests are reported, not excluded (the suite score counts every test)"
+        ));
+        return Ok(());
+    }
+    let keep = |ids: Vec<String>| -> Vec<String> {
+        ids.into_iter().filter(|t| !flaky.contains(t)).collect()
+    };
+    let f2p = keep(job.record.fail_to_pass());
+    if f2p.is_empty() {
+        note(format!(
+            "note: `{id}`: every FAIL_TO_PASS id is flaky; none excluded"
+        ));
+        return Ok(());
+    }
+    let p2p = keep(job.record.pass_to_pass());
+    job.record.set("FAIL_TO_PASS", serde_json::json!(f2p))?;
+    job.record.set("PASS_TO_PASS", serde_json::json!(p2p))?;
+    Ok(())
 }
 
 /// `beyondswe compare RUN_A RUN_B`.
@@ -455,19 +579,33 @@ pub(crate) fn report(args: &ReportArgs) -> Result<i32> {
 pub(crate) struct CompareArgs {
     pub(crate) run_a: PathBuf,
     pub(crate) run_b: PathBuf,
-    /// JSON instead of a table.
-    #[arg(long)]
+    /// JSON instead of a table (the same as --format json).
+    #[arg(long, conflicts_with = "format")]
     pub(crate) json: bool,
+    /// table, json, or html (one self-contained page).
+    #[arg(long, value_enum)]
+    pub(crate) format: Option<CompareFormat>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum CompareFormat {
+    Table,
+    Json,
+    Html,
 }
 
 pub(crate) fn compare(args: &CompareArgs) -> Result<i32> {
     let a = load_report(&args.run_a)?;
     let b = load_report(&args.run_b)?;
     let c = report::compare(&a, &b);
-    if args.json {
-        out(format!("{}\n", serde_json::to_string_pretty(&c)?))?;
-    } else {
-        out(report::render_comparison(&c))?;
+    let format = match (args.json, args.format) {
+        (true, _) => CompareFormat::Json,
+        (false, f) => f.unwrap_or(CompareFormat::Table),
+    };
+    match format {
+        CompareFormat::Json => out(format!("{}\n", serde_json::to_string_pretty(&c)?))?,
+        CompareFormat::Table => out(report::render_comparison(&c))?,
+        CompareFormat::Html => out(report::render_comparison_html(&c))?,
     }
     Ok(exit::SUCCESS)
 }

@@ -4,6 +4,7 @@
 //! subcommand modules call the library and print. Data goes to stdout, messages to stderr.
 
 pub(crate) mod audit;
+pub(crate) mod calibrate;
 pub(crate) mod capture;
 pub(crate) mod convert;
 pub(crate) mod demo;
@@ -50,6 +51,9 @@ pub(crate) enum Command {
     Schemas(schemas::SchemasCommand),
     /// Grade a whole run (predictions, or the gold or empty sanity runs) in parallel, resumably.
     Grade(grade::GradeArgs),
+    /// Grade every instance's gold patch N times and its empty patch once, and write which
+    /// instances (ok, broken, flaky, trivial) and tests can be trusted.
+    Calibrate(calibrate::CalibrateArgs),
     /// Re-render a run's report from its results store (no container).
     Report(grade::ReportArgs),
     /// Compare two runs: per-family scores with Δ, and the instances that flipped.

@@ -108,6 +108,9 @@ pub(crate) fn run(args: &VerifyArgs, quiet: bool) -> Result<i32> {
         test_suites: args.test_suites.clone(),
         force: args.force,
         format: Format::Table,
+        calibration: None,
+        exclude_flaky: false,
+        exclude_broken: false,
         limits: args.limits.clone(),
     };
     let code = grade_run(&grade, quiet)?;

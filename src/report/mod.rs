@@ -1,21 +1,25 @@
 //! Results of whole runs: the store (resumable, crash-safe), the paper's metrics, `report.json`
-//! and its renderings (table, markdown, JSON), and the comparison of two runs.
+//! and its renderings (table, markdown, JSON, HTML), the comparison of two runs, and what a
+//! dataset calibration changes in a report (flaky ids apart, broken instances excluded on request).
 
 mod compare;
+mod html;
 mod metrics;
 mod render;
 mod store;
 
 pub use compare::{Comparison, compare, render_comparison};
+pub use html::{escape as escape_html, render_comparison_html, render_html};
 pub use metrics::{
     FamilyScore, Scores, SwebenchSummary, avg, pass_at_k, round2, scores, swebench_summary,
 };
 pub use render::{Format, render};
 pub use store::{
-    RunMeta, Store, StoreError, Stored, attempt_label, read_run, safe_name, write_atomic,
+    RunMeta, Store, StoreError, Stored, attempt_label, error_log, read_run, safe_name, write_atomic,
 };
 
-use crate::grade::{Flags, Outcome, Reason, TestOutcome};
+use crate::calibration::{Class, Loaded};
+use crate::grade::{Flags, Outcome, Reason, SuiteResult, TestOutcome};
 use crate::record::Family;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -42,6 +46,114 @@ pub struct InstanceReport {
     pub flags: Flags,
     pub fail_to_pass: BTreeMap<String, TestOutcome>,
     pub pass_to_pass: BTreeMap<String, TestOutcome>,
+    /// Doc2Repo: the suite's counts and per-test outcomes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite: Option<SuiteResult>,
+    /// Seconds per phase.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub timings: BTreeMap<String, f64>,
+    /// The instance's class in the calibration the run used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<Class>,
+    /// Test ids the calibration found flaky (reported apart; not required with --exclude-flaky).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flaky_tests: Vec<String>,
+    /// Left out of the family figures (a broken instance, with --exclude-broken).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub excluded: bool,
+}
+
+/// Which calibration a run used and what it changed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CalibrationUse {
+    /// The calibration file as given.
+    pub path: String,
+    /// SHA-256 of the file's bytes.
+    pub hash: String,
+    /// Gold gradings per instance in that calibration.
+    pub repeat: u32,
+    /// Flaky test ids were dropped from the ids an instance must pass.
+    pub exclude_flaky: bool,
+    /// Broken instances were left out of the family figures.
+    pub exclude_broken: bool,
+    /// Graded instances the calibration calls broken (always listed).
+    #[serde(default)]
+    pub broken: Vec<String>,
+    /// Graded instances the calibration calls trivial (the empty patch resolves them).
+    #[serde(default)]
+    pub trivial: Vec<String>,
+    /// Flaky test ids per graded instance.
+    #[serde(default)]
+    pub flaky_tests: BTreeMap<String, Vec<String>>,
+    /// Instances left out of the family figures.
+    #[serde(default)]
+    pub excluded: Vec<String>,
+    /// Graded instances the calibration does not cover.
+    #[serde(default)]
+    pub uncalibrated: Vec<String>,
+    /// The calibration was made for another dataset (its hash differs).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub other_dataset: bool,
+}
+
+impl CalibrationUse {
+    /// What `loaded` says about the graded instances `ids`.
+    pub fn new<'a>(
+        path: &str,
+        loaded: &Loaded,
+        ids: impl IntoIterator<Item = &'a str>,
+        dataset_hash: &str,
+        exclude_flaky: bool,
+        exclude_broken: bool,
+    ) -> CalibrationUse {
+        let cal = &loaded.calibration;
+        let mut u = CalibrationUse {
+            path: path.to_owned(),
+            hash: loaded.hash.clone(),
+            repeat: cal.repeat,
+            exclude_flaky,
+            exclude_broken,
+            other_dataset: cal.dataset_hash != dataset_hash,
+            ..CalibrationUse::default()
+        };
+        let mut ids: Vec<&str> = ids.into_iter().collect();
+        ids.sort_unstable();
+        ids.dedup();
+        for id in ids {
+            let Some(c) = cal.instance(id) else {
+                u.uncalibrated.push(id.to_owned());
+                continue;
+            };
+            match c.class {
+                Class::Broken => {
+                    u.broken.push(id.to_owned());
+                    if exclude_broken {
+                        u.excluded.push(id.to_owned());
+                    }
+                }
+                Class::Trivial => u.trivial.push(id.to_owned()),
+                _ => {}
+            }
+            if !c.flaky_tests.is_empty() {
+                u.flaky_tests.insert(id.to_owned(), c.flaky_tests.clone());
+            }
+        }
+        u
+    }
+
+    fn class_of(&self, id: &str) -> Option<Class> {
+        if self.broken.iter().any(|b| b == id) {
+            Some(Class::Broken)
+        } else if self.trivial.iter().any(|b| b == id) {
+            Some(Class::Trivial)
+        } else if self.uncalibrated.iter().any(|b| b == id) {
+            None
+        } else if self.flaky_tests.contains_key(id) {
+            Some(Class::Flaky)
+        } else {
+            Some(Class::Ok)
+        }
+    }
 }
 
 /// `report.json`.
@@ -60,6 +172,9 @@ pub struct Report {
     pub finished_at: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jobs: Option<usize>,
+    /// The calibration the run used (`grade --calibration`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<CalibrationUse>,
     /// Per-family figures (CrossRepo, DomainFix, DepMigrate: % resolved; Doc2Repo: mean pass rate).
     pub families: Vec<FamilyScore>,
     /// The paper's AVG on its 0–100 scale.
@@ -71,14 +186,21 @@ pub struct Report {
     pub swebench: SwebenchSummary,
 }
 
-/// Builds `report.json` from the stored verdicts.
+/// Builds `report.json` from the stored verdicts; with a calibration, its excluded instances are
+/// left out of the family figures (and still listed).
 pub fn build_report(
     meta: Option<&RunMeta>,
     stored: &[Stored],
     total_instances: usize,
     timing: (Option<String>, Option<String>, Option<usize>),
+    calibration: Option<&CalibrationUse>,
 ) -> Report {
-    let s = scores(stored.iter());
+    let excluded = |id: &str| calibration.is_some_and(|c| c.excluded.iter().any(|e| e == id));
+    let s = scores(
+        stored
+            .iter()
+            .filter(|st| !excluded(&st.verdict.instance_id)),
+    );
     Report {
         run_id: meta.map(|m| m.run_id.clone()).unwrap_or_default(),
         grader_version: GRADER_VERSION.into(),
@@ -89,6 +211,7 @@ pub fn build_report(
         started_at: timing.0,
         finished_at: timing.1,
         jobs: timing.2,
+        calibration: calibration.cloned(),
         families: s.families,
         avg: s.avg,
         missing_families: s.missing_families,
@@ -106,10 +229,32 @@ pub fn build_report(
                 flags: st.verdict.flags.clone(),
                 fail_to_pass: st.verdict.fail_to_pass.clone(),
                 pass_to_pass: st.verdict.pass_to_pass.clone(),
+                suite: st.verdict.suite.clone(),
+                timings: st.verdict.timings.clone(),
+                calibration: calibration.and_then(|c| c.class_of(&st.verdict.instance_id)),
+                flaky_tests: calibration
+                    .and_then(|c| c.flaky_tests.get(&st.verdict.instance_id))
+                    .cloned()
+                    .unwrap_or_default(),
+                excluded: excluded(&st.verdict.instance_id),
             })
             .collect(),
         swebench: swebench_summary(stored.iter(), total_instances.max(stored.len())),
     }
+}
+
+/// `report.html` for a run directory: the report with the error messages its logs hold.
+pub fn html_for_run(dir: &std::path::Path, report: &Report) -> String {
+    let errors: BTreeMap<String, String> = report
+        .instances
+        .iter()
+        .filter(|i| i.verdict == Outcome::Error)
+        .filter_map(|i| {
+            let label = attempt_label(&i.instance_id, i.attempt);
+            error_log(dir, &label).map(|m| (label, m))
+        })
+        .collect();
+    render_html(report, &errors)
 }
 
 /// Now, as an RFC 3339 UTC timestamp.

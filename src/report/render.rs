@@ -1,4 +1,4 @@
-//! Renderings of a report: an aligned table, Markdown, or JSON.
+//! Renderings of a report: an aligned table, Markdown, JSON, or HTML (`html.rs`).
 
 use super::Report;
 use super::metrics::round2;
@@ -9,6 +9,8 @@ pub enum Format {
     Table,
     Json,
     Markdown,
+    /// One self-contained page (the run's `report.html`).
+    Html,
 }
 
 fn rows(report: &Report) -> Vec<[String; 6]> {
@@ -57,8 +59,10 @@ fn rows(report: &Report) -> Vec<[String; 6]> {
 
 const HEADER: [&str; 6] = ["FAMILY", "INSTANCES", "RESOLVED", "ERRORS", "SCORE", ""];
 
+/// The report in `format`; HTML without error messages (see [`super::render_html`]).
 pub fn render(report: &Report, format: Format) -> String {
     match format {
+        Format::Html => super::render_html(report, &std::collections::BTreeMap::new()),
         Format::Json => serde_json::to_string_pretty(report).unwrap_or_default() + "\n",
         Format::Markdown => {
             let mut s = format!(
@@ -74,6 +78,11 @@ pub fn render(report: &Report, format: Format) -> String {
                     "\nAVG over the families present (missing: {}).\n",
                     names.join(", ")
                 ));
+            }
+            let cal = calibration_lines(report);
+            if !cal.is_empty() {
+                s.push('\n');
+                s.push_str(&cal);
             }
             s
         }
@@ -135,7 +144,67 @@ pub fn render(report: &Report, format: Format) -> String {
                     names.join(", ")
                 ));
             }
+            s.push_str(&calibration_lines(report));
             s
         }
     }
+}
+
+/// What the run's calibration said and changed, one line each (empty without one).
+fn calibration_lines(report: &Report) -> String {
+    let Some(c) = &report.calibration else {
+        return String::new();
+    };
+    let mut s = format!(
+        "calibration: {} (sha256 {}){}\n",
+        c.path,
+        &c.hash[..c.hash.len().min(16)],
+        if c.other_dataset {
+            ", made for another dataset"
+        } else {
+            ""
+        }
+    );
+    if !c.broken.is_empty() {
+        s.push_str(&format!(
+            "broken ({}, {}): {}\n",
+            c.broken.len(),
+            if c.exclude_broken {
+                "excluded from the figures"
+            } else {
+                "counted; --exclude-broken leaves them out"
+            },
+            c.broken.join(", ")
+        ));
+    }
+    if !c.flaky_tests.is_empty() {
+        let ids: Vec<String> = c
+            .flaky_tests
+            .iter()
+            .flat_map(|(inst, ids)| ids.iter().map(move |t| format!("{inst}: {t}")))
+            .collect();
+        s.push_str(&format!(
+            "flaky test ids ({}, {}): {}\n",
+            ids.len(),
+            if c.exclude_flaky {
+                "not required"
+            } else {
+                "required; --exclude-flaky drops them"
+            },
+            ids.join(", ")
+        ));
+    }
+    if !c.trivial.is_empty() {
+        s.push_str(&format!(
+            "trivial (the empty patch resolves them): {}\n",
+            c.trivial.join(", ")
+        ));
+    }
+    if !c.uncalibrated.is_empty() {
+        s.push_str(&format!(
+            "not in the calibration: {}\n",
+            c.uncalibrated.join(", ")
+        ));
+    }
+    s
 }

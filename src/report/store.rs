@@ -277,6 +277,16 @@ pub fn read_run(dir: &Path) -> Result<(Option<RunMeta>, Vec<Stored>), StoreError
     Ok((meta, latest.into_values().collect()))
 }
 
+/// The error message an error verdict left in `instances/<label>/error.log`, if any.
+pub fn error_log(dir: &Path, label: &str) -> Option<String> {
+    fs_err::read_to_string(
+        dir.join("instances")
+            .join(safe_name(label))
+            .join("error.log"),
+    )
+    .ok()
+}
+
 /// Writes a file aside and renames it into place.
 pub fn write_atomic(path: &Path, data: &[u8]) -> Result<(), StoreError> {
     let dir = path.parent().unwrap_or(Path::new("."));

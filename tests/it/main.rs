@@ -11,6 +11,7 @@
 mod adversarial;
 mod agents;
 mod audit;
+mod calibrate;
 mod capture;
 mod cli;
 mod errors;
@@ -18,6 +19,7 @@ mod grade_docker;
 mod harbor_docker;
 mod harbor_loader;
 mod never_panic;
+mod report_html;
 mod roundtrip;
 mod runs_docker;
 mod support;

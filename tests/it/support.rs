@@ -167,3 +167,77 @@ pub fn wait_for_container(label: &str) {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+/// A headless Chromium, installed from the Debian packages by `scripts/browser.sh` when missing.
+/// When none can be had, browser tests skip locally (saying why) and fail when
+/// BEYONDSWE_REQUIRE_DOCKER=1 (CI).
+pub fn browser() -> Option<PathBuf> {
+    static BROWSER: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
+    let found = BROWSER.get_or_init(|| {
+        let out = std::process::Command::new("bash")
+            .arg(repo_root().join("scripts/browser.sh"))
+            .output()
+            .map_err(|e| format!("cannot run scripts/browser.sh: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "scripts/browser.sh failed:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        Ok(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+    });
+    match found {
+        Ok(p) => Some(p.clone()),
+        Err(why) => {
+            assert!(
+                !required("BEYONDSWE_REQUIRE_DOCKER"),
+                "no headless browser and BEYONDSWE_REQUIRE_DOCKER=1: {why}"
+            );
+            eprintln!("skipping: no headless browser: {why}");
+            None
+        }
+    }
+}
+
+/// What a page became in the browser: the DOM after its scripts ran, and every console message
+/// (uncaught errors included).
+pub struct Loaded {
+    pub dom: String,
+    pub console: Vec<String>,
+}
+
+/// Loads a local HTML file in headless Chromium (no network: every host resolves to nothing).
+pub fn load_in_browser(browser: &Path, page: &Path) -> Loaded {
+    let profile = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", page.canonicalize().unwrap().display());
+    let out = std::process::Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-extensions",
+            "--host-resolver-rules=MAP * ~NOTFOUND",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg("--dump-dom")
+        .arg(&url)
+        .output()
+        .expect("the browser runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the browser failed on {url}: {stderr}"
+    );
+    let console = stderr
+        .lines()
+        .filter(|l| l.contains(":CONSOLE"))
+        .map(str::to_owned)
+        .collect();
+    Loaded {
+        dom: String::from_utf8_lossy(&out.stdout).into_owned(),
+        console,
+    }
+}

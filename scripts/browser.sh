@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Make sure a headless Chromium is installed (from the Debian packages) and print its path.
+#
+# The HTML report tests load report.html in a real browser. There is no browser download here:
+# Chromium comes from the machine's own apt sources, like the base image's packages. Idempotent:
+# when a Chromium is already on PATH nothing is installed.
+#
+# Usage: scripts/browser.sh
+#
+# Environment:
+#   BEYONDSWE_CHROMIUM   use this browser binary instead (nothing is installed)
+#
+# Progress goes to stderr; stdout carries only the browser's path.
+set -euo pipefail
+
+log() { printf '[browser] %s\n' "$*" >&2; }
+die() { printf '[browser] error: %s\n' "$*" >&2; exit 1; }
+
+if [[ -n "${BEYONDSWE_CHROMIUM:-}" ]]; then
+    [[ -x "$BEYONDSWE_CHROMIUM" ]] || die "BEYONDSWE_CHROMIUM=$BEYONDSWE_CHROMIUM is not an executable"
+    echo "$BEYONDSWE_CHROMIUM"
+    exit 0
+fi
+
+find_browser() {
+    local name
+    for name in chromium chromium-browser google-chrome; do
+        if command -v "$name" >/dev/null 2>&1; then
+            command -v "$name"
+            return 0
+        fi
+    done
+    return 1
+}
+
+if path=$(find_browser); then
+    log "$path already installed"
+    echo "$path"
+    exit 0
+fi
+
+command -v apt-get >/dev/null 2>&1 || die "no Chromium on PATH and no apt-get to install one
+hint: install Chromium, or set BEYONDSWE_CHROMIUM to a Chromium binary"
+if [[ $(id -u) -ne 0 ]]; then
+    die "no Chromium on PATH, and installing one needs root
+hint: run 'apt-get install chromium' as root, or set BEYONDSWE_CHROMIUM"
+fi
+
+log "installing chromium from the Debian packages"
+export DEBIAN_FRONTEND=noninteractive
+if ! apt-get install -y -q --no-install-recommends chromium fonts-dejavu-core >&2; then
+    log "install failed; refreshing the package lists and trying again"
+    apt-get update -q >&2
+    apt-get install -y -q --no-install-recommends chromium fonts-dejavu-core >&2
+fi
+path=$(find_browser) || die "chromium was installed but is not on PATH"
+log "installed $path ($("$path" --version 2>/dev/null || echo 'version unknown'))"
+echo "$path"

@@ -1,0 +1,288 @@
+//! From the verdicts of an instance's gold and empty gradings to its calibration: counts per
+//! test id and the class. Pure: no container, no file.
+
+use super::{Class, ClassCounts, InstanceCalibration, RunCounts, TestCounts};
+use crate::grade::{Outcome, TestOutcome, Verdict};
+use crate::record::Family;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One instance's gradings.
+#[derive(Debug, Clone, Copy)]
+pub struct Runs<'a> {
+    pub instance_id: &'a str,
+    pub family: Family,
+    /// The instance's FAIL_TO_PASS ids (a trivial instance names those passing without a fix).
+    pub fail_to_pass: &'a [String],
+    /// Whether the instance has a gold patch (else only the empty grading ran).
+    pub has_gold: bool,
+    pub gold: &'a [&'a Verdict],
+    pub empty: &'a [&'a Verdict],
+}
+
+/// Every test id a verdict has an outcome for: F2P and P2P ids, or the Doc2Repo suite's tests.
+fn outcomes(v: &Verdict) -> impl Iterator<Item = (&str, bool)> {
+    let suite = v.suite.iter().flat_map(|s| s.tests.iter());
+    v.fail_to_pass
+        .iter()
+        .chain(v.pass_to_pass.iter())
+        .chain(suite)
+        .map(|(id, o)| (id.as_str(), *o == TestOutcome::Passed))
+}
+
+fn counts(verdicts: &[&Verdict], doc2repo: bool) -> RunCounts {
+    let finished: Vec<&&Verdict> = verdicts.iter().filter(|v| !v.is_error()).collect();
+    let score = |f: fn(f64, f64) -> f64| {
+        (doc2repo && !finished.is_empty())
+            .then(|| finished.iter().map(|v| v.score).fold(finished[0].score, f))
+    };
+    let reasons: BTreeSet<String> = verdicts
+        .iter()
+        .filter_map(|v| serde_json::to_value(v.reason).ok())
+        .filter_map(|r| r.as_str().map(str::to_owned))
+        .collect();
+    RunCounts {
+        runs: verdicts.len() as u32,
+        resolved: verdicts
+            .iter()
+            .filter(|v| v.verdict == Outcome::Resolved)
+            .count() as u32,
+        errors: verdicts.iter().filter(|v| v.is_error()).count() as u32,
+        min_score: score(f64::min),
+        max_score: score(f64::max),
+        reasons: reasons.into_iter().collect(),
+    }
+}
+
+/// The calibration of one instance from its gradings.
+pub fn calibrate_instance(runs: Runs<'_>) -> InstanceCalibration {
+    let doc2repo = runs.family == Family::Doc2Repo;
+    let gold = counts(runs.gold, doc2repo);
+    let empty = counts(runs.empty, doc2repo);
+    let mut tests: BTreeMap<String, TestCounts> = BTreeMap::new();
+    for v in runs.gold.iter().filter(|v| !v.is_error()) {
+        for (id, passed) in outcomes(v) {
+            let c = tests.entry(id.to_owned()).or_default();
+            if passed {
+                c.gold_passed += 1;
+            } else {
+                c.gold_failed += 1;
+            }
+        }
+    }
+    for v in runs.empty.iter().filter(|v| !v.is_error()) {
+        for (id, passed) in outcomes(v) {
+            let c = tests.entry(id.to_owned()).or_default();
+            if passed {
+                c.empty_passed += 1;
+            } else {
+                c.empty_failed += 1;
+            }
+        }
+    }
+    let ids = |f: fn(&TestCounts) -> bool| -> Vec<String> {
+        tests
+            .iter()
+            .filter(|(_, c)| f(c))
+            .map(|(id, _)| id.clone())
+            .collect()
+    };
+    let failing_tests = ids(|c| c.gold_passed == 0 && c.gold_failed > 0);
+    let flaky_tests = ids(|c| c.gold_passed > 0 && c.gold_failed > 0);
+    let passing_without_fix: Vec<String> = ids(|c| c.empty_passed > 0)
+        .into_iter()
+        .filter(|id| doc2repo || runs.fail_to_pass.contains(id))
+        .collect();
+    let finished_gold = gold.runs - gold.errors;
+    let class = if empty.resolved > 0 {
+        Class::Trivial
+    } else if !runs.has_gold {
+        Class::NoReference
+    } else if finished_gold == 0 {
+        Class::Error
+    } else if gold.resolved == 0 {
+        Class::Broken
+    } else if gold.resolved < finished_gold || !flaky_tests.is_empty() {
+        Class::Flaky
+    } else {
+        Class::Ok
+    };
+    InstanceCalibration {
+        instance_id: runs.instance_id.to_owned(),
+        family: runs.family,
+        class,
+        gold,
+        empty,
+        failing_tests,
+        flaky_tests,
+        passing_without_fix,
+        tests,
+    }
+}
+
+/// How many instances are in each class.
+pub fn summarize(instances: &[InstanceCalibration]) -> ClassCounts {
+    let mut c = ClassCounts::default();
+    for i in instances {
+        *match i.class {
+            Class::Ok => &mut c.ok,
+            Class::Broken => &mut c.broken,
+            Class::Flaky => &mut c.flaky,
+            Class::Trivial => &mut c.trivial,
+            Class::Error => &mut c.error,
+            Class::NoReference => &mut c.no_reference,
+        } += 1;
+    }
+    c
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::grade::{Reason, SuiteResult};
+
+    fn issue(outcome: Outcome, tests: &[(&str, TestOutcome)]) -> Verdict {
+        let mut v = Verdict::new("i", Family::CrossRepo);
+        let reason = match outcome {
+            Outcome::Resolved => Reason::AllTestsPassed,
+            Outcome::Unresolved => Reason::TestsFailed,
+            Outcome::Error => Reason::SandboxFailed,
+        };
+        v.set(
+            outcome,
+            reason,
+            f64::from(u8::from(outcome == Outcome::Resolved)),
+        );
+        for (id, o) in tests {
+            v.fail_to_pass.insert((*id).to_owned(), *o);
+        }
+        v
+    }
+
+    use TestOutcome::{Failed as F, NotRun, Passed as P};
+
+    fn class_of(gold: &[&Verdict], empty: &[&Verdict]) -> InstanceCalibration {
+        let f2p = vec!["t::a".to_owned(), "t::b".to_owned()];
+        calibrate_instance(Runs {
+            instance_id: "i",
+            family: Family::CrossRepo,
+            fail_to_pass: &f2p,
+            has_gold: true,
+            gold,
+            empty,
+        })
+    }
+
+    #[test]
+    fn instances_are_classified_over_a_table() {
+        let ok = issue(Outcome::Resolved, &[("t::a", P), ("t::b", P)]);
+        let half = issue(Outcome::Unresolved, &[("t::a", P), ("t::b", F)]);
+        let none = issue(Outcome::Unresolved, &[("t::a", F), ("t::b", F)]);
+        let err = issue(Outcome::Error, &[]);
+        let empty_fails = issue(Outcome::Unresolved, &[("t::a", F), ("t::b", NotRun)]);
+        let empty_resolves = issue(Outcome::Resolved, &[("t::a", P), ("t::b", P)]);
+
+        let c = class_of(&[&ok, &ok, &ok], &[&empty_fails]);
+        assert_eq!(c.class, Class::Ok);
+        assert_eq!((c.gold.runs, c.gold.resolved, c.empty.resolved), (3, 3, 0));
+        assert_eq!(
+            c.tests["t::b"],
+            TestCounts {
+                gold_passed: 3,
+                gold_failed: 0,
+                empty_passed: 0,
+                empty_failed: 1
+            }
+        );
+
+        // An error grading counts as neither: two of two finished gradings resolved.
+        let c = class_of(&[&ok, &err, &ok], &[&empty_fails]);
+        assert_eq!((c.class, c.gold.errors), (Class::Ok, 1));
+
+        let c = class_of(&[&ok, &half, &ok], &[&empty_fails]);
+        assert_eq!(c.class, Class::Flaky);
+        assert_eq!(c.flaky_tests, ["t::b"]);
+        assert!(c.failing_tests.is_empty());
+
+        let c = class_of(&[&half, &none], &[&empty_fails]);
+        assert_eq!(c.class, Class::Broken);
+        assert_eq!(c.failing_tests, ["t::b"]);
+        assert_eq!(c.flaky_tests, ["t::a"]);
+
+        let c = class_of(&[&ok], &[&empty_resolves]);
+        assert_eq!(c.class, Class::Trivial);
+        assert_eq!(c.passing_without_fix, ["t::a", "t::b"]);
+
+        let c = class_of(&[&err, &err], &[&empty_fails]);
+        assert_eq!(c.class, Class::Error);
+        assert_eq!(c.gold.reasons, ["sandbox_failed"]);
+
+        let f2p: Vec<String> = Vec::new();
+        let empty = [&empty_fails];
+        let c = calibrate_instance(Runs {
+            instance_id: "i",
+            family: Family::CrossRepo,
+            fail_to_pass: &f2p,
+            has_gold: false,
+            gold: &[],
+            empty: &empty,
+        });
+        assert_eq!(c.class, Class::NoReference);
+        assert_eq!(
+            summarize(&[c.clone(), c]),
+            ClassCounts {
+                no_reference: 2,
+                ..ClassCounts::default()
+            }
+        );
+    }
+
+    #[test]
+    fn doc2repo_names_the_suite_tests_the_reference_fails() {
+        let suite = |score: f64, tests: &[(&str, TestOutcome)]| {
+            let mut v = Verdict::new("d", Family::Doc2Repo);
+            let resolved = score >= 1.0;
+            v.set(
+                if resolved {
+                    Outcome::Resolved
+                } else {
+                    Outcome::Unresolved
+                },
+                if resolved {
+                    Reason::AllTestsPassed
+                } else {
+                    Reason::TestsFailed
+                },
+                score,
+            );
+            v.suite = Some(SuiteResult {
+                passed: tests.iter().filter(|t| t.1 == P).count() as u64,
+                collected: tests.len() as u64,
+                expected: tests.len() as u64,
+                all_passed: resolved,
+                tests: tests.iter().map(|(k, o)| ((*k).to_owned(), *o)).collect(),
+            });
+            v
+        };
+        let gold = [
+            suite(0.5, &[("s::a", P), ("s::b", F)]),
+            suite(0.5, &[("s::a", P), ("s::b", F)]),
+        ];
+        let empty = [suite(0.5, &[("s::a", P), ("s::b", F)])];
+        let gold: Vec<&Verdict> = gold.iter().collect();
+        let empty: Vec<&Verdict> = empty.iter().collect();
+        let c = calibrate_instance(Runs {
+            instance_id: "d",
+            family: Family::Doc2Repo,
+            fail_to_pass: &[],
+            has_gold: true,
+            gold: &gold,
+            empty: &empty,
+        });
+        assert_eq!(c.class, Class::Broken);
+        assert_eq!(c.failing_tests, ["s::b"]);
+        assert_eq!(c.passing_without_fix, ["s::a"]);
+        assert_eq!((c.gold.min_score, c.gold.max_score), (Some(0.5), Some(0.5)));
+    }
+}

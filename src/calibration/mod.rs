@@ -1,0 +1,228 @@
+//! Calibration of a dataset: which instances and which tests can be trusted in this environment.
+//!
+//! `calibration.json` holds, per instance, how often the gold patch resolved it over N gradings
+//! and whether the empty patch did, the pass/fail counts of every test id under each, and a
+//! class: `ok`, `broken` (the gold patch never resolves), `flaky` (it sometimes does, or a test
+//! flips between runs), `trivial` (the empty patch resolves), `error` (no gold grading finished)
+//! or `no_reference` (nothing to compare against). This module owns the file format, the pure
+//! classification from verdicts ([`calibrate_instance`]) and reading the file back; it runs no
+//! container (the runs are `grade::run_jobs` driven by the CLI) and knows nothing of reports.
+
+mod classify;
+
+pub use classify::{Runs, calibrate_instance, summarize};
+
+use crate::record::Family;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// The `format` of `calibration.json`.
+pub const CALIBRATION_FORMAT: &str = "beyondswe-calibration-1";
+
+/// What an instance's calibration says about it.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Class {
+    /// The gold patch resolved every finished grading, the empty patch none.
+    Ok,
+    /// The gold patch never resolved it: the failing ids are named.
+    Broken,
+    /// The gold patch resolved some gradings and not others, or a test flipped: the flaky ids
+    /// are named.
+    Flaky,
+    /// The empty patch resolved it: its tests do not tell a fix from no fix.
+    Trivial,
+    /// No gold grading finished (infrastructure errors): nothing is known.
+    Error,
+    /// The instance has no gold patch: only the empty grading ran.
+    NoReference,
+}
+
+impl Class {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Class::Ok => "ok",
+            Class::Broken => "broken",
+            Class::Flaky => "flaky",
+            Class::Trivial => "trivial",
+            Class::Error => "error",
+            Class::NoReference => "no_reference",
+        }
+    }
+}
+
+/// How one kind of submission (gold or empty) fared over its gradings.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RunCounts {
+    /// Gradings made.
+    pub runs: u32,
+    /// Gradings that resolved the instance.
+    pub resolved: u32,
+    /// Gradings that ended in an infrastructure error (not counted as resolved or not).
+    pub errors: u32,
+    /// Doc2Repo: the lowest and highest pass rate (0–1) over the finished gradings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_score: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_score: Option<f64>,
+    /// The distinct reasons of the gradings (`all_tests_passed`, `tests_failed`, …).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reasons: Vec<String>,
+}
+
+/// One test id's outcomes: passed, or anything else (failed, error, skipped, not run, …).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TestCounts {
+    pub gold_passed: u32,
+    pub gold_failed: u32,
+    pub empty_passed: u32,
+    pub empty_failed: u32,
+}
+
+/// One instance's calibration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct InstanceCalibration {
+    pub instance_id: String,
+    pub family: Family,
+    pub class: Class,
+    /// The gold patch (Doc2Repo: the reference solution), graded `repeat` times.
+    pub gold: RunCounts,
+    /// The empty patch, graded once, its tests run.
+    pub empty: RunCounts,
+    /// Ids that did not pass in any finished gold grading (broken instances name theirs here;
+    /// Doc2Repo: the suite's tests that fail under the reference solution).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failing_tests: Vec<String>,
+    /// Ids that passed in some gold gradings and not in others.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flaky_tests: Vec<String>,
+    /// FAIL_TO_PASS ids (Doc2Repo: suite tests) that pass with the empty patch.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub passing_without_fix: Vec<String>,
+    /// Per test id: pass/fail counts under gold and under empty.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tests: BTreeMap<String, TestCounts>,
+}
+
+/// How many instances fell in each class.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ClassCounts {
+    pub ok: usize,
+    pub broken: usize,
+    pub flaky: usize,
+    pub trivial: usize,
+    pub error: usize,
+    pub no_reference: usize,
+}
+
+/// `calibration.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(title = "beyondswe dataset calibration")]
+pub struct Calibration {
+    /// `beyondswe-calibration-1`.
+    pub format: String,
+    pub grader_version: String,
+    pub dataset: String,
+    pub dataset_hash: String,
+    /// Gold gradings per instance.
+    pub repeat: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<String>,
+    pub summary: ClassCounts,
+    pub instances: Vec<InstanceCalibration>,
+}
+
+impl Calibration {
+    pub fn instance(&self, id: &str) -> Option<&InstanceCalibration> {
+        self.instances.iter().find(|i| i.instance_id == id)
+    }
+}
+
+#[derive(Debug, Error)]
+pub enum CalibrationError {
+    #[error("{}", crate::errors::io_message(path, source))]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}:{column}: not a calibration file: at `{field}`: {message}")]
+    Bad {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        field: String,
+        message: String,
+    },
+    #[error(
+        "{path}: format `{found}` is not `{CALIBRATION_FORMAT}` (made by another version of beyondswe?)"
+    )]
+    Format { path: PathBuf, found: String },
+}
+
+/// A calibration read back, with the SHA-256 of the file's bytes.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub calibration: Calibration,
+    pub hash: String,
+}
+
+/// Reads `calibration.json`; a bad file is an error naming its line, column and field.
+pub fn read(path: &Path) -> Result<Loaded, CalibrationError> {
+    let bytes = fs_err::read(path).map_err(|source| CalibrationError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    let hash = hex::encode(Sha256::digest(&bytes));
+    let mut de = serde_json::Deserializer::from_slice(&bytes);
+    let calibration: Calibration =
+        serde_path_to_error::deserialize(&mut de).map_err(|e| CalibrationError::Bad {
+            path: path.to_owned(),
+            line: e.inner().line(),
+            column: e.inner().column(),
+            field: e.path().to_string(),
+            message: e.inner().to_string(),
+        })?;
+    if calibration.format != CALIBRATION_FORMAT {
+        return Err(CalibrationError::Format {
+            path: path.to_owned(),
+            found: calibration.format,
+        });
+    }
+    Ok(Loaded { calibration, hash })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn a_bad_file_names_its_line_and_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.json");
+        fs_err::write(
+            &p,
+            "{\"format\": \"beyondswe-calibration-1\", \"grader_version\": \"x\",\n\"dataset\": \"d\", \"dataset_hash\": \"h\", \"repeat\": \"five\"}",
+        )
+        .unwrap();
+        let e = read(&p).unwrap_err().to_string();
+        assert!(e.contains("c.json:2:") && e.contains("`repeat`"), "{e}");
+        fs_err::write(
+            &p,
+            serde_json::json!({"format": "other", "grader_version": "x", "dataset": "d",
+                "dataset_hash": "h", "repeat": 5, "summary": ClassCounts::default(), "instances": []})
+            .to_string(),
+        )
+        .unwrap();
+        let e = read(&p).unwrap_err().to_string();
+        assert!(e.contains("format `other`"), "{e}");
+    }
+}

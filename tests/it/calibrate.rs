@@ -1,0 +1,291 @@
+//! `beyondswe calibrate` on real containers, over fixture instances that are deliberately ok,
+//! broken (the gold patch fails an added test), flaky (a test that passes when the engine's
+//! random container name ends in an even digit), trivial (the empty patch resolves it) and a
+//! Doc2Repo suite with a test the reference solution fails; then `grade --calibration`.
+
+use super::support::{docker_ready, fixture_images, fixtures};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// Enough gold gradings that the flaky test (a fair coin per container) both passes and fails
+/// with probability 1 − 2/2¹⁰.
+const REPEAT: &str = "10";
+const DOC: &str = "minidoccal_ac79166631ba81556e3f40c05aa8d00fe9178ca6";
+
+fn calibrate(results: &Path, out: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_beyondswe"))
+        .args([
+            "calibrate",
+            "--repeat",
+            REPEAT,
+            "--jobs",
+            "2",
+            "--timeout",
+            "120",
+        ])
+        .arg("--dataset")
+        .arg(fixtures().join("dataset/calibration.jsonl"))
+        .arg("--test-suites")
+        .arg(fixtures().join("test_suites"))
+        .arg("--results-dir")
+        .arg(results)
+        .arg("-o")
+        .arg(out)
+        .output()
+        .unwrap()
+}
+
+fn grade_gold(results: &Path, run: &str, cal: &Path, flags: &[&str]) -> (Value, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_beyondswe"))
+        .args([
+            "grade",
+            "--gold",
+            "--jobs",
+            "2",
+            "--timeout",
+            "120",
+            "--run-id",
+            run,
+        ])
+        .arg("--dataset")
+        .arg(fixtures().join("dataset/calibration.jsonl"))
+        .arg("--test-suites")
+        .arg(fixtures().join("test_suites"))
+        .arg("--results-dir")
+        .arg(results)
+        .arg("--calibration")
+        .arg(cal)
+        .args(flags)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_str(
+        &std::fs::read_to_string(results.join(run).join("report.json")).unwrap(),
+    )
+    .unwrap();
+    (report, String::from_utf8(out.stdout).unwrap())
+}
+
+fn by_id(cal: &Value) -> std::collections::BTreeMap<String, Value> {
+    cal["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (i["instance_id"].as_str().unwrap().to_owned(), i.clone()))
+        .collect()
+}
+
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .map(|a| a.iter().map(|s| s.as_str().unwrap().to_owned()).collect())
+        .unwrap_or_default()
+}
+
+fn family<'a>(report: &'a Value, name: &str) -> Option<&'a Value> {
+    report["families"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["family"] == name)
+}
+
+#[test]
+fn calibration_finds_broken_flaky_and_trivial_instances_and_grade_uses_it() {
+    if !docker_ready() {
+        return;
+    }
+    fixture_images();
+    let dir = tempfile::tempdir().unwrap();
+    let cal_path = dir.path().join("calibration.json");
+    let out = calibrate(dir.path(), &cal_path);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let table = String::from_utf8(out.stdout).unwrap();
+    let bytes = std::fs::read(&cal_path).unwrap();
+    let cal: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(cal["format"], "beyondswe-calibration-1");
+    assert_eq!(cal["repeat"], 10);
+    let inst = by_id(&cal);
+    let class = |id: &str| inst[id]["class"].as_str().unwrap().to_owned();
+
+    // ok: gold resolves every time, empty never; per-test counts under both.
+    let ok = &inst["acme_calc_pr7"];
+    assert_eq!(class("acme_calc_pr7"), "ok", "{ok:#}");
+    assert_eq!(
+        (ok["gold"]["runs"].clone(), ok["gold"]["resolved"].clone()),
+        (10.into(), 10.into())
+    );
+    assert_eq!(ok["empty"]["resolved"], 0);
+    let f2p = &ok["tests"]["tests/test_calc.py::TestOps::test_sub_currency"];
+    assert_eq!(
+        (f2p["gold_passed"].clone(), f2p["empty_failed"].clone()),
+        (10.into(), 1.into())
+    );
+    let p2p = &ok["tests"]["tests/test_calc.py::test_sub"];
+    assert_eq!(
+        (p2p["gold_passed"].clone(), p2p["empty_passed"].clone()),
+        (10.into(), 1.into())
+    );
+
+    // broken: the gold patch never resolves it, and the failing id is named.
+    let broken = &inst["acme_calc_pr7broken"];
+    assert_eq!(class("acme_calc_pr7broken"), "broken", "{broken:#}");
+    assert_eq!(broken["gold"]["resolved"], 0);
+    assert_eq!(
+        strings(&broken["failing_tests"]),
+        ["tests/test_locale.py::test_add_decimal_comma"]
+    );
+
+    // flaky: the gold patch resolves it sometimes; the flaky id is named.
+    let flaky = &inst["acme_calc_pr7flaky"];
+    assert_eq!(class("acme_calc_pr7flaky"), "flaky", "{flaky:#}");
+    let k = flaky["gold"]["resolved"].as_u64().unwrap();
+    assert!((1..10).contains(&k), "{k}");
+    assert_eq!(
+        strings(&flaky["flaky_tests"]),
+        ["tests/test_draw.py::test_lucky_draw"]
+    );
+    let draw = &flaky["tests"]["tests/test_draw.py::test_lucky_draw"];
+    assert_eq!(draw["gold_passed"].as_u64().unwrap(), k);
+    assert_eq!(draw["gold_failed"].as_u64().unwrap(), 10 - k);
+
+    // trivial: the empty patch resolves it.
+    let trivial = &inst["acme_calc_pr7trivial"];
+    assert_eq!(class("acme_calc_pr7trivial"), "trivial", "{trivial:#}");
+    assert_eq!(trivial["empty"]["resolved"], 1);
+    assert_eq!(
+        strings(&trivial["passing_without_fix"]),
+        ["tests/test_calc.py::test_add_ints"]
+    );
+
+    // Doc2Repo: the suite test the reference solution fails is named.
+    let doc = &inst[DOC];
+    assert_eq!(class(DOC), "broken", "{doc:#}");
+    assert_eq!(
+        strings(&doc["failing_tests"]),
+        ["tests/test_minidoc_calibration.py::test_slugify_keeps_unicode_letters"]
+    );
+    assert_eq!(doc["gold"]["max_score"].as_f64().unwrap(), 10.0 / 11.0);
+    assert_eq!(doc["tests"].as_object().unwrap().len(), 11);
+
+    assert_eq!(
+        cal["summary"],
+        serde_json::json!({"ok": 1, "broken": 2, "flaky": 1, "trivial": 1, "error": 0, "no_reference": 0})
+    );
+    for needle in ["acme_calc_pr7broken", "broken", "flaky", "trivial", "10/10"] {
+        assert!(table.contains(needle), "{needle}: {table}");
+    }
+    assert!(stderr.contains("calibration written to"), "{stderr}");
+
+    // Resumable: the same command grades nothing again.
+    let t = Instant::now();
+    let again = calibrate(dir.path(), &cal_path);
+    assert!(again.status.success());
+    assert!(
+        t.elapsed() < Duration::from_secs(15),
+        "resume took {:?}",
+        t.elapsed()
+    );
+    let cal2: Value = serde_json::from_slice(&std::fs::read(&cal_path).unwrap()).unwrap();
+    assert_eq!(cal2["instances"], cal["instances"]);
+
+    // grade --calibration: flaky ids reported apart, broken listed and (asked) excluded, hash.
+    let bytes = std::fs::read(&cal_path).unwrap();
+    let hash = hex::encode(Sha256::digest(&bytes));
+    let (plain, stdout) = grade_gold(dir.path(), "plain", &cal_path, &[]);
+    let c = &plain["calibration"];
+    assert_eq!(c["hash"], hash.as_str());
+    assert_eq!(strings(&c["broken"]), ["acme_calc_pr7broken", DOC]);
+    assert!(strings(&c["excluded"]).is_empty());
+    assert_eq!(
+        strings(&c["flaky_tests"]["acme_calc_pr7flaky"]),
+        ["tests/test_draw.py::test_lucky_draw"]
+    );
+    assert_eq!(strings(&c["trivial"]), ["acme_calc_pr7trivial"]);
+    assert_eq!(family(&plain, "CrossRepo").unwrap()["instances"], 4);
+    assert!(stdout.contains("broken (2, counted"), "{stdout}");
+    assert!(stdout.contains("flaky test ids (1, required"), "{stdout}");
+
+    let (excl, stdout) = grade_gold(
+        dir.path(),
+        "excluded",
+        &cal_path,
+        &["--exclude-flaky", "--exclude-broken"],
+    );
+    let c = &excl["calibration"];
+    assert_eq!(c["hash"], hash.as_str());
+    assert_eq!(strings(&c["excluded"]), ["acme_calc_pr7broken", DOC]);
+    // Broken instances are left out of the denominators, and still listed.
+    let cross = family(&excl, "CrossRepo").unwrap();
+    assert_eq!(
+        (cross["instances"].clone(), cross["resolved"].clone()),
+        (3.into(), 3.into())
+    );
+    assert!(family(&excl, "Doc2Repo").is_none());
+    let rows = excl["instances"].as_array().unwrap();
+    assert_eq!(rows.len(), 5);
+    let row = |id: &str| rows.iter().find(|r| r["instance_id"] == id).unwrap();
+    assert_eq!(row("acme_calc_pr7broken")["excluded"], true);
+    assert_eq!(row("acme_calc_pr7broken")["calibration"], "broken");
+    // Without the flaky id the flaky instance resolves every time, and its id is gone.
+    let fl = row("acme_calc_pr7flaky");
+    assert_eq!(fl["verdict"], "resolved");
+    assert!(
+        fl["fail_to_pass"]
+            .get("tests/test_draw.py::test_lucky_draw")
+            .is_none()
+    );
+    assert!(stdout.contains("excluded from the figures"), "{stdout}");
+    let html = std::fs::read_to_string(dir.path().join("excluded/report.html")).unwrap();
+    assert!(
+        html.contains(&hash),
+        "the page names the calibration's hash"
+    );
+}
+
+#[test]
+fn a_bad_calibration_file_is_refused_with_its_line_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("cal.json");
+    std::fs::write(
+        &bad,
+        "{\"format\": \"beyondswe-calibration-1\",\n \"grader_version\": 3}",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_beyondswe"))
+        .args(["grade", "--gold", "--run-id", "x", "--dataset"])
+        .arg(fixtures().join("dataset/calibration.jsonl"))
+        .arg("--results-dir")
+        .arg(dir.path())
+        .arg("--calibration")
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("cal.json:2:") && stderr.contains("`grader_version`"),
+        "{stderr}"
+    );
+    // --exclude-flaky without a calibration is a usage error.
+    let out = Command::new(env!("CARGO_BIN_EXE_beyondswe"))
+        .args([
+            "grade",
+            "--gold",
+            "--run-id",
+            "x",
+            "--exclude-flaky",
+            "--dataset",
+        ])
+        .arg(fixtures().join("dataset/calibration.jsonl"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
