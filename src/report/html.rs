@@ -46,15 +46,28 @@ details.i{border-bottom:1px solid #eee;padding:.1em 0}details.i>summary{cursor:p
 svg text{font:11px system-ui,sans-serif;fill:#333}.bar{fill:#4b7bbd}.pos{fill:#2e8b57}.neg{fill:#c0392b}\
 .line{stroke:#c0392b;stroke-dasharray:4 3}.axis{stroke:#999}";
 
-/// Filters the instance rows by text and verdict and says how many are shown.
+/// Filters the instance rows by text and verdict and says how many are shown; builds a row's
+/// per-test table from the page's data when the row is opened (`#expand` opens every row). Text
+/// goes in through `textContent` only.
 const SCRIPT: &str = "(function(){var q=document.getElementById('q'),v=document.getElementById('vf'),\
-rows=Array.prototype.slice.call(document.querySelectorAll('details.i')),s=document.getElementById('shown');\
+rows=Array.prototype.slice.call(document.querySelectorAll('details.i')),s=document.getElementById('shown'),\
+data=JSON.parse(document.getElementById('tests-data').textContent),\
+names={p:'passed',f:'failed',e:'error',s:'skipped',x:'xfailed',n:'not_run',d:'disputed'},\
+cls={p:'p',f:'f',e:'f',d:'f'};\
+function build(r){var d=r.querySelector('div.tt');if(!d||d.dataset.built)return;d.dataset.built='1';\
+data[+d.dataset.t].forEach(function(g){var p=document.createElement('p');p.textContent=g[0];d.appendChild(p);\
+var t=document.createElement('table');t.className='t';g[1].forEach(function(m){m[2].forEach(function(n){\
+var tr=t.insertRow(),a=tr.insertCell(),b=tr.insertCell(),c=document.createElement('code');\
+a.textContent=names[m[1]]||m[1];a.className=cls[m[1]]||'x';c.textContent=n?m[0]+'::'+n:m[0];b.appendChild(c);});});\
+d.appendChild(t);});}\
 function f(){var t=q.value.toLowerCase(),w=v.value,n=0;rows.forEach(function(r){\
 var ok=(!w||r.dataset.verdict===w)&&(!t||r.dataset.id.toLowerCase().indexOf(t)>=0);\
 r.hidden=!ok;if(ok)n++;});s.textContent=n+' of '+rows.length+' shown';}\
+rows.forEach(function(r){r.addEventListener('toggle',function(){if(r.open)build(r);});});\
 q.addEventListener('input',f);v.addEventListener('change',f);\
-document.getElementById('open').addEventListener('click',function(){rows.forEach(function(r){if(!r.hidden)r.open=true;});});\
+document.getElementById('open').addEventListener('click',function(){rows.forEach(function(r){if(!r.hidden){r.open=true;build(r);}});});\
 document.getElementById('close').addEventListener('click',function(){rows.forEach(function(r){r.open=false;});});\
+if(location.hash==='#expand')rows.forEach(function(r){r.open=true;build(r);});\
 f();})();";
 
 fn head(out: &mut String, title: &str) {
@@ -348,29 +361,61 @@ gold graded {} times). Broken instances {}; flaky test ids {}.</p>",
     s
 }
 
-fn tests_table(title: &str, tests: &BTreeMap<String, TestOutcome>) -> String {
-    if tests.is_empty() {
-        return String::new();
+/// One letter per outcome in the page's test data (the script spells them out).
+fn outcome_code(o: TestOutcome) -> &'static str {
+    match o {
+        TestOutcome::Passed => "p",
+        TestOutcome::Failed => "f",
+        TestOutcome::Error => "e",
+        TestOutcome::Skipped => "s",
+        TestOutcome::Xfailed => "x",
+        TestOutcome::NotRun => "n",
+        TestOutcome::Disputed => "d",
     }
-    let mut s = format!("<p>{title}</p><table class=\"t\">");
-    for (id, o) in tests {
-        let class = match o {
-            TestOutcome::Passed => "p",
-            TestOutcome::Failed | TestOutcome::Error | TestOutcome::Disputed => "f",
-            _ => "x",
-        };
-        let _ = write!(
-            s,
-            "<tr><td class=\"{class}\">{}</td><td><code>{}</code></td></tr>",
-            wire_name(o),
-            escape(id)
-        );
-    }
-    s.push_str("</table>");
-    s
 }
 
-fn instance_row(out: &mut String, i: &InstanceReport) {
+/// A group of per-test outcomes as the page's data holds them: `[title, [[module, outcome,
+/// [names…]]…]]`, test ids split at their first `::` so a module is written once per outcome.
+fn tests_group(title: &str, tests: &BTreeMap<String, TestOutcome>) -> Option<serde_json::Value> {
+    if tests.is_empty() {
+        return None;
+    }
+    let mut groups: BTreeMap<(&str, &str), Vec<&str>> = BTreeMap::new();
+    for (id, o) in tests {
+        let (module, name) = id.split_once("::").unwrap_or((id.as_str(), ""));
+        groups
+            .entry((module, outcome_code(*o)))
+            .or_default()
+            .push(name);
+    }
+    let list: Vec<serde_json::Value> = groups
+        .into_iter()
+        .map(|((m, o), names)| serde_json::json!([m, o, names]))
+        .collect();
+    Some(serde_json::json!([title, list]))
+}
+
+/// JSON that can stand inside a `<script>` element: `<`, `>` and `&` (only ever inside strings)
+/// as `\u` escapes, so no text of a submission can close the element.
+fn script_json(value: &serde_json::Value) -> String {
+    let text = serde_json::to_string(value).unwrap_or_else(|_| "[]".into());
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// One instance's row; its per-test outcomes go to `tests` (built into the row by the page's
+/// script when it is opened, so a large run's page stays small and quick to show).
+fn instance_row(out: &mut String, i: &InstanceReport, tests: &mut Vec<serde_json::Value>) {
     let label = super::attempt_label(&i.instance_id, i.attempt);
     let verdict = outcome_name(i.verdict);
     let reason = wire_name(&i.reason);
@@ -438,15 +483,26 @@ fn instance_row(out: &mut String, i: &InstanceReport) {
             names.join("</code>, <code>")
         );
     }
-    out.push_str(&tests_table("FAIL_TO_PASS", &i.fail_to_pass));
-    out.push_str(&tests_table("PASS_TO_PASS", &i.pass_to_pass));
     if let Some(suite) = &i.suite {
         let _ = write!(
             out,
             "<p>suite: {} passed of {} expected ({} collected)</p>",
             suite.passed, suite.expected, suite.collected
         );
-        out.push_str(&tests_table("suite tests", &suite.tests));
+    }
+    let groups: Vec<serde_json::Value> = [
+        tests_group("FAIL_TO_PASS", &i.fail_to_pass),
+        tests_group("PASS_TO_PASS", &i.pass_to_pass),
+        i.suite
+            .as_ref()
+            .and_then(|s| tests_group("suite tests", &s.tests)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if !groups.is_empty() {
+        let _ = write!(out, "<div class=\"tt\" data-t=\"{}\"></div>", tests.len());
+        tests.push(serde_json::Value::Array(groups));
     }
     if !i.timings.is_empty() {
         out.push_str("<p>timings (s): ");
@@ -531,10 +587,15 @@ the dashed lines mark 90% (almost correct) and 100% (fully correct).</p>",
 <small id=\"shown\"></small></p><div id=\"rows\">",
         report.instances.len()
     );
+    let mut tests = Vec::new();
     for i in &report.instances {
-        instance_row(&mut s, i);
+        instance_row(&mut s, i, &mut tests);
     }
-    let _ = writeln!(s, "</div></section><script>{SCRIPT}</script></body></html>");
+    let _ = writeln!(
+        s,
+        "</div></section><script type=\"application/json\" id=\"tests-data\">{}</script><script>{SCRIPT}</script></body></html>",
+        script_json(&serde_json::Value::Array(tests))
+    );
     s
 }
 
@@ -704,6 +765,15 @@ mod tests {
             e,
             "t::x[&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39; onerror=x &amp;amp;]"
         );
+    }
+
+    #[test]
+    fn script_data_cannot_close_its_element() {
+        let v = serde_json::json!(["</script><script>alert(1)</script>", "a&b>c", "\u{2028}"]);
+        let text = script_json(&v);
+        assert!(!text.contains('<') && !text.contains('>') && !text.contains('&'));
+        let back: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        assert_eq!(back, v);
     }
 
     #[test]

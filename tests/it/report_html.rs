@@ -233,7 +233,7 @@ fn a_console_error_is_caught() {
         "<!DOCTYPE html><html><body><p id=x>1</p><script>document.getElementById('x').textContent='2';notAFunction();</script></body></html>",
     )
     .unwrap();
-    let loaded = load_in_browser(&browser, &page);
+    let loaded = load_in_browser(&browser, &page, "");
     assert!(loaded.dom.contains("<p id=\"x\">2</p>"), "{}", loaded.dom);
     assert!(
         loaded.console.iter().any(|l| l.contains("notAFunction")),
@@ -255,7 +255,10 @@ fn the_html_report_renders_escapes_and_matches_report_json() {
     let html = run_ok(bin().args(["report", "--format", "html"]).arg(&run));
     let page = dir.path().join("report.html");
     std::fs::write(&page, &html).unwrap();
-    let loaded = load_in_browser(&browser, &page);
+    let loaded = load_in_browser(&browser, &page, "");
+    check_report_page(&page, &loaded, &report);
+    // Per-test tables are built when a row opens; `#expand` opens every row.
+    let loaded = load_in_browser(&browser, &page, "#expand");
     check_report_page(&page, &loaded, &report);
     let doc = Html::parse_document(&loaded.dom);
     // The hostile strings are on the page as text.
@@ -271,15 +274,26 @@ fn the_html_report_renders_escapes_and_matches_report_json() {
         text_of(&doc, "title"),
         format!("beyondswe run run{HOSTILE}")
     );
-    // Two extra scripts would mean one got through.
-    assert_eq!(doc.select(&sel("script")).count(), 1);
-    // Timings and per-test outcomes are in the collapsed rows.
-    let first = doc.select(&sel("details.i")).next().unwrap();
-    let inner: String = first.text().collect();
-    assert!(
-        inner.contains("tests 1.25") && inner.contains("passed"),
-        "{inner}"
+    // The page's data and its script; a third would mean one got through.
+    assert_eq!(doc.select(&sel("script")).count(), 2);
+    // Timings and per-test outcomes are in the rows, every row open.
+    let rows: Vec<_> = doc.select(&sel("details.i")).collect();
+    assert!(rows.iter().all(|r| r.value().attr("open").is_some()));
+    let inner: String = rows[0].text().collect();
+    assert!(inner.contains("tests 1.25"), "{inner}");
+    let cells = |r: &scraper::ElementRef| -> Vec<String> {
+        r.select(&sel("table.t td"))
+            .map(|c| c.text().collect())
+            .collect()
+    };
+    assert_eq!(
+        cells(&rows[0]),
+        [
+            "passed".to_owned(),
+            format!("tests/test_x.py::test_{HOSTILE}")
+        ]
     );
+    assert_eq!(cells(&rows[1]), ["failed", "t.py::a", "not_run", "t.py::b"]);
 }
 
 #[test]
@@ -332,7 +346,7 @@ fn the_html_comparison_shows_the_paired_counts_and_deltas() {
     let html = run_ok(bin().args(["compare", "--format", "html"]).arg(&a).arg(&b));
     let page = dir.path().join("compare.html");
     std::fs::write(&page, &html).unwrap();
-    let loaded = load_in_browser(&browser, &page);
+    let loaded = load_in_browser(&browser, &page, "");
     assert!(loaded.console.is_empty(), "{:?}", loaded.console);
     let doc = Html::parse_document(&loaded.dom);
     assert_eq!(
@@ -438,7 +452,7 @@ fn grade_writes_report_html() {
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("h/report.json")).unwrap())
             .unwrap();
     assert_eq!(report["instances"].as_array().unwrap().len(), 4);
-    let loaded = load_in_browser(&browser, &page);
+    let loaded = load_in_browser(&browser, &page, "#expand");
     check_report_page(&page, &loaded, &report);
     // `report --format html` renders the same page from the store.
     let again = run_ok(

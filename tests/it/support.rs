@@ -206,10 +206,14 @@ pub struct Loaded {
     pub console: Vec<String>,
 }
 
-/// Loads a local HTML file in headless Chromium (no network: every host resolves to nothing).
-pub fn load_in_browser(browser: &Path, page: &Path) -> Loaded {
+/// Loads a local HTML file in headless Chromium (no network: every host resolves to nothing),
+/// with `fragment` (`#…` or empty) after its URL.
+pub fn load_in_browser(browser: &Path, page: &Path, fragment: &str) -> Loaded {
     let profile = tempfile::tempdir().unwrap();
-    let url = format!("file://{}", page.canonicalize().unwrap().display());
+    let url = format!(
+        "file://{}{fragment}",
+        page.canonicalize().unwrap().display()
+    );
     let out = std::process::Command::new(browser)
         .args([
             "--headless",
