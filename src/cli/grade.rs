@@ -14,9 +14,7 @@ use beyondswe::report::{
     write_atomic,
 };
 use beyondswe::sandbox::DockerSandbox;
-use beyondswe::submission::{
-    AgentFormat, Submission, TreeLimits, check_patch_file, detect, ingest, read_tree,
-};
+use beyondswe::submission::{AgentFormat, Submission, check_patch_file, detect, ingest, read_tree};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use sha2::{Digest, Sha256};
@@ -227,7 +225,7 @@ fn build_jobs(
                     ));
                     Submission::Patch(Vec::new())
                 }
-                (None, Some(dir)) => match read_tree(dir, TreeLimits::default()) {
+                (None, Some(dir)) => match read_tree(dir, args.limits.tree_limits()) {
                     Ok(tree) => Submission::Tree(tree),
                     Err(e) => {
                         problem = Some(format!("{}: {e}", p.source));

@@ -7,7 +7,9 @@ use beyondswe::grade::{self, GradeInput, GradeOptions, Outcome, TestOutcome, Ver
 use beyondswe::patch;
 use beyondswe::record::Family;
 use beyondswe::sandbox::{DockerSandbox, Limits, Sandbox};
-use beyondswe::submission::{self, DEFAULT_MAX_PATCH_BYTES, Submission, TreeLimits};
+use beyondswe::submission::{
+    self, DEFAULT_MAX_PATCH_BYTES, DEFAULT_MAX_TREE_BYTES, Submission, TreeLimits,
+};
 use clap::Args;
 use sha2::{Digest, Sha256};
 use std::path::PathBuf;
@@ -59,6 +61,10 @@ pub(crate) struct LimitArgs {
     /// Largest patch file read from disk (--patch, --patches DIR, Harbor trial artifacts), in MiB.
     #[arg(long, default_value_t = DEFAULT_MAX_PATCH_BYTES / (1024 * 1024))]
     pub(crate) max_patch_mb: u64,
+    /// Largest size a Doc2Repo repository (directory or archive) may expand to, in MiB; its
+    /// files wait in a temporary file on disk, never in memory.
+    #[arg(long, default_value_t = DEFAULT_MAX_TREE_BYTES / (1024 * 1024))]
+    pub(crate) max_repo_mb: u64,
 }
 
 impl Default for LimitArgs {
@@ -70,6 +76,7 @@ impl Default for LimitArgs {
             pids: Limits::default().pids,
             disk_mb: Limits::default().disk_mb,
             max_patch_mb: DEFAULT_MAX_PATCH_BYTES / (1024 * 1024),
+            max_repo_mb: DEFAULT_MAX_TREE_BYTES / (1024 * 1024),
         }
     }
 }
@@ -78,6 +85,14 @@ impl LimitArgs {
     /// `--max-patch-mb` in bytes.
     pub(crate) fn max_patch_bytes(&self) -> u64 {
         self.max_patch_mb.saturating_mul(1024 * 1024)
+    }
+
+    /// `--max-repo-mb` as tree limits.
+    pub(crate) fn tree_limits(&self) -> TreeLimits {
+        TreeLimits {
+            max_total_bytes: self.max_repo_mb.saturating_mul(1024 * 1024),
+            ..TreeLimits::default()
+        }
     }
 
     pub(crate) fn options(&self, run_id: &str) -> GradeOptions {
@@ -119,7 +134,7 @@ pub(crate) fn read_submission(args: &GradeOneArgs, family: Family) -> Result<Sub
     }
     Ok(Submission::Tree(submission::read_tree(
         path,
-        TreeLimits::default(),
+        args.limits.tree_limits(),
     )?))
 }
 

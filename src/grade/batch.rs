@@ -338,6 +338,15 @@ mod tests {
             unreachable!("nothing starts")
         }
 
+        async fn upload_stream(
+            &self,
+            _c: &String,
+            _d: &str,
+            _p: crate::sandbox::TarProducer,
+        ) -> Result<(), SandboxError> {
+            Ok(())
+        }
+
         async fn download(
             &self,
             _c: &String,

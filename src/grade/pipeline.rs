@@ -500,9 +500,14 @@ impl<S: Sandbox> Run<'_, S> {
         }
         self.upload_bundle(input).await?;
         if let Submission::Tree(tree) = input.submission {
-            let bytes = tree.to_tar().map_err(Stop::internal)?;
+            // Streamed from the tree's spool: memory stays flat whatever the tree's size.
+            let tree = tree.clone();
             self.sandbox
-                .upload(self.container, &self.workdir, bytes)
+                .upload_stream(
+                    self.container,
+                    &self.workdir,
+                    Box::new(move |out| tree.write_tar(out).map(drop)),
+                )
                 .await?;
             self.v.flags.applied_with = Some("repository tree".into());
         }

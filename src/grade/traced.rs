@@ -45,6 +45,15 @@ impl<S: Sandbox> Sandbox for Traced<'_, S> {
         self.0.upload(container, dir, tar).await
     }
 
+    async fn upload_stream(
+        &self,
+        container: &S::Handle,
+        dir: &str,
+        produce: crate::sandbox::TarProducer,
+    ) -> Result<(), SandboxError> {
+        self.0.upload_stream(container, dir, produce).await
+    }
+
     async fn download(
         &self,
         container: &S::Handle,

@@ -6,7 +6,9 @@
 //! made them, so that a later start can sweep what a crashed run left behind without touching
 //! containers of runs that are still alive.
 
-use super::{ContainerSpec, ContainerState, ExecOutput, ExecSpec, Sandbox, SandboxError};
+use super::{
+    ContainerSpec, ContainerState, ExecOutput, ExecSpec, Sandbox, SandboxError, TarProducer,
+};
 use bollard::Docker;
 use bollard::container::LogOutput;
 use bollard::exec::{StartExecOptions, StartExecResults};
@@ -30,6 +32,44 @@ const PID_LABEL: &str = "beyondswe.pid";
 
 /// Bound on calls that should answer at once (create, start, inspect, remove, upload).
 const API_TIMEOUT: Duration = Duration::from_secs(120);
+/// Bound on a streamed upload (a repository of up to `--max-repo-mb`).
+const UPLOAD_TIMEOUT: Duration = Duration::from_secs(1800);
+/// A streamed upload holds at most this many chunks of this size in memory.
+const UPLOAD_CHUNKS: usize = 4;
+const UPLOAD_CHUNK: usize = 256 * 1024;
+
+/// The writer a [`TarProducer`] writes into: full chunks go to the upload as they fill.
+struct ChunkWriter {
+    tx: tokio::sync::mpsc::Sender<std::io::Result<Vec<u8>>>,
+    buf: Vec<u8>,
+}
+
+impl ChunkWriter {
+    fn send(&mut self) -> std::io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let chunk = std::mem::replace(&mut self.buf, Vec::with_capacity(UPLOAD_CHUNK));
+        self.tx
+            .blocking_send(Ok(chunk))
+            .map_err(|_| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the upload ended"))
+    }
+}
+
+impl std::io::Write for ChunkWriter {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        let n = data.len().min(UPLOAD_CHUNK - self.buf.len());
+        self.buf.extend_from_slice(&data[..n]);
+        if self.buf.len() >= UPLOAD_CHUNK {
+            self.send()?;
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
 
 #[derive(Clone)]
 pub struct DockerSandbox {
@@ -453,6 +493,49 @@ impl Sandbox for DockerSandbox {
             ),
         )
         .await
+    }
+
+    async fn upload_stream(
+        &self,
+        container: &String,
+        dir: &str,
+        produce: TarProducer,
+    ) -> Result<(), SandboxError> {
+        let (tx, rx) = tokio::sync::mpsc::channel::<std::io::Result<Vec<u8>>>(UPLOAD_CHUNKS);
+        let producer = tokio::task::spawn_blocking(move || {
+            let mut out = ChunkWriter {
+                tx: tx.clone(),
+                buf: Vec::with_capacity(UPLOAD_CHUNK),
+            };
+            let done = produce(&mut out).and_then(|()| out.send());
+            if let Err(e) = &done {
+                let _ = tx.blocking_send(Err(std::io::Error::new(e.kind(), e.to_string())));
+            }
+            done
+        });
+        let body = futures_util::stream::unfold(rx, |mut rx| async move {
+            rx.recv().await.map(|chunk| (chunk.map(Into::into), rx))
+        });
+        let options = UploadToContainerOptionsBuilder::default().path(dir).build();
+        let sent = bounded(
+            "upload",
+            UPLOAD_TIMEOUT,
+            self.docker.upload_to_container(
+                container,
+                Some(options),
+                bollard::body_try_stream(body),
+            ),
+        )
+        .await;
+        let produced = producer.await.map_err(|e| SandboxError::Archive {
+            op: "upload",
+            message: format!("the archive writer stopped: {e}"),
+        })?;
+        produced.map_err(|e| SandboxError::Archive {
+            op: "upload",
+            message: e.to_string(),
+        })?;
+        sent
     }
 
     async fn download(

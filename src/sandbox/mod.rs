@@ -167,6 +167,9 @@ impl SandboxError {
     }
 }
 
+/// Writes a tar archive into the writer it is given (see [`Sandbox::upload_stream`]).
+pub type TarProducer = Box<dyn FnOnce(&mut dyn std::io::Write) -> std::io::Result<()> + Send>;
+
 /// A place to run submissions: fresh containers, commands, files in and out.
 pub trait Sandbox: Send + Sync {
     /// A started container.
@@ -196,6 +199,16 @@ pub trait Sandbox: Send + Sync {
         container: &Self::Handle,
         dir: &str,
         tar: Vec<u8>,
+    ) -> impl Future<Output = Result<(), SandboxError>> + Send;
+
+    /// Streams a tar archive into `dir` (which must exist): `produce` writes it, on a blocking
+    /// thread, into a writer whose chunks go to the engine as they come, so memory stays flat
+    /// whatever the archive's size.
+    fn upload_stream(
+        &self,
+        container: &Self::Handle,
+        dir: &str,
+        produce: TarProducer,
     ) -> impl Future<Output = Result<(), SandboxError>> + Send;
 
     /// The tar archive of `path` (file or directory), at most `max_bytes`; `None` if it does not

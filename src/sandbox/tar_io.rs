@@ -1,10 +1,11 @@
 //! Small tar helpers for moving files through the engine API.
 
-use std::io::Read;
+use std::io::{Read, Write};
 
-/// Builds an in-memory tar with fixed metadata (mode, mtime 0, root owner), in insertion order.
-pub struct TarBuilder {
-    builder: tar::Builder<Vec<u8>>,
+/// Builds a tar with fixed metadata (mode, mtime 0, root owner), in insertion order: in memory
+/// (`new`) or into any writer (`to`).
+pub struct TarBuilder<W: Write = Vec<u8>> {
+    builder: tar::Builder<W>,
 }
 
 impl Default for TarBuilder {
@@ -15,7 +16,13 @@ impl Default for TarBuilder {
 
 impl TarBuilder {
     pub fn new() -> TarBuilder {
-        let mut builder = tar::Builder::new(Vec::new());
+        TarBuilder::to(Vec::new())
+    }
+}
+
+impl<W: Write> TarBuilder<W> {
+    pub fn to(out: W) -> TarBuilder<W> {
+        let mut builder = tar::Builder::new(out);
         builder.mode(tar::HeaderMode::Deterministic);
         TarBuilder { builder }
     }
@@ -38,6 +45,19 @@ impl TarBuilder {
         Ok(self)
     }
 
+    /// Adds a regular file of `len` bytes read from `data`.
+    pub fn file_from(
+        &mut self,
+        path: &str,
+        len: u64,
+        data: &mut dyn Read,
+        mode: u32,
+    ) -> std::io::Result<&mut Self> {
+        let mut header = Self::header(tar::EntryType::Regular, len, mode);
+        self.builder.append_data(&mut header, path, data)?;
+        Ok(self)
+    }
+
     pub fn dir(&mut self, path: &str, mode: u32) -> std::io::Result<&mut Self> {
         let mut header = Self::header(tar::EntryType::Directory, 0, mode);
         self.builder
@@ -51,7 +71,7 @@ impl TarBuilder {
         Ok(self)
     }
 
-    pub fn finish(self) -> std::io::Result<Vec<u8>> {
+    pub fn finish(self) -> std::io::Result<W> {
         self.builder.into_inner()
     }
 }

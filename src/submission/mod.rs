@@ -25,7 +25,9 @@ pub use predictions::{
     Predicted, Prediction, PredictionsError, base64_decode, base64_encode, read_predictions,
 };
 pub use read::{DEFAULT_MAX_PATCH_BYTES, check_patch_file, read_patch};
-pub use tree::{EntryKind, RepoTree, TreeEntry, TreeLimits, read_tree};
+pub use tree::{
+    Blob, DEFAULT_MAX_TREE_BYTES, EntryKind, RepoTree, TreeEntry, TreeLimits, read_tree,
+};
 
 use std::path::PathBuf;
 use thiserror::Error;

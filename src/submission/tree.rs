@@ -3,12 +3,30 @@
 use super::SubmissionError;
 use crate::sandbox::TarBuilder;
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Read;
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Component, Path};
+use std::sync::{Arc, Mutex};
+
+/// A file's contents: a stretch of the tree's spool, with its length and SHA-256.
+#[derive(Debug, Clone)]
+pub struct Blob {
+    offset: u64,
+    pub len: u64,
+    pub sha256: [u8; 32],
+}
+
+/// Two blobs are the same contents whatever their place in a spool.
+impl PartialEq for Blob {
+    fn eq(&self, other: &Blob) -> bool {
+        self.len == other.len && self.sha256 == other.sha256
+    }
+}
+
+impl Eq for Blob {}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EntryKind {
-    File { data: Vec<u8>, executable: bool },
+    File { blob: Blob, executable: bool },
     Dir,
     Symlink { target: String },
 }
@@ -20,13 +38,98 @@ pub struct TreeEntry {
     pub kind: EntryKind,
 }
 
-/// A repository as a list of entries, sorted by path.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Where the contents of a tree's files wait until they are uploaded: one unnamed temporary
+/// file, so that memory stays flat however large the tree (an archive that expands to 1 GiB
+/// costs 1 GiB of temporary disk, never of memory).
+#[derive(Debug, Clone, Default)]
+struct Spool(Option<Arc<Mutex<std::fs::File>>>);
+
+impl Spool {
+    fn file(&mut self) -> std::io::Result<Arc<Mutex<std::fs::File>>> {
+        if self.0.is_none() {
+            self.0 = Some(Arc::new(Mutex::new(tempfile::tempfile()?)));
+        }
+        Ok(self.0.clone().unwrap_or_else(|| unreachable!("set above")))
+    }
+
+    /// Appends everything `reader` gives, up to `max` bytes (an error past it).
+    fn append(&mut self, reader: &mut dyn Read, max: u64) -> Result<Option<Blob>, std::io::Error> {
+        use sha2::{Digest, Sha256};
+        let file = self.file()?;
+        let mut file = file
+            .lock()
+            .map_err(|_| std::io::Error::other("spool lock poisoned"))?;
+        let offset = file.seek(SeekFrom::End(0))?;
+        let mut h = Sha256::new();
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut len = 0u64;
+        loop {
+            let n = match reader.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            len += n as u64;
+            if len > max {
+                return Ok(None);
+            }
+            h.update(&buf[..n]);
+            file.write_all(&buf[..n])?;
+        }
+        Ok(Some(Blob {
+            offset,
+            len,
+            sha256: h.finalize().into(),
+        }))
+    }
+
+    /// Copies a blob into `out`, through a fixed-size buffer.
+    fn copy(&self, blob: &Blob, out: &mut dyn Write) -> std::io::Result<()> {
+        if blob.len == 0 {
+            return Ok(());
+        }
+        let file = self
+            .0
+            .as_ref()
+            .ok_or_else(|| std::io::Error::other("the tree's spool is gone"))?;
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut at = blob.offset;
+        let mut left = blob.len;
+        while left > 0 {
+            let want = left.min(buf.len() as u64) as usize;
+            {
+                let mut f = file
+                    .lock()
+                    .map_err(|_| std::io::Error::other("spool lock poisoned"))?;
+                f.seek(SeekFrom::Start(at))?;
+                f.read_exact(&mut buf[..want])?;
+            }
+            out.write_all(&buf[..want])?;
+            at += want as u64;
+            left -= want as u64;
+        }
+        Ok(())
+    }
+}
+
+/// A repository as a list of entries, sorted by path; file contents wait in a spool on disk.
+#[derive(Debug, Clone, Default)]
 pub struct RepoTree {
     pub entries: Vec<TreeEntry>,
     /// Paths skipped on purpose (VCS internals).
     pub skipped: Vec<String>,
+    spool: Spool,
 }
+
+/// Trees are equal when their entries are (contents compared by hash).
+impl PartialEq for RepoTree {
+    fn eq(&self, other: &RepoTree) -> bool {
+        self.entries == other.entries && self.skipped == other.skipped
+    }
+}
+
+impl Eq for RepoTree {}
 
 /// Caps on what a tree may expand to.
 #[derive(Debug, Clone, Copy)]
@@ -35,10 +138,13 @@ pub struct TreeLimits {
     pub max_entries: usize,
 }
 
+/// The default cap on what a Doc2Repo tree may expand to (`--max-repo-mb`).
+pub const DEFAULT_MAX_TREE_BYTES: u64 = 1 << 30;
+
 impl Default for TreeLimits {
     fn default() -> Self {
         TreeLimits {
-            max_total_bytes: 1 << 30,
+            max_total_bytes: DEFAULT_MAX_TREE_BYTES,
             max_entries: 200_000,
         }
     }
@@ -46,11 +152,23 @@ impl Default for TreeLimits {
 
 impl RepoTree {
     /// Regular files, in order.
-    pub fn files(&self) -> impl Iterator<Item = (&str, &[u8])> {
+    pub fn files(&self) -> impl Iterator<Item = (&str, &Blob)> {
         self.entries.iter().filter_map(|e| match &e.kind {
-            EntryKind::File { data, .. } => Some((e.path.as_str(), data.as_slice())),
+            EntryKind::File { blob, .. } => Some((e.path.as_str(), blob)),
             _ => None,
         })
+    }
+
+    /// The contents of a file of this tree (read from the spool).
+    pub fn read(&self, blob: &Blob) -> std::io::Result<Vec<u8>> {
+        let mut out = Vec::with_capacity(usize::try_from(blob.len).unwrap_or(0));
+        self.spool.copy(blob, &mut out)?;
+        Ok(out)
+    }
+
+    /// Bytes of all files together.
+    pub fn total_bytes(&self) -> u64 {
+        self.files().map(|(_, b)| b.len).sum()
     }
 
     /// A digest of the tree's paths, kinds, modes and contents (for resume keys).
@@ -61,10 +179,10 @@ impl RepoTree {
             h.update(e.path.as_bytes());
             match &e.kind {
                 EntryKind::Dir => h.update([0, b'd']),
-                EntryKind::File { data, executable } => {
+                EntryKind::File { blob, executable } => {
                     h.update([0, if *executable { b'x' } else { b'f' }]);
-                    h.update((data.len() as u64).to_le_bytes());
-                    h.update(data);
+                    h.update(blob.len.to_le_bytes());
+                    h.update(blob.sha256);
                 }
                 EntryKind::Symlink { target } => {
                     h.update([0, b'l']);
@@ -76,19 +194,65 @@ impl RepoTree {
         h.finalize().into()
     }
 
-    /// The tree as a tar archive for upload.
-    pub fn to_tar(&self) -> std::io::Result<Vec<u8>> {
-        let mut tar = TarBuilder::new();
+    /// Writes the tree as a tar archive to `out`, file by file through a fixed-size buffer.
+    pub fn write_tar<W: Write>(&self, out: W) -> std::io::Result<W> {
+        let mut tar = TarBuilder::to(out);
         for e in &self.entries {
             match &e.kind {
                 EntryKind::Dir => tar.dir(&e.path, 0o755)?,
-                EntryKind::File { data, executable } => {
-                    tar.file(&e.path, data, if *executable { 0o755 } else { 0o644 })?
+                EntryKind::File { blob, executable } => {
+                    let mode = if *executable { 0o755 } else { 0o644 };
+                    let mut reader = SpoolReader::new(&self.spool, blob);
+                    tar.file_from(&e.path, blob.len, &mut reader, mode)?
                 }
                 EntryKind::Symlink { target } => tar.symlink(&e.path, target)?,
             };
         }
         tar.finish()
+    }
+
+    /// The tree as a tar archive in memory (small trees: build contexts, tests).
+    pub fn to_tar(&self) -> std::io::Result<Vec<u8>> {
+        self.write_tar(Vec::new())
+    }
+}
+
+/// Reads one blob out of a spool in chunks (what `tar` wants for a member's contents).
+struct SpoolReader<'a> {
+    spool: &'a Spool,
+    blob: &'a Blob,
+    done: u64,
+}
+
+impl<'a> SpoolReader<'a> {
+    fn new(spool: &'a Spool, blob: &'a Blob) -> SpoolReader<'a> {
+        SpoolReader {
+            spool,
+            blob,
+            done: 0,
+        }
+    }
+}
+
+impl Read for SpoolReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let left = self.blob.len - self.done;
+        if left == 0 || buf.is_empty() {
+            return Ok(0);
+        }
+        let n = left.min(buf.len() as u64) as usize;
+        let file = self
+            .spool
+            .0
+            .as_ref()
+            .ok_or_else(|| std::io::Error::other("the tree's spool is gone"))?;
+        let mut f = file
+            .lock()
+            .map_err(|_| std::io::Error::other("spool lock poisoned"))?;
+        f.seek(SeekFrom::Start(self.blob.offset + self.done))?;
+        f.read_exact(&mut buf[..n])?;
+        self.done += n as u64;
+        Ok(n)
     }
 }
 
@@ -204,36 +368,40 @@ impl Collector<'_> {
         if let EntryKind::Symlink { target } = &kind {
             check_link(&path, target).map_err(|r| self.unsafe_entry(raw, r))?;
         }
-        if let EntryKind::File { data, .. } = &kind {
-            self.total += data.len() as u64;
+        if let EntryKind::File { blob, .. } = &kind {
+            self.total += blob.len;
         }
         if self.total > self.limits.max_total_bytes
             || self.tree.entries.len() >= self.limits.max_entries
         {
-            return Err(SubmissionError::TooLarge {
-                path: self.origin.to_owned(),
-                message: format!(
-                    "expands beyond {} bytes or {} entries",
-                    self.limits.max_total_bytes, self.limits.max_entries
-                ),
-            });
+            return Err(self.too_large());
         }
         self.tree.entries.push(TreeEntry { path, kind });
         Ok(())
     }
 
-    /// Reads at most what is left of the byte budget (plus one, to detect going over).
-    fn read_capped(&self, reader: &mut dyn Read, entry: &str) -> Result<Vec<u8>, SubmissionError> {
-        let left = self.limits.max_total_bytes.saturating_sub(self.total) + 1;
-        let mut data = Vec::new();
-        reader
-            .take(left)
-            .read_to_end(&mut data)
-            .map_err(|e| SubmissionError::BadArchive {
+    /// Spools at most what is left of the byte budget; over it is `TooLarge`.
+    fn spool(&mut self, reader: &mut dyn Read, entry: &str) -> Result<Blob, SubmissionError> {
+        let left = self.limits.max_total_bytes.saturating_sub(self.total);
+        match self.tree.spool.append(reader, left) {
+            Ok(Some(blob)) => Ok(blob),
+            Ok(None) => Err(self.too_large()),
+            Err(e) => Err(SubmissionError::BadArchive {
                 path: self.origin.to_owned(),
                 message: format!("{entry}: {e}"),
-            })?;
-        Ok(data)
+            }),
+        }
+    }
+
+    fn too_large(&self) -> SubmissionError {
+        SubmissionError::TooLarge {
+            path: self.origin.to_owned(),
+            message: format!(
+                "expands beyond {} MiB or {} entries (--max-repo-mb raises the first)",
+                self.limits.max_total_bytes / (1024 * 1024),
+                self.limits.max_entries
+            ),
+        }
     }
 
     /// Sorts the entries and checks the tree as a whole: no path twice (but a directory), no
@@ -362,9 +530,9 @@ fn read_dir(root: &Path, c: &mut Collector<'_>) -> Result<(), SubmissionError> {
             EntryKind::Dir
         } else if ft.is_file() {
             let mut file = fs_err::File::open(entry.path()).map_err(io)?;
-            let data = c.read_capped(&mut file, &rel)?;
+            let blob = c.spool(&mut file, &rel)?;
             EntryKind::File {
-                data,
+                blob,
                 executable: is_executable(entry.path()),
             }
         } else {
@@ -404,9 +572,9 @@ fn read_tar(reader: impl Read, c: &mut Collector<'_>) -> Result<(), SubmissionEr
         let mode = header.mode().unwrap_or(0o644);
         let kind = match kind {
             tar::EntryType::Regular | tar::EntryType::Continuous => {
-                let data = c.read_capped(&mut entry, &raw)?;
+                let blob = c.spool(&mut entry, &raw)?;
                 EntryKind::File {
-                    data,
+                    blob,
                     executable: mode & 0o111 != 0,
                 }
             }
@@ -450,13 +618,15 @@ fn read_zip(path: &Path, c: &mut Collector<'_>) -> Result<(), SubmissionError> {
             EntryKind::Dir
         } else if is_link {
             let mut target = String::new();
-            file.read_to_string(&mut target)
+            (&mut file)
+                .take(4096)
+                .read_to_string(&mut target)
                 .map_err(|e| bad(format!("{raw}: {e}")))?;
             EntryKind::Symlink { target }
         } else {
-            let data = c.read_capped(&mut file, &raw)?;
+            let blob = c.spool(&mut file, &raw)?;
             EntryKind::File {
-                data,
+                blob,
                 executable: mode.is_some_and(|m| m & 0o111 != 0),
             }
         };

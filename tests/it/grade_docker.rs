@@ -656,6 +656,107 @@ mod cli {
             .stderr(contains("hint: start the Docker engine"));
     }
 
+    /// A zip of the gold repository plus one file of `mib` MiB of zeros (about 1 KB per MiB).
+    fn zip_bomb(path: &std::path::Path, mib: usize) {
+        let mut zip = zip::ZipWriter::new(std::fs::File::create(path).unwrap());
+        let opts = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Deflated)
+            .large_file(true);
+        let gold = fixtures().join("submissions/minidoc_gold");
+        for entry in walkdir::WalkDir::new(&gold) {
+            let entry = entry.unwrap();
+            if entry.file_type().is_file() {
+                let rel = entry.path().strip_prefix(&gold).unwrap();
+                zip.start_file(rel.to_string_lossy(), opts).unwrap();
+                std::io::Write::write_all(&mut zip, &std::fs::read(entry.path()).unwrap()).unwrap();
+            }
+        }
+        zip.start_file("data/zeros.bin", opts).unwrap();
+        let block = vec![0u8; 1 << 20];
+        for _ in 0..mib {
+            std::io::Write::write_all(&mut zip, &block).unwrap();
+        }
+        zip.finish().unwrap();
+    }
+
+    /// The peak resident memory of a running child, read until it exits (`VmHWM` only grows).
+    fn peak_rss_kib(mut child: std::process::Child) -> (u64, std::process::Output) {
+        let pid = child.id();
+        let mut peak = 0;
+        while child.try_wait().unwrap().is_none() {
+            if let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status"))
+                && let Some(kib) = status
+                    .lines()
+                    .find_map(|l| l.strip_prefix("VmHWM:"))
+                    .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            {
+                peak = peak.max(kib);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        (peak, child.wait_with_output().unwrap())
+    }
+
+    #[test]
+    fn a_repository_archive_streams_into_the_container_with_flat_memory() {
+        if !docker_ready() {
+            return;
+        }
+        fixture_images();
+        let dir = tempfile::tempdir().unwrap();
+        let doc = super::doc2repo();
+        let bin = assert_cmd::cargo::cargo_bin!("beyondswe");
+        let run = |mib: usize, cap_mb: usize| {
+            let bomb = dir.path().join(format!("bomb-{mib}.zip"));
+            zip_bomb(&bomb, mib);
+            assert!(std::fs::metadata(&bomb).unwrap().len() < (mib as u64 + 64) * 2048);
+            let child = std::process::Command::new(bin)
+                .args(["grade-one", "--json", "--instance", doc.instance_id()])
+                .arg("--dataset")
+                .arg(fixtures().join("dataset/fixtures.jsonl"))
+                .arg("--test-suites")
+                .arg(fixtures().join("test_suites"))
+                .args([
+                    "--max-repo-mb",
+                    &cap_mb.to_string(),
+                    "--disk-mb",
+                    "2048",
+                    "--repo",
+                ])
+                .arg(&bomb)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            peak_rss_kib(child)
+        };
+        // Over the cap: refused before anything runs, naming the flag.
+        let (_, out) = run(64, 32);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("--max-repo-mb"),
+            "{out:?}"
+        );
+        // 64 MiB and 512 MiB trees: graded, and the grader's memory does not grow with them.
+        let mut peaks = Vec::new();
+        for mib in [64, 512] {
+            let (peak, out) = run(mib, 1024);
+            let v: serde_json::Value =
+                serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {out:?}"));
+            assert_eq!(v["verdict"], "resolved", "{mib} MiB: {v}");
+            peaks.push(peak);
+        }
+        assert!(
+            peaks[1] < 100 * 1024,
+            "peak RSS {} KiB for a 512 MiB tree",
+            peaks[1]
+        );
+        assert!(
+            peaks[1] < peaks[0] + 16 * 1024,
+            "memory grows with the tree: {peaks:?} KiB"
+        );
+    }
+
     #[test]
     fn missing_image_is_an_infrastructure_error() {
         if !docker_ready() {
