@@ -155,6 +155,11 @@ pub enum IngestError {
     },
     #[error(transparent)]
     Transcript(#[from] TranscriptError),
+    /// Its message names the file (and line) already.
+    #[error(transparent)]
+    Predictions(#[from] crate::submission::predictions::PredictionsError),
+    #[error(transparent)]
+    Patch(#[from] crate::submission::SubmissionError),
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> IngestError + '_ {
@@ -524,8 +529,12 @@ fn number_repeats(ing: &mut Ingest) {
 }
 
 /// The bytes of a patch file, if there is one.
+/// A patch an agent left, read with the same checks and cap as `--patch` (a regular file, at
+/// most `DEFAULT_MAX_PATCH_BYTES`).
 fn read_optional(path: Option<&PathBuf>) -> Result<Option<Vec<u8>>, IngestError> {
-    path.map(|p| fs_err::read(p).map_err(io(p))).transpose()
+    path.map(|p| crate::submission::read_patch(p, crate::submission::DEFAULT_MAX_PATCH_BYTES))
+        .transpose()
+        .map_err(IngestError::from)
 }
 
 fn join_note(old: Option<String>, new: &str) -> String {
@@ -541,10 +550,7 @@ fn predictions(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
     } else {
         path.to_owned()
     };
-    let preds = read_predictions(&file).map_err(|e| IngestError::Bad {
-        path: file.clone(),
-        message: e.to_string(),
-    })?;
+    let preds = read_predictions(&file)?;
     for p in preds {
         let (patch, repo) = match p.predicted {
             Predicted::Patch(b) => (Some(b), None),
