@@ -1409,9 +1409,20 @@ def canary_modules_for_ids(ids):
     return modules
 
 
-def judge_canaries(ctx, records, outcomes_by_node):
+CANARY_RERUNS = 2
+
+
+def twin_disagrees(rec, outcomes_by_node, param):
+    return (outcomes_by_node.get(rec["template"] + param) == "passed"
+            and outcomes_by_node.get(rec["twin"] + param) not in ("passed", None))
+
+
+def judge_canaries(ctx, records, outcomes_by_node, rerun=None):
     """Facts about the canaries: a poisoned clone reported passed, a twin that disagrees with its
-    passing original, or a canary missing while its module ran, is proof of forged outcomes."""
+    passing original, or a canary missing while its module ran, is proof of forged outcomes.
+    A twin's disagreement is proof only if it repeats on every rerun of the pair (`rerun`: ids to
+    outcomes, in a fresh runner): a flaky test disagrees with its twin now and then, a test whose
+    outcome is forged by name does every time."""
     facts = []
     for rec in records:
         def group(prefix):
@@ -1429,8 +1440,24 @@ def judge_canaries(ctx, records, outcomes_by_node):
                 bad.append("the poisoned clone %s%s, which must fail, was reported %s" % (rec["poison"], param, outcome))
         for param, outcome in tmpl.items():
             if outcome == "passed" and twin.get(param) not in ("passed", None):
-                bad.append("%s%s passed but its identical twin %s%s was reported %s" %
-                           (rec["template"], param, rec["twin"], param, twin.get(param)))
+                claim = "%s%s passed but its identical twin %s%s was reported %s" % (
+                    rec["template"], param, rec["twin"], param, twin.get(param))
+                again = 0
+                while rerun is not None and again < CANARY_RERUNS:
+                    again += 1
+                    now = rerun([rec["template"] + param, rec["twin"] + param])
+                    if not twin_disagrees(rec, now, param):
+                        # A test that did not pass every time has not passed: whether flaky or
+                        # forged only on the first run, its outcome is the rerun's.
+                        if now.get(rec["template"] + param) != "passed":
+                            outcomes_by_node[rec["template"] + param] = now.get(rec["template"] + param) or "not_run"
+                        break
+                else:
+                    bad.append(claim + ("" if rerun is None else " (and again on %d reruns)" % again))
+                    continue
+                fact.setdefault("flaky", []).append(claim)
+                ctx.suspicious("%s, but not on rerun %d of the pair: the test is flaky (not counted as proof)"
+                               % (claim, again))
         if module_ran and tmpl and (not twin or not poison):
             bad.append("canaries planted in %s vanished while its tests ran" % rec["module"])
         fact["proof"] = bad
@@ -1741,8 +1768,12 @@ def grade_issue(ctx):
     ctx.timed("hand_over", t)
     run_ids = ids + [r["twin"] for r in records] + [r["poison"] for r in records]
     test_files = [os.path.join(ctx.workdir, p) for p in sorted(locked) if p.endswith(".py")]
-    run = run_tests(ctx, run_ids, ctx.workdir, ctx.workdir, [], test_files, [ctx.workdir], spec.get("timeout", 1800))
-    ctx.facts["canaries"] = judge_canaries(ctx, records, run["outcomes"])
+    timeout = spec.get("timeout", 1800)
+    run = run_tests(ctx, run_ids, ctx.workdir, ctx.workdir, [], test_files, [ctx.workdir], timeout)
+
+    def rerun(pair):
+        return run_tests(ctx, pair, ctx.workdir, ctx.workdir, [], test_files, [ctx.workdir], timeout)["outcomes"]
+    ctx.facts["canaries"] = judge_canaries(ctx, records, run["outcomes"], rerun)
     req = required_outcomes(run, ids)
     ctx.facts["fail_to_pass"] = dict((i, req[i]) for i in f2p)
     ctx.facts["pass_to_pass"] = dict((i, req[i]) for i in p2p)
@@ -1821,9 +1852,13 @@ def grade_doc2repo(ctx):
     prepend = [target, ctx.workdir] + ([os.path.join(ctx.workdir, "src")] if os.path.isdir(os.path.join(ctx.workdir, "src")) else [])
     ctx.repo_paths = ctx.repo_paths + [target, home]
     chown_tree(ctx.workdir, ctx.uid, ctx.gid)
-    run = run_tests(ctx, [suite], suite, suite, extra, [suite], prepend, spec.get("timeout", 1800))
+    timeout = spec.get("timeout", 1800)
+    run = run_tests(ctx, [suite], suite, suite, extra, [suite], prepend, timeout)
+
+    def rerun(pair):
+        return run_tests(ctx, pair, suite, suite, extra, [suite], prepend, timeout)["outcomes"]
+    ctx.facts["canaries"] = judge_canaries(ctx, records, run["outcomes"], rerun)
     shutil.rmtree(suite, ignore_errors=True)
-    ctx.facts["canaries"] = judge_canaries(ctx, records, run["outcomes"])
     canary_ids = set()
     for r in records:
         canary_ids.update(k for k in run["outcomes"] if k.startswith((r["twin"], r["poison"])))
@@ -2082,6 +2117,23 @@ def cmd_decide(args):
     return 0
 
 
+def cmd_judge(args):
+    """Judges canaries from stdin JSON {records, outcomes, reruns: [outcomes, ...]} (the pair's
+    outcomes on each rerun, in order); prints the proof, the flaky claims and the outcomes after,
+    for the table test."""
+    case = json.loads(sys.stdin.read())
+    ctx = Ctx({})
+    reruns = list(case.get("reruns", []))
+
+    def rerun(pair):
+        return reruns.pop(0) if reruns else {}
+    outcomes = dict(case["outcomes"])
+    facts = judge_canaries(ctx, case["records"], outcomes, rerun if case.get("rerun", True) else None)
+    sys.stdout.write(json.dumps({"forgery": ctx.flags["forgery"], "flaky": [f.get("flaky", []) for f in facts],
+                                 "outcomes": outcomes, "reruns_left": len(reruns)}) + "\n")
+    return 0
+
+
 def main(argv):
     parser = argparse.ArgumentParser(prog="beyondswe_verify.py")
     sub = parser.add_subparsers(dest="command")
@@ -2096,9 +2148,11 @@ def main(argv):
     p.add_argument("--state-dir", default="/var/lib/beyondswe")
     sub.add_parser("classify")
     sub.add_parser("decide")
+    sub.add_parser("judge")
     args = parser.parse_args(argv[1:])
     commands = {"grade": cmd_grade, "harbor": cmd_harbor, "prepare": cmd_prepare,
-                "classify": cmd_classify, "decide": cmd_decide}
+                "classify": cmd_classify, "decide": cmd_decide,
+                "judge": cmd_judge}
     if args.command not in commands:
         parser.print_help()
         return 2

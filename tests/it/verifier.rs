@@ -110,6 +110,11 @@ fn decide_over_a_table_of_facts() {
          "suite": {"passed": 3, "collected": 3, "expected": 10}},
         {"family": "Doc2Repo", "flags": flags(&["a conftest appeared"]), "run": run(0),
          "suite": {"passed": 10, "collected": 10, "expected": 10}},
+        {"family": "CrossRepo", "flags": flags(&[]), "run": run(1),
+         "disk_limit": {"limit_bytes": 1, "written_bytes": 2}, "fail_to_pass": {"a": "passed"}},
+        {"family": "Doc2Repo", "flags": flags(&[]), "run": run(1),
+         "disk_limit": {"limit_bytes": 1, "written_bytes": 2},
+         "suite": {"passed": 4, "collected": 4, "expected": 10}},
     ]);
     let expected = serde_json::json!([
         ["resolved", "all_tests_passed", 1.0],
@@ -126,6 +131,8 @@ fn decide_over_a_table_of_facts() {
         ["resolved", "all_tests_passed", 1.0],
         ["unresolved", "timeout", 0.3],
         ["unresolved", "forgery_detected", 0.0],
+        ["unresolved", "disk_limit", 0.0],
+        ["unresolved", "disk_limit", 0.4],
     ]);
     let got = verify_py(&["decide"], &cases.to_string());
     assert_eq!(got, expected);
@@ -134,4 +141,59 @@ fn decide_over_a_table_of_facts() {
         let r: Result<beyondswe::grade::Reason, _> = serde_json::from_value(row[1].clone());
         assert!(r.is_ok(), "{row}");
     }
+}
+
+/// A twin that disagrees with its passing original is proof only when it does so on every rerun
+/// of the pair; otherwise the test is flaky, and a test that failed on a rerun has not passed
+/// (so forging only the first run gains nothing).
+#[test]
+fn a_twin_disagreeing_once_is_flakiness_and_every_time_is_proof() {
+    let rec = serde_json::json!({"module": "tests/t.py", "template": "tests/t.py::test_a",
+                                 "twin": "tests/t.py::test_a_again", "poison": "tests/t.py::test_a_check"});
+    let first = serde_json::json!({"tests/t.py::test_a": "passed", "tests/t.py::test_a_again": "failed",
+                                   "tests/t.py::test_a_check": "failed"});
+    let pair = |a: &str, b: &str| serde_json::json!({"tests/t.py::test_a": a, "tests/t.py::test_a_again": b});
+    let judge = |reruns: serde_json::Value, rerun: bool| {
+        let case = serde_json::json!({"records": [rec], "outcomes": first, "reruns": reruns, "rerun": rerun});
+        verify_py(&["judge"], &case.to_string())
+    };
+    // The same disagreement on both reruns: forged by name.
+    let got = judge(
+        serde_json::json!([pair("passed", "failed"), pair("passed", "failed")]),
+        true,
+    );
+    assert_eq!(got["forgery"].as_array().unwrap().len(), 1, "{got}");
+    assert!(
+        got["forgery"][0]
+            .as_str()
+            .unwrap()
+            .contains("again on 2 reruns"),
+        "{got}"
+    );
+    // The twin passes on the first rerun: flaky; the original keeps its pass; no more reruns.
+    let got = judge(
+        serde_json::json!([pair("passed", "passed"), pair("passed", "failed")]),
+        true,
+    );
+    assert_eq!(got["forgery"], serde_json::json!([]), "{got}");
+    assert_eq!(got["flaky"][0].as_array().unwrap().len(), 1, "{got}");
+    assert_eq!(got["outcomes"]["tests/t.py::test_a"], "passed", "{got}");
+    assert_eq!(got["reruns_left"], 1, "{got}");
+    // The original fails on a rerun (flaky, or forged on the first run only): not passed.
+    let got = judge(
+        serde_json::json!([pair("passed", "failed"), pair("failed", "failed")]),
+        true,
+    );
+    assert_eq!(got["forgery"], serde_json::json!([]), "{got}");
+    assert_eq!(got["outcomes"]["tests/t.py::test_a"], "failed", "{got}");
+    // A poisoned clone that passes is proof at once, whatever the reruns say.
+    let mut poisoned = first.clone();
+    poisoned["tests/t.py::test_a_check"] = "passed".into();
+    poisoned["tests/t.py::test_a_again"] = "passed".into();
+    let case = serde_json::json!({"records": [rec], "outcomes": poisoned, "reruns": []});
+    let got = verify_py(&["judge"], &case.to_string());
+    assert_eq!(got["forgery"].as_array().unwrap().len(), 1, "{got}");
+    // Without reruns (none possible), the disagreement is proof as before.
+    let got = judge(serde_json::json!([]), false);
+    assert_eq!(got["forgery"].as_array().unwrap().len(), 1, "{got}");
 }
