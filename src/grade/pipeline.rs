@@ -273,6 +273,7 @@ async fn ensure_prepared<S: Sandbox>(
         record.workdir(),
         adapters::STRIP_HISTORY_SH,
         adapters::VERIFY_PY,
+        adapters::PYTEST_RUNNER_PY,
         adapters::RESTORE_RULES_JSON,
     ] {
         key.update(part.as_bytes());
@@ -327,8 +328,9 @@ async fn prepare<S: Sandbox>(
         .map_err(Stop::internal)?;
     for (name, data) in [
         ("strip_history.sh", adapters::STRIP_HISTORY_SH),
-        ("beyondswe_verify.py", adapters::VERIFY_PY),
-        ("beyondswe_restore_rules.json", adapters::RESTORE_RULES_JSON),
+        (VERIFY_FILE, adapters::VERIFY_PY),
+        (RUNNER_FILE, adapters::PYTEST_RUNNER_PY),
+        (RULES_FILE, adapters::RESTORE_RULES_JSON),
     ] {
         tar.file(&format!("{state}/{name}"), data.as_bytes(), 0o700)
             .map_err(Stop::internal)?;
@@ -515,9 +517,15 @@ impl<S: Sandbox> Run<'_, S> {
 
         let t = Instant::now();
         let limit = self.opts.setup_timeout + self.opts.test_timeout + Duration::from_secs(120);
+        // The verifier, its runner and rules are the prepared image's (in the root-only state
+        // directory, the same version: the prepared image is keyed by the adapter files), and
+        // the verifier is imported from the bytecode the prepare step compiled.
         let script = format!(
-            "{FIND_PYTHON}; exec \"$PY\" -I -S {verify} grade --spec {spec}",
-            verify = shell_quote(&self.file(VERIFY_FILE)),
+            "{FIND_PYTHON}; cd / && exec \"$PY\" -I -S -c {launch} grade --spec {spec}",
+            launch = shell_quote(&format!(
+                "import sys; sys.path.insert(0, '{STATE_DIR}'); import beyondswe_verify as v; \
+                 sys.exit(v.main(['{VERIFY_FILE}'] + sys.argv[1:]))"
+            )),
             spec = shell_quote(&self.file("spec.json")),
         );
         // The result comes back on the verifier's stdout: it moves fd 1 out of every child's
@@ -582,9 +590,6 @@ impl<S: Sandbox> Run<'_, S> {
                 .map(|_| ())
                 .map_err(Stop::internal)
         };
-        add(VERIFY_FILE, adapters::VERIFY_PY.as_bytes())?;
-        add(RUNNER_FILE, adapters::PYTEST_RUNNER_PY.as_bytes())?;
-        add(RULES_FILE, adapters::RESTORE_RULES_JSON.as_bytes())?;
         let record = self.record;
         let mut spec = serde_json::json!({
             "instance_id": record.instance_id(),
