@@ -2,7 +2,7 @@
 //! offline grader use byte-identical copies.
 //!
 //! The sources live in `adapters/` at the repository root; this module only exposes them and fills
-//! the one template placeholder (`solve.sh`'s working directory).
+//! the one template placeholder (the `solve*.sh` working directory).
 
 /// Checks out the base commit's history only and proves no newer commit is stored.
 pub const STRIP_HISTORY_SH: &str = include_str!("../adapters/strip_history.sh");
@@ -15,15 +15,17 @@ pub const RESTORE_RULES_JSON: &str = include_str!("../adapters/restore_rules.jso
 /// Harbor `tests/test.sh`.
 pub const TEST_SH: &str = include_str!("../adapters/test.sh");
 const SOLVE_SH: &str = include_str!("../adapters/solve.sh");
+const SOLVE_REPO_SH: &str = include_str!("../adapters/solve_repo.sh");
 
 /// Every embedded file, by its name in `adapters/` (a test checks none is missing).
-pub const FILES: [(&str, &str); 6] = [
+pub const FILES: [(&str, &str); 7] = [
     ("strip_history.sh", STRIP_HISTORY_SH),
     ("verify.py", VERIFY_PY),
     ("pytest_runner.py", PYTEST_RUNNER_PY),
     ("restore_rules.json", RESTORE_RULES_JSON),
     ("test.sh", TEST_SH),
     ("solve.sh", SOLVE_SH),
+    ("solve_repo.sh", SOLVE_REPO_SH),
 ];
 
 /// A digest of every embedded file: what runs in the container, part of each resume key (a
@@ -43,6 +45,11 @@ pub fn digest() -> String {
 /// Harbor `solution/solve.sh` for a repository at `workdir`.
 pub fn solve_sh(workdir: &str) -> String {
     SOLVE_SH.replace("@WORKDIR@", &shell_quote(workdir))
+}
+
+/// Harbor `solution/solve.sh` for a Doc2Repo reference repository (`solution/repo.tar`).
+pub fn solve_repo_sh(workdir: &str) -> String {
+    SOLVE_REPO_SH.replace("@WORKDIR@", &shell_quote(workdir))
 }
 
 /// Quotes a string for POSIX sh with single quotes.

@@ -173,6 +173,23 @@ pub fn validate_tasks_dir(
                         ));
                     }
                 }
+                if !dir.join(paths::SOLVE_SH).is_file() {
+                    report.problems.push(problem(
+                        &location,
+                        Some(&read.record),
+                        Severity::Warning,
+                        None,
+                        format!(
+                            "{} is missing: Harbor's oracle agent cannot run this task (0.26: `Solution script not found`, an error trial; 0.1.x: no reward){}",
+                            paths::SOLVE_SH,
+                            if read.record.family() == crate::record::Family::Doc2Repo {
+                                "; convert with --solutions DIR holding a reference repository"
+                            } else {
+                                ""
+                            }
+                        ),
+                    ));
+                }
                 if !dir.join(paths::ENVIRONMENT).is_dir() {
                     report.problems.push(problem(
                         &location,
@@ -390,6 +407,18 @@ fn check_record(record: &Record, location: &str, suites: Suites<'_>) -> Vec<Prob
             Severity::Warning,
             Some("patch"),
             "no gold patch: `grade --gold` cannot check this instance".into(),
+        ));
+    }
+    if family == crate::record::Family::Doc2Repo
+        && gold.is_none()
+        && matches!(suites, Suites::Dir(_))
+    {
+        out.push(problem(
+            location,
+            Some(record),
+            Severity::Warning,
+            Some("patch"),
+            "no reference solution: `grade --gold` cannot check this instance, and its Harbor task has no oracle unless `convert to-harbor --solutions DIR` supplies a repository".into(),
         ));
     }
     let (_, keep) = restore_rules::keep_paths(record);

@@ -3,6 +3,7 @@
 use super::{exit, note, out};
 use anyhow::{Context, Result, bail};
 use beyondswe::convert::{self, Resources, ToHarborOptions};
+use beyondswe::harbor::paths;
 use beyondswe::record::{Family, JsonlWriter, RecordReader};
 use clap::{Args, Subcommand};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -34,11 +35,20 @@ pub(crate) struct ToHarborArgs {
     /// Report every bad line and convert the rest (the exit code is still non-zero).
     #[arg(long)]
     pub(crate) keep_going: bool,
-    /// Leave `docker_image` out of task.toml so Harbor always builds environment/ (and runs the
-    /// history strip) instead of starting the prebuilt image directly.
+    /// Write `[environment].docker_image`: Harbor then starts the record's image as it is and
+    /// never runs environment/ (the history strip). Only for images already stripped of every
+    /// commit, tag and ref newer than the base; by default Harbor builds environment/.
     #[arg(long)]
+    pub(crate) prebuilt_image: bool,
+    /// The default since `--prebuilt-image` exists; accepted for old scripts.
+    #[arg(long, hide = true, conflicts_with = "prebuilt_image")]
     pub(crate) omit_docker_image: bool,
-    /// CPUs per task container.
+    /// Doc2Repo reference solutions, one per instance id: a directory `DIR/<id>/` or an archive
+    /// `DIR/<id>.tar|.tar.gz|.tgz|.zip`; `solution/solve.sh` puts it into the workdir (Harbor's
+    /// oracle agent). Without one a Doc2Repo task has no oracle (a warning says so).
+    #[arg(long)]
+    pub(crate) solutions: Option<PathBuf>,
+    /// CPUs per task container (Harbor: `--override-cpus N` raises it per run).
     #[arg(long, default_value_t = Resources::default().cpus)]
     pub(crate) cpus: u32,
     /// Memory per task container, in MB.
@@ -78,6 +88,8 @@ pub(crate) fn run(cmd: ConvertCommand) -> Result<i32> {
 pub(crate) struct Summary {
     pub(crate) per_family: BTreeMap<Family, usize>,
     pub(crate) failed: usize,
+    /// Tasks written without `solution/solve.sh`.
+    pub(crate) without_oracle: usize,
 }
 
 impl Summary {
@@ -97,6 +109,9 @@ impl Summary {
         if self.failed > 0 {
             text.push_str(&format!("  {:<11} {}\n", "failed", self.failed));
         }
+        if self.without_oracle > 0 {
+            text.push_str(&format!("  {:<11} {}\n", "no oracle", self.without_oracle));
+        }
         text
     }
 }
@@ -105,7 +120,8 @@ pub(crate) fn to_harbor(args: &ToHarborArgs) -> Result<i32> {
     let opts = ToHarborOptions {
         test_suites: args.test_suites.clone(),
         force: args.force,
-        omit_docker_image: args.omit_docker_image,
+        prebuilt_image: args.prebuilt_image,
+        solutions: args.solutions.clone(),
         resources: Resources {
             cpus: args.cpus,
             memory_mb: args.memory_mb,
@@ -183,7 +199,22 @@ pub(crate) fn to_harbor_with(
             convert::write_task(&record, out_dir, opts).map_err(anyhow::Error::from)
         };
         match result {
-            Ok(_) => {
+            Ok(dir) => {
+                if !dir.join(paths::SOLVE_SH).is_file() {
+                    summary.without_oracle += 1;
+                    note(format!(
+                        "warning: {place}: no solution (no gold patch{}); the task has no solution/solve.sh, so Harbor's oracle agent cannot run it (Harbor 0.26: `Solution script not found`, an error trial; 0.1.x: no reward)",
+                        if record.family() == Family::Doc2Repo {
+                            if opts.solutions.is_some() {
+                                " and nothing for it in --solutions"
+                            } else {
+                                "; pass --solutions DIR with a reference repository"
+                            }
+                        } else {
+                            ""
+                        }
+                    ));
+                }
                 if !wanted.is_empty() {
                     found.insert(id_hash);
                 }

@@ -20,6 +20,20 @@ pub enum ConvertError {
         name: String,
         reason: &'static str,
     },
+    #[error(
+        "instance `{id}`: its task directory {path} holds instance `{other}` (the two ids differ only in case or in characters Harbor cannot use in a directory name)"
+    )]
+    TaskDirTaken {
+        id: String,
+        other: String,
+        path: PathBuf,
+    },
+    #[error("instance `{id}`: reference solution {path}: {message}")]
+    Solution {
+        id: String,
+        path: PathBuf,
+        message: String,
+    },
     #[error("{path}: already exists (pass --force to replace it)")]
     TaskExists { path: PathBuf },
     #[error("{}", crate::errors::io_message(path, source))]

@@ -8,9 +8,11 @@ use super::error::{ConvertError, io_err};
 use crate::adapters;
 use crate::harbor::{
     CONVERTED_BY, CONVERTED_BY_KEY, EnvironmentToml, TaskToml, TestConfig, Timeout, paths,
+    task_dir_name,
 };
 use crate::record::{Family, Record};
 use crate::restore_rules;
+use crate::submission::{TreeLimits, read_tree};
 use fs_err as fs;
 use std::path::{Path, PathBuf};
 use toml::Table;
@@ -28,10 +30,12 @@ pub struct Resources {
 }
 
 impl Default for Resources {
-    /// The official BeyondSWE runs: 4 CPUs, 8 GiB, a 4-hour session, tests capped at 30 minutes.
+    /// 2 CPUs (the official runs used 4, which Docker refuses on a 2-core machine: `Range of
+    /// CPUs is from 0.01 to 2.00`; Harbor's `--override-cpus` raises it per run), 8 GiB, a 4-hour
+    /// session, tests capped at 30 minutes.
     fn default() -> Self {
         Resources {
-            cpus: 4,
+            cpus: 2,
             memory_mb: 8192,
             storage_mb: 20480,
             agent_timeout_sec: 14400.0,
@@ -48,9 +52,14 @@ pub struct ToHarborOptions {
     pub test_suites: Option<PathBuf>,
     /// Replace task directories that already exist.
     pub force: bool,
-    /// Leave `docker_image` out of `task.toml`, so that Harbor always builds `environment/` (and
-    /// with it the history strip) instead of starting the prebuilt image directly.
-    pub omit_docker_image: bool,
+    /// Write `[environment].docker_image` (the record's image). Harbor then starts that image as
+    /// it is and never builds `environment/`, so the history strip does not run: only for images
+    /// that are already stripped. Off by default: Harbor builds `environment/`, whose Dockerfile
+    /// strips every commit, tag and ref newer than the base before any agent starts.
+    pub prebuilt_image: bool,
+    /// Doc2Repo reference solutions: `<dir>/<instance_id>` as a directory, or
+    /// `<instance_id>.tar`, `.tar.gz`, `.tgz` or `.zip`; installed by `solution/solve.sh`.
+    pub solutions: Option<PathBuf>,
     pub resources: Resources,
 }
 
@@ -129,7 +138,33 @@ pub fn find_test_suite(record: &Record, dir: &Path) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// Writes one task directory `out_dir/<instance_id>`; returns its path.
+/// A Doc2Repo record's reference solution in `dir`: `<instance_id>` as a directory, else
+/// `<instance_id>.tar`, `.tar.gz`, `.tgz` or `.zip`.
+pub fn find_solution(record: &Record, dir: &Path) -> Option<PathBuf> {
+    let id = record.instance_id();
+    if check_dir_name(id).is_err() {
+        return None;
+    }
+    let as_dir = dir.join(id);
+    if as_dir.is_dir() {
+        return Some(as_dir);
+    }
+    ["tar", "tar.gz", "tgz", "zip"]
+        .iter()
+        .map(|ext| dir.join(format!("{id}.{ext}")))
+        .find(|p| p.is_file())
+}
+
+/// The instance a task directory was written for (its `[metadata].instance_id`), if readable.
+fn owner_of(dir: &Path) -> Option<String> {
+    let text = fs::read_to_string(dir.join(paths::TASK_TOML)).ok()?;
+    TaskToml::parse(&text)
+        .ok()?
+        .meta_str("instance_id")
+        .map(str::to_owned)
+}
+
+/// Writes one task directory `out_dir/<task_dir_name(instance_id)>`; returns its path.
 pub fn write_task(
     record: &Record,
     out_dir: &Path,
@@ -164,16 +199,51 @@ pub fn write_task(
         None
     };
 
-    let target = out_dir.join(id);
-    if target.exists() && !opts.force {
-        return Err(ConvertError::TaskExists { path: target });
+    let solution = match (&opts.solutions, family) {
+        (Some(dir), Family::Doc2Repo) => match find_solution(record, dir) {
+            Some(path) => {
+                let tree = read_tree(&path, TreeLimits::default()).map_err(|e| {
+                    ConvertError::Solution {
+                        id: id.to_owned(),
+                        path: path.clone(),
+                        message: e.to_string(),
+                    }
+                })?;
+                let tar = tree.to_tar().map_err(io_err(&path))?;
+                Some(tar)
+            }
+            None => None,
+        },
+        _ => None,
+    };
+
+    let target = out_dir.join(task_dir_name(id));
+    if target.exists() {
+        match owner_of(&target) {
+            Some(other) if other != id => {
+                return Err(ConvertError::TaskDirTaken {
+                    id: id.to_owned(),
+                    other,
+                    path: target,
+                });
+            }
+            _ if !opts.force => return Err(ConvertError::TaskExists { path: target }),
+            _ => {}
+        }
     }
     fs::create_dir_all(out_dir).map_err(io_err(out_dir))?;
     let tmp = tempfile::Builder::new()
         .prefix(&format!(".{id}.tmp-"))
         .tempdir_in(out_dir)
         .map_err(io_err(out_dir))?;
-    write_task_files(record, image, tmp.path(), suite.as_deref(), opts)?;
+    write_task_files(
+        record,
+        image,
+        tmp.path(),
+        suite.as_deref(),
+        solution.as_deref(),
+        opts,
+    )?;
     install_dir(tmp, &target)?;
     Ok(target)
 }
@@ -228,6 +298,7 @@ fn write_task_files(
     image: &str,
     dir: &Path,
     suite: Option<&Path>,
+    solution_tar: Option<&[u8]>,
     opts: &ToHarborOptions,
 ) -> Result<(), ConvertError> {
     let family = record.family();
@@ -300,8 +371,17 @@ fn write_task_files(
         fs::copy(src, &dst).map_err(io_err(src))?;
     }
 
-    // solution/
-    if let Some(gold) = record.gold_patch() {
+    // solution/: a Doc2Repo reference repository, else the gold patch. Without either, Harbor's
+    // oracle agent has nothing to run (README: "Tasks without a solution").
+    if let Some(tar) = solution_tar {
+        write(dir, paths::SOLUTION_REPO, tar)?;
+        write(
+            dir,
+            paths::SOLVE_SH,
+            adapters::solve_repo_sh(workdir).as_bytes(),
+        )?;
+        make_executable(&dir.join(paths::SOLVE_SH))?;
+    } else if let Some(gold) = record.gold_patch() {
         write(dir, paths::SOLUTION_PATCH, gold.as_bytes())?;
         write(dir, paths::SOLVE_SH, adapters::solve_sh(workdir).as_bytes())?;
         make_executable(&dir.join(paths::SOLVE_SH))?;
@@ -364,7 +444,7 @@ fn task_toml(record: &Record, image: &str, opts: &ToHarborOptions) -> TaskToml {
             timeout_sec: Some(res.agent_timeout_sec),
         },
         environment: EnvironmentToml {
-            docker_image: (!opts.omit_docker_image).then(|| image.to_owned()),
+            docker_image: opts.prebuilt_image.then(|| image.to_owned()),
             build_timeout_sec: Some(res.build_timeout_sec),
             cpus: Some(f64::from(res.cpus)),
             memory_mb: Some(res.memory_mb),
@@ -428,4 +508,154 @@ fn dockerfile(record: &Record, image: &str) -> String {
         out.push_str(&format!("COPY [\"repo_document.md\", {}]\n", json(&dest)));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn record(id: &str, task: &str, patch: Option<&str>) -> Record {
+        let mut v = json!({
+            "instance_id": id, "task": task, "image": "beyondswe-fixture/x:1",
+            "base_commit": "0123456789abcdef0123456789abcdef01234567", "workdir": "/workspace/x",
+            "problem_statement": "Fix it.", "FAIL_TO_PASS": ["tests/test_x.py::test_a"],
+            "REPO_DOCUMENT_CONTENT": "# spec", "test_suite": "s.zip", "test_suite_num": 2,
+        });
+        if let Some(p) = patch {
+            v["patch"] = json!(p);
+        }
+        Record::from_value(v).unwrap()
+    }
+
+    fn suites(dir: &Path) -> PathBuf {
+        let d = dir.join("suites");
+        fs::create_dir_all(&d).unwrap();
+        fs::write(
+            d.join("s.zip"),
+            b"PK\x05\x06\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        )
+        .unwrap();
+        d
+    }
+
+    fn toml_of(dir: &Path) -> TaskToml {
+        TaskToml::parse(&fs::read_to_string(dir.join(paths::TASK_TOML)).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn default_task_has_no_prebuilt_image_and_fits_two_cores() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = write_task(
+            &record("acme_x_pr1", "CrossRepo", Some("diff")),
+            tmp.path(),
+            &ToHarborOptions::default(),
+        )
+        .unwrap();
+        let t = toml_of(&dir);
+        assert_eq!(
+            t.environment.docker_image, None,
+            "Harbor must build environment/"
+        );
+        assert_eq!(t.environment.cpus, Some(2.0));
+        assert_eq!(t.meta_str("image"), Some("beyondswe-fixture/x:1"));
+        let opts = ToHarborOptions {
+            prebuilt_image: true,
+            force: true,
+            ..ToHarborOptions::default()
+        };
+        let dir = write_task(&record("acme_x_pr1", "CrossRepo", None), tmp.path(), &opts).unwrap();
+        assert_eq!(
+            toml_of(&dir).environment.docker_image.as_deref(),
+            Some("beyondswe-fixture/x:1")
+        );
+    }
+
+    #[test]
+    fn directory_is_lower_case_and_the_id_survives() {
+        let tmp = tempfile::tempdir().unwrap();
+        let rec = record("PyCQA_pyflakes_pr801", "CrossRepo", Some("diff"));
+        let dir = write_task(&rec, tmp.path(), &ToHarborOptions::default()).unwrap();
+        assert_eq!(dir.file_name().unwrap(), "pycqa_pyflakes_pr801");
+        assert_eq!(
+            toml_of(&dir).meta_str("instance_id"),
+            Some("PyCQA_pyflakes_pr801")
+        );
+        let back = crate::convert::read_task(&dir).unwrap().record;
+        assert_eq!(back.instance_id(), "PyCQA_pyflakes_pr801");
+        // Another id with the same directory is refused, even with --force.
+        let other = record("pycqa_pyflakes_pr801", "CrossRepo", Some("diff"));
+        let opts = ToHarborOptions {
+            force: true,
+            ..ToHarborOptions::default()
+        };
+        let err = write_task(&other, tmp.path(), &opts)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("holds instance `PyCQA_pyflakes_pr801`"),
+            "{err}"
+        );
+        // The same id again is the usual "exists" unless --force.
+        let err = write_task(&rec, tmp.path(), &ToHarborOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("already exists"), "{err}");
+        write_task(&rec, tmp.path(), &opts).unwrap();
+    }
+
+    #[test]
+    fn doc2repo_solution_from_a_directory_or_an_archive() {
+        let tmp = tempfile::tempdir().unwrap();
+        let sols = tmp.path().join("solutions");
+        fs::create_dir_all(sols.join("Mini_a/mini")).unwrap();
+        fs::write(sols.join("Mini_a/mini/__init__.py"), b"X = 1\n").unwrap();
+        fs::write(sols.join("Mini_a/setup.py"), b"\xff\x00binary-safe").unwrap();
+        let opts = ToHarborOptions {
+            test_suites: Some(suites(tmp.path())),
+            solutions: Some(sols.clone()),
+            ..ToHarborOptions::default()
+        };
+        let dir = write_task(
+            &record("Mini_a", "Doc2Repo", None),
+            &tmp.path().join("t"),
+            &opts,
+        )
+        .unwrap();
+        let solve = fs::read_to_string(dir.join(paths::SOLVE_SH)).unwrap();
+        assert!(solve.contains("tar -xf /solution/repo.tar"), "{solve}");
+        assert!(solve.contains("'/workspace/x'"), "{solve}");
+        let tar = fs::read(dir.join(paths::SOLUTION_REPO)).unwrap();
+        let mut names = Vec::new();
+        for e in tar::Archive::new(&tar[..]).entries().unwrap() {
+            names.push(e.unwrap().path().unwrap().display().to_string());
+        }
+        assert!(names.contains(&"mini/__init__.py".to_owned()), "{names:?}");
+        assert!(names.contains(&"setup.py".to_owned()), "{names:?}");
+
+        // An archive named by the id works the same; a bad archive names the file.
+        fs::rename(sols.join("Mini_a"), tmp.path().join("moved")).unwrap();
+        fs::write(sols.join("Mini_a.zip"), b"not a zip").unwrap();
+        let err = write_task(
+            &record("Mini_a", "Doc2Repo", None),
+            &tmp.path().join("t2"),
+            &opts,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("Mini_a.zip"), "{err}");
+
+        // No solution and no gold patch: no solve.sh (the CLI warns).
+        let opts = ToHarborOptions {
+            solutions: None,
+            ..opts
+        };
+        let dir = write_task(
+            &record("Mini_a", "Doc2Repo", None),
+            &tmp.path().join("t3"),
+            &opts,
+        )
+        .unwrap();
+        assert!(!dir.join(paths::SOLVE_SH).exists());
+    }
 }

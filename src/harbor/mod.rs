@@ -22,6 +22,53 @@ pub use test_config::TestConfig;
 pub const CONVERTED_BY_KEY: &str = "converted_by";
 pub const CONVERTED_BY: &str = "beyondswe";
 
+/// The task directory name for an instance id: one that every Harbor version can name its image
+/// after. Harbor 0.1.x tags the image it builds `hb__<directory>` without lowercasing it, and
+/// Docker refuses capitals (`repository name must be lowercase`), so the name is the id in lower
+/// case; any other character Docker refuses in a name component (anything but `a-z0-9`, `.`, `_`
+/// and `-` between them) becomes `_`, and then a short digest of the id keeps two such ids apart.
+/// The id itself stays in `task.toml` (`[metadata].instance_id`) and `tests/instance.json`, where
+/// `convert from-harbor` reads it.
+pub fn task_dir_name(id: &str) -> String {
+    let lower = id.to_ascii_lowercase();
+    let mut out = String::with_capacity(lower.len());
+    // Separators Docker accepts between alphanumerics: `.`, `_`, `__`, one or more `-`.
+    let mut sep = String::new();
+    let flush = |out: &mut String, sep: &mut String| {
+        if !sep.is_empty() {
+            let ok = matches!(sep.as_str(), "." | "_" | "__") || sep.chars().all(|c| c == '-');
+            if out.is_empty() {
+                // Leading separators are dropped below (the name must start alphanumeric).
+            } else if ok {
+                out.push_str(sep);
+            } else {
+                out.push('_');
+            }
+            sep.clear();
+        }
+    };
+    for c in lower.chars() {
+        if c.is_ascii_lowercase() || c.is_ascii_digit() {
+            flush(&mut out, &mut sep);
+            out.push(c);
+        } else if matches!(c, '.' | '_' | '-') {
+            sep.push(c);
+        } else {
+            sep.push('\u{0}');
+        }
+    }
+    if out.is_empty() {
+        out.push_str("task");
+    }
+    if out != lower {
+        use sha2::Digest;
+        let digest = hex::encode(sha2::Sha256::digest(id.as_bytes()));
+        out.push('-');
+        out.push_str(&digest[..8]);
+    }
+    out
+}
+
 /// File names inside a Harbor task directory.
 pub mod paths {
     pub const TASK_TOML: &str = "task.toml";
@@ -43,4 +90,45 @@ pub mod paths {
     pub const RESTORE_RULES: &str = "tests/beyondswe_restore_rules.json";
     pub const SOLVE_SH: &str = "solution/solve.sh";
     pub const SOLUTION_PATCH: &str = "solution/gold.patch";
+    /// Doc2Repo: the reference repository (`convert to-harbor --solutions`), as a tar archive.
+    pub const SOLUTION_REPO: &str = "solution/repo.tar";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::task_dir_name;
+
+    #[test]
+    fn task_dir_names_are_docker_image_names() {
+        for (id, want) in [
+            ("acme_calc_pr7", "acme_calc_pr7"),
+            ("aiven_aiven-client_pr399", "aiven_aiven-client_pr399"),
+            ("pylons_pyramid__pr2964", "pylons_pyramid__pr2964"),
+            ("PyCQA_pyflakes_pr801", "pycqa_pyflakes_pr801"),
+        ] {
+            assert_eq!(task_dir_name(id), want);
+        }
+        // Anything else Docker refuses is replaced, and a digest keeps the id's identity.
+        for id in ["a b", "a___b", "-x", "x.", "é", "a/b", "a_.b", ""] {
+            let name = task_dir_name(id);
+            assert!(
+                name.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "._-".contains(c)),
+                "{id:?} -> {name}"
+            );
+            assert!(
+                name.starts_with(|c: char| c.is_ascii_alphanumeric()),
+                "{id:?} -> {name}"
+            );
+            assert!(
+                name.ends_with(|c: char| c.is_ascii_alphanumeric()),
+                "{id:?} -> {name}"
+            );
+            assert!(
+                !name.contains("___") && !name.contains("._"),
+                "{id:?} -> {name}"
+            );
+        }
+        assert_ne!(task_dir_name("a b"), task_dir_name("a+b"));
+    }
 }

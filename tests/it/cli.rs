@@ -247,7 +247,7 @@ fn validate_lists_every_problem() {
         .assert()
         .code(1)
         .stderr(predicates::str::contains(
-            "4 record(s), 11 error(s), 1 warning(s)",
+            "4 record(s), 11 error(s), 2 warning(s)",
         ));
     let stdout = String::from_utf8(assert.get_output().stdout.clone()).unwrap();
     insta::assert_snapshot!(stdout);
@@ -292,7 +292,7 @@ fn generated_task_directories() {
         "abravalheri_validate-pyproject_pr105",
         "PXMeter_7283384f03718625c13ee447b16db5206b45596b",
     ] {
-        let task = dir.path().join(id);
+        let task = dir.path().join(beyondswe::harbor::task_dir_name(id));
         let mut listing = String::new();
         for rel in tree(&task) {
             listing.push_str(&format!("== {rel}\n"));
@@ -422,7 +422,7 @@ fn from_harbor_refuses_a_test_suite_that_is_a_path() {
         .assert()
         .success();
     let instance =
-        tasks.join("PXMeter_7283384f03718625c13ee447b16db5206b45596b/tests/instance.json");
+        tasks.join("pxmeter_7283384f03718625c13ee447b16db5206b45596b/tests/instance.json");
     let mut v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&instance).unwrap()).unwrap();
     v["test_suite"] = "../../escaped.zip".into();
@@ -520,4 +520,63 @@ fn patch_files_are_regular_files_within_the_cap() {
         .code(1)
         .stderr(predicates::str::contains("patches/acme_calc_pr7.diff"))
         .stderr(predicates::str::contains("--max-patch-mb"));
+}
+
+/// A Doc2Repo record has no gold repository: without `--solutions` the task has no oracle and
+/// `convert` and `validate` say so; with one, `solve.sh` installs it. `--prebuilt-image` is the only
+/// way to get `docker_image` into task.toml.
+#[test]
+fn doc2repo_solutions_and_the_prebuilt_image_opt_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("d.jsonl");
+    let mut line: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(variants())
+            .unwrap()
+            .lines()
+            .nth(4)
+            .unwrap(),
+    )
+    .unwrap();
+    let id = line["instance_id"].as_str().unwrap().to_owned();
+    line.as_object_mut().unwrap().remove("patch");
+    write(&data, &format!("{line}\n"));
+    let tasks = dir.path().join("tasks");
+    bin()
+        .args(["convert", "to-harbor"])
+        .arg(&data)
+        .arg(&tasks)
+        .arg("--test-suites")
+        .arg(fixtures().join("test_suites"))
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("no oracle"))
+        .stderr(predicates::str::contains("pass --solutions DIR"));
+    let task = tasks.join(beyondswe::harbor::task_dir_name(&id));
+    assert!(!task.join("solution/solve.sh").exists());
+    bin()
+        .arg("validate")
+        .arg(&tasks)
+        .assert()
+        .stdout(predicates::str::contains("solution/solve.sh is missing"));
+
+    let solutions = dir.path().join("solutions");
+    std::fs::create_dir_all(solutions.join(&id).join("pkg")).unwrap();
+    std::fs::write(solutions.join(&id).join("pkg/__init__.py"), "").unwrap();
+    bin()
+        .args(["convert", "to-harbor", "--force", "--prebuilt-image"])
+        .arg(&data)
+        .arg(&tasks)
+        .arg("--test-suites")
+        .arg(fixtures().join("test_suites"))
+        .arg("--solutions")
+        .arg(&solutions)
+        .assert()
+        .success()
+        .stderr(predicates::prelude::PredicateBooleanExt::not(
+            predicates::str::contains("warning"),
+        ));
+    assert!(task.join("solution/solve.sh").is_file());
+    assert!(task.join("solution/repo.tar").is_file());
+    let toml = std::fs::read_to_string(task.join("task.toml")).unwrap();
+    assert!(toml.contains("docker_image = "), "{toml}");
 }
