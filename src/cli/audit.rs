@@ -200,7 +200,7 @@ pub(crate) fn task_infos(dataset: Option<&Path>) -> Result<HashMap<String, TaskI
     let Some(d) = dataset else {
         return Ok(HashMap::new());
     };
-    Ok(load_all(d, None)?
+    let infos: HashMap<String, TaskInfo> = load_all(d, None)?
         .into_iter()
         .map(|i| {
             let r = &i.record;
@@ -213,7 +213,14 @@ pub(crate) fn task_infos(dataset: Option<&Path>) -> Result<HashMap<String, TaskI
             };
             (r.instance_id().to_owned(), info)
         })
-        .collect())
+        .collect();
+    // Harbor trials name their task after its directory (lower case): those names too.
+    Ok(
+        beyondswe::harbor::task_name_index(infos.keys().map(String::as_str))
+            .into_iter()
+            .filter_map(|(name, id)| infos.get(&id).map(|info| (name, info.clone())))
+            .collect(),
+    )
 }
 
 pub(crate) fn run(args: &AuditArgs) -> Result<i32> {

@@ -207,8 +207,13 @@ fn build_jobs(
         let ing = ingest(path, args.predictions_format, args.patches.as_deref())?;
         describe(path, &ing, None);
         let mut h = Sha256::new();
+        // Harbor trials name their task after its directory (lower case).
+        let names = beyondswe::harbor::task_name_index(by_id.keys().copied());
         for p in &ing.items {
-            let Some(inst) = by_id.get(p.instance_id.as_str()) else {
+            let Some(inst) = names
+                .get(p.instance_id.as_str())
+                .and_then(|id| by_id.get(id.as_str()))
+            else {
                 unknown.push(format!("{} ({})", p.instance_id, p.source));
                 continue;
             };

@@ -259,6 +259,15 @@ pub(crate) fn run(args: &IngestArgs) -> Result<i32> {
         ),
         None => None,
     };
+    // Harbor trials name their task after its directory (lower case): back to the dataset's ids.
+    if let Some(records) = &records {
+        let names = beyondswe::harbor::task_name_index(records.keys().map(String::as_str));
+        for item in &mut ing.items {
+            if let Some(id) = names.get(&item.instance_id) {
+                item.instance_id.clone_from(id);
+            }
+        }
+    }
     if args.reconstruct
         && let Some(records) = &records
     {

@@ -3,10 +3,12 @@
 use super::{exit, note, out};
 use anyhow::Result;
 use beyondswe::dataset::load_all;
-use beyondswe::harbor::{job_of, release_line, trial_dirs, write_trial};
+use beyondswe::harbor::{
+    ReleaseOptions, job_files, job_of, release_line, task_name_index, trial_dirs, write_trial,
+};
 use beyondswe::record::{JsonLines, JsonlWriter};
 use clap::Subcommand;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 #[derive(Debug, Subcommand)]
@@ -19,6 +21,13 @@ pub(crate) enum ReleaseCommand {
         /// Adds each trial's family.
         #[arg(long)]
         dataset: Option<PathBuf>,
+        /// Files larger than this many MiB are listed (size, SHA-256) but not carried.
+        #[arg(long, default_value_t = 64)]
+        max_file_mb: u64,
+        /// Leave logs out (listed, not carried): `*.log`, `verifier/test-stdout.txt`,
+        /// `agent/**/*.txt`, `artifacts/logs/`.
+        #[arg(long)]
+        no_logs: bool,
     },
     /// Release JSONL → Harbor job directory (loadable by Harbor's models and `harbor view`).
     ToHarbor { release: PathBuf, out_dir: PathBuf },
@@ -30,36 +39,80 @@ pub(crate) fn run(cmd: &ReleaseCommand) -> Result<i32> {
             jobs_dir,
             output,
             dataset,
+            max_file_mb,
+            no_logs,
         } => {
+            let opts = ReleaseOptions {
+                max_file_bytes: max_file_mb.saturating_mul(1 << 20),
+                logs: !no_logs,
+            };
             let families: HashMap<String, String> = match dataset {
-                Some(d) => load_all(d, None)?
-                    .into_iter()
-                    .map(|i| {
-                        (
-                            i.record.instance_id().to_owned(),
-                            i.record.family().as_str().to_owned(),
-                        )
-                    })
-                    .collect(),
+                Some(d) => {
+                    let by_id: HashMap<String, String> = load_all(d, None)?
+                        .into_iter()
+                        .map(|i| {
+                            (
+                                i.record.instance_id().to_owned(),
+                                i.record.family().as_str().to_owned(),
+                            )
+                        })
+                        .collect();
+                    // Harbor's task names are directory names (lower case): those too.
+                    task_name_index(by_id.keys().map(String::as_str))
+                        .into_iter()
+                        .filter_map(|(name, id)| by_id.get(&id).map(|f| (name, f.clone())))
+                        .collect()
+                }
                 None => HashMap::new(),
             };
             let mut w = JsonlWriter::create(output)?;
-            let mut n = 0;
-            for (dir, result) in trial_dirs(jobs_dir) {
+            let (mut n, mut omitted) = (0, 0usize);
+            let trials = trial_dirs(jobs_dir);
+            let all: Vec<PathBuf> = trials.iter().map(|(d, _)| d.clone()).collect();
+            // The job directory's own files travel once, on its first trial's line.
+            let mut jobs_done: HashSet<PathBuf> = HashSet::new();
+            for (dir, result) in trials {
                 let task = result
                     .get("task_name")
                     .and_then(|v| v.as_str())
                     .unwrap_or_default();
+                let mut job = job_of(&dir);
+                if let (Some(job), Some(job_dir)) = (job.as_mut(), dir.parent())
+                    && job_dir.starts_with(jobs_dir)
+                    && jobs_done.insert(job_dir.to_owned())
+                {
+                    let tree = job_files(job_dir, &all, opts)?;
+                    job["files"] = tree["files"].clone();
+                    job["dirs"] = tree["dirs"].clone();
+                }
                 let line = release_line(
                     &dir,
                     &result,
-                    job_of(&dir).as_ref(),
+                    job.as_ref(),
                     families.get(task).map(String::as_str),
+                    opts,
                 )?;
+                omitted += line["files"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .chain(
+                        job.as_ref()
+                            .and_then(|j| j["files"].as_array())
+                            .into_iter()
+                            .flatten(),
+                    )
+                    .filter(|f| f.get("omitted").is_some())
+                    .count();
                 w.write(&line)?;
                 n += 1;
             }
             w.finish()?;
+            if omitted > 0 {
+                note(format!(
+                    "{omitted} file(s) listed but not carried (over --max-file-mb, --no-logs, links)"
+                ));
+            }
             out(format!("{n} trial(s) → {}\n", output.display()))?;
             Ok(if n == 0 { exit::FAILURE } else { exit::SUCCESS })
         }

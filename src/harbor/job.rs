@@ -1,10 +1,13 @@
 //! Harbor job directories (`config.json`, `result.json`, one directory per trial) and trajectory
 //! releases (one JSON line per trial) made from them, both ways.
 //!
-//! A release line keeps the trial's `result.json` and `config.json` verbatim (and the job's), so a
-//! job rebuilt from a release has every field Harbor's models define; the flat fields beside them
-//! (reward, agent, model, tokens, cost, timings, exception) are for people and tools that read the
-//! release without Harbor.
+//! A release line carries every file of its trial byte for byte (`files`: UTF-8 text as `text`,
+//! anything else as `base64`; files over the size cap, symbolic links and, on request, logs are
+//! listed with their size and SHA-256 and an `omitted` reason) and every directory (`dirs`), and
+//! the first line of each job carries the job directory's own files the same way (`job.files`), so
+//! `to-harbor` rebuilds the job directory identically. The parsed fields beside them (reward, agent,
+//! model, tokens, cost, timings, exception, the ATIF trajectory, the patch, the trial's and job's
+//! `result.json`/`config.json`) are for people and tools that read the release without Harbor.
 
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
@@ -61,6 +64,20 @@ fn get<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
         .filter(|v| !v.is_null())
 }
 
+/// The instance id a trial ran, when its task directory is still where the trial's `result.json`
+/// says (`task_id.path`, else `config.task.path`): that task's `[metadata].instance_id`. Harbor's
+/// `task_name` is the directory name, which is lower case (see [`super::task_dir_name`]).
+pub fn trial_instance_id(result: &Value) -> Option<String> {
+    let path = get(result, &["task_id", "path"])
+        .or(get(result, &["config", "task", "path"]))
+        .and_then(Value::as_str)?;
+    let text = fs_err::read_to_string(Path::new(path).join(super::paths::TASK_TOML)).ok()?;
+    super::TaskToml::parse(&text)
+        .ok()?
+        .meta_str("instance_id")
+        .map(str::to_owned)
+}
+
 /// The patch a trial collected in `artifacts/` (see README): a conventional name first, else the
 /// first `.diff`, then `.patch`, anywhere below it. Links are followed only while they stay inside
 /// the trial directory: a patch that resolves outside it (a host file) is never read.
@@ -114,12 +131,155 @@ pub fn find_trial_patch(dir: &Path) -> TrialPatch {
     out
 }
 
+/// What a release keeps of each file.
+#[derive(Debug, Clone, Copy)]
+pub struct ReleaseOptions {
+    /// Files larger than this are listed (size, SHA-256) but not carried.
+    pub max_file_bytes: u64,
+    /// Carry logs ([`is_log`]); when false they are listed but not carried.
+    pub logs: bool,
+}
+
+impl Default for ReleaseOptions {
+    fn default() -> Self {
+        ReleaseOptions {
+            max_file_bytes: 64 << 20,
+            logs: true,
+        }
+    }
+}
+
+/// Whether a path (relative to its trial or job directory) is a log that `--no-logs` leaves out:
+/// `*.log` (Harbor's `job.log`, `trial.log`), the verifier's captured output
+/// (`verifier/test-stdout.txt`, `verifier/test-stderr.txt`), the agent's text logs
+/// (`agent/**/*.txt`: `oracle.txt`, `claude-code.txt`, `command-N/stdout.txt`, …) and
+/// `artifacts/logs/`.
+pub fn is_log(rel: &str) -> bool {
+    rel.ends_with(".log")
+        || rel == "verifier/test-stdout.txt"
+        || rel == "verifier/test-stderr.txt"
+        || (rel.starts_with("agent/") && rel.ends_with(".txt"))
+        || rel.starts_with("artifacts/logs/")
+}
+
+/// Every file and directory below `root` as release entries, leaving out the subtrees in `skip`
+/// (trial directories, seen from their job): `(files, dirs)`, sorted by path.
+fn tree_entries(
+    root: &Path,
+    skip: &[PathBuf],
+    opts: ReleaseOptions,
+) -> Result<(Vec<Value>, Vec<Value>), JobError> {
+    use sha2::Digest;
+    let mut files = Vec::new();
+    let mut dirs = Vec::new();
+    let mut walk = walkdir::WalkDir::new(root)
+        .min_depth(1)
+        .follow_links(false)
+        .sort_by_file_name()
+        .into_iter();
+    while let Some(entry) = walk.next() {
+        let entry = entry.map_err(|e| JobError::Bad {
+            path: root.to_owned(),
+            message: format!("cannot walk the directory: {e}"),
+        })?;
+        let path = entry.path();
+        if skip.iter().any(|s| s == path) {
+            if entry.file_type().is_dir() {
+                walk.skip_current_dir();
+            }
+            continue;
+        }
+        let rel = rel_path(root, path)?;
+        let ft = entry.file_type();
+        if ft.is_dir() {
+            dirs.push(json!(rel));
+            continue;
+        }
+        let meta = fs_err::symlink_metadata(path).map_err(io(path))?;
+        let size = meta.len();
+        let omitted = if ft.is_symlink() {
+            Some("symlink")
+        } else if !ft.is_file() {
+            Some("not_a_regular_file")
+        } else if size > opts.max_file_bytes {
+            Some("too_large")
+        } else if !opts.logs && is_log(&rel) {
+            Some("log")
+        } else {
+            None
+        };
+        let mut m = Map::new();
+        m.insert("path".into(), json!(rel));
+        match omitted {
+            None => {
+                let bytes = fs_err::read(path).map_err(io(path))?;
+                match String::from_utf8(bytes) {
+                    Ok(text) => m.insert("text".into(), json!(text)),
+                    Err(e) => m.insert(
+                        "base64".into(),
+                        json!(crate::submission::base64_encode(e.as_bytes())),
+                    ),
+                };
+            }
+            Some(reason) => {
+                m.insert("size".into(), json!(size));
+                if ft.is_file() {
+                    let mut h = sha2::Sha256::new();
+                    let mut f = fs_err::File::open(path).map_err(io(path))?;
+                    std::io::copy(&mut f, &mut h).map_err(io(path))?;
+                    m.insert("sha256".into(), json!(hex::encode(h.finalize())));
+                }
+                m.insert("omitted".into(), json!(reason));
+            }
+        }
+        files.push(Value::Object(m));
+    }
+    Ok((files, dirs))
+}
+
+fn rel_path(root: &Path, path: &Path) -> Result<String, JobError> {
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    let mut parts = Vec::new();
+    for c in rel.components() {
+        match c {
+            std::path::Component::Normal(p) => match p.to_str() {
+                Some(s) => parts.push(s.to_owned()),
+                None => {
+                    return Err(JobError::Bad {
+                        path: path.to_owned(),
+                        message: "the file name is not UTF-8; a release cannot name it".into(),
+                    });
+                }
+            },
+            _ => {
+                return Err(JobError::Bad {
+                    path: path.to_owned(),
+                    message: "not below the directory being released".into(),
+                });
+            }
+        }
+    }
+    Ok(parts.join("/"))
+}
+
+/// The job directory's own files (everything but its trial directories) as `{files, dirs}`, for
+/// the first release line of that job.
+pub fn job_files(
+    job_dir: &Path,
+    trial_dirs: &[PathBuf],
+    opts: ReleaseOptions,
+) -> Result<Value, JobError> {
+    let (files, dirs) = tree_entries(job_dir, trial_dirs, opts)?;
+    Ok(json!({"files": files, "dirs": dirs}))
+}
+
 /// One release line for a trial directory.
 pub fn release_line(
     dir: &Path,
     result: &Value,
     job: Option<&Value>,
     family: Option<&str>,
+    opts: ReleaseOptions,
 ) -> Result<Value, JobError> {
     let mut m = Map::new();
     let put = |m: &mut Map<String, Value>, k: &str, v: Option<&Value>| {
@@ -128,6 +288,9 @@ pub fn release_line(
         }
     };
     put(&mut m, "task_name", result.get("task_name"));
+    if let Some(id) = trial_instance_id(result) {
+        m.insert("instance_id".into(), json!(id));
+    }
     put(&mut m, "trial_name", result.get("trial_name"));
     if let Some(f) = family {
         m.insert("family".into(), json!(f));
@@ -214,6 +377,9 @@ pub fn release_line(
     if let Some(j) = job {
         m.insert("job".into(), j.clone());
     }
+    let (files, dirs) = tree_entries(dir, &[], opts)?;
+    m.insert("files".into(), Value::Array(files));
+    m.insert("dirs".into(), Value::Array(dirs));
     Ok(Value::Object(m))
 }
 
@@ -243,6 +409,65 @@ fn pretty(v: &Value) -> Vec<u8> {
     let mut out = serde_json::to_vec_pretty(v).unwrap_or_default();
     out.push(b'\n');
     out
+}
+
+/// A release entry's path as a relative path below its directory: plain components only.
+fn entry_path(root: &Path, rel: &str) -> Result<PathBuf, JobError> {
+    let bad = |why: &str| JobError::Bad {
+        path: root.to_owned(),
+        message: format!("release entry `{rel}`: {why}"),
+    };
+    if rel.is_empty() || rel.starts_with('/') || rel.contains('\\') || rel.contains('\0') {
+        return Err(bad("not a relative path"));
+    }
+    let mut out = root.to_owned();
+    for part in rel.split('/') {
+        if part.is_empty() || part == "." || part == ".." {
+            return Err(bad("`.`, `..` or an empty component"));
+        }
+        out.push(part);
+        // Never write through a link that is already there.
+        if fs_err::symlink_metadata(&out).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(bad("a symbolic link is in the way"));
+        }
+    }
+    Ok(out)
+}
+
+/// Writes a release's `files` and `dirs` below `root`; omitted files are not written.
+fn write_entries(root: &Path, files: Option<&Value>, dirs: Option<&Value>) -> Result<(), JobError> {
+    let bad = |message: String| JobError::Bad {
+        path: root.to_owned(),
+        message,
+    };
+    for d in dirs.and_then(Value::as_array).into_iter().flatten() {
+        let rel = d
+            .as_str()
+            .ok_or_else(|| bad(format!("`dirs` holds {d}, not a path")))?;
+        let path = entry_path(root, rel)?;
+        fs_err::create_dir_all(&path).map_err(io(&path))?;
+    }
+    for f in files.and_then(Value::as_array).into_iter().flatten() {
+        let rel = f
+            .get("path")
+            .and_then(Value::as_str)
+            .ok_or_else(|| bad(format!("a `files` entry without a path: {f}")))?;
+        let path = entry_path(root, rel)?;
+        let bytes = if let Some(t) = f.get("text").and_then(Value::as_str) {
+            t.as_bytes().to_vec()
+        } else if let Some(b) = f.get("base64").and_then(Value::as_str) {
+            crate::submission::base64_decode(b)
+                .ok_or_else(|| bad(format!("release entry `{rel}`: `base64` is not base64")))?
+        } else if f.get("omitted").is_some() {
+            continue;
+        } else {
+            return Err(bad(format!(
+                "release entry `{rel}`: no `text`, `base64` or `omitted`"
+            )));
+        };
+        write(&path, &bytes)?;
+    }
+    Ok(())
 }
 
 /// Writes one release line back as a trial directory (and its job's files) under `out`; returns
@@ -313,6 +538,15 @@ pub fn write_trial(out: &Path, line: &Value) -> Result<PathBuf, JobError> {
         r.insert("trial_name".into(), json!(trial_name));
     }
     let dir = job_dir.join(safe(&trial_name));
+    if let Some(files) = line.get("files") {
+        // A lossless release: every file as it was.
+        if let Some(job_tree) = line.get("job").filter(|j| j.get("files").is_some()) {
+            write_entries(&job_dir, job_tree.get("files"), job_tree.get("dirs"))?;
+        }
+        fs_err::create_dir_all(&dir).map_err(io(&dir))?;
+        write_entries(&dir, Some(files), line.get("dirs"))?;
+        return Ok(dir);
+    }
     write(&dir.join("result.json"), &pretty(&result))?;
     if let Some(c) = line.get("trial_config").filter(|v| !v.is_null()) {
         write(&dir.join("config.json"), &pretty(c))?;
@@ -341,4 +575,149 @@ pub fn write_trial(out: &Path, line: &Value) -> Result<PathBuf, JobError> {
         write(&dir.join("artifacts/patch.diff"), &bytes)?;
     }
     Ok(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    /// Every file (bytes) and directory below `root`.
+    fn snapshot(root: &Path) -> BTreeMap<String, Option<Vec<u8>>> {
+        walkdir::WalkDir::new(root)
+            .min_depth(1)
+            .into_iter()
+            .map(|e| e.unwrap())
+            .map(|e| {
+                let rel = rel_path(root, e.path()).unwrap();
+                let data = e
+                    .file_type()
+                    .is_file()
+                    .then(|| fs_err::read(e.path()).unwrap());
+                (rel, data)
+            })
+            .collect()
+    }
+
+    fn job(root: &Path) -> PathBuf {
+        let job = root.join("2026-12-01__10-00-00");
+        let trial = job.join("acme_x_pr1__AbCdEfG");
+        let w = |rel: &str, data: &[u8]| {
+            let p = trial.join(rel);
+            fs_err::create_dir_all(p.parent().unwrap()).unwrap();
+            fs_err::write(p, data).unwrap();
+        };
+        w(
+            "result.json",
+            b"{\n    \"task_name\": \"acme_x_pr1\",\n    \"trial_name\": \"acme_x_pr1__AbCdEfG\",\n    \"verifier_result\": {\"rewards\": {\"reward\": 1.0}}\n}",
+        );
+        w("config.json", b"{\"task\":{\"path\":\"/nowhere\"}}");
+        w("trial.log", b"started\n");
+        w("lock.json", b"{}");
+        w("agent/oracle.txt", b"ok\r\n");
+        w(
+            "agent/trajectory.json",
+            b"{\"schema_version\": \"ATIF-v1.6\"}",
+        );
+        w("verifier/reward.txt", b"1");
+        w("verifier/test-stdout.txt", b"1 passed\n");
+        w("verifier/report.json", b"{ \"verdict\" : \"resolved\" }");
+        w("artifacts/logs/x.bin", b"\x00\xff\xfe binary");
+        w("artifacts/big.bin", &vec![7u8; 4096]);
+        fs_err::create_dir_all(trial.join("artifacts/empty")).unwrap();
+        fs_err::write(job.join("config.json"), b"{\"job_name\": \"j\"}").unwrap();
+        fs_err::write(job.join("result.json"), b"{\"n_total_trials\": 1}").unwrap();
+        fs_err::write(job.join("job.log"), b"job log\n").unwrap();
+        fs_err::write(job.join("lock.json"), b"[]").unwrap();
+        job
+    }
+
+    fn release(job: &Path, opts: ReleaseOptions) -> Value {
+        let (dir, result) = trial_dirs(job).remove(0);
+        let mut j = job_of(&dir).unwrap();
+        let tree = job_files(job, std::slice::from_ref(&dir), opts).unwrap();
+        j["files"] = tree["files"].clone();
+        j["dirs"] = tree["dirs"].clone();
+        let line = release_line(&dir, &result, Some(&j), None, opts).unwrap();
+        // Through JSON text, as a release file carries it.
+        serde_json::from_str(&line.to_string()).unwrap()
+    }
+
+    #[test]
+    fn a_release_rebuilds_the_job_byte_for_byte() {
+        let tmp = tempfile::tempdir().unwrap();
+        let job = job(tmp.path());
+        let line = release(&job, ReleaseOptions::default());
+        let out = tmp.path().join("out");
+        write_trial(&out, &line).unwrap();
+        assert_eq!(snapshot(&job), snapshot(&out.join("2026-12-01__10-00-00")));
+        // The parsed fields are still there for readers without Harbor.
+        assert_eq!(line["reward"], 1.0);
+        assert_eq!(line["trajectory"]["schema_version"], "ATIF-v1.6");
+    }
+
+    #[test]
+    fn the_cap_and_no_logs_list_what_they_leave_out() {
+        let tmp = tempfile::tempdir().unwrap();
+        let job = job(tmp.path());
+        let opts = ReleaseOptions {
+            max_file_bytes: 1024,
+            logs: false,
+        };
+        let line = release(&job, opts);
+        let omitted: BTreeMap<String, String> = line["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .chain(line["job"]["files"].as_array().unwrap())
+            .filter_map(|f| {
+                Some((
+                    f["path"].as_str()?.to_owned(),
+                    f.get("omitted")?.as_str()?.to_owned(),
+                ))
+            })
+            .collect();
+        let want: BTreeMap<String, String> = [
+            ("agent/oracle.txt", "log"),
+            ("artifacts/big.bin", "too_large"),
+            ("artifacts/logs/x.bin", "log"),
+            ("job.log", "log"),
+            ("trial.log", "log"),
+            ("verifier/test-stdout.txt", "log"),
+        ]
+        .into_iter()
+        .map(|(a, b)| (a.to_owned(), b.to_owned()))
+        .collect();
+        assert_eq!(omitted, want);
+        let big = line["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == "artifacts/big.bin")
+            .unwrap();
+        assert_eq!(big["size"], 4096);
+        assert_eq!(big["sha256"].as_str().unwrap().len(), 64);
+        let out = tmp.path().join("out");
+        let dir = write_trial(&out, &line).unwrap();
+        assert!(dir.join("result.json").is_file() && !dir.join("trial.log").exists());
+    }
+
+    #[test]
+    fn release_entries_cannot_leave_their_directory() {
+        let tmp = tempfile::tempdir().unwrap();
+        for rel in ["../x", "/etc/x", "a/../../x", "", "a//b"] {
+            let line = json!({"trial_name": "t", "files": [{"path": rel, "text": "x"}]});
+            let err = write_trial(tmp.path(), &line).unwrap_err().to_string();
+            assert!(err.contains("release entry"), "{rel}: {err}");
+        }
+        #[cfg(unix)]
+        {
+            let job = tmp.path().join("release/t");
+            fs_err::create_dir_all(&job).unwrap();
+            std::os::unix::fs::symlink("/tmp", job.join("link")).unwrap();
+            let line = json!({"trial_name": "t", "files": [{"path": "link/x", "text": "x"}]});
+            let err = write_trial(tmp.path(), &line).unwrap_err().to_string();
+            assert!(err.contains("symbolic link"), "{err}");
+        }
+    }
 }

@@ -11,8 +11,8 @@ mod test_config;
 
 pub use agent_logs::{CLAUDE_CODE_LOG, CODEX_LOG, SESSIONS_DIR, trial_agent_log};
 pub use job::{
-    JobError, TrialPatch, find_trial_patch, job_of, release_line, trial_dirs, trial_patch,
-    write_trial,
+    JobError, ReleaseOptions, TrialPatch, find_trial_patch, is_log, job_files, job_of,
+    release_line, trial_dirs, trial_instance_id, trial_patch, write_trial,
 };
 pub use task_config::{EnvironmentToml, TaskToml, Timeout, size_to_mb};
 pub use test_config::TestConfig;
@@ -67,6 +67,33 @@ pub fn task_dir_name(id: &str) -> String {
         out.push_str(&digest[..8]);
     }
     out
+}
+
+/// Harbor names a trial's task after its directory ([`task_dir_name`]), so a task name is an
+/// instance id or the directory name `convert` gave one: this maps both to the id. A directory
+/// name shared by two ids (they differ only in case) maps to neither.
+pub fn task_name_index<'a>(
+    ids: impl IntoIterator<Item = &'a str>,
+) -> std::collections::HashMap<String, String> {
+    let mut index = std::collections::HashMap::new();
+    let mut aliases: std::collections::HashMap<String, Option<String>> =
+        std::collections::HashMap::new();
+    for id in ids {
+        index.insert(id.to_owned(), id.to_owned());
+        let name = task_dir_name(id);
+        if name != id {
+            aliases
+                .entry(name)
+                .and_modify(|v| *v = None)
+                .or_insert_with(|| Some(id.to_owned()));
+        }
+    }
+    for (name, id) in aliases {
+        if let Some(id) = id {
+            index.entry(name).or_insert(id);
+        }
+    }
+    index
 }
 
 /// File names inside a Harbor task directory.
@@ -130,5 +157,14 @@ mod tests {
             );
         }
         assert_ne!(task_dir_name("a b"), task_dir_name("a+b"));
+    }
+
+    #[test]
+    fn task_names_map_back_to_ids() {
+        let index = super::task_name_index(["PyCQA_x_pr1", "acme_y_pr2", "Ab_pr3", "aB_pr3"]);
+        assert_eq!(index["pycqa_x_pr1"], "PyCQA_x_pr1");
+        assert_eq!(index["PyCQA_x_pr1"], "PyCQA_x_pr1");
+        assert_eq!(index["acme_y_pr2"], "acme_y_pr2");
+        assert!(!index.contains_key("ab_pr3"), "ambiguous");
     }
 }

@@ -529,14 +529,8 @@ fn patch_files_are_regular_files_within_the_cap() {
 fn doc2repo_solutions_and_the_prebuilt_image_opt_in() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("d.jsonl");
-    let mut line: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(variants())
-            .unwrap()
-            .lines()
-            .nth(4)
-            .unwrap(),
-    )
-    .unwrap();
+    let text = std::fs::read_to_string(variants()).unwrap();
+    let mut line: serde_json::Value = serde_json::from_str(text.lines().nth(4).unwrap()).unwrap();
     let id = line["instance_id"].as_str().unwrap().to_owned();
     line.as_object_mut().unwrap().remove("patch");
     write(&data, &format!("{line}\n"));

@@ -895,11 +895,12 @@ fn harbor(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
     }
     let mut by_task: BTreeMap<String, Vec<(String, PathBuf, Value)>> = BTreeMap::new();
     for (dir, v) in trials {
-        let task = v
-            .get("task_name")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
+        let task = crate::harbor::trial_instance_id(&v).unwrap_or_else(|| {
+            v.get("task_name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        });
         let started = v
             .get("started_at")
             .and_then(Value::as_str)
