@@ -454,14 +454,16 @@ def kill_all(uid=None, keep=()):
 
 def main_processes():
     """The container's main process: pid 1, and when pid 1 is an init (docker's --init, tini,
-    catatonit, dumb-init) the child it started first."""
+    catatonit, dumb-init) or a shell the child it started first. Harbor's Docker backend starts
+    `sh -c "sleep infinity"`, where dash forks the sleep: killing it ends pid 1 and with it the
+    container, the verifier included."""
     keep = set([1])
     try:
         with open("/proc/1/comm") as fh:
             comm = fh.read().strip()
     except OSError:
         return keep
-    if comm not in ("docker-init", "tini", "catatonit", "dumb-init", "init"):
+    if comm not in ("docker-init", "tini", "catatonit", "dumb-init", "init", "sh", "dash", "bash"):
         return keep
     first = None
     for pid in pids_of():
