@@ -223,6 +223,9 @@ def file_sha256(path):
 # ---------------------------------------------------------------------------------------------
 # git, safely
 
+# Harbor: the submission as the verifier found it, in the verifier's log directory.
+SUBMISSION_DIFF = "submission.diff"
+
 GIT_ENV = {
     "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_ATTR_NOSYSTEM": "1",
     "GIT_NO_REPLACE_OBJECTS": "1", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0",
@@ -925,6 +928,64 @@ def step_lock(ctx):
         expected = ctx.state.get("git_config_sha256")
         if expected and before != expected:
             ctx.suspicious(".git/config was changed after the prepare step (replaced by a minimal one)")
+
+
+def capture_submission(ctx, dest):
+    """The workdir as the agent left it, as a binary diff against the base commit (against the
+    empty tree when there is no base), written to `dest` before any grading step touches the
+    tree, so a Harbor trial carries what was graded and `beyondswe verify` can grade it again.
+    Untracked and ignored files are in it; bytecode, `__pycache__` and files the image itself
+    left unchanged (the prepare step's record) are not. A private index: the repository's own
+    is never written."""
+    workdir = ctx.workdir
+    tmp = tempfile.mkdtemp(prefix="bsw-capture-", dir="/tmp")
+    os.chmod(tmp, 0o700)
+    try:
+        base = ctx.spec.get("base_commit")
+        if ctx.git.available() and base:
+            git_dir = ctx.git.git_dir
+        else:
+            git_dir, base = os.path.join(tmp, "git"), None
+        env = dict(ctx.git.env)
+        env["GIT_INDEX_FILE"] = os.path.join(tmp, "index")
+
+        def git(args, **kw):
+            return subprocess.run(["git", "--git-dir", git_dir, "--work-tree", workdir] + GIT_OPTS + args,
+                                  cwd=workdir, env=env, stderr=subprocess.PIPE, timeout=600, **kw)
+
+        if base is None:
+            proc = subprocess.run(["git", "init", "-q", "--bare", git_dir], env=env, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, timeout=60)
+            if proc.returncode != 0:
+                raise VerifyError("capture_failed", proc.stderr.decode("utf-8", "replace").strip())
+            against = git(["hash-object", "-t", "tree", "-w", "--stdin"], input=b"", stdout=subprocess.PIPE)
+            against = against.stdout.decode().strip()
+        else:
+            git(["read-tree", base], check=True)
+            against = base
+        proc = git(["add", "-A", "-f", "--", ".", ":(exclude,glob)**/__pycache__/**", ":(exclude,glob)**/*.pyc"])
+        if proc.returncode != 0:
+            raise VerifyError("capture_failed", proc.stderr.decode("utf-8", "replace").strip())
+        image_files = []
+        for rel, digest in sorted((ctx.state.get("baseline_untracked") or {}).items()):
+            try:
+                if file_sha256(os.path.join(workdir, rel)) == digest:
+                    image_files.append(rel)
+            except OSError:
+                pass
+        if image_files:
+            listed = os.path.join(tmp, "image-files")
+            with open(listed, "wb") as fh:
+                fh.write(b"".join((":(literal)" + rel).encode("utf-8", "surrogateescape") + b"\0" for rel in image_files))
+            git(["rm", "-q", "--cached", "--ignore-unmatch", "--pathspec-from-file=" + listed, "--pathspec-file-nul"])
+        with open(dest, "wb") as out:
+            proc = git(["diff", "--cached", "--binary", "--no-color", "--no-ext-diff", "--no-renames", against],
+                       stdout=out)
+        if proc.returncode != 0:
+            raise VerifyError("capture_failed", proc.stderr.decode("utf-8", "replace").strip())
+        return os.path.getsize(dest)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def base_listing(ctx):
@@ -1944,6 +2005,15 @@ def grade(spec):
         step_lock(ctx)
         ctx.timed("lock", t_lock)
         ctx.state.setdefault("clean_sys_path", (ctx.state.get("clean") or {}).get("sys_path", []))
+        capture = spec.get("capture")
+        if capture:
+            # What the agent left, before any step changes it; never part of the verdict.
+            try:
+                ctx.facts["capture"] = {"ok": True, "bytes": capture_submission(ctx, capture)}
+            except (VerifyError, OSError, subprocess.SubprocessError) as exc:
+                if lexists(capture):
+                    os.remove(capture)
+                ctx.facts["capture"] = {"ok": False, "error": str(getattr(exc, "message", exc))[:500]}
         if ctx.doc2repo:
             grade_doc2repo(ctx)
         else:
@@ -2063,9 +2133,10 @@ def cmd_harbor(args):
     logs = args.logs_dir
     if not os.path.isdir(logs):
         os.makedirs(logs)
-    for name in ("reward.txt", "reward.json"):
+    # Nothing the agent left in the verifier's directory stands for the verifier's output.
+    for name in ("reward.txt", "reward.json", "report.json", SUBMISSION_DIFF):
         if lexists(os.path.join(logs, name)):
-            os.remove(os.path.join(logs, name))
+            remove_entry(os.path.join(logs, name))
     tests = args.tests_dir
     os.chmod(tests, 0o700)
     with open(os.path.join(tests, "test_config.json"), encoding="utf-8") as fh:
@@ -2081,7 +2152,7 @@ def cmd_harbor(args):
         "keep_paths": cfg.get("keep_paths", []), "f2p_paths": cfg.get("f2p_paths", []),
         "timeout": cfg.get("test_timeout_sec") or 1800, "test_suite_num": cfg.get("test_suite_num"),
         "state_dir": "/var/lib/beyondswe", "private_paths": [tests, "/var/lib/beyondswe"],
-        "tests_dir": tests, "canaries": True,
+        "tests_dir": tests, "canaries": True, "capture": os.path.join(logs, SUBMISSION_DIFF),
     }
     patch = os.path.join(tests, "f2p_patch.diff")
     if os.path.isfile(patch) and os.path.getsize(patch) > 0:

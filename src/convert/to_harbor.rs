@@ -493,7 +493,12 @@ fn dockerfile(record: &Record, image: &str) -> String {
         "RUN [\"sh\", \"/opt/beyondswe/strip_history.sh\", {}]\n",
         json(workdir)
     ));
-    // What belongs to the image, recorded before any agent runs, for the verifier's scrub.
+    if record.family() == Family::Doc2Repo {
+        let dest = format!("{}/repo_document.md", workdir.trim_end_matches('/'));
+        out.push_str(&format!("COPY [\"repo_document.md\", {}]\n", json(&dest)));
+    }
+    // What belongs to the image (the specification copy included), recorded before any agent
+    // runs, for the verifier's scrub and its capture of the submission.
     out.push_str("COPY beyondswe_verify.py beyondswe_restore_rules.json /opt/beyondswe/\n");
     let base = record
         .base_commit()
@@ -503,10 +508,6 @@ fn dockerfile(record: &Record, image: &str) -> String {
         "RUN [\"python3\", \"-I\", \"/opt/beyondswe/beyondswe_verify.py\", \"prepare\", \"--workdir\", {}{base}, \"--state-dir\", \"/var/lib/beyondswe\"]\n",
         json(workdir)
     ));
-    if record.family() == Family::Doc2Repo {
-        let dest = format!("{}/repo_document.md", workdir.trim_end_matches('/'));
-        out.push_str(&format!("COPY [\"repo_document.md\", {}]\n", json(&dest)));
-    }
     out
 }
 

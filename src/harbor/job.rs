@@ -78,8 +78,12 @@ pub fn trial_instance_id(result: &Value) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// The patch a trial collected in `artifacts/` (see README): a conventional name first, else the
-/// first `.diff`, then `.patch`, anywhere below it. Links are followed only while they stay inside
+/// Where our `tests/test.sh` leaves the submission as it found it (relative to the trial).
+pub const SUBMISSION_DIFF: &str = "verifier/submission.diff";
+
+/// The patch of a trial: the verifier's capture ([`SUBMISSION_DIFF`]), else what the trial
+/// collected in `artifacts/` (see README): a conventional name first, else the first `.diff`,
+/// then `.patch`, anywhere below it. Links are followed only while they stay inside
 /// the trial directory: a patch that resolves outside it (a host file) is never read.
 pub fn trial_patch(dir: &Path) -> Option<PathBuf> {
     find_trial_patch(dir).found
@@ -110,6 +114,12 @@ pub fn find_trial_patch(dir: &Path) -> TrialPatch {
         }
         real.is_file()
     };
+    // What the verifier captured before grading (tests/test.sh): what Harbor graded.
+    let captured = dir.join(SUBMISSION_DIFF);
+    if fs_err::symlink_metadata(&captured).is_ok() && inside(&captured, &mut out.refused) {
+        out.found = Some(captured);
+        return out;
+    }
     let artifacts = dir.join("artifacts");
     for name in ["patch.diff", "model.patch", "patch.patch", "git.diff"] {
         let p = artifacts.join(name);
