@@ -18,6 +18,7 @@ mod errors;
 mod grade_docker;
 mod harbor_docker;
 mod harbor_loader;
+mod harbor_run;
 mod never_panic;
 mod report_html;
 mod roundtrip;

@@ -1,0 +1,612 @@
+//! The real Harbor CLI on the converted fixture tasks: Harbor 0.26.0 (with its full dependency set)
+//! and 0.1.45 (the version BeyondSWE-harbor targets, with the packages it imports), run from the
+//! client image that `scripts/build-harbor-client-image.sh` makes (Python 3.13 from Debian, Compose
+//! v2) through `scripts/harbor-run.sh`, against the engine, with the default conversion: no
+//! prebuilt image, so Harbor builds `environment/` and its history strip. One trial per task, two
+//! at a time; one Harbor job at a time.
+//!
+//! Without the engine or the client image the tests skip locally, and fail with
+//! BEYONDSWE_REQUIRE_DOCKER=1 / BEYONDSWE_REQUIRE_HARBOR=1 (CI sets both).
+
+use super::adversarial::{Case, cases, meets};
+use super::support::{docker_ready, fixture_images, fixtures, repo_root, required};
+use beyondswe::grade::Outcome;
+use beyondswe::harbor::{task_dir_name, task_name_index, trial_dirs};
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Mutex, OnceLock};
+
+const VERSIONS: [&str; 2] = ["0.26.0", "0.1.45"];
+const DOC2REPO: &str = "minidoc_ac79166631ba81556e3f40c05aa8d00fe9178ca6";
+/// A DomainFix instance made from the textkit fixture, with capitals in its id (Harbor 0.1.45
+/// names its image build after the directory).
+const DOMAINFIX: &str = "Acme_TextKit_pr12_DomainFix";
+
+/// Commits after the base in the fixture images (fixtures/images/*/history).
+const FUTURE: &[&str] = &[
+    "fb283b7d406fb2aa12dce63d54e287aecd8e4590",
+    "9b9f1b606060cf374ed7348c25380e2ef0c1f4ec",
+];
+
+/// Harbor jobs are heavy on two cores: one at a time across these tests.
+static ONE_JOB: Mutex<()> = Mutex::new(());
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_beyondswe"))
+}
+
+/// The engine, the fixture images and the Harbor client image (built once, cached by tag).
+fn client_ready() -> bool {
+    if !docker_ready() {
+        return false;
+    }
+    fixture_images();
+    static BUILT: OnceLock<Result<(), String>> = OnceLock::new();
+    let built = BUILT.get_or_init(|| {
+        let out = Command::new("bash")
+            .arg(repo_root().join("scripts/build-harbor-client-image.sh"))
+            .output()
+            .expect("bash runs");
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(String::from_utf8_lossy(&out.stderr).into_owned())
+        }
+    });
+    match built {
+        Ok(()) => true,
+        Err(e) => {
+            let msg = format!("scripts/build-harbor-client-image.sh failed:\n{e}");
+            assert!(!required("BEYONDSWE_REQUIRE_HARBOR"), "{msg}");
+            eprintln!("skipping: {msg}");
+            false
+        }
+    }
+}
+
+/// A directory that harbor-run.sh mounts at the same path (tasks, jobs and solutions inside).
+struct Work {
+    tmp: tempfile::TempDir,
+}
+
+impl Work {
+    fn new() -> Work {
+        // Canonical: Harbor bind-mounts trial directories by their host paths.
+        let tmp = tempfile::tempdir().unwrap();
+        Work { tmp }
+    }
+
+    fn path(&self) -> PathBuf {
+        self.tmp.path().canonicalize().unwrap()
+    }
+
+    /// fixtures.jsonl plus a DomainFix instance: all four families.
+    fn dataset(&self) -> PathBuf {
+        let path = self.path().join("dataset.jsonl");
+        let text = std::fs::read_to_string(fixtures().join("dataset/fixtures.jsonl")).unwrap();
+        let mut out = text.clone();
+        let line = text
+            .lines()
+            .find(|l| l.contains("\"acme_textkit_pr12\""))
+            .unwrap();
+        let mut v: Value = serde_json::from_str(line).unwrap();
+        v["instance_id"] = DOMAINFIX.into();
+        v["task"] = "DomainFix".into();
+        out.push_str(&v.to_string());
+        out.push('\n');
+        std::fs::write(&path, out).unwrap();
+        path
+    }
+
+    /// `convert to-harbor` with the default options, the Doc2Repo reference repository given.
+    fn tasks(&self) -> PathBuf {
+        let solutions = self.path().join("solutions");
+        copy_dir(
+            &fixtures().join("submissions/minidoc_gold"),
+            &solutions.join(DOC2REPO),
+        );
+        let tasks = self.path().join("tasks");
+        let out = bin()
+            .args(["convert", "to-harbor"])
+            .arg(self.dataset())
+            .arg(&tasks)
+            .arg("--test-suites")
+            .arg(fixtures().join("test_suites"))
+            .arg("--solutions")
+            .arg(&solutions)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        tasks
+    }
+
+    /// `harbor run -p TASKS -a AGENT -n 2` as job NAME; returns the job directory.
+    fn run(&self, version: &str, tasks: &str, agent: &str, name: &str) -> PathBuf {
+        let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
+        let mut cmd = Command::new("bash");
+        cmd.current_dir(self.path())
+            .arg(repo_root().join("scripts/harbor-run.sh"))
+            .args([
+                version, "run", "-p", tasks, "-a", agent, "-n", "2", "-o", "jobs",
+            ])
+            .args(["--job-name", name]);
+        if version != "0.1.45" {
+            cmd.arg("-y");
+        }
+        let t = std::time::Instant::now();
+        let out = cmd.output().unwrap();
+        eprintln!(
+            "harbor {version} run -a {agent} ({name}): {:.1}s",
+            t.elapsed().as_secs_f64()
+        );
+        assert!(
+            out.status.success(),
+            "harbor {version} run failed:\n{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        self.path().join("jobs").join(name)
+    }
+}
+
+fn copy_dir(src: &Path, dst: &Path) {
+    for e in walkdir::WalkDir::new(src) {
+        let e = e.unwrap();
+        let to = dst.join(e.path().strip_prefix(src).unwrap());
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&to).unwrap();
+        } else {
+            std::fs::copy(e.path(), &to).unwrap();
+        }
+    }
+}
+
+/// What one trial of a job scored.
+#[derive(Debug)]
+struct Trial {
+    dir: PathBuf,
+    task: String,
+    reward: Option<f64>,
+    exception: Value,
+}
+
+fn trials(job: &Path) -> Vec<Trial> {
+    trial_dirs(job)
+        .into_iter()
+        .map(|(dir, v)| Trial {
+            task: v["task_name"].as_str().unwrap_or_default().to_owned(),
+            reward: v["verifier_result"]["rewards"]["reward"].as_f64(),
+            exception: v["exception_info"].clone(),
+            dir,
+        })
+        .collect()
+}
+
+/// Task name → instance id for the dataset's four instances.
+fn instances() -> HashMap<String, String> {
+    task_name_index(["acme_calc_pr7", "acme_textkit_pr12", DOC2REPO, DOMAINFIX])
+}
+
+fn by_instance(job: &Path) -> BTreeMap<String, Trial> {
+    let names = instances();
+    trials(job)
+        .into_iter()
+        .map(|t| (names.get(&t.task).cloned().unwrap_or(t.task.clone()), t))
+        .collect()
+}
+
+fn run_ok(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Every file (bytes) and directory below `root`.
+fn snapshot(root: &Path) -> BTreeMap<PathBuf, Option<Vec<u8>>> {
+    walkdir::WalkDir::new(root)
+        .min_depth(1)
+        .into_iter()
+        .map(|e| e.unwrap())
+        .map(|e| {
+            let rel = e.path().strip_prefix(root).unwrap().to_owned();
+            (
+                rel,
+                e.file_type()
+                    .is_file()
+                    .then(|| std::fs::read(e.path()).unwrap()),
+            )
+        })
+        .collect()
+}
+
+/// On a job Harbor wrote: `ingest` and `verify` agree with the rewards Harbor recorded, and a
+/// release rebuilds the job byte for byte.
+fn check_job(work: &Work, job: &Path, dataset: &Path, label: &str) {
+    let preds = work.path().join(format!("{label}.predictions.jsonl"));
+    run_ok(
+        bin()
+            .arg("ingest")
+            .arg(job)
+            .arg("--dataset")
+            .arg(dataset)
+            .arg("-o")
+            .arg(&preds),
+    );
+    let ids: Vec<String> = std::fs::read_to_string(&preds)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["instance_id"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert!(ids.contains(&DOMAINFIX.to_owned()), "{label}: {ids:?}");
+    assert_eq!(ids.len(), trials(job).len(), "{label}: a patch per trial");
+    let report = run_ok(
+        bin()
+            .arg("verify")
+            .arg(job)
+            .arg("--dataset")
+            .arg(dataset)
+            .arg("--test-suites")
+            .arg(fixtures().join("test_suites"))
+            .arg("--results-dir")
+            .arg(work.path().join("runs"))
+            .args(["--run-id", label, "--jobs", "2"]),
+    );
+    assert!(report.contains("0 disagreement(s)"), "{label}:\n{report}");
+
+    let release = work.path().join(format!("{label}.release.jsonl"));
+    run_ok(
+        bin()
+            .args(["release", "from-harbor"])
+            .arg(job)
+            .arg("-o")
+            .arg(&release)
+            .arg("--dataset")
+            .arg(dataset),
+    );
+    let rebuilt = work.path().join(format!("{label}.rebuilt"));
+    run_ok(
+        bin()
+            .args(["release", "to-harbor"])
+            .arg(&release)
+            .arg(&rebuilt),
+    );
+    let name = job.file_name().unwrap();
+    let (a, b) = (snapshot(job), snapshot(&rebuilt.join(name)));
+    let differ: Vec<&PathBuf> = a
+        .keys()
+        .chain(b.keys())
+        .filter(|k| a.get(*k) != b.get(*k))
+        .collect();
+    assert!(
+        differ.is_empty(),
+        "{label}: rebuilt job differs at {differ:?}"
+    );
+    assert!(
+        a.keys().any(|k| k.ends_with("lock.json")) || label.contains("0.1.45"),
+        "{label}: Harbor 0.26 writes lock.json"
+    );
+}
+
+/// Lists every commit, tag and ref the agent's container can reach, into /logs/agent/probe.txt,
+/// and leaves an ATIF trajectory of what it ran.
+const PROBE: &str = r#"#!/bin/sh
+cd @WORKDIR@
+{
+echo "HEAD $(git rev-parse HEAD)"
+git for-each-ref --format='REF %(refname) %(objectname)'
+git tag -l | sed 's/^/TAG /'
+git log --all --reflog --format='LOG %H'
+git rev-list --all --reflog | sed 's/^/REV /'
+git fsck --unreachable --no-reflogs 2>&1 | sed 's/^/FSCK /'
+for c in $(git cat-file --batch-all-objects --batch-check='%(objecttype) %(objectname)' | awk '$1 == "commit" { print $2 }'); do
+    echo "OBJ $c"
+    git merge-base --is-ancestor "$c" HEAD || echo "NEWER $c"
+done
+cat .git/packed-refs .git/FETCH_HEAD .git/ORIG_HEAD 2>/dev/null | sed 's/^/FILE /'
+echo END
+} >/logs/agent/probe.txt 2>&1
+cat >/logs/agent/trajectory.json <<'EOF'
+{"schema_version": "ATIF-v1.6", "session_id": "probe", "agent": {"name": "probe", "version": "1"},
+ "steps": [{"step_id": 1, "source": "user", "message": "List every commit you can reach."},
+  {"step_id": 2, "source": "agent", "message": "", "tool_calls": [{"tool_call_id": "c1",
+   "function_name": "bash", "arguments": {"command": "git log --all --reflog --format=%H"}}],
+   "observation": {"results": [{"source_call_id": "c1", "content": "see probe.txt"}]}}]}
+EOF
+"#;
+
+/// Copies `tasks` to `dest` with the probe as every task's solution.
+fn probe_tasks(tasks: &Path, dest: &Path) {
+    for entry in std::fs::read_dir(tasks).unwrap() {
+        let dir = entry.unwrap().path();
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let to = dest.join(&name);
+        copy_dir(&dir, &to);
+        let config: Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join("tests/test_config.json")).unwrap(),
+        )
+        .unwrap();
+        let workdir = config["workdir"].as_str().unwrap();
+        std::fs::remove_dir_all(to.join("solution")).unwrap();
+        std::fs::create_dir_all(to.join("solution")).unwrap();
+        std::fs::write(
+            to.join("solution/solve.sh"),
+            PROBE.replace("@WORKDIR@", &beyondswe::adapters::shell_quote(workdir)),
+        )
+        .unwrap();
+    }
+}
+
+/// What a probe found: nothing newer than the base, and it did look.
+fn check_probe(text: &str, what: &str, base: Option<&str>) {
+    assert!(
+        text.contains("\nEND"),
+        "{what}: the probe did not finish:\n{text}"
+    );
+    assert!(
+        text.contains("OBJ "),
+        "{what}: the probe saw no commit:\n{text}"
+    );
+    if let Some(base) = base {
+        assert!(text.starts_with(&format!("HEAD {base}")), "{what}:\n{text}");
+    }
+    for future in FUTURE {
+        assert!(
+            !text.contains(future),
+            "{what}: {future} is reachable:\n{text}"
+        );
+    }
+    for line in text.lines() {
+        assert!(
+            !line.starts_with("NEWER") && !line.starts_with("TAG") && !line.starts_with("FSCK"),
+            "{what}: {line}\n{text}"
+        );
+    }
+}
+
+fn base_of(dataset: &Path, id: &str) -> Option<String> {
+    std::fs::read_to_string(dataset)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|v| v["instance_id"] == id)
+        .and_then(|v| v["base_commit"].as_str().map(str::to_owned))
+}
+
+/// The offline grader's score for an empty repository on the Doc2Repo fixture.
+fn empty_doc2repo_score(work: &Work, dataset: &Path) -> f64 {
+    let empty = work.path().join("empty-repo");
+    std::fs::create_dir_all(&empty).unwrap();
+    let out = run_ok(
+        bin()
+            .args(["grade-one", "--json", "--instance", DOC2REPO, "--dataset"])
+            .arg(dataset)
+            .arg("--test-suites")
+            .arg(fixtures().join("test_suites"))
+            .arg("--repo")
+            .arg(&empty),
+    );
+    let v: Value = serde_json::from_str(&out).unwrap();
+    v["score"].as_f64().unwrap()
+}
+
+fn end_to_end(version: &str) {
+    if !client_ready() {
+        return;
+    }
+    let work = Work::new();
+    let dataset = work.dataset();
+    let tasks = work.tasks();
+    // Every directory name is one Harbor 0.1.45 can tag an image with.
+    assert!(
+        tasks
+            .join(task_dir_name(DOMAINFIX))
+            .join("task.toml")
+            .is_file()
+    );
+    assert_eq!(task_dir_name(DOMAINFIX), DOMAINFIX.to_lowercase());
+
+    // The oracle passes every task, all four families.
+    let job = work.run(version, "tasks", "oracle", "oracle");
+    let got = by_instance(&job);
+    assert_eq!(got.len(), 4, "{got:#?}");
+    for (id, t) in &got {
+        assert_eq!(t.reward, Some(1.0), "{version} oracle {id}: {t:#?}");
+        assert!(t.exception.is_null(), "{version} oracle {id}: {t:#?}");
+        assert!(t.dir.join("verifier/submission.diff").is_file(), "{id}");
+    }
+    check_job(&work, &job, &dataset, &format!("oracle-{version}"));
+
+    // nop: 0 on issue tasks; Doc2Repo scores what an empty repository scores offline.
+    let job = work.run(version, "tasks", "nop", "nop");
+    let got = by_instance(&job);
+    assert_eq!(got.len(), 4, "{got:#?}");
+    let empty = empty_doc2repo_score(&work, &dataset);
+    for (id, t) in &got {
+        let want = if id == DOC2REPO { empty } else { 0.0 };
+        assert_eq!(t.reward, Some(want), "{version} nop {id}: {t:#?}");
+    }
+    check_job(&work, &job, &dataset, &format!("nop-{version}"));
+
+    // The agent's container holds no commit, tag or ref newer than the base.
+    probe_tasks(&tasks, &work.path().join("probe-tasks"));
+    let job = work.run(version, "probe-tasks", "oracle", "probe");
+    let got = by_instance(&job);
+    assert_eq!(got.len(), 4, "{got:#?}");
+    for (id, t) in &got {
+        let text = std::fs::read_to_string(t.dir.join("agent/probe.txt")).unwrap();
+        check_probe(
+            &text,
+            &format!("{version} {id}"),
+            base_of(&dataset, id).as_deref(),
+        );
+    }
+    // audit and trajectory validate read the job and its release: the probe's `git log --all`
+    // is on SearchSWE's blocklist.
+    let release = work.path().join("probe.release.jsonl");
+    run_ok(
+        bin()
+            .args(["release", "from-harbor"])
+            .arg(&job)
+            .arg("-o")
+            .arg(&release),
+    );
+    for path in [&job, &release] {
+        let out = run_ok(bin().arg("trajectory").arg("validate").arg(path));
+        assert_eq!(out.matches("ok ").count(), 4, "{out}");
+        let out = bin()
+            .arg("audit")
+            .arg(path)
+            .arg("--json")
+            .arg("--dataset")
+            .arg(&dataset)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let hits = stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|v| {
+                v["blocklist_hits"]
+                    .as_array()
+                    .is_some_and(|a| !a.is_empty())
+            })
+            .count();
+        assert_eq!(
+            hits,
+            4,
+            "{}:\n{stdout}\n{}",
+            path.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn harbor_0_26_oracle_nop_probe_and_the_job_it_writes() {
+    end_to_end(VERSIONS[0]);
+}
+
+#[test]
+fn harbor_0_1_45_oracle_nop_probe_and_the_job_it_writes() {
+    end_to_end(VERSIONS[1]);
+}
+
+/// The probe has teeth: in the instance image itself (what a prebuilt `docker_image` would start)
+/// it finds the future commits.
+#[test]
+fn the_probe_finds_future_commits_in_an_unstripped_image() {
+    if !docker_ready() {
+        return;
+    }
+    fixture_images();
+    let c = super::support::Container::run("beyondswe-fixture/calc:1");
+    c.sh("mkdir -p /logs/agent");
+    let script = PROBE.replace("@WORKDIR@", "/workspace/calc");
+    let (code, out) = c.sh(&script);
+    assert_eq!(code, 0, "{out}");
+    let (_, text) = c.sh("cat /logs/agent/probe.txt");
+    assert!(text.contains(FUTURE[0]), "{text}");
+    assert!(text.contains("TAG v1.1.0"), "{text}");
+}
+
+/// Tamper solutions from the adversarial suite, as the oracle's solve.sh (the agent applies the
+/// cheat in its container), graded by Harbor: every cheat keeps its expected verdict (reward 0
+/// for the cheats). Two cases of every class by default; BEYONDSWE_HARBOR_ADVERSARIAL=all runs all
+/// of them (about ten minutes per version).
+#[test]
+fn tamper_solutions_through_harbor() {
+    if !client_ready() {
+        return;
+    }
+    let all = std::env::var("BEYONDSWE_HARBOR_ADVERSARIAL").is_ok_and(|v| v == "all");
+    let mut per_class: HashMap<String, usize> = HashMap::new();
+    let mut chosen: Vec<Case> = cases()
+        .into_iter()
+        .filter(|c| !c.submission.starts_with("archives/"))
+        .collect();
+    chosen.sort_by(|a, b| a.name.cmp(&b.name));
+    chosen.retain(|c| {
+        let honest = c.expect.verdict == Some(Outcome::Resolved) || c.expect.score.is_some();
+        let n = per_class.entry(c.class.clone()).or_default();
+        *n += 1;
+        !honest && (all || *n <= 2)
+    });
+    let work = Work::new();
+    let tasks = work.tasks();
+    let adv = work.path().join("adv-tasks");
+    let mut names: HashMap<String, Case> = HashMap::new();
+    for case in &chosen {
+        let from = tasks.join(task_dir_name(&case.instance));
+        let name = task_dir_name(&format!("adv-{}", case.name));
+        let to = adv.join(&name);
+        copy_dir(&from, &to);
+        std::fs::remove_dir_all(to.join("solution")).unwrap();
+        std::fs::create_dir_all(to.join("solution")).unwrap();
+        let config: Value = serde_json::from_str(
+            &std::fs::read_to_string(from.join("tests/test_config.json")).unwrap(),
+        )
+        .unwrap();
+        let workdir = beyondswe::adapters::shell_quote(config["workdir"].as_str().unwrap());
+        let src = fixtures().join("adversarial").join(&case.submission);
+        let solve = if case.kind == "patch" {
+            let (fixed, _) = beyondswe::patch::normalize_transport(&std::fs::read(&src).unwrap());
+            std::fs::write(to.join("solution/cheat.patch"), fixed).unwrap();
+            format!(
+                "#!/bin/sh\ncd {workdir} && git apply --whitespace=nowarn /solution/cheat.patch\nexit 0\n"
+            )
+        } else {
+            let tree = beyondswe::submission::read_tree(&src, Default::default()).unwrap();
+            std::fs::write(to.join("solution/cheat.tar"), tree.to_tar().unwrap()).unwrap();
+            format!("#!/bin/sh\ntar -xf /solution/cheat.tar --no-same-owner -C {workdir}\nexit 0\n")
+        };
+        std::fs::write(to.join("solution/solve.sh"), solve).unwrap();
+        names.insert(name, case.clone());
+    }
+    for version in VERSIONS {
+        let job = work.run(version, "adv-tasks", "oracle", &format!("adv-{version}"));
+        let got = trials(&job);
+        assert_eq!(got.len(), chosen.len(), "{version}");
+        let mut failed = Vec::new();
+        for t in got {
+            let case = &names[&t.task];
+            let report: Value = std::fs::read_to_string(t.dir.join("verifier/report.json"))
+                .ok()
+                .and_then(|s| serde_json::from_str(&s).ok())
+                .unwrap_or(Value::Null);
+            let verdict = t
+                .reward
+                .and_then(|_| serde_json::from_value(report["verdict"].clone()).ok());
+            let reason = report["reason"].as_str().unwrap_or_default();
+            if !meets(&case.expect, verdict, t.reward.unwrap_or(0.0), reason) {
+                failed.push(format!("{}: reward {:?} {reason}", case.name, t.reward));
+            }
+            assert_ne!(
+                t.reward,
+                Some(1.0),
+                "{version} {}: a cheat scored 1",
+                case.name
+            );
+        }
+        assert!(
+            failed.is_empty(),
+            "harbor {version}:\n{}",
+            failed.join("\n")
+        );
+    }
+}
