@@ -3,8 +3,9 @@
 #
 # Builds what the tests need on a machine with a Docker engine and no registry: the offline base
 # image and the fixture images (cached by tag), a headless Chromium (installed from the Debian
-# packages when missing), and Harbor's task-loader environments (cached under target/). Then
-# checks the generated schemas and runs every test.
+# packages when missing), the Harbor client image with the real Harbor CLI at 0.26.0 and 0.1.45
+# (cached by tag), and Harbor's task-loader environments (cached under target/). Then checks the
+# generated schemas and runs every test.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -14,6 +15,8 @@ log "images (offline base + fixtures)"
 bash scripts/build-fixture-images.sh >/dev/null
 log "headless browser for the HTML report tests (Chromium from the Debian packages)"
 bash scripts/browser.sh >/dev/null
+log "Harbor client image (harbor 0.26.0 and 0.1.45, Compose v2)"
+bash scripts/build-harbor-client-image.sh >/dev/null
 log "Harbor task loaders (0.1.45 and latest)"
 bash scripts/harbor-venv.sh 0.1.45 >/dev/null
 bash scripts/harbor-venv.sh latest >/dev/null
