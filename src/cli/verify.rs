@@ -46,9 +46,10 @@ fn release_predictions(path: &std::path::Path, dest: &std::path::Path) -> Result
                 continue;
             }
         };
+        // The instance id when the release names it (Harbor's task name is the directory name).
         let Some(task) = v
-            .get("task_name")
-            .or(v.get("instance_id"))
+            .get("instance_id")
+            .or(v.get("task_name"))
             .and_then(Value::as_str)
         else {
             note(format!("warning: {}:{line}: no task_name", path.display()));

@@ -301,6 +301,25 @@ fn check_job(work: &Work, job: &Path, dataset: &Path, label: &str) {
         a.keys().any(|k| k.ends_with("lock.json")) || label.contains("0.1.45"),
         "{label}: Harbor 0.26 writes lock.json"
     );
+    if label.starts_with("oracle") {
+        // The release alone is enough to check the job.
+        let report = run_ok(
+            bin()
+                .arg("verify")
+                .arg(&release)
+                .arg("--dataset")
+                .arg(dataset)
+                .arg("--test-suites")
+                .arg(fixtures().join("test_suites"))
+                .arg("--results-dir")
+                .arg(work.path().join("runs"))
+                .args(["--run-id", &format!("{label}-release"), "--jobs", "2"]),
+        );
+        assert!(
+            report.contains("0 disagreement(s)"),
+            "{label} release:\n{report}"
+        );
+    }
 }
 
 /// Lists every commit, tag and ref the agent's container can reach, into /logs/agent/probe.txt,
