@@ -51,15 +51,16 @@ svg text{font:11px system-ui,sans-serif;fill:#333}.bar{fill:#4b7bbd}.pos{fill:#2
 /// goes in through `textContent` only.
 const SCRIPT: &str = "(function(){var q=document.getElementById('q'),v=document.getElementById('vf'),\
 rows=Array.prototype.slice.call(document.querySelectorAll('details.i')),s=document.getElementById('shown'),\
-data=JSON.parse(document.getElementById('tests-data').textContent),\
+all=JSON.parse(document.getElementById('tests-data').textContent),S=all[0],data=all[1],\
 names={p:'passed',f:'failed',e:'error',s:'skipped',x:'xfailed',n:'not_run',d:'disputed'},\
 cls={p:'p',f:'f',e:'f',d:'f'};\
 function build(r){var d=r.querySelector('div.tt');if(!d||d.dataset.built)return;d.dataset.built='1';\
-data[+d.dataset.t].forEach(function(g){var p=document.createElement('p');p.textContent=g[0];d.appendChild(p);\
+var e=data[+d.dataset.t];e[0].forEach(function(g){var p=document.createElement('p');p.textContent=S[g[0]];d.appendChild(p);\
 var t=document.createElement('table');t.className='t';g[1].forEach(function(m){m[2].forEach(function(n){\
 var tr=t.insertRow(),a=tr.insertCell(),b=tr.insertCell(),c=document.createElement('code');\
-a.textContent=names[m[1]]||m[1];a.className=cls[m[1]]||'x';c.textContent=n?m[0]+'::'+n:m[0];b.appendChild(c);});});\
-d.appendChild(t);});}\
+a.textContent=names[m[1]]||m[1];a.className=cls[m[1]]||'x';c.textContent=S[n]?S[m[0]]+'::'+S[n]:S[m[0]];b.appendChild(c);});});\
+d.appendChild(t);});if(e[1].length){var p=document.createElement('p');\
+p.textContent='timings (s): '+e[1].map(function(x){return S[x[0]]+' '+x[1].toFixed(2);}).join(' \\u00b7 ');d.appendChild(p);}}\
 function f(){var t=q.value.toLowerCase(),w=v.value,n=0;rows.forEach(function(r){\
 var ok=(!w||r.dataset.verdict===w)&&(!t||r.dataset.id.toLowerCase().indexOf(t)>=0);\
 r.hidden=!ok;if(ok)n++;});s.textContent=n+' of '+rows.length+' shown';}\
@@ -374,9 +375,34 @@ fn outcome_code(o: TestOutcome) -> &'static str {
     }
 }
 
+/// The page's strings (test names, modules, titles, timing names), each written once: the data
+/// refers to them by index. Attempts of one instance, and instances of one repository, repeat
+/// the same test names, which were most of a large run's page.
+#[derive(Default)]
+struct Strings {
+    index: std::collections::HashMap<String, usize>,
+    list: Vec<String>,
+}
+
+impl Strings {
+    fn id(&mut self, s: &str) -> usize {
+        if let Some(&i) = self.index.get(s) {
+            return i;
+        }
+        self.list.push(s.to_owned());
+        self.index.insert(s.to_owned(), self.list.len() - 1);
+        self.list.len() - 1
+    }
+}
+
 /// A group of per-test outcomes as the page's data holds them: `[title, [[module, outcome,
-/// [names…]]…]]`, test ids split at their first `::` so a module is written once per outcome.
-fn tests_group(title: &str, tests: &BTreeMap<String, TestOutcome>) -> Option<serde_json::Value> {
+/// [names…]]…]]` (strings as indexes into [`Strings`]), test ids split at their first `::` so a
+/// module is written once per outcome.
+fn tests_group(
+    title: &str,
+    tests: &BTreeMap<String, TestOutcome>,
+    strings: &mut Strings,
+) -> Option<serde_json::Value> {
     if tests.is_empty() {
         return None;
     }
@@ -390,9 +416,12 @@ fn tests_group(title: &str, tests: &BTreeMap<String, TestOutcome>) -> Option<ser
     }
     let list: Vec<serde_json::Value> = groups
         .into_iter()
-        .map(|((m, o), names)| serde_json::json!([m, o, names]))
+        .map(|((m, o), names)| {
+            let names: Vec<usize> = names.into_iter().map(|n| strings.id(n)).collect();
+            serde_json::json!([strings.id(m), o, names])
+        })
         .collect();
-    Some(serde_json::json!([title, list]))
+    Some(serde_json::json!([strings.id(title), list]))
 }
 
 /// JSON that can stand inside a `<script>` element: `<`, `>` and `&` (only ever inside strings)
@@ -415,7 +444,12 @@ fn script_json(value: &serde_json::Value) -> String {
 
 /// One instance's row; its per-test outcomes go to `tests` (built into the row by the page's
 /// script when it is opened, so a large run's page stays small and quick to show).
-fn instance_row(out: &mut String, i: &InstanceReport, tests: &mut Vec<serde_json::Value>) {
+fn instance_row(
+    out: &mut String,
+    i: &InstanceReport,
+    tests: &mut Vec<serde_json::Value>,
+    strings: &mut Strings,
+) {
     let label = super::attempt_label(&i.instance_id, i.attempt);
     let verdict = outcome_name(i.verdict);
     let reason = wire_name(&i.reason);
@@ -448,8 +482,14 @@ fn instance_row(out: &mut String, i: &InstanceReport, tests: &mut Vec<serde_json
     if let Some(c) = i.claimed_reward {
         let _ = write!(out, "<p>claimed reward {c}</p>");
     }
-    if let Ok(serde_json::Value::Object(flags)) = serde_json::to_value(&i.flags)
-        && !flags.is_empty()
+    if let Ok(serde_json::Value::Object(mut flags)) = serde_json::to_value(&i.flags)
+        && {
+            // How the patch applied is worth a line only when it is not the usual `git apply`.
+            if flags.get("applied_with").and_then(|v| v.as_str()) == Some("git apply") {
+                flags.remove("applied_with");
+            }
+            !flags.is_empty()
+        }
     {
         out.push_str("<p>flags</p><ul>");
         for (k, v) in flags {
@@ -491,28 +531,24 @@ fn instance_row(out: &mut String, i: &InstanceReport, tests: &mut Vec<serde_json
         );
     }
     let groups: Vec<serde_json::Value> = [
-        tests_group("FAIL_TO_PASS", &i.fail_to_pass),
-        tests_group("PASS_TO_PASS", &i.pass_to_pass),
+        tests_group("FAIL_TO_PASS", &i.fail_to_pass, strings),
+        tests_group("PASS_TO_PASS", &i.pass_to_pass, strings),
         i.suite
             .as_ref()
-            .and_then(|s| tests_group("suite tests", &s.tests)),
+            .and_then(|s| tests_group("suite tests", &s.tests, strings)),
     ]
     .into_iter()
     .flatten()
     .collect();
-    if !groups.is_empty() {
+    // Per-test outcomes and timings are built by the page's script when the row opens.
+    let timings: Vec<serde_json::Value> = i
+        .timings
+        .iter()
+        .map(|(k, v)| serde_json::json!([strings.id(k), (v * 100.0).round() / 100.0]))
+        .collect();
+    if !groups.is_empty() || !timings.is_empty() {
         let _ = write!(out, "<div class=\"tt\" data-t=\"{}\"></div>", tests.len());
-        tests.push(serde_json::Value::Array(groups));
-    }
-    if !i.timings.is_empty() {
-        out.push_str("<p>timings (s): ");
-        let parts: Vec<String> = i
-            .timings
-            .iter()
-            .map(|(k, v)| format!("{} {v:.2}", escape(k)))
-            .collect();
-        out.push_str(&parts.join(" · "));
-        out.push_str("</p>");
+        tests.push(serde_json::json!([groups, timings]));
     }
     out.push_str("</details>");
 }
@@ -588,13 +624,14 @@ the dashed lines mark 90% (almost correct) and 100% (fully correct).</p>",
         report.instances.len()
     );
     let mut tests = Vec::new();
+    let mut strings = Strings::default();
     for i in &report.instances {
-        instance_row(&mut s, i, &mut tests);
+        instance_row(&mut s, i, &mut tests, &mut strings);
     }
     let _ = writeln!(
         s,
         "</div></section><script type=\"application/json\" id=\"tests-data\">{}</script><script>{SCRIPT}</script></body></html>",
-        script_json(&serde_json::Value::Array(tests))
+        script_json(&serde_json::json!([strings.list, tests]))
     );
     s
 }

@@ -202,6 +202,7 @@ fn check_report_page(page: &Path, loaded: &Loaded, report: &Value) {
         format!("{n} of {n} shown", n = instances.len()),
         "the page's script did not run"
     );
+
     let errors = instances.iter().filter(|i| i["verdict"] == "error").count();
     assert_eq!(text_of(&doc, "#error-count"), errors.to_string());
     let doc2repo = instances
@@ -280,7 +281,10 @@ fn the_html_report_renders_escapes_and_matches_report_json() {
     let rows: Vec<_> = doc.select(&sel("details.i")).collect();
     assert!(rows.iter().all(|r| r.value().attr("open").is_some()));
     let inner: String = rows[0].text().collect();
-    assert!(inner.contains("tests 1.25"), "{inner}");
+    assert!(
+        inner.contains("timings (s): start 0.10 \u{b7} tests 1.25"),
+        "{inner}"
+    );
     let cells = |r: &scraper::ElementRef| -> Vec<String> {
         r.select(&sel("table.t td"))
             .map(|c| c.text().collect())
