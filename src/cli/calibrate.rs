@@ -137,6 +137,8 @@ pub(crate) fn run(args: &CalibrateArgs, quiet: bool) -> Result<i32> {
         let mut opts = args.limits.options(&run_label);
         // The empty patch's tests run: which of them pass without a fix is the point.
         opts.test_empty_patch = true;
+        // Only the dataset's own patches are graded: no canaries (see `trusted_submissions`).
+        opts.trusted_submissions = true;
         let bar = Bar::new(gold_jobs.len() + empty_jobs.len(), quiet);
         let traced = Traced(&sandbox);
         let work = async {

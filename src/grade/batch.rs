@@ -66,6 +66,7 @@ pub fn options_digest(opts: &GradeOptions) -> String {
         labels: _,
         prepared_cache: _,
         test_empty_patch,
+        trusted_submissions,
     } = opts;
     let Limits {
         memory_mb,
@@ -89,6 +90,9 @@ pub fn options_digest(opts: &GradeOptions) -> String {
     // Only when on, so the keys of runs made before this option existed stay valid.
     if *test_empty_patch {
         h.update(b"test_empty_patch\0");
+    }
+    if *trusted_submissions {
+        h.update(b"trusted_submissions\0");
     }
     hex::encode(h.finalize())
 }
@@ -525,6 +529,7 @@ mod tests {
             |o: &mut GradeOptions| o.limits.disk_mb += 1,
             |o: &mut GradeOptions| o.setup_timeout += Duration::from_secs(1),
             |o: &mut GradeOptions| o.test_empty_patch = true,
+            |o: &mut GradeOptions| o.trusted_submissions = true,
         ] {
             let mut changed = opts.clone();
             change(&mut changed);
