@@ -83,34 +83,6 @@ impl Spool {
             sha256: h.finalize().into(),
         }))
     }
-
-    /// Copies a blob into `out`, through a fixed-size buffer.
-    fn copy(&self, blob: &Blob, out: &mut dyn Write) -> std::io::Result<()> {
-        if blob.len == 0 {
-            return Ok(());
-        }
-        let file = self
-            .0
-            .as_ref()
-            .ok_or_else(|| std::io::Error::other("the tree's spool is gone"))?;
-        let mut buf = vec![0u8; 64 * 1024];
-        let mut at = blob.offset;
-        let mut left = blob.len;
-        while left > 0 {
-            let want = left.min(buf.len() as u64) as usize;
-            {
-                let mut f = file
-                    .lock()
-                    .map_err(|_| std::io::Error::other("spool lock poisoned"))?;
-                f.seek(SeekFrom::Start(at))?;
-                f.read_exact(&mut buf[..want])?;
-            }
-            out.write_all(&buf[..want])?;
-            at += want as u64;
-            left -= want as u64;
-        }
-        Ok(())
-    }
 }
 
 /// A repository as a list of entries, sorted by path; file contents wait in a spool on disk.
@@ -162,7 +134,7 @@ impl RepoTree {
     /// The contents of a file of this tree (read from the spool).
     pub fn read(&self, blob: &Blob) -> std::io::Result<Vec<u8>> {
         let mut out = Vec::with_capacity(usize::try_from(blob.len).unwrap_or(0));
-        self.spool.copy(blob, &mut out)?;
+        SpoolReader::new(&self.spool, blob).read_to_end(&mut out)?;
         Ok(out)
     }
 
