@@ -37,8 +37,7 @@ fn counts(verdicts: &[&Verdict], doc2repo: bool) -> RunCounts {
     };
     let reasons: BTreeSet<String> = verdicts
         .iter()
-        .filter_map(|v| serde_json::to_value(v.reason).ok())
-        .filter_map(|r| r.as_str().map(str::to_owned))
+        .map(|v| v.reason.as_str().to_owned())
         .collect();
     RunCounts {
         runs: verdicts.len() as u32,

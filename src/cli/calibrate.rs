@@ -11,8 +11,9 @@ use beyondswe::calibration::{
     summarize,
 };
 use beyondswe::dataset::Instance;
+use beyondswe::files::write_atomic;
 use beyondswe::grade::{Job, Traced, Verdict, run_jobs};
-use beyondswe::report::{GRADER_VERSION, RunMeta, Store, now_rfc3339, write_atomic};
+use beyondswe::report::{GRADER_VERSION, RunMeta, Store, now_rfc3339};
 use beyondswe::submission::Submission;
 use clap::Args;
 use sha2::{Digest, Sha256};

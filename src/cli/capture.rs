@@ -2,7 +2,7 @@
 
 use super::{exit, note};
 use anyhow::{Context, Result};
-use beyondswe::report::write_atomic;
+use beyondswe::files::write_atomic;
 use beyondswe::submission::{CaptureOptions, capture};
 use clap::Args;
 use std::io::Write;

@@ -103,14 +103,7 @@ pub(crate) fn run(args: &DemoArgs, quiet: bool) -> Result<i32> {
     );
     for s in &stored {
         let v = &s.verdict;
-        let verdict = serde_json::to_value(v.verdict)?
-            .as_str()
-            .unwrap_or_default()
-            .to_owned();
-        let reason = serde_json::to_value(v.reason)?
-            .as_str()
-            .unwrap_or_default()
-            .to_owned();
+        let (verdict, reason) = (v.verdict.as_str(), v.reason.as_str());
         let mut what = notes.get(&v.instance_id).cloned().unwrap_or_default();
         if v.flags.tampering() {
             what.push_str("  [flagged]");

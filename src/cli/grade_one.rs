@@ -43,7 +43,7 @@ pub(crate) struct GradeOneArgs {
 #[derive(Debug, Args, Clone)]
 pub(crate) struct LimitArgs {
     /// Seconds the test command may run.
-    #[arg(long, default_value_t = 1800)]
+    #[arg(long, default_value_t = beyondswe::DEFAULT_TIMEOUT_SECS)]
     pub(crate) timeout: u64,
     /// Memory per container, in MB.
     #[arg(long, default_value_t = Limits::default().memory_mb)]
@@ -70,7 +70,7 @@ pub(crate) struct LimitArgs {
 impl Default for LimitArgs {
     fn default() -> Self {
         LimitArgs {
-            timeout: 1800,
+            timeout: beyondswe::DEFAULT_TIMEOUT_SECS,
             memory_mb: Limits::default().memory_mb,
             cpus: Limits::default().cpus,
             pids: Limits::default().pids,
@@ -250,7 +250,12 @@ pub(crate) async fn build_environment(
             .into_iter()
             .collect();
         sandbox
-            .build_image(&tag, tar, &labels, Duration::from_secs(1800))
+            .build_image(
+                &tag,
+                tar,
+                &labels,
+                Duration::from_secs(beyondswe::DEFAULT_TIMEOUT_SECS),
+            )
             .await
             .with_context(|| format!("building {}", dir.display()))?;
         tracing::info!(image = tag.as_str(), "built");
@@ -277,9 +282,7 @@ fn outcome_word(o: TestOutcome) -> &'static str {
 
 /// The verdict as a short human-readable report.
 pub(crate) fn render(v: &Verdict) -> String {
-    let value = |x: &serde_json::Value| x.as_str().unwrap_or_default().to_owned();
-    let verdict = value(&serde_json::to_value(v.verdict).unwrap_or_default());
-    let reason = value(&serde_json::to_value(v.reason).unwrap_or_default());
+    let (verdict, reason) = (v.verdict.as_str(), v.reason.as_str());
     let mut s = format!(
         "{}  {}  {verdict}  score {:.4}  ({reason})\n",
         v.instance_id, v.family, v.score

@@ -27,7 +27,7 @@ pub(crate) enum ImageCommand {
         #[arg(long)]
         if_missing: bool,
         /// Seconds the build may take.
-        #[arg(long, default_value_t = 1800)]
+        #[arg(long, default_value_t = beyondswe::DEFAULT_TIMEOUT_SECS)]
         timeout: u64,
     },
 }

@@ -4,8 +4,8 @@
 use super::{exit, note};
 use anyhow::{Context, Result};
 use beyondswe::dataset::load_all;
+use beyondswe::files::write_atomic;
 use beyondswe::record::Record;
-use beyondswe::report::write_atomic;
 use beyondswe::sandbox::{DockerSandbox, SandboxError};
 use beyondswe::submission::replay::{self, ReplayError, ReplayOptions};
 use beyondswe::submission::{

@@ -5,8 +5,9 @@ use super::grade::{GradeArgs, run as grade_run};
 use super::grade_one::LimitArgs;
 use super::{exit, note, out};
 use anyhow::Result;
+use beyondswe::files::write_atomic;
 use beyondswe::record::{Family, JsonLines};
-use beyondswe::report::{Format, Stored, attempt_label, read_run, round2, write_atomic};
+use beyondswe::report::{Format, Stored, attempt_label, read_run, round2};
 use clap::Args;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
@@ -157,10 +158,7 @@ fn render(stored: &[Stored]) -> String {
     let list: Vec<&Stored> = stored.iter().filter(|s| disagrees(s)).collect();
     s.push_str(&format!("\n{} disagreement(s)\n", list.len()));
     for st in list {
-        let reason = serde_json::to_value(st.verdict.reason)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_default();
+        let reason = st.verdict.reason.as_str();
         s.push_str(&format!(
             "  {}: claimed {}, measured {:.4} ({reason})\n",
             attempt_label(&st.verdict.instance_id, st.attempt),

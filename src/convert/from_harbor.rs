@@ -261,11 +261,6 @@ pub fn store_test_suite(zip: &Path, dir: &Path, name: &str) -> Result<PathBuf, C
             name: name.to_owned(),
         });
     }
-    let tmp = tempfile::Builder::new()
-        .prefix(".suite-")
-        .tempfile_in(dir)
-        .map_err(io_err(dir))?;
-    fs::copy(zip, tmp.path()).map_err(io_err(zip))?;
-    tmp.persist(&dst).map_err(|e| io_err(&dst)(e.error))?;
+    crate::files::copy_atomic(zip, &dst).map_err(io_err(&dst))?;
     Ok(dst)
 }

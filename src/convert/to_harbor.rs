@@ -40,8 +40,8 @@ impl Default for Resources {
             storage_mb: 20480,
             agent_timeout_sec: 14400.0,
             verifier_timeout_sec: 3600.0,
-            build_timeout_sec: 1800.0,
-            test_timeout_sec: 1800,
+            build_timeout_sec: crate::DEFAULT_TIMEOUT_SECS as f64,
+            test_timeout_sec: crate::DEFAULT_TIMEOUT_SECS,
         }
     }
 }

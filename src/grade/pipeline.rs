@@ -54,7 +54,7 @@ impl Default for GradeOptions {
     fn default() -> Self {
         GradeOptions {
             limits: Limits::default(),
-            test_timeout: Duration::from_secs(1800),
+            test_timeout: Duration::from_secs(crate::DEFAULT_TIMEOUT_SECS),
             setup_timeout: Duration::from_secs(300),
             labels: Vec::new(),
             prepared_cache: true,
@@ -119,14 +119,7 @@ impl From<SandboxError> for Stop {
 const MAX_LOG: usize = 20_000;
 
 fn tail(s: &str) -> String {
-    if s.len() <= MAX_LOG {
-        return s.to_owned();
-    }
-    let mut start = s.len() - MAX_LOG;
-    while !s.is_char_boundary(start) {
-        start += 1;
-    }
-    format!("[… {start} bytes cut]\n{}", &s[start..])
+    crate::text::tail_marked(s, MAX_LOG)
 }
 
 fn random_token() -> String {
@@ -405,7 +398,7 @@ async fn prepare<S: Sandbox>(
                 container,
                 &exec(
                     format!("sh {STATE_DIR}/strip_history.sh {w}"),
-                    Duration::from_secs(1800),
+                    Duration::from_secs(crate::DEFAULT_TIMEOUT_SECS),
                 ),
             )
             .await?;

@@ -75,6 +75,61 @@ pub enum TestOutcome {
     Disputed,
 }
 
+/// `as_str()` (the serialised name, without a JSON round trip) and `ALL` for a unit enum; the
+/// match is exhaustive, so a new variant cannot be left out, and a test holds each name to serde's.
+macro_rules! names {
+    ($t:ident { $($v:ident => $s:literal),* $(,)? }) => {
+        impl $t {
+            pub const ALL: &'static [$t] = &[$($t::$v),*];
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($t::$v => $s),*
+                }
+            }
+        }
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+names!(Outcome { Resolved => "resolved", Unresolved => "unresolved", Error => "error" });
+
+names!(Reason {
+    AllTestsPassed => "all_tests_passed",
+    TestsFailed => "tests_failed",
+    EmptyPatch => "empty_patch",
+    PatchFailed => "patch_failed",
+    Timeout => "timeout",
+    OutOfMemory => "out_of_memory",
+    DiskLimit => "disk_limit",
+    NoResults => "no_results",
+    ResultsDisagree => "results_disagree",
+    ForgeryDetected => "forgery_detected",
+    ImageMissing => "image_missing",
+    EngineUnreachable => "engine_unreachable",
+    F2pPatchFailed => "f2p_patch_failed",
+    NoTestIds => "no_test_ids",
+    HistoryLeak => "history_leak",
+    TestSuiteMissing => "test_suite_missing",
+    PrepareFailed => "prepare_failed",
+    SandboxFailed => "sandbox_failed",
+    VerifierFailed => "verifier_failed",
+    GraderFailed => "grader_failed",
+});
+
+names!(TestOutcome {
+    Passed => "passed",
+    Failed => "failed",
+    Error => "error",
+    Skipped => "skipped",
+    Xfailed => "xfailed",
+    NotRun => "not_run",
+    Disputed => "disputed",
+});
+
 /// What the grader changed or noticed in the submission's tree.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Flags {
@@ -235,5 +290,22 @@ impl Verdict {
     /// Whether this is an infrastructure failure (kept apart from the agent's failures).
     pub fn is_error(&self) -> bool {
         self.verdict == Outcome::Error
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_the_serialised_names() {
+        fn check<T: Serialize + Copy>(all: &[T], name: impl Fn(T) -> &'static str) {
+            for &v in all {
+                assert_eq!(serde_json::to_value(v).unwrap(), name(v));
+            }
+        }
+        check(Outcome::ALL, Outcome::as_str);
+        check(Reason::ALL, Reason::as_str);
+        check(TestOutcome::ALL, TestOutcome::as_str);
     }
 }

@@ -492,7 +492,7 @@ pub fn write_trial(out: &Path, line: &Value) -> Result<PathBuf, JobError> {
         .and_then(|j| j.get("name"))
         .and_then(Value::as_str)
         .unwrap_or("release");
-    let safe = |s: &str| crate::report::safe_name(s);
+    let safe = |s: &str| crate::files::safe_name(s);
     let job_dir = out.join(safe(job_name));
     if let Some(job) = line.get("job") {
         for (key, file) in [("config", "config.json"), ("result", "result.json")] {

@@ -192,27 +192,18 @@ pub fn records_from_str(text: &str) -> Result<Vec<Record>, JsonlError> {
 /// [`JsonlWriter::finish`], so readers never see a half-written file.
 pub struct JsonlWriter {
     path: PathBuf,
-    out: BufWriter<tempfile::NamedTempFile>,
+    out: BufWriter<crate::files::AtomicFile>,
 }
 
 impl JsonlWriter {
     pub fn create(path: &Path) -> Result<Self, JsonlError> {
-        let io = |source| JsonlError::Io {
+        let file = crate::files::AtomicFile::create(path).map_err(|source| JsonlError::Io {
             path: path.to_owned(),
             source,
-        };
-        let dir = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
-            _ => PathBuf::from("."),
-        };
-        let tmp = tempfile::Builder::new()
-            .prefix(".beyondswe-")
-            .suffix(".jsonl.tmp")
-            .tempfile_in(&dir)
-            .map_err(io)?;
+        })?;
         Ok(JsonlWriter {
             path: path.to_owned(),
-            out: BufWriter::with_capacity(1 << 20, tmp),
+            out: BufWriter::with_capacity(1 << 20, file),
         })
     }
 
@@ -232,10 +223,8 @@ impl JsonlWriter {
             path: path.clone(),
             source,
         };
-        let tmp = self.out.into_inner().map_err(|e| io(e.into_error()))?;
-        tmp.as_file().sync_all().map_err(io)?;
-        tmp.persist(&path).map_err(|e| io(e.error))?;
-        Ok(())
+        let file = self.out.into_inner().map_err(|e| io(e.into_error()))?;
+        file.commit().map_err(io)
     }
 }
 

@@ -15,7 +15,7 @@ pub use metrics::{
 };
 pub use render::{Format, render};
 pub use store::{
-    RunMeta, Store, StoreError, Stored, attempt_label, error_log, read_run, safe_name, write_atomic,
+    RunMeta, Store, StoreError, Stored, attempt_label, error_log, read_run, write_atomic,
 };
 
 use crate::calibration::{Class, Loaded};

@@ -6,6 +6,7 @@
 //! replaces an earlier one, and the file is compacted to one line per instance at the end of a
 //! run (written aside and renamed).
 
+use crate::files::safe_name;
 use crate::grade::Verdict;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -287,31 +288,7 @@ pub fn error_log(dir: &Path, label: &str) -> Option<String> {
     .ok()
 }
 
-/// Writes a file aside and renames it into place.
+/// Writes a file whole or not at all ([`crate::files::write_atomic`]).
 pub fn write_atomic(path: &Path, data: &[u8]) -> Result<(), StoreError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".tmp-")
-        .tempfile_in(dir)
-        .map_err(io(dir))?;
-    tmp.write_all(data)
-        .and_then(|()| tmp.as_file().sync_all())
-        .map_err(io(path))?;
-    tmp.persist(path).map_err(|e| io(path)(e.error))?;
-    Ok(())
-}
-
-/// An instance id as one directory name.
-pub fn safe_name(id: &str) -> String {
-    id.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect::<String>()
-        .trim_start_matches('.')
-        .to_owned()
+    crate::files::write_atomic(path, data).map_err(io(path))
 }

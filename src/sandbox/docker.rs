@@ -9,6 +9,7 @@
 use super::{
     ContainerSpec, ContainerState, ExecOutput, ExecSpec, Sandbox, SandboxError, TarProducer,
 };
+use crate::text::TailBuf;
 use bollard::Docker;
 use bollard::container::LogOutput;
 use bollard::exec::{StartExecOptions, StartExecResults};
@@ -256,7 +257,7 @@ impl DockerSandbox {
                         message: format!(
                             "{}\n{}",
                             detail.message.unwrap_or_default(),
-                            tail(&log, 4000)
+                            crate::text::tail(&log, 4000)
                         ),
                     });
                 }
@@ -274,34 +275,6 @@ impl DockerSandbox {
         }
         Ok(log)
     }
-}
-
-fn tail(s: &str, n: usize) -> &str {
-    if s.len() <= n {
-        return s;
-    }
-    let mut start = s.len() - n;
-    while !s.is_char_boundary(start) {
-        start += 1;
-    }
-    &s[start..]
-}
-
-/// Appends to a buffer that keeps only the last `max` bytes.
-fn push_tail(buf: &mut Vec<u8>, data: &[u8], max: usize) {
-    buf.extend_from_slice(data);
-    if buf.len() > max * 2 {
-        let cut = buf.len() - max;
-        buf.drain(..cut);
-    }
-}
-
-fn finish_tail(mut buf: Vec<u8>, max: usize) -> String {
-    if buf.len() > max {
-        let cut = buf.len() - max;
-        buf.drain(..cut);
-    }
-    String::from_utf8_lossy(&buf).into_owned()
 }
 
 impl Sandbox for DockerSandbox {
@@ -418,8 +391,8 @@ impl Sandbox for DockerSandbox {
             tty: false,
             output_capacity: Some(64 * 1024),
         };
-        let (mut out, mut err) = (Vec::new(), Vec::new());
         let max = spec.max_output;
+        let (mut out, mut err) = (TailBuf::new(max), TailBuf::new(max));
         let drained = tokio::time::timeout(spec.timeout, async {
             match self
                 .docker
@@ -431,9 +404,9 @@ impl Sandbox for DockerSandbox {
                     while let Some(frame) = output.next().await {
                         match frame.map_err(api("read exec output"))? {
                             LogOutput::StdOut { message } | LogOutput::Console { message } => {
-                                push_tail(&mut out, &message, max)
+                                out.push(&message)
                             }
-                            LogOutput::StdErr { message } => push_tail(&mut err, &message, max),
+                            LogOutput::StdErr { message } => err.push(&message),
                             LogOutput::StdIn { .. } => {}
                         }
                     }
@@ -469,8 +442,8 @@ impl Sandbox for DockerSandbox {
         }
         Ok(ExecOutput {
             exit_code,
-            stdout: finish_tail(out, max),
-            stderr: finish_tail(err, max),
+            stdout: out.finish(),
+            stderr: err.finish(),
             timed_out,
             duration: started.elapsed(),
         })
