@@ -21,6 +21,7 @@ pub mod patch;
 pub mod record;
 pub mod report;
 pub mod restore_rules;
+pub mod run;
 pub mod sandbox;
 pub mod schema;
 pub mod submission;

@@ -5,32 +5,98 @@
 //! JSONL → Harbor → JSONL round trip, then grades a bundled predictions file that mixes good, bad
 //! and tampering submissions, in parallel, and prints the summary. A second run resumes and
 //! finishes at once.
+//!
+//! The demo data and the image scripts are embedded in the binary and written to a temporary
+//! directory laid out as the checkout is, so an installed binary (`cargo install --path .`) runs
+//! the demo from anywhere.
 
 use super::convert::{from_harbor_with, to_harbor_with};
-use super::grade::{GradeArgs, run as grade_run};
-use super::grade_one::LimitArgs;
+use super::grade::{exit_code, grade_and_show};
 use super::{exit, note, out};
 use anyhow::{Context, Result, bail};
 use beyondswe::convert::ToHarborOptions;
 use beyondswe::record::RecordReader;
 use beyondswe::report::{Format, read_run};
+use beyondswe::run::{RunLimits, RunSpec, StoreSpec, Submissions};
 use clap::Args;
+use include_dir::{Dir, include_dir};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+/// What the demo reads, as the checkout holds it (each tree is written back to the same path;
+/// `build.rs` rebuilds the binary when any of it changes).
+static EMBEDDED: [(&str, Dir<'static>); 5] = [
+    (
+        "fixtures/dataset",
+        include_dir!("$CARGO_MANIFEST_DIR/fixtures/dataset"),
+    ),
+    (
+        "fixtures/predictions",
+        include_dir!("$CARGO_MANIFEST_DIR/fixtures/predictions"),
+    ),
+    (
+        "fixtures/test_suites",
+        include_dir!("$CARGO_MANIFEST_DIR/fixtures/test_suites"),
+    ),
+    (
+        "fixtures/submissions",
+        include_dir!("$CARGO_MANIFEST_DIR/fixtures/submissions"),
+    ),
+    (
+        "fixtures/images",
+        include_dir!("$CARGO_MANIFEST_DIR/fixtures/images"),
+    ),
+];
+
+/// The image scripts the demo runs.
+const SCRIPTS: [(&str, &str); 3] = [
+    (
+        "scripts/build-fixture-images.sh",
+        include_str!("../../scripts/build-fixture-images.sh"),
+    ),
+    (
+        "scripts/build-base-image.sh",
+        include_str!("../../scripts/build-base-image.sh"),
+    ),
+    (
+        "scripts/debian-mirror.sh",
+        include_str!("../../scripts/debian-mirror.sh"),
+    ),
+];
 
 #[derive(Debug, Args)]
 pub(crate) struct DemoArgs {
-    /// Where the run's results go (default: target/demo-runs in the checkout).
-    #[arg(long)]
-    pub(crate) results_dir: Option<PathBuf>,
+    /// Where the run's results go.
+    #[arg(long, default_value = "demo-runs")]
+    pub(crate) results_dir: PathBuf,
     /// Gradings at once.
     #[arg(long, default_value_t = 2)]
     pub(crate) jobs: usize,
 }
 
+/// Writes the embedded demo data under `root`.
+fn unpack(root: &Path) -> Result<()> {
+    for (at, dir) in &EMBEDDED {
+        let base = root.join(at);
+        fs_err::create_dir_all(&base)?;
+        dir.extract(&base)
+            .with_context(|| format!("writing the demo data to {}", base.display()))?;
+    }
+    fs_err::create_dir_all(root.join("scripts"))?;
+    for (at, text) in SCRIPTS {
+        use std::os::unix::fs::PermissionsExt;
+        let path = root.join(at);
+        fs_err::write(&path, text)?;
+        // The scripts run one another.
+        fs_err::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
+    }
+    Ok(())
+}
+
 pub(crate) fn run(args: &DemoArgs, quiet: bool) -> Result<i32> {
-    let root = Path::new(ROOT);
+    let data = tempfile::tempdir()?;
+    let root = data.path();
+    unpack(root)?;
     let fixtures = root.join("fixtures");
 
     note(
@@ -48,56 +114,37 @@ pub(crate) fn run(args: &DemoArgs, quiet: bool) -> Result<i32> {
     }
 
     note("2/3 convert: the demo dataset to Harbor task directories and back");
-    let tmp = tempfile::tempdir()?;
     let dataset = fixtures.join("dataset/demo.jsonl");
     let suites = fixtures.join("test_suites");
-    let opts = ToHarborOptions {
-        test_suites: Some(suites.clone()),
-        ..ToHarborOptions::default()
-    };
-    to_harbor_with(&dataset, &tmp.path().join("tasks"), &opts, &[], false)?;
-    let back = tmp.path().join("back.jsonl");
-    from_harbor_with(
-        &tmp.path().join("tasks"),
-        &back,
-        Some(&tmp.path().join("suites")),
-        false,
-    )?;
-    let (same, total) = compare(&dataset, &back)?;
+    let (same, total) = round_trip(&dataset, &suites, root)?;
     note(format!(
         "    {same}/{total} records identical after the round trip"
     ));
 
     note("3/3 grade: good, bad and tampering submissions, each in a fresh container");
-    let results_dir = args
-        .results_dir
-        .clone()
-        .unwrap_or_else(|| root.join("target/demo-runs"));
-    let grade = GradeArgs {
+    let predictions = fixtures.join("predictions/demo.jsonl");
+    let mut spec = RunSpec::new(
         dataset,
-        predictions: Some(fixtures.join("predictions/demo.jsonl")),
-        predictions_format: None,
-        patches: None,
-        gold: false,
-        empty: false,
-        run_id: "demo".into(),
-        results_dir: results_dir.clone(),
-        jobs: Some(args.jobs),
-        ids: Vec::new(),
-        test_suites: Some(suites),
-        force: true,
-        format: Format::Table,
-        calibration: None,
-        exclude_flaky: false,
-        exclude_broken: false,
-        limits: LimitArgs {
-            timeout: 120,
-            ..LimitArgs::default()
+        Submissions::Predictions {
+            path: predictions.clone(),
+            format: None,
+            patches: None,
         },
+        StoreSpec {
+            results_dir: args.results_dir.clone(),
+            run_id: "demo".into(),
+            force: true,
+        },
+    );
+    spec.test_suites = Some(suites);
+    spec.jobs = args.jobs.max(1);
+    spec.limits = RunLimits {
+        test_timeout: Duration::from_secs(120),
+        ..RunLimits::default()
     };
-    let code = grade_run(&grade, quiet)?;
-    let (_, stored) = read_run(&results_dir.join("demo"))?;
-    let notes = demo_notes(&fixtures.join("predictions/demo.jsonl"))?;
+    let code = exit_code(&grade_and_show(&spec, Format::Table, quiet)?);
+    let (_, stored) = read_run(&spec.store.dir())?;
+    let notes = demo_notes(&predictions)?;
     let mut table = String::from(
         "\nINSTANCE                                          VERDICT     REASON            SUBMISSION\n",
     );
@@ -115,6 +162,20 @@ pub(crate) fn run(args: &DemoArgs, quiet: bool) -> Result<i32> {
     }
     out(table)?;
     Ok(if same != total { exit::FAILURE } else { code })
+}
+
+/// Converts the dataset to Harbor tasks and back under `scratch`; how many records came back
+/// unchanged, of how many.
+fn round_trip(dataset: &Path, suites: &Path, scratch: &Path) -> Result<(usize, usize)> {
+    let opts = ToHarborOptions {
+        test_suites: Some(suites.to_owned()),
+        ..ToHarborOptions::default()
+    };
+    let tasks = scratch.join("tasks");
+    to_harbor_with(dataset, &tasks, &opts, &[], false)?;
+    let back = scratch.join("back.jsonl");
+    from_harbor_with(&tasks, &back, Some(&scratch.join("suites")), false)?;
+    compare(dataset, &back)
 }
 
 fn demo_notes(path: &Path) -> Result<std::collections::HashMap<String, String>> {
@@ -147,4 +208,44 @@ fn compare(a: &Path, b: &Path) -> Result<(usize, usize)> {
         }
     }
     Ok((same, total))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The embedded data is the checkout's, file for file, and holds what the demo reads.
+    #[test]
+    fn the_embedded_demo_data_is_the_checkouts() {
+        let dir = tempfile::tempdir().unwrap();
+        unpack(dir.path()).unwrap();
+        let checkout = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut n = 0;
+        for entry in walkdir::WalkDir::new(dir.path()) {
+            let entry = entry.unwrap();
+            if entry.file_type().is_file() {
+                let rel = entry.path().strip_prefix(dir.path()).unwrap();
+                let theirs = fs_err::read(checkout.join(rel)).unwrap();
+                assert_eq!(
+                    fs_err::read(entry.path()).unwrap(),
+                    theirs,
+                    "{}",
+                    rel.display()
+                );
+                n += 1;
+            }
+        }
+        assert!(n > 10, "{n} files");
+        for needed in [
+            "fixtures/dataset/demo.jsonl",
+            "fixtures/predictions/demo.jsonl",
+            "fixtures/submissions/minidoc_partial",
+            "fixtures/images/calc/Dockerfile",
+            "scripts/build-fixture-images.sh",
+            "scripts/build-base-image.sh",
+            "scripts/debian-mirror.sh",
+        ] {
+            assert!(dir.path().join(needed).exists(), "{needed}");
+        }
+    }
 }

@@ -10,6 +10,7 @@
 //! text the message already holds is left out, so that a library error whose message carries its
 //! source (and an `anyhow` context that names the same path) never prints anything twice.
 
+use beyondswe::run::RunError;
 use beyondswe::sandbox::SandboxError;
 use std::fmt::Write as _;
 
@@ -35,7 +36,12 @@ pub(crate) fn of_error(err: &anyhow::Error) -> i32 {
         if cause.is::<Usage>() {
             return USAGE;
         }
-        if cause.is::<SandboxError>() || cause.is::<Infrastructure>() {
+        if cause.is::<SandboxError>()
+            || cause.is::<Infrastructure>()
+            || cause
+                .downcast_ref::<RunError>()
+                .is_some_and(RunError::is_infrastructure)
+        {
             return INFRASTRUCTURE;
         }
         if let Some(io) = cause.downcast_ref::<std::io::Error>()

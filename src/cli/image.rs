@@ -1,10 +1,10 @@
 //! `beyondswe image build CONTEXT --tag TAG`: build an image through the engine API (no registry
 //! needed when the Dockerfile is `FROM` a local image such as the offline base).
 
-use super::grade_one::connect;
 use super::{exit, note, out};
 use anyhow::{Context, Result, bail};
-use beyondswe::sandbox::Sandbox;
+use beyondswe::run::runtime;
+use beyondswe::sandbox::{DockerSandbox, Sandbox};
 use beyondswe::submission::{TreeLimits, read_tree};
 use clap::Subcommand;
 use std::collections::HashMap;
@@ -52,9 +52,8 @@ pub(crate) fn run(cmd: &ImageCommand) -> Result<i32> {
     }
     let tree = read_tree(context, TreeLimits::default())?;
     let tar = tree.to_tar().context("packing the build context")?;
-    let runtime = super::runtime()?;
-    runtime.block_on(async {
-        let sandbox = connect().await?;
+    runtime()?.block_on(async {
+        let sandbox = DockerSandbox::connect().await?;
         if *if_missing && sandbox.image_id(tag).await?.is_some() {
             note(format!("{tag}: present, not rebuilt"));
         } else {

@@ -81,51 +81,8 @@ pub(crate) fn prediction_line(item: &beyondswe::submission::Ingested) -> Option<
 
 /// Reports what an ingest found on stderr: problems, transcripts without patches, unknown ids.
 pub(crate) fn describe(path: &Path, ing: &Ingest, known: Option<&HashSet<String>>) {
-    let format = ing.format.map_or("?", AgentFormat::name);
-    let with_patch = ing
-        .items
-        .iter()
-        .filter(|i| i.patch.is_some() || i.repo.is_some())
-        .count();
-    note(format!(
-        "{}: {format}: {} submission(s), {with_patch} with a patch",
-        path.display(),
-        ing.items.len()
-    ));
-    for p in &ing.problems {
-        note(format!("warning: {p}"));
-    }
-    let missing = ing.without_patch();
-    if !missing.is_empty() {
-        note(format!(
-            "{} instance(s) have a transcript but no patch (not graded):",
-            missing.len()
-        ));
-        for i in missing {
-            note(format!(
-                "  {} ({}){}",
-                i.instance_id,
-                i.source,
-                i.note
-                    .as_ref()
-                    .map(|n| format!(": {n}"))
-                    .unwrap_or_default()
-            ));
-        }
-    }
-    if let Some(known) = known {
-        let unknown: Vec<&str> = ing
-            .items
-            .iter()
-            .map(|i| i.instance_id.as_str())
-            .filter(|id| !known.contains(*id))
-            .collect();
-        if !unknown.is_empty() {
-            note(format!(
-                "warning: not in the dataset: {}",
-                unknown.join(", ")
-            ));
-        }
+    for line in beyondswe::run::describe_ingest(path, ing, known) {
+        note(line);
     }
 }
 

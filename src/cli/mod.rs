@@ -3,6 +3,7 @@
 //! Arguments are parsed here and turned into library options before any work starts; the
 //! subcommand modules call the library and print. Data goes to stdout, messages to stderr.
 
+pub(crate) mod args;
 pub(crate) mod audit;
 pub(crate) mod calibrate;
 pub(crate) mod capture;
@@ -13,6 +14,7 @@ pub(crate) mod grade;
 pub(crate) mod grade_one;
 pub(crate) mod image;
 pub(crate) mod ingest;
+pub(crate) mod progress;
 pub(crate) mod release;
 pub(crate) mod schemas;
 pub(crate) mod trajectory;
@@ -79,20 +81,6 @@ pub(crate) enum Command {
     Verify(verify::VerifyArgs),
     /// Run the main job on the bundled demo data.
     Demo(demo::DemoArgs),
-}
-
-/// The async runtime the grading commands run on (two worker threads); failing to start it is an
-/// infrastructure failure.
-pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| {
-            anyhow::Error::new(exit::Infrastructure(format!(
-                "cannot start the async runtime: {e}"
-            )))
-        })
 }
 
 /// Writes one line to stderr (people-facing messages; never data).

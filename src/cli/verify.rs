@@ -1,13 +1,14 @@
 //! `beyondswe verify RELEASE_OR_JOBS_DIR --dataset DATASET`: grade every published patch and
 //! compare the reward the release claims with the one measured.
 
-use super::grade::{GradeArgs, run as grade_run};
-use super::grade_one::LimitArgs;
+use super::args::{DatasetArgs, LimitArgs, ResultsArgs, ScopeArgs};
+use super::grade::{exit_code, grade_and_show};
 use super::{exit, note, out};
 use anyhow::Result;
 use beyondswe::files::write_atomic;
 use beyondswe::record::{Family, JsonLines};
 use beyondswe::report::{Format, Stored, attempt_label, read_run, round2};
+use beyondswe::run::{RunSpec, Submissions};
 use clap::Args;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
@@ -17,18 +18,15 @@ use std::path::PathBuf;
 pub(crate) struct VerifyArgs {
     /// A release (JSONL) or a Harbor jobs directory.
     pub(crate) path: PathBuf,
-    #[arg(long)]
-    pub(crate) dataset: PathBuf,
+    #[command(flatten)]
+    pub(crate) dataset: DatasetArgs,
+    /// The run's name; its results go to RESULTS_DIR/RUN_ID.
     #[arg(long, default_value = "verify")]
     pub(crate) run_id: String,
-    #[arg(long, default_value = "runs")]
-    pub(crate) results_dir: PathBuf,
-    #[arg(long)]
-    pub(crate) jobs: Option<usize>,
-    #[arg(long)]
-    pub(crate) test_suites: Option<PathBuf>,
-    #[arg(long)]
-    pub(crate) force: bool,
+    #[command(flatten)]
+    pub(crate) results: ResultsArgs,
+    #[command(flatten)]
+    pub(crate) scope: ScopeArgs,
     #[command(flatten)]
     pub(crate) limits: LimitArgs,
 }
@@ -96,27 +94,22 @@ pub(crate) fn run(args: &VerifyArgs, quiet: bool) -> Result<i32> {
         release_predictions(&args.path, &p)?;
         p
     };
-    let grade = GradeArgs {
-        dataset: args.dataset.clone(),
-        predictions: Some(predictions),
-        predictions_format: None,
-        patches: None,
-        gold: false,
-        empty: false,
-        run_id: args.run_id.clone(),
-        results_dir: args.results_dir.clone(),
-        jobs: args.jobs,
-        ids: Vec::new(),
-        test_suites: args.test_suites.clone(),
-        force: args.force,
-        format: Format::Table,
+    let spec = RunSpec {
+        dataset: args.dataset.dataset.clone(),
+        test_suites: args.dataset.test_suites.clone(),
+        ids: args.scope.ids.clone(),
+        submissions: Submissions::Predictions {
+            path: predictions,
+            format: None,
+            patches: None,
+        },
+        store: args.results.store(&args.run_id),
+        jobs: args.scope.jobs(),
+        limits: args.limits.limits(),
         calibration: None,
-        exclude_flaky: false,
-        exclude_broken: false,
-        limits: args.limits.clone(),
     };
-    let code = grade_run(&grade, quiet)?;
-    let (_, stored) = read_run(&args.results_dir.join(&args.run_id))?;
+    let code = exit_code(&grade_and_show(&spec, Format::Table, quiet)?);
+    let (_, stored) = read_run(&spec.store.dir())?;
     out(render(&stored))?;
     let disagree = stored.iter().filter(|s| disagrees(s)).count();
     Ok(if code != exit::SUCCESS {

@@ -2,15 +2,14 @@
 //! verifier (`adapters/verify.py`: apply, scrub, restore, canaries, tests as an unprivileged
 //! user, decide) → its one JSON result → the verdict. Harbor's `test.sh` runs the same verifier.
 //!
-//! Driven from the host through a [`crate::sandbox::Sandbox`]; whole runs are in `batch`.
+//! Driven from the host through a [`crate::sandbox::Sandbox`]; whole runs (many submissions, a
+//! results store, resume) are `crate::run`'s, and nothing here knows of them.
 
-mod batch;
 mod pipeline;
 mod result;
 mod traced;
 mod verdict;
 
-pub use batch::{Job, JobEvent, Progress, job_key, options_digest, run_jobs};
 pub use pipeline::{GradeInput, GradeOptions, forgery_signs, grade, suite_for};
 pub use result::{VerifierResult, test_outcome};
 pub use traced::Traced;

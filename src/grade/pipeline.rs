@@ -163,7 +163,11 @@ pub async fn grade<S: Sandbox>(sandbox: &S, input: GradeInput<'_>, opts: &GradeO
         v.set(Outcome::Unresolved, Reason::EmptyPatch, 0.0);
         return v;
     }
-    if let Err(stop) = grade_in_container(sandbox, input, opts, &mut v).await {
+    let graded = match check_submission(record, input.submission, &mut v) {
+        Ok(()) => grade_in_container(sandbox, input, opts, &mut v).await,
+        Err(stop) => Err(stop),
+    };
+    if let Err(stop) = graded {
         v.verdict = stop.verdict;
         v.reason = stop.reason;
         if v.family != Family::Doc2Repo || stop.verdict == Outcome::Error {
@@ -487,16 +491,6 @@ impl<S: Sandbox> Run<'_, S> {
             self.timed("prepare", t);
         }
         let t = Instant::now();
-        if input.submission.is_empty_patch() {
-            // Only with `test_empty_patch`: nothing to apply, the tests run on the base.
-        } else if let Submission::Patch(p) = input.submission {
-            self.check_patch(p)?;
-        } else if self.record.family() != Family::Doc2Repo {
-            return Err(Stop::unresolved(
-                Reason::PatchFailed,
-                "issue tasks are graded from a patch, not a repository tree",
-            ));
-        }
         self.upload_bundle(input).await?;
         if let Submission::Tree(tree) = input.submission {
             // Streamed from the tree's spool: memory stays flat whatever the tree's size.
@@ -549,31 +543,6 @@ impl<S: Sandbox> Run<'_, S> {
         let parsed = VerifierResult::parse(out.stdout.as_bytes())
             .map_err(|e| Stop::error(Reason::VerifierFailed, format!("{e}\n{}", out.stderr)))?;
         parsed.apply_to(self.v, tail);
-        Ok(())
-    }
-
-    /// Host-side checks of a patch before it goes in: it must parse, and must not touch `.git`
-    /// (the verifier refuses that too, as git itself parses the patch).
-    fn check_patch(&mut self, patch_bytes: &[u8]) -> Result<(), Stop> {
-        let text = String::from_utf8_lossy(patch_bytes);
-        let parsed = patch::parse(&text).map_err(|e| {
-            Stop::unresolved(Reason::PatchFailed, format!("not a unified diff: {e}"))
-        })?;
-        let touched = parsed.touched_paths();
-        if let Some(p) = touched
-            .iter()
-            .find(|p| p.split('/').any(|c| c.eq_ignore_ascii_case(".git")))
-        {
-            return Err(Stop::unresolved(
-                Reason::PatchFailed,
-                format!("the patch touches `{p}` inside .git"),
-            ));
-        }
-        self.v.flags.tests_touched = touched
-            .into_iter()
-            .filter(|p| restore_rules::is_covered(p))
-            .collect();
-        self.v.flags.suspicious.extend(forgery_signs(&text));
         Ok(())
     }
 
@@ -641,6 +610,44 @@ impl<S: Sandbox> Run<'_, S> {
         self.sandbox.upload(self.container, "/tmp", bundle).await?;
         Ok(())
     }
+}
+
+/// What the host refuses before any container starts: a patch that does not parse or touches
+/// `.git` (the verifier refuses that too, as git itself parses the patch), and a tree for an
+/// issue task. Notes the covered paths a patch touches and the signs of forging it carries.
+fn check_submission(record: &Record, submission: &Submission, v: &mut Verdict) -> Result<(), Stop> {
+    match submission {
+        // Only with `test_empty_patch`: nothing to apply, the tests run on the base.
+        _ if submission.is_empty_patch() => Ok(()),
+        Submission::Patch(p) => check_patch(p, v),
+        Submission::Tree(_) if record.family() != Family::Doc2Repo => Err(Stop::unresolved(
+            Reason::PatchFailed,
+            "issue tasks are graded from a patch, not a repository tree",
+        )),
+        Submission::Tree(_) => Ok(()),
+    }
+}
+
+fn check_patch(patch_bytes: &[u8], v: &mut Verdict) -> Result<(), Stop> {
+    let text = String::from_utf8_lossy(patch_bytes);
+    let parsed = patch::parse(&text)
+        .map_err(|e| Stop::unresolved(Reason::PatchFailed, format!("not a unified diff: {e}")))?;
+    let touched = parsed.touched_paths();
+    if let Some(p) = touched
+        .iter()
+        .find(|p| p.split('/').any(|c| c.eq_ignore_ascii_case(".git")))
+    {
+        return Err(Stop::unresolved(
+            Reason::PatchFailed,
+            format!("the patch touches `{p}` inside .git"),
+        ));
+    }
+    v.flags.tests_touched = touched
+        .into_iter()
+        .filter(|p| restore_rules::is_covered(p))
+        .collect();
+    v.flags.suspicious.extend(forgery_signs(&text));
+    Ok(())
 }
 
 /// Lines a patch adds that look like an attempt to forge results: the official success marker,
@@ -720,3 +727,7 @@ fn check_suite(zip: &Path) -> Result<(), String> {
 pub fn suite_for(record: &Record, dir: Option<&Path>) -> Option<PathBuf> {
     dir.and_then(|d| crate::convert::find_test_suite(record, d))
 }
+
+#[cfg(test)]
+#[path = "pipeline_tests.rs"]
+mod tests;

@@ -92,7 +92,10 @@ impl VerifierResult {
 
     /// The reason as the typed enum; a name this build does not know is the verifier's failure.
     pub fn reason(&self) -> Reason {
-        serde_json::from_value(serde_json::Value::String(self.reason.clone()))
+        Reason::ALL
+            .iter()
+            .copied()
+            .find(|r| r.as_str() == self.reason)
             .unwrap_or(Reason::VerifierFailed)
     }
 
@@ -104,7 +107,13 @@ impl VerifierResult {
         } else {
             self.verdict
         };
-        v.set(outcome, reason, self.score.clamp(0.0, 1.0));
+        // An infrastructure failure scores nothing, whatever score came with it.
+        let score = if outcome == Outcome::Error {
+            0.0
+        } else {
+            self.score.clamp(0.0, 1.0)
+        };
+        v.set(outcome, reason, score);
         v.fail_to_pass = self
             .fail_to_pass
             .iter()

@@ -243,6 +243,42 @@ pub fn build_report(
     }
 }
 
+/// The report of a stored run. The report written when it was graded, if there is one, gives
+/// the run's scope (the instances it graded; a store may hold others) and its timing; the
+/// verdicts are always the store's.
+pub fn load_report(dir: &std::path::Path) -> Result<Report, StoreError> {
+    let (meta, stored) = read_run(dir)?;
+    if let Ok(text) = fs_err::read_to_string(dir.join("report.json"))
+        && let Ok(saved) = serde_json::from_str::<Report>(&text)
+    {
+        let ids: std::collections::HashSet<&str> = saved
+            .instances
+            .iter()
+            .map(|i| i.instance_id.as_str())
+            .collect();
+        let scoped: Vec<_> = stored
+            .iter()
+            .filter(|s| ids.contains(s.verdict.instance_id.as_str()))
+            .cloned()
+            .collect();
+        return Ok(build_report(
+            meta.as_ref(),
+            &scoped,
+            saved.swebench.total_instances,
+            (saved.started_at, saved.finished_at, saved.jobs),
+            saved.calibration.as_ref(),
+        ));
+    }
+    let n = stored.len();
+    Ok(build_report(
+        meta.as_ref(),
+        &stored,
+        n,
+        (None, None, None),
+        None,
+    ))
+}
+
 /// `report.html` for a run directory: the report with the error messages its logs hold.
 pub fn html_for_run(dir: &std::path::Path, report: &Report) -> String {
     let errors: BTreeMap<String, String> = report

@@ -6,6 +6,8 @@
 //! as tar through the engine API, and removes the container on every path out.
 
 mod docker;
+#[cfg(test)]
+pub(crate) mod scripted;
 mod tar_io;
 
 pub use docker::{DockerSandbox, INSTANCE_LABEL, MANAGED_LABEL, RUN_LABEL};

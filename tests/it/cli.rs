@@ -329,7 +329,9 @@ fn demo_converts_and_grades_the_bundled_data() {
     }
     super::support::fixture_images();
     let dir = tempfile::tempdir().unwrap();
+    // From outside the checkout: the demo data is the binary's own.
     bin()
+        .current_dir(dir.path())
         .arg("demo")
         .arg("--results-dir")
         .arg(dir.path())

@@ -11,8 +11,8 @@
 //! verdict with the panic's message, and a submission that could not be read becomes its
 //! `unresolved` verdict; only a store that cannot be written stops the run.
 
-use super::pipeline::{GradeInput, GradeOptions, grade};
-use super::verdict::{Outcome, Reason, Verdict};
+use crate::dataset::Instance;
+use crate::grade::{GradeInput, GradeOptions, Outcome, Reason, Verdict, grade};
 use crate::record::Record;
 use crate::report::{GRADER_VERSION, Store, StoreError, Stored};
 use crate::sandbox::{Limits, Sandbox};
@@ -41,6 +41,22 @@ pub struct Job {
     pub problem: Option<String>,
 }
 
+impl Job {
+    /// A job for `instance` with no claimed reward and nothing wrong with its submission.
+    pub fn new(instance: &Instance, submission: Submission, model: &str, attempt: u32) -> Job {
+        Job {
+            record: instance.record.clone(),
+            attempt,
+            submission,
+            test_suite: instance.test_suite.clone(),
+            model: model.to_owned(),
+            image_override: None,
+            claimed_reward: None,
+            problem: None,
+        }
+    }
+}
+
 /// What happened to one job.
 #[derive(Debug, Clone)]
 pub enum JobEvent {
@@ -50,10 +66,23 @@ pub enum JobEvent {
     Graded { stored: Stored, retried: bool },
 }
 
-/// Hooks for progress display; called from the grading tasks.
+/// What a run tells the person watching it; called from the grading tasks. Each method does
+/// nothing by default.
 pub trait Progress: Send + Sync {
-    fn event(&self, event: &JobEvent);
+    /// A line for a person (a warning, a note, what is being built).
+    fn note(&self, _message: &str) {}
+    /// The gradings are about to start: `total` jobs.
+    fn start(&self, _total: usize) {}
+    /// One job ended.
+    fn event(&self, _event: &JobEvent) {}
+    /// No more jobs will end.
+    fn finish(&self) {}
 }
+
+/// Shows nothing.
+pub struct Silent;
+
+impl Progress for Silent {}
 
 /// The grading options that can change a verdict, as a digest: limits, timeouts, and the files
 /// run inside the container. Labels (run id, process) are left out: they change every run.
@@ -378,12 +407,6 @@ mod tests {
         }
     }
 
-    struct Quiet;
-
-    impl Progress for Quiet {
-        fn event(&self, _event: &JobEvent) {}
-    }
-
     fn job(id: &str, image: &str) -> Job {
         let record = Record::from_value(serde_json::json!({
             "instance_id": id, "task": "CrossRepo", "image": image, "base_commit": "0",
@@ -424,7 +447,7 @@ mod tests {
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
-        rt.block_on(run_jobs(engine, work, store, opts, 2, &Quiet))
+        rt.block_on(run_jobs(engine, work, store, opts, 2, &Silent))
             .unwrap()
     }
 

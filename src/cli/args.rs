@@ -1,0 +1,107 @@
+//! Argument groups the grading commands share (`#[command(flatten)]`), each turned into the
+//! library's settings before any work starts.
+
+use beyondswe::run::{RunLimits, StoreSpec, default_jobs};
+use beyondswe::sandbox::Limits;
+use beyondswe::submission::{DEFAULT_MAX_PATCH_BYTES, DEFAULT_MAX_TREE_BYTES, TreeLimits};
+use clap::Args;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The dataset and its Doc2Repo suites.
+#[derive(Debug, Args, Clone)]
+pub(crate) struct DatasetArgs {
+    /// The dataset: a BeyondSWE JSONL file or a directory of Harbor task directories.
+    #[arg(long)]
+    pub(crate) dataset: PathBuf,
+    /// Directory with the Doc2Repo test-suite zips.
+    #[arg(long)]
+    pub(crate) test_suites: Option<PathBuf>,
+}
+
+/// Which instances, and how many gradings at once.
+#[derive(Debug, Args, Clone, Default)]
+pub(crate) struct ScopeArgs {
+    /// Gradings at once (default: the number of cores).
+    #[arg(long)]
+    pub(crate) jobs: Option<usize>,
+    /// Only these instance ids.
+    #[arg(long, num_args = 1..)]
+    pub(crate) ids: Vec<String>,
+}
+
+impl ScopeArgs {
+    pub(crate) fn jobs(&self) -> usize {
+        self.jobs.unwrap_or_else(default_jobs).max(1)
+    }
+}
+
+/// Where the results store is.
+#[derive(Debug, Args, Clone)]
+pub(crate) struct ResultsArgs {
+    /// The run's results go to RESULTS_DIR/RUN_ID.
+    #[arg(long, default_value = "runs")]
+    pub(crate) results_dir: PathBuf,
+    /// Reuse a results directory made for another dataset.
+    #[arg(long)]
+    pub(crate) force: bool,
+}
+
+impl ResultsArgs {
+    pub(crate) fn store(&self, run_id: &str) -> StoreSpec {
+        StoreSpec {
+            results_dir: self.results_dir.clone(),
+            run_id: run_id.to_owned(),
+            force: self.force,
+        }
+    }
+}
+
+/// Container limits, the test timeout, and how much of a submission is read.
+#[derive(Debug, Args, Clone)]
+pub(crate) struct LimitArgs {
+    /// Seconds the test command may run.
+    #[arg(long, default_value_t = beyondswe::DEFAULT_TIMEOUT_SECS)]
+    pub(crate) timeout: u64,
+    /// Memory per container, in MB.
+    #[arg(long, default_value_t = Limits::default().memory_mb)]
+    pub(crate) memory_mb: u64,
+    /// CPUs per container.
+    #[arg(long, default_value_t = Limits::default().cpus)]
+    pub(crate) cpus: f64,
+    /// Processes per container (stops fork bombs).
+    #[arg(long, default_value_t = Limits::default().pids)]
+    pub(crate) pids: i64,
+    /// What a container may write, in MiB (0: no limit): a storage quota where the engine's
+    /// storage driver has one, else a watchdog on the container's size; over it is `disk_limit`.
+    #[arg(long, default_value_t = Limits::default().disk_mb)]
+    pub(crate) disk_mb: u64,
+    /// Largest patch file read from disk (--patch, --patches DIR, Harbor trial artifacts), in MiB.
+    #[arg(long, default_value_t = DEFAULT_MAX_PATCH_BYTES / MIB)]
+    pub(crate) max_patch_mb: u64,
+    /// Largest size a Doc2Repo repository (directory or archive) may expand to, in MiB; its
+    /// files wait in a temporary file on disk, never in memory.
+    #[arg(long, default_value_t = DEFAULT_MAX_TREE_BYTES / MIB)]
+    pub(crate) max_repo_mb: u64,
+}
+
+const MIB: u64 = 1024 * 1024;
+
+impl LimitArgs {
+    pub(crate) fn limits(&self) -> RunLimits {
+        RunLimits {
+            container: Limits {
+                memory_mb: self.memory_mb,
+                cpus: self.cpus,
+                pids: self.pids,
+                disk_mb: self.disk_mb,
+            },
+            test_timeout: Duration::from_secs(self.timeout),
+            max_patch_bytes: self.max_patch_mb.saturating_mul(MIB),
+            tree: TreeLimits {
+                max_total_bytes: self.max_repo_mb.saturating_mul(MIB),
+                ..TreeLimits::default()
+            },
+        }
+    }
+}

@@ -1,0 +1,209 @@
+//! Calibration runs: every instance's gold patch graded N times and its empty patch once (its
+//! tests run), in two resumable stores, and the [`Calibration`] made from their verdicts.
+
+use super::batch::{Job, Progress, run_jobs};
+use super::error::RunError;
+use super::open_store;
+use super::plan::load_instances;
+use super::session::{Session, runtime};
+use super::spec::{RunLimits, StoreSpec};
+use crate::calibration::{
+    CALIBRATION_FORMAT, Calibration, InstanceCalibration, Runs, calibrate_instance, summarize,
+};
+use crate::dataset::Instance;
+use crate::grade::Verdict;
+use crate::report::{GRADER_VERSION, RunMeta, Store, now_rfc3339};
+use crate::submission::Submission;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+/// One calibration.
+#[derive(Debug, Clone)]
+pub struct CalibrateSpec {
+    pub dataset: PathBuf,
+    pub test_suites: Option<PathBuf>,
+    pub ids: Vec<String>,
+    /// Gold gradings per instance.
+    pub repeat: u32,
+    /// The gradings go to `store.dir()/gold` and `store.dir()/empty`.
+    pub store: StoreSpec,
+    pub jobs: usize,
+    pub limits: RunLimits,
+}
+
+/// What a calibration run ended with.
+#[derive(Debug)]
+pub enum Calibrated {
+    Done(Calibration),
+    /// Ctrl-C: the gradings so far are kept in the stores.
+    Interrupted,
+}
+
+/// Grades the gold patches `repeat` times and the empty patches once, then classifies each
+/// instance from its verdicts.
+pub fn calibrate(spec: &CalibrateSpec, progress: &dyn Progress) -> Result<Calibrated, RunError> {
+    let mut warnings = Vec::new();
+    let (instances, dataset_digest) = load_instances(
+        &spec.dataset,
+        spec.test_suites.as_deref(),
+        &spec.ids,
+        &mut warnings,
+    )?;
+    let (mut gold_jobs, mut empty_jobs) = jobs(&instances, spec.repeat, &mut warnings);
+    for w in &warnings {
+        progress.note(w);
+    }
+    let run_dir = spec.store.dir();
+    let meta = |which: &str| RunMeta {
+        run_id: format!("{}/{which}", spec.store.run_id),
+        grader_version: GRADER_VERSION.into(),
+        dataset: spec.dataset.display().to_string(),
+        dataset_hash: dataset_digest.clone(),
+        predictions: which.to_owned(),
+        predictions_hash: which.to_owned(),
+        created_at: now_rfc3339(),
+    };
+    let store_of = |which: &str| StoreSpec {
+        results_dir: run_dir.clone(),
+        run_id: which.to_owned(),
+        force: spec.store.force,
+    };
+    let gold_store = Mutex::new(open_store(&store_of("gold"), &meta("gold"), progress)?);
+    let empty_store = Mutex::new(open_store(&store_of("empty"), &meta("empty"), progress)?);
+    progress.note(&format!(
+        "calibrating {} instance(s): the gold patch {} time(s) each, the empty patch once ({} gradings, {} at once)",
+        instances.len(),
+        spec.repeat,
+        gold_jobs.len() + empty_jobs.len(),
+        spec.jobs
+    ));
+    let label = spec.store.process_label();
+    let mut opts = spec.limits.grade_options(&label);
+    // The empty patch's tests run: which of them pass without a fix is the point.
+    opts.test_empty_patch = true;
+    // Only the dataset's own patches are graded: no canaries (see `trusted_submissions`).
+    opts.trusted_submissions = true;
+    let outcome = runtime()?.block_on(async {
+        let session = Session::open(&label, progress).await?;
+        session
+            .build_environments(&instances, &mut gold_jobs, progress)
+            .await?;
+        session
+            .build_environments(&instances, &mut empty_jobs, progress)
+            .await?;
+        progress.start(gold_jobs.len() + empty_jobs.len());
+        let sandbox = session.sandbox();
+        let work = async {
+            run_jobs(
+                &sandbox,
+                empty_jobs,
+                &empty_store,
+                &opts,
+                spec.jobs,
+                progress,
+            )
+            .await?;
+            run_jobs(&sandbox, gold_jobs, &gold_store, &opts, spec.jobs, progress).await
+        };
+        Ok::<_, RunError>(session.until_interrupted(work).await)
+    })?;
+    progress.finish();
+    let mut gold = gold_store.into_inner().unwrap_or_else(|e| e.into_inner());
+    let mut empty = empty_store.into_inner().unwrap_or_else(|e| e.into_inner());
+    match outcome {
+        None => return Ok(Calibrated::Interrupted),
+        Some(Err(e)) => {
+            return Err(RunError::Stopped {
+                run_dir,
+                source: Box::new(e.into()),
+            });
+        }
+        Some(Ok(_)) => {}
+    }
+    gold.compact()?;
+    empty.compact()?;
+    Ok(Calibrated::Done(build(
+        spec,
+        &instances,
+        &dataset_digest,
+        &gold,
+        &empty,
+    )))
+}
+
+/// The gold jobs (`repeat` attempts each) and the empty jobs (one each).
+fn jobs(instances: &[Instance], repeat: u32, warnings: &mut Vec<String>) -> (Vec<Job>, Vec<Job>) {
+    let mut gold = Vec::new();
+    let mut empty = Vec::new();
+    for inst in instances {
+        if let Some(p) = inst.record.gold_patch().filter(|p| !p.trim().is_empty()) {
+            for attempt in 1..=repeat {
+                let patch = Submission::Patch(p.as_bytes().to_vec());
+                gold.push(Job::new(inst, patch, "gold", attempt));
+            }
+        } else {
+            warnings.push(format!(
+                "note: `{}` has no gold patch; only the empty patch is graded",
+                inst.record.instance_id()
+            ));
+        }
+        empty.push(Job::new(inst, Submission::Patch(Vec::new()), "empty", 1));
+    }
+    (gold, empty)
+}
+
+/// The calibration from the stores' verdicts (attempts 1..=N of the gold store, 1 of the empty).
+fn build(
+    spec: &CalibrateSpec,
+    instances: &[Instance],
+    dataset_digest: &str,
+    gold: &Store,
+    empty: &Store,
+) -> Calibration {
+    let mut by_id: BTreeMap<&str, (Vec<&Verdict>, Vec<&Verdict>)> = BTreeMap::new();
+    for s in gold.all().filter(|s| s.attempt <= spec.repeat) {
+        by_id
+            .entry(s.verdict.instance_id.as_str())
+            .or_default()
+            .0
+            .push(&s.verdict);
+    }
+    for s in empty.all().filter(|s| s.attempt == 1) {
+        by_id
+            .entry(s.verdict.instance_id.as_str())
+            .or_default()
+            .1
+            .push(&s.verdict);
+    }
+    let none = (Vec::new(), Vec::new());
+    let list: Vec<InstanceCalibration> = instances
+        .iter()
+        .map(|inst| {
+            let id = inst.record.instance_id();
+            let (g, e) = by_id.get(id).unwrap_or(&none);
+            let f2p = inst.record.fail_to_pass();
+            calibrate_instance(Runs {
+                instance_id: id,
+                family: inst.record.family(),
+                fail_to_pass: &f2p,
+                has_gold: inst
+                    .record
+                    .gold_patch()
+                    .is_some_and(|p| !p.trim().is_empty()),
+                gold: g,
+                empty: e,
+            })
+        })
+        .collect();
+    Calibration {
+        format: CALIBRATION_FORMAT.into(),
+        grader_version: GRADER_VERSION.into(),
+        dataset: spec.dataset.display().to_string(),
+        dataset_hash: dataset_digest.to_owned(),
+        repeat: spec.repeat,
+        created_at: Some(now_rfc3339()),
+        summary: summarize(&list),
+        instances: list,
+    }
+}

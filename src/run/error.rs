@@ -1,0 +1,58 @@
+//! Why a run could not start or stopped: each library error it passes on, unchanged.
+
+use crate::calibration::CalibrationError;
+use crate::dataset::DatasetError;
+use crate::record::RecordError;
+use crate::report::StoreError;
+use crate::sandbox::SandboxError;
+use crate::submission::{IngestError, SubmissionError};
+use std::path::PathBuf;
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Dataset(#[from] DatasetError),
+    #[error(transparent)]
+    Calibration(#[from] CalibrationError),
+    #[error(transparent)]
+    Ingest(#[from] IngestError),
+    #[error(transparent)]
+    Submission(#[from] SubmissionError),
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Sandbox(#[from] SandboxError),
+    /// Building a Harbor task's `environment/` failed.
+    #[error("building {dir}: {source}")]
+    Environment {
+        dir: PathBuf,
+        #[source]
+        source: SandboxError,
+    },
+    /// Writing a report file (the message names it).
+    #[error(transparent)]
+    Write(#[from] std::io::Error),
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(std::io::Error),
+    /// The run stopped part-way (the store could not be written); what was graded is kept.
+    #[error("the run stopped; every verdict written so far is kept in {}", run_dir.display())]
+    Stopped {
+        run_dir: PathBuf,
+        #[source]
+        source: Box<RunError>,
+    },
+}
+
+impl RunError {
+    /// A failure of the machinery (the engine, the runtime, a full disk), not of the input.
+    pub fn is_infrastructure(&self) -> bool {
+        match self {
+            RunError::Sandbox(_) | RunError::Environment { .. } | RunError::Runtime(_) => true,
+            RunError::Stopped { source, .. } => source.is_infrastructure(),
+            _ => false,
+        }
+    }
+}

@@ -1,0 +1,169 @@
+//! Whole grading runs: what to grade, with which options, into which store ([`RunSpec`]), and
+//! everything between that and a written report.
+//!
+//! A caller (the `grade`, `verify`, `demo` and `calibrate` commands, or a program using the
+//! library) fills in a spec and calls [`grade_run`] (or [`calibrate`], [`grade_one`]); nothing
+//! of the command line reaches this module. The steps:
+//! - [`plan`](plan::plan): the dataset's instances and the jobs for them (predictions read
+//!   through every agent format, or the gold or empty patches), the calibration applied;
+//! - [`Session`]: the engine connection around the work, made once for every caller: connect,
+//!   sweep what dead graders left, build Harbor environments, stop on Ctrl-C, sweep this run's
+//!   containers whatever the end;
+//! - [`run_jobs`]: the bounded pool of gradings with resume through the results store;
+//! - [`finish`](grade_run): the store compacted, the report scoped to the graded instances and
+//!   written (`report.json`, `swebench_report.json`, `report.html`).
+//!
+//! `grade/` grades one submission and knows nothing of runs or stores; `report/` holds the store
+//! and the renderings.
+
+mod batch;
+mod calibrate;
+mod error;
+mod plan;
+mod session;
+mod spec;
+
+pub use batch::{Job, JobEvent, Progress, Silent, job_key, options_digest, run_jobs};
+pub use calibrate::{CalibrateSpec, Calibrated, calibrate};
+pub use error::RunError;
+pub use plan::{Plan, describe_ingest, load_instances, plan};
+pub use session::{Session, grade_one, runtime};
+pub use spec::{CalibrationSpec, RunLimits, RunSpec, StoreSpec, Submissions, default_jobs};
+
+use crate::files::write_atomic;
+use crate::report::{self, CalibrationUse, Report, Store, build_report, now_rfc3339};
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+/// What a finished (or interrupted) run left.
+#[derive(Debug)]
+pub struct RunOutcome {
+    pub report: Report,
+    /// `RESULTS_DIR/RUN_ID`: the store and the report files.
+    pub run_dir: PathBuf,
+    /// Ctrl-C stopped it: no new gradings started, those in flight were dropped.
+    pub interrupted: bool,
+}
+
+impl RunOutcome {
+    pub fn html(&self) -> PathBuf {
+        self.run_dir.join("report.html")
+    }
+}
+
+/// Plans, grades and reports one run. Every verdict is in the store as soon as it exists; on an
+/// error the store keeps what was graded before it.
+pub fn grade_run(spec: &RunSpec, progress: &dyn Progress) -> Result<RunOutcome, RunError> {
+    let mut plan = plan(spec)?;
+    for warning in &plan.warnings {
+        progress.note(warning);
+    }
+    let run_dir = spec.store.dir();
+    let store = open_store(&spec.store, &plan.meta, progress)?;
+    let store = Mutex::new(store);
+    let started = now_rfc3339();
+    let label = spec.store.process_label();
+    let mut opts = spec.limits.grade_options(&label);
+    // `--gold` and `--empty` grade the dataset's own patches: no canaries.
+    opts.trusted_submissions = spec.submissions.trusted();
+    let outcome = runtime()?.block_on(async {
+        let session = Session::open(&label, progress).await?;
+        session
+            .build_environments(&plan.instances, &mut plan.jobs, progress)
+            .await?;
+        progress.start(plan.jobs.len());
+        let jobs = std::mem::take(&mut plan.jobs);
+        let sandbox = session.sandbox();
+        let work = run_jobs(&sandbox, jobs, &store, &opts, spec.jobs, progress);
+        Ok::<_, RunError>(session.until_interrupted(work).await)
+    })?;
+    progress.finish();
+    let mut store = store.into_inner().unwrap_or_else(|e| e.into_inner());
+    let interrupted = match outcome {
+        None => true,
+        Some(Err(e)) => {
+            return Err(RunError::Stopped {
+                run_dir,
+                source: Box::new(e.into()),
+            });
+        }
+        Some(Ok(_)) => false,
+    };
+    store.compact()?;
+    let report = finish(spec, &plan, &store, started)?;
+    Ok(RunOutcome {
+        report,
+        run_dir,
+        interrupted,
+    })
+}
+
+/// Opens (or resumes) the run's store; a partial last line left by a killed run is cut and said.
+pub(crate) fn open_store(
+    spec: &StoreSpec,
+    meta: &report::RunMeta,
+    progress: &dyn Progress,
+) -> Result<Store, RunError> {
+    let dir = spec.dir();
+    let store = Store::open(&dir, meta, spec.force)?;
+    tracing::info!(
+        store = %dir.display(),
+        stored = store.all().count(),
+        "results store opened; stored verdicts with unchanged keys are kept (resume)"
+    );
+    if store.repaired > 0 {
+        progress.note(&format!(
+            "repaired {}: cut {} partial line(s) left by an interrupted run",
+            dir.join("results.jsonl").display(),
+            store.repaired
+        ));
+    }
+    Ok(store)
+}
+
+/// The report of the graded instances (a store may hold others from earlier runs), written as
+/// `report.json`, `swebench_report.json` and `report.html`.
+fn finish(spec: &RunSpec, plan: &Plan, store: &Store, started: String) -> Result<Report, RunError> {
+    let graded: HashSet<&str> = plan
+        .instances
+        .iter()
+        .map(|i| i.record.instance_id())
+        .collect();
+    let in_scope: Vec<_> = store
+        .all()
+        .filter(|s| graded.contains(s.verdict.instance_id.as_str()))
+        .cloned()
+        .collect();
+    let cal_use = match (&plan.calibration, &spec.calibration) {
+        (Some(loaded), Some(c)) => Some(CalibrationUse::new(
+            &c.path.display().to_string(),
+            loaded,
+            in_scope.iter().map(|s| s.verdict.instance_id.as_str()),
+            &plan.meta.dataset_hash,
+            c.exclude_flaky,
+            c.exclude_broken,
+        )),
+        _ => None,
+    };
+    let report = build_report(
+        Some(&plan.meta),
+        &in_scope,
+        plan.instances.len(),
+        (Some(started), Some(now_rfc3339()), Some(spec.jobs)),
+        cal_use.as_ref(),
+    );
+    let dir = spec.store.dir();
+    write_atomic(&dir.join("report.json"), &pretty(&report))?;
+    write_atomic(&dir.join("swebench_report.json"), &pretty(&report.swebench))?;
+    write_atomic(
+        &dir.join("report.html"),
+        report::html_for_run(&dir, &report).as_bytes(),
+    )?;
+    Ok(report)
+}
+
+/// Pretty JSON of a report (plain structs of strings and numbers: it cannot fail).
+fn pretty<T: serde::Serialize>(value: &T) -> Vec<u8> {
+    serde_json::to_vec_pretty(value).unwrap_or_default()
+}

@@ -1,0 +1,384 @@
+//! From a spec to the jobs of a run: the dataset's instances (only the asked ids), one job per
+//! submission found for them, the calibration read and applied. Warnings (unknown ids, a
+//! submission that cannot be read, a calibration made for another dataset) are collected for
+//! the caller to show; a submission that cannot be read is that job's verdict, not the run's end.
+
+use super::batch::Job;
+use super::error::RunError;
+use super::spec::{RunSpec, Submissions};
+use crate::calibration::{self, Calibration, Loaded};
+use crate::dataset::{Instance, dataset_hash, load_all};
+use crate::harbor::{task_name_index, trial_dirs, trial_patch};
+use crate::record::Family;
+use crate::report::{GRADER_VERSION, RunMeta, now_rfc3339};
+use crate::submission::{
+    AgentFormat, Ingest, Submission, check_patch_file, detect, ingest, read_tree,
+};
+use sha2::{Digest, Sha256};
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+/// A run ready to grade.
+#[derive(Debug)]
+pub struct Plan {
+    /// The instances in scope (all, or those of `ids`).
+    pub instances: Vec<Instance>,
+    pub jobs: Vec<Job>,
+    /// The run's identity in the store: dataset and submissions with their hashes.
+    pub meta: RunMeta,
+    pub calibration: Option<Loaded>,
+    /// For a person to read before the run starts (each a line, `warning:` or `note:` first).
+    pub warnings: Vec<String>,
+}
+
+/// Reads the dataset and the submissions and makes the jobs; nothing runs yet.
+pub fn plan(spec: &RunSpec) -> Result<Plan, RunError> {
+    let mut warnings = Vec::new();
+    let (instances, dataset_digest) = load_instances(
+        &spec.dataset,
+        spec.test_suites.as_deref(),
+        &spec.ids,
+        &mut warnings,
+    )?;
+    let calibration = match &spec.calibration {
+        Some(c) => Some(calibration::read(&c.path)?),
+        None => None,
+    };
+    let made = make_jobs(spec, &instances, &mut warnings)?;
+    let mut jobs = made.jobs;
+    if let (Some(loaded), Some(c)) = (&calibration, &spec.calibration) {
+        if loaded.calibration.dataset_hash != dataset_digest {
+            warnings.push(format!(
+                "warning: {} was made for another dataset ({}, hash {}); instances are matched by id",
+                c.path.display(),
+                loaded.calibration.dataset,
+                loaded.calibration.dataset_hash
+            ));
+        }
+        if c.exclude_flaky {
+            for job in &mut jobs {
+                if let Some(note) = drop_flaky_ids(job, &loaded.calibration)? {
+                    warnings.push(note);
+                }
+            }
+        }
+    }
+    if !made.unknown.is_empty() {
+        warnings.push(format!(
+            "warning: {} prediction(s) for instances not in the dataset (not graded): {}",
+            made.unknown.len(),
+            made.unknown.join(", ")
+        ));
+    }
+    let meta = RunMeta {
+        run_id: spec.store.run_id.clone(),
+        grader_version: GRADER_VERSION.into(),
+        dataset: spec.dataset.display().to_string(),
+        dataset_hash: dataset_digest,
+        predictions: made.label,
+        predictions_hash: made.digest,
+        created_at: now_rfc3339(),
+    };
+    Ok(Plan {
+        instances,
+        jobs,
+        meta,
+        calibration,
+        warnings,
+    })
+}
+
+/// The dataset's instances, and its hash (over all of them); with `ids`, only those (an id the
+/// dataset lacks is named in a warning).
+pub fn load_instances(
+    dataset: &Path,
+    test_suites: Option<&Path>,
+    ids: &[String],
+    warnings: &mut Vec<String>,
+) -> Result<(Vec<Instance>, String), RunError> {
+    let mut instances = load_all(dataset, test_suites)?;
+    let dataset_digest = dataset_hash(&instances);
+    if !ids.is_empty() {
+        let wanted: HashSet<&str> = ids.iter().map(String::as_str).collect();
+        let known: HashSet<&str> = instances.iter().map(|i| i.record.instance_id()).collect();
+        let mut missing: Vec<&str> = wanted
+            .iter()
+            .copied()
+            .filter(|i| !known.contains(i))
+            .collect();
+        missing.sort_unstable();
+        if !missing.is_empty() {
+            warnings.push(format!(
+                "warning: --ids not in the dataset: {}",
+                missing.join(", ")
+            ));
+        }
+        instances.retain(|i| wanted.contains(i.record.instance_id()));
+    }
+    Ok((instances, dataset_digest))
+}
+
+/// The jobs, the predictions naming unknown instances, and what was graded as the store
+/// records it (a label and a digest).
+struct Made {
+    jobs: Vec<Job>,
+    unknown: Vec<String>,
+    label: String,
+    digest: String,
+}
+
+fn make_jobs(
+    spec: &RunSpec,
+    instances: &[Instance],
+    warnings: &mut Vec<String>,
+) -> Result<Made, RunError> {
+    let mut jobs = Vec::new();
+    match &spec.submissions {
+        Submissions::Predictions {
+            path,
+            format,
+            patches,
+        } => {
+            check_patch_files(spec, path, *format, patches.as_deref())?;
+            // Any agent output beyondswe reads: predictions files, agent runs, Harbor jobs.
+            let ing = ingest(path, *format, patches.as_deref())?;
+            warnings.extend(describe_ingest(path, &ing, None));
+            return Ok(prediction_jobs(spec, instances, &ing, path, warnings));
+        }
+        Submissions::Gold => {
+            for inst in instances {
+                match inst.record.gold_patch() {
+                    Some(p) => jobs.push(Job::new(
+                        inst,
+                        Submission::Patch(p.as_bytes().to_vec()),
+                        "gold",
+                        1,
+                    )),
+                    None => warnings.push(format!(
+                        "note: `{}` has no gold patch; not graded",
+                        inst.record.instance_id()
+                    )),
+                }
+            }
+        }
+        Submissions::Empty => {
+            for inst in instances {
+                jobs.push(Job::new(inst, Submission::Patch(Vec::new()), "empty", 1));
+            }
+        }
+    }
+    let name = if matches!(spec.submissions, Submissions::Gold) {
+        "gold"
+    } else {
+        "empty"
+    };
+    Ok(Made {
+        jobs,
+        unknown: Vec::new(),
+        label: name.into(),
+        digest: name.into(),
+    })
+}
+
+/// One job per ingested submission of a known instance; the digest covers every submission (and
+/// every reason one could not be read).
+fn prediction_jobs(
+    spec: &RunSpec,
+    instances: &[Instance],
+    ing: &Ingest,
+    path: &Path,
+    warnings: &mut Vec<String>,
+) -> Made {
+    let by_id: HashMap<&str, &Instance> = instances
+        .iter()
+        .map(|i| (i.record.instance_id(), i))
+        .collect();
+    // Harbor trials name their task after its directory (lower case).
+    let names = task_name_index(by_id.keys().copied());
+    let mut h = Sha256::new();
+    let mut jobs = Vec::new();
+    let mut unknown = Vec::new();
+    for p in &ing.items {
+        let Some(inst) = names
+            .get(p.instance_id.as_str())
+            .and_then(|id| by_id.get(id.as_str()))
+        else {
+            unknown.push(format!("{} ({})", p.instance_id, p.source));
+            continue;
+        };
+        let Some((submission, problem)) = read_submission(spec, p, inst) else {
+            continue;
+        };
+        if let Some(problem) = &problem {
+            warnings.push(format!("warning: {problem} (graded as unresolved)"));
+            h.update(problem.as_bytes());
+        }
+        h.update(p.instance_id.as_bytes());
+        h.update(p.attempt.to_le_bytes());
+        match &submission {
+            Submission::Patch(b) => h.update(b),
+            Submission::Tree(t) => h.update(t.digest()),
+        }
+        let mut j = Job::new(inst, submission, &p.model, p.attempt);
+        j.claimed_reward = p.reward;
+        j.problem = problem;
+        jobs.push(j);
+    }
+    Made {
+        jobs,
+        unknown,
+        label: path.display().to_string(),
+        digest: hex::encode(h.finalize()),
+    }
+}
+
+/// The submission of one ingested item, and why it cannot be graded when it cannot (then it is
+/// an empty patch graded as unresolved); `None` for an item with nothing to grade.
+fn read_submission(
+    spec: &RunSpec,
+    p: &crate::submission::Ingested,
+    inst: &Instance,
+) -> Option<(Submission, Option<String>)> {
+    let family = inst.record.family();
+    Some(match (&p.patch, &p.repo) {
+        (Some(bytes), _) => (Submission::Patch(bytes.clone()), None),
+        (None, Some(_)) if family != Family::Doc2Repo => (
+            Submission::Patch(Vec::new()),
+            Some(format!(
+                "{}: `model_repo` is for Doc2Repo instances; `{}` is {family}",
+                p.source, p.instance_id
+            )),
+        ),
+        (None, Some(dir)) => match read_tree(dir, spec.limits.tree) {
+            Ok(tree) => (Submission::Tree(tree), None),
+            Err(e) => (
+                Submission::Patch(Vec::new()),
+                Some(format!("{}: {e}", p.source)),
+            ),
+        },
+        (None, None) => return None,
+    })
+}
+
+/// The patch files that reading `path` will load, checked before anything is read: captured diffs
+/// (`patches`, or `patches/` beside transcripts) and Harbor trials' artifacts must be regular
+/// files within the patch limit; the predictions themselves a file or a directory.
+fn check_patch_files(
+    spec: &RunSpec,
+    path: &Path,
+    format: Option<AgentFormat>,
+    patches: Option<&Path>,
+) -> Result<(), RunError> {
+    let max = spec.limits.max_patch_bytes;
+    let io = |source| crate::submission::SubmissionError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let meta = fs_err::metadata(path).map_err(io)?;
+    if !meta.is_dir() {
+        check_patch_file(path, u64::MAX)?;
+    }
+    let beside = if meta.is_dir() {
+        path.join("patches")
+    } else {
+        path.parent().unwrap_or(Path::new(".")).join("patches")
+    };
+    let dir = patches.map(Path::to_owned).unwrap_or(beside);
+    if dir.is_dir() {
+        for entry in fs_err::read_dir(&dir).map_err(io)? {
+            let p = entry.map_err(io)?.path();
+            if p.extension().is_some_and(|e| e == "diff" || e == "patch") {
+                check_patch_file(&p, max)?;
+            }
+        }
+    }
+    let format = format.or_else(|| detect(path).ok());
+    if format == Some(AgentFormat::HarborJob) {
+        for (trial, _) in trial_dirs(path) {
+            if let Some(p) = trial_patch(&trial) {
+                check_patch_file(&p, max)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// With `exclude_flaky`: the calibration's flaky ids are taken off the ids the job's instance
+/// must pass (the record changes, so the resume key does too). An instance whose every
+/// FAIL_TO_PASS id is flaky keeps its ids: nothing would be left to tell a fix. Returns a note
+/// when the ids are kept for a reason a person should know.
+fn drop_flaky_ids(job: &mut Job, cal: &Calibration) -> Result<Option<String>, RunError> {
+    let id = job.record.instance_id().to_owned();
+    let Some(flaky) = cal
+        .instance(&id)
+        .map(|c| &c.flaky_tests)
+        .filter(|f| !f.is_empty())
+    else {
+        return Ok(None);
+    };
+    if job.record.family() == Family::Doc2Repo {
+        return Ok(Some(format!(
+            "note: `{id}`: flaky suite tests are reported, not excluded (the suite score counts every test)"
+        )));
+    }
+    let keep = |ids: Vec<String>| -> Vec<String> {
+        ids.into_iter().filter(|t| !flaky.contains(t)).collect()
+    };
+    let f2p = keep(job.record.fail_to_pass());
+    if f2p.is_empty() {
+        return Ok(Some(format!(
+            "note: `{id}`: every FAIL_TO_PASS id is flaky; none excluded"
+        )));
+    }
+    let p2p = keep(job.record.pass_to_pass());
+    job.record.set("FAIL_TO_PASS", serde_json::json!(f2p))?;
+    job.record.set("PASS_TO_PASS", serde_json::json!(p2p))?;
+    Ok(None)
+}
+
+/// What reading an agent's output found, for a person: the format and counts, each problem, and
+/// the transcripts without a patch (with `known`, ids outside it are said to be unknown).
+pub fn describe_ingest(path: &Path, ing: &Ingest, known: Option<&HashSet<String>>) -> Vec<String> {
+    let format = ing.format.map_or("?", AgentFormat::name);
+    let with_patch = ing
+        .items
+        .iter()
+        .filter(|i| i.patch.is_some() || i.repo.is_some())
+        .count();
+    let mut lines = vec![format!(
+        "{}: {format}: {} submission(s), {with_patch} with a patch",
+        path.display(),
+        ing.items.len()
+    )];
+    lines.extend(ing.problems.iter().map(|p| format!("warning: {p}")));
+    let missing = ing.without_patch();
+    if !missing.is_empty() {
+        lines.push(format!(
+            "{} instance(s) have a transcript but no patch (not graded):",
+            missing.len()
+        ));
+        for i in missing {
+            let note = i
+                .note
+                .as_ref()
+                .map(|n| format!(": {n}"))
+                .unwrap_or_default();
+            lines.push(format!("  {} ({}){note}", i.instance_id, i.source));
+        }
+    }
+    if let Some(known) = known {
+        let unknown: Vec<&str> = ing
+            .items
+            .iter()
+            .map(|i| i.instance_id.as_str())
+            .filter(|id| !known.contains(*id))
+            .collect();
+        if !unknown.is_empty() {
+            lines.push(format!(
+                "warning: not in the dataset: {}",
+                unknown.join(", ")
+            ));
+        }
+    }
+    lines
+}

@@ -1,0 +1,191 @@
+//! The engine around a run, once for every caller: connect, sweep what dead graders of this host
+//! left, build the Harbor environments the jobs need, stop at Ctrl-C, and sweep this process's
+//! containers whatever the end (finished, interrupted, stopped, a grading that panicked).
+
+use super::batch::{Job, Progress};
+use super::error::RunError;
+use super::spec::RunLimits;
+use crate::dataset::Instance;
+use crate::grade::{self, GradeInput, Traced, Verdict};
+use crate::sandbox::{DockerSandbox, Sandbox};
+use crate::submission::{Submission, TreeLimits, read_tree};
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The async runtime grading runs on (two worker threads: the work is the engine's).
+pub fn runtime() -> Result<tokio::runtime::Runtime, RunError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(RunError::Runtime)
+}
+
+/// A connection to the engine for one process's gradings, labelled `label`.
+pub struct Session {
+    sandbox: DockerSandbox,
+    label: String,
+}
+
+impl Session {
+    /// Connects and removes the containers of grader processes of this host that are gone.
+    pub async fn open(label: &str, progress: &dyn Progress) -> Result<Session, RunError> {
+        let sandbox = DockerSandbox::connect().await?;
+        tracing::debug!("connected to the Docker engine");
+        let swept = sandbox.sweep(None).await.unwrap_or(0);
+        tracing::debug!(removed = swept, "swept containers left by dead graders");
+        if swept > 0 {
+            progress.note(&format!(
+                "removed {swept} container(s) left by earlier runs"
+            ));
+        }
+        Ok(Session {
+            sandbox,
+            label: label.to_owned(),
+        })
+    }
+
+    /// The engine, with container events logged (`-vv`).
+    pub fn sandbox(&self) -> Traced<'_, DockerSandbox> {
+        Traced(&self.sandbox)
+    }
+
+    /// Runs `work` until it ends or Ctrl-C (`None`); then removes every container of this
+    /// process's run: none of its gradings is running any more, and a killed grader's last
+    /// requests may have created some after the start-up sweep.
+    pub async fn until_interrupted<F: Future>(&self, work: F) -> Option<F::Output> {
+        let result = tokio::select! {
+            r = work => Some(r),
+            _ = tokio::signal::ctrl_c() => None,
+        };
+        let _ = self.sandbox.sweep(Some(self.label.as_str())).await;
+        result
+    }
+
+    /// Builds each Harbor task's `environment/` once (for tasks without a prebuilt image) and
+    /// points its instance's jobs at the image.
+    pub async fn build_environments(
+        &self,
+        instances: &[Instance],
+        jobs: &mut [Job],
+        progress: &dyn Progress,
+    ) -> Result<(), RunError> {
+        let mut built: BTreeMap<PathBuf, String> = BTreeMap::new();
+        for inst in instances {
+            if let Some(dir) = &inst.environment_to_build
+                && !built.contains_key(dir)
+            {
+                let name = inst.record.instance_id().to_lowercase();
+                built.insert(
+                    dir.clone(),
+                    self.build_environment(&name, dir, progress).await?,
+                );
+            }
+        }
+        let env_of: HashMap<&str, &PathBuf> = instances
+            .iter()
+            .filter_map(|i| {
+                i.environment_to_build
+                    .as_ref()
+                    .map(|d| (i.record.instance_id(), d))
+            })
+            .collect();
+        for job in jobs {
+            if let Some(dir) = env_of.get(job.record.instance_id()) {
+                job.image_override = built.get(*dir).cloned();
+            }
+        }
+        Ok(())
+    }
+
+    /// Builds a Harbor task's `environment/`, tagged by its content so it is built once.
+    pub async fn build_environment(
+        &self,
+        name: &str,
+        dir: &Path,
+        progress: &dyn Progress,
+    ) -> Result<String, RunError> {
+        let tree = read_tree(dir, TreeLimits::default())?;
+        let tar = tree
+            .to_tar()
+            .map_err(|source| crate::submission::SubmissionError::Io {
+                path: dir.to_owned(),
+                source,
+            })?;
+        let digest = hex::encode(Sha256::digest(&tar));
+        // A name every engine accepts in an image reference.
+        let tag = format!(
+            "beyondswe-env/{}:{}",
+            crate::harbor::task_dir_name(name),
+            &digest[..12]
+        );
+        if self.sandbox.image_id(&tag).await?.is_some() {
+            tracing::debug!(
+                image = tag.as_str(),
+                "environment image present; not rebuilt"
+            );
+            return Ok(tag);
+        }
+        progress.note(&format!("building {} as {tag}", dir.display()));
+        tracing::info!(image = tag.as_str(), context = %dir.display(), "building an image");
+        let labels = [("beyondswe.environment".to_owned(), name.to_owned())]
+            .into_iter()
+            .collect();
+        let timeout = Duration::from_secs(crate::DEFAULT_TIMEOUT_SECS);
+        self.sandbox
+            .build_image(&tag, tar, &labels, timeout)
+            .await
+            .map_err(|source| RunError::Environment {
+                dir: dir.to_owned(),
+                source,
+            })?;
+        tracing::info!(image = tag.as_str(), "built");
+        Ok(tag)
+    }
+}
+
+/// Grades one submission for one instance in a fresh container, in a session of its own;
+/// `None` when Ctrl-C stopped it (its containers are removed).
+pub fn grade_one(
+    instance: &Instance,
+    submission: &Submission,
+    limits: &RunLimits,
+    progress: &dyn Progress,
+) -> Result<Option<Verdict>, RunError> {
+    let label = format!("one-{}", std::process::id());
+    let opts = limits.grade_options(&label);
+    runtime()?.block_on(async {
+        let session = Session::open(&label, progress).await?;
+        let image = match &instance.environment_to_build {
+            Some(dir) => {
+                let name = instance.record.instance_id().to_lowercase();
+                Some(session.build_environment(&name, dir, progress).await?)
+            }
+            None => None,
+        };
+        let input = GradeInput {
+            record: &instance.record,
+            submission,
+            test_suite: instance.test_suite.as_deref(),
+            image_override: image.as_deref(),
+        };
+        tracing::info!(instance = instance.record.instance_id(), "grading");
+        let sandbox = session.sandbox();
+        let verdict = session
+            .until_interrupted(grade::grade(&sandbox, input, &opts))
+            .await;
+        if let Some(v) = &verdict {
+            tracing::info!(
+                instance = v.instance_id.as_str(),
+                verdict = ?v.verdict,
+                reason = ?v.reason,
+                score = v.score,
+                "graded"
+            );
+        }
+        Ok(verdict)
+    })
+}

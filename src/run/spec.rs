@@ -1,0 +1,138 @@
+//! What a run is: the dataset, the submissions, the limits, the store and the calibration, as
+//! settled values. The command line (or any other caller) builds one; nothing here parses.
+
+use crate::grade::GradeOptions;
+use crate::sandbox::{DockerSandbox, Limits};
+use crate::submission::{AgentFormat, DEFAULT_MAX_PATCH_BYTES, TreeLimits};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// One grading run.
+#[derive(Debug, Clone)]
+pub struct RunSpec {
+    /// A BeyondSWE JSONL file or a directory of Harbor task directories.
+    pub dataset: PathBuf,
+    /// The directory of Doc2Repo suite zips.
+    pub test_suites: Option<PathBuf>,
+    /// Only these instance ids (empty: all).
+    pub ids: Vec<String>,
+    pub submissions: Submissions,
+    pub store: StoreSpec,
+    /// Gradings at once.
+    pub jobs: usize,
+    pub limits: RunLimits,
+    pub calibration: Option<CalibrationSpec>,
+}
+
+impl RunSpec {
+    /// A run of `submissions` against `dataset` into `store`, with the default limits and one
+    /// grading per core.
+    pub fn new(dataset: PathBuf, submissions: Submissions, store: StoreSpec) -> RunSpec {
+        RunSpec {
+            dataset,
+            test_suites: None,
+            ids: Vec::new(),
+            submissions,
+            store,
+            jobs: default_jobs(),
+            limits: RunLimits::default(),
+            calibration: None,
+        }
+    }
+}
+
+/// What is graded.
+#[derive(Debug, Clone)]
+pub enum Submissions {
+    /// Predictions or any agent output `ingest` reads (format detected unless given); Claude
+    /// Code and Codex transcripts take their captured diffs from `patches`.
+    Predictions {
+        path: PathBuf,
+        format: Option<AgentFormat>,
+        patches: Option<PathBuf>,
+    },
+    /// The dataset's gold patches (every instance should resolve).
+    Gold,
+    /// Empty patches (nothing should resolve).
+    Empty,
+}
+
+impl Submissions {
+    /// The dataset's own patches: graded without canaries, which are there to catch a submission
+    /// forging its outcomes (see [`GradeOptions::trusted_submissions`]).
+    pub fn trusted(&self) -> bool {
+        matches!(self, Submissions::Gold | Submissions::Empty)
+    }
+}
+
+/// Where the verdicts go: `results_dir/run_id`, resumable.
+#[derive(Debug, Clone)]
+pub struct StoreSpec {
+    pub results_dir: PathBuf,
+    pub run_id: String,
+    /// Reuse a results directory made for another dataset.
+    pub force: bool,
+}
+
+impl StoreSpec {
+    pub fn dir(&self) -> PathBuf {
+        self.results_dir.join(&self.run_id)
+    }
+
+    /// This process's label on the containers of this run (what the final sweep removes).
+    pub fn process_label(&self) -> String {
+        format!("{}-{}", self.run_id, std::process::id())
+    }
+}
+
+/// A calibration made by `calibrate`, and what to do with it.
+#[derive(Debug, Clone)]
+pub struct CalibrationSpec {
+    pub path: PathBuf,
+    /// Flaky test ids are not required to pass.
+    pub exclude_flaky: bool,
+    /// Broken instances are left out of the family figures (still listed).
+    pub exclude_broken: bool,
+}
+
+/// The limits every grading command shares: the container's, the test timeout, and how much of
+/// a submission is read from disk.
+#[derive(Debug, Clone)]
+pub struct RunLimits {
+    pub container: Limits,
+    pub test_timeout: Duration,
+    /// The largest patch file read (`--max-patch-mb`).
+    pub max_patch_bytes: u64,
+    /// What a Doc2Repo tree may expand to (`--max-repo-mb`).
+    pub tree: TreeLimits,
+}
+
+impl Default for RunLimits {
+    fn default() -> Self {
+        RunLimits {
+            container: Limits::default(),
+            test_timeout: Duration::from_secs(crate::DEFAULT_TIMEOUT_SECS),
+            max_patch_bytes: DEFAULT_MAX_PATCH_BYTES,
+            tree: TreeLimits::default(),
+        }
+    }
+}
+
+impl RunLimits {
+    /// The grading options of a run whose containers carry `label`.
+    pub fn grade_options(&self, label: &str) -> GradeOptions {
+        GradeOptions {
+            limits: self.container.clone(),
+            test_timeout: self.test_timeout,
+            labels: DockerSandbox::process_labels(label),
+            ..GradeOptions::default()
+        }
+    }
+}
+
+/// One grading per core.
+pub fn default_jobs() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+}
