@@ -332,79 +332,26 @@ mod tests {
 
     use super::*;
     use crate::report::RunMeta;
-    use crate::sandbox::{ContainerSpec, ContainerState, ExecOutput, ExecSpec, SandboxError};
+    use crate::sandbox::SandboxError;
+    use crate::sandbox::scripted::{OnStart, Scripted};
     use std::collections::BTreeMap;
-    use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::Duration;
 
-    /// An engine that knows every instance image (and no prepared one), panics when asked to
-    /// start `…/panic:…` and fails to start anything else; it counts the starts.
-    #[derive(Default)]
-    struct FakeEngine {
-        starts: AtomicUsize,
-    }
-
-    impl Sandbox for FakeEngine {
-        type Handle = String;
-
-        async fn image_id(&self, image: &str) -> Result<Option<String>, SandboxError> {
-            // No prepared images: every grading starts from the instance's own image.
-            Ok((!image.starts_with("beyondswe-prepared")).then(|| "sha256:fake".into()))
-        }
-
-        async fn start(&self, spec: &ContainerSpec) -> Result<String, SandboxError> {
-            self.starts.fetch_add(1, Ordering::SeqCst);
-            if spec.image.contains("panic") {
-                panic!("the fake engine breaks on {}", spec.image);
-            }
-            Err(SandboxError::Api {
-                op: "start",
-                message: "the fake engine starts nothing".into(),
-            })
-        }
-
-        async fn exec(&self, _c: &String, _s: &ExecSpec) -> Result<ExecOutput, SandboxError> {
-            unreachable!("nothing starts")
-        }
-
-        async fn upload(&self, _c: &String, _d: &str, _t: Vec<u8>) -> Result<(), SandboxError> {
-            unreachable!("nothing starts")
-        }
-
-        async fn upload_stream(
-            &self,
-            _c: &String,
-            _d: &str,
-            _p: crate::sandbox::TarProducer,
-        ) -> Result<(), SandboxError> {
-            Ok(())
-        }
-
-        async fn download(
-            &self,
-            _c: &String,
-            _p: &str,
-            _m: usize,
-        ) -> Result<Option<Vec<u8>>, SandboxError> {
-            unreachable!("nothing starts")
-        }
-
-        async fn state(&self, _c: &String) -> Result<ContainerState, SandboxError> {
-            Ok(ContainerState::default())
-        }
-
-        async fn commit(
-            &self,
-            _c: &String,
-            _t: &str,
-            _l: &BTreeMap<String, String>,
-        ) -> Result<String, SandboxError> {
-            unreachable!("nothing starts")
-        }
-
-        async fn remove(&self, _c: &String) -> Result<(), SandboxError> {
-            Ok(())
-        }
+    /// An engine that has the instance images (and no prepared one), panics when asked to
+    /// start `…/panic:…` and fails to start anything else.
+    fn engine() -> Scripted {
+        Scripted::new()
+            .image("fake/ok:1")
+            .image("fake/panic:1")
+            .image("fake/panic:2")
+            .on_start("panic", OnStart::Panic)
+            .on_start(
+                "fake/",
+                OnStart::Fail(|| SandboxError::Api {
+                    op: "start",
+                    message: "the fake engine starts nothing".into(),
+                }),
+            )
     }
 
     fn job(id: &str, image: &str) -> Job {
@@ -439,7 +386,7 @@ mod tests {
     }
 
     fn run(
-        engine: &FakeEngine,
+        engine: &Scripted,
         work: Vec<Job>,
         store: &Mutex<Store>,
         opts: &GradeOptions,
@@ -463,7 +410,7 @@ mod tests {
     fn one_bad_submission_never_stops_the_run() {
         let dir = tempfile::tempdir().unwrap();
         let store = store(dir.path());
-        let engine = FakeEngine::default();
+        let engine = engine();
         let mut unreadable = job("c_c_pr3", "fake/ok:1");
         unreadable.problem = Some("preds.jsonl:3: refused entry `../x`".into());
         let work = vec![
@@ -484,7 +431,7 @@ mod tests {
             assert!(
                 v.logs
                     .error
-                    .contains("panicked: the fake engine breaks on fake/panic"),
+                    .contains("panicked: the scripted engine breaks on fake/panic"),
                 "{id}: {}",
                 v.logs.error
             );
@@ -504,7 +451,7 @@ mod tests {
             refused.logs.apply
         );
         // The panics were not retried (a bug repeats); the engine failure was, once.
-        assert_eq!(engine.starts.load(Ordering::SeqCst), 4);
+        assert_eq!(engine.count("start"), 4);
         // Every verdict is in the store.
         assert_eq!(store.lock().unwrap().all().count(), 4);
     }
@@ -514,7 +461,7 @@ mod tests {
     #[test]
     fn resume_keys_include_the_grading_options() {
         let dir = tempfile::tempdir().unwrap();
-        let engine = FakeEngine::default();
+        let engine = engine();
         let opts = GradeOptions::default();
         let graded = |events: &[JobEvent]| {
             events
