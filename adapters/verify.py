@@ -788,10 +788,33 @@ class Drain(threading.Thread):
 
 def run_as_test_user(ctx, argv, cwd, env, timeout, stdin_data=b"", event_fd=False, out_cap=256 * 1024,
                      extra_roots=()):
-    """Runs argv as the test user; returns dict(exit, timed_out, output, events_raw, oom,
-    events_dropped, disk_written). Every process of the user is killed when it ends, or as soon
-    as it has written more than the disk limit (then `ctx.facts["disk_limit"]` says so)."""
+    """Runs argv as the test user; returns dict(exit, timed_out, seconds, output, output_dropped,
+    events_raw, events_dropped, oom, disk_written). Every process of the user is killed when it
+    ends, or as soon as it has written more than the disk limit (then `ctx.facts["disk_limit"]`
+    says so)."""
     watch = disk_watch(ctx, extra_roots)
+    proc, out, ev, start, oom_before = start_as_test_user(ctx, argv, cwd, env, event_fd, out_cap)
+    try:
+        proc.stdin.write(stdin_data)
+        proc.stdin.close()
+    except (BrokenPipeError, OSError):
+        pass
+    code, timed_out, disk_written = wait_within_limits(ctx, proc, watch, start + timeout)
+    end_test_user_run(ctx, proc, code, out, ev)
+    oom_after = cgroup_oom_kills()
+    return {
+        "exit": code, "timed_out": timed_out, "seconds": round(time.time() - start, 3),
+        "output": out.data().decode("utf-8", "replace"), "output_dropped": out.dropped,
+        "events_raw": ev.data() if ev is not None else b"", "events_dropped": ev.dropped if ev is not None else 0,
+        "oom": oom_before is not None and oom_after is not None and oom_after > oom_before,
+        "disk_written": disk_written,
+    }
+
+
+def start_as_test_user(ctx, argv, cwd, env, event_fd, out_cap):
+    """Starts argv as the test user, its output on a pipe this process drains; with `event_fd`
+    the write end of the result channel is inherited and passed as the last argument. Returns
+    (process, output drain, result channel drain or None, start time, OOM kills before)."""
     r_ev = w_ev = None
     pass_fds = ()
     if event_fd:
@@ -820,15 +843,16 @@ def run_as_test_user(ctx, argv, cwd, env, timeout, stdin_data=b"", event_fd=Fals
     if r_ev is not None:
         ev = Drain(r_ev, MAX_EVENTS_BYTES, keep_head=True)
         ev.start()
-    try:
-        proc.stdin.write(stdin_data)
-        proc.stdin.close()
-    except (BrokenPipeError, OSError):
-        pass
+    return proc, out, ev, start, oom_before
+
+
+def wait_within_limits(ctx, proc, watch, deadline):
+    """Waits until the process ends, the test user has written more than the disk limit (then
+    every process of the user is killed and `ctx.facts["disk_limit"]` says so) or the deadline
+    passes. Returns (exit code or None, timed out, bytes written when over the limit)."""
     timed_out = False
     code = None
     disk_written = None
-    deadline = start + timeout
     while True:
         try:
             code = proc.wait(timeout=max(0.01, min(DISK_POLL_S, deadline - time.time())))
@@ -844,7 +868,11 @@ def run_as_test_user(ctx, argv, cwd, env, timeout, stdin_data=b"", event_fd=Fals
         if time.time() >= deadline:
             timed_out = True
             break
-    # Nothing the submission started may outlive it, hold the pipes, or write after the end.
+    return code, timed_out, disk_written
+
+
+def end_test_user_run(ctx, proc, code, out, ev):
+    """Nothing the submission started may outlive it, hold the pipes, or write after the end."""
     kill_all(ctx.uid)
     if code is None:
         try:
@@ -854,14 +882,6 @@ def run_as_test_user(ctx, argv, cwd, env, timeout, stdin_data=b"", event_fd=Fals
     out.join(10)
     if ev is not None:
         ev.join(10)
-    oom_after = cgroup_oom_kills()
-    return {
-        "exit": code, "timed_out": timed_out, "seconds": round(time.time() - start, 3),
-        "output": out.data().decode("utf-8", "replace"), "output_dropped": out.dropped,
-        "events_raw": ev.data() if ev is not None else b"", "events_dropped": ev.dropped if ev is not None else 0,
-        "oom": oom_before is not None and oom_after is not None and oom_after > oom_before,
-        "disk_written": disk_written,
-    }
 
 
 # ---------------------------------------------------------------------------------------------
