@@ -173,6 +173,15 @@ def safe_write(root, rel, data, mode):
     os.chmod(full, 0o755 if mode == "100755" else 0o644)
 
 
+def list_dir(root, rel):
+    """root/rel (root itself for "") and the names in it; none when it cannot be listed."""
+    full = os.path.join(root, rel) if rel else root
+    try:
+        return full, os.listdir(full)
+    except OSError:
+        return full, []
+
+
 def walk_tree(root, skip_git=True):
     """rel path -> 'file' | 'link' | 'other' for everything below root (no link is followed);
     directories are yielded too, as 'dir'."""
@@ -180,11 +189,7 @@ def walk_tree(root, skip_git=True):
     stack = [""]
     while stack:
         rel = stack.pop()
-        full = os.path.join(root, rel) if rel else root
-        try:
-            names = os.listdir(full)
-        except OSError:
-            continue
+        full, names = list_dir(root, rel)
         for name in names:
             if skip_git and not rel and name == ".git":
                 continue
@@ -1109,47 +1114,71 @@ def step_scrub(ctx, root=None, label="", loaders=True):
     tree = walk_tree(root)
     removed = []
     gone = set()
+    # Shallowest first: a directory removed takes everything below it along.
     for rel in sorted(tree, key=lambda r: (r.count("/"), r)):
         if any(rel.startswith(g + "/") for g in gone):
             continue
         if rel in listing:
             continue
-        kind = classify(rel)
         if tree[rel] == "dir":
-            name = rel.rsplit("/", 1)[-1]
-            metadata = any(name.endswith(s) for s in RULES["metadata_dir_suffixes"])
-            startup_dir = name.split(".", 1)[0] in RULES["startup_stems"]
-            if not loaders and not startup_dir:
-                continue
-            if startup_dir or name in RULES["bytecode_dirs"] or metadata:
-                in_baseline = in_listing(baseline, rel)
-                if in_baseline and not dir_changed(root, rel, baseline):
-                    continue
-                if metadata and blind and not declares_pytest_plugin(os.path.join(root, rel)):
-                    # No record of what the image had (a Harbor image used as it is): metadata
-                    # that loads no pytest plugin may be the image's own editable install.
-                    continue
+            if scrubs_dir(root, rel, baseline, blind, loaders):
                 remove_entry(os.path.join(root, rel))
                 gone.add(rel)
                 removed.append(rel + "/")
             continue
-        if kind == "startup" or (kind == "loader" and loaders):
-            if kind == "loader" and rel in baseline and baseline[rel] == file_sha256(os.path.join(root, rel)):
-                continue
-            if blind and kind == "loader" and rel.endswith(tuple(RULES["extension_suffixes"])):
-                # Without the record an image's in-place build cannot be told apart; extension
-                # modules that shadow tests or pytest are removed below all the same.
-                continue
+        if scrubs_file(root, rel, baseline, blind, loaders):
             remove_entry(os.path.join(root, rel))
             removed.append(rel)
-    protected = set(RULES["protected_modules"]) | stdlib_names()
     dirs = import_dirs(ctx) if in_workdir else [""]
+    remove_shadowing_names(root, dirs, tree, listing, baseline, gone, removed)
+    prefix = label + ":" if label else ""
+    ctx.flags["files_removed"].extend(prefix + r for r in removed)
+    ctx.timed("scrub", t)
+
+
+def scrubs_dir(root, rel, baseline, blind, loaders):
+    """Whether the scrub removes the untracked directory root/rel: a start-up hook in directory
+    form, or (with `loaders`) bytecode or metadata that is not the image's own, unchanged."""
+    name = rel.rsplit("/", 1)[-1]
+    metadata = any(name.endswith(s) for s in RULES["metadata_dir_suffixes"])
+    startup_dir = name.split(".", 1)[0] in RULES["startup_stems"]
+    if not loaders and not startup_dir:
+        return False
+    if not (startup_dir or name in RULES["bytecode_dirs"] or metadata):
+        return False
+    in_baseline = in_listing(baseline, rel)
+    if in_baseline and not dir_changed(root, rel, baseline):
+        return False
+    if metadata and blind and not declares_pytest_plugin(os.path.join(root, rel)):
+        # No record of what the image had (a Harbor image used as it is): metadata
+        # that loads no pytest plugin may be the image's own editable install.
+        return False
+    return True
+
+
+def scrubs_file(root, rel, baseline, blind, loaders):
+    """Whether the scrub removes the untracked file root/rel: a start-up hook, or (with
+    `loaders`) a loader (bytecode, an extension module, an egg-link, a file in a metadata or
+    bytecode directory) that is not the image's own, unchanged."""
+    kind = classify(rel)
+    if not (kind == "startup" or (kind == "loader" and loaders)):
+        return False
+    if kind == "loader" and rel in baseline and baseline[rel] == file_sha256(os.path.join(root, rel)):
+        return False
+    if blind and kind == "loader" and rel.endswith(tuple(RULES["extension_suffixes"])):
+        # Without the record an image's in-place build cannot be told apart; extension
+        # modules that shadow tests or pytest are removed below all the same.
+        return False
+    return True
+
+
+def remove_shadowing_names(root, dirs, tree, listing, baseline, gone, removed):
+    """Removes the untracked top-level modules and packages in the import directories `dirs`
+    that would shadow a protected module (pytest, pluggy and their kin, the grader's own) or the
+    standard library; adds them to `gone` and `removed`."""
+    protected = set(RULES["protected_modules"]) | stdlib_names()
     for d in dirs:
-        full = os.path.join(root, d) if d else root
-        try:
-            names = os.listdir(full)
-        except OSError:
-            continue
+        full, names = list_dir(root, d)
         for name in names:
             rel = d + "/" + name if d else name
             if rel in listing or rel in gone or name == ".git" or module_name_of(name) not in protected:
@@ -1163,9 +1192,6 @@ def step_scrub(ctx, root=None, label="", loaders=True):
             remove_entry(os.path.join(full, name))
             gone.add(rel)
             removed.append(rel + ("/" if tree.get(rel) == "dir" else ""))
-    prefix = label + ":" if label else ""
-    ctx.flags["files_removed"].extend(prefix + r for r in removed)
-    ctx.timed("scrub", t)
 
 
 def declares_pytest_plugin(path):
@@ -1253,11 +1279,7 @@ def shadow_siblings(root, rel):
     d, name = os.path.split(rel)
     stem = name[:-3] if name.endswith(".py") else name
     out = []
-    try:
-        entries = os.listdir(os.path.join(root, d) if d else root)
-    except OSError:
-        return out
-    for e in entries:
+    for e in list_dir(root, d)[1]:
         if e == name:
             continue
         if e == stem or (e.startswith(stem + ".") and e.endswith((".so", ".pyd", ".pyc", ".pyw"))):
