@@ -1294,7 +1294,18 @@ def step_restore(ctx):
     listing = base_listing(ctx)
     keep = set(ctx.spec.get("keep_paths", []))
     f2p = set(ctx.spec.get("f2p_paths", []))
-    baseline = ctx.state.get("baseline_untracked", {})
+    restored_ok = restore_tracked(ctx, listing, keep, f2p)
+    remove_untracked_covered(ctx, listing, keep, f2p)
+    ctx.facts["locked"] = [p for p in restored_ok if classify(p) in ("test", "config", "section_config")]
+    remove_shadows_of_locked(ctx, listing)
+    apply_f2p_patch(ctx)
+    write_f2p_script(ctx, listing)
+    ctx.timed("restore", t)
+
+
+def restore_tracked(ctx, listing, keep, f2p):
+    """Every covered path of the base back to its blob (pytest sections only, for a file with
+    sections of its own); returns the covered paths that are now as the base has them."""
     objects = Objects(ctx.git) if listing else None
     restored_ok = []
     try:
@@ -1312,17 +1323,7 @@ def step_restore(ctx):
                 continue
             data = objects.blob(oid)
             if kind == "section_config" and path not in f2p and current is not None and cur_mode != "120000":
-                with open(os.path.join(ctx.workdir, path), "rb") as fh:
-                    text = fh.read().decode("utf-8", "surrogateescape")
-                base_text = data.decode("utf-8", "surrogateescape")
-                new = revert_sections(text, base_text, path.rsplit("/", 1)[-1])
-                if pytest_config_of(new, path) != pytest_config_of(base_text, path):
-                    # pytest settings the section rule cannot see (dotted keys, a [tool] table):
-                    # the whole file goes back to the base.
-                    new = base_text
-                if new != text:
-                    safe_write(ctx.workdir, path, new.encode("utf-8", "surrogateescape"), cur_mode)
-                    ctx.flags["config_reverted"].append(path)
+                revert_pytest_sections(ctx, path, data, cur_mode)
                 restored_ok.append(path)
                 continue
             safe_write(ctx.workdir, path, data, mode)
@@ -1331,6 +1332,29 @@ def step_restore(ctx):
     finally:
         if objects is not None:
             objects.close()
+    return restored_ok
+
+
+def revert_pytest_sections(ctx, path, data, cur_mode):
+    """The pytest sections of a pyproject.toml or setup.cfg back to the base's (`data`), the
+    rest of the file as the submission has it."""
+    with open(os.path.join(ctx.workdir, path), "rb") as fh:
+        text = fh.read().decode("utf-8", "surrogateescape")
+    base_text = data.decode("utf-8", "surrogateescape")
+    new = revert_sections(text, base_text, path.rsplit("/", 1)[-1])
+    if pytest_config_of(new, path) != pytest_config_of(base_text, path):
+        # pytest settings the section rule cannot see (dotted keys, a [tool] table):
+        # the whole file goes back to the base.
+        new = base_text
+    if new != text:
+        safe_write(ctx.workdir, path, new.encode("utf-8", "surrogateescape"), cur_mode)
+        ctx.flags["config_reverted"].append(path)
+
+
+def remove_untracked_covered(ctx, listing, keep, f2p):
+    """Covered files the base does not have are removed, but for those the image itself had
+    (never configuration, start-up hooks or conftests) and those kept for the gold patch."""
+    baseline = ctx.state.get("baseline_untracked", {})
     for rel, kind in sorted(walk_tree(ctx.workdir).items()):
         if kind == "dir" or rel in listing:
             continue
@@ -1347,13 +1371,20 @@ def step_restore(ctx):
             continue
         remove_entry(os.path.join(ctx.workdir, rel))
         ctx.flags["files_removed"].append(rel)
-    ctx.facts["locked"] = [p for p in restored_ok if classify(p) in ("test", "config", "section_config")]
+
+
+def remove_shadows_of_locked(ctx, listing):
+    """Untracked entries that Python would import instead of a locked test module."""
     for p in ctx.facts["locked"]:
         if p.endswith(".py"):
             for sib in shadow_siblings(ctx.workdir, p):
                 if not in_listing(listing, sib) and lexists(os.path.join(ctx.workdir, sib)):
                     remove_entry(os.path.join(ctx.workdir, sib))
                     ctx.flags["files_removed"].append(sib)
+
+
+def apply_f2p_patch(ctx):
+    """The dataset's f2p patch, on the restored tree; the paths it touches are locked too."""
     patch = ctx.spec.get("f2p_patch")
     if patch:
         proc = ctx.git.run(["apply", "--verbose", "--whitespace=nowarn", patch], check=False)
@@ -1361,6 +1392,11 @@ def step_restore(ctx):
             raise VerifyError("f2p_patch_failed", "the dataset's f2p patch does not apply:\n" +
                               tail((proc.stdout + proc.stderr).decode("utf-8", "replace"), 4000))
         ctx.facts["locked"].extend(patch_paths(ctx, patch)[0] or [])
+
+
+def write_f2p_script(ctx, listing):
+    """The dataset's f2p script as test_fail_to_pass.py, locked, with nothing beside it that
+    Python would import in its place."""
     script = ctx.spec.get("f2p_script")
     if script:
         with open(script, "rb") as fh:
@@ -1371,7 +1407,6 @@ def step_restore(ctx):
                 continue
             remove_entry(os.path.join(ctx.workdir, sib))
             ctx.flags["files_removed"].append(sib)
-    ctx.timed("restore", t)
 
 
 def in_listing(listing, rel):
