@@ -1442,69 +1442,95 @@ def plan_canaries(ctx, modules, rng):
     records = []
     for path, preferred in modules:
         full = os.path.join(ctx.canary_root, path)
-        try:
-            with open(full, "rb") as fh:
-                source = fh.read().decode("utf-8")
-            tree = ast.parse(source)
-        except Exception:  # noqa: BLE001 - no canary in a module we cannot read
+        parsed = parse_test_module(full, ast)
+        if parsed is None:
             continue
-        if not hasattr(tree.body[0] if tree.body else None, "end_lineno") and tree.body:
-            continue
-        candidates = []
-        for node in tree.body:
-            if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
-                candidates.append((None, node))
-            elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
-                for sub in node.body:
-                    if isinstance(sub, ast.FunctionDef) and sub.name.startswith("test"):
-                        candidates.append((node.name, sub))
-        usable = [c for c in candidates if canary_template_ok(c[1], ast)]
+        source, tree = parsed
+        usable = [c for c in template_candidates(tree, ast) if canary_template_ok(c[1], ast)]
         if not usable:
             continue
-        chosen = None
-        for cls, node in usable:
-            if node.name in preferred:
-                chosen = (cls, node)
-                break
-        if chosen is None:
-            chosen = rng.choice(usable)
-        cls, node = chosen
-        lines = source.splitlines(True)
-        start = min([d.lineno for d in node.decorator_list] + [node.lineno]) - 1
-        end = node.end_lineno
-        body_line = lines[node.body[0].lineno - 1]
-        indent = body_line[:node.body[0].col_offset]
-        if node.body[0].lineno == node.lineno or indent.strip():
+        cls, node = choose_template(usable, preferred, rng)
+        planted = with_canaries(source, node, rng)
+        if planted is None:
             continue
-        taken = set(re.findall(r"def\s+(\w+)", source))
-        names = []
-        while len(names) < 2:
-            n = "%s_%s_%s" % (node.name, rng.choice(WORDS), rng.choice(WORDS))
-            if n not in taken and n not in names:
-                names.append(n)
-        block = lines[start:end]
-        if block and not block[-1].endswith("\n"):
-            block[-1] += "\n"
-        twin = rename_def(block, node.name, names[0])
-        poison = rename_def(block, node.name, names[1])
-        a, b = rng.randint(1000, 9999), rng.randint(1000, 9999)
-        while b == a:
-            b = rng.randint(1000, 9999)
-        poison.append("%sassert %d == %d\n" % (indent, a, b))
-        def_indent = lines[node.lineno - 1][:len(lines[node.lineno - 1]) - len(lines[node.lineno - 1].lstrip())]
-        insert = ["\n"] + twin + ["\n"] + poison
-        if def_indent:
-            insert = [l if l.strip() else "\n" for l in insert]
-        new_lines = lines[:end] + insert + lines[end:]
-        if new_lines[end - 1] and not new_lines[end - 1].endswith("\n"):
-            new_lines[end - 1] += "\n"
-        data = "".join(new_lines).encode("utf-8")
+        data, names = planted
         mode = "100755" if os.stat(full).st_mode & 0o100 else "100644"
         safe_write(ctx.canary_root, path, data, mode)
         prefix = path + "::" + (cls + "::" if cls else "")
         records.append({"module": path, "template": prefix + node.name, "twin": prefix + names[0],
                         "poison": prefix + names[1]})
     return records
+
+
+def parse_test_module(full, ast):
+    """(source, tree) of a test module; None when it cannot be read or parsed, or when this
+    Python's ast gives no end lines (before 3.8)."""
+    try:
+        with open(full, "rb") as fh:
+            source = fh.read().decode("utf-8")
+        tree = ast.parse(source)
+    except Exception:  # noqa: BLE001 - no canary in a module we cannot read
+        return None
+    if not hasattr(tree.body[0] if tree.body else None, "end_lineno") and tree.body:
+        return None
+    return source, tree
+
+
+def template_candidates(tree, ast):
+    """(class name or None, function node) for every test function of a module, and every test
+    method of its top-level test classes."""
+    candidates = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
+            candidates.append((None, node))
+        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+            for sub in node.body:
+                if isinstance(sub, ast.FunctionDef) and sub.name.startswith("test"):
+                    candidates.append((node.name, sub))
+    return candidates
+
+
+def choose_template(usable, preferred, rng):
+    """The first usable test the ids name, else one at random."""
+    for cls, node in usable:
+        if node.name in preferred:
+            return cls, node
+    return rng.choice(usable)
+
+
+def with_canaries(source, node, rng):
+    """The module's source with the twin and the poisoned clone of the test `node` right after
+    it, and their two names; None when its body does not start on a line of its own."""
+    lines = source.splitlines(True)
+    start = min([d.lineno for d in node.decorator_list] + [node.lineno]) - 1
+    end = node.end_lineno
+    body_line = lines[node.body[0].lineno - 1]
+    indent = body_line[:node.body[0].col_offset]
+    if node.body[0].lineno == node.lineno or indent.strip():
+        return None
+    taken = set(re.findall(r"def\s+(\w+)", source))
+    names = []
+    while len(names) < 2:
+        n = "%s_%s_%s" % (node.name, rng.choice(WORDS), rng.choice(WORDS))
+        if n not in taken and n not in names:
+            names.append(n)
+    block = lines[start:end]
+    if block and not block[-1].endswith("\n"):
+        block[-1] += "\n"
+    twin = rename_def(block, node.name, names[0])
+    poison = rename_def(block, node.name, names[1])
+    a, b = rng.randint(1000, 9999), rng.randint(1000, 9999)
+    while b == a:
+        b = rng.randint(1000, 9999)
+    poison.append("%sassert %d == %d\n" % (indent, a, b))
+    def_indent = lines[node.lineno - 1][:len(lines[node.lineno - 1]) - len(lines[node.lineno - 1].lstrip())]
+    insert = ["\n"] + twin + ["\n"] + poison
+    if def_indent:
+        insert = [l if l.strip() else "\n" for l in insert]
+    new_lines = lines[:end] + insert + lines[end:]
+    if new_lines[end - 1] and not new_lines[end - 1].endswith("\n"):
+        new_lines[end - 1] += "\n"
+    return "".join(new_lines).encode("utf-8"), names
 
 
 def canary_template_ok(node, ast):
