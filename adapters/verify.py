@@ -1682,44 +1682,21 @@ RANK = {"failed": 5, "error": 5, "skipped": 3, "passed": 1}
 
 def aggregate(events_raw, ctx):
     """Events from the runner's pipe -> (outcome per node id, collect errors, end exit code,
-    start info, events seen). Malformed lines and contradicting reports are proof of tampering:
-    only the runner writes to that pipe."""
+    start event, collected event, failure message per node id). Malformed lines and
+    contradicting reports are proof of tampering: only the runner writes to that pipe."""
     phases = {}
     order = []
     collect_errors = []
     end = None
     start = None
     collected = None
-    for raw in events_raw.split(b"\n"):
-        if not raw.strip():
-            continue
-        try:
-            ev = json.loads(raw.decode("ascii"))
-            kind = ev["e"]
-        except Exception:  # noqa: BLE001
-            ctx.forgery("the result channel carried a line the runner did not write: %r" % raw[:200])
-            continue
+    for kind, ev in channel_events(events_raw, ctx):
         if kind == "start":
             if start is not None:
                 ctx.forgery("the result channel was started twice")
             start = ev
         elif kind == "report":
-            node, when = str(ev.get("nodeid")), str(ev.get("when"))
-            outcome = str(ev.get("outcome"))
-            if outcome == "rerun":
-                continue
-            entry = phases.get(node)
-            if entry is None:
-                entry = phases[node] = {"xfail": False, "message": ""}
-                order.append(node)
-            if when in entry and entry[when] != outcome:
-                ctx.forgery("%s: two %s reports (%s, then %s)" % (node, when, entry[when], outcome))
-            prev = entry.get(when)
-            if prev is None or RANK.get(outcome, 5) > RANK.get(prev, 5):
-                entry[when] = outcome
-            entry["xfail"] = entry["xfail"] or bool(ev.get("xfail"))
-            if ev.get("message") and not entry["message"]:
-                entry["message"] = str(ev["message"])[-2000:]
+            record_report(ctx, phases, order, ev)
         elif kind == "collect_error":
             collect_errors.append({"nodeid": ev.get("nodeid"), "message": str(ev.get("message", ""))[-2000:]})
         elif kind == "collected":
@@ -1732,23 +1709,59 @@ def aggregate(events_raw, ctx):
             if end is not None:
                 ctx.forgery("the result channel was ended twice")
             end = ev.get("exit")
-    outcomes = {}
-    for node in order:
-        e = phases[node]
-        if e.get("setup") == "failed" or e.get("teardown") == "failed":
-            o = "error"
-        elif e.get("setup") == "skipped":
-            o = "skipped"
-        elif e.get("call") == "passed":
-            o = "xpassed" if e["xfail"] else "passed"
-        elif e.get("call") == "failed":
-            o = "failed"
-        elif e.get("call") == "skipped":
-            o = "xfailed" if e["xfail"] else "skipped"
-        else:
-            o = "error"
-        outcomes[node] = o
+    outcomes = dict((node, outcome_of_phases(phases[node])) for node in order)
     return outcomes, collect_errors, end, start, collected, dict((n, phases[n]["message"]) for n in order if phases[n]["message"])
+
+
+def channel_events(events_raw, ctx):
+    """(kind, event) for each line of the result channel, in order; a line the runner did not
+    write is proof of tampering (recorded as it is reached)."""
+    for raw in events_raw.split(b"\n"):
+        if not raw.strip():
+            continue
+        try:
+            ev = json.loads(raw.decode("ascii"))
+            kind = ev["e"]
+        except Exception:  # noqa: BLE001
+            ctx.forgery("the result channel carried a line the runner did not write: %r" % raw[:200])
+            continue
+        yield kind, ev
+
+
+def record_report(ctx, phases, order, ev):
+    """One test report into `phases` (node id -> outcome per phase, xfail, first message): the
+    worse outcome of a phase reported twice counts, and the contradiction is proof."""
+    node, when = str(ev.get("nodeid")), str(ev.get("when"))
+    outcome = str(ev.get("outcome"))
+    if outcome == "rerun":
+        return
+    entry = phases.get(node)
+    if entry is None:
+        entry = phases[node] = {"xfail": False, "message": ""}
+        order.append(node)
+    if when in entry and entry[when] != outcome:
+        ctx.forgery("%s: two %s reports (%s, then %s)" % (node, when, entry[when], outcome))
+    prev = entry.get(when)
+    if prev is None or RANK.get(outcome, 5) > RANK.get(prev, 5):
+        entry[when] = outcome
+    entry["xfail"] = entry["xfail"] or bool(ev.get("xfail"))
+    if ev.get("message") and not entry["message"]:
+        entry["message"] = str(ev["message"])[-2000:]
+
+
+def outcome_of_phases(entry):
+    """A test's outcome from its phases' reports."""
+    if entry.get("setup") == "failed" or entry.get("teardown") == "failed":
+        return "error"
+    if entry.get("setup") == "skipped":
+        return "skipped"
+    if entry.get("call") == "passed":
+        return "xpassed" if entry["xfail"] else "passed"
+    if entry.get("call") == "failed":
+        return "failed"
+    if entry.get("call") == "skipped":
+        return "xfailed" if entry["xfail"] else "skipped"
+    return "error"
 
 
 def check_plugins(ctx, plugins):
