@@ -1987,42 +1987,14 @@ def grade_doc2repo(ctx):
         return
     step_scrub(ctx)
     load_clean_facts(ctx)
-    # The submission installs itself as the test user into a directory of its own; then every
-    # process it left is killed, and what the install wrote is scrubbed like the tree was.
-    t = time.time()
-    chown_tree(ctx.workdir, ctx.uid, ctx.gid)
-    target = tempfile.mkdtemp(prefix="bsw-site-", dir="/tmp")
-    os.chmod(target, 0o755)
-    os.chown(target, ctx.uid, ctx.gid)
-    home = tempfile.mkdtemp(prefix="bsw-home-", dir="/tmp")
-    os.chown(home, ctx.uid, ctx.gid)
-    install = run_as_test_user(ctx, [ctx.python, "-I", "-m", "pip", "install", "--no-deps", "--no-build-isolation",
-                                     "--no-index", "--disable-pip-version-check", "-q", "--target", target, "."],
-                               ctx.workdir, child_env(home), spec.get("setup_timeout", 300))
-    ok = install["exit"] == 0 and not install["timed_out"]
-    ctx.facts["install"] = {"ok": ok, "exit": install["exit"], "timed_out": install["timed_out"]}
-    ctx.facts["logs"]["install"] = tail(install["output"])
-    if not ok:
-        ctx.flags["install_failed"] = True
-    for d in (ctx.workdir, target):
-        os.chown(d, 0, 0)
-    step_scrub(ctx, loaders=False)
-    step_scrub(ctx, target, "site", loaders=False)
-    ctx.timed("install", t)
+    target, home = step_install(ctx)
     # Only now is the hidden suite unpacked, root's until the run.
     suite = tempfile.mkdtemp(prefix="bsw-suite-", dir="/tmp")
     os.chmod(suite, 0o700)
     extract_suite(suite_zip, suite)
     ctx.canary_root = suite
-    modules = [(p, []) for p, k in sorted(walk_tree(suite).items())
-               if k == "file" and classify(p) == "test" and p.rsplit("/", 1)[-1].startswith("test")]
-    rng = random.SystemRandom()
-    rng.shuffle(modules)
-    records = plan_canaries(ctx, modules[:2], rng) if spec.get("canaries", True) else []
-    suite_files = [p for p, k in walk_tree(suite).items() if k == "file"]
-    ctx.facts["conftests"] = [p for p in suite_files if p.rsplit("/", 1)[-1] in RULES["conftest_names"]]
-    lock_paths(suite, suite_files)
-    os.chmod(suite, 0o1777)
+    records = plan_suite_canaries(ctx, suite)
+    lock_suite(ctx, suite)
     extra = []
     if not any(os.path.exists(os.path.join(suite, n)) for n in ("pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini")):
         extra = ["-c", os.devnull]
@@ -2036,6 +2008,58 @@ def grade_doc2repo(ctx):
         return run_tests(ctx, pair, suite, suite, extra, [suite], prepend, timeout)["outcomes"]
     ctx.facts["canaries"] = judge_canaries(ctx, records, run["outcomes"], rerun)
     shutil.rmtree(suite, ignore_errors=True)
+    record_suite(ctx, run, records)
+    record_run(ctx, run)
+
+
+def step_install(ctx):
+    """The submission installs itself as the test user into a directory of its own; then every
+    process it left is killed, and what the install wrote is scrubbed like the tree was.
+    Returns (the install's target directory, the test user's home for it)."""
+    t = time.time()
+    chown_tree(ctx.workdir, ctx.uid, ctx.gid)
+    target = tempfile.mkdtemp(prefix="bsw-site-", dir="/tmp")
+    os.chmod(target, 0o755)
+    os.chown(target, ctx.uid, ctx.gid)
+    home = tempfile.mkdtemp(prefix="bsw-home-", dir="/tmp")
+    os.chown(home, ctx.uid, ctx.gid)
+    install = run_as_test_user(ctx, [ctx.python, "-I", "-m", "pip", "install", "--no-deps", "--no-build-isolation",
+                                     "--no-index", "--disable-pip-version-check", "-q", "--target", target, "."],
+                               ctx.workdir, child_env(home), ctx.spec.get("setup_timeout", 300))
+    ok = install["exit"] == 0 and not install["timed_out"]
+    ctx.facts["install"] = {"ok": ok, "exit": install["exit"], "timed_out": install["timed_out"]}
+    ctx.facts["logs"]["install"] = tail(install["output"])
+    if not ok:
+        ctx.flags["install_failed"] = True
+    for d in (ctx.workdir, target):
+        os.chown(d, 0, 0)
+    step_scrub(ctx, loaders=False)
+    step_scrub(ctx, target, "site", loaders=False)
+    ctx.timed("install", t)
+    return target, home
+
+
+def plan_suite_canaries(ctx, suite):
+    """Canaries in two of the suite's test modules, drawn at random."""
+    modules = [(p, []) for p, k in sorted(walk_tree(suite).items())
+               if k == "file" and classify(p) == "test" and p.rsplit("/", 1)[-1].startswith("test")]
+    rng = random.SystemRandom()
+    rng.shuffle(modules)
+    return plan_canaries(ctx, modules[:2], rng) if ctx.spec.get("canaries", True) else []
+
+
+def lock_suite(ctx, suite):
+    """Every file of the suite (its canaries planted) becomes root's and read-only; the test
+    user may add files beside them, not replace them."""
+    suite_files = [p for p, k in walk_tree(suite).items() if k == "file"]
+    ctx.facts["conftests"] = [p for p in suite_files if p.rsplit("/", 1)[-1] in RULES["conftest_names"]]
+    lock_paths(suite, suite_files)
+    os.chmod(suite, 0o1777)
+
+
+def record_suite(ctx, run, records):
+    """The suite's facts from the run, canaries left out: how many passed (a pass JUnit
+    confirms), how many ran, and each test's outcome by name."""
     canary_ids = set()
     for r in records:
         canary_ids.update(k for k in run["outcomes"] if k.startswith((r["twin"], r["poison"])))
@@ -2044,9 +2068,8 @@ def grade_doc2repo(ctx):
     # Per-test outcomes by name (names only, as in the log): a pass JUnit does not confirm is disputed.
     outcomes = dict((k, v if v not in ("passed", "xpassed") else
                      ("passed" if junit_says_passed(run["junit"], k) else "disputed")) for k, v in real.items())
-    ctx.facts["suite"] = {"passed": passed, "collected": len(real), "expected": spec.get("test_suite_num") or 0,
+    ctx.facts["suite"] = {"passed": passed, "collected": len(real), "expected": ctx.spec.get("test_suite_num") or 0,
                           "collect_errors": len(run["collect_errors"]), "outcomes": outcomes}
-    record_run(ctx, run)
 
 
 def extract_suite(zip_path, dest):
