@@ -161,6 +161,15 @@ class _Refused(RuntimeError):
     pass
 
 
+# Events that make code in a file's name: what the finding says, what the refusal says.
+_FORGING = {
+    "code.__new__": ("%s made a code object claiming to be %s",
+                     "beyondswe: code objects may not claim the grader's or the tests' files"),
+    "compile": ("%s compiled code as %s",
+                "beyondswe: code may not be compiled as the grader's or the tests' files"),
+}
+
+
 def _check(event, args):
     if event == "open":
         path = args[0]
@@ -183,23 +192,18 @@ def _check(event, args):
                 _finding("code_write", "%s changed %s.%s" % (caller, _describe(obj), args[1]), True)
                 raise _Refused("beyondswe: the grader's and the tests' code is read-only")
         return
-    if event == "code.__new__":
-        filename = args[1] if len(args) > 1 else ""
-        if isinstance(filename, str) and _guarded_file(filename):
-            caller = _untrusted_caller(3)
-            if caller is not None:
-                _finding("forged_code", "%s made a code object claiming to be %s" % (caller, filename), True)
-                raise _Refused("beyondswe: code objects may not claim the grader's or the tests' files")
-        return
-    if event == "compile":
+    if event in _FORGING:
+        # Both events carry the file name second. A "<...>" name is never a guarded file (those
+        # are absolute paths), so it is not resolved.
         filename = args[1] if len(args) > 1 else ""
         if isinstance(filename, bytes):
             filename = filename.decode("utf-8", "replace")
         if isinstance(filename, str) and not filename.startswith("<") and _guarded_file(filename):
             caller = _untrusted_caller(3)
             if caller is not None:
-                _finding("forged_code", "%s compiled code as %s" % (caller, filename), True)
-                raise _Refused("beyondswe: code may not be compiled as the grader's or the tests' files")
+                what, refusal = _FORGING[event]
+                _finding("forged_code", what % (caller, filename), True)
+                raise _Refused(refusal)
         return
     if event == "sys.addaudithook":
         caller = _untrusted_caller(3)
