@@ -1,6 +1,8 @@
 # beyondswe pytest runner: the only code of the grader that runs as the unprivileged test user.
 #
-# Started by beyondswe_verify.py as `python -I beyondswe_pytest_runner.py FD` with its uid dropped.
+# In the repository adapters/pytest_runner.py, installed as beyondswe_pytest_runner.py; started by
+# the verifier (adapters/verify.py, installed as beyondswe_verify.py) as
+# `python -I beyondswe_pytest_runner.py FD` with its uid dropped.
 # It reads its configuration from stdin (never from a file the tests could find), and writes one
 # JSON event per line to the inherited pipe FD, which only the root verifier reads:
 #   {"e": "start"}, {"e": "collected", ...}, {"e": "collect_error", ...}, {"e": "report", ...},

@@ -1,11 +1,18 @@
 # beyondswe verifier: every grading step that runs inside a task container, for both callers.
 #
+# In the repository this is adapters/verify.py; in an image or a Harbor task it is installed as
+# beyondswe_verify.py beside beyondswe_pytest_runner.py (adapters/pytest_runner.py) and
+# beyondswe_restore_rules.json (adapters/restore_rules.json), the names used below. On the host,
+# src/grade/pipeline.rs runs `grade`, src/grade/result.rs reads its result, src/restore_rules.rs
+# reads the same rules, and tests/it/verifier.rs checks `classify` against it and `decide` and
+# `judge` over tables of cases.
+#
 #   python3 -I -S beyondswe_verify.py grade --spec SPEC.json
 #       the offline grader: SPEC names the submission's patch (or a tree already uploaded), the
 #       instance's ids and files, and where to write the one JSON result it reads back.
 #   python3 -I -S beyondswe_verify.py harbor --tests-dir /tests --logs-dir /logs/verifier
-#       Harbor's tests/test.sh: the same steps on the agent's workspace; writes reward.txt and
-#       report.json (the same JSON result).
+#       Harbor's tests/test.sh (adapters/test.sh): the same steps on the agent's workspace;
+#       writes reward.txt and report.json (the same JSON result).
 #   python3 -I beyondswe_verify.py prepare --workdir W --base C --state-dir D
 #       once per instance image, before any submission: what belongs to the image (untracked files
 #       and their hashes, the pytest plugins installed, the interpreter's clean sys.path).
