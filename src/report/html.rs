@@ -17,15 +17,23 @@ use std::fmt::Write;
 
 /// Text safe inside HTML elements and quoted attribute values.
 pub fn escape(s: &str) -> String {
+    replace_chars(s, |c| match c {
+        '&' => Some("&amp;"),
+        '<' => Some("&lt;"),
+        '>' => Some("&gt;"),
+        '"' => Some("&quot;"),
+        '\'' => Some("&#39;"),
+        _ => None,
+    })
+}
+
+/// `s` with every character `replacement` names written as that replacement.
+fn replace_chars(s: &str, replacement: impl Fn(char) -> Option<&'static str>) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
+        match replacement(c) {
+            Some(r) => out.push_str(r),
+            None => out.push(c),
         }
     }
     out
@@ -83,22 +91,6 @@ fn head(out: &mut String, title: &str) {
 
 fn score2(x: f64) -> String {
     format!("{:.2}", round2(x))
-}
-
-fn outcome_name(o: Outcome) -> &'static str {
-    match o {
-        Outcome::Resolved => "resolved",
-        Outcome::Unresolved => "unresolved",
-        Outcome::Error => "error",
-    }
-}
-
-/// A serde enum's name as it is written in `report.json` (`tests_failed`, `not_run`, …).
-fn wire_name<T: serde::Serialize>(value: &T) -> String {
-    serde_json::to_value(value)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default()
 }
 
 /// A bar chart of the family scores (0–100) and AVG.
@@ -428,18 +420,14 @@ fn tests_group(
 /// as `\u` escapes, so no text of a submission can close the element.
 fn script_json(value: &serde_json::Value) -> String {
     let text = serde_json::to_string(value).unwrap_or_else(|_| "[]".into());
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '<' => out.push_str("\\u003c"),
-            '>' => out.push_str("\\u003e"),
-            '&' => out.push_str("\\u0026"),
-            '\u{2028}' => out.push_str("\\u2028"),
-            '\u{2029}' => out.push_str("\\u2029"),
-            c => out.push(c),
-        }
-    }
-    out
+    replace_chars(&text, |c| match c {
+        '<' => Some("\\u003c"),
+        '>' => Some("\\u003e"),
+        '&' => Some("\\u0026"),
+        '\u{2028}' => Some("\\u2028"),
+        '\u{2029}' => Some("\\u2029"),
+        _ => None,
+    })
 }
 
 /// One instance's row; its per-test outcomes go to `tests` (built into the row by the page's
@@ -450,9 +438,17 @@ fn instance_row(
     tests: &mut Vec<serde_json::Value>,
     strings: &mut Strings,
 ) {
+    row_summary(out, i);
+    row_facts(out, i);
+    row_tests(out, i, tests, strings);
+    out.push_str("</details>");
+}
+
+/// The row's opening and its one-line summary: id, family, verdict, reason, score and marks.
+fn row_summary(out: &mut String, i: &InstanceReport) {
     let label = super::attempt_label(&i.instance_id, i.attempt);
-    let verdict = outcome_name(i.verdict);
-    let reason = wire_name(&i.reason);
+    let verdict = i.verdict.as_str();
+    let reason = i.reason.as_str();
     let _ = write!(
         out,
         "<details class=\"i\" data-id=\"{id}\" data-verdict=\"{verdict}\" data-reason=\"{reason}\" data-score=\"{score}\">\
@@ -472,6 +468,10 @@ fn instance_row(
         out.push_str(" <small class=\"x\">excluded</small>");
     }
     out.push_str("</summary>");
+}
+
+/// What the opened row says besides the tests: model, claimed reward, flags, flaky tests, suite.
+fn row_facts(out: &mut String, i: &InstanceReport) {
     if !i.model_name_or_path.is_empty() {
         let _ = write!(
             out,
@@ -482,39 +482,7 @@ fn instance_row(
     if let Some(c) = i.claimed_reward {
         let _ = write!(out, "<p>claimed reward {c}</p>");
     }
-    if let Ok(serde_json::Value::Object(mut flags)) = serde_json::to_value(&i.flags)
-        && {
-            // How the patch applied is worth a line only when it is not the usual `git apply`.
-            if flags.get("applied_with").and_then(|v| v.as_str()) == Some("git apply") {
-                flags.remove("applied_with");
-            }
-            !flags.is_empty()
-        }
-    {
-        out.push_str("<p>flags</p><ul>");
-        for (k, v) in flags {
-            let text = match v {
-                serde_json::Value::Array(items) => items
-                    .iter()
-                    .map(|x| {
-                        x.as_str()
-                            .map(str::to_owned)
-                            .unwrap_or_else(|| x.to_string())
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                serde_json::Value::String(s) => s,
-                other => other.to_string(),
-            };
-            let _ = write!(
-                out,
-                "<li>{}: <code>{}</code></li>",
-                escape(&k),
-                escape(&text)
-            );
-        }
-        out.push_str("</ul>");
-    }
+    flag_list(out, &i.flags);
     if !i.flaky_tests.is_empty() {
         let names: Vec<String> = i.flaky_tests.iter().map(|t| escape(t)).collect();
         let _ = write!(
@@ -530,6 +498,53 @@ fn instance_row(
             suite.passed, suite.expected, suite.collected
         );
     }
+}
+
+/// The grader's flags as a list, by their `report.json` names (nothing when none is set).
+fn flag_list(out: &mut String, flags: &crate::grade::Flags) {
+    let Ok(serde_json::Value::Object(mut flags)) = serde_json::to_value(flags) else {
+        return;
+    };
+    // How the patch applied is worth a line only when it is not the usual `git apply`.
+    if flags.get("applied_with").and_then(|v| v.as_str()) == Some("git apply") {
+        flags.remove("applied_with");
+    }
+    if flags.is_empty() {
+        return;
+    }
+    out.push_str("<p>flags</p><ul>");
+    for (k, v) in flags {
+        let text = match v {
+            serde_json::Value::Array(items) => items
+                .iter()
+                .map(|x| {
+                    x.as_str()
+                        .map(str::to_owned)
+                        .unwrap_or_else(|| x.to_string())
+                })
+                .collect::<Vec<_>>()
+                .join(", "),
+            serde_json::Value::String(s) => s,
+            other => other.to_string(),
+        };
+        let _ = write!(
+            out,
+            "<li>{}: <code>{}</code></li>",
+            escape(&k),
+            escape(&text)
+        );
+    }
+    out.push_str("</ul>");
+}
+
+/// The row's per-test outcomes and timings, added to `tests` for the page's script to build when
+/// the row opens; the row keeps only their index.
+fn row_tests(
+    out: &mut String,
+    i: &InstanceReport,
+    tests: &mut Vec<serde_json::Value>,
+    strings: &mut Strings,
+) {
     let groups: Vec<serde_json::Value> = [
         tests_group("FAIL_TO_PASS", &i.fail_to_pass, strings),
         tests_group("PASS_TO_PASS", &i.pass_to_pass, strings),
@@ -540,7 +555,6 @@ fn instance_row(
     .into_iter()
     .flatten()
     .collect();
-    // Per-test outcomes and timings are built by the page's script when the row opens.
     let timings: Vec<serde_json::Value> = i
         .timings
         .iter()
@@ -550,7 +564,6 @@ fn instance_row(
         let _ = write!(out, "<div class=\"tt\" data-t=\"{}\"></div>", tests.len());
         tests.push(serde_json::json!([groups, timings]));
     }
-    out.push_str("</details>");
 }
 
 /// The whole run as one HTML page. `errors` holds each error verdict's message by label
@@ -605,7 +618,7 @@ the dashed lines mark 90% (almost correct) and 100% (fully correct).</p>",
                 s,
                 "<p><code>{}</code> {}</p>",
                 escape(&label),
-                escape(&wire_name(&i.reason))
+                escape(i.reason.as_str())
             );
             if let Some(msg) = errors.get(&label).filter(|m| !m.is_empty()) {
                 let cut: String = msg.chars().take(MAX_ERROR_CHARS).collect();
