@@ -84,7 +84,36 @@ pub fn pass_at_k(n: usize, c: usize, k: usize) -> f64 {
 }
 
 pub fn scores<'a>(verdicts: impl IntoIterator<Item = &'a Stored>) -> Scores {
-    // Group attempts by instance.
+    let instances = attempts_by_instance(verdicts);
+    let mut by_family: BTreeMap<Family, Vec<&Attempts>> = BTreeMap::new();
+    for a in instances.values() {
+        by_family.entry(a.family).or_default().push(a);
+    }
+    let mut families = Vec::new();
+    let mut missing = Vec::new();
+    for family in Family::ALL.into_iter().chain([Family::Unknown]) {
+        match by_family.get(&family) {
+            Some(list) => families.push(family_score(family, list)),
+            None if family != Family::Unknown => missing.push(family),
+            None => {}
+        }
+    }
+    let known: Vec<f64> = families
+        .iter()
+        .filter(|f| f.family != Family::Unknown)
+        .map(|f| f.score)
+        .collect();
+    Scores {
+        avg: avg(&known),
+        families,
+        missing_families: missing,
+    }
+}
+
+/// The verdicts grouped by instance, each instance's attempts in the order given.
+fn attempts_by_instance<'a>(
+    verdicts: impl IntoIterator<Item = &'a Stored>,
+) -> BTreeMap<&'a str, Attempts> {
     let mut instances: BTreeMap<&str, Attempts> = BTreeMap::new();
     for s in verdicts {
         let a = instances
@@ -99,85 +128,69 @@ pub fn scores<'a>(verdicts: impl IntoIterator<Item = &'a Stored>) -> Scores {
             s.verdict.score.clamp(0.0, 1.0),
         ));
     }
-    let mut by_family: BTreeMap<Family, Vec<&Attempts>> = BTreeMap::new();
-    for a in instances.values() {
-        by_family.entry(a.family).or_default().push(a);
-    }
-    let mut families = Vec::new();
-    let mut missing = Vec::new();
-    for family in Family::ALL.into_iter().chain([Family::Unknown]) {
-        let Some(list) = by_family.get(&family) else {
-            if family != Family::Unknown {
-                missing.push(family);
-            }
-            continue;
-        };
-        let n = list.len().max(1) as f64;
-        let k = list.iter().map(|a| a.results.len()).max().unwrap_or(1);
-        let mut f = FamilyScore {
-            family,
-            instances: list.len(),
-            resolved: list
-                .iter()
-                .filter(|a| a.results.iter().any(|r| r.0))
-                .count(),
-            errors: list
-                .iter()
-                .filter(|a| a.results.iter().any(|r| r.1))
-                .count(),
-            attempts: k,
-            ..FamilyScore::default()
-        };
-        // pass@1: the mean over an instance's attempts, then over instances.
-        let per_instance: Vec<f64> = list
+    instances
+}
+
+/// One family's figures from its instances' attempts.
+fn family_score(family: Family, list: &[&Attempts]) -> FamilyScore {
+    let n = list.len().max(1) as f64;
+    let k = list.iter().map(|a| a.results.len()).max().unwrap_or(1);
+    let mut f = FamilyScore {
+        family,
+        instances: list.len(),
+        resolved: list
             .iter()
-            .map(|a| {
-                let len = a.results.len().max(1) as f64;
-                if family == Family::Doc2Repo {
-                    a.results.iter().map(|r| r.2).sum::<f64>() / len
-                } else {
-                    a.results.iter().filter(|r| r.0).count() as f64 / len
-                }
-            })
-            .collect();
-        f.score = if family == Family::Unknown {
-            0.0
-        } else {
-            100.0 * per_instance.iter().sum::<f64>() / n
-        };
-        if family == Family::Doc2Repo {
-            f.almost_correct = Some(per_instance.iter().filter(|r| **r >= 0.9).count());
-            f.fully_correct = Some(per_instance.iter().filter(|r| **r >= 1.0).count());
-        }
-        if k > 1 {
-            let at_k: f64 = list
-                .iter()
-                .map(|a| {
-                    if family == Family::Doc2Repo {
-                        a.results.iter().map(|r| r.2).fold(0.0, f64::max)
-                    } else {
-                        pass_at_k(
-                            a.results.len(),
-                            a.results.iter().filter(|r| r.0).count(),
-                            k.min(a.results.len()),
-                        )
-                    }
-                })
-                .sum();
-            f.pass_at_k = Some(100.0 * at_k / n);
-        }
-        families.push(f);
-    }
-    let known: Vec<f64> = families
+            .filter(|a| a.results.iter().any(|r| r.0))
+            .count(),
+        errors: list
+            .iter()
+            .filter(|a| a.results.iter().any(|r| r.1))
+            .count(),
+        attempts: k,
+        ..FamilyScore::default()
+    };
+    // pass@1: the mean over an instance's attempts, then over instances.
+    let per_instance: Vec<f64> = list
         .iter()
-        .filter(|f| f.family != Family::Unknown)
-        .map(|f| f.score)
+        .map(|a| {
+            let len = a.results.len().max(1) as f64;
+            if family == Family::Doc2Repo {
+                a.results.iter().map(|r| r.2).sum::<f64>() / len
+            } else {
+                a.results.iter().filter(|r| r.0).count() as f64 / len
+            }
+        })
         .collect();
-    Scores {
-        avg: avg(&known),
-        families,
-        missing_families: missing,
+    f.score = if family == Family::Unknown {
+        0.0
+    } else {
+        100.0 * per_instance.iter().sum::<f64>() / n
+    };
+    if family == Family::Doc2Repo {
+        f.almost_correct = Some(per_instance.iter().filter(|r| **r >= 0.9).count());
+        f.fully_correct = Some(per_instance.iter().filter(|r| **r >= 1.0).count());
     }
+    if k > 1 {
+        f.pass_at_k = Some(100.0 * best_of_k(family, list, k) / n);
+    }
+    f
+}
+
+/// Σ over instances of pass@k (Doc2Repo: of the best pass rate among the attempts).
+fn best_of_k(family: Family, list: &[&Attempts], k: usize) -> f64 {
+    list.iter()
+        .map(|a| {
+            if family == Family::Doc2Repo {
+                a.results.iter().map(|r| r.2).fold(0.0, f64::max)
+            } else {
+                pass_at_k(
+                    a.results.len(),
+                    a.results.iter().filter(|r| r.0).count(),
+                    k.min(a.results.len()),
+                )
+            }
+        })
+        .sum()
 }
 
 /// The SWE-bench harness's summary fields, for tools that read them.

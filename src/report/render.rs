@@ -64,90 +64,110 @@ pub fn render(report: &Report, format: Format) -> String {
     match format {
         Format::Html => super::render_html(report, &std::collections::BTreeMap::new()),
         Format::Json => serde_json::to_string_pretty(report).unwrap_or_default() + "\n",
-        Format::Markdown => {
-            let mut s = format!(
-                "### Run `{}`\n\n| family | instances | resolved | errors | score | |\n|---|---:|---:|---:|---:|---|\n",
-                report.run_id
-            );
-            for r in rows(report) {
-                s.push_str(&format!("| {} |\n", r.join(" | ")));
-            }
-            if !report.missing_families.is_empty() {
-                let names: Vec<&str> = report.missing_families.iter().map(|f| f.as_str()).collect();
-                s.push_str(&format!(
-                    "\nAVG over the families present (missing: {}).\n",
-                    names.join(", ")
-                ));
-            }
-            let cal = calibration_lines(report);
-            if !cal.is_empty() {
-                s.push('\n');
-                s.push_str(&cal);
-            }
-            s
-        }
+        Format::Markdown => markdown(report),
         Format::Table => {
-            let body = rows(report);
-            let mut widths = [0usize; 6];
-            for r in std::iter::once(HEADER.map(String::from)).chain(body.iter().cloned()) {
-                for (w, c) in widths.iter_mut().zip(r.iter()) {
-                    *w = (*w).max(c.chars().count());
-                }
-            }
-            let mut s = String::new();
-            for r in std::iter::once(HEADER.map(String::from)).chain(body) {
-                let line: Vec<String> = r
-                    .iter()
-                    .enumerate()
-                    .map(|(i, c)| {
-                        if i == 0 || i == 5 {
-                            format!("{c:<w$}", w = widths[i])
-                        } else {
-                            format!("{c:>w$}", w = widths[i])
-                        }
-                    })
-                    .collect();
-                s.push_str(line.join("  ").trim_end());
-                s.push('\n');
-            }
-            let differ: Vec<String> = report
-                .instances
-                .iter()
-                .filter(|i| i.claimed_reward.is_some_and(|c| (c - i.score).abs() > 1e-6))
-                .map(|i| {
-                    format!(
-                        "{} (claimed {}, measured {:.4})",
-                        super::attempt_label(&i.instance_id, i.attempt),
-                        i.claimed_reward.unwrap_or_default(),
-                        i.score
-                    )
-                })
-                .collect();
-            if !differ.is_empty() {
-                s.push_str(&format!(
-                    "the recorded reward differs from ours for {}: {}\n",
-                    differ.len(),
-                    differ.join(", ")
-                ));
-            }
-            let errors = &report.swebench.error_ids;
-            if !errors.is_empty() {
-                s.push_str(&format!(
-                    "errors (infrastructure, not the agent's): {}\n",
-                    errors.join(", ")
-                ));
-            }
-            if !report.missing_families.is_empty() {
-                let names: Vec<&str> = report.missing_families.iter().map(|f| f.as_str()).collect();
-                s.push_str(&format!(
-                    "AVG is over the families present (missing: {})\n",
-                    names.join(", ")
-                ));
-            }
+            let mut s = aligned_table(&rows(report));
+            s.push_str(&table_notes(report));
             s.push_str(&calibration_lines(report));
             s
         }
     }
+}
+
+fn markdown(report: &Report) -> String {
+    let mut s = format!(
+        "### Run `{}`\n\n| family | instances | resolved | errors | score | |\n|---|---:|---:|---:|---:|---|\n",
+        report.run_id
+    );
+    for r in rows(report) {
+        s.push_str(&format!("| {} |\n", r.join(" | ")));
+    }
+    if !report.missing_families.is_empty() {
+        s.push_str(&format!(
+            "\nAVG over the families present (missing: {}).\n",
+            missing_names(report)
+        ));
+    }
+    let cal = calibration_lines(report);
+    if !cal.is_empty() {
+        s.push('\n');
+        s.push_str(&cal);
+    }
+    s
+}
+
+/// The families missing from the run, comma-separated.
+fn missing_names(report: &Report) -> String {
+    let names: Vec<&str> = report.missing_families.iter().map(|f| f.as_str()).collect();
+    names.join(", ")
+}
+
+/// `HEADER` and `body` in columns as wide as their widest cell: the first and last left-aligned,
+/// the figures between right-aligned.
+fn aligned_table(body: &[[String; 6]]) -> String {
+    let header = HEADER.map(String::from);
+    let mut widths = [0usize; 6];
+    for r in std::iter::once(&header).chain(body) {
+        for (w, c) in widths.iter_mut().zip(r.iter()) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let mut s = String::new();
+    for r in std::iter::once(&header).chain(body) {
+        let line: Vec<String> = r
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                if i == 0 || i == 5 {
+                    format!("{c:<w$}", w = widths[i])
+                } else {
+                    format!("{c:>w$}", w = widths[i])
+                }
+            })
+            .collect();
+        s.push_str(line.join("  ").trim_end());
+        s.push('\n');
+    }
+    s
+}
+
+/// The lines under the table: claimed rewards that differ from ours, errors, missing families.
+fn table_notes(report: &Report) -> String {
+    let mut s = String::new();
+    let differ: Vec<String> = report
+        .instances
+        .iter()
+        .filter(|i| i.claimed_reward.is_some_and(|c| (c - i.score).abs() > 1e-6))
+        .map(|i| {
+            format!(
+                "{} (claimed {}, measured {:.4})",
+                super::attempt_label(&i.instance_id, i.attempt),
+                i.claimed_reward.unwrap_or_default(),
+                i.score
+            )
+        })
+        .collect();
+    if !differ.is_empty() {
+        s.push_str(&format!(
+            "the recorded reward differs from ours for {}: {}\n",
+            differ.len(),
+            differ.join(", ")
+        ));
+    }
+    let errors = &report.swebench.error_ids;
+    if !errors.is_empty() {
+        s.push_str(&format!(
+            "errors (infrastructure, not the agent's): {}\n",
+            errors.join(", ")
+        ));
+    }
+    if !report.missing_families.is_empty() {
+        s.push_str(&format!(
+            "AVG is over the families present (missing: {})\n",
+            missing_names(report)
+        ));
+    }
+    s
 }
 
 /// What the run's calibration said and changed, one line each (empty without one).
