@@ -10,14 +10,15 @@
 //! main agent's: what a subagent ran, it ran in the same workspace.
 
 use super::transcript::{
-    ActionKind, EditOp, FileEdit, Outcome, Parts, Shape, Transcript, str_of, text_of,
+    ActionKind, EditOp, FileEdit, Outcome, Shape, Transcript, str_of, text_of,
 };
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 
 #[derive(Debug)]
 pub(crate) struct ClaudeReader {
-    parts: Parts,
+    /// The transcript as read so far.
+    parts: Transcript,
     /// Tool call id → index of its edit in `parts.edits`.
     edits_by_id: HashMap<String, usize>,
     tool_ids: HashSet<String>,
@@ -33,7 +34,7 @@ pub(crate) struct ClaudeReader {
 impl ClaudeReader {
     pub(crate) fn new(shape: Shape) -> ClaudeReader {
         ClaudeReader {
-            parts: Parts::new(shape),
+            parts: Transcript::new(shape),
             edits_by_id: HashMap::new(),
             tool_ids: HashSet::new(),
             uuids: HashSet::new(),
@@ -44,7 +45,7 @@ impl ClaudeReader {
         }
     }
 
-    pub(super) fn parts(&mut self) -> &mut Parts {
+    pub(super) fn parts(&mut self) -> &mut Transcript {
         &mut self.parts
     }
 
@@ -339,7 +340,7 @@ impl ClaudeReader {
             .or(self.message_model.take())
             .or(self.usage_model.take())
             .or(self.sidechain_model.take());
-        self.parts.finish()
+        self.parts
     }
 }
 

@@ -399,26 +399,10 @@ enum Inner {
     Codex(super::codex::CodexReader),
 }
 
-/// The parts both readers fill in.
-#[derive(Debug, Clone)]
-pub(super) struct Parts {
-    pub shape: Shape,
-    pub model: Option<String>,
-    pub session_id: Option<String>,
-    pub cwd: Option<String>,
-    pub version: Option<String>,
-    pub prompt: Option<String>,
-    pub actions: Vec<Action>,
-    pub edits: Vec<FileEdit>,
-    pub opaque_edits: Vec<OpaqueEdit>,
-    pub unread: Vec<Unread>,
-    pub tool_calls: usize,
-    pub noise_lines: usize,
-}
-
-impl Parts {
-    pub(super) fn new(shape: Shape) -> Parts {
-        Parts {
+/// What both readers fill in as they go.
+impl Transcript {
+    pub(super) fn new(shape: Shape) -> Transcript {
+        Transcript {
             shape,
             model: None,
             session_id: None,
@@ -501,23 +485,6 @@ impl Parts {
             }
         }
         any
-    }
-
-    pub(super) fn finish(self) -> Transcript {
-        Transcript {
-            shape: self.shape,
-            model: self.model,
-            session_id: self.session_id,
-            cwd: self.cwd,
-            version: self.version,
-            prompt: self.prompt,
-            actions: self.actions,
-            edits: self.edits,
-            opaque_edits: self.opaque_edits,
-            unread: self.unread,
-            tool_calls: self.tool_calls,
-            noise_lines: self.noise_lines,
-        }
     }
 }
 
