@@ -17,14 +17,15 @@
 
 use super::apply_patch;
 use super::transcript::{
-    ActionKind, EditOp, FileEdit, Outcome, Parts, Shape, Transcript, shell_join, str_of, text_of,
+    ActionKind, EditOp, FileEdit, Outcome, Shape, Transcript, shell_join, str_of, text_of,
 };
 use serde_json::Value;
 use std::collections::HashMap;
 
 #[derive(Debug)]
 pub(crate) struct CodexReader {
-    parts: Parts,
+    /// The transcript as read so far.
+    parts: Transcript,
     /// Call id → index of its edit.
     edits_by_id: HashMap<String, usize>,
     /// Exec items by id, in the order first seen, latest version kept (read at the end).
@@ -40,7 +41,7 @@ pub(crate) struct CodexReader {
 impl CodexReader {
     pub(crate) fn new(shape: Shape) -> CodexReader {
         CodexReader {
-            parts: Parts::new(shape),
+            parts: Transcript::new(shape),
             edits_by_id: HashMap::new(),
             items: Vec::new(),
             item_index: HashMap::new(),
@@ -50,7 +51,7 @@ impl CodexReader {
         }
     }
 
-    pub(super) fn parts(&mut self) -> &mut Parts {
+    pub(super) fn parts(&mut self) -> &mut Transcript {
         &mut self.parts
     }
 
@@ -102,50 +103,19 @@ impl CodexReader {
         match ty {
             "command_execution" => {
                 self.parts.tool_calls += 1;
-                match item.get("command") {
-                    Some(Value::String(c)) => self.command(step, "shell", c, None),
-                    Some(Value::Array(words)) if words.iter().all(Value::is_string) => {
-                        let argv: Vec<String> = words
-                            .iter()
-                            .filter_map(|w| w.as_str().map(str::to_owned))
-                            .collect();
-                        self.argv(step, "shell", &argv, None, None);
-                    }
-                    _ => self.parts.unread(
-                        step,
-                        "shell",
-                        "a command_execution item without a command",
-                    ),
+                let command = item.get("command");
+                if let Some(c) = command.and_then(Value::as_str) {
+                    self.command(step, "shell", c, None);
+                } else if let Some(argv) = command.and_then(string_list) {
+                    self.argv(step, "shell", &argv, None, None);
+                } else {
+                    self.parts
+                        .unread(step, "shell", "a command_execution item without a command");
                 }
             }
             "file_change" => {
                 self.parts.tool_calls += 1;
-                let paths: Vec<String> = item
-                    .get("changes")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|c| {
-                        Some(format!(
-                            "{} {}",
-                            str_of(c, "kind").unwrap_or("?"),
-                            str_of(c, "path")?
-                        ))
-                    })
-                    .collect();
-                for p in &paths {
-                    self.parts.act(step, "apply_patch", ActionKind::Edit, p);
-                }
-                if str_of(item, "status") != Some("failed") {
-                    self.parts.opaque(
-                        step,
-                        "apply_patch",
-                        format!(
-                            "file changes recorded without their content ({})",
-                            paths.join(", ")
-                        ),
-                    );
-                }
+                self.file_change_item(step, item);
             }
             "web_search" => {
                 self.parts.tool_calls += 1;
@@ -153,22 +123,7 @@ impl CodexReader {
             }
             "mcp_tool_call" => {
                 self.parts.tool_calls += 1;
-                let tool = format!(
-                    "{}.{}",
-                    str_of(item, "server").unwrap_or("mcp"),
-                    str_of(item, "tool").unwrap_or("tool")
-                );
-                let args = args_value(item.get("arguments").unwrap_or(&Value::Null));
-                match args {
-                    Some(a) => {
-                        if !self.parts.arguments(step, &tool, &a) {
-                            self.parts.act(step, &tool, ActionKind::Other, "");
-                        }
-                    }
-                    None => self
-                        .parts
-                        .unread(step, &tool, "the MCP call's arguments are not JSON"),
-                }
+                self.mcp_call(step, item);
             }
             "agent_message" | "reasoning" | "plan" => {
                 if let Some(t) = str_of(item, "text") {
@@ -190,89 +145,91 @@ impl CodexReader {
         }
     }
 
+    /// A `file_change` item: the paths and kinds of its changes, never their content.
+    fn file_change_item(&mut self, step: usize, item: &Value) {
+        let paths: Vec<String> = item
+            .get("changes")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|c| {
+                Some(format!(
+                    "{} {}",
+                    str_of(c, "kind").unwrap_or("?"),
+                    str_of(c, "path")?
+                ))
+            })
+            .collect();
+        for p in &paths {
+            self.parts.act(step, "apply_patch", ActionKind::Edit, p);
+        }
+        if str_of(item, "status") != Some("failed") {
+            self.parts.opaque(
+                step,
+                "apply_patch",
+                format!(
+                    "file changes recorded without their content ({})",
+                    paths.join(", ")
+                ),
+            );
+        }
+    }
+
+    /// An MCP call (`server`, `tool`, `arguments`): what its arguments name, or an action of the
+    /// tool alone.
+    fn mcp_call(&mut self, step: usize, call: &Value) {
+        let tool = format!(
+            "{}.{}",
+            str_of(call, "server").unwrap_or("mcp"),
+            str_of(call, "tool").unwrap_or("tool")
+        );
+        match args_value(call.get("arguments").unwrap_or(&Value::Null)) {
+            Some(a) => {
+                if !self.parts.arguments(step, &tool, &a) {
+                    self.parts.act(step, &tool, ActionKind::Other, "");
+                }
+            }
+            None => self
+                .parts
+                .unread(step, &tool, "the MCP call's arguments are not JSON"),
+        }
+    }
+
     // ---- the older codex exec --json ----
 
     fn legacy_event(&mut self, step: usize, v: &Value) {
         let Some(msg) = v.get("msg") else {
-            // Prologue: the config summary and the prompt.
-            if let Some(p) = str_of(v, "prompt") {
-                self.parts.prompt.get_or_insert_with(|| p.to_owned());
-                self.parts.act(step, "prompt", ActionKind::Prompt, p);
-            } else if let Some(m) = str_of(v, "model") {
-                self.parts.model.get_or_insert_with(|| m.to_owned());
-                if let Some(w) = str_of(v, "workdir") {
-                    self.parts.cwd.get_or_insert_with(|| w.to_owned());
-                }
-            }
+            self.legacy_prologue(step, v);
             return;
         };
         let call_id = str_of(msg, "call_id").map(str::to_owned);
-        let first = |s: &mut Self| match &call_id {
-            Some(id) => s
-                .seen_calls
-                .insert(format!("{}:{id}", str_of(msg, "type").unwrap_or(""))),
-            None => true,
-        };
-        match str_of(msg, "type") {
+        let ty = str_of(msg, "type");
+        let begins_call = matches!(
+            ty,
+            Some(
+                "exec_command_begin"
+                    | "patch_apply_begin"
+                    | "web_search_begin"
+                    | "web_search_end"
+                    | "mcp_tool_call_begin"
+            )
+        );
+        if begins_call {
+            // A call is counted and read once, however many of its events repeat it.
+            if !self.first_sight(ty.unwrap_or(""), call_id.as_deref()) {
+                return;
+            }
+            self.parts.tool_calls += 1;
+        }
+        match ty {
             Some("session_configured") => {
                 if let Some(m) = str_of(msg, "model") {
                     self.parts.model = Some(m.to_owned());
                 }
                 self.parts.session_id = str_of(msg, "session_id").map(str::to_owned);
             }
-            Some("exec_command_begin") => {
-                if !first(self) {
-                    return;
-                }
-                self.parts.tool_calls += 1;
-                let cwd = str_of(msg, "cwd").map(str::to_owned);
-                match msg.get("command") {
-                    Some(Value::Array(words)) if words.iter().all(Value::is_string) => {
-                        let argv: Vec<String> = words
-                            .iter()
-                            .filter_map(|w| w.as_str().map(str::to_owned))
-                            .collect();
-                        self.argv(step, "shell", &argv, call_id, cwd);
-                    }
-                    Some(Value::String(c)) => self.command(step, "shell", c, cwd),
-                    _ => self
-                        .parts
-                        .unread(step, "shell", "exec_command_begin without a command"),
-                }
-            }
-            Some("patch_apply_begin") => {
-                if !first(self) {
-                    return;
-                }
-                self.parts.tool_calls += 1;
-                match msg.get("changes").and_then(Value::as_object) {
-                    Some(changes) => {
-                        let mut ops = Vec::new();
-                        let mut bad = None;
-                        for (path, change) in changes {
-                            match file_change(path, change) {
-                                Some(op) => ops.push(op),
-                                None => bad = Some(path.clone()),
-                            }
-                        }
-                        match bad {
-                            Some(p) => {
-                                self.parts.act(step, "apply_patch", ActionKind::Edit, &p);
-                                self.parts.opaque(
-                                    step,
-                                    "apply_patch",
-                                    format!("a change of {p} in a form not read"),
-                                );
-                            }
-                            None => self.edit(step, "apply_patch", call_id, ops, None),
-                        }
-                    }
-                    None => {
-                        self.parts
-                            .unread(step, "apply_patch", "patch_apply_begin without changes")
-                    }
-                }
-            }
+            Some("exec_command_begin") => self.legacy_exec(step, msg, call_id),
+            Some("patch_apply_begin") => self.legacy_patch(step, msg, call_id),
             Some("patch_apply_end") => {
                 if let Some(id) = &call_id
                     && let Some(&e) = self.edits_by_id.get(id)
@@ -286,33 +243,10 @@ impl CodexReader {
                 }
             }
             Some("web_search_begin" | "web_search_end") => {
-                if !first(self) {
-                    return;
-                }
-                self.parts.tool_calls += 1;
                 self.web_search(step, msg.get("action"), str_of(msg, "query"));
             }
             Some("mcp_tool_call_begin") => {
-                if !first(self) {
-                    return;
-                }
-                self.parts.tool_calls += 1;
-                let inv = msg.get("invocation").unwrap_or(&Value::Null);
-                let tool = format!(
-                    "{}.{}",
-                    str_of(inv, "server").unwrap_or("mcp"),
-                    str_of(inv, "tool").unwrap_or("tool")
-                );
-                match args_value(inv.get("arguments").unwrap_or(&Value::Null)) {
-                    Some(a) => {
-                        if !self.parts.arguments(step, &tool, &a) {
-                            self.parts.act(step, &tool, ActionKind::Other, "");
-                        }
-                    }
-                    None => self
-                        .parts
-                        .unread(step, &tool, "the MCP call's arguments are not JSON"),
-                }
+                self.mcp_call(step, msg.get("invocation").unwrap_or(&Value::Null));
             }
             Some("agent_message") => {
                 if let Some(t) = str_of(msg, "message") {
@@ -325,6 +259,70 @@ impl CodexReader {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// The lines before the events: the config summary and the prompt.
+    fn legacy_prologue(&mut self, step: usize, v: &Value) {
+        if let Some(p) = str_of(v, "prompt") {
+            self.parts.prompt.get_or_insert_with(|| p.to_owned());
+            self.parts.act(step, "prompt", ActionKind::Prompt, p);
+        } else if let Some(m) = str_of(v, "model") {
+            self.parts.model.get_or_insert_with(|| m.to_owned());
+            if let Some(w) = str_of(v, "workdir") {
+                self.parts.cwd.get_or_insert_with(|| w.to_owned());
+            }
+        }
+    }
+
+    /// Whether this is the first event of type `ty` for the call (events without an id always are).
+    fn first_sight(&mut self, ty: &str, call_id: Option<&str>) -> bool {
+        match call_id {
+            Some(id) => self.seen_calls.insert(format!("{ty}:{id}")),
+            None => true,
+        }
+    }
+
+    /// `exec_command_begin`: the command as an argument list (or, in some versions, a string).
+    fn legacy_exec(&mut self, step: usize, msg: &Value, call_id: Option<String>) {
+        let cwd = str_of(msg, "cwd").map(str::to_owned);
+        let command = msg.get("command");
+        if let Some(argv) = command.and_then(string_list) {
+            self.argv(step, "shell", &argv, call_id, cwd);
+        } else if let Some(c) = command.and_then(Value::as_str) {
+            self.command(step, "shell", c, cwd);
+        } else {
+            self.parts
+                .unread(step, "shell", "exec_command_begin without a command");
+        }
+    }
+
+    /// `patch_apply_begin`: every file change with its content, or an opaque change when one is
+    /// in a form not read.
+    fn legacy_patch(&mut self, step: usize, msg: &Value, call_id: Option<String>) {
+        let Some(changes) = msg.get("changes").and_then(Value::as_object) else {
+            self.parts
+                .unread(step, "apply_patch", "patch_apply_begin without changes");
+            return;
+        };
+        let mut ops = Vec::new();
+        let mut bad = None;
+        for (path, change) in changes {
+            match file_change(path, change) {
+                Some(op) => ops.push(op),
+                None => bad = Some(path.clone()),
+            }
+        }
+        match bad {
+            Some(p) => {
+                self.parts.act(step, "apply_patch", ActionKind::Edit, &p);
+                self.parts.opaque(
+                    step,
+                    "apply_patch",
+                    format!("a change of {p} in a form not read"),
+                );
+            }
+            None => self.edit(step, "apply_patch", call_id, ops, None),
         }
     }
 
@@ -445,15 +443,9 @@ impl CodexReader {
                 self.parts.tool_calls += 1;
                 let action = p.get("action").unwrap_or(&Value::Null);
                 let cwd = str_of(action, "working_directory").map(str::to_owned);
-                match action.get("command").and_then(Value::as_array) {
-                    Some(words) if words.iter().all(Value::is_string) => {
-                        let argv: Vec<String> = words
-                            .iter()
-                            .filter_map(|w| w.as_str().map(str::to_owned))
-                            .collect();
-                        self.argv(step, "local_shell", &argv, call_id, cwd);
-                    }
-                    _ => self
+                match action.get("command").and_then(string_list) {
+                    Some(argv) => self.argv(step, "local_shell", &argv, call_id, cwd),
+                    None => self
                         .parts
                         .unread(step, "local_shell", "no `action.command` list"),
                 }
@@ -477,17 +469,16 @@ impl CodexReader {
     fn function_call(&mut self, step: usize, name: &str, args: &Value, call_id: Option<String>) {
         let workdir = str_of(args, "workdir").map(str::to_owned);
         match name {
-            "shell" | "container.exec" | "local_shell" => match args.get("command") {
-                Some(Value::Array(words)) if words.iter().all(Value::is_string) => {
-                    let argv: Vec<String> = words
-                        .iter()
-                        .filter_map(|w| w.as_str().map(str::to_owned))
-                        .collect();
+            "shell" | "container.exec" | "local_shell" => {
+                let command = args.get("command");
+                if let Some(argv) = command.and_then(string_list) {
                     self.argv(step, name, &argv, call_id, workdir);
+                } else if let Some(c) = command.and_then(Value::as_str) {
+                    self.shell_string(step, name, c, call_id, workdir);
+                } else {
+                    self.parts.unread(step, name, "no `command` argument list");
                 }
-                Some(Value::String(c)) => self.shell_string(step, name, c, call_id, workdir),
-                _ => self.parts.unread(step, name, "no `command` argument list"),
-            },
+            }
             "shell_command" => match str_of(args, "command") {
                 Some(c) => self.shell_string(step, name, c, call_id, workdir),
                 None => self.parts.unread(step, name, "no `command` string"),
@@ -673,8 +664,16 @@ impl CodexReader {
             self.parts.act(step, "prompt", ActionKind::Prompt, &p);
             self.parts.prompt = Some(p);
         }
-        self.parts.finish()
+        self.parts
     }
+}
+
+/// A JSON array of strings as a list (`None` for anything else).
+fn string_list(v: &Value) -> Option<Vec<String>> {
+    v.as_array()?
+        .iter()
+        .map(|w| w.as_str().map(str::to_owned))
+        .collect()
 }
 
 /// A legacy `changes` entry: `{"add": {"content"}}`, `{"delete": {…}}` or `"delete"`,
