@@ -34,6 +34,17 @@ pub struct Event {
     pub text: String,
 }
 
+impl Event {
+    fn new(step: usize, tool: &str, kind: EventKind, text: impl Into<String>) -> Event {
+        Event {
+            step,
+            tool: tool.to_owned(),
+            kind,
+            text: text.into(),
+        }
+    }
+}
+
 /// Which shape a line carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -313,12 +324,7 @@ fn atif(t: &Value) -> Vec<Event> {
 fn openhands(history: &[Value], line: &Value) -> Vec<Event> {
     let mut out = Vec::new();
     if let Some(p) = line.get("instruction").and_then(s) {
-        out.push(Event {
-            step: 0,
-            tool: "prompt".into(),
-            kind: EventKind::Prompt,
-            text: p.to_owned(),
-        });
+        out.push(Event::new(0, "prompt", EventKind::Prompt, p));
     }
     let mut prompt_seen = !out.is_empty();
     for (i, h) in history.iter().enumerate() {
@@ -327,72 +333,56 @@ fn openhands(history: &[Value], line: &Value) -> Vec<Event> {
         match (h.get("source").and_then(s), h.get("action").and_then(s)) {
             (Some("user"), Some("message")) if !prompt_seen => {
                 prompt_seen = true;
-                out.push(Event {
-                    step: n,
-                    tool: "prompt".into(),
-                    kind: EventKind::Prompt,
-                    text: args.get("content").map(text_of).unwrap_or_default(),
-                });
+                let text = args.get("content").map(text_of).unwrap_or_default();
+                out.push(Event::new(n, "prompt", EventKind::Prompt, text));
             }
-            (Some("agent"), Some("run" | "run_ipython")) => {
-                for key in ["command", "code"] {
-                    if let Some(c) = args.get(key).and_then(s) {
-                        out.push(Event {
-                            step: n,
-                            tool: "run".into(),
-                            kind: EventKind::Command,
-                            text: c.to_owned(),
-                        });
-                    }
-                }
-            }
-            (Some("agent"), Some("browse")) => {
-                if let Some(u) = args.get("url").and_then(s) {
-                    out.push(Event {
-                        step: n,
-                        tool: "browse".into(),
-                        kind: EventKind::Url,
-                        text: u.to_owned(),
-                    });
-                }
-            }
-            (Some("agent"), Some("browse_interactive")) => {
-                let actions = args.get("browser_actions").and_then(s).unwrap_or_default();
-                for u in super::rules::urls(actions) {
-                    out.push(Event {
-                        step: n,
-                        tool: "browse_interactive".into(),
-                        kind: EventKind::Url,
-                        text: u,
-                    });
-                }
-            }
-            (Some("agent"), Some(action)) => {
-                let t = args
-                    .get("content")
-                    .or(args.get("thought"))
-                    .map(text_of)
-                    .unwrap_or_default();
-                if !t.is_empty() {
-                    out.push(Event {
-                        step: n,
-                        tool: action.to_owned(),
-                        kind: EventKind::Reasoning,
-                        text: t,
-                    });
-                }
-                if let Some(tool) = h
-                    .get("tool_call_metadata")
-                    .and_then(|m| m.get("function_name"))
-                    .and_then(s)
-                {
-                    from_arguments(n, tool, args, &mut out);
-                }
-            }
+            (Some("agent"), Some(action)) => openhands_action(n, action, h, args, &mut out),
             _ => {}
         }
     }
     out
+}
+
+/// One agent action of an OpenHands history (`h`, at step `n`): the commands it ran, the pages
+/// it opened, or its words and the tool call behind them.
+fn openhands_action(n: usize, action: &str, h: &Value, args: &Value, out: &mut Vec<Event>) {
+    match action {
+        "run" | "run_ipython" => {
+            for key in ["command", "code"] {
+                if let Some(c) = args.get(key).and_then(s) {
+                    out.push(Event::new(n, "run", EventKind::Command, c));
+                }
+            }
+        }
+        "browse" => {
+            if let Some(u) = args.get("url").and_then(s) {
+                out.push(Event::new(n, "browse", EventKind::Url, u));
+            }
+        }
+        "browse_interactive" => {
+            let actions = args.get("browser_actions").and_then(s).unwrap_or_default();
+            for u in super::rules::urls(actions) {
+                out.push(Event::new(n, "browse_interactive", EventKind::Url, u));
+            }
+        }
+        _ => {
+            let t = args
+                .get("content")
+                .or(args.get("thought"))
+                .map(text_of)
+                .unwrap_or_default();
+            if !t.is_empty() {
+                out.push(Event::new(n, action, EventKind::Reasoning, t));
+            }
+            if let Some(tool) = h
+                .get("tool_call_metadata")
+                .and_then(|m| m.get("function_name"))
+                .and_then(s)
+            {
+                from_arguments(n, tool, args, out);
+            }
+        }
+    }
 }
 
 fn aweagent(steps: &[Value], line: &Value) -> Vec<Event> {
