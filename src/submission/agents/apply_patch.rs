@@ -35,44 +35,18 @@ pub struct Chunk {
 pub(super) fn parse(envelope: &str) -> Result<Vec<EditOp>, String> {
     let text = envelope.trim();
     let lines: Vec<&str> = text.lines().collect();
-    let (Some(first), Some(last)) = (lines.first(), lines.last()) else {
-        return Err("empty patch".into());
-    };
-    if first.trim() != "*** Begin Patch" {
-        return Err(format!(
-            "line 1: expected `*** Begin Patch`, found `{first}`"
-        ));
-    }
-    if last.trim() != "*** End Patch" {
-        return Err(format!(
-            "line {}: expected `*** End Patch`, found `{last}`",
-            lines.len()
-        ));
-    }
-    let body = &lines[1..lines.len() - 1];
+    let body = envelope_body(&lines)?;
     let mut ops = Vec::new();
+    // `i` indexes `body`; line numbers in messages count the `*** Begin Patch` line too.
     let mut i = 0;
     while i < body.len() {
         let line = body[i].trim_end();
         let n = i + 2;
         if let Some(path) = line.strip_prefix("*** Add File: ") {
-            let mut content = String::new();
             i += 1;
-            while i < body.len() && !body[i].starts_with("*** ") {
-                let Some(added) = body[i].strip_prefix('+') else {
-                    return Err(format!(
-                        "line {}: a line of an added file must start with `+`: `{}`",
-                        i + 2,
-                        body[i]
-                    ));
-                };
-                content.push_str(added);
-                content.push('\n');
-                i += 1;
-            }
             ops.push(EditOp::Add {
                 path: path.trim().to_owned(),
-                content,
+                content: added_content(body, &mut i)?,
             });
         } else if let Some(path) = line.strip_prefix("*** Delete File: ") {
             ops.push(EditOp::Delete {
@@ -86,68 +60,7 @@ pub(super) fn parse(envelope: &str) -> Result<Vec<EditOp>, String> {
                 move_to = Some(dest.trim().to_owned());
                 i += 1;
             }
-            let mut chunks: Vec<Chunk> = Vec::new();
-            while i < body.len() {
-                let l = body[i];
-                if l.starts_with("*** End of File") {
-                    match chunks.last_mut() {
-                        Some(c) => c.end_of_file = true,
-                        None => {
-                            return Err(format!(
-                                "line {}: `*** End of File` before any change",
-                                i + 2
-                            ));
-                        }
-                    }
-                    i += 1;
-                    continue;
-                }
-                if l.starts_with("*** ") {
-                    break;
-                }
-                if let Some(ctx) = l.strip_prefix("@@") {
-                    let ctx = ctx.strip_prefix(' ').unwrap_or(ctx);
-                    chunks.push(Chunk {
-                        context: (!ctx.is_empty()).then(|| ctx.to_owned()),
-                        old_lines: Vec::new(),
-                        new_lines: Vec::new(),
-                        end_of_file: false,
-                    });
-                    i += 1;
-                    continue;
-                }
-                if chunks.is_empty() {
-                    // Codex accepts a first chunk without its `@@` line.
-                    chunks.push(Chunk {
-                        context: None,
-                        old_lines: Vec::new(),
-                        new_lines: Vec::new(),
-                        end_of_file: false,
-                    });
-                }
-                let Some(chunk) = chunks.last_mut() else {
-                    return Err(format!("line {}: no chunk", i + 2));
-                };
-                match l.chars().next() {
-                    None => {
-                        chunk.old_lines.push(String::new());
-                        chunk.new_lines.push(String::new());
-                    }
-                    Some(' ') => {
-                        chunk.old_lines.push(l[1..].to_owned());
-                        chunk.new_lines.push(l[1..].to_owned());
-                    }
-                    Some('-') => chunk.old_lines.push(l[1..].to_owned()),
-                    Some('+') => chunk.new_lines.push(l[1..].to_owned()),
-                    Some(_) => {
-                        return Err(format!(
-                            "line {}: a change line must start with ` `, `-` or `+`: `{l}`",
-                            i + 2
-                        ));
-                    }
-                }
-                i += 1;
-            }
+            let chunks = update_chunks(body, &mut i)?;
             if chunks.is_empty() {
                 return Err(format!(
                     "line {n}: `*** Update File: {path}` changes nothing"
@@ -170,6 +83,104 @@ pub(super) fn parse(envelope: &str) -> Result<Vec<EditOp>, String> {
         return Err("the patch changes no file".into());
     }
     Ok(ops)
+}
+
+/// The lines between `*** Begin Patch` and `*** End Patch`.
+fn envelope_body<'a>(lines: &'a [&'a str]) -> Result<&'a [&'a str], String> {
+    let (Some(first), Some(last)) = (lines.first(), lines.last()) else {
+        return Err("empty patch".into());
+    };
+    if first.trim() != "*** Begin Patch" {
+        return Err(format!(
+            "line 1: expected `*** Begin Patch`, found `{first}`"
+        ));
+    }
+    if last.trim() != "*** End Patch" {
+        return Err(format!(
+            "line {}: expected `*** End Patch`, found `{last}`",
+            lines.len()
+        ));
+    }
+    Ok(&lines[1..lines.len() - 1])
+}
+
+/// An added file's `+` lines from `body[*i]` up to the next `*** ` line, as its content.
+fn added_content(body: &[&str], i: &mut usize) -> Result<String, String> {
+    let mut content = String::new();
+    while *i < body.len() && !body[*i].starts_with("*** ") {
+        let Some(added) = body[*i].strip_prefix('+') else {
+            return Err(format!(
+                "line {}: a line of an added file must start with `+`: `{}`",
+                *i + 2,
+                body[*i]
+            ));
+        };
+        content.push_str(added);
+        content.push('\n');
+        *i += 1;
+    }
+    Ok(content)
+}
+
+impl Chunk {
+    fn new(context: Option<String>) -> Chunk {
+        Chunk {
+            context,
+            old_lines: Vec::new(),
+            new_lines: Vec::new(),
+            end_of_file: false,
+        }
+    }
+}
+
+/// An update's chunks from `body[*i]` up to the next `*** ` line other than `*** End of File`.
+fn update_chunks(body: &[&str], i: &mut usize) -> Result<Vec<Chunk>, String> {
+    let mut chunks: Vec<Chunk> = Vec::new();
+    while let Some(&l) = body.get(*i) {
+        let n = *i + 2;
+        let end_of_file = l.starts_with("*** End of File");
+        if l.starts_with("*** ") && !end_of_file {
+            break;
+        }
+        *i += 1;
+        if end_of_file {
+            match chunks.last_mut() {
+                Some(c) => c.end_of_file = true,
+                None => return Err(format!("line {n}: `*** End of File` before any change")),
+            }
+            continue;
+        }
+        if let Some(ctx) = l.strip_prefix("@@") {
+            let ctx = ctx.strip_prefix(' ').unwrap_or(ctx);
+            chunks.push(Chunk::new((!ctx.is_empty()).then(|| ctx.to_owned())));
+            continue;
+        }
+        if chunks.is_empty() {
+            // Codex accepts a first chunk without its `@@` line.
+            chunks.push(Chunk::new(None));
+        }
+        let Some(chunk) = chunks.last_mut() else {
+            return Err(format!("line {n}: no chunk"));
+        };
+        match l.chars().next() {
+            None => {
+                chunk.old_lines.push(String::new());
+                chunk.new_lines.push(String::new());
+            }
+            Some(' ') => {
+                chunk.old_lines.push(l[1..].to_owned());
+                chunk.new_lines.push(l[1..].to_owned());
+            }
+            Some('-') => chunk.old_lines.push(l[1..].to_owned()),
+            Some('+') => chunk.new_lines.push(l[1..].to_owned()),
+            Some(_) => {
+                return Err(format!(
+                    "line {n}: a change line must start with ` `, `-` or `+`: `{l}`"
+                ));
+            }
+        }
+    }
+    Ok(chunks)
 }
 
 /// The envelope inside a shell command Codex runs as `apply_patch` itself: `apply_patch <<'EOF'

@@ -22,6 +22,7 @@ pub use transcript::{
 use super::predictions::{Predicted, read_predictions};
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
@@ -238,124 +239,130 @@ fn files_with(dir: &Path, suffix: &str, depth: usize) -> Vec<PathBuf> {
 /// Which format `path` is, with the reasons the others were ruled out.
 pub fn detect(path: &Path) -> Result<AgentFormat, IngestError> {
     exists(path)?;
-    let mut tried = Vec::new();
-    let mut check = |format: AgentFormat, ok: bool, why: &str| {
-        if !ok {
-            tried.push(format!("  {}: {why}", format.name()));
-        }
-        ok
-    };
-    if path.is_dir() {
-        let harbor = !crate::harbor::trial_dirs(path).is_empty();
-        if check(
-            AgentFormat::HarborJob,
-            harbor,
-            "no trial directory with a result.json naming a task_name",
-        ) {
-            return Ok(AgentFormat::HarborJob);
-        }
-        let mini = !files_with(path, ".traj.json", 3).is_empty();
-        if check(
-            AgentFormat::MiniSweAgent,
-            mini,
-            "no <id>/<id>.traj.json files",
-        ) {
-            return Ok(AgentFormat::MiniSweAgent);
-        }
-        let swe = !files_with(path, ".traj", 3).is_empty();
-        if check(AgentFormat::SweAgent, swe, "no *.traj files") {
-            return Ok(AgentFormat::SweAgent);
-        }
-        let awe = path.join("trajectories.jsonl").is_file();
-        if check(AgentFormat::Aweagent, awe, "no trajectories.jsonl") {
-            return Ok(AgentFormat::Aweagent);
-        }
-        let oh = path.join("output.jsonl").is_file();
-        if check(AgentFormat::Openhands, oh, "no output.jsonl") {
-            return Ok(AgentFormat::Openhands);
-        }
-        let shapes: Vec<Shape> = transcript_files(path).into_iter().map(|(_, s)| s).collect();
-        if check(
-            AgentFormat::Codex,
-            shapes.iter().any(|s| s.agent() == Agent::Codex),
-            "no Codex transcript (exec --json events, older exec events, session rollouts)",
-        ) {
-            return Ok(AgentFormat::Codex);
-        }
-        if check(
-            AgentFormat::ClaudeCode,
-            shapes.iter().any(|s| s.agent() == Agent::ClaudeCode),
-            "no Claude Code transcript (stream-json, a result object, session files)",
-        ) {
-            return Ok(AgentFormat::ClaudeCode);
-        }
-        let preds = path.join("preds.json").is_file();
-        if check(AgentFormat::Predictions, preds, "no preds.json") {
-            return Ok(AgentFormat::Predictions);
-        }
+    let mut tried = Tried::default();
+    let found = if path.is_dir() {
+        dir_format(path, &mut tried)
     } else {
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        if name.ends_with(".traj.json") {
-            return Ok(AgentFormat::MiniSweAgent);
-        }
-        if name.ends_with(".traj") {
-            return Ok(AgentFormat::SweAgent);
-        }
-        let first = first_line_json(path);
-        let has = |k: &str| first.as_ref().is_some_and(|v| v.get(k).is_some());
-        if check(
-            AgentFormat::Openhands,
-            has("test_result"),
-            "first record has no `test_result`",
-        ) {
-            return Ok(AgentFormat::Openhands);
-        }
-        if check(
-            AgentFormat::Aweagent,
-            has("patch") && (has("trajectory") || has("stats")),
-            "first record has no `patch` with `trajectory`/`stats`",
-        ) {
-            return Ok(AgentFormat::Aweagent);
-        }
-        let shape = sniff(path).ok().flatten();
-        let found = shape
-            .map(|s| s.describe())
-            .unwrap_or("no transcript record");
-        if check(
-            AgentFormat::Codex,
-            shape.is_some_and(|s| s.agent() == Agent::Codex),
-            &format!("not a Codex transcript ({found})"),
-        ) {
-            return Ok(AgentFormat::Codex);
-        }
-        if check(
-            AgentFormat::ClaudeCode,
-            shape.is_some_and(|s| s.agent() == Agent::ClaudeCode),
-            &format!("not a Claude Code transcript ({found})"),
-        ) {
-            return Ok(AgentFormat::ClaudeCode);
-        }
-        let preds = read_predictions(path);
-        let why = match &preds {
-            Ok(p) if p.is_empty() => "no prediction in it".to_owned(),
-            Ok(_) => String::new(),
-            Err(e) => e.to_string(),
-        };
-        if check(
-            AgentFormat::Predictions,
-            preds.is_ok_and(|p| !p.is_empty()),
-            &why,
-        ) {
-            return Ok(AgentFormat::Predictions);
-        }
+        file_format(path, &mut tried)
+    };
+    match found {
+        ControlFlow::Break(format) => Ok(format),
+        ControlFlow::Continue(()) => Err(IngestError::Unknown {
+            path: path.to_owned(),
+            tried: tried.0.join("\n"),
+        }),
     }
-    Err(IngestError::Unknown {
-        path: path.to_owned(),
-        tried: tried.join("\n"),
-    })
+}
+
+/// The formats ruled out so far, each with why (`  format: why`).
+#[derive(Default)]
+struct Tried(Vec<String>);
+
+impl Tried {
+    /// `Break(format)` when the content is `format`; else notes why not and goes on.
+    fn check(&mut self, format: AgentFormat, ok: bool, why: &str) -> ControlFlow<AgentFormat> {
+        if ok {
+            return ControlFlow::Break(format);
+        }
+        self.0.push(format!("  {}: {why}", format.name()));
+        ControlFlow::Continue(())
+    }
+}
+
+/// A directory's format, from the files in it, strongest markers first.
+fn dir_format(path: &Path, tried: &mut Tried) -> ControlFlow<AgentFormat> {
+    tried.check(
+        AgentFormat::HarborJob,
+        !crate::harbor::trial_dirs(path).is_empty(),
+        "no trial directory with a result.json naming a task_name",
+    )?;
+    tried.check(
+        AgentFormat::MiniSweAgent,
+        !files_with(path, ".traj.json", 3).is_empty(),
+        "no <id>/<id>.traj.json files",
+    )?;
+    tried.check(
+        AgentFormat::SweAgent,
+        !files_with(path, ".traj", 3).is_empty(),
+        "no *.traj files",
+    )?;
+    tried.check(
+        AgentFormat::Aweagent,
+        path.join("trajectories.jsonl").is_file(),
+        "no trajectories.jsonl",
+    )?;
+    tried.check(
+        AgentFormat::Openhands,
+        path.join("output.jsonl").is_file(),
+        "no output.jsonl",
+    )?;
+    let shapes: Vec<Shape> = transcript_files(path).into_iter().map(|(_, s)| s).collect();
+    tried.check(
+        AgentFormat::Codex,
+        shapes.iter().any(|s| s.agent() == Agent::Codex),
+        "no Codex transcript (exec --json events, older exec events, session rollouts)",
+    )?;
+    tried.check(
+        AgentFormat::ClaudeCode,
+        shapes.iter().any(|s| s.agent() == Agent::ClaudeCode),
+        "no Claude Code transcript (stream-json, a result object, session files)",
+    )?;
+    tried.check(
+        AgentFormat::Predictions,
+        path.join("preds.json").is_file(),
+        "no preds.json",
+    )
+}
+
+/// A file's format, from its name and then its first records.
+fn file_format(path: &Path, tried: &mut Tried) -> ControlFlow<AgentFormat> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if name.ends_with(".traj.json") {
+        return ControlFlow::Break(AgentFormat::MiniSweAgent);
+    }
+    if name.ends_with(".traj") {
+        return ControlFlow::Break(AgentFormat::SweAgent);
+    }
+    let first = first_line_json(path);
+    let has = |k: &str| first.as_ref().is_some_and(|v| v.get(k).is_some());
+    tried.check(
+        AgentFormat::Openhands,
+        has("test_result"),
+        "first record has no `test_result`",
+    )?;
+    tried.check(
+        AgentFormat::Aweagent,
+        has("patch") && (has("trajectory") || has("stats")),
+        "first record has no `patch` with `trajectory`/`stats`",
+    )?;
+    let shape = sniff(path).ok().flatten();
+    let found = shape
+        .map(|s| s.describe())
+        .unwrap_or("no transcript record");
+    tried.check(
+        AgentFormat::Codex,
+        shape.is_some_and(|s| s.agent() == Agent::Codex),
+        &format!("not a Codex transcript ({found})"),
+    )?;
+    tried.check(
+        AgentFormat::ClaudeCode,
+        shape.is_some_and(|s| s.agent() == Agent::ClaudeCode),
+        &format!("not a Claude Code transcript ({found})"),
+    )?;
+    let preds = read_predictions(path);
+    let why = match &preds {
+        Ok(p) if p.is_empty() => "no prediction in it".to_owned(),
+        Ok(_) => String::new(),
+        Err(e) => e.to_string(),
+    };
+    tried.check(
+        AgentFormat::Predictions,
+        preds.is_ok_and(|p| !p.is_empty()),
+        &why,
+    )
 }
 
 /// Transcript files under `dir` (depth ≤ 6: rollouts sit in `sessions/YYYY/MM/DD/`), with their
@@ -584,25 +591,10 @@ fn trajectories(
     let (root, files) = if path.is_dir() {
         (path.to_owned(), files_with(path, suffix, 3))
     } else {
-        (
-            path.parent().unwrap_or(Path::new(".")).to_owned(),
-            vec![path.to_owned()],
-        )
+        (parent_dir(path), vec![path.to_owned()])
     };
-    let mut from_preds: BTreeMap<String, (String, Vec<u8>)> = BTreeMap::new();
     let preds_path = root.join("preds.json");
-    if preds_path.is_file() {
-        match read_predictions(&preds_path) {
-            Ok(preds) => {
-                for p in preds {
-                    if let Predicted::Patch(b) = p.predicted {
-                        from_preds.insert(p.instance_id, (p.model, b));
-                    }
-                }
-            }
-            Err(e) => ing.problems.push(e.to_string()),
-        }
-    }
+    let mut from_preds = patches_by_instance(&preds_path, &mut ing.problems);
     for file in files {
         let v = match read_json(&file) {
             Ok(v) => v,
@@ -611,59 +603,92 @@ fn trajectories(
                 continue;
             }
         };
-        let name = file
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let id = v
-            .get("instance_id")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-            .unwrap_or_else(|| name.trim_end_matches(suffix).to_owned());
-        let submission = str_at(&v, &["info", "submission"]).map(|s| s.as_bytes().to_vec());
-        let exit = str_at(&v, &["info", "exit_status"]).map(str::to_owned);
-        let (model, pred_patch) = from_preds
-            .remove(&id)
-            .map_or((String::new(), None), |(m, p)| (m, Some(p)));
-        let mut note = exit.map(|e| format!("exit status: {e}"));
-        if let (Some(s), Some(p)) = (&submission, &pred_patch)
-            && s != p
-        {
-            note = Some(join_note(
-                note,
-                "preds.json differs from the trajectory; the trajectory's info.submission is used",
-            ));
-        }
-        let patch = submission.or(pred_patch);
-        if patch.is_none() {
+        let item = trajectory_item(&file, &v, suffix, format, &mut from_preds);
+        if item.patch.is_none() {
             ing.problems
                 .push(format!("{}: no info.submission", file.display()));
         }
+        ing.items.push(item);
+    }
+    for (id, (model, patch)) in from_preds {
         ing.items.push(Ingested::new(
             id,
             model,
-            patch,
+            Some(patch),
             format,
-            file.display().to_string(),
-            note,
+            preds_path.display().to_string(),
+            Some("from preds.json (no trajectory file)".into()),
         ));
     }
-    for (id, (model, patch)) in from_preds {
-        ing.items.push(Ingested {
-            instance_id: id,
-            attempt: 1,
-            model,
-            patch: Some(patch),
-            repo: None,
-            format,
-            source: preds_path.display().to_string(),
-            reward: None,
-            note: Some("from preds.json (no trajectory file)".into()),
-            transcript: Vec::new(),
-            reconstructed: false,
-        });
-    }
     Ok(())
+}
+
+/// The directory a single file was given in.
+fn parent_dir(path: &Path) -> PathBuf {
+    path.parent().unwrap_or(Path::new(".")).to_owned()
+}
+
+/// A `preds.json` beside trajectories, when there is one: model and patch by instance.
+fn patches_by_instance(
+    preds_path: &Path,
+    problems: &mut Vec<String>,
+) -> BTreeMap<String, (String, Vec<u8>)> {
+    let mut from_preds = BTreeMap::new();
+    if preds_path.is_file() {
+        match read_predictions(preds_path) {
+            Ok(preds) => {
+                for p in preds {
+                    if let Predicted::Patch(b) = p.predicted {
+                        from_preds.insert(p.instance_id, (p.model, b));
+                    }
+                }
+            }
+            Err(e) => problems.push(e.to_string()),
+        }
+    }
+    from_preds
+}
+
+/// One trajectory file's submission; its entry in `from_preds` (taken out) gives the model, and
+/// the patch when the trajectory has none.
+fn trajectory_item(
+    file: &Path,
+    v: &Value,
+    suffix: &str,
+    format: AgentFormat,
+    from_preds: &mut BTreeMap<String, (String, Vec<u8>)>,
+) -> Ingested {
+    let name = file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let id = v
+        .get("instance_id")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .unwrap_or_else(|| name.trim_end_matches(suffix).to_owned());
+    let submission = str_at(v, &["info", "submission"]).map(|s| s.as_bytes().to_vec());
+    let exit = str_at(v, &["info", "exit_status"]).map(str::to_owned);
+    let (model, pred_patch) = from_preds
+        .remove(&id)
+        .map_or((String::new(), None), |(m, p)| (m, Some(p)));
+    let mut note = exit.map(|e| format!("exit status: {e}"));
+    if let (Some(s), Some(p)) = (&submission, &pred_patch)
+        && s != p
+    {
+        note = Some(join_note(
+            note,
+            "preds.json differs from the trajectory; the trajectory's info.submission is used",
+        ));
+    }
+    Ingested::new(
+        id,
+        model,
+        submission.or(pred_patch),
+        format,
+        file.display().to_string(),
+        note,
+    )
 }
 
 fn openhands(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
@@ -711,10 +736,7 @@ fn aweagent(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
     let (dir, file) = if path.is_dir() {
         (path.to_owned(), path.join("trajectories.jsonl"))
     } else {
-        (
-            path.parent().unwrap_or(Path::new(".")).to_owned(),
-            path.to_owned(),
-        )
+        (parent_dir(path), path.to_owned())
     };
     let model = read_json(&dir.join("run_config.json"))
         .ok()
@@ -779,28 +801,10 @@ fn transcripts(
         _ => Agent::Codex,
     };
     let (dir, files) = if path.is_dir() {
-        let mut files = Vec::new();
-        for (p, shape) in transcript_files(path) {
-            if shape.agent() == agent {
-                files.push(p);
-            } else {
-                ing.problems.push(format!(
-                    "{}: {}, not {}; skipped",
-                    p.display(),
-                    shape.describe(),
-                    agent.shapes()
-                ));
-            }
-        }
-        if files.is_empty() {
-            return Err(IngestError::Mismatch {
-                path: path.to_owned(),
-                format: format.name(),
-                expected: agent.shapes().to_owned(),
-                found: "no such file in the directory".into(),
-            });
-        }
-        (path.to_owned(), files)
+        (
+            path.to_owned(),
+            agent_transcripts(path, format, agent, ing)?,
+        )
     } else {
         match sniff(path)? {
             Some(shape) if shape.agent() == agent => {}
@@ -815,10 +819,7 @@ fn transcripts(
                 });
             }
         }
-        (
-            path.parent().unwrap_or(Path::new(".")).to_owned(),
-            vec![path.to_owned()],
-        )
+        (parent_dir(path), vec![path.to_owned()])
     };
     let patch_dir = opts.patches.clone().unwrap_or_else(|| dir.join("patches"));
     let single = files.len() == 1 && path.is_file();
@@ -834,52 +835,96 @@ fn transcripts(
             ));
             continue;
         };
-        let t = match read_transcript(&file) {
-            Ok(t) => t,
-            Err(e) => {
-                ing.problems.push(format!("{e}; skipped"));
-                continue;
-            }
-        };
-        for u in &t.unread {
+        transcript_item(file, id, format, &patch_dir, ing)?;
+    }
+    Ok(())
+}
+
+/// The transcripts of `agent` in a directory; the other agent's are skipped as problems.
+fn agent_transcripts(
+    path: &Path,
+    format: AgentFormat,
+    agent: Agent,
+    ing: &mut Ingest,
+) -> Result<Vec<PathBuf>, IngestError> {
+    let mut files = Vec::new();
+    for (p, shape) in transcript_files(path) {
+        if shape.agent() == agent {
+            files.push(p);
+        } else {
             ing.problems.push(format!(
-                "{}:{}: {} call not read: {}",
-                file.display(),
-                u.step,
-                u.tool,
-                u.why
+                "{}: {}, not {}; skipped",
+                p.display(),
+                shape.describe(),
+                agent.shapes()
             ));
         }
-        let diff = ["diff", "patch"]
-            .iter()
-            .map(|ext| patch_dir.join(format!("{id}.{ext}")))
-            .find(|p| p.is_file());
-        let patch = read_optional(diff.as_ref())?;
-        let summary = format!(
-            "{}: {} tool calls, {} commands, {} file edits",
-            t.shape.describe(),
-            t.tool_calls,
-            t.commands().count(),
-            t.edits.len() + t.opaque_edits.len()
-        );
-        let note = match &diff {
-            Some(p) => format!("{summary}; patch from {}", p.display()),
-            None => format!(
-                "{summary}; transcript only: no {}/<id>.diff (capture one with `beyondswe capture WORKSPACE --base COMMIT`, or replay the edits with `ingest --reconstruct --dataset`)",
-                patch_dir.display()
-            ),
-        };
-        let mut item = Ingested::new(
-            id,
-            t.model_name(),
-            patch,
-            format,
-            file.display().to_string(),
-            Some(note),
-        );
-        item.transcript = vec![file];
-        ing.items.push(item);
     }
+    if files.is_empty() {
+        return Err(IngestError::Mismatch {
+            path: path.to_owned(),
+            format: format.name(),
+            expected: agent.shapes().to_owned(),
+            found: "no such file in the directory".into(),
+        });
+    }
+    Ok(files)
+}
+
+/// One transcript about instance `id`, with the captured diff from `patch_dir` when there is one;
+/// a transcript that cannot be read, and calls in it that could not, are problems.
+fn transcript_item(
+    file: PathBuf,
+    id: String,
+    format: AgentFormat,
+    patch_dir: &Path,
+    ing: &mut Ingest,
+) -> Result<(), IngestError> {
+    let t = match read_transcript(&file) {
+        Ok(t) => t,
+        Err(e) => {
+            ing.problems.push(format!("{e}; skipped"));
+            return Ok(());
+        }
+    };
+    for u in &t.unread {
+        ing.problems.push(format!(
+            "{}:{}: {} call not read: {}",
+            file.display(),
+            u.step,
+            u.tool,
+            u.why
+        ));
+    }
+    let diff = ["diff", "patch"]
+        .iter()
+        .map(|ext| patch_dir.join(format!("{id}.{ext}")))
+        .find(|p| p.is_file());
+    let patch = read_optional(diff.as_ref())?;
+    let summary = format!(
+        "{}: {} tool calls, {} commands, {} file edits",
+        t.shape.describe(),
+        t.tool_calls,
+        t.commands().count(),
+        t.edits.len() + t.opaque_edits.len()
+    );
+    let note = match &diff {
+        Some(p) => format!("{summary}; patch from {}", p.display()),
+        None => format!(
+            "{summary}; transcript only: no {}/<id>.diff (capture one with `beyondswe capture WORKSPACE --base COMMIT`, or replay the edits with `ingest --reconstruct --dataset`)",
+            patch_dir.display()
+        ),
+    };
+    let mut item = Ingested::new(
+        id,
+        t.model_name(),
+        patch,
+        format,
+        file.display().to_string(),
+        Some(note),
+    );
+    item.transcript = vec![file];
+    ing.items.push(item);
     Ok(())
 }
 
