@@ -7,6 +7,7 @@
 //! be read is `incomplete`, never `clean`. Also says which shell commands change files
 //! (writes.rs), for replaying a transcript's edits.
 
+mod program;
 mod python;
 mod rules;
 mod shapes;

@@ -89,7 +89,7 @@ pub(super) fn runs(code: &str) -> Vec<Run> {
             if let Some((words, end)) = string_list(b, i) {
                 if words
                     .first()
-                    .is_some_and(|w| PROGRAMS.contains(&super::shell::basename(w)))
+                    .is_some_and(|w| PROGRAMS.contains(&super::program::basename(w)))
                 {
                     out.push(Run::Argv(words));
                 }

@@ -1,6 +1,7 @@
 //! The two checks: SearchSWE's forbidden git commands, and access to the task's own pull request.
 
-use super::shell::{basename, split_commands};
+use super::program::basename;
+use super::shell::split_commands;
 
 /// git global options that take a separate argument.
 const GIT_OPTS_WITH_ARG: [&str; 6] = [

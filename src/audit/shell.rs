@@ -15,6 +15,7 @@
 //! of the command whatever it holds (unclosed `$(` chains, doubling variables). It only reads: it
 //! never runs anything.
 
+use super::program::basename;
 use super::python::{self, Run};
 use std::collections::HashMap;
 
@@ -37,10 +38,6 @@ pub fn split_commands(script: &str) -> Vec<Vec<String>> {
     // Python too.
     r.python(script, 0);
     r.out
-}
-
-pub(super) fn basename(word: &str) -> &str {
-    word.rsplit('/').next().unwrap_or(word)
 }
 
 struct Reader {

@@ -9,7 +9,8 @@
 //! assumed not to change the repository unless their text shows a write; that is the one thing
 //! this cannot see.
 
-use super::shell::{basename, split_commands};
+use super::program::basename;
+use super::shell::split_commands;
 
 /// Why `script` changes files in the workspace, or `None` when nothing shows it does.
 pub fn command_writes(script: &str) -> Option<String> {
