@@ -204,6 +204,10 @@ impl Reader {
 
     /// Reads from `b[*i]` until the end, or the `)` / backtick that closes a substitution;
     /// returns what the commands it read print, as far as that is known (for `$(…)`).
+    ///
+    /// One arm per byte that means something to the shell; an arm that reads further than its
+    /// byte leaves `*i` past what it read and goes on with `continue`, the others are stepped
+    /// past at the bottom of the loop.
     fn parse(&mut self, b: &[u8], i: &mut usize, stop: Stop, depth: usize) -> String {
         let mut line = Line::default();
         let mut printed = String::new();
@@ -223,33 +227,8 @@ impl Reader {
                     continue;
                 }
                 b';' => self.finish_cmd(&mut line),
-                b'&' => {
-                    if b.get(*i + 1) == Some(&b'>') {
-                        // `&>file`, `&>>file`.
-                        line.end_word();
-                        *i += 1;
-                        while b.get(*i + 1) == Some(&b'>') {
-                            *i += 1;
-                        }
-                        line.redirect = Some(Redirect::File);
-                    } else {
-                        self.finish_cmd(&mut line);
-                        if b.get(*i + 1) == Some(&b'&') {
-                            *i += 1;
-                        }
-                    }
-                }
-                b'|' => {
-                    self.finish_cmd(&mut line);
-                    match b.get(*i + 1) {
-                        Some(b'|') => *i += 1,
-                        Some(b'&') => {
-                            *i += 1;
-                            line.cur.piped = true;
-                        }
-                        _ => line.cur.piped = true,
-                    }
-                }
+                b'&' => self.ampersand(b, i, &mut line),
+                b'|' => self.pipe(b, i, &mut line),
                 b'(' => {
                     self.finish_cmd(&mut line);
                     parens += 1;
@@ -263,11 +242,10 @@ impl Reader {
                     self.finish_cmd(&mut line);
                 }
                 b'`' => {
+                    *i += 1;
                     if stop == Stop::Backtick {
-                        *i += 1;
                         break;
                     }
-                    *i += 1;
                     let value = self.nested(b, i, Stop::Backtick, depth);
                     line.push_split(&value);
                     continue;
@@ -288,79 +266,24 @@ impl Reader {
                     }
                 }
                 b'"' => {
-                    line.in_word = true;
                     *i += 1;
-                    let mut word = std::mem::take(&mut line.word);
-                    self.double_quoted(b, i, &mut word, depth);
-                    line.word = word;
+                    self.double_quoted_word(b, i, &mut line, depth);
                     continue;
                 }
                 b'\\' => {
-                    match b.get(*i + 1) {
-                        Some(b'\n') => {}
-                        Some(n) => {
-                            line.word.push(*n);
-                            line.in_word = true;
-                        }
-                        None => {}
+                    if let Some(&n) = b.get(*i + 1).filter(|n| **n != b'\n') {
+                        line.word.push(n);
+                        line.in_word = true;
                     }
                     *i += 2;
                     continue;
                 }
                 b'$' => {
-                    match b.get(*i + 1) {
-                        Some(b'\'') => {
-                            *i += 2;
-                            line.in_word = true;
-                            ansi_c_quoted(b, i, &mut line.word);
-                        }
-                        Some(b'"') => {
-                            *i += 2;
-                            line.in_word = true;
-                            let mut word = std::mem::take(&mut line.word);
-                            self.double_quoted(b, i, &mut word, depth);
-                            line.word = word;
-                        }
-                        _ => match self.dollar(b, i, depth) {
-                            Some(value) => line.push_split(&value),
-                            None => {
-                                line.word.push(b'$');
-                                line.in_word = true;
-                                *i += 1;
-                            }
-                        },
-                    }
+                    self.dollar_word(b, i, &mut line, depth);
                     continue;
                 }
                 b'<' | b'>' => {
-                    // A file descriptor number before the operator (`2>&1`) is not a word.
-                    if line.in_word && line.word.iter().all(u8::is_ascii_digit) {
-                        line.word.clear();
-                        line.in_word = false;
-                    }
-                    line.end_word();
-                    if b.get(*i + 1) == Some(&b'(') {
-                        // Process substitution: `<(cmd)`, `>(cmd)`.
-                        *i += 2;
-                        self.nested(b, i, Stop::Paren, depth);
-                        continue;
-                    }
-                    let op_len = if c == b'<' && b.get(*i + 1) == Some(&b'<') {
-                        if b.get(*i + 2) == Some(&b'<') {
-                            line.redirect = Some(Redirect::HereString);
-                            3
-                        } else if b.get(*i + 2) == Some(&b'-') {
-                            line.redirect = Some(Redirect::Heredoc { strip_tabs: true });
-                            3
-                        } else {
-                            line.redirect = Some(Redirect::Heredoc { strip_tabs: false });
-                            2
-                        }
-                    } else {
-                        line.redirect = Some(Redirect::File);
-                        1 + usize::from(matches!(b.get(*i + 1), Some(b'>' | b'&' | b'|')))
-                    };
-                    *i += op_len;
+                    self.redirection(b, i, &mut line, depth);
                     continue;
                 }
                 _ => {
@@ -375,6 +298,102 @@ impl Reader {
         let trimmed = printed.trim_end_matches('\n').len();
         printed.truncate(trimmed);
         printed
+    }
+
+    /// `&` and `&&` end a command; `&>file` and `&>>file` redirect its output. Leaves `*i` on the
+    /// operator's last byte.
+    fn ampersand(&mut self, b: &[u8], i: &mut usize, line: &mut Line) {
+        if b.get(*i + 1) == Some(&b'>') {
+            line.end_word();
+            *i += 1;
+            while b.get(*i + 1) == Some(&b'>') {
+                *i += 1;
+            }
+            line.redirect = Some(Redirect::File);
+        } else {
+            self.finish_cmd(line);
+            if b.get(*i + 1) == Some(&b'&') {
+                *i += 1;
+            }
+        }
+    }
+
+    /// `|` and `|&` feed the next command; `||` only ends this one. Leaves `*i` on the operator's
+    /// last byte.
+    fn pipe(&mut self, b: &[u8], i: &mut usize, line: &mut Line) {
+        self.finish_cmd(line);
+        match b.get(*i + 1) {
+            Some(b'|') => *i += 1,
+            Some(b'&') => {
+                *i += 1;
+                line.cur.piped = true;
+            }
+            _ => line.cur.piped = true,
+        }
+    }
+
+    /// `"…"` from just after the opening quote, added to the word being read.
+    fn double_quoted_word(&mut self, b: &[u8], i: &mut usize, line: &mut Line, depth: usize) {
+        line.in_word = true;
+        let mut word = std::mem::take(&mut line.word);
+        self.double_quoted(b, i, &mut word, depth);
+        line.word = word;
+    }
+
+    /// `$'…'`, `$"…"`, or an expansion (`$x`, `${…}`, `$(…)`, …) at `b[*i]`; a `$` that starts
+    /// none of them is a letter of the word.
+    fn dollar_word(&mut self, b: &[u8], i: &mut usize, line: &mut Line, depth: usize) {
+        match b.get(*i + 1) {
+            Some(b'\'') => {
+                *i += 2;
+                line.in_word = true;
+                ansi_c_quoted(b, i, &mut line.word);
+            }
+            Some(b'"') => {
+                *i += 2;
+                self.double_quoted_word(b, i, line, depth);
+            }
+            _ => match self.dollar(b, i, depth) {
+                Some(value) => line.push_split(&value),
+                None => {
+                    line.word.push(b'$');
+                    line.in_word = true;
+                    *i += 1;
+                }
+            },
+        }
+    }
+
+    /// A redirection operator at `b[*i]`: `<`, `>`, `>>`, `>&`, `>|`, a heredoc (`<<`, `<<-`),
+    /// a here-string (`<<<`), or a process substitution (`<(…)`, `>(…)`, read in place).
+    fn redirection(&mut self, b: &[u8], i: &mut usize, line: &mut Line, depth: usize) {
+        // A file descriptor number before the operator (`2>&1`) is not a word.
+        if line.in_word && line.word.iter().all(u8::is_ascii_digit) {
+            line.word.clear();
+            line.in_word = false;
+        }
+        line.end_word();
+        if b.get(*i + 1) == Some(&b'(') {
+            *i += 2;
+            self.nested(b, i, Stop::Paren, depth);
+            return;
+        }
+        let op_len = if b[*i] == b'<' && b.get(*i + 1) == Some(&b'<') {
+            if b.get(*i + 2) == Some(&b'<') {
+                line.redirect = Some(Redirect::HereString);
+                3
+            } else if b.get(*i + 2) == Some(&b'-') {
+                line.redirect = Some(Redirect::Heredoc { strip_tabs: true });
+                3
+            } else {
+                line.redirect = Some(Redirect::Heredoc { strip_tabs: false });
+                2
+            }
+        } else {
+            line.redirect = Some(Redirect::File);
+            1 + usize::from(matches!(b.get(*i + 1), Some(b'>' | b'&' | b'|')))
+        };
+        *i += op_len;
     }
 
     /// A substitution read in place (or skipped past once nesting is too deep).
