@@ -68,54 +68,23 @@ fn redirect_target(script: &str) -> Option<String> {
             (None, '\'' | '"') => quote = Some(c),
             (None, '\\') => i += 1,
             (None, '<') if chars.get(i + 1) == Some(&'<') => {
-                // `<<EOF`, `<<'EOF'`, `<<-EOF`: remember the marker; the body starts on the next
-                // line.
-                let mut j = i + 2;
-                while chars.get(j).is_some_and(|c| *c == '-' || *c == ' ') {
-                    j += 1;
-                }
-                let marker: String = chars[j..]
-                    .iter()
-                    .take_while(|c| !c.is_whitespace() && !matches!(c, ';' | '&' | '|' | ')'))
-                    .filter(|c| !matches!(c, '\'' | '"'))
-                    .collect();
-                if !marker.is_empty() && chars.get(i + 2) != Some(&'<') {
-                    let nl = chars[j..].iter().position(|&c| c == '\n').map(|p| j + p);
-                    if let Some(nl) = nl {
-                        // The rest of this line still counts (`cat > f <<EOF`).
-                        let rest: String = chars[i + 2..nl].iter().collect();
-                        if let Some(t) = redirect_target(&rest) {
-                            return Some(t);
-                        }
-                        heredoc_until = Some(marker);
-                        i = nl + 1;
-                        continue;
+                if let Some((marker, nl)) = heredoc_start(&chars, i) {
+                    // The rest of this line still counts (`cat > f <<EOF`).
+                    let rest: String = chars[i + 2..nl].iter().collect();
+                    if let Some(t) = redirect_target(&rest) {
+                        return Some(t);
                     }
+                    heredoc_until = Some(marker);
+                    i = nl + 1;
+                    continue;
                 }
             }
             (None, '>') => {
-                // `2>&1`, `>&2`: to a descriptor.
-                let mut j = i + 1;
-                if chars.get(j) == Some(&'>') || chars.get(j) == Some(&'|') {
-                    j += 1;
+                let (target, next) = output_redirect(&chars, i);
+                if target.is_some() {
+                    return target;
                 }
-                if chars.get(j) == Some(&'&') {
-                    i = j + 1;
-                    continue;
-                }
-                while chars.get(j).is_some_and(|c| *c == ' ') {
-                    j += 1;
-                }
-                let target: String = chars[j..]
-                    .iter()
-                    .take_while(|c| !c.is_whitespace() && !matches!(c, ';' | '&' | '|' | ')'))
-                    .filter(|c| !matches!(c, '\'' | '"'))
-                    .collect();
-                // `$( … )` process substitution targets and descriptors aside.
-                if !harmless(&target) && !target.starts_with("$(") {
-                    return Some(target);
-                }
-                i = j;
+                i = next;
                 continue;
             }
             _ => {}
@@ -123,6 +92,51 @@ fn redirect_target(script: &str) -> Option<String> {
         i += 1;
     }
     None
+}
+
+/// A heredoc operator at `chars[i]` (`<<EOF`, `<<'EOF'`, `<<-EOF`; not `<<<`): its end marker and
+/// the line break its body starts after.
+fn heredoc_start(chars: &[char], i: usize) -> Option<(String, usize)> {
+    let mut j = i + 2;
+    while chars.get(j).is_some_and(|c| *c == '-' || *c == ' ') {
+        j += 1;
+    }
+    let marker = word_at(chars, j);
+    if marker.is_empty() || chars.get(i + 2) == Some(&'<') {
+        return None;
+    }
+    let nl = chars[j..].iter().position(|&c| c == '\n')?;
+    Some((marker, j + nl))
+}
+
+/// An output redirection at `chars[i]` (`>`, `>>`, `>|`): its target when that is a file in the
+/// workspace, and where reading goes on otherwise (past a descriptor such as `2>&1`, `>&2`, a
+/// process substitution, or a harmless path).
+fn output_redirect(chars: &[char], i: usize) -> (Option<String>, usize) {
+    let mut j = i + 1;
+    if chars.get(j) == Some(&'>') || chars.get(j) == Some(&'|') {
+        j += 1;
+    }
+    if chars.get(j) == Some(&'&') {
+        return (None, j + 1);
+    }
+    while chars.get(j).is_some_and(|c| *c == ' ') {
+        j += 1;
+    }
+    let target = word_at(chars, j);
+    if !harmless(&target) && !target.starts_with("$(") {
+        return (Some(target), j);
+    }
+    (None, j)
+}
+
+/// The word starting at `chars[j]`, up to white space or an operator, without its quotes.
+fn word_at(chars: &[char], j: usize) -> String {
+    chars[j..]
+        .iter()
+        .take_while(|c| !c.is_whitespace() && !matches!(c, ';' | '&' | '|' | ')'))
+        .filter(|c| !matches!(c, '\'' | '"'))
+        .collect()
 }
 
 /// The operands of a command (its words after the first that are not options).
