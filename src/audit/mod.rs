@@ -207,10 +207,7 @@ fn audit_read(
     }
     let task_name = about.task_name;
     let family = info.family.or(about.family).unwrap_or(Family::Unknown);
-    let reward = about.reward;
     let pr = target_pr(&task_name, info);
-    let mut blocklist: Vec<String> = Vec::new();
-    let mut evidence = Vec::new();
     let prompt = evs
         .iter()
         .find(|e| e.kind == EventKind::Prompt)
@@ -218,23 +215,75 @@ fn audit_read(
         .or_else(|| about.prompt.map(str::to_owned))
         .or_else(|| info.problem_statement.clone())
         .unwrap_or_default();
-    let (mut a, mut b, mut search) = (false, false, false);
+    let mut found = Findings::default();
     for (i, e) in evs.iter().enumerate() {
         if e.kind == EventKind::Command {
-            for hit in blocklist_hits(&e.text, !opts.search_disallowed) {
-                if !blocklist.iter().any(|b| b == hit) {
-                    blocklist.push(hit.to_owned());
-                }
-                evidence.push(Evidence {
-                    step: e.step,
-                    tool: e.tool.clone(),
-                    finding: "blocklist".into(),
-                    what: cut(&e.text, 300),
-                    excerpt: hit.to_owned(),
-                });
-            }
+            found.blocklist(e, opts);
         }
         let Some(pr) = &pr else { continue };
+        found.pr_access(e, &evs[i + 1..], pr);
+        if e.kind == EventKind::Search && query_names_pr(&e.text, pr) {
+            found.search_only = true;
+            found
+                .evidence
+                .push(Evidence::of(e, "search_only", cut(&e.text, 300)));
+        }
+    }
+    let in_prompt = pr.as_ref().is_some_and(|pr| prompt_links(&prompt, pr));
+    Ok(TrajectoryAudit {
+        line: line_no,
+        task_name,
+        family,
+        shape,
+        class: found.class(in_prompt, !unread.is_empty()),
+        reward: about.reward,
+        blocklist_hits: found.blocklist,
+        evidence: found.evidence,
+        unread,
+        source: about.source,
+    })
+}
+
+impl Evidence {
+    /// Evidence from event `e`, without an excerpt.
+    fn of(e: &Event, finding: &str, what: String) -> Evidence {
+        Evidence {
+            step: e.step,
+            tool: e.tool.clone(),
+            finding: finding.into(),
+            what,
+            excerpt: String::new(),
+        }
+    }
+}
+
+/// What the events of one trajectory showed, as they are read.
+#[derive(Default)]
+struct Findings {
+    /// Blocklisted commands, each once, in the order first run.
+    blocklist: Vec<String>,
+    evidence: Vec<Evidence>,
+    tier_a: bool,
+    tier_b: bool,
+    search_only: bool,
+}
+
+impl Findings {
+    /// The blocklisted commands in command event `e`.
+    fn blocklist(&mut self, e: &Event, opts: AuditOptions) {
+        for hit in blocklist_hits(&e.text, !opts.search_disallowed) {
+            if !self.blocklist.iter().any(|b| b == hit) {
+                self.blocklist.push(hit.to_owned());
+            }
+            let mut evidence = Evidence::of(e, "blocklist", cut(&e.text, 300));
+            evidence.excerpt = hit.to_owned();
+            self.evidence.push(evidence);
+        }
+    }
+
+    /// Every way event `e` reaches the repository: URLs, and git/gh commands naming the PR. A
+    /// tier B candidate quotes the agent's next words (from `after`).
+    fn pr_access(&mut self, e: &Event, after: &[Event], pr: &TargetPr) {
         let found: Vec<String> = match e.kind {
             EventKind::Command | EventKind::Url => {
                 let mut u = urls(&e.text);
@@ -245,7 +294,6 @@ fn audit_read(
             }
             _ => Vec::new(),
         };
-        // Every way this event reaches the repository: URLs, and git/gh commands naming the PR.
         let mut reached: Vec<(UrlClass, String)> = found
             .into_iter()
             .map(|u| (classify_url(&u, pr), u))
@@ -262,71 +310,48 @@ fn audit_read(
                 UrlClass::SameRepo => "same_repo",
                 UrlClass::Other => continue,
             };
-            a |= finding == "tier_a";
-            b |= finding == "tier_b_candidate";
-            let excerpt = if finding == "tier_b_candidate" {
-                evs[i + 1..]
+            self.tier_a |= finding == "tier_a";
+            self.tier_b |= finding == "tier_b_candidate";
+            let mut evidence = Evidence::of(e, finding, what);
+            if finding == "tier_b_candidate" {
+                evidence.excerpt = after
                     .iter()
                     .filter(|x| x.kind == EventKind::Reasoning)
                     .take(2)
                     .map(|x| cut(&x.text, 300))
                     .collect::<Vec<_>>()
-                    .join(" … ")
-            } else {
-                String::new()
-            };
-            evidence.push(Evidence {
-                step: e.step,
-                tool: e.tool.clone(),
-                finding: finding.into(),
-                what,
-                excerpt,
-            });
-        }
-        if e.kind == EventKind::Search && query_names_pr(&e.text, pr) {
-            search = true;
-            evidence.push(Evidence {
-                step: e.step,
-                tool: e.tool.clone(),
-                finding: "search_only".into(),
-                what: cut(&e.text, 300),
-                excerpt: String::new(),
-            });
+                    .join(" … ");
+            }
+            self.evidence.push(evidence);
         }
     }
-    let in_prompt = pr.as_ref().is_some_and(|pr| {
-        let p = prompt.to_ascii_lowercase();
-        let link =
-            format!("github.com/{}/{}/pull/{}", pr.owner, pr.repo, pr.number).to_ascii_lowercase();
-        p.match_indices(&link)
-            .any(|(i, _)| !p[i + link.len()..].starts_with(|c: char| c.is_ascii_digit()))
-    });
-    let class = if a {
-        Class::TierA
-    } else if b && in_prompt {
-        // The prompt itself links the PR: opening it is allowed.
-        Class::PromptSupplied
-    } else if b {
-        Class::TierBCandidate
-    } else if search {
-        Class::SearchOnly
-    } else if !unread.is_empty() {
-        Class::Incomplete
-    } else {
-        Class::Clean
-    };
-    Ok(TrajectoryAudit {
-        line: line_no,
-        task_name,
-        family,
-        shape,
-        class,
-        reward,
-        blocklist_hits: blocklist,
-        evidence,
-        unread,
-        source: about.source,
-    })
+
+    /// The class, the strongest finding first; `in_prompt`: the prompt links the PR itself.
+    fn class(&self, in_prompt: bool, some_unread: bool) -> Class {
+        if self.tier_a {
+            Class::TierA
+        } else if self.tier_b && in_prompt {
+            // The prompt itself links the PR: opening it is allowed.
+            Class::PromptSupplied
+        } else if self.tier_b {
+            Class::TierBCandidate
+        } else if self.search_only {
+            Class::SearchOnly
+        } else if some_unread {
+            Class::Incomplete
+        } else {
+            Class::Clean
+        }
+    }
+}
+
+/// Whether `prompt` links the PR (not a longer number that starts the same).
+fn prompt_links(prompt: &str, pr: &TargetPr) -> bool {
+    let p = prompt.to_ascii_lowercase();
+    let link =
+        format!("github.com/{}/{}/pull/{}", pr.owner, pr.repo, pr.number).to_ascii_lowercase();
+    p.match_indices(&link)
+        .any(|(i, _)| !p[i + link.len()..].starts_with(|c: char| c.is_ascii_digit()))
 }
 
 /// Per-family scores as published and with tier A successes (and, if asked, tier B candidates)
