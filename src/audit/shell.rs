@@ -257,25 +257,14 @@ impl Reader {
                     }
                     continue;
                 }
-                b'\'' => {
-                    line.in_word = true;
-                    *i += 1;
-                    while *i < b.len() && b[*i] != b'\'' {
-                        line.word.push(b[*i]);
-                        *i += 1;
-                    }
-                }
+                b'\'' => single_quoted(b, i, &mut line),
                 b'"' => {
                     *i += 1;
                     self.double_quoted_word(b, i, &mut line, depth);
                     continue;
                 }
                 b'\\' => {
-                    if let Some(&n) = b.get(*i + 1).filter(|n| **n != b'\n') {
-                        line.word.push(n);
-                        line.in_word = true;
-                    }
-                    *i += 2;
+                    escaped(b, i, &mut line);
                     continue;
                 }
                 b'$' => {
@@ -618,6 +607,26 @@ impl Reader {
         self.out.push(words);
         output
     }
+}
+
+/// `'…'` from its opening quote: every byte up to the closing one, as it is. Leaves `*i` on the
+/// closing quote.
+fn single_quoted(b: &[u8], i: &mut usize, line: &mut Line) {
+    line.in_word = true;
+    *i += 1;
+    while *i < b.len() && b[*i] != b'\'' {
+        line.word.push(b[*i]);
+        *i += 1;
+    }
+}
+
+/// `\` outside quotes: the next byte as a letter of the word, or nothing for a line break.
+fn escaped(b: &[u8], i: &mut usize, line: &mut Line) {
+    if let Some(&n) = b.get(*i + 1).filter(|n| **n != b'\n') {
+        line.word.push(n);
+        line.in_word = true;
+    }
+    *i += 2;
 }
 
 /// The heredoc bodies of the line just ended, read from `b[*i]` on.
