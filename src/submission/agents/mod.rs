@@ -713,21 +713,15 @@ fn openhands(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
             .get("error")
             .and_then(Value::as_str)
             .map(|e| format!("agent error: {e}"));
-        ing.items.push(Ingested {
-            instance_id: id.to_owned(),
-            attempt: 1,
-            model: str_at(&v, &["metadata", "llm_config", "model"])
-                .unwrap_or_default()
-                .to_owned(),
+        let model = str_at(&v, &["metadata", "llm_config", "model"]).unwrap_or_default();
+        ing.items.push(Ingested::new(
+            id.to_owned(),
+            model.to_owned(),
             patch,
-            repo: None,
-            format: AgentFormat::Openhands,
+            AgentFormat::Openhands,
             source,
-            reward: None,
-            note: error,
-            transcript: Vec::new(),
-            reconstructed: false,
-        });
+            error,
+        ));
     }
     Ok(())
 }
@@ -760,22 +754,20 @@ fn aweagent(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
         if patch.is_none() {
             ing.problems.push(format!("{source}: no `patch`"));
         }
-        ing.items.push(Ingested {
-            instance_id: id.to_owned(),
-            attempt: 1,
-            model: model.clone(),
+        let note = v
+            .get("error")
+            .and_then(Value::as_str)
+            .map(|e| format!("agent error: {e}"));
+        let mut item = Ingested::new(
+            id.to_owned(),
+            model.clone(),
             patch,
-            repo: None,
-            format: AgentFormat::Aweagent,
+            AgentFormat::Aweagent,
             source,
-            reward: v.get("score").and_then(Value::as_f64),
-            note: v
-                .get("error")
-                .and_then(Value::as_str)
-                .map(|e| format!("agent error: {e}")),
-            transcript: Vec::new(),
-            reconstructed: false,
-        });
+            note,
+        );
+        item.reward = v.get("score").and_then(Value::as_f64);
+        ing.items.push(item);
     }
     Ok(())
 }
