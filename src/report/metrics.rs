@@ -62,7 +62,7 @@ pub fn round2(x: f64) -> f64 {
     (x * 100.0).round() / 100.0
 }
 
-/// One instance's attempts: (resolved, score) each.
+/// One instance's attempts: (resolved, error, score) each.
 struct Attempts {
     family: Family,
     results: Vec<(bool, bool, f64)>,
