@@ -1,10 +1,13 @@
 //! Argument groups the grading commands share (`#[command(flatten)]`), each turned into the
 //! library's settings before any work starts.
 
+use beyondswe::report::Format;
 use beyondswe::run::{RunLimits, StoreSpec, default_jobs};
 use beyondswe::sandbox::Limits;
+use beyondswe::submission::AgentFormat;
 use beyondswe::submission::{DEFAULT_MAX_PATCH_BYTES, DEFAULT_MAX_TREE_BYTES, TreeLimits};
 use clap::Args;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -103,5 +106,52 @@ impl LimitArgs {
                 ..TreeLimits::default()
             },
         }
+    }
+}
+
+/// A parser for one of a library enum's names (the library has no clap): `--help` lists them
+/// and clap refuses any other.
+fn one_of<T: Copy + Send + Sync + 'static>(
+    all: &'static [T],
+    name: fn(T) -> &'static str,
+) -> impl TypedValueParser<Value = T> {
+    PossibleValuesParser::new(all.iter().map(|&v| name(v))).try_map(move |s: String| {
+        all.iter()
+            .copied()
+            .find(|&v| name(v) == s)
+            .ok_or_else(|| format!("unknown value `{s}`"))
+    })
+}
+
+/// `--format` of a report: table, json, markdown or html.
+pub(crate) fn report_format() -> impl TypedValueParser<Value = Format> {
+    one_of(&Format::ALL, Format::as_str)
+}
+
+/// `--predictions-format`, `ingest --format`: an agent output format.
+pub(crate) fn agent_format() -> impl TypedValueParser<Value = AgentFormat> {
+    one_of(&AgentFormat::ALL, AgentFormat::name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every name parses back to its value, and an agent format's name is the one it is
+    /// written under in JSON.
+    #[test]
+    fn every_name_parses_to_its_value() {
+        let cmd = clap::Command::new("t");
+        for f in AgentFormat::ALL {
+            let parsed = agent_format().parse_ref(&cmd, None, std::ffi::OsStr::new(f.name()));
+            assert_eq!(parsed.unwrap(), f);
+            assert_eq!(serde_json::to_value(f).unwrap(), f.name());
+        }
+        for f in Format::ALL {
+            let parsed = report_format().parse_ref(&cmd, None, std::ffi::OsStr::new(f.as_str()));
+            assert_eq!(parsed.unwrap(), f);
+        }
+        let bad = agent_format().parse_ref(&cmd, None, std::ffi::OsStr::new("copilot"));
+        assert!(bad.is_err());
     }
 }

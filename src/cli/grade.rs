@@ -1,7 +1,7 @@
 //! `beyondswe grade`: grade a whole run in parallel, resumably, and report the paper's figures;
 //! `report` and `compare` re-render stored runs.
 
-use super::args::{DatasetArgs, LimitArgs, ResultsArgs, ScopeArgs};
+use super::args::{self, DatasetArgs, LimitArgs, ResultsArgs, ScopeArgs};
 use super::progress::Bar;
 use super::{exit, note, out};
 use anyhow::Result;
@@ -22,7 +22,7 @@ pub(crate) struct GradeArgs {
     #[arg(long)]
     pub(crate) predictions: Option<PathBuf>,
     /// The format of --predictions (default: detected).
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = args::agent_format())]
     pub(crate) predictions_format: Option<AgentFormat>,
     /// Claude Code / Codex: directory of captured diffs named `<instance_id>.diff`.
     #[arg(long)]
@@ -41,7 +41,7 @@ pub(crate) struct GradeArgs {
     #[command(flatten)]
     pub(crate) scope: ScopeArgs,
     /// How to print the summary.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    #[arg(long, value_parser = args::report_format(), default_value_t = Format::Table)]
     pub(crate) format: Format,
     /// A calibration made by `beyondswe calibrate`: flaky test ids and broken instances are
     /// reported apart, and the report records the file's hash.
@@ -124,7 +124,7 @@ pub(crate) fn exit_code(done: &RunOutcome) -> i32 {
 #[derive(Debug, Args)]
 pub(crate) struct ReportArgs {
     pub(crate) run_dir: PathBuf,
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    #[arg(long, value_parser = args::report_format(), default_value_t = Format::Table)]
     pub(crate) format: Format,
 }
 

@@ -21,7 +21,7 @@ pub(crate) struct IngestArgs {
     /// An agent's output: a file or a run/job directory.
     pub(crate) path: PathBuf,
     /// The format (default: detected).
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = super::args::agent_format())]
     pub(crate) format: Option<AgentFormat>,
     /// Check the instance ids against this dataset.
     #[arg(long)]

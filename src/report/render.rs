@@ -4,13 +4,33 @@ use super::Report;
 use super::metrics::round2;
 use crate::record::Family;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+/// How a report is rendered: an aligned table, JSON, Markdown, or one self-contained HTML page
+/// (the run's `report.html`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     Table,
     Json,
     Markdown,
-    /// One self-contained page (the run's `report.html`).
     Html,
+}
+
+impl Format {
+    pub const ALL: [Format; 4] = [Format::Table, Format::Json, Format::Markdown, Format::Html];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Table => "table",
+            Format::Json => "json",
+            Format::Markdown => "markdown",
+            Format::Html => "html",
+        }
+    }
+}
+
+impl std::fmt::Display for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 fn rows(report: &Report) -> Vec<[String; 6]> {

@@ -26,7 +26,7 @@ use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum AgentFormat {
     Predictions,
@@ -40,6 +40,17 @@ pub enum AgentFormat {
 }
 
 impl AgentFormat {
+    pub const ALL: [AgentFormat; 8] = [
+        AgentFormat::Predictions,
+        AgentFormat::SweAgent,
+        AgentFormat::MiniSweAgent,
+        AgentFormat::Openhands,
+        AgentFormat::ClaudeCode,
+        AgentFormat::Codex,
+        AgentFormat::Aweagent,
+        AgentFormat::HarborJob,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             AgentFormat::Predictions => "predictions",
