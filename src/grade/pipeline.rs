@@ -1,14 +1,17 @@
-//! The grading pipeline: sandbox → prepare → apply → restore → test → verdict.
+//! Grading one submission, the host's side: refuse what needs no container (an empty patch, a
+//! patch that is not a diff or touches `.git`, a tree for an issue task); make the prepared
+//! image once per instance; start a fresh container from it; upload the spec and the
+//! submission; run the verifier once; map its one JSON result onto the verdict.
 //!
-//! Every submission gets a new container. Its image is the instance image after the prepare step
-//! (base checked out, setup commands run, newer history stripped and proven gone); that prepared
-//! image is committed once per instance and reused, keyed by the instance image's id, the base
-//! commit, the setup commands and the strip script (`beyondswe-prepared:<key>`), so repeated
-//! grading pays only for the submission. Every step is bounded in time, and every failure ends in
-//! a verdict: the agent's
-//! failures are `unresolved` with a reason, the infrastructure's are `error`. Nothing printed by
-//! the code under test decides anything: outcomes come from the recorder's file (random path,
-//! fresh nonce) and pytest's JUnit report, read back through the engine API and parsed here.
+//! The prepared image is the instance image after the prepare step (base checked out, setup
+//! commands run, newer history stripped and proven gone, the image's own files recorded, the
+//! verifier installed in a root-only state directory), committed as `beyondswe-prepared:<key>`,
+//! keyed by the instance image's id, the base, the setup commands and the adapter files, so
+//! repeated grading pays only for the submission. Every step is bounded in time, and every
+//! failure ends in a verdict: the agent's failures are `unresolved` with a reason, the
+//! infrastructure's are `error`. Nothing the code under test prints decides anything: the
+//! verifier decides (`adapters/verify.py`), and its result comes back on its own stdout, which
+//! it moves out of every child's reach first.
 
 use super::result::VerifierResult;
 use super::verdict::{Outcome, Reason, Verdict};
@@ -17,7 +20,8 @@ use crate::patch;
 use crate::record::{Family, Record};
 use crate::restore_rules;
 use crate::sandbox::{
-    ContainerSpec, ExecSpec, INSTANCE_LABEL, Limits, Sandbox, SandboxError, TarBuilder,
+    CheckedOut, Checkout, ContainerSpec, ExecSpec, INSTANCE_LABEL, Limits, Sandbox, SandboxError,
+    TarBuilder, check_out,
 };
 use crate::submission::{EntryKind, Submission, TreeLimits, read_tree};
 use sha2::{Digest, Sha256};
@@ -320,7 +324,58 @@ async fn prepare<S: Sandbox>(
     record: &Record,
     opts: &GradeOptions,
 ) -> Result<(), Stop> {
-    let workdir = record.workdir();
+    install_adapters(sandbox, container).await?;
+    let setup = record.pre_commands();
+    let checked = check_out(
+        sandbox,
+        container,
+        &Checkout {
+            workdir: record.workdir(),
+            base: record.base_commit(),
+            setup: &setup,
+            setup_timeout: opts.setup_timeout,
+        },
+    )
+    .await?;
+    let (log, failed) = match checked {
+        CheckedOut::Done { log, failed } => {
+            let strip_log = strip_history(sandbox, container, record.workdir()).await?;
+            (format!("{log}{strip_log}"), failed)
+        }
+        // A Doc2Repo workdir may be empty: the submission is the whole repository.
+        CheckedOut::NotARepository if record.family() == Family::Doc2Repo => {
+            (String::new(), Vec::new())
+        }
+        CheckedOut::NotARepository => {
+            return Err(Stop::error(
+                Reason::PrepareFailed,
+                format!("{} is not a git repository in the image", record.workdir()),
+            ));
+        }
+        CheckedOut::CheckoutFailed(out) => {
+            return Err(Stop::error(
+                Reason::PrepareFailed,
+                format!(
+                    "git checkout {} failed:\n{out}",
+                    record.base_commit().unwrap_or_default()
+                ),
+            ));
+        }
+    };
+    record_baseline(sandbox, container, record).await?;
+    let facts = serde_json::json!({"log": tail(&log), "pre_commands_failed": failed});
+    let mut tar = TarBuilder::new();
+    tar.file("setup.json", facts.to_string().as_bytes(), 0o600)
+        .map_err(Stop::internal)?;
+    sandbox
+        .upload(container, STATE_DIR, tar.finish().map_err(Stop::internal)?)
+        .await?;
+    Ok(())
+}
+
+/// The verifier, its runner, the rules and the history strip, into the root-only state
+/// directory of the image being prepared.
+async fn install_adapters<S: Sandbox>(sandbox: &S, container: &S::Handle) -> Result<(), Stop> {
     let mut tar = TarBuilder::new();
     let state = STATE_DIR.trim_start_matches('/');
     tar.dir("var", 0o755)
@@ -339,100 +394,52 @@ async fn prepare<S: Sandbox>(
     sandbox
         .upload(container, "/", tar.finish().map_err(Stop::internal)?)
         .await?;
+    Ok(())
+}
 
-    let w = shell_quote(workdir);
-    let exec = |script: String, limit: Duration| {
-        ExecSpec::sh(script).timeout(limit + Duration::from_secs(60))
-    };
-    let is_repo = sandbox
+/// Strips every commit newer than the base and proves none is left (exit 3: one is); the log.
+async fn strip_history<S: Sandbox>(
+    sandbox: &S,
+    container: &S::Handle,
+    workdir: &str,
+) -> Result<String, Stop> {
+    let limit = Duration::from_secs(crate::DEFAULT_TIMEOUT_SECS);
+    let script = format!("sh {STATE_DIR}/strip_history.sh {}", shell_quote(workdir));
+    let strip = sandbox
         .exec(
             container,
-            &exec(
-                format!("mkdir -p {w} && cd {w} && git rev-parse --git-dir"),
-                Duration::from_secs(60),
-            ),
+            &ExecSpec::sh(script).timeout(limit + Duration::from_secs(60)),
         )
         .await?;
-    let mut log = String::new();
-    let mut failed: Vec<String> = Vec::new();
-    if !is_repo.success() {
-        if record.family() != Family::Doc2Repo {
-            return Err(Stop::error(
-                Reason::PrepareFailed,
-                format!("{workdir} is not a git repository in the image"),
-            ));
-        }
-    } else {
-        if let Some(base) = record.base_commit() {
-            let out = sandbox
-                .exec(
-                    container,
-                    &exec(
-                        format!(
-                            "cd {w} && git -c advice.detachedHead=false checkout -q -f {}",
-                            shell_quote(base)
-                        ),
-                        Duration::from_secs(300),
-                    ),
-                )
-                .await?;
-            if !out.success() {
-                return Err(Stop::error(
-                    Reason::PrepareFailed,
-                    format!("git checkout {base} failed:\n{}", out.combined()),
-                ));
-            }
-        }
-        let secs = opts.setup_timeout.as_secs().max(1);
-        for cmd in record.pre_commands() {
-            let script = format!(
-                "cd {w} && if command -v timeout >/dev/null; then timeout -k 10 {secs} sh -c {c}; else sh -c {c}; fi",
-                c = shell_quote(&cmd)
-            );
-            let out = sandbox
-                .exec(container, &exec(script, opts.setup_timeout))
-                .await?;
-            log.push_str(&format!("$ {cmd}\n{}\n", out.combined()));
-            if !out.success() {
-                failed.push(cmd);
-            }
-        }
-        let strip = sandbox
-            .exec(
-                container,
-                &exec(
-                    format!("sh {STATE_DIR}/strip_history.sh {w}"),
-                    Duration::from_secs(crate::DEFAULT_TIMEOUT_SECS),
-                ),
-            )
-            .await?;
-        log.push_str(&strip.combined());
-        match strip.exit_code {
-            Some(0) => {}
-            Some(3) => return Err(Stop::error(Reason::HistoryLeak, strip.combined())),
-            _ => {
-                return Err(Stop::error(
-                    Reason::PrepareFailed,
-                    format!("history strip failed:\n{}", strip.combined()),
-                ));
-            }
-        }
+    match strip.exit_code {
+        Some(0) => Ok(strip.combined()),
+        Some(3) => Err(Stop::error(Reason::HistoryLeak, strip.combined())),
+        _ => Err(Stop::error(
+            Reason::PrepareFailed,
+            format!("history strip failed:\n{}", strip.combined()),
+        )),
     }
-    // What belongs to the image (untracked files and their hashes, the pytest plugins, the
-    // interpreter's clean sys.path), recorded before any submission is in the container.
+}
+
+/// What belongs to the image (untracked files and their hashes, the pytest plugins, the
+/// interpreter's clean sys.path), recorded before any submission is in the container.
+async fn record_baseline<S: Sandbox>(
+    sandbox: &S,
+    container: &S::Handle,
+    record: &Record,
+) -> Result<(), Stop> {
     let base = record
         .base_commit()
         .map(|b| format!(" --base {}", shell_quote(b)))
         .unwrap_or_default();
+    let script = format!(
+        "{FIND_PYTHON}; cd / && \"$PY\" -I {STATE_DIR}/beyondswe_verify.py prepare --workdir {w}{base} --state-dir {STATE_DIR}",
+        w = shell_quote(record.workdir())
+    );
     let facts = sandbox
         .exec(
             container,
-            &exec(
-                format!(
-                    "{FIND_PYTHON}; cd / && \"$PY\" -I {STATE_DIR}/beyondswe_verify.py prepare --workdir {w}{base} --state-dir {STATE_DIR}"
-                ),
-                Duration::from_secs(600),
-            ),
+            &ExecSpec::sh(script).timeout(Duration::from_secs(660)),
         )
         .await?;
     if !facts.success() {
@@ -444,13 +451,6 @@ async fn prepare<S: Sandbox>(
             ),
         ));
     }
-    let facts = serde_json::json!({"log": tail(&log), "pre_commands_failed": failed});
-    let mut tar = TarBuilder::new();
-    tar.file("setup.json", facts.to_string().as_bytes(), 0o600)
-        .map_err(Stop::internal)?;
-    sandbox
-        .upload(container, STATE_DIR, tar.finish().map_err(Stop::internal)?)
-        .await?;
     Ok(())
 }
 

@@ -219,111 +219,116 @@ pub async fn run_jobs<S: Sandbox>(
     let options = options.as_str();
     let results = futures_util::stream::iter(work)
         .map(|job| async move {
-            let image = job
-                .image_override
-                .clone()
-                .or_else(|| job.record.image().map(str::to_owned))
-                .unwrap_or_default();
-            let image_id = sandbox
-                .image_id(&image)
-                .await
-                .ok()
-                .flatten()
-                .unwrap_or_default();
-            let key = job_key(
-                &job,
-                &image_id,
-                &file_digest(job.test_suite.as_ref()),
-                options,
-            );
-            let cached = {
-                let store = store.lock().unwrap_or_else(|e| e.into_inner());
-                store
-                    .get(job.record.instance_id(), job.attempt)
-                    .filter(|s| s.key == key)
-                    .cloned()
+            let key = resume_key(sandbox, &job, options).await;
+            let event = match stored_verdict(store, &job, &key) {
+                Some(stored) => JobEvent::Cached(stored),
+                None => grade_job(sandbox, job, key, store, opts).await?,
             };
-            if let Some(stored) = cached {
-                tracing::debug!(
-                    instance = job.record.instance_id(),
-                    attempt = job.attempt,
-                    "resumed: graded before with the same key; the stored verdict stands"
-                );
-                let event = JobEvent::Cached(stored);
-                progress.event(&event);
-                return Ok(event);
-            }
-            let input = GradeInput {
-                record: &job.record,
-                submission: &job.submission,
-                test_suite: job.test_suite.as_deref(),
-                image_override: job.image_override.as_deref(),
-            };
-            let started = Instant::now();
-            tracing::info!(
-                instance = job.record.instance_id(),
-                attempt = job.attempt,
-                "grading"
-            );
-            let mut retried = false;
-            let verdict: Verdict = match &job.problem {
-                Some(problem) => unreadable(&job.record, problem),
-                None => {
-                    let (mut verdict, panicked) = grade_caught(sandbox, input, opts).await;
-                    // An infrastructure error may pass; a panic is a bug and would repeat.
-                    if verdict.is_error() && !panicked {
-                        retried = true;
-                        verdict = grade_caught(sandbox, input, opts).await.0;
-                    }
-                    verdict
-                }
-            };
-            tracing::info!(
-                instance = job.record.instance_id(),
-                attempt = job.attempt,
-                verdict = ?verdict.verdict,
-                reason = ?verdict.reason,
-                score = verdict.score,
-                retried,
-                secs = started.elapsed().as_secs_f64(),
-                "graded"
-            );
-            let stored = Stored {
-                key,
-                attempt: job.attempt,
-                claimed_reward: job.claimed_reward,
-                model_name_or_path: job.model.clone(),
-                verdict,
-            };
-            store
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .append(stored.clone())?;
-            let event = JobEvent::Graded { stored, retried };
             progress.event(&event);
             Ok(event)
         })
         .buffer_unordered(jobs.max(1));
     let mut events = Vec::new();
     let mut results = std::pin::pin!(results);
-    let mut first_error = None;
     while let Some(r) = results.next().await {
-        match r {
-            Ok(e) => events.push(e),
-            Err(e) => {
-                if first_error.is_none() {
-                    first_error = Some(e);
-                }
+        events.push(r?);
+    }
+    Ok(events)
+}
+
+/// The job's resume key, with the id of the image it would run on now.
+async fn resume_key<S: Sandbox>(sandbox: &S, job: &Job, options: &str) -> String {
+    let image = job
+        .image_override
+        .clone()
+        .or_else(|| job.record.image().map(str::to_owned))
+        .unwrap_or_default();
+    let image_id = sandbox
+        .image_id(&image)
+        .await
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    job_key(
+        job,
+        &image_id,
+        &file_digest(job.test_suite.as_ref()),
+        options,
+    )
+}
+
+/// The verdict stored for this job under the same key, if any (the run resumes past it).
+fn stored_verdict(store: &Mutex<Store>, job: &Job, key: &str) -> Option<Stored> {
+    let store = store.lock().unwrap_or_else(|e| e.into_inner());
+    let stored = store
+        .get(job.record.instance_id(), job.attempt)
+        .filter(|s| s.key == key)
+        .cloned();
+    if stored.is_some() {
+        tracing::debug!(
+            instance = job.record.instance_id(),
+            attempt = job.attempt,
+            "resumed: graded before with the same key; the stored verdict stands"
+        );
+    }
+    stored
+}
+
+/// Grades one job (an infrastructure error is retried once; a panic is not: it would repeat) and
+/// appends its verdict to the store.
+async fn grade_job<S: Sandbox>(
+    sandbox: &S,
+    job: Job,
+    key: String,
+    store: &Mutex<Store>,
+    opts: &GradeOptions,
+) -> Result<JobEvent, StoreError> {
+    let input = GradeInput {
+        record: &job.record,
+        submission: &job.submission,
+        test_suite: job.test_suite.as_deref(),
+        image_override: job.image_override.as_deref(),
+    };
+    let started = Instant::now();
+    tracing::info!(
+        instance = job.record.instance_id(),
+        attempt = job.attempt,
+        "grading"
+    );
+    let mut retried = false;
+    let verdict: Verdict = match &job.problem {
+        Some(problem) => unreadable(&job.record, problem),
+        None => {
+            let (mut verdict, panicked) = grade_caught(sandbox, input, opts).await;
+            if verdict.is_error() && !panicked {
+                retried = true;
+                verdict = grade_caught(sandbox, input, opts).await.0;
             }
+            verdict
         }
-        if first_error.is_some() {
-            break;
-        }
-    }
-    match first_error {
-        Some(e) => Err(e),
-        None => Ok(events),
-    }
+    };
+    tracing::info!(
+        instance = job.record.instance_id(),
+        attempt = job.attempt,
+        verdict = ?verdict.verdict,
+        reason = ?verdict.reason,
+        score = verdict.score,
+        retried,
+        secs = started.elapsed().as_secs_f64(),
+        "graded"
+    );
+    let stored = Stored {
+        key,
+        attempt: job.attempt,
+        claimed_reward: job.claimed_reward,
+        model_name_or_path: job.model.clone(),
+        verdict,
+    };
+    store
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .append(stored.clone())?;
+    Ok(JobEvent::Graded { stored, retried })
 }
 
 #[cfg(test)]

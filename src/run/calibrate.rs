@@ -55,22 +55,8 @@ pub fn calibrate(spec: &CalibrateSpec, progress: &dyn Progress) -> Result<Calibr
         progress.note(w);
     }
     let run_dir = spec.store.dir();
-    let meta = |which: &str| RunMeta {
-        run_id: format!("{}/{which}", spec.store.run_id),
-        grader_version: GRADER_VERSION.into(),
-        dataset: spec.dataset.display().to_string(),
-        dataset_hash: dataset_digest.clone(),
-        predictions: which.to_owned(),
-        predictions_hash: which.to_owned(),
-        created_at: now_rfc3339(),
-    };
-    let store_of = |which: &str| StoreSpec {
-        results_dir: run_dir.clone(),
-        run_id: which.to_owned(),
-        force: spec.store.force,
-    };
-    let gold_store = Mutex::new(open_store(&store_of("gold"), &meta("gold"), progress)?);
-    let empty_store = Mutex::new(open_store(&store_of("empty"), &meta("empty"), progress)?);
+    let (gold_store, empty_store) = open_stores(spec, &dataset_digest, progress)?;
+    let (gold_store, empty_store) = (Mutex::new(gold_store), Mutex::new(empty_store));
     progress.note(&format!(
         "calibrating {} instance(s): the gold patch {} time(s) each, the empty patch once ({} gradings, {} at once)",
         instances.len(),
@@ -130,6 +116,32 @@ pub fn calibrate(spec: &CalibrateSpec, progress: &dyn Progress) -> Result<Calibr
         &gold,
         &empty,
     )))
+}
+
+/// The two stores of a calibration, `gold/` and `empty/` under the spec's store.
+fn open_stores(
+    spec: &CalibrateSpec,
+    dataset_digest: &str,
+    progress: &dyn Progress,
+) -> Result<(Store, Store), RunError> {
+    let open = |which: &str| {
+        let meta = RunMeta {
+            run_id: format!("{}/{which}", spec.store.run_id),
+            grader_version: GRADER_VERSION.into(),
+            dataset: spec.dataset.display().to_string(),
+            dataset_hash: dataset_digest.to_owned(),
+            predictions: which.to_owned(),
+            predictions_hash: which.to_owned(),
+            created_at: now_rfc3339(),
+        };
+        let store = StoreSpec {
+            results_dir: spec.store.dir(),
+            run_id: which.to_owned(),
+            force: spec.store.force,
+        };
+        open_store(&store, &meta, progress)
+    };
+    Ok((open("gold")?, open("empty")?))
 }
 
 /// The gold jobs (`repeat` attempts each) and the empty jobs (one each).

@@ -132,6 +132,24 @@ fn hostname() -> String {
 }
 
 impl DockerSandbox {
+    /// The exit code of a finished exec: the stream ends a moment before the engine records it,
+    /// so it is asked for a few times (for up to two seconds).
+    async fn exit_code(&self, exec_id: &str) -> Result<Option<i64>, SandboxError> {
+        for _ in 0..100 {
+            let info = bounded(
+                "inspect exec",
+                API_TIMEOUT,
+                self.docker.inspect_exec(exec_id),
+            )
+            .await?;
+            if info.running != Some(true) {
+                return Ok(info.exit_code);
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        Ok(None)
+    }
+
     /// Connects to the engine and checks that it answers.
     pub async fn connect() -> Result<DockerSandbox, SandboxError> {
         let endpoint =
@@ -423,23 +441,11 @@ impl Sandbox for DockerSandbox {
             }
             Err(_) => true,
         };
-        let mut exit_code = None;
-        if !timed_out {
-            // The stream ends a moment before the engine records the exit code.
-            for _ in 0..100 {
-                let info = bounded(
-                    "inspect exec",
-                    API_TIMEOUT,
-                    self.docker.inspect_exec(&exec.id),
-                )
-                .await?;
-                if info.running != Some(true) {
-                    exit_code = info.exit_code;
-                    break;
-                }
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        }
+        let exit_code = if timed_out {
+            None
+        } else {
+            self.exit_code(&exec.id).await?
+        };
         Ok(ExecOutput {
             exit_code,
             stdout: out.finish(),

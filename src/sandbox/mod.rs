@@ -5,11 +5,13 @@
 //! commands with separate stdout/stderr, exit code and a host-side timeout, moves files in and out
 //! as tar through the engine API, and removes the container on every path out.
 
+mod checkout;
 mod docker;
 #[cfg(test)]
 pub(crate) mod scripted;
 mod tar_io;
 
+pub use checkout::{CheckedOut, Checkout, check_out};
 pub use docker::{DockerSandbox, INSTANCE_LABEL, MANAGED_LABEL, RUN_LABEL};
 pub use tar_io::{TarBuilder, files_in_tar};
 

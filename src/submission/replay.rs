@@ -12,11 +12,12 @@
 //! saw the same text. Failed edits are skipped, as they changed nothing. This is the one module of
 //! `submission` that runs containers, through the [`Sandbox`] trait only.
 
-use super::agents::{ActionKind, EditOp, Outcome, Shape, Transcript, apply_chunks};
+use super::agents::{ActionKind, EditOp, FileEdit, Outcome, Shape, Transcript, apply_chunks};
 use crate::adapters::shell_quote;
 use crate::record::Record;
 use crate::sandbox::{
-    ContainerSpec, ExecSpec, INSTANCE_LABEL, Limits, Sandbox, SandboxError, TarBuilder,
+    CheckedOut, Checkout, ContainerSpec, ExecSpec, INSTANCE_LABEL, Limits, Sandbox, SandboxError,
+    TarBuilder, check_out,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
@@ -216,54 +217,8 @@ pub fn plan(
                 ),
             ));
         }
-        let Some(&e) = by_action.get(&i) else {
-            continue;
-        };
-        let edit = &t.edits[e];
-        match edit.outcome {
-            Outcome::Failed => {
-                out.notes.push(format!(
-                    "step {}: the {} failed, so it changed nothing; skipped",
-                    edit.step, edit.tool
-                ));
-                continue;
-            }
-            Outcome::Unknown => {
-                return Err(not_exact(
-                    edit.step,
-                    format!("no result recorded for the {} (interrupted?)", edit.tool),
-                ));
-            }
-            Outcome::Applied => {}
-        }
-        if edit.user_modified {
-            return Err(not_exact(
-                edit.step,
-                "the user changed the edit before it was made",
-            ));
-        }
-        let mut ops = Vec::new();
-        let mut outside = Vec::new();
-        for op in &edit.ops {
-            match relocate(op, edit.cwd.as_deref(), &roots, edit.step)? {
-                Some(o) => ops.push(o),
-                None => outside.push(op.paths()[0].to_owned()),
-            }
-        }
-        if !outside.is_empty() {
-            out.notes.push(format!(
-                "step {}: {} outside the repository left out",
-                edit.step,
-                outside.join(", ")
-            ));
-        }
-        if !ops.is_empty() {
-            out.edits.push(PlannedEdit {
-                step: edit.step,
-                tool: edit.tool.clone(),
-                ops,
-                original: edit.original.clone(),
-            });
+        if let Some(&e) = by_action.get(&i) {
+            plan_edit(&t.edits[e], &roots, &mut out)?;
         }
     }
     if out.edits.is_empty() {
@@ -273,6 +228,58 @@ pub fn plan(
         ));
     }
     Ok(out)
+}
+
+/// One edit of the transcript into the plan: a failed one is skipped with a note, one without a
+/// result or changed by the user makes the replay inexact, paths outside the repository are
+/// left out with a note.
+fn plan_edit(edit: &FileEdit, roots: &[&str], out: &mut ReplayPlan) -> Result<(), NotExact> {
+    match edit.outcome {
+        Outcome::Failed => {
+            out.notes.push(format!(
+                "step {}: the {} failed, so it changed nothing; skipped",
+                edit.step, edit.tool
+            ));
+            return Ok(());
+        }
+        Outcome::Unknown => {
+            return Err(not_exact(
+                edit.step,
+                format!("no result recorded for the {} (interrupted?)", edit.tool),
+            ));
+        }
+        Outcome::Applied => {}
+    }
+    if edit.user_modified {
+        return Err(not_exact(
+            edit.step,
+            "the user changed the edit before it was made",
+        ));
+    }
+    let mut ops = Vec::new();
+    let mut outside = Vec::new();
+    for op in &edit.ops {
+        match relocate(op, edit.cwd.as_deref(), roots, edit.step)? {
+            Some(o) => ops.push(o),
+            None => outside.push(op.paths()[0].to_owned()),
+        }
+    }
+    if !outside.is_empty() {
+        out.notes.push(format!(
+            "step {}: {} outside the repository left out",
+            edit.step,
+            outside.join(", ")
+        ));
+    }
+    if !ops.is_empty() {
+        out.edits.push(PlannedEdit {
+            step: edit.step,
+            tool: edit.tool.clone(),
+            ops,
+            original: edit.original.clone(),
+        });
+    }
+    Ok(())
 }
 
 /// A file as the replay sees it: its bytes (`None`: absent).
@@ -603,201 +610,33 @@ async fn replay_in<S: Sandbox>(
     plan: &ReplayPlan,
     opts: &ReplayOptions,
 ) -> Result<Reconstruction, ReplayError> {
-    let failed = |step: &'static str, message: String| ReplayError::Failed {
-        instance: record.instance_id().to_owned(),
-        step,
-        message,
-    };
     let workdir = record.workdir().trim_end_matches('/').to_owned();
-    let w = shell_quote(&workdir);
-    let sh = |script: String, limit: Duration| {
-        ExecSpec::sh(script).timeout(limit + Duration::from_secs(60))
+    let r = Replay {
+        sandbox,
+        container,
+        record,
+        w: shell_quote(&workdir),
+        workdir,
+        state: format!("/tmp/beyondswe-replay-{}", token()),
     };
-    let minute = Duration::from_secs(60);
     let mut notes = plan.notes.clone();
-    let out = sandbox
-        .exec(
-            container,
-            &sh(format!("cd {w} && git rev-parse --git-dir"), minute),
-        )
-        .await?;
-    if !out.success() {
-        return Err(failed(
-            "prepare",
-            format!("{workdir} is not a git repository in the image"),
-        ));
-    }
-    if let Some(base) = record.base_commit() {
-        let out = sandbox
-            .exec(
-                container,
-                &sh(
-                    format!(
-                        "cd {w} && git -c advice.detachedHead=false checkout -q -f {}",
-                        shell_quote(base)
-                    ),
-                    Duration::from_secs(300),
-                ),
-            )
-            .await?;
-        if !out.success() {
-            return Err(failed("checkout", out.combined()));
-        }
-    }
-    // The agent worked after the setup commands; so does the replay.
-    for cmd in record.pre_commands() {
-        let out = sandbox
-            .exec(
-                container,
-                &sh(
-                    format!("cd {w} && sh -c {}", shell_quote(&cmd)),
-                    opts.setup_timeout,
-                ),
-            )
-            .await?;
-        if !out.success() {
-            notes.push(format!(
-                "setup command failed (as it may in grading): {cmd}"
-            ));
-        }
-    }
-    let paths = plan.paths();
-    let mut files: Files = BTreeMap::new();
-    let mut modes: BTreeMap<String, u32> = BTreeMap::new();
-    for p in &paths {
-        let tar = sandbox
-            .download(container, &format!("{workdir}/{p}"), MAX_FILE)
-            .await?;
-        let content = match tar {
-            None => None,
-            Some(bytes) => {
-                match file_of_tar(&bytes).map_err(|e| failed("read", e.to_string()))? {
-                    Some((data, mode)) => {
-                        modes.insert(p.clone(), mode);
-                        Some(data)
-                    }
-                    None => {
-                        return Err(not_exact(
-                        plan.edits
-                            .iter()
-                            .find(|e| e.ops.iter().any(|o| o.paths().contains(&p.as_str())))
-                            .map_or(1, |e| e.step),
-                        format!("`{p}` is not a regular file in the repository (a link or a directory)"),
-                    )
-                    .into());
-                    }
-                }
-            }
-        };
-        files.insert(p.clone(), content);
-    }
-    let before = files.clone();
+    notes.extend(r.check_out_base(opts).await?);
+    let (before, modes) = r.read_touched(plan).await?;
+    let mut files = before.clone();
     apply(&mut files, plan)?;
-
-    let state = format!("/tmp/beyondswe-replay-{}", token());
-    let git = "git -c core.autocrlf=false -c core.safecrlf=false -c core.quotepath=off --literal-pathspecs";
-    let quoted = |ps: &[&String]| {
-        ps.iter()
-            .map(|p| shell_quote(p))
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    // A tree of the touched paths as they are: present ones added (ignored or not), absent ones
-    // removed; everything else as at HEAD.
-    let snapshot = |name: &str, f: &Files| {
-        let present: Vec<&String> = f
-            .iter()
-            .filter(|(_, c)| c.is_some())
-            .map(|(p, _)| p)
-            .collect();
-        let absent: Vec<&String> = f
-            .iter()
-            .filter(|(_, c)| c.is_none())
-            .map(|(p, _)| p)
-            .collect();
-        let mut s = format!("export GIT_INDEX_FILE={state}/{name}.index && {git} read-tree HEAD");
-        if !present.is_empty() {
-            s.push_str(&format!(" && {git} add -f -- {}", quoted(&present)));
-        }
-        if !absent.is_empty() {
-            s.push_str(&format!(
-                " && {git} rm -q --cached --ignore-unmatch -- {}",
-                quoted(&absent)
-            ));
-        }
-        s.push_str(&format!(" && {git} write-tree > {state}/{name}"));
-        s
-    };
-    let out = sandbox
-        .exec(
-            container,
-            &sh(
-                format!("mkdir -p {state} && cd {w} && {}", snapshot("t0", &before)),
-                Duration::from_secs(600),
-            ),
-        )
-        .await?;
-    if !out.success() {
-        return Err(failed("snapshot", out.combined()));
-    }
-    // Write the replayed files.
-    let deleted: Vec<&String> = files
-        .iter()
-        .filter(|(p, c)| c.is_none() && before.get(*p).is_some_and(Option::is_some))
-        .map(|(p, _)| p)
-        .collect();
-    let written: Vec<(&String, &Vec<u8>)> = files
-        .iter()
-        .filter_map(|(p, c)| c.as_ref().map(|c| (p, c)))
-        .collect();
-    let mut prep = format!("cd {w}");
-    if !deleted.is_empty() {
-        prep.push_str(&format!(" && rm -f -- {}", quoted(&deleted)));
-    }
-    let dirs: BTreeSet<String> = written
-        .iter()
-        .filter_map(|(p, _)| p.rsplit_once('/').map(|(d, _)| d.to_owned()))
-        .collect();
-    if !dirs.is_empty() {
-        let dirs: Vec<&String> = dirs.iter().collect();
-        prep.push_str(&format!(" && mkdir -p -- {}", quoted(&dirs)));
-    }
-    let out = sandbox.exec(container, &sh(prep, minute)).await?;
-    if !out.success() {
-        return Err(failed("write", out.combined()));
-    }
-    if !written.is_empty() {
-        let mut tar = TarBuilder::new();
-        for (p, c) in &written {
-            let mode = modes.get(*p).copied().unwrap_or(0o644) & 0o7777;
-            tar.file(p, c, mode)
-                .map_err(|e| failed("write", e.to_string()))?;
-        }
-        let bytes = tar.finish().map_err(|e| failed("write", e.to_string()))?;
-        sandbox.upload(container, &workdir, bytes).await?;
-    }
-    let out = sandbox
-        .exec(
-            container,
-            &sh(
-                format!(
-                    "cd {w} && {} && {git} diff --binary --full-index --no-renames --no-color --no-ext-diff $(cat {state}/t0) $(cat {state}/t1) > {state}/patch.diff",
-                    snapshot("t1", &files)
-                ),
-                Duration::from_secs(600),
-            ),
-        )
-        .await?;
-    if !out.success() {
-        return Err(failed("diff", out.combined()));
-    }
-    let tar = sandbox
-        .download(container, &format!("{state}/patch.diff"), MAX_FILE)
-        .await?
-        .ok_or_else(|| failed("diff", "no patch.diff was written".into()))?;
-    let (patch, _) = file_of_tar(&tar)
-        .map_err(|e| failed("diff", e.to_string()))?
-        .ok_or_else(|| failed("diff", "patch.diff is not a file".into()))?;
+    r.run(
+        "snapshot",
+        format!(
+            "mkdir -p {} && cd {} && {}",
+            r.state,
+            r.w,
+            snapshot(&r.state, "t0", &before)
+        ),
+        Duration::from_secs(600),
+    )
+    .await?;
+    r.write_files(&before, &files, &modes).await?;
+    let patch = r.diff(&files).await?;
     let changed: Vec<String> = files
         .iter()
         .filter(|(p, c)| before.get(*p) != Some(c))
@@ -811,6 +650,218 @@ async fn replay_in<S: Sandbox>(
         files: changed,
         notes,
     })
+}
+
+/// git as the replay runs it: bytes as they are, paths as they are.
+const GIT: &str =
+    "git -c core.autocrlf=false -c core.safecrlf=false -c core.quotepath=off --literal-pathspecs";
+
+fn quoted(paths: &[&String]) -> String {
+    paths
+        .iter()
+        .map(|p| shell_quote(p))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A script writing the tree of the touched paths as they are to `state/name`: present ones
+/// added (ignored or not), absent ones removed, everything else as at HEAD.
+fn snapshot(state: &str, name: &str, files: &Files) -> String {
+    let present: Vec<&String> = files
+        .iter()
+        .filter(|(_, c)| c.is_some())
+        .map(|(p, _)| p)
+        .collect();
+    let absent: Vec<&String> = files
+        .iter()
+        .filter(|(_, c)| c.is_none())
+        .map(|(p, _)| p)
+        .collect();
+    let mut s = format!("export GIT_INDEX_FILE={state}/{name}.index && {GIT} read-tree HEAD");
+    if !present.is_empty() {
+        s.push_str(&format!(" && {GIT} add -f -- {}", quoted(&present)));
+    }
+    if !absent.is_empty() {
+        s.push_str(&format!(
+            " && {GIT} rm -q --cached --ignore-unmatch -- {}",
+            quoted(&absent)
+        ));
+    }
+    s.push_str(&format!(" && {GIT} write-tree > {state}/{name}"));
+    s
+}
+
+/// One replay's container and the steps it goes through.
+struct Replay<'a, S: Sandbox> {
+    sandbox: &'a S,
+    container: &'a S::Handle,
+    record: &'a Record,
+    workdir: String,
+    /// `workdir`, quoted for the shell.
+    w: String,
+    /// A scratch directory for the index files, trees and the diff.
+    state: String,
+}
+
+impl<S: Sandbox> Replay<'_, S> {
+    fn failed(&self, step: &'static str, message: String) -> ReplayError {
+        ReplayError::Failed {
+            instance: self.record.instance_id().to_owned(),
+            step,
+            message,
+        }
+    }
+
+    /// Runs `script`; a failure is `step`'s, with the command's output.
+    async fn run(
+        &self,
+        step: &'static str,
+        script: String,
+        limit: Duration,
+    ) -> Result<(), ReplayError> {
+        let spec = ExecSpec::sh(script).timeout(limit + Duration::from_secs(60));
+        let out = self.sandbox.exec(self.container, &spec).await?;
+        if out.success() {
+            Ok(())
+        } else {
+            Err(self.failed(step, out.combined()))
+        }
+    }
+
+    /// The base checked out and the setup commands run (the agent worked after them); a note
+    /// for each setup command that failed.
+    async fn check_out_base(&self, opts: &ReplayOptions) -> Result<Vec<String>, ReplayError> {
+        let setup = self.record.pre_commands();
+        let checked = check_out(
+            self.sandbox,
+            self.container,
+            &Checkout {
+                workdir: &self.workdir,
+                base: self.record.base_commit(),
+                setup: &setup,
+                setup_timeout: opts.setup_timeout,
+            },
+        )
+        .await?;
+        match checked {
+            CheckedOut::NotARepository => Err(self.failed(
+                "prepare",
+                format!("{} is not a git repository in the image", self.workdir),
+            )),
+            CheckedOut::CheckoutFailed(out) => Err(self.failed("checkout", out)),
+            CheckedOut::Done { failed, .. } => Ok(failed
+                .iter()
+                .map(|cmd| format!("setup command failed (as it may in grading): {cmd}"))
+                .collect()),
+        }
+    }
+
+    /// The files the plan touches as the base has them (`None`: absent), with their modes; a
+    /// link or a directory where a file is edited makes the replay inexact.
+    async fn read_touched(
+        &self,
+        plan: &ReplayPlan,
+    ) -> Result<(Files, BTreeMap<String, u32>), ReplayError> {
+        let mut files: Files = BTreeMap::new();
+        let mut modes: BTreeMap<String, u32> = BTreeMap::new();
+        for p in plan.paths() {
+            let tar = self
+                .sandbox
+                .download(self.container, &format!("{}/{p}", self.workdir), MAX_FILE)
+                .await?;
+            let content = match tar {
+                None => None,
+                Some(bytes) => {
+                    let file =
+                        file_of_tar(&bytes).map_err(|e| self.failed("read", e.to_string()))?;
+                    let Some((data, mode)) = file else {
+                        let step = plan
+                            .edits
+                            .iter()
+                            .find(|e| e.ops.iter().any(|o| o.paths().contains(&p.as_str())))
+                            .map_or(1, |e| e.step);
+                        return Err(not_exact(
+                            step,
+                            format!("`{p}` is not a regular file in the repository (a link or a directory)"),
+                        )
+                        .into());
+                    };
+                    modes.insert(p.clone(), mode);
+                    Some(data)
+                }
+            };
+            files.insert(p, content);
+        }
+        Ok((files, modes))
+    }
+
+    /// The replayed files into the workdir: deleted ones removed, the others written with the
+    /// modes they had.
+    async fn write_files(
+        &self,
+        before: &Files,
+        files: &Files,
+        modes: &BTreeMap<String, u32>,
+    ) -> Result<(), ReplayError> {
+        let deleted: Vec<&String> = files
+            .iter()
+            .filter(|(p, c)| c.is_none() && before.get(*p).is_some_and(Option::is_some))
+            .map(|(p, _)| p)
+            .collect();
+        let written: Vec<(&String, &Vec<u8>)> = files
+            .iter()
+            .filter_map(|(p, c)| c.as_ref().map(|c| (p, c)))
+            .collect();
+        let mut prep = format!("cd {}", self.w);
+        if !deleted.is_empty() {
+            prep.push_str(&format!(" && rm -f -- {}", quoted(&deleted)));
+        }
+        let dirs: BTreeSet<String> = written
+            .iter()
+            .filter_map(|(p, _)| p.rsplit_once('/').map(|(d, _)| d.to_owned()))
+            .collect();
+        if !dirs.is_empty() {
+            let dirs: Vec<&String> = dirs.iter().collect();
+            prep.push_str(&format!(" && mkdir -p -- {}", quoted(&dirs)));
+        }
+        self.run("write", prep, Duration::from_secs(60)).await?;
+        if written.is_empty() {
+            return Ok(());
+        }
+        let mut tar = TarBuilder::new();
+        for (p, c) in &written {
+            let mode = modes.get(*p).copied().unwrap_or(0o644) & 0o7777;
+            tar.file(p, c, mode)
+                .map_err(|e| self.failed("write", e.to_string()))?;
+        }
+        let bytes = tar
+            .finish()
+            .map_err(|e| self.failed("write", e.to_string()))?;
+        self.sandbox
+            .upload(self.container, &self.workdir, bytes)
+            .await?;
+        Ok(())
+    }
+
+    /// The diff from the base's snapshot to the replayed files', made by the container's git.
+    async fn diff(&self, files: &Files) -> Result<Vec<u8>, ReplayError> {
+        let state = &self.state;
+        let script = format!(
+            "cd {} && {} && {GIT} diff --binary --full-index --no-renames --no-color --no-ext-diff $(cat {state}/t0) $(cat {state}/t1) > {state}/patch.diff",
+            self.w,
+            snapshot(state, "t1", files)
+        );
+        self.run("diff", script, Duration::from_secs(600)).await?;
+        let tar = self
+            .sandbox
+            .download(self.container, &format!("{state}/patch.diff"), MAX_FILE)
+            .await?
+            .ok_or_else(|| self.failed("diff", "no patch.diff was written".into()))?;
+        let (patch, _) = file_of_tar(&tar)
+            .map_err(|e| self.failed("diff", e.to_string()))?
+            .ok_or_else(|| self.failed("diff", "patch.diff is not a file".into()))?;
+        Ok(patch)
+    }
 }
 
 #[cfg(test)]
