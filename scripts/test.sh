@@ -23,4 +23,4 @@ bash scripts/harbor-venv.sh latest >/dev/null
 log "schemas"
 cargo run --quiet -- schemas check schemas
 log "tests"
-cargo test
+cargo test -- --include-ignored

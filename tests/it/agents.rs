@@ -2,7 +2,7 @@
 //! cases (CRLF and non-UTF-8 patches, an empty patch, a truncated line, an errored trial, a
 //! misleading trial directory name, a transcript without a patch, an unknown format).
 
-use super::support::{docker_ready, fixture_images, fixtures};
+use super::support::{fixture_images, fixtures, require_docker};
 use assert_cmd::cargo::cargo_bin_cmd;
 use predicates::prelude::PredicateBooleanExt;
 use predicates::str::contains;
@@ -167,10 +167,9 @@ fn odd_cases_are_reported_and_the_good_records_kept() {
 
 /// From each format's files to graded verdicts, through `grade --predictions` (auto-detected).
 #[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
 fn every_format_grades_to_the_expected_verdicts() {
-    if !docker_ready() {
-        return;
-    }
+    require_docker();
     fixture_images();
     let dir = tempfile::tempdir().unwrap();
     let grade = |rel: &str, run: &str| -> BTreeMap<(String, u64), (String, String)> {

@@ -3,7 +3,7 @@
 //! random container name ends in an even digit), trivial (the empty patch resolves it) and a
 //! Doc2Repo suite with a test the reference solution fails; then `grade --calibration`.
 
-use super::support::{docker_ready, fixture_images, fixtures};
+use super::support::{fixture_images, fixtures, require_docker};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::path::Path;
@@ -97,10 +97,9 @@ fn family<'a>(report: &'a Value, name: &str) -> Option<&'a Value> {
 }
 
 #[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
 fn calibration_finds_broken_flaky_and_trivial_instances_and_grade_uses_it() {
-    if !docker_ready() {
-        return;
-    }
+    require_docker();
     fixture_images();
     let dir = tempfile::tempdir().unwrap();
     let cal_path = dir.path().join("calibration.json");

@@ -323,10 +323,9 @@ fn schemas_are_up_to_date() {
 
 /// The README's main command: builds the images, checks the round trip, grades the demo run.
 #[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
 fn demo_converts_and_grades_the_bundled_data() {
-    if !super::support::docker_ready() {
-        return;
-    }
+    super::support::require_docker();
     super::support::fixture_images();
     let dir = tempfile::tempdir().unwrap();
     // From outside the checkout: the demo data is the binary's own.

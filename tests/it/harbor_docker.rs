@@ -3,7 +3,7 @@
 //! applies the gold patch; tests/ is copied in after the agent and test.sh writes the reward.
 //! Runs on the Docker engine with the offline fixture images (scripts/build-fixture-images.sh).
 
-use super::support::{Container, docker, docker_ready, fixture_images, fixtures};
+use super::support::{Container, docker, fixture_images, fixtures, require_docker};
 use beyondswe::convert::{self, ToHarborOptions};
 use beyondswe::record::{Record, RecordReader};
 use std::path::{Path, PathBuf};
@@ -78,10 +78,9 @@ fn solve(c: &Container, task: &Task) {
 }
 
 #[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
 fn issue_tasks_strip_history_and_reward_gold_but_not_empty_or_tampered() {
-    if !docker_ready() {
-        return;
-    }
+    require_docker();
     fixture_images();
     for (id, future) in FUTURE {
         let task = build_task(id);
@@ -154,10 +153,9 @@ fn copy_tree_into(c: &Container, src: &Path, workdir: &str) {
 }
 
 #[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
 fn doc2repo_task_scores_the_pass_rate() {
-    if !docker_ready() {
-        return;
-    }
+    require_docker();
     fixture_images();
     let id = RecordReader::open(&fixtures().join("dataset/fixtures.jsonl"))
         .unwrap()
@@ -203,11 +201,10 @@ fn doc2repo_task_scores_the_pass_rate() {
 /// container (a patch it applied as root, or a tree it wrote), then `tests/test.sh` grades it.
 /// Archive cases are about reading submitted archives, which Harbor never does: left out here.
 #[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
 fn adversarial_suite_through_test_sh() {
     use super::adversarial::{cases, meets};
-    if !docker_ready() {
-        return;
-    }
+    require_docker();
     fixture_images();
     let only = std::env::var("BEYONDSWE_ADVERSARIAL_ONLY").unwrap_or_default();
     let cases: Vec<_> = cases()
@@ -299,10 +296,9 @@ fn adversarial_suite_through_test_sh() {
 /// image's own editable install may live there) and still removes what would: the gold fix
 /// scores 1, a root `*.dist-info` declaring a `pytest11` plugin that passes everything scores 0.
 #[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
 fn without_the_environment_build_gold_passes_and_a_planted_plugin_does_not() {
-    if !docker_ready() {
-        return;
-    }
+    require_docker();
     fixture_images();
     let record = fixture("acme_calc_pr7");
     let task = build_task("acme_calc_pr7");

@@ -3,17 +3,17 @@
 //! directory we generate and reads back the image, timeouts and resources we wrote.
 //!
 //! The loader environments come from `scripts/harbor-venv.sh` (CPython 3.11 with Harbor installed
-//! without its dependency set; see the script). Without network access to the package index the
-//! test skips locally, and fails in CI or with BEYONDSWE_REQUIRE_HARBOR=1.
+//! without its dependency set; see the script). The tests are `#[ignore]`d (a plain `cargo test`
+//! leaves them out); run, they fail without access to the package index.
 
-use super::support::{fixtures, repo_root, required};
+use super::support::{fixtures, repo_root};
 use beyondswe::convert::{self, ToHarborOptions};
 use beyondswe::record::RecordReader;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn harbor_python(version: &str) -> Option<PathBuf> {
+fn harbor_python(version: &str) -> PathBuf {
     let out = Command::new("bash")
         .arg(repo_root().join("scripts/harbor-venv.sh"))
         .arg(version)
@@ -24,12 +24,10 @@ fn harbor_python(version: &str) -> Option<PathBuf> {
             "scripts/harbor-venv.sh {version} failed:\n{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        assert!(!required("BEYONDSWE_REQUIRE_HARBOR"), "{msg}");
-        eprintln!("skipping: {msg}");
-        return None;
+        panic!("this test needs Harbor's loader: {msg}");
     }
     let stdout = String::from_utf8(out.stdout).unwrap();
-    Some(PathBuf::from(stdout.lines().last().unwrap().trim()))
+    PathBuf::from(stdout.lines().last().unwrap().trim())
 }
 
 fn convert_all(out: &Path) -> usize {
@@ -53,9 +51,7 @@ fn convert_all(out: &Path) -> usize {
 }
 
 fn load_with(version: &str) {
-    let Some(python) = harbor_python(version) else {
-        return;
-    };
+    let python = harbor_python(version);
     let dir = tempfile::tempdir().unwrap();
     let n = convert_all(dir.path());
     let out = Command::new(&python)
@@ -111,11 +107,13 @@ fn load_with(version: &str) {
 }
 
 #[test]
+#[ignore = "needs Harbor's own loader (scripts/test.sh runs it)"]
 fn harbor_0_1_45_loads_every_generated_task() {
     load_with("0.1.45");
 }
 
 #[test]
+#[ignore = "needs Harbor's own loader (scripts/test.sh runs it)"]
 fn latest_harbor_loads_every_generated_task() {
     load_with("latest");
 }
@@ -123,10 +121,9 @@ fn latest_harbor_loads_every_generated_task() {
 /// Our ATIF validator agrees with Harbor's own (`harbor.utils.trajectory_validator`, newest
 /// release) on every valid, invalid and leniently-accepted sample.
 #[test]
+#[ignore = "needs Harbor's own loader (scripts/test.sh runs it)"]
 fn atif_validation_agrees_with_harbors_validator() {
-    let Some(python) = harbor_python("latest") else {
-        return;
-    };
+    let python = harbor_python("latest");
     let samples = fixtures().join("atif");
     let theirs = Command::new(&python)
         .arg(repo_root().join("scripts/harbor_validate_trajectories.py"))
@@ -168,6 +165,7 @@ fn atif_validation_agrees_with_harbors_validator() {
 /// Harbor job → release → Harbor job keeps every file, and Harbor's own models (TrialResult,
 /// JobResult, Trajectory, the config models where they import) load the rebuilt job.
 #[test]
+#[ignore = "needs Harbor's own loader (scripts/test.sh runs it)"]
 fn release_round_trip_is_loaded_by_harbors_models() {
     let job = fixtures().join("agents/harbor-job");
     let dir = tempfile::tempdir().unwrap();
@@ -231,9 +229,7 @@ fn release_round_trip_is_loaded_by_harbors_models() {
         }
     }
     for version in ["0.1.45", "latest"] {
-        let Some(python) = harbor_python(version) else {
-            return;
-        };
+        let python = harbor_python(version);
         let out = Command::new(&python)
             .arg(repo_root().join("scripts/harbor_load_job.py"))
             .arg(rebuilt.join("2026-03-25__10-00-00"))

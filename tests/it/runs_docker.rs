@@ -1,7 +1,7 @@
 //! Whole runs on the Docker engine: parallel grading, resume, crash safety (SIGKILL and Ctrl-C),
 //! reports and comparisons, and bad input.
 
-use super::support::{docker, docker_ready, fixture_images, fixtures};
+use super::support::{docker, fixture_images, fixtures, require_docker};
 use assert_cmd::cargo::cargo_bin_cmd;
 use predicates::str::contains;
 use serde_json::Value;
@@ -63,10 +63,9 @@ fn containers_of(pid: u32) -> String {
 }
 
 #[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
 fn a_run_grades_resumes_and_regrades_changed_submissions() {
-    if !docker_ready() {
-        return;
-    }
+    require_docker();
     fixture_images();
     let dir = tempfile::tempdir().unwrap();
     let out = grade_cmd(dir.path(), "a", &demo_preds()).output().unwrap();
@@ -169,10 +168,9 @@ fn a_run_grades_resumes_and_regrades_changed_submissions() {
 }
 
 #[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
 fn killing_the_grader_at_any_moment_loses_and_duplicates_nothing() {
-    if !docker_ready() {
-        return;
-    }
+    require_docker();
     fixture_images();
     let reference = tempfile::tempdir().unwrap();
     assert!(
@@ -230,10 +228,9 @@ fn killing_the_grader_at_any_moment_loses_and_duplicates_nothing() {
 }
 
 #[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
 fn ctrl_c_stops_new_work_and_leaves_a_consistent_store() {
-    if !docker_ready() {
-        return;
-    }
+    require_docker();
     fixture_images();
     let dir = tempfile::tempdir().unwrap();
     let mut child = grade_cmd(dir.path(), "c", &demo_preds())
@@ -268,6 +265,7 @@ fn ctrl_c_stops_new_work_and_leaves_a_consistent_store() {
 }
 
 #[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
 fn bad_run_inputs() {
     let dir = tempfile::tempdir().unwrap();
     let dup = dir.path().join("dup.jsonl");
@@ -288,9 +286,7 @@ fn bad_run_inputs() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not JSON"));
 
-    if !docker_ready() {
-        return;
-    }
+    require_docker();
     fixture_images();
     // Predictions for unknown instances are reported, the rest graded.
     let mixed = dir.path().join("mixed.jsonl");
@@ -319,10 +315,9 @@ fn bad_run_inputs() {
 /// whole, and a later run completes the store. (The file-size limit stands in for a full disk:
 /// both make writes fail; it needs no privileges.)
 #[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
 fn a_full_disk_stops_the_run_cleanly() {
-    if !docker_ready() {
-        return;
-    }
+    require_docker();
     fixture_images();
     let dir = tempfile::tempdir().unwrap();
     let preds = demo_preds();
@@ -355,10 +350,9 @@ fn a_full_disk_stops_the_run_cleanly() {
 
 /// `verify` grades every published patch and lists where the claimed reward is wrong.
 #[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
 fn verify_finds_claims_the_patches_do_not_earn() {
-    if !docker_ready() {
-        return;
-    }
+    require_docker();
     fixture_images();
     let dir = tempfile::tempdir().unwrap();
     let release = dir.path().join("release.jsonl");
@@ -426,10 +420,9 @@ fn verify_finds_claims_the_patches_do_not_earn() {
 /// cannot import their function) count as not passed; the denominator stays `test_suite_num`.
 /// Before, pytest stopped the session at the collection errors and the instance scored 0.
 #[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
 fn doc2repo_modules_that_fail_to_import_still_leave_the_rest_scored() {
-    if !docker_ready() {
-        return;
-    }
+    require_docker();
     fixture_images();
     let dir = tempfile::tempdir().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_beyondswe"))
@@ -489,10 +482,9 @@ fn doc2repo_modules_that_fail_to_import_still_leave_the_rest_scored() {
 /// that can change a verdict. `-v` shows each grading's start and end with its verdict, `-vv` the
 /// containers and the resumed verdicts.
 #[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
 fn another_timeout_grades_again_and_verbose_shows_the_gradings() {
-    if !docker_ready() {
-        return;
-    }
+    require_docker();
     fixture_images();
     let dir = tempfile::tempdir().unwrap();
     let run = |timeout: &str, verbose: &str| {

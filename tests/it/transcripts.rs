@@ -489,11 +489,10 @@ fn ingest_reports_a_harbor_trial_without_a_patch_and_its_log() {
 /// the base commit in a container, and the patches grade to the verdicts their edits deserve; the
 /// transcripts that cannot be replayed exactly get no patch and are not graded.
 #[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
 fn reconstructed_patches_grade_to_the_expected_verdicts() {
-    use super::support::{docker_ready, fixture_images};
-    if !docker_ready() {
-        return;
-    }
+    use super::support::{fixture_images, require_docker};
+    require_docker();
     fixture_images();
     let dir = tempfile::tempdir().unwrap();
     let dataset = fixtures().join("dataset/fixtures.jsonl");
