@@ -1901,7 +1901,7 @@ print(json.dumps({"plugins": uniq, "sys_path": sys.path}))
 """
 
 
-def clean_interpreter_facts(python, repo_paths):
+def clean_interpreter_facts(python):
     """Plugins and sys.path as the image's interpreter sees them from outside the repository."""
     proc = subprocess.run([python, "-I", "-c", LIST_PLUGINS], cwd="/", stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, timeout=120)
@@ -1919,7 +1919,7 @@ def load_clean_facts(ctx):
     """The plugins and sys.path of the clean image: recorded by the prepare step; without it
     (a Harbor image used as it is) asked now, after the scrub, from outside the repository."""
     if "plugins" not in ctx.state:
-        clean = clean_interpreter_facts(ctx.python, ctx.repo_paths)
+        clean = clean_interpreter_facts(ctx.python)
         ctx.state["plugins"] = clean.get("plugins", [])
         ctx.state["clean_sys_path"] = clean.get("sys_path", [])
     ctx.plugins = ctx.state["plugins"]
@@ -2246,7 +2246,7 @@ def cmd_prepare(args):
     """What belongs to the image, recorded once before any submission: untracked files (with
     hashes), the pytest plugins installed, the interpreter's clean sys.path, the git config."""
     ctx = Ctx({"workdir": args.workdir, "base_commit": args.base})
-    out = {"baseline_untracked": {}, "clean": clean_interpreter_facts(sys.executable, [args.workdir])}
+    out = {"baseline_untracked": {}, "clean": clean_interpreter_facts(sys.executable)}
     out["plugins"] = out["clean"]["plugins"]
     out["clean_sys_path"] = out["clean"]["sys_path"]
     out["writable_roots"] = writable_roots()
