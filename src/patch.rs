@@ -210,27 +210,18 @@ fn parse_hunks(lines: &[&str], mut i: usize, change: &mut FileChange) -> Result<
         let (mut old_seen, mut new_seen) = (0u64, 0u64);
         i += 1;
         while old_seen < old_count || new_seen < new_count {
+            let short = |old_seen, new_seen| {
+                short_hunk(header_line, old_count, new_count, old_seen, new_seen)
+            };
             let Some(line) = lines.get(i) else {
-                return Err(short_hunk(
-                    header_line,
-                    old_count,
-                    new_count,
-                    old_seen,
-                    new_seen,
-                ));
+                return Err(short(old_seen, new_seen));
             };
             match line.as_bytes().first() {
                 Some(b' ') | None => {
                     // An empty line is a context line whose space was stripped by an editor; the
                     // final empty string after a trailing newline is not.
                     if line.is_empty() && i + 1 == lines.len() {
-                        return Err(short_hunk(
-                            header_line,
-                            old_count,
-                            new_count,
-                            old_seen,
-                            new_seen,
-                        ));
+                        return Err(short(old_seen, new_seen));
                     }
                     old_seen += 1;
                     new_seen += 1;

@@ -2,7 +2,7 @@
 //! library's settings before any work starts.
 
 use beyondswe::report::Format;
-use beyondswe::run::{RunLimits, StoreSpec, default_jobs};
+use beyondswe::run::{DatasetSpec, RunLimits, StoreSpec, default_jobs};
 use beyondswe::sandbox::Limits;
 use beyondswe::submission::AgentFormat;
 use beyondswe::submission::{DEFAULT_MAX_PATCH_BYTES, DEFAULT_MAX_TREE_BYTES, TreeLimits};
@@ -20,6 +20,17 @@ pub(crate) struct DatasetArgs {
     /// Directory with the Doc2Repo test-suite zips.
     #[arg(long)]
     pub(crate) test_suites: Option<PathBuf>,
+}
+
+impl DatasetArgs {
+    /// The dataset with only the instances of `scope`.
+    pub(crate) fn spec(&self, scope: &ScopeArgs) -> DatasetSpec {
+        DatasetSpec {
+            path: self.dataset.clone(),
+            test_suites: self.test_suites.clone(),
+            ids: scope.ids.clone(),
+        }
+    }
 }
 
 /// Which instances, and how many gradings at once.

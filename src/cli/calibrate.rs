@@ -39,9 +39,7 @@ pub(crate) struct CalibrateArgs {
 
 pub(crate) fn run(args: &CalibrateArgs, quiet: bool) -> Result<i32> {
     let spec = CalibrateSpec {
-        dataset: args.dataset.dataset.clone(),
-        test_suites: args.dataset.test_suites.clone(),
-        ids: args.scope.ids.clone(),
+        dataset: args.dataset.spec(&args.scope),
         repeat: args.repeat,
         store: args.results.store(&args.run_id),
         jobs: args.scope.jobs(),

@@ -17,7 +17,7 @@ use anyhow::{Context, Result, bail};
 use beyondswe::convert::ToHarborOptions;
 use beyondswe::record::RecordReader;
 use beyondswe::report::{Format, read_run};
-use beyondswe::run::{RunLimits, RunSpec, StoreSpec, Submissions};
+use beyondswe::run::{DatasetSpec, RunLimits, RunSpec, StoreSpec, Submissions};
 use clap::Args;
 use include_dir::{Dir, include_dir};
 use std::path::{Path, PathBuf};
@@ -124,7 +124,10 @@ pub(crate) fn run(args: &DemoArgs, quiet: bool) -> Result<i32> {
     note("3/3 grade: good, bad and tampering submissions, each in a fresh container");
     let predictions = fixtures.join("predictions/demo.jsonl");
     let mut spec = RunSpec::new(
-        dataset,
+        DatasetSpec {
+            test_suites: Some(suites),
+            ..DatasetSpec::new(dataset)
+        },
         Submissions::Predictions {
             path: predictions.clone(),
             format: None,
@@ -136,7 +139,6 @@ pub(crate) fn run(args: &DemoArgs, quiet: bool) -> Result<i32> {
             force: true,
         },
     );
-    spec.test_suites = Some(suites);
     spec.jobs = args.jobs.max(1);
     spec.limits = RunLimits {
         test_timeout: Duration::from_secs(120),

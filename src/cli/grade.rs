@@ -70,9 +70,7 @@ impl GradeArgs {
             None => Submissions::Empty,
         };
         RunSpec {
-            dataset: self.dataset.dataset.clone(),
-            test_suites: self.dataset.test_suites.clone(),
-            ids: self.scope.ids.clone(),
+            dataset: self.dataset.spec(&self.scope),
             submissions,
             store: self.results.store(&self.run_id),
             jobs: self.scope.jobs(),

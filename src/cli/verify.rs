@@ -95,9 +95,7 @@ pub(crate) fn run(args: &VerifyArgs, quiet: bool) -> Result<i32> {
         p
     };
     let spec = RunSpec {
-        dataset: args.dataset.dataset.clone(),
-        test_suites: args.dataset.test_suites.clone(),
-        ids: args.scope.ids.clone(),
+        dataset: args.dataset.spec(&args.scope),
         submissions: Submissions::Predictions {
             path: predictions,
             format: None,

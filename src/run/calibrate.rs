@@ -6,7 +6,7 @@ use super::error::RunError;
 use super::open_store;
 use super::plan::load_instances;
 use super::session::{Session, runtime};
-use super::spec::{RunLimits, StoreSpec};
+use super::spec::{DatasetSpec, RunLimits, StoreSpec};
 use crate::calibration::{
     CALIBRATION_FORMAT, Calibration, InstanceCalibration, Runs, calibrate_instance, summarize,
 };
@@ -15,15 +15,12 @@ use crate::grade::Verdict;
 use crate::report::{GRADER_VERSION, RunMeta, Store, now_rfc3339};
 use crate::submission::Submission;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::Mutex;
 
 /// One calibration.
 #[derive(Debug, Clone)]
 pub struct CalibrateSpec {
-    pub dataset: PathBuf,
-    pub test_suites: Option<PathBuf>,
-    pub ids: Vec<String>,
+    pub dataset: DatasetSpec,
     /// Gold gradings per instance.
     pub repeat: u32,
     /// The gradings go to `store.dir()/gold` and `store.dir()/empty`.
@@ -44,12 +41,7 @@ pub enum Calibrated {
 /// instance from its verdicts.
 pub fn calibrate(spec: &CalibrateSpec, progress: &dyn Progress) -> Result<Calibrated, RunError> {
     let mut warnings = Vec::new();
-    let (instances, dataset_digest) = load_instances(
-        &spec.dataset,
-        spec.test_suites.as_deref(),
-        &spec.ids,
-        &mut warnings,
-    )?;
+    let (instances, dataset_digest) = load_instances(&spec.dataset, &mut warnings)?;
     let (mut gold_jobs, mut empty_jobs) = jobs(&instances, spec.repeat, &mut warnings);
     for w in &warnings {
         progress.note(w);
@@ -128,7 +120,7 @@ fn open_stores(
         let meta = RunMeta {
             run_id: format!("{}/{which}", spec.store.run_id),
             grader_version: GRADER_VERSION.into(),
-            dataset: spec.dataset.display().to_string(),
+            dataset: spec.dataset.path.display().to_string(),
             dataset_hash: dataset_digest.to_owned(),
             predictions: which.to_owned(),
             predictions_hash: which.to_owned(),
@@ -211,7 +203,7 @@ fn build(
     Calibration {
         format: CALIBRATION_FORMAT.into(),
         grader_version: GRADER_VERSION.into(),
-        dataset: spec.dataset.display().to_string(),
+        dataset: spec.dataset.path.display().to_string(),
         dataset_hash: dataset_digest.to_owned(),
         repeat: spec.repeat,
         created_at: Some(now_rfc3339()),

@@ -28,7 +28,9 @@ pub use calibrate::{CalibrateSpec, Calibrated, calibrate};
 pub use error::RunError;
 pub use plan::{Plan, describe_ingest, load_instances, plan};
 pub use session::{Session, grade_one, runtime};
-pub use spec::{CalibrationSpec, RunLimits, RunSpec, StoreSpec, Submissions, default_jobs};
+pub use spec::{
+    CalibrationSpec, DatasetSpec, RunLimits, RunSpec, StoreSpec, Submissions, default_jobs,
+};
 
 use crate::files::write_atomic;
 use crate::report::{self, CalibrationUse, Report, Store, build_report, now_rfc3339};

@@ -5,7 +5,7 @@
 
 use super::batch::Job;
 use super::error::RunError;
-use super::spec::{RunSpec, Submissions};
+use super::spec::{DatasetSpec, RunSpec, Submissions};
 use crate::calibration::{self, Calibration, Loaded};
 use crate::dataset::{Instance, dataset_hash, load_all};
 use crate::harbor::{task_name_index, trial_dirs, trial_patch};
@@ -34,12 +34,7 @@ pub struct Plan {
 /// Reads the dataset and the submissions and makes the jobs; nothing runs yet.
 pub fn plan(spec: &RunSpec) -> Result<Plan, RunError> {
     let mut warnings = Vec::new();
-    let (instances, dataset_digest) = load_instances(
-        &spec.dataset,
-        spec.test_suites.as_deref(),
-        &spec.ids,
-        &mut warnings,
-    )?;
+    let (instances, dataset_digest) = load_instances(&spec.dataset, &mut warnings)?;
     let calibration = match &spec.calibration {
         Some(c) => Some(calibration::read(&c.path)?),
         None => None,
@@ -73,7 +68,7 @@ pub fn plan(spec: &RunSpec) -> Result<Plan, RunError> {
     let meta = RunMeta {
         run_id: spec.store.run_id.clone(),
         grader_version: GRADER_VERSION.into(),
-        dataset: spec.dataset.display().to_string(),
+        dataset: spec.dataset.path.display().to_string(),
         dataset_hash: dataset_digest,
         predictions: made.label,
         predictions_hash: made.digest,
@@ -91,12 +86,11 @@ pub fn plan(spec: &RunSpec) -> Result<Plan, RunError> {
 /// The dataset's instances, and its hash (over all of them); with `ids`, only those (an id the
 /// dataset lacks is named in a warning).
 pub fn load_instances(
-    dataset: &Path,
-    test_suites: Option<&Path>,
-    ids: &[String],
+    dataset: &DatasetSpec,
     warnings: &mut Vec<String>,
 ) -> Result<(Vec<Instance>, String), RunError> {
-    let mut instances = load_all(dataset, test_suites)?;
+    let ids = &dataset.ids;
+    let mut instances = load_all(&dataset.path, dataset.test_suites.as_deref())?;
     let dataset_digest = dataset_hash(&instances);
     if !ids.is_empty() {
         let wanted: HashSet<&str> = ids.iter().map(String::as_str).collect();

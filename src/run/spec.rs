@@ -7,15 +7,32 @@ use crate::submission::{AgentFormat, DEFAULT_MAX_PATCH_BYTES, TreeLimits};
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// One grading run.
+/// The instances a run grades.
 #[derive(Debug, Clone)]
-pub struct RunSpec {
+pub struct DatasetSpec {
     /// A BeyondSWE JSONL file or a directory of Harbor task directories.
-    pub dataset: PathBuf,
+    pub path: PathBuf,
     /// The directory of Doc2Repo suite zips.
     pub test_suites: Option<PathBuf>,
     /// Only these instance ids (empty: all).
     pub ids: Vec<String>,
+}
+
+impl DatasetSpec {
+    /// Every instance of `path`, no suites.
+    pub fn new(path: PathBuf) -> DatasetSpec {
+        DatasetSpec {
+            path,
+            test_suites: None,
+            ids: Vec::new(),
+        }
+    }
+}
+
+/// One grading run.
+#[derive(Debug, Clone)]
+pub struct RunSpec {
+    pub dataset: DatasetSpec,
     pub submissions: Submissions,
     pub store: StoreSpec,
     /// Gradings at once.
@@ -27,11 +44,9 @@ pub struct RunSpec {
 impl RunSpec {
     /// A run of `submissions` against `dataset` into `store`, with the default limits and one
     /// grading per core.
-    pub fn new(dataset: PathBuf, submissions: Submissions, store: StoreSpec) -> RunSpec {
+    pub fn new(dataset: DatasetSpec, submissions: Submissions, store: StoreSpec) -> RunSpec {
         RunSpec {
             dataset,
-            test_suites: None,
-            ids: Vec::new(),
             submissions,
             store,
             jobs: default_jobs(),
