@@ -1,12 +1,15 @@
-//! Files written whole or not at all, and names safe as one path component.
+//! Files written whole or not at all, files read bounded, and names safe as one path component.
 //!
 //! Every file the library writes for a reader to pick up later (results, reports, JSONL,
 //! copied test suites) goes through [`AtomicFile`]: it is written beside its target under a
 //! hidden temporary name, synced, and renamed into place, so a reader (or a run killed
-//! half-way) sees the old file or the whole new one.
+//! half-way) sees the old file or the whole new one. Files named by users or found beside agent
+//! output are read through [`read_bounded`]: regular files only (a FIFO would block forever,
+//! `/dev/zero` never ends), never more than a cap, however the file changes while it is read.
 
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
+use thiserror::Error;
 
 /// A file being written beside `path`; [`AtomicFile::commit`] syncs it and renames it into
 /// place, and dropping it uncommitted removes it.
@@ -83,6 +86,86 @@ fn naming(path: &Path, op: &str, e: io::Error) -> io::Error {
     )
 }
 
+/// Why [`read_bounded`] (or [`check_bounded`]) did not return a file's bytes.
+#[derive(Debug, Error)]
+pub enum BoundedReadError {
+    #[error("{}", crate::errors::io_message(path, source))]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    /// Not a regular file (links are followed); `what` names what it is.
+    #[error("{path}: {what}, not a regular file")]
+    NotAFile { path: PathBuf, what: &'static str },
+    /// Larger than `max_bytes`, before opening it or while reading it.
+    #[error("{path}: larger than the limit of {max_bytes} bytes")]
+    TooLarge { path: PathBuf, max_bytes: u64 },
+}
+
+/// What a path is, for the error when it is not a regular file.
+fn kind(meta: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a named pipe (FIFO)"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// Checks, without opening it, that `path` is a regular file (links followed) of at most
+/// `max_bytes`.
+pub fn check_bounded(path: &Path, max_bytes: u64) -> Result<(), BoundedReadError> {
+    let meta = fs_err::metadata(path).map_err(|source| BoundedReadError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    if !meta.is_file() {
+        return Err(BoundedReadError::NotAFile {
+            path: path.to_owned(),
+            what: kind(&meta),
+        });
+    }
+    if meta.len() > max_bytes {
+        return Err(BoundedReadError::TooLarge {
+            path: path.to_owned(),
+            max_bytes,
+        });
+    }
+    Ok(())
+}
+
+/// Reads a regular file of at most `max_bytes` whole: checked before opening it
+/// ([`check_bounded`]), and again while reading, for a file that grows.
+pub fn read_bounded(path: &Path, max_bytes: u64) -> Result<Vec<u8>, BoundedReadError> {
+    check_bounded(path, max_bytes)?;
+    let io = |source| BoundedReadError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let file = fs_err::File::open(path).map_err(io)?;
+    let mut bytes = Vec::new();
+    file.take(max_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(BoundedReadError::TooLarge {
+            path: path.to_owned(),
+            max_bytes,
+        });
+    }
+    Ok(bytes)
+}
+
 /// An instance id (or any label) as one directory name: ASCII letters, digits, `-`, `_` and
 /// `.` are kept, anything else becomes `_`, and leading dots go (no hidden or `..` names).
 pub fn safe_name(id: &str) -> String {
@@ -115,6 +198,30 @@ mod tests {
         assert_eq!(fs_err::read_dir(dir.path()).unwrap().count(), 1);
         copy_atomic(&p, &dir.path().join("copy")).unwrap();
         assert_eq!(fs_err::read(dir.path().join("copy")).unwrap(), b"one");
+    }
+
+    #[test]
+    fn bounded_reads_take_regular_files_up_to_the_cap() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("p.diff");
+        fs_err::write(&p, vec![b'x'; 2048]).unwrap();
+        assert_eq!(read_bounded(&p, 2048).unwrap().len(), 2048);
+        assert!(matches!(
+            read_bounded(&p, 2047),
+            Err(BoundedReadError::TooLarge {
+                max_bytes: 2047,
+                ..
+            })
+        ));
+        for (path, what) in [
+            (Path::new("/dev/zero"), "a character device"),
+            (dir.path(), "a directory"),
+        ] {
+            match read_bounded(path, 2048) {
+                Err(BoundedReadError::NotAFile { what: w, .. }) => assert_eq!(w, what),
+                other => panic!("{}: {other:?}", path.display()),
+            }
+        }
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub const DEFAULT_TIMEOUT_SECS: u64 = 1800;
 
 pub mod adapters;
 pub mod audit;
+pub mod base64;
 pub mod calibration;
 pub mod convert;
 pub mod dataset;

@@ -6,6 +6,10 @@
 
 use thiserror::Error;
 
+/// The default cap on a patch read from disk (`--max-patch-mb`, and a Harbor trial's patch in a
+/// release): 256 MiB.
+pub const DEFAULT_MAX_PATCH_BYTES: u64 = 256 * 1024 * 1024;
+
 /// What one file section of a patch does.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileChange {

@@ -9,7 +9,7 @@ use beyondswe::record::Record;
 use beyondswe::sandbox::{DockerSandbox, SandboxError};
 use beyondswe::submission::replay::{self, ReplayError, ReplayOptions};
 use beyondswe::submission::{
-    AgentFormat, Ingest, IngestOptions, Ingested, base64_encode, ingest_with, read_transcripts,
+    AgentFormat, Ingest, IngestOptions, Ingested, ingest_with, read_transcripts,
 };
 use clap::Args;
 use serde_json::{Map, Value, json};
@@ -56,7 +56,10 @@ pub(crate) fn prediction_line(item: &beyondswe::submission::Ingested) -> Option<
             }
             // JSON strings cannot carry raw bytes: non-UTF-8 patches travel as base64.
             Err(_) => {
-                m.insert("model_patch_base64".into(), json!(base64_encode(p)));
+                m.insert(
+                    "model_patch_base64".into(),
+                    json!(beyondswe::base64::encode(p)),
+                );
             }
         },
         (None, Some(repo)) => {

@@ -225,10 +225,7 @@ fn tree_entries(
                 let bytes = fs_err::read(path).map_err(io(path))?;
                 match String::from_utf8(bytes) {
                     Ok(text) => m.insert("text".into(), json!(text)),
-                    Err(e) => m.insert(
-                        "base64".into(),
-                        json!(crate::submission::base64_encode(e.as_bytes())),
-                    ),
+                    Err(e) => m.insert("base64".into(), json!(crate::base64::encode(e.as_bytes()))),
                 };
             }
             Some(reason) => {
@@ -355,16 +352,12 @@ pub fn release_line(
         },
     );
     if let Some(p) = trial_patch(dir) {
-        let bytes = crate::submission::read_patch(&p, crate::submission::DEFAULT_MAX_PATCH_BYTES)
-            .map_err(|e| JobError::Bad {
-            path: p.clone(),
-            message: e.to_string(),
-        })?;
+        let bytes = read_trial_patch(&p)?;
         match String::from_utf8(bytes) {
             Ok(text) => m.insert("patch".into(), json!(text)),
             Err(e) => m.insert(
                 "patch_base64".into(),
-                json!(crate::submission::base64_encode(e.as_bytes())),
+                json!(crate::base64::encode(e.as_bytes())),
             ),
         };
     }
@@ -391,6 +384,25 @@ pub fn release_line(
     m.insert("files".into(), Value::Array(files));
     m.insert("dirs".into(), Value::Array(dirs));
     Ok(Value::Object(m))
+}
+
+/// A trial's patch file, bounded as every patch read from disk is.
+fn read_trial_patch(path: &Path) -> Result<Vec<u8>, JobError> {
+    use crate::files::BoundedReadError;
+    crate::files::read_bounded(path, crate::patch::DEFAULT_MAX_PATCH_BYTES).map_err(|e| match e {
+        BoundedReadError::Io { path, source } => JobError::Io { path, source },
+        BoundedReadError::NotAFile { path, what } => JobError::Bad {
+            path,
+            message: format!("{what}, not a regular file; a patch must be a file"),
+        },
+        BoundedReadError::TooLarge { path, max_bytes } => JobError::Bad {
+            path,
+            message: format!(
+                "the patch is larger than the limit of {} MiB",
+                max_bytes >> 20
+            ),
+        },
+    })
 }
 
 /// The job a trial belongs to: `{name, config, result}` from the trial's parent directory.
@@ -466,7 +478,7 @@ fn write_entries(root: &Path, files: Option<&Value>, dirs: Option<&Value>) -> Re
         let bytes = if let Some(t) = f.get("text").and_then(Value::as_str) {
             t.as_bytes().to_vec()
         } else if let Some(b) = f.get("base64").and_then(Value::as_str) {
-            crate::submission::base64_decode(b)
+            crate::base64::decode(b)
                 .ok_or_else(|| bad(format!("release entry `{rel}`: `base64` is not base64")))?
         } else if f.get("omitted").is_some() {
             continue;
@@ -580,8 +592,7 @@ pub fn write_trial(out: &Path, line: &Value) -> Result<PathBuf, JobError> {
     if let Some(p) = line.get("patch").and_then(Value::as_str) {
         write(&dir.join("artifacts/patch.diff"), p.as_bytes())?;
     } else if let Some(b) = line.get("patch_base64").and_then(Value::as_str) {
-        let bytes =
-            crate::submission::base64_decode(b).ok_or_else(|| bad("patch_base64 is not base64"))?;
+        let bytes = crate::base64::decode(b).ok_or_else(|| bad("patch_base64 is not base64"))?;
         write(&dir.join("artifacts/patch.diff"), &bytes)?;
     }
     Ok(dir)

@@ -13,6 +13,7 @@ mod read;
 pub mod replay;
 mod tree;
 
+pub use crate::base64::{decode as base64_decode, encode as base64_encode};
 pub use agents::{
     Action, ActionKind, Agent, AgentFormat, Chunk, EditOp, FileEdit, Ingest, IngestError,
     IngestOptions, Ingested, OpaqueEdit, Outcome, Shape, Transcript, TranscriptBuilder,
@@ -21,9 +22,7 @@ pub use agents::{
     sniff, transcript_from_values,
 };
 pub use capture::{CaptureError, CaptureOptions, capture};
-pub use predictions::{
-    Predicted, Prediction, PredictionsError, base64_decode, base64_encode, read_predictions,
-};
+pub use predictions::{Predicted, Prediction, PredictionsError, read_predictions};
 pub use read::{DEFAULT_MAX_PATCH_BYTES, check_patch_file, read_patch};
 pub use tree::{
     Blob, DEFAULT_MAX_TREE_BYTES, EntryKind, RepoTree, TreeEntry, TreeLimits, read_tree,

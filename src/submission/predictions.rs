@@ -97,52 +97,6 @@ pub fn read_predictions(path: &Path) -> Result<Vec<Prediction>, PredictionsError
     Ok(out)
 }
 
-/// Standard base64 (with or without padding); `None` if malformed.
-pub fn base64_decode(text: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(text.len() * 3 / 4);
-    let (mut acc, mut bits) = (0u32, 0u32);
-    for c in text.bytes().filter(|c| !c.is_ascii_whitespace()) {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            b'=' => break,
-            _ => return None,
-        };
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-        }
-    }
-    Some(out)
-}
-
-/// Standard base64 with padding.
-pub fn base64_encode(data: &[u8]) -> String {
-    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
-    for chunk in data.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ABC[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
 /// A whole-file JSON object whose values are predictions (not a single JSONL record).
 fn whole_object_keyed_by_id(text: &str) -> Option<Map<String, Value>> {
     if !text.starts_with('{') {
@@ -211,7 +165,7 @@ fn one(
         }
         (None, None) => match str_field("model_patch_base64")? {
             Some(b64) => Predicted::Patch(
-                base64_decode(&b64)
+                crate::base64::decode(&b64)
                     .ok_or_else(|| bad("field `model_patch_base64`: not valid base64".into()))?,
             ),
             None => {
@@ -253,14 +207,6 @@ mod tests {
         let dict = read("{\"a\":{\"model_patch\":\"p\"},\"b\":{\"instance_id\":\"b\",\"model_repo\":\"repo.zip\"}}").unwrap();
         assert_eq!(dict[0].instance_id, "a");
         assert!(matches!(&dict[1].predicted, Predicted::Repo(p) if p.ends_with("repo.zip")));
-    }
-
-    #[test]
-    fn base64_round_trip() {
-        for data in [&b""[..], b"f", b"fo", b"foo", b"caf\xe9\n\x00\xff"] {
-            assert_eq!(base64_decode(&base64_encode(data)).unwrap(), data);
-        }
-        assert_eq!(base64_encode(b"foobar"), "Zm9vYmFy");
     }
 
     #[test]

@@ -1,52 +1,28 @@
-//! Reading a patch file from disk, bounded: only regular files (a FIFO would block forever,
-//! `/dev/zero` never ends), and never more than a cap, however the file changes while it is read.
+//! Reading a patch file from disk, bounded: [`crate::files::read_bounded`] (regular files only,
+//! never more than a cap), with its errors worded for a patch and the `--max-patch-mb` limit.
 //!
-//! Every place that reads a patch named on the command line or found beside agent output calls
-//! this; it checks and reads, nothing else.
+//! Every place in `submission` and the CLI that reads a patch named on the command line or found
+//! beside agent output calls this; it checks and reads, nothing else.
 
 use super::SubmissionError;
-use std::io::Read;
+use crate::files::BoundedReadError;
 use std::path::Path;
 
-/// The default cap on a patch read from disk (`--max-patch-mb`): 256 MiB.
-pub const DEFAULT_MAX_PATCH_BYTES: u64 = 256 * 1024 * 1024;
-
-/// What a path is, for the error when it is not a regular file.
-fn kind(meta: &std::fs::Metadata) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    let t = meta.file_type();
-    if t.is_dir() {
-        "a directory"
-    } else if t.is_fifo() {
-        "a named pipe (FIFO)"
-    } else if t.is_char_device() {
-        "a character device"
-    } else if t.is_block_device() {
-        "a block device"
-    } else if t.is_socket() {
-        "a socket"
-    } else {
-        "not a regular file"
-    }
-}
+pub use crate::patch::DEFAULT_MAX_PATCH_BYTES;
 
 /// Checks, without opening it, that `path` is a regular file (links followed) of at most
 /// `max_bytes`.
 pub fn check_patch_file(path: &Path, max_bytes: u64) -> Result<(), SubmissionError> {
-    let meta = fs_err::metadata(path).map_err(|source| SubmissionError::Io {
-        path: path.to_owned(),
-        source,
-    })?;
-    if !meta.is_file() {
-        return Err(SubmissionError::NotAFile {
-            path: path.to_owned(),
-            what: kind(&meta),
-        });
+    crate::files::check_bounded(path, max_bytes).map_err(from_bounded)
+}
+
+/// A bounded read's failure, worded for a patch (`--max-patch-mb`).
+fn from_bounded(e: BoundedReadError) -> SubmissionError {
+    match e {
+        BoundedReadError::Io { path, source } => SubmissionError::Io { path, source },
+        BoundedReadError::NotAFile { path, what } => SubmissionError::NotAFile { path, what },
+        BoundedReadError::TooLarge { path, max_bytes } => too_large(&path, max_bytes),
     }
-    if meta.len() > max_bytes {
-        return Err(too_large(path, max_bytes));
-    }
-    Ok(())
 }
 
 fn too_large(path: &Path, max_bytes: u64) -> SubmissionError {
@@ -70,20 +46,7 @@ fn human(bytes: u64) -> String {
 /// Reads a patch file as bytes: a regular file of at most `max_bytes` (checked before opening it,
 /// and again while reading, for a file that grows).
 pub fn read_patch(path: &Path, max_bytes: u64) -> Result<Vec<u8>, SubmissionError> {
-    check_patch_file(path, max_bytes)?;
-    let io = |source| SubmissionError::Io {
-        path: path.to_owned(),
-        source,
-    };
-    let file = fs_err::File::open(path).map_err(io)?;
-    let mut bytes = Vec::new();
-    file.take(max_bytes.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(io)?;
-    if bytes.len() as u64 > max_bytes {
-        return Err(too_large(path, max_bytes));
-    }
-    Ok(bytes)
+    crate::files::read_bounded(path, max_bytes).map_err(from_bounded)
 }
 
 #[cfg(test)]
