@@ -138,12 +138,10 @@ pub fn audit_line(
         .or(line.get("task"))
         .and_then(Value::as_str)
         .map(Family::from_spelling);
-    let reward = line.get("reward").and_then(Value::as_f64).or_else(|| {
-        line.get("verifier_result")
-            .and_then(|v| v.get("rewards"))
-            .and_then(|r| r.get("reward"))
-            .and_then(Value::as_f64)
-    });
+    let reward = line
+        .get("reward")
+        .and_then(Value::as_f64)
+        .or_else(|| crate::harbor::trial_reward(line));
     let prompt = line
         .get("prompt")
         .or(line.get("instruction"))

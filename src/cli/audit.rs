@@ -94,14 +94,6 @@ fn transcript_item(path: &Path, instance: Option<&str>) -> Result<Item, String> 
     })
 }
 
-fn reward_of(result: &Value) -> Option<f64> {
-    result
-        .get("verifier_result")
-        .and_then(|v| v.get("rewards"))
-        .and_then(|r| r.get("reward"))
-        .and_then(Value::as_f64)
-}
-
 /// A Harbor trial: its agent's raw log when it left one, else its ATIF trajectory.
 fn trial_item(dir: &Path, result: &Value) -> Result<Item, String> {
     let task_name = result.get("task_name").and_then(Value::as_str);
@@ -114,7 +106,7 @@ fn trial_item(dir: &Path, result: &Value) -> Result<Item, String> {
         let transcript = read_transcripts(&files).map_err(|e| e.to_string())?;
         return Ok(Item::Transcript {
             task_name: task.to_owned(),
-            reward: reward_of(result),
+            reward: beyondswe::harbor::trial_reward(result),
             source: files[0].display().to_string(),
             transcript: Box::new(transcript),
         });
@@ -124,7 +116,7 @@ fn trial_item(dir: &Path, result: &Value) -> Result<Item, String> {
         "task_name".into(),
         result.get("task_name").cloned().unwrap_or(Value::Null),
     );
-    if let Some(r) = reward_of(result) {
+    if let Some(r) = beyondswe::harbor::trial_reward(result) {
         line.insert("reward".into(), r.into());
     }
     let traj = dir.join("agent/trajectory.json");

@@ -64,6 +64,23 @@ fn get<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
         .filter(|v| !v.is_null())
 }
 
+/// The reward a trial's `result.json` records, the one rule every reader uses: in
+/// `verifier_result.rewards`, the value of `reward` (Harbor's key for `verifier/reward.txt`) when
+/// it is a number, else the first value that is a number (a verifier's `reward.json` may name its
+/// one reward otherwise). `None` when there is no numeric reward, or no `verifier_result`.
+pub fn trial_reward(result: &Value) -> Option<f64> {
+    reward_number(result).and_then(Value::as_f64)
+}
+
+/// [`trial_reward`] as the JSON number it is written as (`1` stays `1`, not `1.0`).
+fn reward_number(result: &Value) -> Option<&Value> {
+    let rewards = get(result, &["verifier_result", "rewards"])?.as_object()?;
+    rewards
+        .get("reward")
+        .filter(|v| v.is_number())
+        .or_else(|| rewards.values().find(|v| v.is_number()))
+}
+
 /// The instance id a trial ran, when its task directory is still where the trial's `result.json`
 /// says (`task_id.path`, else `config.task.path`): that task's `[metadata].instance_id`. Harbor's
 /// `task_name` is the directory name, which is lower case (see [`super::task_dir_name`]).
@@ -302,15 +319,7 @@ pub fn release_line(
     if let Some(f) = family {
         m.insert("family".into(), json!(f));
     }
-    let rewards = get(result, &["verifier_result", "rewards"]);
-    put(
-        &mut m,
-        "reward",
-        rewards.and_then(|r| {
-            r.get("reward")
-                .or_else(|| r.as_object().and_then(|o| o.values().next()))
-        }),
-    );
+    put(&mut m, "reward", reward_number(result));
     put(&mut m, "agent", get(result, &["agent_info", "name"]));
     put(
         &mut m,
@@ -578,9 +587,7 @@ pub fn write_trial(out: &Path, line: &Value) -> Result<PathBuf, JobError> {
     }
     if let Some(t) = line.get("reward_txt").and_then(Value::as_str) {
         write(&dir.join("verifier/reward.txt"), t.as_bytes())?;
-    } else if let Some(r) =
-        get(&result, &["verifier_result", "rewards"]).and_then(|r| r.get("reward"))
-    {
+    } else if let Some(r) = reward_number(&result) {
         write(&dir.join("verifier/reward.txt"), r.to_string().as_bytes())?;
     }
     if let Some(t) = line.get("exception_txt").and_then(Value::as_str) {
@@ -721,6 +728,55 @@ mod tests {
         let out = tmp.path().join("out");
         let dir = write_trial(&out, &line).unwrap();
         assert!(dir.join("result.json").is_file() && !dir.join("trial.log").exists());
+    }
+
+    #[test]
+    fn one_reward_rule_for_every_result_shape() {
+        for (result, want) in [
+            (
+                json!({"verifier_result": {"rewards": {"reward": 1.0}}}),
+                Some(1.0),
+            ),
+            (
+                json!({"verifier_result": {"rewards": {"reward": 1}}}),
+                Some(1.0),
+            ),
+            (
+                json!({"verifier_result": {"rewards": {"score": 0.5}}}),
+                Some(0.5),
+            ),
+            (
+                json!({"verifier_result": {"rewards": {"pass": 0, "reward": 0.25}}}),
+                Some(0.25),
+            ),
+            (
+                json!({"verifier_result": {"rewards": {"a": 0.1, "b": 0.2}}}),
+                Some(0.1),
+            ),
+            (
+                json!({"verifier_result": {"rewards": {"reward": "1", "score": 0.5}}}),
+                Some(0.5),
+            ),
+            (
+                json!({"verifier_result": {"rewards": {"reward": "1"}}}),
+                None,
+            ),
+            (
+                json!({"verifier_result": {"rewards": {"reward": null}}}),
+                None,
+            ),
+            (json!({"verifier_result": {"rewards": {}}}), None),
+            (json!({"verifier_result": {"rewards": null}}), None),
+            (json!({"verifier_result": {"rewards": 1.0}}), None),
+            (json!({"verifier_result": {}}), None),
+            (json!({"verifier_result": null}), None),
+            (json!({"task_name": "t"}), None),
+        ] {
+            assert_eq!(trial_reward(&result), want, "{result}");
+        }
+        // Written back as the number it was.
+        let r = json!({"verifier_result": {"rewards": {"reward": 1}}});
+        assert_eq!(reward_number(&r).unwrap().to_string(), "1");
     }
 
     #[test]

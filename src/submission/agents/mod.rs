@@ -964,14 +964,7 @@ fn harbor(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
                 .or_else(|| str_at(&v, &["agent_info", "model_info", "name"]).map(str::to_owned))
                 .unwrap_or_default();
             let agent = str_at(&v, &["agent_info", "name"]).unwrap_or_default();
-            let rewards = v.get("verifier_result").and_then(|r| r.get("rewards"));
-            let reward = rewards.and_then(|r| {
-                r.get("reward").and_then(Value::as_f64).or_else(|| {
-                    r.as_object()
-                        .and_then(|o| o.values().next())
-                        .and_then(Value::as_f64)
-                })
-            });
+            let reward = crate::harbor::trial_reward(&v);
             let lookup = crate::harbor::find_trial_patch(&dir);
             for (link, target) in &lookup.refused {
                 ing.problems.push(format!(
