@@ -1,7 +1,11 @@
-//! Converters: BeyondSWE record ⇄ Harbor task directory.
+//! Converters between a BeyondSWE record and a Harbor task directory, both ways: writing a task
+//! (to_harbor.rs: task.toml, instruction, environment, tests, solution, Doc2Repo suites, written
+//! whole or not at all) and reading one back into a record (from_harbor.rs: our own layout and
+//! the official BeyondSWE-harbor one), with the errors of both (error.rs).
 //!
-//! Trajectory releases ⇄ Harbor job directories will join them. Converters are synchronous and
-//! never start a container.
+//! Trajectory releases ⇄ Harbor job directories are Harbor's own formats and live in
+//! `harbor::job`; the restore rules (`keep_paths`) in `restore_rules`. Converters are synchronous
+//! and never start a container.
 
 mod error;
 mod from_harbor;
