@@ -1,12 +1,12 @@
-//! ATIF, the Agent Trajectory Interchange Format (`agent/trajectory.json`), v1.0–v1.8: the types,
-//! and a validator that applies the rules of Harbor's own (its pydantic models plus
-//! `harbor/utils/trajectory_validator.py`, as of the newest release), reporting every problem
-//! with its JSON path.
+//! ATIF, the Agent Trajectory Interchange Format (`agent/trajectory.json`), v1.0–v1.8: a validator
+//! that applies the rules of Harbor's own (its pydantic models plus
+//! `harbor/utils/trajectory_validator.py`, as of the newest release) to the JSON as it is, reporting
+//! every problem with its JSON path. Readers of trajectories (`audit`) read the JSON, not types.
 //!
 //! Like Harbor, it does not reject fields newer than the file's declared version; unlike Harbor,
 //! it never stops at the first problem of a kind.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Map, Value};
 use std::path::Path;
 
@@ -21,92 +21,6 @@ pub const VERSIONS: [&str; 9] = [
     "ATIF-v1.7",
     "ATIF-v1.8",
 ];
-
-/// A trajectory (the root object, and embedded subagents).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Trajectory {
-    #[serde(default = "newest", skip_serializing_if = "Option::is_none")]
-    pub schema_version: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub session_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trajectory_id: Option<String>,
-    pub agent: Agent,
-    pub steps: Vec<Step>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub notes: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub final_metrics: Option<Map<String, Value>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub continued_trajectory_ref: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub extra: Option<Map<String, Value>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub subagent_trajectories: Option<Vec<Trajectory>>,
-}
-
-fn newest() -> Option<String> {
-    Some(VERSIONS[VERSIONS.len() - 1].to_owned())
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Agent {
-    pub name: String,
-    pub version: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model_name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_definitions: Option<Vec<Map<String, Value>>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub extra: Option<Map<String, Value>>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Step {
-    pub step_id: Value,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timestamp: Option<String>,
-    pub source: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model_name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reasoning_effort: Option<Value>,
-    /// A string, or a list of content parts (v1.6+).
-    pub message: Value,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reasoning_content: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_calls: Option<Vec<ToolCall>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observation: Option<Observation>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metrics: Option<Map<String, Value>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub is_copied_context: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub llm_call_count: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub extra: Option<Map<String, Value>>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ToolCall {
-    pub tool_call_id: String,
-    pub function_name: String,
-    pub arguments: Map<String, Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub extra: Option<Map<String, Value>>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Observation {
-    pub results: Vec<Map<String, Value>>,
-}
 
 /// A problem: where (`steps[3].tool_calls[0].arguments`) and what.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
