@@ -10,6 +10,7 @@
 
 mod adversarial;
 mod agents;
+mod atif;
 mod audit;
 mod calibrate;
 mod capture;

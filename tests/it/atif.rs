@@ -1,0 +1,100 @@
+//! The ATIF validator against `fixtures/atif/expected.json`: what Harbor's own validator said of
+//! every sample, recorded once, so the agreement is checked offline (no Harbor, no Docker). Our
+//! validator follows the newest Harbor release; the live comparison is
+//! `harbor_loader::atif_validation_agrees_with_harbors_validator`.
+
+use super::support::fixtures;
+use beyondswe::harbor::atif::validate_file;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// The Harbor release whose validator ours follows.
+const HARBOR: &str = "0.26.0";
+
+const SETS: [&str; 3] = ["valid", "invalid", "lenient"];
+
+/// `sample (relative to fixtures/atif) -> accepted` as Harbor recorded it.
+fn expected() -> BTreeMap<String, bool> {
+    let text = std::fs::read_to_string(fixtures().join("atif/expected.json")).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    v.as_object()
+        .unwrap()
+        .iter()
+        .map(|(file, by_version)| {
+            let ok = by_version[HARBOR]["ok"].as_bool();
+            (
+                file.clone(),
+                ok.unwrap_or_else(|| panic!("{file}: no {HARBOR} ok")),
+            )
+        })
+        .collect()
+}
+
+/// Every sample trajectory on disk, relative to fixtures/atif.
+fn samples() -> Vec<String> {
+    let root = fixtures().join("atif");
+    let mut out: Vec<String> = SETS
+        .iter()
+        .flat_map(|set| std::fs::read_dir(root.join(set)).unwrap())
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .map(|p| {
+            p.strip_prefix(&root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn every_sample_is_judged_as_harbor_judged_it() {
+    let expected = expected();
+    assert_eq!(
+        expected.keys().cloned().collect::<Vec<_>>(),
+        samples(),
+        "expected.json and the samples on disk name the same files"
+    );
+    let ours: BTreeMap<String, bool> = expected
+        .keys()
+        .map(|file| {
+            let problems = validate_file(&fixtures().join("atif").join(file));
+            (file.clone(), problems.is_empty())
+        })
+        .collect();
+    assert_eq!(ours, expected);
+    // The sets say what they hold: Harbor accepts valid/ and lenient/ and rejects invalid/.
+    for (file, ok) in &expected {
+        assert_eq!(*ok, !file.starts_with("invalid/"), "{file}");
+    }
+}
+
+/// `trajectory validate --json` over the sample directories says the same, one line per file.
+#[test]
+fn the_cli_reports_the_expected_outcomes() {
+    let root = fixtures().join("atif");
+    let out = assert_cmd::cargo::cargo_bin_cmd!("beyondswe")
+        .args(["trajectory", "validate", "--json"])
+        .args(SETS.iter().map(|s| root.join(s)))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "invalid samples fail the command"
+    );
+    let ours: BTreeMap<String, bool> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            let file = v["file"].as_str().unwrap();
+            let rel = file.split("fixtures/atif/").last().unwrap().to_owned();
+            let errors = v["errors"].as_array().unwrap();
+            assert_eq!(v["ok"].as_bool().unwrap(), errors.is_empty(), "{l}");
+            (rel, v["ok"].as_bool().unwrap())
+        })
+        .collect();
+    assert_eq!(ours, expected());
+}
