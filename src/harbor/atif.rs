@@ -89,11 +89,75 @@ impl Checker<'_> {
         }
     }
 
-    fn trajectory(&mut self, path: &str, v: &Value, embedded: bool) {
+    /// `obj[key]`, when present and not null, as a list: `f` on each item, with its path.
+    fn list(
+        &mut self,
+        path: &str,
+        obj: &Map<String, Value>,
+        key: &str,
+        mut f: impl FnMut(&mut Self, &str, &Value),
+    ) {
+        let Some(v) = obj.get(key).filter(|v| !v.is_null()) else {
+            return;
+        };
+        let p = format!("{path}.{key}");
+        match v.as_array() {
+            Some(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    f(self, &format!("{p}[{i}]"), item);
+                }
+            }
+            None => self.err(&p, "expected a list"),
+        }
+    }
+
+    /// [`Self::list`] whose items must be objects.
+    fn list_of_objects(
+        &mut self,
+        path: &str,
+        obj: &Map<String, Value>,
+        key: &str,
+        mut f: impl FnMut(&mut Self, &str, &Map<String, Value>),
+    ) {
+        self.list(path, obj, key, |c, p, item| match item.as_object() {
+            Some(o) => f(c, p, o),
+            None => c.err(p, "expected an object"),
+        });
+    }
+
+    /// `obj[key]`, when present and not null, as an object: `f` on it, with its path.
+    fn nested(
+        &mut self,
+        path: &str,
+        obj: &Map<String, Value>,
+        key: &str,
+        f: impl FnOnce(&mut Self, &str, &Map<String, Value>),
+    ) {
+        let Some(v) = obj.get(key).filter(|v| !v.is_null()) else {
+            return;
+        };
+        let p = format!("{path}.{key}");
+        match v.as_object() {
+            Some(o) => f(self, &p, o),
+            None => self.err(&p, "expected an object"),
+        }
+    }
+
+    /// A trajectory: the root object, or one embedded in `subagent_trajectories`.
+    fn trajectory(&mut self, path: &str, v: &Value) {
         let Some(t) = v.as_object() else {
             self.err(path, "expected a JSON object");
             return;
         };
+        self.trajectory_fields(path, t);
+        self.agent(path, t);
+        self.nested(path, t, "final_metrics", Self::final_metrics);
+        self.steps(path, t);
+        self.subagent_trajectories(path, t);
+    }
+
+    /// The trajectory's own scalar fields: known keys, `schema_version`, strings, `extra`.
+    fn trajectory_fields(&mut self, path: &str, t: &Map<String, Value>) {
         self.known_keys(
             path,
             t,
@@ -127,120 +191,107 @@ impl Checker<'_> {
             self.string(path, t, key, false);
         }
         self.object(path, t, "extra");
-        match t.get("agent") {
-            Some(Value::Object(a)) => {
-                let p = format!("{path}.agent");
-                self.known_keys(
-                    &p,
-                    a,
-                    &["name", "version", "model_name", "tool_definitions", "extra"],
-                );
-                self.string(&p, a, "name", true);
-                self.string(&p, a, "version", true);
-                self.string(&p, a, "model_name", false);
-                self.object(&p, a, "extra");
-                if let Some(defs) = a.get("tool_definitions").filter(|d| !d.is_null())
-                    && !defs
-                        .as_array()
-                        .is_some_and(|d| d.iter().all(Value::is_object))
-                {
-                    self.err(
-                        &format!("{p}.tool_definitions"),
-                        "expected a list of objects",
-                    );
-                }
-            }
-            Some(_) => self.err(&format!("{path}.agent"), "expected an object"),
-            None => self.err(&format!("{path}.agent"), "required"),
-        }
-        if let Some(fm) = t.get("final_metrics").filter(|v| !v.is_null()) {
-            let p = format!("{path}.final_metrics");
-            match fm.as_object() {
-                Some(m) => {
-                    self.known_keys(
-                        &p,
-                        m,
-                        &[
-                            "total_prompt_tokens",
-                            "total_completion_tokens",
-                            "total_cached_tokens",
-                            "total_cost_usd",
-                            "total_steps",
-                            "extra",
-                        ],
-                    );
-                    for k in [
-                        "total_prompt_tokens",
-                        "total_completion_tokens",
-                        "total_cached_tokens",
-                    ] {
-                        self.int(&p, m, k, i64::MIN);
-                    }
-                    self.int(&p, m, "total_steps", 0);
-                    self.object(&p, m, "extra");
-                }
-                None => self.err(&p, "expected an object"),
-            }
-        }
-        let steps_ok = match t.get("steps") {
-            Some(Value::Array(steps)) if !steps.is_empty() => {
-                let before = self.problems.len();
-                for (i, s) in steps.iter().enumerate() {
-                    self.step(&format!("{path}.steps[{i}]"), s);
-                }
-                if self.problems.len() == before {
-                    for (i, s) in steps.iter().enumerate() {
-                        if step_id(s.get("step_id").unwrap_or(&Value::Null)) != Some(i as i64 + 1) {
-                            self.err(
-                                &format!("{path}.steps[{i}].step_id"),
-                                format!("step ids must be 1, 2, 3, … in order; expected {}", i + 1),
-                            );
-                        }
-                    }
-                }
-                true
-            }
-            Some(Value::Array(_)) => {
-                self.err(&format!("{path}.steps"), "must have at least one step");
-                false
-            }
-            Some(_) => {
-                self.err(&format!("{path}.steps"), "expected a list");
-                false
-            }
-            None => {
-                self.err(&format!("{path}.steps"), "required");
-                false
-            }
+    }
+
+    fn agent(&mut self, path: &str, t: &Map<String, Value>) {
+        let a = match t.get("agent") {
+            Some(Value::Object(a)) => a,
+            Some(_) => return self.err(&format!("{path}.agent"), "expected an object"),
+            None => return self.err(&format!("{path}.agent"), "required"),
         };
-        let _ = steps_ok;
-        if let Some(subs) = t.get("subagent_trajectories").filter(|v| !v.is_null()) {
-            match subs.as_array() {
-                Some(list) => {
-                    let mut seen = std::collections::HashSet::new();
-                    for (i, sub) in list.iter().enumerate() {
-                        let p = format!("{path}.subagent_trajectories[{i}]");
-                        match sub.get("trajectory_id").and_then(Value::as_str) {
-                            Some(id) => {
-                                if !seen.insert(id.to_owned()) {
-                                    self.err(
-                                        &format!("{p}.trajectory_id"),
-                                        format!("duplicate embedded trajectory_id `{id}`"),
-                                    );
-                                }
-                            }
-                            None => self.err(
-                                &format!("{p}.trajectory_id"),
-                                "an embedded subagent trajectory needs a trajectory_id",
-                            ),
-                        }
-                        self.trajectory(&p, sub, true);
-                    }
-                }
-                None => self.err(&format!("{path}.subagent_trajectories"), "expected a list"),
+        let p = format!("{path}.agent");
+        self.known_keys(
+            &p,
+            a,
+            &["name", "version", "model_name", "tool_definitions", "extra"],
+        );
+        self.string(&p, a, "name", true);
+        self.string(&p, a, "version", true);
+        self.string(&p, a, "model_name", false);
+        self.object(&p, a, "extra");
+        if let Some(defs) = a.get("tool_definitions").filter(|d| !d.is_null())
+            && !defs
+                .as_array()
+                .is_some_and(|d| d.iter().all(Value::is_object))
+        {
+            self.err(
+                &format!("{p}.tool_definitions"),
+                "expected a list of objects",
+            );
+        }
+    }
+
+    fn final_metrics(&mut self, p: &str, m: &Map<String, Value>) {
+        self.known_keys(
+            p,
+            m,
+            &[
+                "total_prompt_tokens",
+                "total_completion_tokens",
+                "total_cached_tokens",
+                "total_cost_usd",
+                "total_steps",
+                "extra",
+            ],
+        );
+        for k in [
+            "total_prompt_tokens",
+            "total_completion_tokens",
+            "total_cached_tokens",
+        ] {
+            self.int(p, m, k, i64::MIN);
+        }
+        self.int(p, m, "total_steps", 0);
+        self.object(p, m, "extra");
+    }
+
+    /// Every step, then (when the steps themselves are sound) their ids: 1, 2, 3, … in order.
+    fn steps(&mut self, path: &str, t: &Map<String, Value>) {
+        let steps = match t.get("steps") {
+            Some(Value::Array(steps)) if !steps.is_empty() => steps,
+            Some(Value::Array(_)) => {
+                return self.err(&format!("{path}.steps"), "must have at least one step");
+            }
+            Some(_) => return self.err(&format!("{path}.steps"), "expected a list"),
+            None => return self.err(&format!("{path}.steps"), "required"),
+        };
+        let before = self.problems.len();
+        for (i, s) in steps.iter().enumerate() {
+            self.step(&format!("{path}.steps[{i}]"), s);
+        }
+        if self.problems.len() != before {
+            return;
+        }
+        for (i, s) in steps.iter().enumerate() {
+            if step_id(s.get("step_id").unwrap_or(&Value::Null)) != Some(i as i64 + 1) {
+                self.err(
+                    &format!("{path}.steps[{i}].step_id"),
+                    format!("step ids must be 1, 2, 3, … in order; expected {}", i + 1),
+                );
             }
         }
-        let _ = embedded;
+    }
+
+    /// Embedded subagent trajectories: each needs a `trajectory_id` of its own.
+    fn subagent_trajectories(&mut self, path: &str, t: &Map<String, Value>) {
+        let mut seen = std::collections::HashSet::new();
+        self.list(path, t, "subagent_trajectories", |c, p, sub| {
+            match sub.get("trajectory_id").and_then(Value::as_str) {
+                Some(id) => {
+                    if !seen.insert(id.to_owned()) {
+                        c.err(
+                            &format!("{p}.trajectory_id"),
+                            format!("duplicate embedded trajectory_id `{id}`"),
+                        );
+                    }
+                }
+                None => c.err(
+                    &format!("{p}.trajectory_id"),
+                    "an embedded subagent trajectory needs a trajectory_id",
+                ),
+            }
+            c.trajectory(p, sub);
+        });
     }
 
     fn step(&mut self, path: &str, v: &Value) {
@@ -248,6 +299,24 @@ impl Checker<'_> {
             self.err(path, "expected an object");
             return;
         };
+        let source = s.get("source").and_then(Value::as_str);
+        self.step_fields(path, s, source);
+        self.source_rules(path, s, source);
+        let mut call_ids = Vec::new();
+        self.list_of_objects(path, s, "tool_calls", |c, p, call| {
+            if let Some(id) = c.tool_call(p, call) {
+                call_ids.push(id);
+            }
+        });
+        self.nested(path, s, "metrics", Self::step_metrics);
+        self.nested(path, s, "observation", |c, p, o| {
+            c.observation(p, o, &call_ids);
+        });
+    }
+
+    /// A step's own fields: known keys, `step_id`, `source`, `message`, `timestamp`, the optional
+    /// scalars and `extra`.
+    fn step_fields(&mut self, path: &str, s: &Map<String, Value>, source: Option<&str>) {
         self.known_keys(
             path,
             s,
@@ -275,7 +344,6 @@ impl Checker<'_> {
                 None => self.err(&format!("{path}.step_id"), "expected an integer"),
             },
         }
-        let source = s.get("source").and_then(Value::as_str);
         match source {
             Some("system" | "user" | "agent") => {}
             Some(other) => self.err(
@@ -316,6 +384,11 @@ impl Checker<'_> {
         }
         self.int(path, s, "llm_call_count", 0);
         self.object(path, s, "extra");
+    }
+
+    /// What only agent steps may carry, and what an agent step that made no LLM call may not.
+    fn source_rules(&mut self, path: &str, s: &Map<String, Value>, source: Option<&str>) {
+        let present = |key: &str| s.get(key).is_some_and(|v| !v.is_null());
         if source != Some("agent") {
             for key in [
                 "model_name",
@@ -324,7 +397,7 @@ impl Checker<'_> {
                 "tool_calls",
                 "metrics",
             ] {
-                if s.get(key).is_some_and(|v| !v.is_null()) {
+                if present(key) {
                     self.err(
                         &format!("{path}.{key}"),
                         format!("only agent steps may have `{key}`"),
@@ -334,93 +407,69 @@ impl Checker<'_> {
         }
         if source == Some("agent") && s.get("llm_call_count").and_then(Value::as_i64) == Some(0) {
             for key in ["metrics", "reasoning_content"] {
-                if s.get(key).is_some_and(|v| !v.is_null()) {
+                if present(key) {
                     self.err(&format!("{path}.{key}"), "a step with llm_call_count 0 made no LLM call: no metrics or reasoning_content");
                 }
             }
         }
-        let mut call_ids = Vec::new();
-        if let Some(calls) = s.get("tool_calls").filter(|v| !v.is_null()) {
-            match calls.as_array() {
-                Some(list) => {
-                    for (i, c) in list.iter().enumerate() {
-                        let p = format!("{path}.tool_calls[{i}]");
-                        match c.as_object() {
-                            Some(c) => {
-                                self.known_keys(
-                                    &p,
-                                    c,
-                                    &["tool_call_id", "function_name", "arguments", "extra"],
-                                );
-                                self.string(&p, c, "tool_call_id", true);
-                                self.string(&p, c, "function_name", true);
-                                match c.get("arguments") {
-                                    Some(Value::Object(_)) => {}
-                                    Some(_) => {
-                                        self.err(&format!("{p}.arguments"), "expected an object")
-                                    }
-                                    None => self.err(&format!("{p}.arguments"), "required"),
-                                }
-                                self.object(&p, c, "extra");
-                                if let Some(id) = c.get("tool_call_id").and_then(Value::as_str) {
-                                    call_ids.push(id.to_owned());
-                                }
-                            }
-                            None => self.err(&p, "expected an object"),
-                        }
-                    }
-                }
-                None => self.err(&format!("{path}.tool_calls"), "expected a list"),
-            }
+    }
+
+    /// One tool call; its `tool_call_id` when it has one (observations may refer to it).
+    fn tool_call(&mut self, p: &str, c: &Map<String, Value>) -> Option<String> {
+        self.known_keys(
+            p,
+            c,
+            &["tool_call_id", "function_name", "arguments", "extra"],
+        );
+        self.string(p, c, "tool_call_id", true);
+        self.string(p, c, "function_name", true);
+        match c.get("arguments") {
+            Some(Value::Object(_)) => {}
+            Some(_) => self.err(&format!("{p}.arguments"), "expected an object"),
+            None => self.err(&format!("{p}.arguments"), "required"),
         }
-        if let Some(m) = s.get("metrics").filter(|v| !v.is_null()) {
-            let p = format!("{path}.metrics");
-            match m.as_object() {
-                Some(m) => {
-                    self.known_keys(
-                        &p,
-                        m,
-                        &[
-                            "prompt_tokens",
-                            "completion_tokens",
-                            "cached_tokens",
-                            "cost_usd",
-                            "prompt_token_ids",
-                            "completion_token_ids",
-                            "logprobs",
-                            "extra",
-                        ],
-                    );
-                    for k in ["prompt_tokens", "completion_tokens", "cached_tokens"] {
-                        self.int(&p, m, k, i64::MIN);
-                    }
-                    if m.get("cost_usd")
-                        .is_some_and(|c| !c.is_null() && !c.is_number())
-                    {
-                        self.err(&format!("{p}.cost_usd"), "expected a number");
-                    }
-                    self.object(&p, m, "extra");
-                }
-                None => self.err(&p, "expected an object"),
-            }
+        self.object(p, c, "extra");
+        c.get("tool_call_id")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    }
+
+    fn step_metrics(&mut self, p: &str, m: &Map<String, Value>) {
+        self.known_keys(
+            p,
+            m,
+            &[
+                "prompt_tokens",
+                "completion_tokens",
+                "cached_tokens",
+                "cost_usd",
+                "prompt_token_ids",
+                "completion_token_ids",
+                "logprobs",
+                "extra",
+            ],
+        );
+        for k in ["prompt_tokens", "completion_tokens", "cached_tokens"] {
+            self.int(p, m, k, i64::MIN);
         }
-        if let Some(o) = s.get("observation").filter(|v| !v.is_null()) {
-            let p = format!("{path}.observation");
-            match o.as_object() {
-                Some(o) => {
-                    self.known_keys(&p, o, &["results"]);
-                    match o.get("results") {
-                        Some(Value::Array(results)) => {
-                            for (i, r) in results.iter().enumerate() {
-                                self.result(&format!("{p}.results[{i}]"), r, &call_ids);
-                            }
-                        }
-                        Some(_) => self.err(&format!("{p}.results"), "expected a list"),
-                        None => self.err(&format!("{p}.results"), "required"),
-                    }
+        if m.get("cost_usd")
+            .is_some_and(|c| !c.is_null() && !c.is_number())
+        {
+            self.err(&format!("{p}.cost_usd"), "expected a number");
+        }
+        self.object(p, m, "extra");
+    }
+
+    fn observation(&mut self, p: &str, o: &Map<String, Value>, call_ids: &[String]) {
+        self.known_keys(p, o, &["results"]);
+        match o.get("results") {
+            Some(Value::Array(results)) => {
+                for (i, r) in results.iter().enumerate() {
+                    self.result(&format!("{p}.results[{i}]"), r, call_ids);
                 }
-                None => self.err(&p, "expected an object"),
             }
+            Some(_) => self.err(&format!("{p}.results"), "expected a list"),
+            None => self.err(&format!("{p}.results"), "required"),
         }
     }
 
@@ -452,37 +501,21 @@ impl Checker<'_> {
         if let Some(c) = r.get("content").filter(|v| !v.is_null()) {
             self.content(&format!("{path}.content"), c);
         }
-        if let Some(refs) = r.get("subagent_trajectory_ref").filter(|v| !v.is_null()) {
-            match refs.as_array() {
-                Some(list) => {
-                    for (i, x) in list.iter().enumerate() {
-                        let p = format!("{path}.subagent_trajectory_ref[{i}]");
-                        match x.as_object() {
-                            Some(x) => {
-                                self.known_keys(
-                                    &p,
-                                    x,
-                                    &["trajectory_id", "session_id", "trajectory_path", "extra"],
-                                );
-                                for k in ["trajectory_id", "session_id", "trajectory_path"] {
-                                    self.string(&p, x, k, false);
-                                }
-                                if x.get("trajectory_id").is_none_or(Value::is_null)
-                                    && x.get("trajectory_path").is_none_or(Value::is_null)
-                                {
-                                    self.err(&p, "needs a trajectory_id or a trajectory_path");
-                                }
-                            }
-                            None => self.err(&p, "expected an object"),
-                        }
-                    }
-                }
-                None => self.err(
-                    &format!("{path}.subagent_trajectory_ref"),
-                    "expected a list",
-                ),
+        self.list_of_objects(path, r, "subagent_trajectory_ref", |c, p, x| {
+            c.known_keys(
+                p,
+                x,
+                &["trajectory_id", "session_id", "trajectory_path", "extra"],
+            );
+            for k in ["trajectory_id", "session_id", "trajectory_path"] {
+                c.string(p, x, k, false);
             }
-        }
+            if x.get("trajectory_id").is_none_or(Value::is_null)
+                && x.get("trajectory_path").is_none_or(Value::is_null)
+            {
+                c.err(p, "needs a trajectory_id or a trajectory_path");
+            }
+        });
     }
 
     /// A message or observation content: a string, or a list of content parts.
@@ -711,7 +744,7 @@ pub fn validate_value(v: &Value, base: Option<&Path>) -> Vec<Problem> {
         problems: Vec::new(),
         base,
     };
-    c.trajectory("trajectory", v, false);
+    c.trajectory("trajectory", v);
     c.problems
 }
 
