@@ -240,10 +240,7 @@ fn tree_entries(
         match omitted {
             None => {
                 let bytes = fs_err::read(path).map_err(io(path))?;
-                match String::from_utf8(bytes) {
-                    Ok(text) => m.insert("text".into(), json!(text)),
-                    Err(e) => m.insert("base64".into(), json!(crate::base64::encode(e.as_bytes()))),
-                };
+                put_bytes(&mut m, bytes, "text", "base64");
             }
             Some(reason) => {
                 m.insert("size".into(), json!(size));
@@ -306,81 +303,10 @@ pub fn release_line(
     opts: ReleaseOptions,
 ) -> Result<Value, JobError> {
     let mut m = Map::new();
-    let put = |m: &mut Map<String, Value>, k: &str, v: Option<&Value>| {
-        if let Some(v) = v {
-            m.insert(k.to_owned(), v.clone());
-        }
-    };
-    put(&mut m, "task_name", result.get("task_name"));
-    if let Some(id) = trial_instance_id(result) {
-        m.insert("instance_id".into(), json!(id));
-    }
-    put(&mut m, "trial_name", result.get("trial_name"));
-    if let Some(f) = family {
-        m.insert("family".into(), json!(f));
-    }
-    put(&mut m, "reward", reward_number(result));
-    put(&mut m, "agent", get(result, &["agent_info", "name"]));
-    put(
-        &mut m,
-        "model",
-        get(result, &["config", "agent", "model_name"])
-            .or(get(result, &["agent_info", "model_info", "name"])),
-    );
-    for k in [
-        "n_input_tokens",
-        "n_cache_tokens",
-        "n_output_tokens",
-        "cost_usd",
-    ] {
-        put(&mut m, k, get(result, &["agent_result", k]));
-    }
-    let mut timings = Map::new();
-    for phase in [
-        "environment_setup",
-        "agent_setup",
-        "agent_execution",
-        "verifier",
-    ] {
-        if let Some(t) = get(result, &[phase]) {
-            timings.insert(phase.into(), t.clone());
-        }
-    }
-    m.insert("timings".into(), Value::Object(timings));
-    m.insert(
-        "exception".into(),
-        result.get("exception_info").cloned().unwrap_or(Value::Null),
-    );
-    let traj = dir.join("agent/trajectory.json");
-    m.insert(
-        "trajectory".into(),
-        if traj.is_file() {
-            read_json(&traj)?
-        } else {
-            Value::Null
-        },
-    );
-    if let Some(p) = trial_patch(dir) {
-        let bytes = read_trial_patch(&p)?;
-        match String::from_utf8(bytes) {
-            Ok(text) => m.insert("patch".into(), json!(text)),
-            Err(e) => m.insert(
-                "patch_base64".into(),
-                json!(crate::base64::encode(e.as_bytes())),
-            ),
-        };
-    }
-    // Files beside the models, kept verbatim so a rebuilt job reads the same.
-    let reward_txt = dir.join("verifier/reward.txt");
-    if let Ok(t) = fs_err::read_to_string(&reward_txt) {
-        m.insert("reward_txt".into(), json!(t));
-    }
-    if let Ok(t) = fs_err::read_to_string(dir.join("exception.txt")) {
-        m.insert("exception_txt".into(), json!(t));
-    }
-    if let Ok(v) = read_json(&dir.join("artifacts/manifest.json")) {
-        m.insert("artifacts_manifest".into(), v);
-    }
+    put_identity(&mut m, result, family);
+    put_usage(&mut m, result);
+    put_trajectory_and_patch(&mut m, dir)?;
+    put_files_beside(&mut m, dir);
     m.insert("trial_result".into(), result.clone());
     let config = dir.join("config.json");
     if config.is_file() {
@@ -393,6 +319,100 @@ pub fn release_line(
     m.insert("files".into(), Value::Array(files));
     m.insert("dirs".into(), Value::Array(dirs));
     Ok(Value::Object(m))
+}
+
+fn put(m: &mut Map<String, Value>, key: &str, v: Option<&Value>) {
+    if let Some(v) = v {
+        m.insert(key.to_owned(), v.clone());
+    }
+}
+
+/// Bytes as `text_key` when they are UTF-8, else base64 as `base64_key` (JSON strings cannot
+/// carry raw bytes).
+fn put_bytes(m: &mut Map<String, Value>, bytes: Vec<u8>, text_key: &str, base64_key: &str) {
+    match String::from_utf8(bytes) {
+        Ok(text) => m.insert(text_key.into(), json!(text)),
+        Err(e) => m.insert(
+            base64_key.into(),
+            json!(crate::base64::encode(e.as_bytes())),
+        ),
+    };
+}
+
+/// Which task and trial, the instance and family, the reward, agent and model.
+fn put_identity(m: &mut Map<String, Value>, result: &Value, family: Option<&str>) {
+    put(m, "task_name", result.get("task_name"));
+    if let Some(id) = trial_instance_id(result) {
+        m.insert("instance_id".into(), json!(id));
+    }
+    put(m, "trial_name", result.get("trial_name"));
+    if let Some(f) = family {
+        m.insert("family".into(), json!(f));
+    }
+    put(m, "reward", reward_number(result));
+    put(m, "agent", get(result, &["agent_info", "name"]));
+    put(
+        m,
+        "model",
+        get(result, &["config", "agent", "model_name"])
+            .or(get(result, &["agent_info", "model_info", "name"])),
+    );
+}
+
+/// Tokens and cost, the timings of each phase, and the exception.
+fn put_usage(m: &mut Map<String, Value>, result: &Value) {
+    for k in [
+        "n_input_tokens",
+        "n_cache_tokens",
+        "n_output_tokens",
+        "cost_usd",
+    ] {
+        put(m, k, get(result, &["agent_result", k]));
+    }
+    let mut timings = Map::new();
+    for phase in [
+        "environment_setup",
+        "agent_setup",
+        "agent_execution",
+        "verifier",
+    ] {
+        put(&mut timings, phase, get(result, &[phase]));
+    }
+    m.insert("timings".into(), Value::Object(timings));
+    m.insert(
+        "exception".into(),
+        result.get("exception_info").cloned().unwrap_or(Value::Null),
+    );
+}
+
+/// The ATIF trajectory (null without one) and the trial's patch ([`trial_patch`]), parsed.
+fn put_trajectory_and_patch(m: &mut Map<String, Value>, dir: &Path) -> Result<(), JobError> {
+    let traj = dir.join("agent/trajectory.json");
+    m.insert(
+        "trajectory".into(),
+        if traj.is_file() {
+            read_json(&traj)?
+        } else {
+            Value::Null
+        },
+    );
+    if let Some(p) = trial_patch(dir) {
+        put_bytes(m, read_trial_patch(&p)?, "patch", "patch_base64");
+    }
+    Ok(())
+}
+
+/// Files beside the models, kept verbatim so a rebuilt job reads the same.
+fn put_files_beside(m: &mut Map<String, Value>, dir: &Path) {
+    if let Ok(t) = fs_err::read_to_string(dir.join("verifier/reward.txt")) {
+        m.insert("reward_txt".into(), json!(t));
+    }
+    if let Ok(t) = fs_err::read_to_string(dir.join("exception.txt")) {
+        m.insert("exception_txt".into(), json!(t));
+    }
+    if let Ok(v) = read_json(&dir.join("artifacts/manifest.json")) {
+        m.insert("artifacts_manifest".into(), v);
+    }
 }
 
 /// A trial's patch file, bounded as every patch read from disk is.
@@ -504,71 +524,24 @@ fn write_entries(root: &Path, files: Option<&Value>, dirs: Option<&Value>) -> Re
 /// Writes one release line back as a trial directory (and its job's files) under `out`; returns
 /// the trial directory.
 pub fn write_trial(out: &Path, line: &Value) -> Result<PathBuf, JobError> {
-    let bad = |message: &str| JobError::Bad {
-        path: out.to_owned(),
-        message: message.to_owned(),
-    };
     let job_name = line
         .get("job")
         .and_then(|j| j.get("name"))
         .and_then(Value::as_str)
         .unwrap_or("release");
-    let safe = |s: &str| crate::files::safe_name(s);
-    let job_dir = out.join(safe(job_name));
-    if let Some(job) = line.get("job") {
-        for (key, file) in [("config", "config.json"), ("result", "result.json")] {
-            if let Some(v) = job.get(key).filter(|v| !v.is_null())
-                && !job_dir.join(file).is_file()
-            {
-                write(&job_dir.join(file), &pretty(v))?;
-            }
-        }
-    }
-    let mut result = line.get("trial_result").cloned().unwrap_or_else(|| {
-        // A release made elsewhere: a minimal result from the flat fields.
-        let mut r = Map::new();
-        for k in ["task_name", "trial_name"] {
-            if let Some(v) = line.get(k) {
-                r.insert(k.into(), v.clone());
-            }
-        }
-        if let Some(rw) = line.get("reward") {
-            r.insert("verifier_result".into(), json!({"rewards": {"reward": rw}}));
-        }
-        Value::Object(r)
-    });
-    // Releases made elsewhere may not name their trials: Harbor's own pattern, `task[:32]__` plus a
-    // short suffix (here a digest of the line, so the name is stable).
-    let generated;
-    let trial_name = match result
-        .get("trial_name")
-        .or(line.get("trial_name"))
-        .and_then(Value::as_str)
-    {
-        Some(t) => t,
-        None => {
-            let task = line
-                .get("task_name")
-                .or(line.get("instance_id"))
-                .and_then(Value::as_str)
-                .ok_or_else(|| bad("a release line without trial_name or task_name"))?;
-            use sha2::Digest;
-            let digest = hex::encode(sha2::Sha256::digest(line.to_string().as_bytes()));
-            generated = format!(
-                "{}__{}",
-                task.chars().take(32).collect::<String>(),
-                &digest[..7]
-            );
-            &generated
-        }
-    };
-    let trial_name = trial_name.to_owned();
+    let job_dir = out.join(crate::files::safe_name(job_name));
+    write_job_models(&job_dir, line)?;
+    let mut result = trial_result_of(line);
+    let trial_name = trial_name_of(line, &result).ok_or_else(|| JobError::Bad {
+        path: out.to_owned(),
+        message: "a release line without trial_name or task_name".to_owned(),
+    })?;
     if let Some(r) = result.as_object_mut()
         && !r.contains_key("trial_name")
     {
         r.insert("trial_name".into(), json!(trial_name));
     }
-    let dir = job_dir.join(safe(&trial_name));
+    let dir = job_dir.join(crate::files::safe_name(&trial_name));
     if let Some(files) = line.get("files") {
         // A lossless release: every file as it was.
         if let Some(job_tree) = line.get("job").filter(|j| j.get("files").is_some()) {
@@ -576,33 +549,102 @@ pub fn write_trial(out: &Path, line: &Value) -> Result<PathBuf, JobError> {
         }
         fs_err::create_dir_all(&dir).map_err(io(&dir))?;
         write_entries(&dir, Some(files), line.get("dirs"))?;
-        return Ok(dir);
+    } else {
+        write_parsed_fields(out, &dir, line, &result)?;
     }
-    write(&dir.join("result.json"), &pretty(&result))?;
-    if let Some(c) = line.get("trial_config").filter(|v| !v.is_null()) {
-        write(&dir.join("config.json"), &pretty(c))?;
+    Ok(dir)
+}
+
+/// The job's `config.json` and `result.json` from the line's `job`, where not written yet.
+fn write_job_models(job_dir: &Path, line: &Value) -> Result<(), JobError> {
+    let Some(job) = line.get("job") else {
+        return Ok(());
+    };
+    for (key, file) in [("config", "config.json"), ("result", "result.json")] {
+        if let Some(v) = job.get(key).filter(|v| !v.is_null())
+            && !job_dir.join(file).is_file()
+        {
+            write(&job_dir.join(file), &pretty(v))?;
+        }
     }
-    if let Some(t) = line.get("trajectory").filter(|v| !v.is_null()) {
-        write(&dir.join("agent/trajectory.json"), &pretty(t))?;
+    Ok(())
+}
+
+/// The trial's `result.json`: the line's `trial_result`, or for a release made elsewhere a
+/// minimal one from the flat fields.
+fn trial_result_of(line: &Value) -> Value {
+    if let Some(r) = line.get("trial_result") {
+        return r.clone();
     }
+    let mut r = Map::new();
+    for k in ["task_name", "trial_name"] {
+        put(&mut r, k, line.get(k));
+    }
+    if let Some(rw) = line.get("reward") {
+        r.insert("verifier_result".into(), json!({"rewards": {"reward": rw}}));
+    }
+    Value::Object(r)
+}
+
+/// The trial's name. Releases made elsewhere may not name their trials: Harbor's own pattern,
+/// `task[:32]__` plus a short suffix (here a digest of the line, so the name is stable). `None`
+/// without a trial or task name.
+fn trial_name_of(line: &Value, result: &Value) -> Option<String> {
+    if let Some(t) = result
+        .get("trial_name")
+        .or(line.get("trial_name"))
+        .and_then(Value::as_str)
+    {
+        return Some(t.to_owned());
+    }
+    let task = line
+        .get("task_name")
+        .or(line.get("instance_id"))
+        .and_then(Value::as_str)?;
+    use sha2::Digest;
+    let digest = hex::encode(sha2::Sha256::digest(line.to_string().as_bytes()));
+    Some(format!(
+        "{}__{}",
+        task.chars().take(32).collect::<String>(),
+        &digest[..7]
+    ))
+}
+
+/// A release without `files` (made elsewhere): the trial rebuilt from its parsed fields.
+fn write_parsed_fields(
+    out: &Path,
+    dir: &Path,
+    line: &Value,
+    result: &Value,
+) -> Result<(), JobError> {
+    let json_file = |key: &str, rel: &str| -> Result<(), JobError> {
+        match line.get(key).filter(|v| !v.is_null()) {
+            Some(v) => write(&dir.join(rel), &pretty(v)),
+            None => Ok(()),
+        }
+    };
+    write(&dir.join("result.json"), &pretty(result))?;
+    json_file("trial_config", "config.json")?;
+    json_file("trajectory", "agent/trajectory.json")?;
     if let Some(t) = line.get("reward_txt").and_then(Value::as_str) {
         write(&dir.join("verifier/reward.txt"), t.as_bytes())?;
-    } else if let Some(r) = reward_number(&result) {
+    } else if let Some(r) = reward_number(result) {
         write(&dir.join("verifier/reward.txt"), r.to_string().as_bytes())?;
     }
     if let Some(t) = line.get("exception_txt").and_then(Value::as_str) {
         write(&dir.join("exception.txt"), t.as_bytes())?;
     }
-    if let Some(m) = line.get("artifacts_manifest").filter(|v| !v.is_null()) {
-        write(&dir.join("artifacts/manifest.json"), &pretty(m))?;
-    }
+    json_file("artifacts_manifest", "artifacts/manifest.json")?;
     if let Some(p) = line.get("patch").and_then(Value::as_str) {
         write(&dir.join("artifacts/patch.diff"), p.as_bytes())?;
     } else if let Some(b) = line.get("patch_base64").and_then(Value::as_str) {
-        let bytes = crate::base64::decode(b).ok_or_else(|| bad("patch_base64 is not base64"))?;
+        let bytes = crate::base64::decode(b).ok_or_else(|| JobError::Bad {
+            path: out.to_owned(),
+            message: "patch_base64 is not base64".to_owned(),
+        })?;
         write(&dir.join("artifacts/patch.diff"), &bytes)?;
     }
-    Ok(dir)
+    Ok(())
 }
 
 #[cfg(test)]
@@ -635,28 +677,34 @@ mod tests {
             fs_err::create_dir_all(p.parent().unwrap()).unwrap();
             fs_err::write(p, data).unwrap();
         };
-        w(
-            "result.json",
-            b"{\n    \"task_name\": \"acme_x_pr1\",\n    \"trial_name\": \"acme_x_pr1__AbCdEfG\",\n    \"verifier_result\": {\"rewards\": {\"reward\": 1.0}}\n}",
-        );
-        w("config.json", b"{\"task\":{\"path\":\"/nowhere\"}}");
-        w("trial.log", b"started\n");
-        w("lock.json", b"{}");
-        w("agent/oracle.txt", b"ok\r\n");
-        w(
-            "agent/trajectory.json",
-            b"{\"schema_version\": \"ATIF-v1.6\"}",
-        );
-        w("verifier/reward.txt", b"1");
-        w("verifier/test-stdout.txt", b"1 passed\n");
-        w("verifier/report.json", b"{ \"verdict\" : \"resolved\" }");
-        w("artifacts/logs/x.bin", b"\x00\xff\xfe binary");
-        w("artifacts/big.bin", &vec![7u8; 4096]);
+        let big = vec![7u8; 4096];
+        for (rel, data) in [
+            (
+                "result.json",
+                &b"{\n    \"task_name\": \"acme_x_pr1\",\n    \"trial_name\": \"acme_x_pr1__AbCdEfG\",\n    \"verifier_result\": {\"rewards\": {\"reward\": 1.0}}\n}"[..],
+            ),
+            ("config.json", b"{\"task\":{\"path\":\"/nowhere\"}}"),
+            ("trial.log", b"started\n"),
+            ("lock.json", b"{}"),
+            ("agent/oracle.txt", b"ok\r\n"),
+            ("agent/trajectory.json", b"{\"schema_version\": \"ATIF-v1.6\"}"),
+            ("verifier/reward.txt", b"1"),
+            ("verifier/test-stdout.txt", b"1 passed\n"),
+            ("verifier/report.json", b"{ \"verdict\" : \"resolved\" }"),
+            ("artifacts/logs/x.bin", b"\x00\xff\xfe binary"),
+            ("artifacts/big.bin", &big),
+        ] {
+            w(rel, data);
+        }
         fs_err::create_dir_all(trial.join("artifacts/empty")).unwrap();
-        fs_err::write(job.join("config.json"), b"{\"job_name\": \"j\"}").unwrap();
-        fs_err::write(job.join("result.json"), b"{\"n_total_trials\": 1}").unwrap();
-        fs_err::write(job.join("job.log"), b"job log\n").unwrap();
-        fs_err::write(job.join("lock.json"), b"[]").unwrap();
+        for (name, data) in [
+            ("config.json", &b"{\"job_name\": \"j\"}"[..]),
+            ("result.json", b"{\"n_total_trials\": 1}"),
+            ("job.log", b"job log\n"),
+            ("lock.json", b"[]"),
+        ] {
+            fs_err::write(job.join(name), data).unwrap();
+        }
         job
     }
 
