@@ -159,47 +159,7 @@ pub fn validate_tasks_dir(
                     Suites::Bundled(read.test_suite_zip.as_deref()),
                 );
                 report.problems.extend(problems);
-                for (rel, what) in [
-                    (paths::TEST_SH, "Harbor runs it to verify"),
-                    (paths::INSTRUCTION, "Harbor requires it"),
-                ] {
-                    if !dir.join(rel).is_file() {
-                        report.problems.push(problem(
-                            &location,
-                            Some(&read.record),
-                            Severity::Error,
-                            None,
-                            format!("{rel} is missing ({what})"),
-                        ));
-                    }
-                }
-                if !dir.join(paths::SOLVE_SH).is_file() {
-                    report.problems.push(problem(
-                        &location,
-                        Some(&read.record),
-                        Severity::Warning,
-                        None,
-                        format!(
-                            "{} is missing: Harbor's oracle agent cannot run this task (0.26: `Solution script not found`, an error trial; 0.1.x: no reward){}",
-                            paths::SOLVE_SH,
-                            if read.record.family() == crate::record::Family::Doc2Repo {
-                                "; convert with --solutions DIR holding a reference repository"
-                            } else {
-                                ""
-                            }
-                        ),
-                    ));
-                }
-                if !dir.join(paths::ENVIRONMENT).is_dir() {
-                    report.problems.push(problem(
-                        &location,
-                        Some(&read.record),
-                        Severity::Warning,
-                        None,
-                        "environment/ is missing (Harbor 0.1.x then treats the task as invalid)"
-                            .into(),
-                    ));
-                }
+                check_task_files(&dir, &location, &read.record, &mut report.problems);
             }
             Err(err) => report.problems.push(Problem {
                 location,
@@ -211,6 +171,51 @@ pub fn validate_tasks_dir(
         }
     }
     Ok(report)
+}
+
+/// The files Harbor needs in a task directory beside the record: the verifier and instruction
+/// (errors), the oracle's script and the environment (warnings).
+fn check_task_files(dir: &Path, location: &str, record: &Record, out: &mut Vec<Problem>) {
+    for (rel, what) in [
+        (paths::TEST_SH, "Harbor runs it to verify"),
+        (paths::INSTRUCTION, "Harbor requires it"),
+    ] {
+        if !dir.join(rel).is_file() {
+            out.push(problem(
+                location,
+                Some(record),
+                Severity::Error,
+                None,
+                format!("{rel} is missing ({what})"),
+            ));
+        }
+    }
+    if !dir.join(paths::SOLVE_SH).is_file() {
+        out.push(problem(
+            location,
+            Some(record),
+            Severity::Warning,
+            None,
+            format!(
+                "{} is missing: Harbor's oracle agent cannot run this task (0.26: `Solution script not found`, an error trial; 0.1.x: no reward){}",
+                paths::SOLVE_SH,
+                if record.family() == Family::Doc2Repo {
+                    "; convert with --solutions DIR holding a reference repository"
+                } else {
+                    ""
+                }
+            ),
+        ));
+    }
+    if !dir.join(paths::ENVIRONMENT).is_dir() {
+        out.push(problem(
+            location,
+            Some(record),
+            Severity::Warning,
+            None,
+            "environment/ is missing (Harbor 0.1.x then treats the task as invalid)".into(),
+        ));
+    }
 }
 
 fn problem(
@@ -229,123 +234,178 @@ fn problem(
     }
 }
 
-/// Every problem of one record.
-fn check_record(record: &Record, location: &str, suites: Suites<'_>) -> Vec<Problem> {
-    let mut out = Vec::new();
-    let mut err = |field: &str, message: String| {
-        out.push(problem(
-            location,
-            Some(record),
-            Severity::Error,
+/// The problems of one record, as they are found.
+struct Findings<'a> {
+    location: &'a str,
+    record: &'a Record,
+    out: Vec<Problem>,
+}
+
+impl Findings<'_> {
+    fn push(&mut self, severity: Severity, field: &str, message: String) {
+        let p = problem(
+            self.location,
+            Some(self.record),
+            severity,
             Some(field),
             message,
-        ))
+        );
+        self.out.push(p);
+    }
+
+    fn error(&mut self, field: &str, message: String) {
+        self.push(Severity::Error, field, message);
+    }
+
+    fn warning(&mut self, field: &str, message: String) {
+        self.push(Severity::Warning, field, message);
+    }
+}
+
+/// Every problem of one record.
+fn check_record(record: &Record, location: &str, suites: Suites<'_>) -> Vec<Problem> {
+    let mut f = Findings {
+        location,
+        record,
+        out: Vec::new(),
     };
+    check_identity(&mut f);
+    if record.task().family == Family::Doc2Repo {
+        check_doc2repo_fields(&mut f, suites);
+    } else {
+        check_issue_fields(&mut f);
+    }
+    check_test_ids(&mut f);
+    check_patches(&mut f, suites);
+    check_restore_overlap(&mut f);
+    f.out
+}
+
+/// Family, id, image and suite name: what every record needs.
+fn check_identity(f: &mut Findings<'_>) {
+    let record = f.record;
     let task = record.task();
     match (&task.spelling, task.family) {
-        (None, _) => err("task", "missing: cannot tell the family (expected CrossRepo, DomainFix, DepMigrate or Doc2Repo)".into()),
-        (Some(s), Family::Unknown) => err("task", format!("unknown task spelling `{s}` (expected CrossRepo, DomainFix, DepMigrate or Doc2Repo in any case, with or without `-`/`_`)")),
+        (None, _) => f.error("task", "missing: cannot tell the family (expected CrossRepo, DomainFix, DepMigrate or Doc2Repo)".into()),
+        (Some(s), Family::Unknown) => f.error("task", format!("unknown task spelling `{s}` (expected CrossRepo, DomainFix, DepMigrate or Doc2Repo in any case, with or without `-`/`_`)")),
         _ => {}
     }
     if let Err(e) = check_dir_name(record.instance_id()) {
-        err("instance_id", e.to_string());
+        f.error("instance_id", e.to_string());
     }
     if record.image().is_none() {
-        err("image", "missing: no `image` or `image_url`".into());
+        f.error("image", "missing: no `image` or `image_url`".into());
     }
     if let Some(name) = record.test_suite()
         && let Some(reason) = suite_name_problem(name)
     {
-        err(
+        f.error(
             "test_suite",
             format!("`{name}` is not a plain file name: {reason}"),
         );
     }
-    let family = task.family;
-    if family == Family::Doc2Repo {
-        if record.repo_document().is_none() {
-            err(
-                "REPO_DOCUMENT_CONTENT",
-                "missing: a Doc2Repo record needs its specification".into(),
-            );
-        }
-        match record.test_suite_num() {
-            Some(n) if n > 0 => {}
-            Some(_) => err(
-                "test_suite_num",
-                "must be greater than 0 (it is the score's denominator)".into(),
-            ),
-            None => err(
-                "test_suite_num",
-                "missing: the number of tests in the hidden suite".into(),
-            ),
-        }
-        match suites {
-            Suites::Dir(Some(dir)) => match find_test_suite(record, dir) {
-                Some(zip) => {
-                    if let Some(msg) = check_zip(&zip) {
-                        err("test_suite", msg);
-                    }
-                }
-                // A name that is not a plain file name is reported above.
-                None if record
-                    .test_suite()
-                    .is_some_and(|n| suite_name_problem(n).is_some()) => {}
-                None => err(
-                    "test_suite",
-                    format!(
-                        "`{}` not found in {}",
-                        record.test_suite().unwrap_or("<missing>"),
-                        dir.display()
-                    ),
-                ),
-            },
-            Suites::Dir(None) => {
-                if record.test_suite().is_none() {
-                    err(
-                        "test_suite",
-                        "missing: the file name of the suite zip".into(),
-                    );
-                }
-            }
-            Suites::Bundled(Some(zip)) => {
-                if let Some(msg) = check_zip(zip) {
-                    err("test_suite", msg);
-                }
-            }
-            Suites::Bundled(None) => err(
-                "test_suite",
-                format!("{} is missing", paths::TEST_SUITE_ZIP),
-            ),
-        }
-    } else {
-        if record.base_commit().is_none() {
-            err(
-                "base_commit",
-                "missing: no `base_commit`, `pre_agent_commit_id`, `parent_commit` or `base.sha`"
-                    .into(),
-            );
-        }
-        if record
-            .problem_statement()
-            .is_none_or(|s| s.trim().is_empty())
-        {
-            err("problem_statement", "missing or empty".into());
-        }
-        if record.fail_to_pass().is_empty() {
-            err(
-                "FAIL_TO_PASS",
-                "no test ids: the instance could never be resolved".into(),
-            );
-        }
+}
+
+/// A Doc2Repo record: its specification, suite size and suite.
+fn check_doc2repo_fields(f: &mut Findings<'_>, suites: Suites<'_>) {
+    let record = f.record;
+    if record.repo_document().is_none() {
+        f.error(
+            "REPO_DOCUMENT_CONTENT",
+            "missing: a Doc2Repo record needs its specification".into(),
+        );
     }
+    match record.test_suite_num() {
+        Some(n) if n > 0 => {}
+        Some(_) => f.error(
+            "test_suite_num",
+            "must be greater than 0 (it is the score's denominator)".into(),
+        ),
+        None => f.error(
+            "test_suite_num",
+            "missing: the number of tests in the hidden suite".into(),
+        ),
+    }
+    check_suite(f, suites);
+}
+
+/// The Doc2Repo suite zip: found where the dataset says, and readable.
+fn check_suite(f: &mut Findings<'_>, suites: Suites<'_>) {
+    let record = f.record;
+    match suites {
+        Suites::Dir(Some(dir)) => match find_test_suite(record, dir) {
+            Some(zip) => {
+                if let Some(msg) = check_zip(&zip) {
+                    f.error("test_suite", msg);
+                }
+            }
+            // A name that is not a plain file name is reported by check_identity.
+            None if record
+                .test_suite()
+                .is_some_and(|n| suite_name_problem(n).is_some()) => {}
+            None => f.error(
+                "test_suite",
+                format!(
+                    "`{}` not found in {}",
+                    record.test_suite().unwrap_or("<missing>"),
+                    dir.display()
+                ),
+            ),
+        },
+        Suites::Dir(None) => {
+            if record.test_suite().is_none() {
+                f.error(
+                    "test_suite",
+                    "missing: the file name of the suite zip".into(),
+                );
+            }
+        }
+        Suites::Bundled(Some(zip)) => {
+            if let Some(msg) = check_zip(zip) {
+                f.error("test_suite", msg);
+            }
+        }
+        Suites::Bundled(None) => f.error(
+            "test_suite",
+            format!("{} is missing", paths::TEST_SUITE_ZIP),
+        ),
+    }
+}
+
+/// An issue record (CrossRepo, DomainFix, DepMigrate): base commit, statement, tests to fix.
+fn check_issue_fields(f: &mut Findings<'_>) {
+    let record = f.record;
+    if record.base_commit().is_none() {
+        f.error(
+            "base_commit",
+            "missing: no `base_commit`, `pre_agent_commit_id`, `parent_commit` or `base.sha`"
+                .into(),
+        );
+    }
+    if record
+        .problem_statement()
+        .is_none_or(|s| s.trim().is_empty())
+    {
+        f.error("problem_statement", "missing or empty".into());
+    }
+    if record.fail_to_pass().is_empty() {
+        f.error(
+            "FAIL_TO_PASS",
+            "no test ids: the instance could never be resolved".into(),
+        );
+    }
+}
+
+/// Test ids with line breaks (errors), then ids that look like several joined (warnings).
+fn check_test_ids(f: &mut Findings<'_>) {
+    let record = f.record;
     let mut warnings: Vec<(&str, String)> = Vec::new();
     for (field, ids) in [
         ("FAIL_TO_PASS", record.fail_to_pass()),
         ("PASS_TO_PASS", record.pass_to_pass()),
     ] {
         if let Some(id) = ids.iter().find(|i| i.contains('\n')) {
-            err(field, format!("test id contains a line break: {id:?}"));
+            f.error(field, format!("test id contains a line break: {id:?}"));
         }
         if let Some(raw) = record.raw().get(field).and_then(|v| v.as_str())
             && ids.len() == 1
@@ -362,23 +422,13 @@ fn check_record(record: &Record, location: &str, suites: Suites<'_>) -> Vec<Prob
         }
     }
     for (field, message) in warnings {
-        out.push(problem(
-            location,
-            Some(record),
-            Severity::Warning,
-            Some(field),
-            message,
-        ));
+        f.warning(field, message);
     }
-    let mut err = |field: &str, message: String| {
-        out.push(problem(
-            location,
-            Some(record),
-            Severity::Error,
-            Some(field),
-            message,
-        ))
-    };
+}
+
+/// The gold and test patches parse; a missing gold patch is said.
+fn check_patches(f: &mut Findings<'_>, suites: Suites<'_>) {
+    let record = f.record;
     let gold = record.gold_patch();
     if let Some(text) = gold
         && let Err(e) = patch::parse(text)
@@ -393,51 +443,43 @@ fn check_record(record: &Record, location: &str, suites: Suites<'_>) -> Vec<Prob
         } else {
             "fix_patch"
         };
-        err(field, format!("not a unified diff: {e}"));
+        f.error(field, format!("not a unified diff: {e}"));
     }
     if let Some(text) = record.f2p_patch()
         && let Err(e) = patch::parse(text)
     {
-        err("f2p_patch", format!("not a unified diff: {e}"));
+        f.error("f2p_patch", format!("not a unified diff: {e}"));
     }
+    let family = record.task().family;
     if family.is_issue_task() && gold.is_none() {
-        out.push(problem(
-            location,
-            Some(record),
-            Severity::Warning,
-            Some("patch"),
+        f.warning(
+            "patch",
             "no gold patch: `grade --gold` cannot check this instance".into(),
-        ));
+        );
     }
-    if family == crate::record::Family::Doc2Repo
-        && gold.is_none()
-        && matches!(suites, Suites::Dir(_))
-    {
-        out.push(problem(
-            location,
-            Some(record),
-            Severity::Warning,
-            Some("patch"),
+    if family == Family::Doc2Repo && gold.is_none() && matches!(suites, Suites::Dir(_)) {
+        f.warning(
+            "patch",
             "no reference solution: `grade --gold` cannot check this instance, and its Harbor task has no oracle unless `convert to-harbor --solutions DIR` supplies a repository".into(),
-        ));
+        );
     }
-    let (_, keep) = restore_rules::keep_paths(record);
+}
+
+/// Paths the gold patch changes that the restore step covers (the grader keeps them).
+fn check_restore_overlap(f: &mut Findings<'_>) {
+    let (_, keep) = restore_rules::keep_paths(f.record);
     if !keep.is_empty() {
-        out.push(problem(
-            location,
-            Some(record),
-            Severity::Warning,
-            Some("patch"),
+        f.warning(
+            "patch",
             format!(
                 "the gold patch changes {} that the restore step covers; the grader keeps {} as the submission leaves {}",
                 keep.join(", "),
                 if keep.len() == 1 { "it" } else { "them" },
                 if keep.len() == 1 { "it" } else { "them" },
             ),
-        ));
+        );
     }
     debug_assert!(keep.iter().all(|p| restore_rules::is_covered(p)));
-    out
 }
 
 /// `None` if the zip opens and has at least one file, else why not.
