@@ -61,141 +61,26 @@ pub fn task_dirs(root: &Path) -> Result<Vec<PathBuf>, ConvertError> {
 
 /// Reads one task directory into a record.
 pub fn read_task(dir: &Path) -> Result<TaskRead, ConvertError> {
-    let toml_path = dir.join(paths::TASK_TOML);
-    let toml_text = read_text(&toml_path)?.ok_or_else(|| ConvertError::NotATaskDir {
-        path: dir.to_owned(),
-        missing: paths::TASK_TOML,
-    })?;
-    let task = TaskToml::parse(&toml_text).map_err(|e| ConvertError::TaskToml {
-        path: toml_path.clone(),
-        source: Box::new(e),
-    })?;
-
+    let task = read_task_toml(dir)?;
     let instance_path = dir.join(paths::INSTANCE_JSON);
-    let mut map: Map<String, Value> = match read_text(&instance_path)? {
-        Some(text) => match serde_json::from_str::<Value>(&text) {
-            Ok(Value::Object(map)) => map,
-            Ok(_) => {
-                return Err(ConvertError::Json {
-                    path: instance_path,
-                    message: "expected a JSON object".into(),
-                });
-            }
-            Err(e) => {
-                return Err(ConvertError::Json {
-                    path: instance_path,
-                    message: format!("not valid JSON: {e}"),
-                });
-            }
-        },
-        None => Map::new(),
-    };
-
-    let config_path = dir.join(paths::TEST_CONFIG);
-    let config: Option<TestConfig> = match read_text(&config_path)? {
-        Some(text) => Some(serde_json::from_str(&text).map_err(|e| ConvertError::Json {
-            path: config_path.clone(),
-            message: format!("not a test_config.json: {e}"),
-        })?),
-        None => None,
-    };
-
+    let map = read_instance_json(&instance_path)?;
+    let config = read_test_config(&dir.join(paths::TEST_CONFIG))?;
     // Our own directories carry the complete record in instance.json: take it as it is, so the
     // round trip is exact. Other producers' instance.json may be partial: fill what it lacks.
     let complete = task.meta_str(CONVERTED_BY_KEY) == Some(CONVERTED_BY) && instance_path.is_file();
-    let mut filled = Vec::new();
-    let mut fill = |map: &mut Map<String, Value>, key: &'static str, value: Option<Value>| {
-        if let Some(v) = value
-            && !complete
-            && !map.contains_key(key)
-        {
-            map.insert(key.to_owned(), v);
-            filled.push(key);
-        }
+    let mut f = Filler {
+        map,
+        filled: Vec::new(),
+        complete,
     };
-    let s = |v: &str| Some(Value::String(v.to_owned()));
-    let meta = |k: &str| task.meta_str(k).map(str::to_owned);
-
-    let dir_name = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let instance_id = meta("instance_id")
-        .or_else(|| config.as_ref().and_then(|c| c.instance_id.clone()))
-        .unwrap_or(dir_name);
-    fill(&mut map, "instance_id", s(&instance_id));
-    let task_spelling = meta("task")
-        .or_else(|| meta("family"))
-        .or_else(|| config.as_ref().and_then(|c| c.family.clone()))
-        .or_else(|| family_from_tags(&task).map(|f| f.as_str().to_owned()));
-    fill(&mut map, "task", task_spelling.as_deref().and_then(s));
-    fill(&mut map, "repo", meta("repo").as_deref().and_then(s));
-    let base = meta("base_commit").or_else(|| config.as_ref().and_then(|c| c.base_commit.clone()));
-    fill(&mut map, "base_commit", base.as_deref().and_then(s));
-    let workdir = config
-        .as_ref()
-        .and_then(|c| c.workdir.clone())
-        .or_else(|| meta("workdir"));
-    fill(&mut map, "workdir", workdir.as_deref().and_then(s));
-    let image = task
-        .environment
-        .docker_image
-        .clone()
-        .or_else(|| meta("image"))
-        .or(dockerfile_from(&dir.join(paths::DOCKERFILE))?);
-    fill(&mut map, "image", image.as_deref().and_then(s));
-    if let Some(lang) = meta("language") {
-        fill(&mut map, "language", s(&lang));
-    }
-
-    let family = map
-        .get("task")
-        .and_then(Value::as_str)
-        .map_or(Family::Unknown, Family::from_spelling);
-    if family == Family::Doc2Repo {
-        let spec = read_text(&dir.join(paths::REPO_DOCUMENT))?;
-        if !map.contains_key("problem_statement") {
-            fill(&mut map, "REPO_DOCUMENT_CONTENT", spec.map(Value::String));
-        }
-    } else {
-        let statement = read_text(&dir.join(paths::INSTRUCTION))?;
-        fill(&mut map, "problem_statement", statement.map(Value::String));
-    }
-    if let Some(c) = &config {
-        let list = |ids: &[String]| Value::Array(ids.iter().cloned().map(Value::String).collect());
-        if !c.fail_to_pass.is_empty() || !map.contains_key("FAIL_TO_PASS") {
-            fill(&mut map, "FAIL_TO_PASS", Some(list(&c.fail_to_pass)));
-        }
-        fill(&mut map, "PASS_TO_PASS", Some(list(&c.pass_to_pass)));
-        fill(
-            &mut map,
-            "test_suite_num",
-            c.test_suite_num.map(Value::from),
-        );
-    }
-    if let Some(n) = task
-        .metadata
-        .get("test_suite_num")
-        .and_then(toml::Value::as_integer)
-    {
-        fill(&mut map, "test_suite_num", Some(Value::from(n)));
-    }
-    fill(
-        &mut map,
-        "f2p_patch",
-        read_text(&dir.join(paths::F2P_PATCH))?.map(Value::String),
-    );
-    if !map.contains_key("fix_patch") {
-        fill(
-            &mut map,
-            "patch",
-            read_text(&dir.join(paths::SOLUTION_PATCH))?.map(Value::String),
-        );
-    }
+    let instance_id = fill_from_metadata(&mut f, dir, &task, config.as_ref())?;
+    fill_statement(&mut f, dir)?;
+    fill_tests(&mut f, &task, config.as_ref());
+    fill_patches(&mut f, dir)?;
     let zip = dir.join(paths::TEST_SUITE_ZIP);
     let test_suite_zip = zip.is_file().then_some(zip);
     if test_suite_zip.is_some() {
-        fill(&mut map, "test_suite", s(&format!("{instance_id}.zip")));
+        f.fill("test_suite", string(&format!("{instance_id}.zip")));
     }
 
     let source_path = if instance_path.is_file() {
@@ -203,7 +88,7 @@ pub fn read_task(dir: &Path) -> Result<TaskRead, ConvertError> {
     } else {
         dir.to_owned()
     };
-    let record = Record::from_map(map).map_err(|source| ConvertError::Record {
+    let record = Record::from_map(f.map).map_err(|source| ConvertError::Record {
         path: source_path.clone(),
         source,
     })?;
@@ -211,8 +96,170 @@ pub fn read_task(dir: &Path) -> Result<TaskRead, ConvertError> {
     Ok(TaskRead {
         record,
         test_suite_zip,
-        filled,
+        filled: f.filled,
     })
+}
+
+fn read_task_toml(dir: &Path) -> Result<TaskToml, ConvertError> {
+    let toml_path = dir.join(paths::TASK_TOML);
+    let toml_text = read_text(&toml_path)?.ok_or_else(|| ConvertError::NotATaskDir {
+        path: dir.to_owned(),
+        missing: paths::TASK_TOML,
+    })?;
+    TaskToml::parse(&toml_text).map_err(|e| ConvertError::TaskToml {
+        path: toml_path,
+        source: Box::new(e),
+    })
+}
+
+/// `tests/instance.json` as a JSON object; empty when the file is not there.
+fn read_instance_json(path: &Path) -> Result<Map<String, Value>, ConvertError> {
+    let Some(text) = read_text(path)? else {
+        return Ok(Map::new());
+    };
+    match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err(ConvertError::Json {
+            path: path.to_owned(),
+            message: "expected a JSON object".into(),
+        }),
+        Err(e) => Err(ConvertError::Json {
+            path: path.to_owned(),
+            message: format!("not valid JSON: {e}"),
+        }),
+    }
+}
+
+fn read_test_config(path: &Path) -> Result<Option<TestConfig>, ConvertError> {
+    let Some(text) = read_text(path)? else {
+        return Ok(None);
+    };
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|e| ConvertError::Json {
+            path: path.to_owned(),
+            message: format!("not a test_config.json: {e}"),
+        })
+}
+
+/// The record being rebuilt, and which fields came from files other than `instance.json`.
+struct Filler {
+    map: Map<String, Value>,
+    filled: Vec<&'static str>,
+    /// Our own complete `instance.json`: nothing is filled.
+    complete: bool,
+}
+
+impl Filler {
+    /// Sets `key` to `value` unless the record is complete or already has the key.
+    fn fill(&mut self, key: &'static str, value: Option<Value>) {
+        if let Some(v) = value
+            && !self.complete
+            && !self.map.contains_key(key)
+        {
+            self.map.insert(key.to_owned(), v);
+            self.filled.push(key);
+        }
+    }
+}
+
+fn string(v: &str) -> Option<Value> {
+    Some(Value::String(v.to_owned()))
+}
+
+/// Id, family, repo, base commit, workdir, image and language from `task.toml`, the test config
+/// and the Dockerfile; returns the instance id (the directory name when nothing names one).
+fn fill_from_metadata(
+    f: &mut Filler,
+    dir: &Path,
+    task: &TaskToml,
+    config: Option<&TestConfig>,
+) -> Result<String, ConvertError> {
+    let meta = |k: &str| task.meta_str(k).map(str::to_owned);
+    let dir_name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let instance_id = meta("instance_id")
+        .or_else(|| config.and_then(|c| c.instance_id.clone()))
+        .unwrap_or(dir_name);
+    f.fill("instance_id", string(&instance_id));
+    let task_spelling = meta("task")
+        .or_else(|| meta("family"))
+        .or_else(|| config.and_then(|c| c.family.clone()))
+        .or_else(|| family_from_tags(task).map(|f| f.as_str().to_owned()));
+    f.fill("task", task_spelling.as_deref().and_then(string));
+    f.fill("repo", meta("repo").as_deref().and_then(string));
+    let base = meta("base_commit").or_else(|| config.and_then(|c| c.base_commit.clone()));
+    f.fill("base_commit", base.as_deref().and_then(string));
+    let workdir = config
+        .and_then(|c| c.workdir.clone())
+        .or_else(|| meta("workdir"));
+    f.fill("workdir", workdir.as_deref().and_then(string));
+    let image = task
+        .environment
+        .docker_image
+        .clone()
+        .or_else(|| meta("image"))
+        .or(dockerfile_from(&dir.join(paths::DOCKERFILE))?);
+    f.fill("image", image.as_deref().and_then(string));
+    if let Some(lang) = meta("language") {
+        f.fill("language", string(&lang));
+    }
+    Ok(instance_id)
+}
+
+/// The statement (`instruction.md`), or for Doc2Repo the specification (`repo_document.md`).
+fn fill_statement(f: &mut Filler, dir: &Path) -> Result<(), ConvertError> {
+    let family = f
+        .map
+        .get("task")
+        .and_then(Value::as_str)
+        .map_or(Family::Unknown, Family::from_spelling);
+    if family == Family::Doc2Repo {
+        let spec = read_text(&dir.join(paths::REPO_DOCUMENT))?;
+        if !f.map.contains_key("problem_statement") {
+            f.fill("REPO_DOCUMENT_CONTENT", spec.map(Value::String));
+        }
+    } else {
+        let statement = read_text(&dir.join(paths::INSTRUCTION))?;
+        f.fill("problem_statement", statement.map(Value::String));
+    }
+    Ok(())
+}
+
+/// Test ids and the Doc2Repo suite size from the test config and `task.toml`.
+fn fill_tests(f: &mut Filler, task: &TaskToml, config: Option<&TestConfig>) {
+    if let Some(c) = config {
+        let list = |ids: &[String]| Value::Array(ids.iter().cloned().map(Value::String).collect());
+        if !c.fail_to_pass.is_empty() || !f.map.contains_key("FAIL_TO_PASS") {
+            f.fill("FAIL_TO_PASS", Some(list(&c.fail_to_pass)));
+        }
+        f.fill("PASS_TO_PASS", Some(list(&c.pass_to_pass)));
+        f.fill("test_suite_num", c.test_suite_num.map(Value::from));
+    }
+    if let Some(n) = task
+        .metadata
+        .get("test_suite_num")
+        .and_then(toml::Value::as_integer)
+    {
+        f.fill("test_suite_num", Some(Value::from(n)));
+    }
+}
+
+/// The test patch and the gold patch (unless the record names a `fix_patch`).
+fn fill_patches(f: &mut Filler, dir: &Path) -> Result<(), ConvertError> {
+    f.fill(
+        "f2p_patch",
+        read_text(&dir.join(paths::F2P_PATCH))?.map(Value::String),
+    );
+    if !f.map.contains_key("fix_patch") {
+        f.fill(
+            "patch",
+            read_text(&dir.join(paths::SOLUTION_PATCH))?.map(Value::String),
+        );
+    }
+    Ok(())
 }
 
 fn family_from_tags(task: &TaskToml) -> Option<Family> {
