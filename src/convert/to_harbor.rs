@@ -175,62 +175,11 @@ pub fn write_task(
     let image = record
         .image()
         .ok_or_else(|| ConvertError::MissingImage { id: id.to_owned() })?;
-    let family = record.family();
     check_test_suite_name(record, &format!("instance `{id}`"))?;
-    let suite = if family == Family::Doc2Repo {
-        let dir = opts
-            .test_suites
-            .as_deref()
-            .ok_or_else(|| ConvertError::MissingTestSuite {
-                id: id.to_owned(),
-                what: "not given (pass --test-suites DIR)".into(),
-            })?;
-        Some(
-            find_test_suite(record, dir).ok_or_else(|| ConvertError::MissingTestSuite {
-                id: id.to_owned(),
-                what: format!(
-                    "`{}` not found in {}",
-                    record.test_suite().unwrap_or("<test_suite field missing>"),
-                    dir.display()
-                ),
-            })?,
-        )
-    } else {
-        None
-    };
-
-    let solution = match (&opts.solutions, family) {
-        (Some(dir), Family::Doc2Repo) => match find_solution(record, dir) {
-            Some(path) => {
-                let tree = read_tree(&path, TreeLimits::default()).map_err(|e| {
-                    ConvertError::Solution {
-                        id: id.to_owned(),
-                        path: path.clone(),
-                        message: e.to_string(),
-                    }
-                })?;
-                let tar = tree.to_tar().map_err(io_err(&path))?;
-                Some(tar)
-            }
-            None => None,
-        },
-        _ => None,
-    };
-
+    let suite = suite_zip(record, opts)?;
+    let solution = solution_tar(record, opts)?;
     let target = out_dir.join(task_dir_name(id));
-    if target.exists() {
-        match owner_of(&target) {
-            Some(other) if other != id => {
-                return Err(ConvertError::TaskDirTaken {
-                    id: id.to_owned(),
-                    other,
-                    path: target,
-                });
-            }
-            _ if !opts.force => return Err(ConvertError::TaskExists { path: target }),
-            _ => {}
-        }
-    }
+    check_target(&target, id, opts.force)?;
     fs::create_dir_all(out_dir).map_err(io_err(out_dir))?;
     let tmp = tempfile::Builder::new()
         .prefix(&format!(".{id}.tmp-"))
@@ -246,6 +195,66 @@ pub fn write_task(
     )?;
     install_dir(tmp, &target)?;
     Ok(target)
+}
+
+/// A Doc2Repo record's suite zip, which it cannot do without; `None` for other families.
+fn suite_zip(record: &Record, opts: &ToHarborOptions) -> Result<Option<PathBuf>, ConvertError> {
+    if record.family() != Family::Doc2Repo {
+        return Ok(None);
+    }
+    let id = record.instance_id();
+    let dir = opts
+        .test_suites
+        .as_deref()
+        .ok_or_else(|| ConvertError::MissingTestSuite {
+            id: id.to_owned(),
+            what: "not given (pass --test-suites DIR)".into(),
+        })?;
+    let zip = find_test_suite(record, dir).ok_or_else(|| ConvertError::MissingTestSuite {
+        id: id.to_owned(),
+        what: format!(
+            "`{}` not found in {}",
+            record.test_suite().unwrap_or("<test_suite field missing>"),
+            dir.display()
+        ),
+    })?;
+    Ok(Some(zip))
+}
+
+/// A Doc2Repo record's reference solution from `--solutions`, read safely, as a tar archive.
+fn solution_tar(record: &Record, opts: &ToHarborOptions) -> Result<Option<Vec<u8>>, ConvertError> {
+    let (Some(dir), Family::Doc2Repo) = (&opts.solutions, record.family()) else {
+        return Ok(None);
+    };
+    let Some(path) = find_solution(record, dir) else {
+        return Ok(None);
+    };
+    let tree = read_tree(&path, TreeLimits::default()).map_err(|e| ConvertError::Solution {
+        id: record.instance_id().to_owned(),
+        path: path.clone(),
+        message: e.to_string(),
+    })?;
+    let tar = tree.to_tar().map_err(io_err(&path))?;
+    Ok(Some(tar))
+}
+
+/// Whether `target` may be written: not another instance's directory, and replaced only with
+/// `force`.
+fn check_target(target: &Path, id: &str, force: bool) -> Result<(), ConvertError> {
+    if !target.exists() {
+        return Ok(());
+    }
+    match owner_of(target) {
+        Some(other) if other != id => Err(ConvertError::TaskDirTaken {
+            id: id.to_owned(),
+            other,
+            path: target.to_owned(),
+        }),
+        _ if !force => Err(ConvertError::TaskExists {
+            path: target.to_owned(),
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// Moves a finished temporary directory to `target`, replacing an old one only after the new one
@@ -301,92 +310,106 @@ fn write_task_files(
     solution_tar: Option<&[u8]>,
     opts: &ToHarborOptions,
 ) -> Result<(), ConvertError> {
-    let family = record.family();
-    let workdir = record.workdir();
-    let res = &opts.resources;
-
     write(
         dir,
         paths::TASK_TOML,
         task_toml(record, image, opts).to_toml_string().as_bytes(),
     )?;
     write(dir, paths::INSTRUCTION, instruction(record).as_bytes())?;
+    write_environment(record, image, dir)?;
+    write_tests(record, dir, suite, opts)?;
+    write_solution(record, dir, solution_tar)
+}
 
-    // environment/
+/// environment/: the Dockerfile, the history strip, the verifier and its rules for the image
+/// (and for Doc2Repo the specification).
+fn write_environment(record: &Record, image: &str, dir: &Path) -> Result<(), ConvertError> {
     write(dir, paths::DOCKERFILE, dockerfile(record, image).as_bytes())?;
-    write(
-        dir,
-        paths::STRIP_HISTORY,
-        adapters::STRIP_HISTORY_SH.as_bytes(),
-    )?;
-    if family == Family::Doc2Repo {
+    for (rel, text) in [
+        (paths::STRIP_HISTORY, adapters::STRIP_HISTORY_SH),
+        (paths::ENV_VERIFY_PY, adapters::VERIFY_PY),
+        (paths::ENV_RESTORE_RULES, adapters::RESTORE_RULES_JSON),
+    ] {
+        write(dir, rel, text.as_bytes())?;
+    }
+    if record.family() == Family::Doc2Repo {
         write(
             dir,
             paths::REPO_DOCUMENT,
             record.repo_document().unwrap_or_default().as_bytes(),
         )?;
     }
+    Ok(())
+}
 
-    // tests/
+/// tests/: the test config, the record, the test patch, `test.sh` and the verifier, the suite zip.
+fn write_tests(
+    record: &Record,
+    dir: &Path,
+    suite: Option<&Path>,
+    opts: &ToHarborOptions,
+) -> Result<(), ConvertError> {
+    write(
+        dir,
+        paths::TEST_CONFIG,
+        &json_pretty(&test_config(record, &opts.resources)),
+    )?;
+    write(dir, paths::INSTANCE_JSON, &json_pretty(record.raw()))?;
+    if let Some(p) = record.f2p_patch() {
+        write(dir, paths::F2P_PATCH, p.as_bytes())?;
+    }
+    for (rel, text) in [
+        (paths::TEST_SH, adapters::TEST_SH),
+        (paths::RESTORE_RULES, adapters::RESTORE_RULES_JSON),
+        (paths::VERIFY_PY, adapters::VERIFY_PY),
+        (paths::PYTEST_RUNNER, adapters::PYTEST_RUNNER_PY),
+    ] {
+        write(dir, rel, text.as_bytes())?;
+    }
+    make_executable(&dir.join(paths::TEST_SH))?;
+    if let Some(src) = suite {
+        let dst = dir.join(paths::TEST_SUITE_ZIP);
+        fs::copy(src, &dst).map_err(io_err(src))?;
+    }
+    Ok(())
+}
+
+fn test_config(record: &Record, res: &Resources) -> TestConfig {
     let (f2p_paths, keep) = restore_rules::keep_paths(record);
-    let config = TestConfig {
+    TestConfig {
         fail_to_pass: record.fail_to_pass(),
         pass_to_pass: record.pass_to_pass(),
         instance_id: Some(record.instance_id().to_owned()),
-        family: Some(family.as_str().to_owned()),
-        workdir: Some(workdir.to_owned()),
+        family: Some(record.family().as_str().to_owned()),
+        workdir: Some(record.workdir().to_owned()),
         base_commit: record.base_commit().map(str::to_owned),
         test_suite_num: record.test_suite_num(),
         f2p_paths,
         keep_paths: keep,
         test_timeout_sec: Some(res.test_timeout_sec),
         extra: Default::default(),
-    };
-    write(dir, paths::TEST_CONFIG, &json_pretty(&config))?;
-    write(dir, paths::INSTANCE_JSON, &json_pretty(record.raw()))?;
-    if let Some(p) = record.f2p_patch() {
-        write(dir, paths::F2P_PATCH, p.as_bytes())?;
     }
-    write(dir, paths::TEST_SH, adapters::TEST_SH.as_bytes())?;
-    write(
-        dir,
-        paths::RESTORE_RULES,
-        adapters::RESTORE_RULES_JSON.as_bytes(),
-    )?;
-    write(dir, paths::ENV_VERIFY_PY, adapters::VERIFY_PY.as_bytes())?;
-    write(
-        dir,
-        paths::ENV_RESTORE_RULES,
-        adapters::RESTORE_RULES_JSON.as_bytes(),
-    )?;
-    write(dir, paths::VERIFY_PY, adapters::VERIFY_PY.as_bytes())?;
-    write(
-        dir,
-        paths::PYTEST_RUNNER,
-        adapters::PYTEST_RUNNER_PY.as_bytes(),
-    )?;
-    make_executable(&dir.join(paths::TEST_SH))?;
-    if let Some(src) = suite {
-        let dst = dir.join(paths::TEST_SUITE_ZIP);
-        fs::copy(src, &dst).map_err(io_err(src))?;
-    }
+}
 
-    // solution/: a Doc2Repo reference repository, else the gold patch. Without either, Harbor's
-    // oracle agent has nothing to run (README: "Tasks without a solution").
-    if let Some(tar) = solution_tar {
+/// solution/: a Doc2Repo reference repository, else the gold patch. Without either, Harbor's
+/// oracle agent has nothing to run (README: "Tasks without a solution").
+fn write_solution(
+    record: &Record,
+    dir: &Path,
+    solution_tar: Option<&[u8]>,
+) -> Result<(), ConvertError> {
+    let workdir = record.workdir();
+    let solve_sh = if let Some(tar) = solution_tar {
         write(dir, paths::SOLUTION_REPO, tar)?;
-        write(
-            dir,
-            paths::SOLVE_SH,
-            adapters::solve_repo_sh(workdir).as_bytes(),
-        )?;
-        make_executable(&dir.join(paths::SOLVE_SH))?;
+        adapters::solve_repo_sh(workdir)
     } else if let Some(gold) = record.gold_patch() {
         write(dir, paths::SOLUTION_PATCH, gold.as_bytes())?;
-        write(dir, paths::SOLVE_SH, adapters::solve_sh(workdir).as_bytes())?;
-        make_executable(&dir.join(paths::SOLVE_SH))?;
-    }
-    Ok(())
+        adapters::solve_sh(workdir)
+    } else {
+        return Ok(());
+    };
+    write(dir, paths::SOLVE_SH, solve_sh.as_bytes())?;
+    make_executable(&dir.join(paths::SOLVE_SH))
 }
 
 fn json_pretty<T: serde::Serialize>(value: &T) -> Vec<u8> {
