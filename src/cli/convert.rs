@@ -4,7 +4,7 @@ use super::{exit, note, out};
 use anyhow::{Context, Result, bail};
 use beyondswe::convert::{self, Resources, ToHarborOptions};
 use beyondswe::harbor::paths;
-use beyondswe::record::{Family, JsonlWriter, RecordReader};
+use beyondswe::record::{Family, JsonlError, JsonlWriter, Record, RecordReader};
 use clap::{Args, Subcommand};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
@@ -114,6 +114,16 @@ impl Summary {
         }
         text
     }
+
+    /// Prints the summary; the exit code says whether anything failed.
+    fn finish(&self, verb: &str, target: &std::path::Path) -> Result<i32> {
+        out(self.render(verb, target))?;
+        Ok(if self.failed > 0 {
+            exit::FAILURE
+        } else {
+            exit::SUCCESS
+        })
+    }
 }
 
 pub(crate) fn to_harbor(args: &ToHarborArgs) -> Result<i32> {
@@ -137,12 +147,7 @@ pub(crate) fn to_harbor(args: &ToHarborArgs) -> Result<i32> {
         &args.ids,
         args.keep_going,
     )?;
-    out(summary.render("converted", &args.out_dir))?;
-    Ok(if summary.failed > 0 {
-        exit::FAILURE
-    } else {
-        exit::SUCCESS
-    })
+    summary.finish("converted", &args.out_dir)
 }
 
 /// The conversion loop shared by `convert to-harbor` and `demo`.
@@ -158,23 +163,9 @@ pub(crate) fn to_harbor_with(
     let mut found: HashSet<u64> = HashSet::new();
     let mut seen: HashMap<u64, u64> = HashMap::new();
     let mut summary = Summary::default();
-    let reader = RecordReader::open(dataset)?;
-    for item in reader {
-        let (line, record) = match item {
-            Ok(ok) => ok,
-            Err(err) if err.is_line_error() && keep_going => {
-                note(format!("error: {err}"));
-                summary.failed += 1;
-                continue;
-            }
-            Err(err) => {
-                let hint = if err.is_line_error() {
-                    "stopped at the first bad line (use --keep-going to convert the rest)"
-                } else {
-                    "cannot read the dataset"
-                };
-                return Err(err).context(hint);
-            }
+    for item in RecordReader::open(dataset)? {
+        let Some((line, record)) = next_record(item, keep_going, &mut summary)? else {
+            continue;
         };
         let id = record.instance_id().to_owned();
         if !wanted.is_empty() && !wanted.contains(id.as_str()) {
@@ -184,36 +175,20 @@ pub(crate) fn to_harbor_with(
         let at = format!("{}:{line}", dataset.display());
         let place = format!("{at}: instance `{id}`");
         let id_hash = hash_id(&id);
-        let result = if let Some(first) = seen.get(&id_hash) {
-            Err(anyhow::anyhow!(
+        let result = match seen.get(&id_hash) {
+            Some(first) => Err(anyhow::anyhow!(
                 "instance `{id}`: duplicate instance_id (first at line {first})"
-            ))
-        } else {
-            seen.insert(id_hash, line);
-            if record.family() == Family::Unknown {
-                note(format!(
-                    "warning: {place}: task `{}` is not a known family; converted with family `unknown` (see `beyondswe validate`)",
-                    record.task().spelling.unwrap_or_default()
-                ));
+            )),
+            None => {
+                seen.insert(id_hash, line);
+                convert_record(&record, &place, out_dir, opts)
             }
-            convert::write_task(&record, out_dir, opts).map_err(anyhow::Error::from)
         };
         match result {
             Ok(dir) => {
                 if !dir.join(paths::SOLVE_SH).is_file() {
                     summary.without_oracle += 1;
-                    note(format!(
-                        "warning: {place}: no solution (no gold patch{}); the task has no solution/solve.sh, so Harbor's oracle agent cannot run it (Harbor 0.26: `Solution script not found`, an error trial; 0.1.x: no reward)",
-                        if record.family() == Family::Doc2Repo {
-                            if opts.solutions.is_some() {
-                                " and nothing for it in --solutions"
-                            } else {
-                                "; pass --solutions DIR with a reference repository"
-                            }
-                        } else {
-                            ""
-                        }
-                    ));
+                    warn_no_oracle(&place, &record, opts);
                 }
                 if !wanted.is_empty() {
                     found.insert(id_hash);
@@ -229,22 +204,86 @@ pub(crate) fn to_harbor_with(
             }
         }
     }
-    let missing: Vec<&str> = wanted
+    summary.failed += report_missing_ids(dataset, &wanted, &found);
+    Ok(summary)
+}
+
+/// The next record, or `None` for a bad line passed over with `--keep-going`.
+fn next_record(
+    item: Result<(u64, Record), JsonlError>,
+    keep_going: bool,
+    summary: &mut Summary,
+) -> Result<Option<(u64, Record)>> {
+    match item {
+        Ok(ok) => Ok(Some(ok)),
+        Err(err) if err.is_line_error() && keep_going => {
+            note(format!("error: {err}"));
+            summary.failed += 1;
+            Ok(None)
+        }
+        Err(err) => {
+            let hint = if err.is_line_error() {
+                "stopped at the first bad line (use --keep-going to convert the rest)"
+            } else {
+                "cannot read the dataset"
+            };
+            Err(err).context(hint)
+        }
+    }
+}
+
+/// Writes one record's task directory, warning first when its family is unknown.
+fn convert_record(
+    record: &Record,
+    place: &str,
+    out_dir: &std::path::Path,
+    opts: &ToHarborOptions,
+) -> Result<PathBuf> {
+    if record.family() == Family::Unknown {
+        note(format!(
+            "warning: {place}: task `{}` is not a known family; converted with family `unknown` (see `beyondswe validate`)",
+            record.task().spelling.unwrap_or_default()
+        ));
+    }
+    Ok(convert::write_task(record, out_dir, opts)?)
+}
+
+/// The warning for a task written without `solution/solve.sh`.
+fn warn_no_oracle(place: &str, record: &Record, opts: &ToHarborOptions) {
+    note(format!(
+        "warning: {place}: no solution (no gold patch{}); the task has no solution/solve.sh, so Harbor's oracle agent cannot run it (Harbor 0.26: `Solution script not found`, an error trial; 0.1.x: no reward)",
+        if record.family() == Family::Doc2Repo {
+            if opts.solutions.is_some() {
+                " and nothing for it in --solutions"
+            } else {
+                "; pass --solutions DIR with a reference repository"
+            }
+        } else {
+            ""
+        }
+    ));
+}
+
+/// Says which `--ids` the dataset does not hold; returns how many.
+fn report_missing_ids(
+    dataset: &std::path::Path,
+    wanted: &HashSet<&str>,
+    found: &HashSet<u64>,
+) -> usize {
+    let mut missing: Vec<&str> = wanted
         .iter()
         .copied()
         .filter(|id| !found.contains(&hash_id(id)))
         .collect();
     if !missing.is_empty() {
-        let mut missing = missing;
         missing.sort_unstable();
         note(format!(
             "error: --ids not in {}: {}",
             dataset.display(),
             missing.join(", ")
         ));
-        summary.failed += missing.len();
     }
-    Ok(summary)
+    missing.len()
 }
 
 pub(crate) fn from_harbor(args: &FromHarborArgs) -> Result<i32> {
@@ -254,12 +293,7 @@ pub(crate) fn from_harbor(args: &FromHarborArgs) -> Result<i32> {
         args.test_suites.as_deref(),
         args.keep_going,
     )?;
-    out(summary.render("read", &args.out))?;
-    Ok(if summary.failed > 0 {
-        exit::FAILURE
-    } else {
-        exit::SUCCESS
-    })
+    summary.finish("read", &args.out)
 }
 
 /// The reading loop shared by `convert from-harbor` and `demo`.
