@@ -224,34 +224,7 @@ pub(crate) fn run(args: &AuditArgs) -> Result<i32> {
     let mut bad = 0usize;
     let mut text = String::new();
     for_each_item(&args.path, args.instance.as_deref(), |n, item| {
-        let result = item.and_then(|item| match item {
-            Item::Line(v) => {
-                let name = v
-                    .get("task_name")
-                    .or(v.get("instance_id"))
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
-                let info = infos.get(name).cloned().unwrap_or_default();
-                audit_line(n, &v, &info, opts)
-            }
-            Item::Transcript {
-                task_name,
-                reward,
-                source,
-                transcript,
-            } => {
-                let info = infos.get(&task_name).cloned().unwrap_or_default();
-                let about = Trajectory {
-                    task_name,
-                    reward,
-                    source: source.clone(),
-                    ..Trajectory::default()
-                };
-                audit_transcript(n, about, &transcript, &info, opts)
-                    .map_err(|e| format!("{source}: {e}"))
-            }
-        });
-        match result {
+        match item.and_then(|item| audit_item(n, item, &infos, opts)) {
             Ok(mut a) => {
                 // Keep the findings, not huge texts, in memory.
                 for e in &mut a.evidence {
@@ -270,86 +243,10 @@ pub(crate) fn run(args: &AuditArgs) -> Result<i32> {
         }
     })?;
     if !args.json {
-        text.push_str(&format!(
-            "{:<6} {:<52} {:<17} {:>6}  {}\n",
-            "LINE", "TASK", "CLASS", "REWARD", "FINDINGS"
-        ));
-        for a in &audits {
-            let mut findings: Vec<String> = a
-                .blocklist_hits
-                .iter()
-                .map(|b| format!("blocklist: {b}"))
-                .collect();
-            if let Some(e) = a
-                .evidence
-                .iter()
-                .find(|e| e.finding != "blocklist" && e.finding != "same_repo")
-            {
-                findings.push(format!("step {} {}: {}", e.step, e.tool, e.what));
-            }
-            if let Some(u) = a.unread.first() {
-                findings.push(format!(
-                    "{} tool call(s) not read (step {} {}: {})",
-                    a.unread.len(),
-                    u.step,
-                    u.tool,
-                    u.why
-                ));
-            }
-            let reward = a
-                .reward
-                .map(|r| format!("{r:.2}"))
-                .unwrap_or_else(|| "-".into());
-            text.push_str(&format!(
-                "{:<6} {:<52} {:<17} {:>6}  {}\n",
-                a.line,
-                a.task_name,
-                a.class.as_str(),
-                reward,
-                findings.join("; ")
-            ));
-        }
+        text.push_str(&audit_table(&audits));
         text.push('\n');
-        for class in [
-            Class::TierA,
-            Class::TierBCandidate,
-            Class::SearchOnly,
-            Class::PromptSupplied,
-            Class::Incomplete,
-            Class::Clean,
-        ] {
-            text.push_str(&format!(
-                "{:<17} {}\n",
-                class.as_str(),
-                audits.iter().filter(|a| a.class == class).count()
-            ));
-        }
-        text.push_str(&format!(
-            "{:<17} {}\n\n",
-            "blocklist hits",
-            audits
-                .iter()
-                .filter(|a| !a.blocklist_hits.is_empty())
-                .count()
-        ));
-        text.push_str(&format!(
-            "{:<11} {:>6} {:>10} {:>10} {:>7} {:>7}\n",
-            "FAMILY", "TRAJ", "PUBLISHED", "CORRECTED", "TIER A", "TIER B"
-        ));
-        for r in rescore(&audits, args.count_tier_b) {
-            text.push_str(&format!(
-                "{:<11} {:>6} {:>10.2} {:>10.2} {:>7} {:>7}\n",
-                r.family.as_str(),
-                r.trajectories,
-                round2(r.published),
-                round2(r.corrected),
-                r.tier_a_successes,
-                r.tier_b_successes
-            ));
-        }
-        if audits.iter().any(|a| a.family == Family::Unknown) {
-            text.push_str("(trajectories without a known family are left out of the scores; pass --dataset)\n");
-        }
+        text.push_str(&class_counts(&audits));
+        text.push_str(&corrected_scores(&audits, args.count_tier_b));
     }
     out(text)?;
     if bad > 0 {
@@ -362,6 +259,144 @@ pub(crate) fn run(args: &AuditArgs) -> Result<i32> {
     } else {
         exit::SUCCESS
     })
+}
+
+/// Audits one item with what the dataset says of its task.
+fn audit_item(
+    n: u64,
+    item: Item,
+    infos: &HashMap<String, TaskInfo>,
+    opts: AuditOptions,
+) -> Result<TrajectoryAudit, String> {
+    match item {
+        Item::Line(v) => {
+            let name = v
+                .get("task_name")
+                .or(v.get("instance_id"))
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let info = infos.get(name).cloned().unwrap_or_default();
+            audit_line(n, &v, &info, opts)
+        }
+        Item::Transcript {
+            task_name,
+            reward,
+            source,
+            transcript,
+        } => {
+            let info = infos.get(&task_name).cloned().unwrap_or_default();
+            let about = Trajectory {
+                task_name,
+                reward,
+                source: source.clone(),
+                ..Trajectory::default()
+            };
+            audit_transcript(n, about, &transcript, &info, opts)
+                .map_err(|e| format!("{source}: {e}"))
+        }
+    }
+}
+
+/// One row per trajectory: line, task, class, reward and the first findings.
+fn audit_table(audits: &[TrajectoryAudit]) -> String {
+    let mut text = format!(
+        "{:<6} {:<52} {:<17} {:>6}  {}\n",
+        "LINE", "TASK", "CLASS", "REWARD", "FINDINGS"
+    );
+    for a in audits {
+        let reward = a
+            .reward
+            .map(|r| format!("{r:.2}"))
+            .unwrap_or_else(|| "-".into());
+        text.push_str(&format!(
+            "{:<6} {:<52} {:<17} {:>6}  {}\n",
+            a.line,
+            a.task_name,
+            a.class.as_str(),
+            reward,
+            findings(a)
+        ));
+    }
+    text
+}
+
+/// The blocklist hits, the first other finding and the first unread call, in a few words.
+fn findings(a: &TrajectoryAudit) -> String {
+    let mut findings: Vec<String> = a
+        .blocklist_hits
+        .iter()
+        .map(|b| format!("blocklist: {b}"))
+        .collect();
+    if let Some(e) = a
+        .evidence
+        .iter()
+        .find(|e| e.finding != "blocklist" && e.finding != "same_repo")
+    {
+        findings.push(format!("step {} {}: {}", e.step, e.tool, e.what));
+    }
+    if let Some(u) = a.unread.first() {
+        findings.push(format!(
+            "{} tool call(s) not read (step {} {}: {})",
+            a.unread.len(),
+            u.step,
+            u.tool,
+            u.why
+        ));
+    }
+    findings.join("; ")
+}
+
+/// How many trajectories fall in each class, and how many hit the blocklist.
+fn class_counts(audits: &[TrajectoryAudit]) -> String {
+    let mut text = String::new();
+    for class in [
+        Class::TierA,
+        Class::TierBCandidate,
+        Class::SearchOnly,
+        Class::PromptSupplied,
+        Class::Incomplete,
+        Class::Clean,
+    ] {
+        text.push_str(&format!(
+            "{:<17} {}\n",
+            class.as_str(),
+            audits.iter().filter(|a| a.class == class).count()
+        ));
+    }
+    text.push_str(&format!(
+        "{:<17} {}\n\n",
+        "blocklist hits",
+        audits
+            .iter()
+            .filter(|a| !a.blocklist_hits.is_empty())
+            .count()
+    ));
+    text
+}
+
+/// Published and corrected scores per family.
+fn corrected_scores(audits: &[TrajectoryAudit], count_tier_b: bool) -> String {
+    let mut text = format!(
+        "{:<11} {:>6} {:>10} {:>10} {:>7} {:>7}\n",
+        "FAMILY", "TRAJ", "PUBLISHED", "CORRECTED", "TIER A", "TIER B"
+    );
+    for r in rescore(audits, count_tier_b) {
+        text.push_str(&format!(
+            "{:<11} {:>6} {:>10.2} {:>10.2} {:>7} {:>7}\n",
+            r.family.as_str(),
+            r.trajectories,
+            round2(r.published),
+            round2(r.corrected),
+            r.tier_a_successes,
+            r.tier_b_successes
+        ));
+    }
+    if audits.iter().any(|a| a.family == Family::Unknown) {
+        text.push_str(
+            "(trajectories without a known family are left out of the scores; pass --dataset)\n",
+        );
+    }
+    text
 }
 
 /// Cuts `s` to at most `max` bytes at a character boundary (`String::truncate` panics inside a
