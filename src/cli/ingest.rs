@@ -7,7 +7,7 @@ use beyondswe::dataset::load_all;
 use beyondswe::files::write_atomic;
 use beyondswe::record::Record;
 use beyondswe::sandbox::{DockerSandbox, SandboxError};
-use beyondswe::submission::replay::{self, ReplayError, ReplayOptions};
+use beyondswe::submission::replay::{self, Reconstruction, ReplayError, ReplayOptions, ReplayPlan};
 use beyondswe::submission::{
     AgentFormat, Ingest, IngestOptions, Ingested, ingest_with, read_transcripts,
 };
@@ -121,26 +121,8 @@ fn reconstruct(ing: &mut Ingest, records: &HashMap<String, Record>) -> Result<Re
         let mut rebuilt = 0;
         for i in todo {
             let item: &mut Ingested = &mut ing.items[i];
-            let Some(record) = records.get(&item.instance_id) else {
-                item.note = Some(join(item.note.take(), "not reconstructed: the instance is not in the dataset"));
+            let Some((record, plan)) = replay_plan(item, records) else {
                 continue;
-            };
-            let t = match read_transcripts(&item.transcript) {
-                Ok(t) => t,
-                Err(e) => {
-                    item.note = Some(join(item.note.take(), &format!("not reconstructed: {e}")));
-                    continue;
-                }
-            };
-            let plan = match replay::plan(&t, record.workdir(), beyondswe::audit::command_writes) {
-                Ok(p) => p,
-                Err(why) => {
-                    item.note = Some(join(
-                        item.note.take(),
-                        &format!("not reconstructed, a replay would not be exact: {why}"),
-                    ));
-                    continue;
-                }
             };
             let result = tokio::select! {
                 r = replay::reconstruct(&sandbox, record, &plan, &opts) => r,
@@ -150,48 +132,93 @@ fn reconstruct(ing: &mut Ingest, records: &HashMap<String, Record>) -> Result<Re
                     return Ok(Err(130));
                 }
             };
-            match result {
-                Ok(r) => {
-                    let mut msg = format!(
-                        "reconstructed: {} edit(s) of {} replayed on the base commit in a container (not a captured patch)",
-                        plan.edits.len(),
-                        item.transcript[0].display()
-                    );
-                    for n in &r.notes {
-                        msg.push_str("; ");
-                        msg.push_str(n);
-                    }
-                    // The hint about capturing a patch no longer applies.
-                    let summary = item
-                        .note
-                        .take()
-                        .map(|n| n.split("; transcript only").next().unwrap_or_default().to_owned());
-                    item.note = Some(join(summary, &msg));
-                    item.patch = Some(r.patch);
-                    item.reconstructed = true;
-                    rebuilt += 1;
-                }
-                Err(ReplayError::NotExact(why)) => {
-                    item.note = Some(join(
-                        item.note.take(),
-                        &format!("not reconstructed, the replay was not exact: {why}"),
-                    ));
-                }
-                Err(ReplayError::Sandbox(e)) => {
-                    let hint = e.hint().map(|h| format!("\nhint: {h}")).unwrap_or_default();
-                    note(format!("error: replaying {}: {e}{hint}", item.instance_id));
-                    if matches!(e, SandboxError::EngineUnreachable { .. }) {
-                        return Ok(Err(exit::INFRASTRUCTURE));
-                    }
-                    item.note = Some(join(item.note.take(), &format!("not reconstructed: {e}")));
-                }
-                Err(e @ ReplayError::Failed { .. }) => {
-                    item.note = Some(join(item.note.take(), &format!("not reconstructed: {e}")));
-                }
+            match take_replay(item, &plan, result) {
+                Ok(true) => rebuilt += 1,
+                Ok(false) => {}
+                Err(code) => return Ok(Err(code)),
             }
         }
         Ok(Ok(rebuilt))
     })
+}
+
+/// The record and the replay plan of an item, or `None` (with a note on the item saying why)
+/// when it cannot be replayed exactly, before any container starts.
+fn replay_plan<'r>(
+    item: &mut Ingested,
+    records: &'r HashMap<String, Record>,
+) -> Option<(&'r Record, ReplayPlan)> {
+    let Some(record) = records.get(&item.instance_id) else {
+        item.note = Some(join(
+            item.note.take(),
+            "not reconstructed: the instance is not in the dataset",
+        ));
+        return None;
+    };
+    let t = match read_transcripts(&item.transcript) {
+        Ok(t) => t,
+        Err(e) => {
+            item.note = Some(join(item.note.take(), &format!("not reconstructed: {e}")));
+            return None;
+        }
+    };
+    match replay::plan(&t, record.workdir(), beyondswe::audit::command_writes) {
+        Ok(p) => Some((record, p)),
+        Err(why) => {
+            item.note = Some(join(
+                item.note.take(),
+                &format!("not reconstructed, a replay would not be exact: {why}"),
+            ));
+            None
+        }
+    }
+}
+
+/// Puts a replay's patch (or why there is none) on the item: `Ok(true)` when a patch was
+/// rebuilt, `Err(code)` when the engine is gone.
+fn take_replay(
+    item: &mut Ingested,
+    plan: &ReplayPlan,
+    result: Result<Reconstruction, ReplayError>,
+) -> Result<bool, i32> {
+    let why = match result {
+        Ok(r) => {
+            let mut msg = format!(
+                "reconstructed: {} edit(s) of {} replayed on the base commit in a container (not a captured patch)",
+                plan.edits.len(),
+                item.transcript[0].display()
+            );
+            for n in &r.notes {
+                msg.push_str("; ");
+                msg.push_str(n);
+            }
+            // The hint about capturing a patch no longer applies.
+            let summary = item.note.take().map(|n| {
+                n.split("; transcript only")
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned()
+            });
+            item.note = Some(join(summary, &msg));
+            item.patch = Some(r.patch);
+            item.reconstructed = true;
+            return Ok(true);
+        }
+        Err(ReplayError::NotExact(why)) => {
+            format!("not reconstructed, the replay was not exact: {why}")
+        }
+        Err(ReplayError::Sandbox(e)) => {
+            let hint = e.hint().map(|h| format!("\nhint: {h}")).unwrap_or_default();
+            note(format!("error: replaying {}: {e}{hint}", item.instance_id));
+            if matches!(e, SandboxError::EngineUnreachable { .. }) {
+                return Err(exit::INFRASTRUCTURE);
+            }
+            format!("not reconstructed: {e}")
+        }
+        Err(e @ ReplayError::Failed { .. }) => format!("not reconstructed: {e}"),
+    };
+    item.note = Some(join(item.note.take(), &why));
+    Ok(false)
 }
 
 fn join(old: Option<String>, new: &str) -> String {
