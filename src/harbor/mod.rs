@@ -1,7 +1,9 @@
 //! Harbor's on-disk formats: task directories (`task.toml`, `tests/test_config.json`, the fixed
-//! file names), job and trial directories and the releases made from them (job.rs).
+//! file names), job and trial directories, a trial's reward, and the releases made from them
+//! (job.rs), where installed agents leave their logs (agent_logs.rs), ATIF trajectories (atif.rs).
 //!
-//! Pure data and file layout; the mapping to and from BeyondSWE records is in `convert`.
+//! Pure data and file layout; the mapping to and from BeyondSWE records is in `convert`. It never
+//! uses `submission`, which reads Harbor trials through this module.
 
 mod agent_logs;
 pub mod atif;
