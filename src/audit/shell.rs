@@ -768,7 +768,7 @@ fn printed_by(name: &str, words: &[String], stdin: Option<&str>) -> Option<Strin
                 .any(|a| a == "-d" || a == "--decode" || a == "-D") =>
         {
             stdin
-                .and_then(crate::submission::base64_decode)
+                .and_then(crate::base64::decode)
                 .map(|b| String::from_utf8_lossy(&b).into_owned())
         }
         _ => None,

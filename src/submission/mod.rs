@@ -13,7 +13,6 @@ mod read;
 pub mod replay;
 mod tree;
 
-pub use crate::base64::{decode as base64_decode, encode as base64_encode};
 pub use agents::{
     Action, ActionKind, Agent, AgentFormat, Chunk, EditOp, FileEdit, Ingest, IngestError,
     IngestOptions, Ingested, OpaqueEdit, Outcome, Shape, Transcript, TranscriptBuilder,
