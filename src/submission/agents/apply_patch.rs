@@ -18,18 +18,7 @@
 //! line break. What Codex would match only after normalising Unicode punctuation is refused here,
 //! so a replay never guesses.
 
-use super::transcript::EditOp;
-
-/// One `@@` chunk of an update.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Chunk {
-    /// The text after `@@ `, a line to find before the old lines.
-    pub context: Option<String>,
-    pub old_lines: Vec<String>,
-    pub new_lines: Vec<String>,
-    /// `*** End of File`: the old lines end the file.
-    pub end_of_file: bool,
-}
+use super::transcript::{Chunk, EditOp};
 
 /// Parses an envelope into file operations, or says what is wrong with it (line numbers from 1).
 pub(super) fn parse(envelope: &str) -> Result<Vec<EditOp>, String> {

@@ -346,7 +346,7 @@ impl ClaudeReader {
 
 #[cfg(test)]
 mod tests {
-    use super::super::transcript::{TranscriptBuilder, transcript_from_values};
+    use super::super::reading::{TranscriptBuilder, transcript_from_values};
     use super::*;
     use serde_json::json;
 

@@ -783,7 +783,7 @@ fn unquoted_shell_script(command: &str) -> Option<&str> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::transcript::transcript_from_values;
+    use super::super::reading::transcript_from_values;
     use super::*;
     use serde_json::json;
 

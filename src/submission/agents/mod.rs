@@ -10,13 +10,16 @@
 mod apply_patch;
 mod claude_code;
 mod codex;
+mod reading;
 mod transcript;
 
-pub use apply_patch::{Chunk, apply_chunks};
+pub use apply_patch::apply_chunks;
+pub use reading::{
+    TranscriptBuilder, read_transcript, read_transcripts, sniff, transcript_from_values,
+};
 pub use transcript::{
-    Action, ActionKind, Agent, EditOp, FileEdit, OpaqueEdit, Outcome, Shape, Transcript,
-    TranscriptBuilder, TranscriptError, Unread, classify_record, read_transcript, read_transcripts,
-    shape_of, shell_join, sniff, transcript_from_values,
+    Action, ActionKind, Agent, Chunk, EditOp, FileEdit, OpaqueEdit, Outcome, Shape, Transcript,
+    TranscriptError, Unread, classify_record, shape_of, shell_join,
 };
 
 use super::predictions::{Predicted, read_predictions};

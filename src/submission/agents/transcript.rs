@@ -1,18 +1,17 @@
-//! One Claude Code or Codex transcript, in whichever shape the agent wrote it, read into what the
-//! rest of the tool needs: its metadata (agent, model, session, working directory, prompt), every
+//! One Claude Code or Codex transcript, whichever shape the agent wrote it in, as the rest of
+//! the tool needs it: its metadata (agent, model, session, working directory, prompt), every
 //! tool call in order (commands, pages, searches, the agent's words), the file edits those calls
-//! made with their outcomes, and the calls that could not be read.
+//! made with their outcomes, and the calls that could not be read; and which shape a record is.
 //!
 //! Ingest (instance, model, patch reconstruction) and audit (blocklist, PR access) both read
-//! transcripts through [`read_transcript`] or [`TranscriptBuilder`], so they agree on what a
-//! transcript contains. Records are pushed one at a time: tool outputs are never kept, so a
-//! transcript of hundreds of megabytes is read in little memory. This module knows nothing about
-//! containers; replaying the edits is `replay`'s work.
+//! transcripts into this model (`reading.rs`, one record at a time: tool outputs are never
+//! kept, so a transcript of hundreds of megabytes is read in little memory), so they agree on
+//! what a transcript contains. This module knows nothing about containers; replaying the edits
+//! is `replay`'s work.
 
 use serde::Serialize;
 use serde_json::Value;
-use std::io::BufRead;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use thiserror::Error;
 
 /// The two agents whose raw transcripts are read.
@@ -154,7 +153,7 @@ pub enum EditOp {
     Update {
         path: String,
         move_to: Option<String>,
-        chunks: Vec<super::apply_patch::Chunk>,
+        chunks: Vec<Chunk>,
     },
     /// Legacy Codex `patch_apply_begin` update: a unified diff of one file (hunks only).
     UnifiedDiff {
@@ -258,6 +257,17 @@ impl Transcript {
             .iter()
             .filter(|a| a.kind == ActionKind::Command)
     }
+}
+
+/// One `@@` chunk of an update.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chunk {
+    /// The text after `@@ `, a line to find before the old lines.
+    pub context: Option<String>,
+    pub old_lines: Vec<String>,
+    pub new_lines: Vec<String>,
+    /// `*** End of File`: the old lines end the file.
+    pub end_of_file: bool,
 }
 
 #[derive(Debug, Error)]
@@ -387,18 +397,6 @@ pub fn shape_of<'a>(records: impl IntoIterator<Item = &'a Value>) -> Option<Shap
     prologue.then_some(Shape::CodexExecLegacy)
 }
 
-/// Reads transcript records one at a time.
-#[derive(Debug)]
-pub struct TranscriptBuilder {
-    inner: Inner,
-}
-
-#[derive(Debug)]
-enum Inner {
-    Claude(super::claude_code::ClaudeReader),
-    Codex(super::codex::CodexReader),
-}
-
 /// What both readers fill in as they go.
 impl Transcript {
     pub(super) fn new(shape: Shape) -> Transcript {
@@ -486,205 +484,6 @@ impl Transcript {
         }
         any
     }
-}
-
-impl TranscriptBuilder {
-    /// A reader for a transcript of this shape.
-    pub fn new(shape: Shape) -> TranscriptBuilder {
-        TranscriptBuilder {
-            inner: match shape.agent() {
-                Agent::ClaudeCode => Inner::Claude(super::claude_code::ClaudeReader::new(shape)),
-                Agent::Codex => Inner::Codex(super::codex::CodexReader::new(shape)),
-            },
-        }
-    }
-
-    /// One record, at `step` (its line, from 1).
-    pub fn push(&mut self, step: usize, record: &Value) {
-        match &mut self.inner {
-            Inner::Claude(r) => r.push(step, record),
-            Inner::Codex(r) => r.push(step, record),
-        }
-    }
-
-    /// A line that is not JSON: a record cut short is a call that could not be read; anything
-    /// else (stderr interleaved with stdout) is counted as noise.
-    pub fn bad_line(&mut self, step: usize, line: &[u8]) {
-        let parts = match &mut self.inner {
-            Inner::Claude(r) => r.parts(),
-            Inner::Codex(r) => r.parts(),
-        };
-        let trimmed = line.trim_ascii_start();
-        if trimmed.starts_with(b"{") || trimmed.starts_with(b"[") {
-            parts.unread(step, "?", "the line is not valid JSON (cut short?)");
-        } else {
-            parts.noise_lines += 1;
-        }
-    }
-
-    pub fn finish(self) -> Transcript {
-        match self.inner {
-            Inner::Claude(r) => r.finish(),
-            Inner::Codex(r) => r.finish(),
-        }
-    }
-}
-
-/// A transcript from records already in memory (a release line's inline transcript); steps are
-/// indices from 1. `agent` narrows the detection (`messages` are Claude Code's, `events` Codex's).
-pub fn transcript_from_values(values: &[Value], agent: Option<Agent>) -> Option<Transcript> {
-    let shape = match (shape_of(values), agent) {
-        (Some(s), Some(a)) if s.agent() != a => return None,
-        (Some(s), _) => s,
-        (None, Some(Agent::ClaudeCode)) => Shape::ClaudeStreamJson,
-        (None, Some(Agent::Codex)) => Shape::CodexExec,
-        (None, None) => return None,
-    };
-    let mut b = TranscriptBuilder::new(shape);
-    for (i, v) in values.iter().enumerate() {
-        b.push(i + 1, v);
-    }
-    Some(b.finish())
-}
-
-/// Reads a transcript file: JSONL (one record a line), or one JSON value (a result object, or the
-/// `--verbose` array of messages). Lines are read one at a time.
-pub fn read_transcript(path: &Path) -> Result<Transcript, TranscriptError> {
-    read_transcripts(&[path.to_owned()])
-}
-
-/// Reads a transcript written across several files (a Claude Code session and its subagents'
-/// files), in the order given; the shape comes from the first.
-pub fn read_transcripts(paths: &[PathBuf]) -> Result<Transcript, TranscriptError> {
-    let first = paths
-        .first()
-        .ok_or_else(|| TranscriptError::NotATranscript {
-            path: PathBuf::new(),
-            expected: "a transcript".into(),
-            found: "no file".into(),
-        })?;
-    let shape = sniff(first)?.ok_or_else(|| TranscriptError::NotATranscript {
-        path: first.clone(),
-        expected: "a Claude Code or Codex transcript".into(),
-        found: "no record of either agent's shapes".into(),
-    })?;
-    let mut b = TranscriptBuilder::new(shape);
-    for path in paths {
-        feed(path, &mut b)?;
-    }
-    Ok(b.finish())
-}
-
-fn io(path: &Path) -> impl FnOnce(std::io::Error) -> TranscriptError + '_ {
-    move |source| TranscriptError::Io {
-        path: path.to_owned(),
-        source,
-    }
-}
-
-/// The shape of a file from its first records, reading no more than needed.
-pub fn sniff(path: &Path) -> Result<Option<Shape>, TranscriptError> {
-    let file = fs_err::File::open(path).map_err(io(path))?;
-    let mut reader = std::io::BufReader::new(file);
-    let mut head: Vec<Value> = Vec::new();
-    let mut first_text = Vec::new();
-    let mut buf = Vec::new();
-    let mut lines = 0;
-    while lines < 200 {
-        buf.clear();
-        let n = reader.read_until(b'\n', &mut buf).map_err(io(path))?;
-        if n == 0 {
-            break;
-        }
-        lines += 1;
-        if first_text.len() < 8 * 1024 * 1024 {
-            first_text.extend_from_slice(&buf);
-        }
-        if let Ok(v) = serde_json::from_slice::<Value>(strip_bom(&buf)) {
-            head.push(v);
-        }
-    }
-    if head.is_empty() {
-        // One pretty-printed JSON value.
-        if let Ok(v) = serde_json::from_reader::<_, Value>(std::io::BufReader::new(
-            fs_err::File::open(path).map_err(io(path))?,
-        )) {
-            return Ok(match &v {
-                Value::Array(items) => shape_of(items),
-                other => shape_of([other]),
-            });
-        }
-        return Ok(None);
-    }
-    if head.len() == 1
-        && let Value::Array(items) = &head[0]
-    {
-        return Ok(shape_of(items));
-    }
-    Ok(shape_of(&head))
-}
-
-fn strip_bom(line: &[u8]) -> &[u8] {
-    line.strip_prefix(b"\xef\xbb\xbf").unwrap_or(line)
-}
-
-/// Pushes every record of `path` into `b`.
-fn feed(path: &Path, b: &mut TranscriptBuilder) -> Result<(), TranscriptError> {
-    let file = fs_err::File::open(path).map_err(io(path))?;
-    let mut reader = std::io::BufReader::new(file);
-    let mut buf = Vec::new();
-    let mut line = 0usize;
-    let mut parsed_any = false;
-    let mut pending_bad: Vec<(usize, Vec<u8>)> = Vec::new();
-    loop {
-        buf.clear();
-        let n = reader.read_until(b'\n', &mut buf).map_err(io(path))?;
-        if n == 0 {
-            break;
-        }
-        line += 1;
-        let text = strip_bom(&buf);
-        if text.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        match serde_json::from_slice::<Value>(text) {
-            Ok(Value::Array(items)) => {
-                parsed_any = true;
-                for (i, v) in items.iter().enumerate() {
-                    b.push(i + 1, v);
-                }
-            }
-            Ok(v) => {
-                parsed_any = true;
-                b.push(line, &v);
-            }
-            Err(_) => pending_bad.push((line, text.to_vec())),
-        }
-    }
-    if !parsed_any {
-        // Not JSONL: one pretty-printed value.
-        let v: Value = serde_json::from_reader(std::io::BufReader::new(
-            fs_err::File::open(path).map_err(io(path))?,
-        ))
-        .map_err(|e| TranscriptError::NotATranscript {
-            path: path.to_owned(),
-            expected: "JSON or JSONL".into(),
-            found: e.to_string(),
-        })?;
-        match v {
-            Value::Array(items) => {
-                for (i, v) in items.iter().enumerate() {
-                    b.push(i + 1, v);
-                }
-            }
-            v => b.push(1, &v),
-        }
-        return Ok(());
-    }
-    for (n, text) in pending_bad {
-        b.bad_line(n, &text);
-    }
-    Ok(())
 }
 
 /// `argv` as a shell would need it typed: words with nothing special stay bare, the others are
