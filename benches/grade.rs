@@ -60,7 +60,7 @@ fn submissions() -> Vec<(Record, Submission, Option<PathBuf>)> {
             } else {
                 Submission::Patch(rec.gold_patch().expect("gold").as_bytes().to_vec())
             };
-            let suite = grade::suite_for(&rec, Some(&suites));
+            let suite = beyondswe::convert::find_test_suite(&rec, &suites);
             (rec, sub, suite)
         })
         .collect()

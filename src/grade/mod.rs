@@ -10,7 +10,7 @@ mod result;
 mod traced;
 mod verdict;
 
-pub use pipeline::{GradeInput, GradeOptions, forgery_signs, grade, suite_for};
+pub use pipeline::{GradeInput, GradeOptions, forgery_signs, grade};
 pub use result::{VerifierResult, test_outcome};
 pub use traced::Traced;
 pub use verdict::{Canary, Flags, Logs, Outcome, Reason, SuiteResult, TestOutcome, Verdict};

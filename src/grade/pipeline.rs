@@ -26,7 +26,7 @@ use crate::sandbox::{
 use crate::submission::{EntryKind, Submission, TreeLimits, read_tree};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// Where the prepare step keeps its facts inside the (prepared) image.
@@ -721,11 +721,6 @@ fn check_suite(zip: &Path) -> Result<(), String> {
         return Err(format!("{}: the suite has no files", zip.display()));
     }
     Ok(())
-}
-
-/// Where a record's suite zip is, if any.
-pub fn suite_for(record: &Record, dir: Option<&Path>) -> Option<PathBuf> {
-    dir.and_then(|d| crate::convert::find_test_suite(record, d))
 }
 
 #[cfg(test)]

@@ -140,7 +140,7 @@ fn every_cheat_fails_and_every_honest_submission_keeps_its_verdict() {
                 let (verdict, score, reason, detail) = match submission(case) {
                     Err(e) => (None, 0.0, "refused".to_owned(), e),
                     Ok(sub) => {
-                        let suite = grade::suite_for(record, Some(suites));
+                        let suite = beyondswe::convert::find_test_suite(record, suites);
                         let input = GradeInput {
                             record,
                             submission: &sub,

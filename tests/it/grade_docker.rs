@@ -126,7 +126,7 @@ impl Grader {
     }
 
     fn grade_with(&self, record: &Record, submission: Submission, timeout: Duration) -> Verdict {
-        let suite = grade::suite_for(record, Some(&fixtures().join("test_suites")));
+        let suite = beyondswe::convert::find_test_suite(record, &fixtures().join("test_suites"));
         let input = GradeInput {
             record,
             submission: &submission,
