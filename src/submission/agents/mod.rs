@@ -705,6 +705,15 @@ fn trajectory_item(
     )
 }
 
+/// A JSONL line's `instance_id`; a line without one is a problem, named by `source`, and skipped.
+fn instance_id<'v>(v: &'v Value, source: &str, problems: &mut Vec<String>) -> Option<&'v str> {
+    let id = v.get("instance_id").and_then(Value::as_str);
+    if id.is_none() {
+        problems.push(format!("{source}: no instance_id; skipped"));
+    }
+    id
+}
+
 fn openhands(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
     let file = if path.is_dir() {
         path.join("output.jsonl")
@@ -713,9 +722,7 @@ fn openhands(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
     };
     for (line, v) in read_jsonl(&file, &mut ing.problems)? {
         let source = format!("{}:{line}", file.display());
-        let Some(id) = v.get("instance_id").and_then(Value::as_str) else {
-            ing.problems
-                .push(format!("{source}: no instance_id; skipped"));
+        let Some(id) = instance_id(&v, &source, &mut ing.problems) else {
             continue;
         };
         let patch = str_at(&v, &["test_result", "git_patch"]).map(|s| s.as_bytes().to_vec());
@@ -756,9 +763,7 @@ fn aweagent(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
         .unwrap_or_else(|| "aweagent".into());
     for (line, v) in read_jsonl(&file, &mut ing.problems)? {
         let source = format!("{}:{line}", file.display());
-        let Some(id) = v.get("instance_id").and_then(Value::as_str) else {
-            ing.problems
-                .push(format!("{source}: no instance_id; skipped"));
+        let Some(id) = instance_id(&v, &source, &mut ing.problems) else {
             continue;
         };
         let patch = v
