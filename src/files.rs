@@ -63,13 +63,17 @@ pub fn write_atomic(path: &Path, data: &[u8]) -> io::Result<()> {
     write().map_err(|e| naming(path, "write", e))
 }
 
-/// Copies `from` to `to` whole or not at all; the error names the file it is about.
+/// Copies `from` to `to` (with its mode) whole or not at all; the error names the file it is
+/// about.
 pub fn copy_atomic(from: &Path, to: &Path) -> io::Result<()> {
     // fs-err names `from` when opening or reading it fails.
     let mut source = fs_err::File::open(from)?;
+    let permissions = source.metadata()?.permissions();
     let mut copy = || {
         let mut file = AtomicFile::create(to)?;
         io::copy(&mut source, &mut file)?;
+        // As `fs::copy` does: the copy has the source's mode, not the temporary file's 0600.
+        file.tmp.as_file().set_permissions(permissions.clone())?;
         file.commit()
     };
     copy().map_err(|e| naming(to, "write", e))
@@ -196,8 +200,15 @@ mod tests {
         drop(f);
         assert_eq!(fs_err::read(&p).unwrap(), b"one");
         assert_eq!(fs_err::read_dir(dir.path()).unwrap().count(), 1);
+        use std::os::unix::fs::PermissionsExt;
+        fs_err::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
         copy_atomic(&p, &dir.path().join("copy")).unwrap();
         assert_eq!(fs_err::read(dir.path().join("copy")).unwrap(), b"one");
+        let mode = fs_err::metadata(dir.path().join("copy"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o644);
     }
 
     #[test]

@@ -100,5 +100,18 @@ mod tests {
         assert_eq!(of_error(&infra), INFRASTRUCTURE);
         let full = anyhow::Error::new(std::io::Error::from(std::io::ErrorKind::StorageFull));
         assert_eq!(of_error(&full.context("writing results")), INFRASTRUCTURE);
+        // A report file that cannot be written for want of disk, through a run's error.
+        let report = RunError::Write(std::io::Error::new(
+            std::io::ErrorKind::StorageFull,
+            "failed to write file `runs/r/report.json`: No space left on device",
+        ));
+        assert_eq!(of_error(&anyhow::Error::new(report)), INFRASTRUCTURE);
+        let unreachable = RunError::Sandbox(SandboxError::EngineUnreachable {
+            endpoint: "unix:///x".into(),
+            message: "gone".into(),
+        });
+        assert_eq!(of_error(&anyhow::Error::new(unreachable)), INFRASTRUCTURE);
+        let bad = RunError::Write(std::io::Error::from(std::io::ErrorKind::PermissionDenied));
+        assert_eq!(of_error(&anyhow::Error::new(bad)), FAILURE);
     }
 }

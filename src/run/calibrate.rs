@@ -40,12 +40,8 @@ pub enum Calibrated {
 /// Grades the gold patches `repeat` times and the empty patches once, then classifies each
 /// instance from its verdicts.
 pub fn calibrate(spec: &CalibrateSpec, progress: &dyn Progress) -> Result<Calibrated, RunError> {
-    let mut warnings = Vec::new();
-    let (instances, dataset_digest) = load_instances(&spec.dataset, &mut warnings)?;
-    let (mut gold_jobs, mut empty_jobs) = jobs(&instances, spec.repeat, &mut warnings);
-    for w in &warnings {
-        progress.note(w);
-    }
+    let (instances, dataset_digest) = load_instances(&spec.dataset, progress)?;
+    let (mut gold_jobs, mut empty_jobs) = jobs(&instances, spec.repeat, progress);
     let run_dir = spec.store.dir();
     let (gold_store, empty_store) = open_stores(spec, &dataset_digest, progress)?;
     let (gold_store, empty_store) = (Mutex::new(gold_store), Mutex::new(empty_store));
@@ -93,6 +89,7 @@ pub fn calibrate(spec: &CalibrateSpec, progress: &dyn Progress) -> Result<Calibr
         None => return Ok(Calibrated::Interrupted),
         Some(Err(e)) => {
             return Err(RunError::Stopped {
+                what: "calibration",
                 run_dir,
                 source: Box::new(e.into()),
             });
@@ -137,7 +134,7 @@ fn open_stores(
 }
 
 /// The gold jobs (`repeat` attempts each) and the empty jobs (one each).
-fn jobs(instances: &[Instance], repeat: u32, warnings: &mut Vec<String>) -> (Vec<Job>, Vec<Job>) {
+fn jobs(instances: &[Instance], repeat: u32, notes: &dyn Progress) -> (Vec<Job>, Vec<Job>) {
     let mut gold = Vec::new();
     let mut empty = Vec::new();
     for inst in instances {
@@ -147,7 +144,7 @@ fn jobs(instances: &[Instance], repeat: u32, warnings: &mut Vec<String>) -> (Vec
                 gold.push(Job::new(inst, patch, "gold", attempt));
             }
         } else {
-            warnings.push(format!(
+            notes.note(&format!(
                 "note: `{}` has no gold patch; only the empty patch is graded",
                 inst.record.instance_id()
             ));

@@ -32,14 +32,17 @@ pub enum RunError {
         #[source]
         source: SandboxError,
     },
-    /// Writing a report file (the message names it).
-    #[error(transparent)]
+    /// Writing a report file (the message names it). Not transparent: the I/O error itself
+    /// must stay in the chain, where a full disk is told apart.
+    #[error("{0}")]
     Write(#[from] std::io::Error),
     #[error("cannot start the async runtime: {0}")]
     Runtime(std::io::Error),
-    /// The run stopped part-way (the store could not be written); what was graded is kept.
-    #[error("the run stopped; every verdict written so far is kept in {}", run_dir.display())]
+    /// The run (or calibration) stopped part-way: the store could not be written; what was
+    /// graded is kept.
+    #[error("the {what} stopped; every grading written so far is kept in {}", run_dir.display())]
     Stopped {
+        what: &'static str,
         run_dir: PathBuf,
         #[source]
         source: Box<RunError>,
@@ -51,6 +54,12 @@ impl RunError {
     pub fn is_infrastructure(&self) -> bool {
         match self {
             RunError::Sandbox(_) | RunError::Environment { .. } | RunError::Runtime(_) => true,
+            RunError::Write(e) => matches!(
+                e.kind(),
+                std::io::ErrorKind::StorageFull
+                    | std::io::ErrorKind::FileTooLarge
+                    | std::io::ErrorKind::QuotaExceeded
+            ),
             RunError::Stopped { source, .. } => source.is_infrastructure(),
             _ => false,
         }

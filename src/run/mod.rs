@@ -57,10 +57,7 @@ impl RunOutcome {
 /// Plans, grades and reports one run. Every verdict is in the store as soon as it exists; on an
 /// error the store keeps what was graded before it.
 pub fn grade_run(spec: &RunSpec, progress: &dyn Progress) -> Result<RunOutcome, RunError> {
-    let mut plan = plan(spec)?;
-    for warning in &plan.warnings {
-        progress.note(warning);
-    }
+    let mut plan = plan(spec, progress)?;
     let run_dir = spec.store.dir();
     let store = open_store(&spec.store, &plan.meta, progress)?;
     let store = Mutex::new(store);
@@ -86,6 +83,7 @@ pub fn grade_run(spec: &RunSpec, progress: &dyn Progress) -> Result<RunOutcome, 
         None => true,
         Some(Err(e)) => {
             return Err(RunError::Stopped {
+                what: "run",
                 run_dir,
                 source: Box::new(e.into()),
             });

@@ -1,9 +1,10 @@
 //! From a spec to the jobs of a run: the dataset's instances (only the asked ids), one job per
 //! submission found for them, the calibration read and applied. Warnings (unknown ids, a
-//! submission that cannot be read, a calibration made for another dataset) are collected for
-//! the caller to show; a submission that cannot be read is that job's verdict, not the run's end.
+//! submission that cannot be read, a calibration made for another dataset) go to the caller's
+//! [`Progress`] as they are found; a submission that cannot be read is that job's verdict, not
+//! the run's end.
 
-use super::batch::Job;
+use super::batch::{Job, Progress};
 use super::error::RunError;
 use super::spec::{DatasetSpec, RunSpec, Submissions};
 use crate::calibration::{self, Calibration, Loaded};
@@ -27,23 +28,22 @@ pub struct Plan {
     /// The run's identity in the store: dataset and submissions with their hashes.
     pub meta: RunMeta,
     pub calibration: Option<Loaded>,
-    /// For a person to read before the run starts (each a line, `warning:` or `note:` first).
-    pub warnings: Vec<String>,
 }
 
-/// Reads the dataset and the submissions and makes the jobs; nothing runs yet.
-pub fn plan(spec: &RunSpec) -> Result<Plan, RunError> {
-    let mut warnings = Vec::new();
-    let (instances, dataset_digest) = load_instances(&spec.dataset, &mut warnings)?;
+/// Reads the dataset and the submissions and makes the jobs; nothing runs yet. What a person
+/// should know (an unknown id, a submission that cannot be read, a calibration made for another
+/// dataset) goes to `notes` as it is found, so nothing said is lost when a later step fails.
+pub fn plan(spec: &RunSpec, notes: &dyn Progress) -> Result<Plan, RunError> {
+    let (instances, dataset_digest) = load_instances(&spec.dataset, notes)?;
     let calibration = match &spec.calibration {
         Some(c) => Some(calibration::read(&c.path)?),
         None => None,
     };
-    let made = make_jobs(spec, &instances, &mut warnings)?;
+    let made = make_jobs(spec, &instances, notes)?;
     let mut jobs = made.jobs;
     if let (Some(loaded), Some(c)) = (&calibration, &spec.calibration) {
         if loaded.calibration.dataset_hash != dataset_digest {
-            warnings.push(format!(
+            notes.note(&format!(
                 "warning: {} was made for another dataset ({}, hash {}); instances are matched by id",
                 c.path.display(),
                 loaded.calibration.dataset,
@@ -53,13 +53,13 @@ pub fn plan(spec: &RunSpec) -> Result<Plan, RunError> {
         if c.exclude_flaky {
             for job in &mut jobs {
                 if let Some(note) = drop_flaky_ids(job, &loaded.calibration)? {
-                    warnings.push(note);
+                    notes.note(&note);
                 }
             }
         }
     }
     if !made.unknown.is_empty() {
-        warnings.push(format!(
+        notes.note(&format!(
             "warning: {} prediction(s) for instances not in the dataset (not graded): {}",
             made.unknown.len(),
             made.unknown.join(", ")
@@ -79,7 +79,6 @@ pub fn plan(spec: &RunSpec) -> Result<Plan, RunError> {
         jobs,
         meta,
         calibration,
-        warnings,
     })
 }
 
@@ -87,7 +86,7 @@ pub fn plan(spec: &RunSpec) -> Result<Plan, RunError> {
 /// dataset lacks is named in a warning).
 pub fn load_instances(
     dataset: &DatasetSpec,
-    warnings: &mut Vec<String>,
+    notes: &dyn Progress,
 ) -> Result<(Vec<Instance>, String), RunError> {
     let ids = &dataset.ids;
     let mut instances = load_all(&dataset.path, dataset.test_suites.as_deref())?;
@@ -102,7 +101,7 @@ pub fn load_instances(
             .collect();
         missing.sort_unstable();
         if !missing.is_empty() {
-            warnings.push(format!(
+            notes.note(&format!(
                 "warning: --ids not in the dataset: {}",
                 missing.join(", ")
             ));
@@ -124,7 +123,7 @@ struct Made {
 fn make_jobs(
     spec: &RunSpec,
     instances: &[Instance],
-    warnings: &mut Vec<String>,
+    notes: &dyn Progress,
 ) -> Result<Made, RunError> {
     let mut jobs = Vec::new();
     match &spec.submissions {
@@ -136,8 +135,10 @@ fn make_jobs(
             check_patch_files(spec, path, *format, patches.as_deref())?;
             // Any agent output beyondswe reads: predictions files, agent runs, Harbor jobs.
             let ing = ingest(path, *format, patches.as_deref())?;
-            warnings.extend(describe_ingest(path, &ing, None));
-            return Ok(prediction_jobs(spec, instances, &ing, path, warnings));
+            for line in describe_ingest(path, &ing, None) {
+                notes.note(&line);
+            }
+            return Ok(prediction_jobs(spec, instances, &ing, path, notes));
         }
         Submissions::Gold => {
             for inst in instances {
@@ -148,7 +149,7 @@ fn make_jobs(
                         "gold",
                         1,
                     )),
-                    None => warnings.push(format!(
+                    None => notes.note(&format!(
                         "note: `{}` has no gold patch; not graded",
                         inst.record.instance_id()
                     )),
@@ -181,7 +182,7 @@ fn prediction_jobs(
     instances: &[Instance],
     ing: &Ingest,
     path: &Path,
-    warnings: &mut Vec<String>,
+    notes: &dyn Progress,
 ) -> Made {
     let by_id: HashMap<&str, &Instance> = instances
         .iter()
@@ -204,7 +205,7 @@ fn prediction_jobs(
             continue;
         };
         if let Some(problem) = &problem {
-            warnings.push(format!("warning: {problem} (graded as unresolved)"));
+            notes.note(&format!("warning: {problem} (graded as unresolved)"));
             h.update(problem.as_bytes());
         }
         h.update(p.instance_id.as_bytes());

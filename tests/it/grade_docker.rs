@@ -601,7 +601,6 @@ mod cli {
     }
 
     #[test]
-    #[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
     fn bad_inputs_get_clear_errors() {
         let dir = tempfile::tempdir().unwrap();
         let not_patch = dir.path().join("notes.txt");
