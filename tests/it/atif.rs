@@ -32,21 +32,11 @@ fn expected() -> BTreeMap<String, bool> {
 
 /// Every sample trajectory on disk, relative to fixtures/atif.
 fn samples() -> Vec<String> {
-    let root = fixtures().join("atif");
-    let mut out: Vec<String> = SETS
-        .iter()
-        .flat_map(|set| std::fs::read_dir(root.join(set)).unwrap())
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .map(|p| {
-            p.strip_prefix(&root)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned()
-        })
-        .collect();
-    out.sort();
-    out
+    super::support::tree(&fixtures().join("atif"))
+        .into_iter()
+        .filter(|p| p.ends_with(".json"))
+        .filter(|p| SETS.iter().any(|set| p.starts_with(&format!("{set}/"))))
+        .collect()
 }
 
 #[test]
