@@ -1506,6 +1506,16 @@ def _(t):
                      "@@ -0,0 +1,2 @@\n" + body)
 
 
+@case("patch-copy-into-git-hooks", PT, CALC, CHEAT_ISSUE)
+def _(t):
+    """Copies a tracked file to `.git/hooks/post-checkout`, made executable, with git's `copy
+    from`/`copy to` headers and no hunk: a checker that reads only `---`/`+++` lines sees no
+    path at all, and git would run the hook on the restore step's checkout."""
+    t.extra_patch = ("diff --git a/README.md b/.git/hooks/post-checkout\nold mode 100644\n"
+                     "new mode 100755\nsimilarity index 100%\ncopy from README.md\n"
+                     "copy to .git/hooks/post-checkout\n")
+
+
 @case("patch-quoted-octal-git-config", PT, CALC, CHEAT_ISSUE)
 def _(t):
     """Names `.git/config` as a C-quoted path with an octal escape (`"a/\\056git/config"`): a
