@@ -45,6 +45,9 @@ pub(crate) struct AuditArgs {
 /// One trajectory to audit: a release line, or a raw transcript with what is known about it.
 pub(crate) enum Item {
     Line(Value),
+    /// A trial of one of Harbor's own agents (`oracle`, `nop`): no model ran, so there is no
+    /// trajectory, and nothing to audit; the reason, for a person.
+    NothingToAudit(String),
     Transcript {
         task_name: String,
         reward: Option<f64>,
@@ -120,6 +123,15 @@ fn trial_item(dir: &Path, result: &Value) -> Result<Item, String> {
         line.insert("reward".into(), r.into());
     }
     let traj = dir.join("agent/trajectory.json");
+    if let Some(agent) = beyondswe::harbor::trial_agent(result)
+        .filter(|a| beyondswe::harbor::BUILT_IN_AGENTS.contains(a))
+        && !traj.exists()
+    {
+        return Ok(Item::NothingToAudit(format!(
+            "{}: Harbor's own `{agent}` agent runs no model and leaves no trajectory; nothing to audit",
+            dir.display()
+        )));
+    }
     let text = fs_err::read_to_string(&traj).map_err(|_| {
         format!(
             "{}: no agent log (agent/claude-code.txt, agent/codex.txt, agent/sessions/) and no agent/trajectory.json",
@@ -223,7 +235,13 @@ pub(crate) fn run(args: &AuditArgs) -> Result<i32> {
     let mut audits: Vec<TrajectoryAudit> = Vec::new();
     let mut bad = 0usize;
     let mut text = String::new();
+    let mut skipped = 0usize;
     for_each_item(&args.path, args.instance.as_deref(), |n, item| {
+        if let Ok(Item::NothingToAudit(why)) = &item {
+            skipped += 1;
+            tracing::info!("{why}");
+            return;
+        }
         match item.and_then(|item| audit_item(n, item, &infos, opts)) {
             Ok(mut a) => {
                 // Keep the findings, not huge texts, in memory.
@@ -249,6 +267,11 @@ pub(crate) fn run(args: &AuditArgs) -> Result<i32> {
         text.push_str(&corrected_scores(&audits, args.count_tier_b));
     }
     out(text)?;
+    if skipped > 0 {
+        note(format!(
+            "{skipped} trial(s) of Harbor's own agents (oracle, nop) have no trajectory: nothing to audit there"
+        ));
+    }
     if bad > 0 {
         note(format!(
             "{bad} line(s) could not be audited (see above); every other line was"
@@ -294,6 +317,8 @@ fn audit_item(
             audit_transcript(n, about, &transcript, &info, opts)
                 .map_err(|e| format!("{source}: {e}"))
         }
+        // Taken out by the caller before it gets here.
+        Item::NothingToAudit(why) => Err(why),
     }
 }
 

@@ -72,6 +72,18 @@ pub fn trial_reward(result: &Value) -> Option<f64> {
     reward_number(result).and_then(Value::as_f64)
 }
 
+/// The agent a trial ran (`agent_info.name`, else `config.agent.name`): `oracle` and `nop` are
+/// Harbor's own, which leave no trajectory.
+pub fn trial_agent(result: &Value) -> Option<&str> {
+    get(result, &["agent_info", "name"])
+        .or(get(result, &["config", "agent", "name"]))
+        .and_then(Value::as_str)
+}
+
+/// Harbor's built-in agents: the reference solution (`oracle`) and doing nothing (`nop`). They
+/// run no model, so they leave no trajectory to audit.
+pub const BUILT_IN_AGENTS: [&str; 2] = ["oracle", "nop"];
+
 /// [`trial_reward`] as the JSON number it is written as (`1` stays `1`, not `1.0`).
 fn reward_number(result: &Value) -> Option<&Value> {
     let rewards = get(result, &["verifier_result", "rewards"])?.as_object()?;

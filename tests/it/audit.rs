@@ -327,3 +327,45 @@ fn unclosed_substitution_chains_are_read_in_linear_time() {
     // A debug build on a busy machine: generous, yet far below the minutes it took before.
     assert!(t.elapsed().as_secs_f64() < 10.0, "{:?}", t.elapsed());
 }
+
+/// A job of Harbor's own agents (oracle, nop) has no trajectory to audit: that is said and is not
+/// a failure; a model agent's trial without one still is.
+#[test]
+fn trials_of_harbors_own_agents_are_not_failures() {
+    let dir = tempfile::tempdir().unwrap();
+    let trial = |name: &str, agent: &str| {
+        let t = dir
+            .path()
+            .join("job")
+            .join(format!("acme_calc_pr7__{name}"));
+        std::fs::create_dir_all(t.join("agent")).unwrap();
+        let result = serde_json::json!({
+            "task_name": "acme_calc_pr7", "trial_name": format!("acme_calc_pr7__{name}"),
+            "agent_info": {"name": agent}, "verifier_result": {"rewards": {"reward": 1.0}},
+        });
+        std::fs::write(t.join("result.json"), result.to_string()).unwrap();
+    };
+    trial("Ora1", "oracle");
+    trial("Nop1", "nop");
+    let run = || {
+        let out = cargo_bin_cmd!("beyondswe")
+            .arg("audit")
+            .arg(dir.path().join("job"))
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, stderr) = run();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains("2 trial(s) of Harbor's own agents"),
+        "{stderr}"
+    );
+    trial("Cc1", "claude-code");
+    let (code, stderr) = run();
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("no agent/trajectory.json"), "{stderr}");
+}
