@@ -60,7 +60,7 @@ pub fn write_atomic(path: &Path, data: &[u8]) -> io::Result<()> {
         file.write_all(data)?;
         file.commit()
     };
-    write().map_err(|e| naming(path, "write", e))
+    write().map_err(|e| naming(path, e))
 }
 
 /// Copies `from` to `to` (with its mode) whole or not at all; the error names the file it is
@@ -76,18 +76,12 @@ pub fn copy_atomic(from: &Path, to: &Path) -> io::Result<()> {
         file.tmp.as_file().set_permissions(permissions.clone())?;
         file.commit()
     };
-    copy().map_err(|e| naming(to, "write", e))
+    copy().map_err(|e| naming(to, e))
 }
 
-/// The error, worded as fs-err words its own: what was done to which path, then why.
-fn naming(path: &Path, op: &str, e: io::Error) -> io::Error {
-    if e.to_string().contains(&path.display().to_string()) {
-        return e;
-    }
-    io::Error::new(
-        e.kind(),
-        format!("failed to {op} file `{}`: {e}", path.display()),
-    )
+/// The error with `path` in its message, once (see `crate::errors::io_message`).
+fn naming(path: &Path, e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), crate::errors::io_message(path, &e))
 }
 
 /// Why [`read_bounded`] (or [`check_bounded`]) did not return a file's bytes.

@@ -84,7 +84,7 @@ pub(crate) fn prediction_line(item: &beyondswe::submission::Ingested) -> Option<
 
 /// Reports what an ingest found on stderr: problems, transcripts without patches, unknown ids.
 pub(crate) fn describe(path: &Path, ing: &Ingest, known: Option<&HashSet<String>>) {
-    for line in beyondswe::run::describe_ingest(path, ing, known) {
+    for line in ing.describe(path, known) {
         note(line);
     }
 }

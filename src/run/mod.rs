@@ -26,7 +26,7 @@ mod spec;
 pub use batch::{Job, JobEvent, Progress, Silent, job_key, options_digest, run_jobs};
 pub use calibrate::{CalibrateSpec, Calibrated, calibrate};
 pub use error::RunError;
-pub use plan::{Plan, describe_ingest, load_instances, plan};
+pub use plan::{Plan, load_instances, plan};
 pub use session::{Session, grade_one, runtime};
 pub use spec::{
     CalibrationSpec, DatasetSpec, RunLimits, RunSpec, StoreSpec, Submissions, default_jobs,

@@ -135,7 +135,7 @@ fn make_jobs(
             check_patch_files(spec, path, *format, patches.as_deref())?;
             // Any agent output beyondswe reads: predictions files, agent runs, Harbor jobs.
             let ing = ingest(path, *format, patches.as_deref())?;
-            for line in describe_ingest(path, &ing, None) {
+            for line in ing.describe(path, None) {
                 notes.note(&line);
             }
             return Ok(prediction_jobs(spec, instances, &ing, path, notes));
@@ -329,51 +329,4 @@ fn drop_flaky_ids(job: &mut Job, cal: &Calibration) -> Result<Option<String>, Ru
     job.record.set("FAIL_TO_PASS", serde_json::json!(f2p))?;
     job.record.set("PASS_TO_PASS", serde_json::json!(p2p))?;
     Ok(None)
-}
-
-/// What reading an agent's output found, for a person: the format and counts, each problem, and
-/// the transcripts without a patch (with `known`, ids outside it are said to be unknown).
-pub fn describe_ingest(path: &Path, ing: &Ingest, known: Option<&HashSet<String>>) -> Vec<String> {
-    let format = ing.format.map_or("?", AgentFormat::name);
-    let with_patch = ing
-        .items
-        .iter()
-        .filter(|i| i.patch.is_some() || i.repo.is_some())
-        .count();
-    let mut lines = vec![format!(
-        "{}: {format}: {} submission(s), {with_patch} with a patch",
-        path.display(),
-        ing.items.len()
-    )];
-    lines.extend(ing.problems.iter().map(|p| format!("warning: {p}")));
-    let missing = ing.without_patch();
-    if !missing.is_empty() {
-        lines.push(format!(
-            "{} instance(s) have a transcript but no patch (not graded):",
-            missing.len()
-        ));
-        for i in missing {
-            let note = i
-                .note
-                .as_ref()
-                .map(|n| format!(": {n}"))
-                .unwrap_or_default();
-            lines.push(format!("  {} ({}){note}", i.instance_id, i.source));
-        }
-    }
-    if let Some(known) = known {
-        let unknown: Vec<&str> = ing
-            .items
-            .iter()
-            .map(|i| i.instance_id.as_str())
-            .filter(|id| !known.contains(*id))
-            .collect();
-        if !unknown.is_empty() {
-            lines.push(format!(
-                "warning: not in the dataset: {}",
-                unknown.join(", ")
-            ));
-        }
-    }
-    lines
 }

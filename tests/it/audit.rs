@@ -166,14 +166,9 @@ fn a_harbor_job_directory_is_audited_like_the_release() {
         .arg("--dataset")
         .arg(fixtures().join("audit/dataset.jsonl"))
         .arg("--json")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mut got: Vec<(String, String)> = String::from_utf8_lossy(&out.stdout)
+        .assert()
+        .success();
+    let mut got: Vec<(String, String)> = String::from_utf8_lossy(&out.get_output().stdout)
         .lines()
         .map(|l| {
             let v: Value = serde_json::from_str(l).unwrap();

@@ -3,7 +3,7 @@
 //! random container name ends in an even digit), trivial (the empty patch resolves it) and a
 //! Doc2Repo suite with a test the reference solution fails; then `grade --calibration`.
 
-use super::support::{fixture_images, fixtures, require_docker};
+use super::support::{fixture_images, fixtures, require_docker, run_ok};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::path::Path;
@@ -39,38 +39,33 @@ fn calibrate(results: &Path, out: &Path) -> std::process::Output {
 }
 
 fn grade_gold(results: &Path, run: &str, cal: &Path, flags: &[&str]) -> (Value, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_beyondswe"))
-        .args([
-            "grade",
-            "--gold",
-            "--jobs",
-            "2",
-            "--timeout",
-            "120",
-            "--run-id",
-            run,
-        ])
-        .arg("--dataset")
-        .arg(fixtures().join("dataset/calibration.jsonl"))
-        .arg("--test-suites")
-        .arg(fixtures().join("test_suites"))
-        .arg("--results-dir")
-        .arg(results)
-        .arg("--calibration")
-        .arg(cal)
-        .args(flags)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let stdout = run_ok(
+        Command::new(env!("CARGO_BIN_EXE_beyondswe"))
+            .args([
+                "grade",
+                "--gold",
+                "--jobs",
+                "2",
+                "--timeout",
+                "120",
+                "--run-id",
+                run,
+            ])
+            .arg("--dataset")
+            .arg(fixtures().join("dataset/calibration.jsonl"))
+            .arg("--test-suites")
+            .arg(fixtures().join("test_suites"))
+            .arg("--results-dir")
+            .arg(results)
+            .arg("--calibration")
+            .arg(cal)
+            .args(flags),
     );
     let report: Value = serde_json::from_str(
         &std::fs::read_to_string(results.join(run).join("report.json")).unwrap(),
     )
     .unwrap();
-    (report, String::from_utf8(out.stdout).unwrap())
+    (report, stdout)
 }
 
 fn by_id(cal: &Value) -> std::collections::BTreeMap<String, Value> {

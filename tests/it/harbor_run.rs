@@ -9,7 +9,7 @@
 //! engine or the client image.
 
 use super::adversarial::{Case, cases, meets};
-use super::support::{fixture_images, fixtures, repo_root, require_docker};
+use super::support::{fixture_images, fixtures, repo_root, require_docker, run_ok};
 use beyondswe::grade::Outcome;
 use beyondswe::harbor::{task_dir_name, task_name_index, trial_dirs};
 use serde_json::Value;
@@ -102,20 +102,15 @@ impl Work {
             &solutions.join(DOC2REPO),
         );
         let tasks = self.path().join("tasks");
-        let out = bin()
-            .args(["convert", "to-harbor"])
-            .arg(self.dataset())
-            .arg(&tasks)
-            .arg("--test-suites")
-            .arg(fixtures().join("test_suites"))
-            .arg("--solutions")
-            .arg(&solutions)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        run_ok(
+            bin()
+                .args(["convert", "to-harbor"])
+                .arg(self.dataset())
+                .arg(&tasks)
+                .arg("--test-suites")
+                .arg(fixtures().join("test_suites"))
+                .arg("--solutions")
+                .arg(&solutions),
         );
         tasks
     }
@@ -195,17 +190,6 @@ fn by_instance(job: &Path) -> BTreeMap<String, Trial> {
         .collect()
 }
 
-fn run_ok(cmd: &mut Command) -> String {
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 /// Every file (bytes) and directory below `root`.
 fn snapshot(root: &Path) -> BTreeMap<PathBuf, Option<Vec<u8>>> {
     walkdir::WalkDir::new(root)
@@ -226,6 +210,23 @@ fn snapshot(root: &Path) -> BTreeMap<PathBuf, Option<Vec<u8>>> {
 
 /// On a job Harbor wrote: `ingest` and `verify` agree with the rewards Harbor recorded, and a
 /// release rebuilds the job byte for byte.
+/// `verify` on a job or a release: every trial's claimed reward is the one measured.
+fn verify_agrees(work: &Work, path: &Path, dataset: &Path, run_id: &str) {
+    let report = run_ok(
+        bin()
+            .arg("verify")
+            .arg(path)
+            .arg("--dataset")
+            .arg(dataset)
+            .arg("--test-suites")
+            .arg(fixtures().join("test_suites"))
+            .arg("--results-dir")
+            .arg(work.path().join("runs"))
+            .args(["--run-id", run_id, "--jobs", "2"]),
+    );
+    assert!(report.contains("0 disagreement(s)"), "{run_id}:\n{report}");
+}
+
 fn check_job(work: &Work, job: &Path, dataset: &Path, label: &str) {
     let preds = work.path().join(format!("{label}.predictions.jsonl"));
     run_ok(
@@ -265,19 +266,7 @@ fn check_job(work: &Work, job: &Path, dataset: &Path, label: &str) {
             "{label} audit: {stderr}"
         );
     }
-    let report = run_ok(
-        bin()
-            .arg("verify")
-            .arg(job)
-            .arg("--dataset")
-            .arg(dataset)
-            .arg("--test-suites")
-            .arg(fixtures().join("test_suites"))
-            .arg("--results-dir")
-            .arg(work.path().join("runs"))
-            .args(["--run-id", label, "--jobs", "2"]),
-    );
-    assert!(report.contains("0 disagreement(s)"), "{label}:\n{report}");
+    verify_agrees(work, job, dataset, label);
 
     let release = work.path().join(format!("{label}.release.jsonl"));
     run_ok(
@@ -313,22 +302,7 @@ fn check_job(work: &Work, job: &Path, dataset: &Path, label: &str) {
     );
     if label.starts_with("oracle") {
         // The release alone is enough to check the job.
-        let report = run_ok(
-            bin()
-                .arg("verify")
-                .arg(&release)
-                .arg("--dataset")
-                .arg(dataset)
-                .arg("--test-suites")
-                .arg(fixtures().join("test_suites"))
-                .arg("--results-dir")
-                .arg(work.path().join("runs"))
-                .args(["--run-id", &format!("{label}-release"), "--jobs", "2"]),
-        );
-        assert!(
-            report.contains("0 disagreement(s)"),
-            "{label} release:\n{report}"
-        );
+        verify_agrees(work, &release, dataset, &format!("{label}-release"));
     }
 }
 

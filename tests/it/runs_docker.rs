@@ -1,7 +1,7 @@
 //! Whole runs on the Docker engine: parallel grading, resume, crash safety (SIGKILL and Ctrl-C),
 //! reports and comparisons, and bad input.
 
-use super::support::{docker, fixture_images, fixtures, require_docker};
+use super::support::{docker, fixture_images, fixtures, require_docker, run_ok};
 use assert_cmd::cargo::cargo_bin_cmd;
 use predicates::str::contains;
 use serde_json::Value;
@@ -10,6 +10,11 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn grade_cmd(results: &Path, run: &str, preds: &Path) -> Command {
+    grade_cmd_on(&fixtures().join("dataset/demo.jsonl"), results, run, preds)
+}
+
+/// `grade` of `preds` against `dataset` into `results/run`, two at a time, 120 s per test run.
+fn grade_cmd_on(dataset: &Path, results: &Path, run: &str, preds: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_beyondswe"));
     cmd.args([
         "grade",
@@ -21,7 +26,7 @@ fn grade_cmd(results: &Path, run: &str, preds: &Path) -> Command {
         run,
         "--dataset",
     ])
-    .arg(fixtures().join("dataset/demo.jsonl"))
+    .arg(dataset)
     .arg("--test-suites")
     .arg(fixtures().join("test_suites"))
     .arg("--results-dir")
@@ -425,31 +430,12 @@ fn doc2repo_modules_that_fail_to_import_still_leave_the_rest_scored() {
     require_docker();
     fixture_images();
     let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_beyondswe"))
-        .args([
-            "grade",
-            "--jobs",
-            "2",
-            "--timeout",
-            "120",
-            "--run-id",
-            "half",
-        ])
-        .arg("--dataset")
-        .arg(fixtures().join("dataset/doc2repo_partial.jsonl"))
-        .arg("--test-suites")
-        .arg(fixtures().join("test_suites"))
-        .arg("--results-dir")
-        .arg(dir.path())
-        .arg("--predictions")
-        .arg(fixtures().join("predictions/doc2repo_partial.jsonl"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_ok(&mut grade_cmd_on(
+        &fixtures().join("dataset/doc2repo_partial.jsonl"),
+        dir.path(),
+        "half",
+        &fixtures().join("predictions/doc2repo_partial.jsonl"),
+    ));
     let got = outcomes(&dir.path().join("half"));
     let (verdict, score, reason) = &got["minidocsplit_ac79166631ba81556e3f40c05aa8d00fe9178ca6"];
     assert_eq!(

@@ -28,6 +28,19 @@ pub fn tree(dir: &Path) -> Vec<String> {
     out
 }
 
+/// Runs a command that must succeed; its stdout (the failure shows the command, stdout and
+/// stderr).
+pub fn run_ok(cmd: &mut std::process::Command) -> String {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// Runs the docker CLI; panics with its stderr on failure.
 pub fn docker(args: &[&str]) -> String {
     let out = std::process::Command::new("docker")

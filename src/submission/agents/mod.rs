@@ -138,6 +138,57 @@ impl Ingested {
 }
 
 impl Ingest {
+    /// What reading an agent's output found, for a person: the format and counts, each problem, and
+    /// the transcripts without a patch (with `known`, ids outside it are said to be unknown).
+    pub fn describe(
+        &self,
+        path: &Path,
+        known: Option<&std::collections::HashSet<String>>,
+    ) -> Vec<String> {
+        let format = self.format.map_or("?", AgentFormat::name);
+        let with_patch = self
+            .items
+            .iter()
+            .filter(|i| i.patch.is_some() || i.repo.is_some())
+            .count();
+        let mut lines = vec![format!(
+            "{}: {format}: {} submission(s), {with_patch} with a patch",
+            path.display(),
+            self.items.len()
+        )];
+        lines.extend(self.problems.iter().map(|p| format!("warning: {p}")));
+        let missing = self.without_patch();
+        if !missing.is_empty() {
+            lines.push(format!(
+                "{} instance(s) have a transcript but no patch (not graded):",
+                missing.len()
+            ));
+            for i in missing {
+                let note = i
+                    .note
+                    .as_ref()
+                    .map(|n| format!(": {n}"))
+                    .unwrap_or_default();
+                lines.push(format!("  {} ({}){note}", i.instance_id, i.source));
+            }
+        }
+        if let Some(known) = known {
+            let unknown: Vec<&str> = self
+                .items
+                .iter()
+                .map(|i| i.instance_id.as_str())
+                .filter(|id| !known.contains(*id))
+                .collect();
+            if !unknown.is_empty() {
+                lines.push(format!(
+                    "warning: not in the dataset: {}",
+                    unknown.join(", ")
+                ));
+            }
+        }
+        lines
+    }
+
     /// Instances that have a transcript but no patch.
     pub fn without_patch(&self) -> Vec<&Ingested> {
         self.items
