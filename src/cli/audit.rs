@@ -123,8 +123,7 @@ fn trial_item(dir: &Path, result: &Value) -> Result<Item, String> {
         line.insert("reward".into(), r.into());
     }
     let traj = dir.join("agent/trajectory.json");
-    if let Some(agent) = beyondswe::harbor::trial_agent(result)
-        .filter(|a| beyondswe::harbor::BUILT_IN_AGENTS.contains(a))
+    if let Some(agent) = beyondswe::harbor::built_in_agent(result)
         && !traj.exists()
     {
         return Ok(Item::NothingToAudit(format!(
@@ -238,8 +237,9 @@ pub(crate) fn run(args: &AuditArgs) -> Result<i32> {
     let mut skipped = 0usize;
     for_each_item(&args.path, args.instance.as_deref(), |n, item| {
         if let Ok(Item::NothingToAudit(why)) = &item {
+            // Each said by name: a trial that is not audited is never silently clean.
             skipped += 1;
-            tracing::info!("{why}");
+            note(format!("{}:{n}: not audited: {why}", args.path.display()));
             return;
         }
         match item.and_then(|item| audit_item(n, item, &infos, opts)) {
@@ -269,7 +269,7 @@ pub(crate) fn run(args: &AuditArgs) -> Result<i32> {
     out(text)?;
     if skipped > 0 {
         note(format!(
-            "{skipped} trial(s) of Harbor's own agents (oracle, nop) have no trajectory: nothing to audit there"
+            "{skipped} trial(s) of Harbor's own agents (oracle, nop) have no trajectory: not audited, nothing to audit there"
         ));
     }
     if bad > 0 {

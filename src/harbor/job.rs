@@ -72,17 +72,27 @@ pub fn trial_reward(result: &Value) -> Option<f64> {
     reward_number(result).and_then(Value::as_f64)
 }
 
-/// The agent a trial ran (`agent_info.name`, else `config.agent.name`): `oracle` and `nop` are
-/// Harbor's own, which leave no trajectory.
-pub fn trial_agent(result: &Value) -> Option<&str> {
-    get(result, &["agent_info", "name"])
-        .or(get(result, &["config", "agent", "name"]))
-        .and_then(Value::as_str)
-}
-
 /// Harbor's built-in agents: the reference solution (`oracle`) and doing nothing (`nop`). They
 /// run no model, so they leave no trajectory to audit.
 pub const BUILT_IN_AGENTS: [&str; 2] = ["oracle", "nop"];
+
+/// The built-in agent a trial ran, when every place `result.json` names the agent
+/// (`agent_info.name`, `config.agent.name`) names the same built-in one and no model is named:
+/// a trial whose record says anything else is not taken for one (a trajectory cannot be hidden
+/// by renaming its agent in one field).
+pub fn built_in_agent(result: &Value) -> Option<&str> {
+    let names = [
+        get(result, &["agent_info", "name"]),
+        get(result, &["config", "agent", "name"]),
+    ];
+    let mut named = names.iter().flatten().map(|v| v.as_str());
+    let first = named.next()??;
+    let model = get(result, &["config", "agent", "model_name"])
+        .or(get(result, &["agent_info", "model_info", "name"]))
+        .filter(|m| !m.is_null());
+    (BUILT_IN_AGENTS.contains(&first) && named.all(|n| n == Some(first)) && model.is_none())
+        .then_some(first)
+}
 
 /// [`trial_reward`] as the JSON number it is written as (`1` stays `1`, not `1.0`).
 fn reward_number(result: &Value) -> Option<&Value> {
@@ -661,6 +671,43 @@ fn write_parsed_fields(
 
 #[cfg(test)]
 mod tests {
+
+    /// A trial is taken for Harbor's own agent only when every field naming the agent says so
+    /// and no model is named.
+    #[test]
+    fn built_in_agents_are_named_consistently_or_not_at_all() {
+        let cases = [
+            (json!({"agent_info": {"name": "oracle"}}), Some("oracle")),
+            (
+                json!({"config": {"agent": {"name": "nop", "model_name": null}}}),
+                Some("nop"),
+            ),
+            (
+                json!({"agent_info": {"name": "oracle"}, "config": {"agent": {"name": "oracle"}}}),
+                Some("oracle"),
+            ),
+            // Renamed in one place only, or with a model: a model agent's trial.
+            (
+                json!({"agent_info": {"name": "oracle"}, "config": {"agent": {"name": "claude-code"}}}),
+                None,
+            ),
+            (
+                json!({"agent_info": {"name": "oracle"}, "config": {"agent": {"name": "oracle", "model_name": "m"}}}),
+                None,
+            ),
+            (
+                json!({"agent_info": {"name": "nop", "model_info": {"name": "m"}}}),
+                None,
+            ),
+            (json!({"agent_info": {"name": "claude-code"}}), None),
+            (json!({"agent_info": {"name": 3}}), None),
+            (json!({}), None),
+        ];
+        for (result, want) in cases {
+            assert_eq!(built_in_agent(&result), want, "{result}");
+        }
+    }
+
     use super::*;
     use std::collections::BTreeMap;
 

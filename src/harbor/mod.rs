@@ -13,8 +13,8 @@ mod test_config;
 
 pub use agent_logs::{CLAUDE_CODE_LOG, CODEX_LOG, SESSIONS_DIR, trial_agent_log};
 pub use job::{
-    BUILT_IN_AGENTS, JobError, ReleaseOptions, SUBMISSION_DIFF, TrialPatch, find_trial_patch,
-    is_log, job_files, job_of, release_line, trial_agent, trial_dirs, trial_instance_id,
+    BUILT_IN_AGENTS, JobError, ReleaseOptions, SUBMISSION_DIFF, TrialPatch, built_in_agent,
+    find_trial_patch, is_log, job_files, job_of, release_line, trial_dirs, trial_instance_id,
     trial_patch, trial_reward, write_trial,
 };
 pub use task_config::{EnvironmentToml, TaskToml, Timeout, size_to_mb};

@@ -359,8 +359,43 @@ fn trials_of_harbors_own_agents_are_not_failures() {
         stderr.contains("2 trial(s) of Harbor's own agents"),
         "{stderr}"
     );
+    assert!(
+        stderr.contains("Ora1") && stderr.contains("not audited"),
+        "{stderr}"
+    );
     trial("Cc1", "claude-code");
     let (code, stderr) = run();
     assert_eq!(code, Some(1), "{stderr}");
     assert!(stderr.contains("no agent/trajectory.json"), "{stderr}");
+    std::fs::remove_dir_all(dir.path().join("job/acme_calc_pr7__Cc1")).unwrap();
+    // A model agent's trial whose trajectory was removed and whose agent was renamed `oracle`
+    // in one field of result.json (or that names a model) is not taken for the oracle.
+    for (name, result) in [
+        (
+            "Ren1",
+            serde_json::json!({"agent_info": {"name": "oracle"},
+                "config": {"agent": {"name": "claude-code", "model_name": "anthropic/x"}}}),
+        ),
+        (
+            "Ren2",
+            serde_json::json!({"agent_info": {"name": "oracle", "model_info": {"name": "x"}}}),
+        ),
+    ] {
+        let t = dir
+            .path()
+            .join("job")
+            .join(format!("acme_calc_pr7__{name}"));
+        std::fs::create_dir_all(t.join("agent")).unwrap();
+        let mut r = result;
+        r["task_name"] = "acme_calc_pr7".into();
+        r["trial_name"] = format!("acme_calc_pr7__{name}").into();
+        std::fs::write(t.join("result.json"), r.to_string()).unwrap();
+        let (code, stderr) = run();
+        assert_eq!(code, Some(1), "{name}: {stderr}");
+        assert!(
+            stderr.contains(&format!("acme_calc_pr7__{name}: no agent log")),
+            "{name}: {stderr}"
+        );
+        std::fs::remove_dir_all(&t).unwrap();
+    }
 }
