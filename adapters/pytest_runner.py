@@ -14,7 +14,8 @@
 #   2. every path of the repository is taken off sys.path, then pytest, pluggy, pytest's built-in
 #      plugins and the allowed third-party plugins are imported from the clean interpreter;
 #   3. a snapshot of every function and class of those modules (identity and code);
-#   4. the repository paths are put back explicitly, and pytest runs with plugin autoloading off;
+#   4. the repository paths are put back explicitly, then the image's PYTHONPATH (from the prepare
+#      step's record, never from the submission), and pytest runs with plugin autoloading off;
 #   5. after every test and at the end the snapshot is compared: a changed function is proof.
 # Python 3.6+, standard library plus pytest. Audit hooks need 3.8+ (without them, step 1 is skipped
 # and reported).
@@ -250,6 +251,7 @@ for _name in list(sys.modules):
         del sys.modules[_name]
 
 import importlib  # noqa: E402
+import types  # noqa: E402
 
 sys.argv = ["pytest"]
 import pytest  # noqa: E402
@@ -287,9 +289,18 @@ for _spec in _CONFIG.get("plugins", []):
         _late_plugins.append(_spec)
 
 
+def _func_of(value):
+    """The function behind a method, staticmethod or classmethod; else the value itself. Read
+    by type, never through getattr: an object with a dynamic __getattr__ (unittest.mock's
+    `call`) would answer with a new object at every look."""
+    if isinstance(value, (types.MethodType, staticmethod, classmethod)):
+        return value.__func__
+    return value
+
+
 def _code_id(value):
-    f = getattr(value, "__func__", value)
-    code = getattr(f, "__code__", None)
+    f = _func_of(value)
+    code = f.__code__ if isinstance(f, types.FunctionType) else None
     return (id(value), id(f), id(code) if code is not None else 0)
 
 
@@ -317,7 +328,7 @@ def _snapshot():
                     for akey, avalue in list(vars(value).items()):
                         if callable(avalue) or isinstance(avalue, (staticmethod, classmethod, property)):
                             snap[(name, key + "." + akey)] = _code_id(avalue)
-                            f = getattr(avalue, "__func__", avalue)
+                            f = _func_of(avalue)
                             _guarded_ids.add(id(f))
                             if isinstance(avalue, property):
                                 for acc in (avalue.fget, avalue.fset, avalue.fdel):
@@ -374,12 +385,33 @@ def _pytest_own_patch(name, key):
             and getattr(sys.modules.get(mod), fname, None) is f)
 
 
+# The allowed plugins imported from the clean interpreter, by top-level package.
+_PLUGIN_ROOTS = frozenset(getattr(m, "__name__", "").split(".", 1)[0] for _, m in _plugins) - {""}
+
+
+def _plugin_own_patch(name, key):
+    """pytest-mock wraps unittest.mock's assert methods when pytest configures it: a change to a
+    class of unittest.mock whose new value is a plain function of an allowed plugin (imported
+    from the clean interpreter, its file outside the repository) is that plugin's own. Nothing
+    else is: pytest's, pluggy's and unittest.case's code stays as the snapshot has it."""
+    if name != "unittest.mock" or "." not in key:
+        return False
+    cls_name, attr = key.split(".", 1)
+    cls = getattr(sys.modules.get(name), cls_name, None)
+    f = _func_of(vars(cls).get(attr)) if isinstance(cls, type) else None
+    if not isinstance(f, types.FunctionType):
+        return False
+    mod = (getattr(f, "__module__", "") or "").split(".", 1)[0]
+    filename = f.__code__.co_filename
+    return mod in _PLUGIN_ROOTS and _is_trusted_file(filename) and not _under(_real(filename), _REPO)
+
+
 def _compare(keys):
     changed = []
     for key in keys:
         now = _current(*key)
         if now != _SNAP[key]:
-            if _pytest_own_patch(*key):
+            if _pytest_own_patch(*key) or _plugin_own_patch(*key):
                 _SNAP[key] = now
                 continue
             changed.append("%s.%s" % key if key[1] else key[0])
@@ -389,7 +421,12 @@ def _compare(keys):
 # Step 4: the repository's paths back, explicitly.
 for _i, _p in _removed:
     sys.path.insert(min(_i, len(sys.path)), _p)
-for _p in reversed(_CONFIG.get("prepend_paths", [])):
+# The image's own PYTHONPATH, where `python` would have put it at start-up: after the run's
+# first paths (the workdir, as the official runner puts it first), before the standard library.
+# Only now: `-I` kept it away from pytest's and the plugins' imports.
+_FIRST = list(_CONFIG.get("prepend_paths", [])) + [
+    _p for _p in _CONFIG.get("image_paths", []) if _p not in _CONFIG.get("prepend_paths", [])]
+for _p in reversed(_FIRST):
     if _p in sys.path:
         sys.path.remove(_p)
     sys.path.insert(0, _p)

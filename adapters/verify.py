@@ -749,14 +749,94 @@ def demote(uid, gid, max_file_bytes=None):
     return run
 
 
-def child_env(home, extra=None):
-    env = {}
-    for k, v in os.environ.items():
-        if k.startswith("PYTHON") or k.startswith("PYTEST") or k.startswith("BEYONDSWE") or k in ("LD_PRELOAD", "LD_AUDIT"):
+# ---------------------------------------------------------------------------------------------
+# The image's environment: recorded once by the prepare step, reproduced for every test run
+
+# Names a shell or `docker exec` sets for its own process: never part of the image's record.
+SHELL_ONLY_VARS = frozenset(["PWD", "OLDPWD", "SHLVL", "_", "HOSTNAME", "TERM"])
+# Variables that load code or change how an interpreter or pytest starts. From the prepare
+# record they are the image's own configuration and kept; a verifier without that record cannot
+# tell whose they are, and drops them (PYTHONPATH aside: the runner adds its entries only after
+# pytest and the plugins are imported).
+CODE_LOADING_PREFIXES = ("PYTHON", "PYTEST", "LD_PRELOAD", "LD_AUDIT")
+
+
+def image_env_now():
+    """This process's environment as the image's record: under `prepare` that is the image's
+    configured `ENV` plus what the setup commands exported (the caller sourced the chain)."""
+    return dict((k, v) for k, v in os.environ.items()
+                if k not in SHELL_ONLY_VARS and not k.startswith("BEYONDSWE"))
+
+
+def fallback_env():
+    """Without a prepare record (a Harbor image used as it is): this process's environment, less
+    every variable that loads code, since nothing says the image set it."""
+    return dict((k, v) for k, v in image_env_now().items()
+                if not k.startswith(CODE_LOADING_PREFIXES) or k == "PYTHONPATH")
+
+
+def pick_python(env):
+    """The interpreter the image's PATH picks, as the official evaluator's `python` would find
+    it: the first PATH directory holding `python` or `python3` (a venv or conda prefix first on
+    PATH wins over /usr/bin). Not resolved through links: a venv's `bin/python` is what makes
+    it that venv. None when PATH holds neither."""
+    for d in (env.get("PATH") or "/usr/local/bin:/usr/bin:/bin").split(os.pathsep):
+        if not d or not os.path.isabs(d):
             continue
-        env[k] = v
+        for name in ("python", "python3"):
+            path = os.path.join(d, name)
+            if os.path.isfile(path) and os.access(path, os.X_OK) and python_version(path):
+                return path
+    return None
+
+
+def python_version(path):
+    """"3.11" for a Python 3.6+ interpreter, else None (a `python` that is Python 2, or broken)."""
+    try:
+        proc = subprocess.run([path, "-I", "-S", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                              cwd="/", stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              env={"PATH": "/usr/bin:/bin"}, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    out = proc.stdout.decode("ascii", "replace").strip()
+    parts = out.split(".")
+    if proc.returncode != 0 or len(parts) != 2 or not all(p.isdigit() for p in parts):
+        return None
+    return out if (int(parts[0]), int(parts[1])) >= (3, 6) else None
+
+
+def python_record(env):
+    """The prepare step's record of the test interpreter: path, version, hash of its binary."""
+    path = pick_python(env)
+    if path is None:
+        return None
+    return {"path": path, "version": python_version(path), "sha256": file_sha256(os.path.realpath(path))}
+
+
+def image_pythonpath(env, workdir):
+    """The image's PYTHONPATH entries, absolute (relative ones are taken from the workdir, where
+    the tests run), in order, each once."""
+    out = []
+    for p in (env.get("PYTHONPATH") or "").split(os.pathsep):
+        if not p:
+            continue
+        p = os.path.normpath(os.path.join(workdir, p))
+        if p not in out:
+            out.append(p)
+    return out
+
+
+def child_env(ctx, home, extra=None):
+    """The environment of every process the submission's code runs in: the image's (its `ENV`
+    and what the setup commands exported, as the prepare step recorded it), with the test user's
+    own HOME, and plugin autoloading off (the runner loads the image's plugins itself)."""
+    env = dict(ctx.image_env)
+    for k in ("HOSTNAME", "TERM"):
+        if k in os.environ:
+            env.setdefault(k, os.environ[k])
     env.update({"HOME": home, "USER": TEST_USER, "LOGNAME": TEST_USER, "PYTHONDONTWRITEBYTECODE": "1",
                 "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PIP_NO_INPUT": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
+    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
     env.update(extra or {})
     return env
 
@@ -916,6 +996,11 @@ class Ctx(object):
         self.algo_len = 40
         self.state = {}
         self.private = [p for p in spec.get("private_paths", []) if p]
+        # The image's environment and interpreter (settle_environment, after the prepare
+        # record is read).
+        self.image_env = {}
+        self.image_paths = []
+        self.python = sys.executable
 
     @property
     def flags(self):
@@ -960,6 +1045,25 @@ def step_lock(ctx):
         expected = ctx.state.get("git_config_sha256")
         if expected and before != expected:
             ctx.suspicious(".git/config was changed after the prepare step (replaced by a minimal one)")
+
+
+def settle_environment(ctx):
+    """The tests' environment and interpreter: the prepare step's record of the image (never
+    the agent's shell, never a file in the workdir); without one, this process's environment
+    less what loads code, and the interpreter its PATH picks."""
+    recorded = ctx.state.get("env")
+    ctx.image_env = dict(recorded) if isinstance(recorded, dict) else fallback_env()
+    py = ctx.state.get("python") or {}
+    path = py.get("path")
+    if path and os.path.isfile(path):
+        if py.get("sha256") and file_sha256(os.path.realpath(path)) != py["sha256"]:
+            ctx.suspicious("the test interpreter %s is not the one the prepare step recorded" % path)
+        ctx.python = path
+    else:
+        ctx.python = ctx.spec.get("python") or pick_python(ctx.image_env) or sys.executable
+    ctx.image_paths = image_pythonpath(ctx.image_env, ctx.workdir)
+    ctx.facts["environment"] = {"recorded": isinstance(recorded, dict), "python": ctx.python,
+                                "pythonpath": ctx.image_paths}
 
 
 def capture_submission(ctx, dest):
@@ -1096,7 +1200,7 @@ def import_dirs(ctx):
     dirs = [""]
     if os.path.isdir(os.path.join(ctx.workdir, "src")):
         dirs.append("src")
-    for p in ctx.state.get("clean_sys_path", []) + ctx.spec.get("pythonpath", []):
+    for p in ctx.state.get("clean_sys_path", []) + ctx.image_paths:
         rp = os.path.realpath(p)
         root = os.path.realpath(ctx.workdir)
         if rp.startswith(root + os.sep):
@@ -1809,10 +1913,10 @@ def run_tests(ctx, ids, cwd, rootdir, extra_args, test_paths, prepend, timeout):
         "args": args, "ids": ids, "repo_paths": ctx.repo_paths, "test_paths": test_paths,
         "private_paths": ctx.private + ([ctx.spec["tests_dir"]] if ctx.spec.get("tests_dir") else []),
         "protected_modules": RULES["protected_modules"], "plugins": ctx.plugins,
-        "prepend_paths": prepend, "short_messages": ctx.doc2repo,
+        "prepend_paths": prepend, "image_paths": ctx.image_paths, "short_messages": ctx.doc2repo,
     }
     python = ctx.python
-    res = run_as_test_user(ctx, [python, "-I", runner], cwd, child_env(home), timeout,
+    res = run_as_test_user(ctx, [python, "-I", runner], cwd, child_env(ctx, home), timeout,
                            json.dumps(config).encode("utf-8"), event_fd=True)
     ctx.facts["timings"]["runner"] = res["seconds"]
     outcomes, collect_errors, end, start, collected, messages = aggregate(res["events_raw"], ctx)
@@ -1970,7 +2074,29 @@ def lock_sub_owned(ctx, locked):
     lock_paths(ctx.workdir, locked)
 
 
+MODULE_NOT_FOUND = re.compile(r"No module named '([^']+)'")
+CANNOT_IMPORT = re.compile(r"ImportError: (cannot import name '[^']+' from '[^']+')")
+
+
+def failure_cause(run):
+    """One cause that explains failing tests, for a person (never for the verdict): the module
+    the tests could not import, as `module not found: X`, or the name they could not import.
+    None when the messages name no import failure."""
+    messages = [e.get("message") or "" for e in run["collect_errors"]] + list(run["messages"].values())
+    if not run["started"]:
+        messages.append(run["output"])  # the runner itself could not start: its traceback
+    for pattern, label in ((MODULE_NOT_FOUND, "module not found: %s"), (CANNOT_IMPORT, "import error: %s")):
+        for text in messages:
+            m = pattern.search(text)
+            if m:
+                return label % m.group(1)
+    return None
+
+
 def record_run(ctx, run):
+    cause = failure_cause(run)
+    if cause:
+        ctx.facts["cause"] = cause
     ctx.facts["run"] = {"exit": run["exit"], "end": run["end"], "timed_out": run["timed_out"],
                         "oom": run["oom"], "junit": run["junit"] is not None, "started": run["started"],
                         "collected": run["collected"], "collect_errors": run["collect_errors"][:50]}
@@ -2032,7 +2158,7 @@ def step_install(ctx):
     os.chown(home, ctx.uid, ctx.gid)
     install = run_as_test_user(ctx, [ctx.python, "-I", "-m", "pip", "install", "--no-deps", "--no-build-isolation",
                                      "--no-index", "--disable-pip-version-check", "-q", "--target", target, "."],
-                               ctx.workdir, child_env(home), ctx.spec.get("setup_timeout", 300))
+                               ctx.workdir, child_env(ctx, home), ctx.spec.get("setup_timeout", 300))
     ok = install["exit"] == 0 and not install["timed_out"]
     ctx.facts["install"] = {"ok": ok, "exit": install["exit"], "timed_out": install["timed_out"]}
     ctx.facts["logs"]["install"] = tail(install["output"])
@@ -2143,12 +2269,12 @@ def grade(spec):
     """Runs every step; always returns a result (errors included)."""
     ctx = Ctx(spec)
     t = time.time()
-    ctx.python = spec.get("python") or sys.executable
     ctx.repo_paths = [ctx.workdir]
     ctx.facts["timings"]["interpreter"] = round(max(0.0, LOADED_AT - process_started_at()), 3)
     try:
         t_lock = time.time()
         step_lock(ctx)
+        settle_environment(ctx)
         ctx.timed("lock", t_lock)
         ctx.state.setdefault("clean_sys_path", (ctx.state.get("clean") or {}).get("sys_path", []))
         capture = spec.get("capture")
@@ -2184,6 +2310,8 @@ def grade(spec):
     verdict, reason, score = decide(ctx.facts)
     result = {"format": RESULT_FORMAT, "instance_id": spec.get("instance_id"), "family": ctx.family,
               "verdict": verdict, "reason": reason, "score": score}
+    if verdict == "resolved":
+        ctx.facts.pop("cause", None)
     result.update(ctx.facts)
     if "apply" in result:
         result["logs"]["apply"] = result["apply"].get("log", "")
@@ -2246,7 +2374,13 @@ def cmd_prepare(args):
     """What belongs to the image, recorded once before any submission: untracked files (with
     hashes), the pytest plugins installed, the interpreter's clean sys.path, the git config."""
     ctx = Ctx({"workdir": args.workdir, "base_commit": args.base})
-    out = {"baseline_untracked": {}, "clean": clean_interpreter_facts(sys.executable)}
+    # The image's environment as its configuration and the setup commands left it (the caller
+    # sourced the setup chain's exports), and the interpreter its PATH picks: what every test
+    # run gets back, whatever the agent's shell or the workdir say later.
+    env = image_env_now()
+    python = python_record(env)
+    out = {"baseline_untracked": {}, "env": env, "python": python,
+           "clean": clean_interpreter_facts(python["path"] if python else sys.executable)}
     out["plugins"] = out["clean"]["plugins"]
     out["clean_sys_path"] = out["clean"]["sys_path"]
     out["writable_roots"] = writable_roots()
@@ -2271,7 +2405,8 @@ def cmd_prepare(args):
     except (py_compile.PyCompileError, OSError) as exc:
         log("could not compile the verifier ahead: %r" % exc)
     sys.stdout.write(json.dumps({"baseline_untracked": len(out["baseline_untracked"]),
-                                 "plugins": [p["module"] for p in out["plugins"]]}) + "\n")
+                                 "plugins": [p["module"] for p in out["plugins"]],
+                                 "python": python, "pythonpath": image_pythonpath(env, args.workdir)}) + "\n")
     return 0
 
 

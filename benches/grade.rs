@@ -68,7 +68,7 @@ fn submissions() -> Vec<(Record, Submission, Option<PathBuf>)> {
 
 async fn floor(sandbox: &DockerSandbox, runs: usize) -> (f64, f64) {
     let spec = ContainerSpec {
-        image: "beyondswe/base:1".into(),
+        image: "beyondswe/base:2".into(),
         workdir: None,
         labels: DockerSandbox::process_labels("bench-floor")
             .into_iter()

@@ -20,12 +20,17 @@
 set -euo pipefail
 
 # Bump when the package list or the rootfs tweaks below change.
-BASE_VERSION=1
+BASE_VERSION=2
 TAG="beyondswe/base:${BASE_VERSION}"
 
+# The fixture images' shapes need, beyond Python, pytest and git: the pytest plugins real images
+# carry (mock, asyncio, timeout), and a C compiler with Python's headers for an extension built
+# in place.
 PACKAGES=(
     python3 python3-pytest python3-pip python3-venv python3-setuptools
     git patch ca-certificates procps coreutils unzip
+    python3-pytest-mock python3-pytest-asyncio python3-pytest-timeout
+    gcc libc6-dev python3-dev
 )
 
 log() { printf '[build-base-image] %s\n' "$*" >&2; }

@@ -3,7 +3,7 @@
 # tagged beyondswe-fixture/<name>:1 and labelled beyondswe.fixture=1.
 #
 # Builds the base image first (scripts/build-base-image.sh). No registry is
-# needed: every image is FROM beyondswe/base:1 and builds its git repository
+# needed: every image is FROM beyondswe/base:2 and builds its git repository
 # from files in its own context, with fixed commit dates, so the commit SHAs
 # recorded in fixtures/dataset/fixtures.jsonl are reproducible.
 #

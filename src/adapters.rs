@@ -6,6 +6,8 @@
 
 /// Checks out the base commit's history only and proves no newer commit is stored.
 pub const STRIP_HISTORY_SH: &str = include_str!("../adapters/strip_history.sh");
+/// Runs one setup command so that its exports carry over to the next one and to the tests.
+pub const SETUP_STEP_SH: &str = include_str!("../adapters/setup_step.sh");
 /// The in-container verifier: restore, f2p patch, tests through the result channel, reward.
 pub const VERIFY_PY: &str = include_str!("../adapters/verify.py");
 /// Runs pytest as the unprivileged test user; started by `VERIFY_PY`, reports over a pipe.
@@ -18,8 +20,9 @@ const SOLVE_SH: &str = include_str!("../adapters/solve.sh");
 const SOLVE_REPO_SH: &str = include_str!("../adapters/solve_repo.sh");
 
 /// Every embedded file, by its name in `adapters/` (a test checks none is missing).
-pub const FILES: [(&str, &str); 7] = [
+pub const FILES: [(&str, &str); 8] = [
     ("strip_history.sh", STRIP_HISTORY_SH),
+    ("setup_step.sh", SETUP_STEP_SH),
     ("verify.py", VERIFY_PY),
     ("pytest_runner.py", PYTEST_RUNNER_PY),
     ("restore_rules.json", RESTORE_RULES_JSON),

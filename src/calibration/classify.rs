@@ -39,6 +39,7 @@ fn counts(verdicts: &[&Verdict], doc2repo: bool) -> RunCounts {
         .iter()
         .map(|v| v.reason.as_str().to_owned())
         .collect();
+    let causes: BTreeSet<String> = verdicts.iter().filter_map(|v| v.cause.clone()).collect();
     RunCounts {
         runs: verdicts.len() as u32,
         resolved: verdicts
@@ -49,6 +50,7 @@ fn counts(verdicts: &[&Verdict], doc2repo: bool) -> RunCounts {
         min_score: score(f64::min),
         max_score: score(f64::max),
         reasons: reasons.into_iter().collect(),
+        causes: causes.into_iter().collect(),
     }
 }
 

@@ -74,6 +74,10 @@ pub struct RunCounts {
     /// The distinct reasons of the gradings (`all_tests_passed`, `tests_failed`, …).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reasons: Vec<String>,
+    /// The distinct causes the gradings name for failing tests (`module not found: X`): why
+    /// gold fails when the package cannot even be imported.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub causes: Vec<String>,
 }
 
 /// One test id's outcomes: passed, or anything else (failed, error, skipped, not run, …).

@@ -96,7 +96,12 @@ fn table(c: &Calibration) -> String {
         .map(|i| {
             let detail = match i.class {
                 Class::Broken => format!(
-                    "never passing under gold: {}{}",
+                    "{}never passing under gold: {}{}",
+                    if i.gold.causes.is_empty() {
+                        String::new()
+                    } else {
+                        format!("{}; ", i.gold.causes.join(", "))
+                    },
                     if i.failing_tests.is_empty() {
                         "(none ran)".to_owned()
                     } else {

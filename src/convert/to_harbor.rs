@@ -327,6 +327,7 @@ fn write_environment(record: &Record, image: &str, dir: &Path) -> Result<(), Con
     write(dir, paths::DOCKERFILE, dockerfile(record, image).as_bytes())?;
     for (rel, text) in [
         (paths::STRIP_HISTORY, adapters::STRIP_HISTORY_SH),
+        (paths::SETUP_STEP, adapters::SETUP_STEP_SH),
         (paths::ENV_VERIFY_PY, adapters::VERIFY_PY),
         (paths::ENV_RESTORE_RULES, adapters::RESTORE_RULES_JSON),
     ] {
@@ -508,8 +509,19 @@ fn dockerfile(record: &Record, image: &str) -> String {
             json(base)
         ));
     }
-    for cmd in record.pre_commands() {
-        out.push_str(&format!("RUN [\"sh\", \"-c\", {}]\n", json(&cmd)));
+    // The setup commands as one shell session would run them: what one exports, the next and
+    // the tests see (the prepare step below records it).
+    let setup = record.pre_commands();
+    if !setup.is_empty() {
+        out.push_str(&format!(
+            "COPY beyondswe_setup_step.sh /opt/beyondswe/setup_step.sh\nRUN [\"mkdir\", \"-p\", \"-m\", \"700\", \"{STATE}\"]\n"
+        ));
+    }
+    for cmd in &setup {
+        out.push_str(&format!(
+            "RUN [\"sh\", \"/opt/beyondswe/setup_step.sh\", \"{SETUP_ENV}\", {}]\n",
+            json(cmd)
+        ));
     }
     out.push_str("COPY beyondswe_strip_history.sh /opt/beyondswe/strip_history.sh\n");
     out.push_str(&format!(
@@ -527,12 +539,18 @@ fn dockerfile(record: &Record, image: &str) -> String {
         .base_commit()
         .map(|b| format!(", \"--base\", {}", json(b)))
         .unwrap_or_default();
+    // In the environment the setup commands left, which the prepare step records for the tests.
     out.push_str(&format!(
-        "RUN [\"python3\", \"-I\", \"/opt/beyondswe/beyondswe_verify.py\", \"prepare\", \"--workdir\", {}{base}, \"--state-dir\", \"/var/lib/beyondswe\"]\n",
+        "RUN [\"sh\", \"-c\", \"if [ -f {SETUP_ENV} ]; then . {SETUP_ENV}; fi; exec python3 -I /opt/beyondswe/beyondswe_verify.py \\\"$@\\\"\", \"sh\", \"prepare\", \"--workdir\", {}{base}, \"--state-dir\", \"{STATE}\"]\n",
         json(workdir)
     ));
     out
 }
+
+/// The verifier's root-only state directory in the image, and the file the setup commands'
+/// exports are chained through (`adapters/setup_step.sh`).
+const STATE: &str = "/var/lib/beyondswe";
+const SETUP_ENV: &str = "/var/lib/beyondswe/setup.env";
 
 #[cfg(test)]
 mod tests {

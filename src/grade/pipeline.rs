@@ -32,7 +32,11 @@ use std::time::{Duration, Instant};
 /// Where the prepare step keeps its facts inside the (prepared) image.
 const STATE_DIR: &str = "/var/lib/beyondswe";
 /// Bumped when the prepare step changes, so stale prepared images are not reused.
-const PREPARE_VERSION: &str = "2";
+const PREPARE_VERSION: &str = "3";
+/// The setup step script and the file its commands' exports are chained through; the prepare
+/// step's record of the image's environment starts from it.
+const SETUP_STEP: &str = "/var/lib/beyondswe/setup_step.sh";
+const SETUP_ENV: &str = "/var/lib/beyondswe/setup.env";
 
 /// How to grade.
 #[derive(Debug, Clone)]
@@ -277,6 +281,7 @@ async fn ensure_prepared<S: Sandbox>(
         record.base_commit().unwrap_or_default(),
         record.workdir(),
         adapters::STRIP_HISTORY_SH,
+        adapters::SETUP_STEP_SH,
         adapters::VERIFY_PY,
         adapters::PYTEST_RUNNER_PY,
         adapters::RESTORE_RULES_JSON,
@@ -334,6 +339,7 @@ async fn prepare<S: Sandbox>(
             base: record.base_commit(),
             setup: &setup,
             setup_timeout: opts.setup_timeout,
+            env_chain: Some((SETUP_STEP, SETUP_ENV)),
         },
     )
     .await?;
@@ -384,6 +390,7 @@ async fn install_adapters<S: Sandbox>(sandbox: &S, container: &S::Handle) -> Res
         .map_err(Stop::internal)?;
     for (name, data) in [
         ("strip_history.sh", adapters::STRIP_HISTORY_SH),
+        ("setup_step.sh", adapters::SETUP_STEP_SH),
         (VERIFY_FILE, adapters::VERIFY_PY),
         (RUNNER_FILE, adapters::PYTEST_RUNNER_PY),
         (RULES_FILE, adapters::RESTORE_RULES_JSON),
@@ -432,8 +439,9 @@ async fn record_baseline<S: Sandbox>(
         .base_commit()
         .map(|b| format!(" --base {}", shell_quote(b)))
         .unwrap_or_default();
+    // In the environment the setup commands left: the prepare step records it for the tests.
     let script = format!(
-        "{FIND_PYTHON}; cd / && \"$PY\" -I {STATE_DIR}/beyondswe_verify.py prepare --workdir {w}{base} --state-dir {STATE_DIR}",
+        "if [ -f {SETUP_ENV} ]; then . {SETUP_ENV}; fi; {FIND_PYTHON}; cd / && \"$PY\" -I {STATE_DIR}/beyondswe_verify.py prepare --workdir {w}{base} --state-dir {STATE_DIR}",
         w = shell_quote(record.workdir())
     );
     let facts = sandbox

@@ -36,6 +36,9 @@ pub struct VerifierResult {
     pub timings: BTreeMap<String, f64>,
     #[serde(default)]
     pub setup: Option<SetupFacts>,
+    /// Why the tests failed, where one import failure explains it (`module not found: X`).
+    #[serde(default)]
+    pub cause: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -147,6 +150,7 @@ impl VerifierResult {
             f.applied_with = self.flags.applied_with;
         }
         v.canaries = self.canaries;
+        v.cause = self.cause.filter(|_| outcome != Outcome::Resolved);
         if let Some(setup) = self.setup {
             v.logs.prepare = tail(&setup.log);
             v.flags.pre_commands_failed = setup.pre_commands_failed;

@@ -243,6 +243,11 @@ pub struct Verdict {
     pub pass_to_pass: BTreeMap<String, TestOutcome>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suite: Option<SuiteResult>,
+    /// Why the tests failed, for a person, where one cause explains it: the module they could
+    /// not import (`module not found: X`) or the name (`import error: …`). Never part of the
+    /// decision; a resolved verdict has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<String>,
     #[serde(default)]
     pub flags: Flags,
     /// The canaries planted in this run and how they came out.
@@ -272,6 +277,7 @@ impl Verdict {
             fail_to_pass: BTreeMap::new(),
             pass_to_pass: BTreeMap::new(),
             suite: None,
+            cause: None,
             flags: Flags::default(),
             canaries: Vec::new(),
             image_id: None,

@@ -15,6 +15,10 @@ pub struct Checkout<'a> {
     pub setup: &'a [String],
     /// Bound on each setup command.
     pub setup_timeout: Duration,
+    /// Chain the setup commands' exports through this file (`adapters/setup_step.sh`, at
+    /// `.0`, keeping them in `.1`), as one shell session would; `None` runs each command in a
+    /// shell of its own.
+    pub env_chain: Option<(&'a str, &'a str)>,
 }
 
 /// How it went.
@@ -67,9 +71,17 @@ pub async fn check_out<S: Sandbox>(
     let mut log = String::new();
     let mut failed = Vec::new();
     for cmd in what.setup {
+        let run = match what.env_chain {
+            Some((step, env)) => format!(
+                "sh {} {} {}",
+                shell_quote(step),
+                shell_quote(env),
+                shell_quote(cmd)
+            ),
+            None => format!("sh -c {}", shell_quote(cmd)),
+        };
         let script = format!(
-            "cd {w} && if command -v timeout >/dev/null; then timeout -k 10 {secs} sh -c {c}; else sh -c {c}; fi",
-            c = shell_quote(cmd)
+            "cd {w} && if command -v timeout >/dev/null; then timeout -k 10 {secs} {run}; else {run}; fi"
         );
         let out = sandbox
             .exec(container, &sh(script, what.setup_timeout))

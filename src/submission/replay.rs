@@ -740,6 +740,7 @@ impl<S: Sandbox> Replay<'_, S> {
                 base: self.record.base_commit(),
                 setup: &setup,
                 setup_timeout: opts.setup_timeout,
+                env_chain: None,
             },
         )
         .await?;

@@ -17,23 +17,25 @@ const FUTURE: &[(&str, &str)] = &[
     ),
 ];
 
+/// A fixture record by id: the instances of fixtures.jsonl and the image shapes of shapes.jsonl.
 fn fixture(id: &str) -> Record {
-    RecordReader::open(&fixtures().join("dataset/fixtures.jsonl"))
-        .unwrap()
+    ["dataset/fixtures.jsonl", "dataset/shapes.jsonl"]
+        .into_iter()
+        .flat_map(|f| RecordReader::open(&fixtures().join(f)).unwrap())
         .map(|r| r.unwrap().1)
         .find(|r| r.instance_id() == id)
         .unwrap_or_else(|| panic!("no fixture {id}"))
 }
 
-struct Task {
-    dir: PathBuf,
-    image: String,
-    workdir: String,
+pub(crate) struct Task {
+    pub(crate) dir: PathBuf,
+    pub(crate) image: String,
+    pub(crate) workdir: String,
     _tmp: tempfile::TempDir,
 }
 
 /// Converts one fixture and builds its environment like Harbor's docker backend does.
-fn build_task(id: &str) -> Task {
+pub(crate) fn build_task(id: &str) -> Task {
     let record = fixture(id);
     let tmp = tempfile::tempdir().unwrap();
     let opts = ToHarborOptions {
@@ -60,7 +62,7 @@ fn build_task(id: &str) -> Task {
 }
 
 /// Runs test.sh the way Harbor's verifier does; returns (reward.txt or None, report.json).
-fn verify(c: &Container, task: &Task) -> (Option<String>, serde_json::Value) {
+pub(crate) fn verify(c: &Container, task: &Task) -> (Option<String>, serde_json::Value) {
     c.copy_in(&task.dir.join("tests"), "/tests");
     let (_code, output) = c.sh("sh /tests/test.sh");
     let (rc, reward) = c.sh("cat /logs/verifier/reward.txt");
@@ -71,7 +73,7 @@ fn verify(c: &Container, task: &Task) -> (Option<String>, serde_json::Value) {
     ((rc == 0).then(|| reward.trim().to_owned()), report)
 }
 
-fn solve(c: &Container, task: &Task) {
+pub(crate) fn solve(c: &Container, task: &Task) {
     c.copy_in(&task.dir.join("solution"), "/solution");
     let (code, out) = c.sh("sh /solution/solve.sh");
     assert_eq!(code, 0, "solve.sh failed: {out}");
@@ -147,7 +149,7 @@ fn issue_tasks_strip_history_and_reward_gold_but_not_empty_or_tampered() {
     }
 }
 
-fn copy_tree_into(c: &Container, src: &Path, workdir: &str) {
+pub(crate) fn copy_tree_into(c: &Container, src: &Path, workdir: &str) {
     // `docker cp DIR/. C:DEST` copies the contents.
     c.copy_in(&src.join("."), workdir);
 }

@@ -24,6 +24,7 @@ mod never_panic;
 mod report_html;
 mod roundtrip;
 mod runs_docker;
+mod shapes;
 mod support;
 mod transcripts;
 mod verifier;

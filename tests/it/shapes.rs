@@ -1,0 +1,224 @@
+//! Honest work passes on every image shape real BeyondSWE images have (fixtures/images/shape-*,
+//! made by scripts/make-shape-fixtures.py): a src layout reached through the image's PYTHONPATH,
+//! an editable install, a venv first on PATH with pytest only there, plugins' fixtures and
+//! markers, pytest configured in tox.ini, setup commands that export, tests that write to HOME
+//! and /tmp, a C extension built in place, and a Doc2Repo instance on a venv image.
+//!
+//! Each is calibrated on both paths: offline (`calibrate`: gold twice, empty once, every
+//! instance `ok`; and the gold patches graded as an agent's predictions, canaries planted) and
+//! through Harbor's `tests/test.sh` in the task's own environment (reward 1 twice, then 0).
+
+use super::harbor_docker::{build_task, copy_tree_into, solve, verify};
+use super::support::{Container, fixture_images, fixtures, require_docker, run_ok};
+use beyondswe::record::{Family, Record, RecordReader};
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+
+fn shapes() -> Vec<Record> {
+    RecordReader::open(&fixtures().join("dataset/shapes.jsonl"))
+        .unwrap()
+        .map(|r| r.unwrap().1)
+        .collect()
+}
+
+fn calibrate(dataset: &Path, results: &Path, out: &Path) -> Value {
+    let output = Command::new(env!("CARGO_BIN_EXE_beyondswe"))
+        .args([
+            "calibrate",
+            "--repeat",
+            "2",
+            "--jobs",
+            "2",
+            "--timeout",
+            "120",
+            "--json",
+        ])
+        .arg("--dataset")
+        .arg(dataset)
+        .arg("--test-suites")
+        .arg(fixtures().join("test_suites"))
+        .arg("--results-dir")
+        .arg(results)
+        .arg("-o")
+        .arg(out)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "calibrate failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+#[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
+fn every_image_shape_calibrates_ok_offline() {
+    require_docker();
+    fixture_images();
+    let tmp = tempfile::tempdir().unwrap();
+    let cal = calibrate(
+        &fixtures().join("dataset/shapes.jsonl"),
+        tmp.path(),
+        &tmp.path().join("cal.json"),
+    );
+    let instances = cal["instances"].as_array().unwrap();
+    assert_eq!(instances.len(), shapes().len());
+    for i in instances {
+        let id = i["instance_id"].as_str().unwrap();
+        assert_eq!(i["class"], "ok", "{id}: {i:#}");
+        assert_eq!(i["gold"]["resolved"], 2, "{id}: {i:#}");
+        assert_eq!(i["empty"]["resolved"], 0, "{id}: {i:#}");
+        if i["family"] == "Doc2Repo" {
+            assert_eq!(i["gold"]["min_score"], 1.0, "{id}: {i:#}");
+        }
+    }
+}
+
+/// The gold patches as an agent's predictions: canaries are planted (calibration plants none),
+/// and every shape still resolves, Doc2Repo at 1.0.
+#[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
+fn gold_patches_as_predictions_resolve_on_every_shape_with_canaries() {
+    require_docker();
+    fixture_images();
+    let tmp = tempfile::tempdir().unwrap();
+    let preds = tmp.path().join("preds.jsonl");
+    let lines: Vec<String> = shapes()
+        .iter()
+        .map(|r| {
+            serde_json::json!({"instance_id": r.instance_id(), "model_name_or_path": "honest",
+                               "model_patch": r.gold_patch().unwrap()})
+            .to_string()
+        })
+        .collect();
+    std::fs::write(&preds, lines.join("\n") + "\n").unwrap();
+    run_ok(
+        Command::new(env!("CARGO_BIN_EXE_beyondswe"))
+            .args([
+                "grade",
+                "--jobs",
+                "2",
+                "--timeout",
+                "120",
+                "--run-id",
+                "honest",
+            ])
+            .arg("--dataset")
+            .arg(fixtures().join("dataset/shapes.jsonl"))
+            .arg("--test-suites")
+            .arg(fixtures().join("test_suites"))
+            .arg("--predictions")
+            .arg(&preds)
+            .arg("--results-dir")
+            .arg(tmp.path()),
+    );
+    let results = std::fs::read_to_string(tmp.path().join("honest/results.jsonl")).unwrap();
+    let verdicts: Vec<Value> = results
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(verdicts.len(), shapes().len());
+    for v in &verdicts {
+        let id = v["instance_id"].as_str().unwrap();
+        assert_eq!(v["verdict"], "resolved", "{id}: {v:#}");
+        assert_eq!(v["score"], 1.0, "{id}: {v:#}");
+        assert!(
+            !v["canaries"].as_array().unwrap_or(&Vec::new()).is_empty(),
+            "{id}: no canary was planted: {v:#}"
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
+fn every_image_shape_through_test_sh_rewards_gold_and_not_empty() {
+    require_docker();
+    fixture_images();
+    for record in shapes() {
+        let id = record.instance_id();
+        let task = build_task(id);
+        for attempt in 1..=2 {
+            let c = Container::run(&task.image);
+            if record.family() == Family::Doc2Repo {
+                copy_tree_into(
+                    &c,
+                    &fixtures().join("submissions/minidoc_gold"),
+                    &task.workdir,
+                );
+            } else {
+                solve(&c, &task);
+            }
+            let (reward, report) = verify(&c, &task);
+            assert_eq!(
+                reward.as_deref(),
+                Some("1"),
+                "{id}, gold #{attempt}: {report:#}"
+            );
+        }
+        let c = Container::run(&task.image);
+        let (reward, report) = verify(&c, &task);
+        assert_eq!(reward.as_deref(), Some("0"), "{id}, empty: {report:#}");
+    }
+}
+
+/// When gold cannot even import the package (here a setup command removed the directory the
+/// image's PYTHONPATH names), calibrate says so: the class is broken, and the cause beside it
+/// names the module; the verdict stays `tests_failed` and carries the cause.
+#[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
+fn a_gold_patch_that_cannot_import_is_broken_with_the_module_named() {
+    require_docker();
+    fixture_images();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut record: Value = serde_json::from_str(
+        std::fs::read_to_string(fixtures().join("dataset/shapes.jsonl"))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(record["instance_id"], "shapes_pythonpath_pr1");
+    record["instance_id"] = "shapes_nolib_pr1".into();
+    record["pre_commands"] = "rm -rf lib".into();
+    let dataset = tmp.path().join("nolib.jsonl");
+    std::fs::write(&dataset, record.to_string() + "\n").unwrap();
+    let cal = calibrate(&dataset, tmp.path(), &tmp.path().join("cal.json"));
+    let i = &cal["instances"][0];
+    assert_eq!(i["class"], "broken", "{i:#}");
+    assert_eq!(
+        i["gold"]["causes"][0], "module not found: greetdata",
+        "{i:#}"
+    );
+
+    // The table names it too.
+    let table = run_ok(
+        Command::new(env!("CARGO_BIN_EXE_beyondswe"))
+            .args([
+                "calibrate",
+                "--repeat",
+                "2",
+                "--jobs",
+                "2",
+                "--timeout",
+                "120",
+            ])
+            .arg("--dataset")
+            .arg(&dataset)
+            .arg("--results-dir")
+            .arg(tmp.path())
+            .arg("-o")
+            .arg(tmp.path().join("cal2.json")),
+    );
+    assert!(
+        table.contains("broken") && table.contains("module not found: greetdata"),
+        "{table}"
+    );
+    let results =
+        std::fs::read_to_string(tmp.path().join("calibration/gold/results.jsonl")).unwrap();
+    let v: Value = serde_json::from_str(results.lines().next().unwrap()).unwrap();
+    assert_eq!(v["reason"], "tests_failed", "{v:#}");
+    assert_eq!(v["cause"], "module not found: greetdata", "{v:#}");
+}
