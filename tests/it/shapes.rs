@@ -22,26 +22,33 @@ fn shapes() -> Vec<Record> {
         .collect()
 }
 
+/// `calibrate` on a dataset of fixtures: gold twice, empty once.
+fn calibrate_cmd(dataset: &Path, results: &Path, out: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_beyondswe"));
+    cmd.args([
+        "calibrate",
+        "--repeat",
+        "2",
+        "--jobs",
+        "2",
+        "--timeout",
+        "120",
+    ])
+    .arg("--dataset")
+    .arg(dataset)
+    .arg("--test-suites")
+    .arg(fixtures().join("test_suites"))
+    .arg("--results-dir")
+    .arg(results)
+    .arg("-o")
+    .arg(out);
+    cmd
+}
+
+/// The calibration JSON `calibrate --json` prints.
 fn calibrate(dataset: &Path, results: &Path, out: &Path) -> Value {
-    let output = Command::new(env!("CARGO_BIN_EXE_beyondswe"))
-        .args([
-            "calibrate",
-            "--repeat",
-            "2",
-            "--jobs",
-            "2",
-            "--timeout",
-            "120",
-            "--json",
-        ])
-        .arg("--dataset")
-        .arg(dataset)
-        .arg("--test-suites")
-        .arg(fixtures().join("test_suites"))
-        .arg("--results-dir")
-        .arg(results)
-        .arg("-o")
-        .arg(out)
+    let output = calibrate_cmd(dataset, results, out)
+        .arg("--json")
         .output()
         .unwrap();
     assert!(
@@ -194,24 +201,11 @@ fn a_gold_patch_that_cannot_import_is_broken_with_the_module_named() {
     );
 
     // The table names it too.
-    let table = run_ok(
-        Command::new(env!("CARGO_BIN_EXE_beyondswe"))
-            .args([
-                "calibrate",
-                "--repeat",
-                "2",
-                "--jobs",
-                "2",
-                "--timeout",
-                "120",
-            ])
-            .arg("--dataset")
-            .arg(&dataset)
-            .arg("--results-dir")
-            .arg(tmp.path())
-            .arg("-o")
-            .arg(tmp.path().join("cal2.json")),
-    );
+    let table = run_ok(&mut calibrate_cmd(
+        &dataset,
+        tmp.path(),
+        &tmp.path().join("cal2.json"),
+    ));
     assert!(
         table.contains("broken") && table.contains("module not found: greetdata"),
         "{table}"
