@@ -385,33 +385,12 @@ def _pytest_own_patch(name, key):
             and getattr(sys.modules.get(mod), fname, None) is f)
 
 
-# The allowed plugins imported from the clean interpreter, by top-level package.
-_PLUGIN_ROOTS = frozenset(getattr(m, "__name__", "").split(".", 1)[0] for _, m in _plugins) - {""}
-
-
-def _plugin_own_patch(name, key):
-    """pytest-mock wraps unittest.mock's assert methods when pytest configures it: a change to a
-    class of unittest.mock whose new value is a plain function of an allowed plugin (imported
-    from the clean interpreter, its file outside the repository) is that plugin's own. Nothing
-    else is: pytest's, pluggy's and unittest.case's code stays as the snapshot has it."""
-    if name != "unittest.mock" or "." not in key:
-        return False
-    cls_name, attr = key.split(".", 1)
-    cls = getattr(sys.modules.get(name), cls_name, None)
-    f = _func_of(vars(cls).get(attr)) if isinstance(cls, type) else None
-    if not isinstance(f, types.FunctionType):
-        return False
-    mod = (getattr(f, "__module__", "") or "").split(".", 1)[0]
-    filename = f.__code__.co_filename
-    return mod in _PLUGIN_ROOTS and _is_trusted_file(filename) and not _under(_real(filename), _REPO)
-
-
 def _compare(keys):
     changed = []
     for key in keys:
         now = _current(*key)
         if now != _SNAP[key]:
-            if _pytest_own_patch(*key) or _plugin_own_patch(*key):
+            if _pytest_own_patch(*key):
                 _SNAP[key] = now
                 continue
             changed.append("%s.%s" % key if key[1] else key[0])
@@ -424,9 +403,7 @@ for _i, _p in _removed:
 # The image's own PYTHONPATH, where `python` would have put it at start-up: after the run's
 # first paths (the workdir, as the official runner puts it first), before the standard library.
 # Only now: `-I` kept it away from pytest's and the plugins' imports.
-_FIRST = list(_CONFIG.get("prepend_paths", [])) + [
-    _p for _p in _CONFIG.get("image_paths", []) if _p not in _CONFIG.get("prepend_paths", [])]
-for _p in reversed(_FIRST):
+for _p in reversed(_CONFIG.get("prepend_paths", []) + _CONFIG.get("image_paths", [])):
     if _p in sys.path:
         sys.path.remove(_p)
     sys.path.insert(0, _p)
@@ -526,6 +503,10 @@ def main():
            "pytest": getattr(pytest, "__version__", "?"), "removed_paths": [p for _, p in _removed]})
     recorder = Recorder()
     args = list(_CONFIG.get("args", [])) + list(_CONFIG.get("ids", []))
+    if any(getattr(m, "__name__", "").split(".", 1)[0] == "pytest_mock" for _, m in _plugins):
+        # pytest-mock would wrap unittest.mock's assert methods for nicer messages: the snapshot
+        # keeps unittest.mock as it was, so it is told not to (the assertions still assert).
+        args = ["-o", "mock_traceback_monkeypatch=false"] + args
     code = 3
     try:
         code = int(pytest.main(args, plugins=[recorder] + [m for _, m in _plugins]))

@@ -779,15 +779,16 @@ def pick_python(env):
     """The interpreter the image's PATH picks, as the official evaluator's `python` would find
     it: the first PATH directory holding `python` or `python3` (a venv or conda prefix first on
     PATH wins over /usr/bin). Not resolved through links: a venv's `bin/python` is what makes
-    it that venv. None when PATH holds neither."""
+    it that venv. (path, version), or (None, None) when PATH holds neither."""
     for d in (env.get("PATH") or "/usr/local/bin:/usr/bin:/bin").split(os.pathsep):
         if not d or not os.path.isabs(d):
             continue
         for name in ("python", "python3"):
             path = os.path.join(d, name)
-            if os.path.isfile(path) and os.access(path, os.X_OK) and python_version(path):
-                return path
-    return None
+            version = os.path.isfile(path) and os.access(path, os.X_OK) and python_version(path)
+            if version:
+                return path, version
+    return None, None
 
 
 def python_version(path):
@@ -807,10 +808,10 @@ def python_version(path):
 
 def python_record(env):
     """The prepare step's record of the test interpreter: path, version, hash of its binary."""
-    path = pick_python(env)
+    path, version = pick_python(env)
     if path is None:
         return None
-    return {"path": path, "version": python_version(path), "sha256": file_sha256(os.path.realpath(path))}
+    return {"path": path, "version": version, "sha256": file_sha256(os.path.realpath(path))}
 
 
 def image_pythonpath(env, workdir):
@@ -1063,7 +1064,7 @@ def settle_environment(ctx):
             ctx.suspicious("the test interpreter %s is not the one the prepare step recorded" % path)
         ctx.python = path
     else:
-        ctx.python = ctx.spec.get("python") or pick_python(ctx.image_env) or sys.executable
+        ctx.python = ctx.spec.get("python") or pick_python(ctx.image_env)[0] or sys.executable
     ctx.image_paths = image_pythonpath(ctx.image_env, ctx.workdir)
     ctx.facts["environment"] = {"recorded": isinstance(recorded, dict), "python": ctx.python,
                                 "pythonpath": ctx.image_paths}

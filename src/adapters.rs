@@ -19,6 +19,18 @@ pub const TEST_SH: &str = include_str!("../adapters/test.sh");
 const SOLVE_SH: &str = include_str!("../adapters/solve.sh");
 const SOLVE_REPO_SH: &str = include_str!("../adapters/solve_repo.sh");
 
+/// The verifier's root-only state directory, in a prepared image and in a Harbor environment
+/// alike: the prepare step's record, and the setup commands' exports below.
+pub const STATE_DIR: &str = "/var/lib/beyondswe";
+/// The file the setup commands' exports are chained through ([`SETUP_STEP_SH`]).
+pub const SETUP_ENV: &str = "/var/lib/beyondswe/setup.env";
+
+/// Shell that takes the setup commands' exports into the current shell: what the prepare step
+/// records as the image's environment starts from it.
+pub fn source_setup_env() -> String {
+    format!("if [ -f {SETUP_ENV} ]; then . {SETUP_ENV}; fi")
+}
+
 /// Every embedded file, by its name in `adapters/` (a test checks none is missing).
 pub const FILES: [(&str, &str); 8] = [
     ("strip_history.sh", STRIP_HISTORY_SH),

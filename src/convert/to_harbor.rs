@@ -514,12 +514,14 @@ fn dockerfile(record: &Record, image: &str) -> String {
     let setup = record.pre_commands();
     if !setup.is_empty() {
         out.push_str(&format!(
-            "COPY beyondswe_setup_step.sh /opt/beyondswe/setup_step.sh\nRUN [\"mkdir\", \"-p\", \"-m\", \"700\", \"{STATE}\"]\n"
+            "COPY beyondswe_setup_step.sh /opt/beyondswe/setup_step.sh\nRUN [\"mkdir\", \"-p\", \"-m\", \"700\", \"{}\"]\n",
+            adapters::STATE_DIR
         ));
     }
     for cmd in &setup {
         out.push_str(&format!(
-            "RUN [\"sh\", \"/opt/beyondswe/setup_step.sh\", \"{SETUP_ENV}\", {}]\n",
+            "RUN [\"sh\", \"/opt/beyondswe/setup_step.sh\", \"{}\", {}]\n",
+            adapters::SETUP_ENV,
             json(cmd)
         ));
     }
@@ -541,16 +543,16 @@ fn dockerfile(record: &Record, image: &str) -> String {
         .unwrap_or_default();
     // In the environment the setup commands left, which the prepare step records for the tests.
     out.push_str(&format!(
-        "RUN [\"sh\", \"-c\", \"if [ -f {SETUP_ENV} ]; then . {SETUP_ENV}; fi; exec python3 -I /opt/beyondswe/beyondswe_verify.py \\\"$@\\\"\", \"sh\", \"prepare\", \"--workdir\", {}{base}, \"--state-dir\", \"{STATE}\"]\n",
-        json(workdir)
+        "RUN [\"sh\", \"-c\", {script}, \"sh\", \"prepare\", \"--workdir\", {}{base}, \"--state-dir\", {state}]\n",
+        json(workdir),
+        script = json(&format!(
+            "{}; exec python3 -I /opt/beyondswe/beyondswe_verify.py \"$@\"",
+            adapters::source_setup_env()
+        )),
+        state = json(adapters::STATE_DIR),
     ));
     out
 }
-
-/// The verifier's root-only state directory in the image, and the file the setup commands'
-/// exports are chained through (`adapters/setup_step.sh`).
-const STATE: &str = "/var/lib/beyondswe";
-const SETUP_ENV: &str = "/var/lib/beyondswe/setup.env";
 
 #[cfg(test)]
 mod tests {

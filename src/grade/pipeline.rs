@@ -15,7 +15,7 @@
 
 use super::result::VerifierResult;
 use super::verdict::{Outcome, Reason, Verdict};
-use crate::adapters::{self, shell_quote};
+use crate::adapters::{self, STATE_DIR, shell_quote};
 use crate::patch;
 use crate::record::{Family, Record};
 use crate::restore_rules;
@@ -30,13 +30,10 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// Where the prepare step keeps its facts inside the (prepared) image.
-const STATE_DIR: &str = "/var/lib/beyondswe";
 /// Bumped when the prepare step changes, so stale prepared images are not reused.
 const PREPARE_VERSION: &str = "3";
-/// The setup step script and the file its commands' exports are chained through; the prepare
-/// step's record of the image's environment starts from it.
+/// The setup step script, installed with the verifier in the state directory.
 const SETUP_STEP: &str = "/var/lib/beyondswe/setup_step.sh";
-const SETUP_ENV: &str = "/var/lib/beyondswe/setup.env";
 
 /// How to grade.
 #[derive(Debug, Clone)]
@@ -339,7 +336,7 @@ async fn prepare<S: Sandbox>(
             base: record.base_commit(),
             setup: &setup,
             setup_timeout: opts.setup_timeout,
-            env_chain: Some((SETUP_STEP, SETUP_ENV)),
+            env_chain: Some((SETUP_STEP, adapters::SETUP_ENV)),
         },
     )
     .await?;
@@ -441,7 +438,8 @@ async fn record_baseline<S: Sandbox>(
         .unwrap_or_default();
     // In the environment the setup commands left: the prepare step records it for the tests.
     let script = format!(
-        "if [ -f {SETUP_ENV} ]; then . {SETUP_ENV}; fi; {FIND_PYTHON}; cd / && \"$PY\" -I {STATE_DIR}/beyondswe_verify.py prepare --workdir {w}{base} --state-dir {STATE_DIR}",
+        "{source}; {FIND_PYTHON}; cd / && \"$PY\" -I {STATE_DIR}/beyondswe_verify.py prepare --workdir {w}{base} --state-dir {STATE_DIR}",
+        source = adapters::source_setup_env(),
         w = shell_quote(record.workdir())
     );
     let facts = sandbox

@@ -150,7 +150,7 @@ impl VerifierResult {
             f.applied_with = self.flags.applied_with;
         }
         v.canaries = self.canaries;
-        v.cause = self.cause.filter(|_| outcome != Outcome::Resolved);
+        v.cause = self.cause;
         if let Some(setup) = self.setup {
             v.logs.prepare = tail(&setup.log);
             v.flags.pre_commands_failed = setup.pre_commands_failed;
