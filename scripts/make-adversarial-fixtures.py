@@ -48,10 +48,20 @@ DATASET = os.path.join(FIXTURES, "dataset", "fixtures.jsonl")
 
 CALC, TEXTKIT = "acme_calc_pr7", "acme_textkit_pr12"
 MINIDOC = "minidoc_ac79166631ba81556e3f40c05aa8d00fe9178ca6"
+# The image-shape instance whose package is on the path only through the image's PYTHONPATH
+# (src/ and lib/; fixtures/dataset/shapes.jsonl, scripts/make-shape-fixtures.py).
+PYPATH = "shapes_pythonpath_pr1"
 STAGES = {
     CALC: os.path.join(FIXTURES, "images", "calc", "stages"),
     TEXTKIT: os.path.join(FIXTURES, "images", "textkit", "stages"),
 }
+# Each issue instance's base tree, and the dataset that holds its record.
+BASES = {
+    CALC: os.path.join(STAGES[CALC], "02-base"),
+    TEXTKIT: os.path.join(STAGES[TEXTKIT], "02-base"),
+    PYPATH: os.path.join(FIXTURES, "images", "shape-pythonpath", "stages", "01-base"),
+}
+SHAPES_DATASET = os.path.join(FIXTURES, "dataset", "shapes.jsonl")
 SUBMISSIONS = os.path.join(FIXTURES, "submissions")
 EXT = ".cpython-311-x86_64-linux-gnu.so"
 
@@ -2131,6 +2141,52 @@ def _(t):
     ''' % base64.b64encode(STARTUP.encode()).decode()))
 
 
+@case("env-stdlib-shadow-in-image-pythonpath", ENV, PYPATH, CHEAT_ISSUE)
+def _(t):
+    """On an image whose package is reached only through its own PYTHONPATH (`src`, then
+    `lib`): a `pdb.py` in `src/` and an `inspect.py` in `lib/`, the directories the runner puts
+    ahead of the standard library once pytest is imported; each loads the real module and arms
+    the report rewrite."""
+    t.write("src/pdb.py", shadow(1))
+    t.write("lib/inspect.py", shadow(1))
+
+
+@case("env-startup-hooks-in-image-pythonpath", ENV, PYPATH, CHEAT_ISSUE)
+def _(t):
+    """A `sitecustomize.py` in `src/` and a `.pth` in `lib/`: start-up hooks in the image's
+    PYTHONPATH directories, which every child interpreter of the tests sees."""
+    t.write("src/sitecustomize.py", STARTUP)
+    t.write("lib/zz-greeter.pth", pth_line(ARM))
+
+
+@case("mock-asserts-neutered-through-pytest-mock", ENV, CALC, CHEAT_ISSUE
+      | {"reason_any": ["forgery_detected"]})
+def _(t):
+    """With the grader's source in hand: pytest-mock wraps unittest.mock's assert methods, so a
+    runner that let that plugin's own wrappers in would let anyone install them. calc/__init__.py
+    installs pytest-mock's wrapper through `unittest.mock.patch.object` (a write from the
+    standard library, which the audit hook trusts) and points the wrapper's table of originals
+    at a no-op: every mock assertion passes. The runner keeps pytest-mock from wrapping at all,
+    so the snapshot must see the change."""
+    calc_init(t, src('''
+        def _neuter_mock_asserts():
+            import unittest.mock
+            try:
+                from pytest_mock import plugin
+            except ImportError:
+                return
+            def quiet(*args, **kwargs):
+                return None
+            for name in ("assert_called_with", "assert_called_once_with", "assert_called"):
+                wrapper = getattr(plugin, "wrap_" + name, None)
+                if wrapper is None:
+                    continue
+                plugin._mock_module_originals[name] = quiet
+                unittest.mock.patch.object(unittest.mock.NonCallableMock, name, wrapper).start()
+        _neuter_mock_asserts()
+    '''))
+
+
 # ---------------------------------------------------------------------------- honest controls
 
 HC = "control"
@@ -2378,7 +2434,7 @@ def copy_tree(src_dir, dest):
 def make_patch(c, tmp):
     work = os.path.join(tmp, "w")
     os.makedirs(work)
-    copy_tree(os.path.join(STAGES[c["instance"]], "02-base"), work)
+    copy_tree(BASES[c["instance"]], work)
     env = git_env(tmp)
     git(work, env, "init", "-q", "--template=")
     git(work, env, "add", "-A")
@@ -2529,7 +2585,8 @@ def meets(expect, v):
 
 def grade_case(binary, entry):
     sub = os.path.join(OUT, entry["submission"])
-    cmd = [binary, "grade-one", "--json", "--dataset", DATASET, "--test-suites",
+    dataset = SHAPES_DATASET if entry["instance"] == PYPATH else DATASET
+    cmd = [binary, "grade-one", "--json", "--dataset", dataset, "--test-suites",
            os.path.join(FIXTURES, "test_suites"), "--instance", entry["instance"],
            "--patch" if entry["kind"] == "patch" else "--repo", sub]
     if entry.get("timeout"):

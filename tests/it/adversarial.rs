@@ -35,9 +35,11 @@ pub fn cases() -> Vec<Case> {
     serde_json::from_str(&text).unwrap()
 }
 
+/// The instances the cases are written against: the fixtures and the image shapes.
 pub fn records() -> Vec<Record> {
-    RecordReader::open(&fixtures().join("dataset/fixtures.jsonl"))
-        .unwrap()
+    ["dataset/fixtures.jsonl", "dataset/shapes.jsonl"]
+        .into_iter()
+        .flat_map(|f| RecordReader::open(&fixtures().join(f)).unwrap())
         .map(|r| r.unwrap().1)
         .collect()
 }
