@@ -449,10 +449,47 @@ def pids_of(uid=None):
     return out
 
 
-def kill_all(uid=None, keep=()):
-    """SIGKILLs every process (of `uid`, if given) but `keep`, until none is left."""
+def kill_uid_atomically(uid, gid):
+    """Every process of `uid` at once: a child that becomes `uid` calls kill(-1, SIGKILL), which
+    the kernel delivers to every process that uid may signal in one pass under the task list's
+    lock (a process with SIGKILL pending cannot fork), and repeats until kill(-1, 0) finds none.
+    A fork chain that outruns a scan of /proc cannot outrun this. Returns True when none is left,
+    None where it could not run (then the scan of /proc is all there is)."""
+    try:
+        pid = os.fork()
+    except OSError:
+        return None
+    if pid == 0:  # the child: only system calls until _exit
+        code = 1
+        try:
+            os.setgroups([])
+            os.setresgid(gid, gid, gid)
+            os.setresuid(uid, uid, uid)
+            code = 2
+            for _ in range(10000):
+                try:
+                    os.kill(-1, signal.SIGKILL)
+                except ProcessLookupError:  # nothing left this uid may signal
+                    code = 0
+                    break
+                except OSError:
+                    break
+        finally:
+            os._exit(code)
+    try:
+        _, status = os.waitpid(pid, 0)
+    except OSError:
+        return None
+    return True if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 else None
+
+
+def kill_all(uid=None, keep=(), gid=None):
+    """SIGKILLs every process (of `uid`, if given) but `keep`, until none is left: for a uid,
+    atomically first (kill_uid_atomically), then by a scan of /proc for anything left."""
     keep = set(keep)
     killed = 0
+    if uid is not None and uid != 0 and gid is not None:
+        kill_uid_atomically(uid, gid)
     for _ in range(100):
         victims = [p for p in pids_of(uid) if p not in keep]
         if not victims:
@@ -955,7 +992,7 @@ def wait_within_limits(ctx, proc, watch, deadline):
         if watch is not None:
             disk_written = watch.over()
             if disk_written is not None:
-                kill_all(ctx.uid)
+                kill_all(ctx.uid, gid=ctx.gid)
                 ctx.facts["disk_limit"] = {"limit_bytes": watch.limit, "written_bytes": disk_written}
                 break
         if time.time() >= deadline:
@@ -966,7 +1003,7 @@ def wait_within_limits(ctx, proc, watch, deadline):
 
 def end_test_user_run(ctx, proc, code, out, ev):
     """Nothing the submission started may outlive it, hold the pipes, or write after the end."""
-    kill_all(ctx.uid)
+    kill_all(ctx.uid, gid=ctx.gid)
     if code is None:
         try:
             proc.wait(timeout=10)
@@ -1002,6 +1039,8 @@ class Ctx(object):
         self.image_env = {}
         self.image_paths = []
         self.python = sys.executable
+        # Doc2Repo: the hidden suite's manifest (beyondswe_manifest.py), read before the install.
+        self.manifest = None
 
     @property
     def flags(self):
@@ -2035,11 +2074,13 @@ def load_clean_facts(ctx):
 
 def grade_issue(ctx):
     spec = ctx.spec
+    gold_kinds = gold_static_kinds(ctx)
     if not step_apply(ctx):
         return
     step_scrub(ctx)
     load_clean_facts(ctx)
     step_restore(ctx)
+    step_static(ctx, gold_kinds)
     f2p, p2p = spec.get("fail_to_pass", []), spec.get("pass_to_pass", [])
     ids = f2p + [i for i in p2p if i not in f2p]
     if not ids:
@@ -2120,10 +2161,18 @@ def grade_doc2repo(ctx):
     suite_zip = spec.get("suite_zip")
     if not suite_zip or not os.path.isfile(suite_zip):
         raise VerifyError("test_suite_missing", "no test suite for this Doc2Repo instance")
+    # What the suite can produce, read from the archive before anything of the submission runs.
+    try:
+        ctx.manifest = manifest_module().manifest_of_zip(suite_zip)
+    except Exception as exc:  # noqa: BLE001 - an unreadable zip is refused when it is unpacked
+        ctx.manifest = None
+        ctx.suspicious("the suite's manifest could not be read: %s" % exc)
+    gold_kinds = gold_static_kinds(ctx)
     if spec.get("patch") and not step_apply(ctx):
         return
     step_scrub(ctx)
     load_clean_facts(ctx)
+    step_static(ctx, gold_kinds)
     target, home = step_install(ctx)
     # Only now is the hidden suite unpacked, root's until the run.
     suite = tempfile.mkdtemp(prefix="bsw-suite-", dir="/tmp")
@@ -2186,26 +2235,43 @@ def plan_suite_canaries(ctx, suite):
 
 
 def lock_suite(ctx, suite):
-    """Every file of the suite (its canaries planted) becomes root's and read-only; the test
-    user may add files beside them, not replace them."""
-    suite_files = [p for p, k in walk_tree(suite).items() if k == "file"]
+    """Every file and directory of the suite (its canaries planted) becomes root's and
+    read-only to the test user: nothing can be added to it, replaced or removed."""
+    tree = walk_tree(suite)
+    suite_files = [p for p, k in tree.items() if k == "file"]
     ctx.facts["conftests"] = [p for p in suite_files if p.rsplit("/", 1)[-1] in RULES["conftest_names"]]
     lock_paths(suite, suite_files)
-    os.chmod(suite, 0o1777)
+    for rel in [""] + [p for p, k in tree.items() if k == "dir"]:
+        full = os.path.join(suite, rel) if rel else suite
+        if os.path.isdir(full) and not os.path.islink(full):
+            os.chown(full, 0, 0)
+            os.chmod(full, 0o755)
 
 
 def record_suite(ctx, run, records):
-    """The suite's facts from the run, canaries left out: how many passed (a pass JUnit
-    confirms), how many ran, and each test's outcome by name."""
+    """The suite's facts from the run, canaries left out and only the ids the suite's manifest
+    names counted: how many passed (a pass JUnit confirms), how many ran, and each test's
+    outcome by name. A collected id the manifest does not name, or more ids than the suite has,
+    is proof of forgery."""
     canary_ids = set()
     for r in records:
         canary_ids.update(k for k in run["outcomes"] if k.startswith((r["twin"], r["poison"])))
     real = dict((k, v) for k, v in run["outcomes"].items() if k not in canary_ids)
+    expected = ctx.spec.get("test_suite_num") or 0
+    if ctx.manifest is not None:
+        mf = manifest_module()
+        kept, extra, over = mf.judge(ctx.manifest, sorted(real), expected)
+        if extra:
+            ctx.forgery("collected %d test(s) the hidden suite does not have: %s"
+                        % (len(extra), ", ".join(extra[:5])))
+        if over:
+            ctx.forgery("collected %d more test(s) of the suite than it has (%d)" % (over, expected))
+        real = dict((k, real[k]) for k in kept)
     passed = sum(1 for k, v in real.items() if v in ("passed", "xpassed") and junit_says_passed(run["junit"], k))
     # Per-test outcomes by name (names only, as in the log): a pass JUnit does not confirm is disputed.
     outcomes = dict((k, v if v not in ("passed", "xpassed") else
                      ("passed" if junit_says_passed(run["junit"], k) else "disputed")) for k, v in real.items())
-    ctx.facts["suite"] = {"passed": passed, "collected": len(real), "expected": ctx.spec.get("test_suite_num") or 0,
+    ctx.facts["suite"] = {"passed": passed, "collected": len(real), "expected": expected,
                           "collect_errors": len(run["collect_errors"]), "outcomes": outcomes}
 
 
@@ -2226,6 +2292,117 @@ def extract_suite(zip_path, dest):
 
 
 # ---------------------------------------------------------------------------------------------
+# Static evidence (beyondswe_static_evidence.py): what the submission's code reaches for, read
+# as root before any of it runs
+
+def sibling(installed, repository):
+    """A module of the verifier's package beside this file: by its installed name
+    (beyondswe_*.py), or by its name in adapters/ (the unit tests)."""
+    import importlib
+    if HERE not in sys.path:
+        sys.path.insert(0, HERE)
+    try:
+        return importlib.import_module(installed)
+    except ImportError:
+        return importlib.import_module(repository)
+
+
+def static_module():
+    return sibling("beyondswe_static_evidence", "static_evidence")
+
+
+def manifest_module():
+    return sibling("beyondswe_manifest", "manifest")
+
+
+def static_baseline_of_base(workdir, tracked):
+    """kind -> first use, over the base repository's own code: its tracked Python files, tests
+    left out (pytest is what tests are made of). Recorded by the prepare step, before any
+    submission."""
+    se = static_module()
+    is_test = lambda rel: classify(rel) == "test"  # noqa: E731
+    files = [p for p in tracked if p.endswith(".py") and not is_test(p)]
+    hits, _ = se.scan_tree(workdir, files, is_test)
+    return se.kinds_of(hits)
+
+
+def gold_static_kinds(ctx):
+    """kind -> first use in the files the gold patch leaves (Doc2Repo: the reference repository),
+    read from a scratch copy: the gold patch applied to the base's versions of its files. Must run
+    while the workdir is still the base."""
+    gold = ctx.spec.get("gold_patch")
+    if not gold or not os.path.isfile(gold):
+        return {}
+    se = static_module()
+    tmp = tempfile.mkdtemp(prefix="bsw-gold-", dir="/tmp")
+    os.chmod(tmp, 0o700)
+    try:
+        paths, _ = patch_paths(ctx, gold)
+        for rel in paths or []:
+            src = os.path.join(ctx.workdir, rel)
+            if not ctx.doc2repo and os.path.isfile(src) and not os.path.islink(src) and \
+                    not parent_is_link(ctx.workdir, rel):
+                dest = os.path.join(tmp, rel)
+                ensure_real_dirs(tmp, os.path.dirname(rel))
+                shutil.copyfile(src, dest)
+        env = dict(ctx.git.env)
+        env["GIT_CEILING_DIRECTORIES"] = "/tmp"
+        proc = subprocess.run(["git"] + GIT_OPTS + ["apply", "--whitespace=nowarn", gold], cwd=tmp, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+        if proc.returncode != 0:
+            ctx.facts.setdefault("static", {})["gold_error"] = tail(proc.stderr.decode("utf-8", "replace"), 2000)
+            return {}
+        is_test = lambda rel: classify(rel) == "test"  # noqa: E731
+        files = [p for p, k in walk_tree(tmp, skip_git=False).items() if k == "file"]
+        hits, _ = se.scan_tree(tmp, files, is_test)
+        return se.kinds_of(hits)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def submission_paths(ctx):
+    """The paths the submission added or changed: its patch's, or (Harbor) the captured diff's,
+    or (a Doc2Repo tree) every file of the workdir the image did not have."""
+    for patch in (ctx.spec.get("patch"), (ctx.facts.get("capture") or {}).get("ok") and ctx.spec.get("capture")):
+        if patch and os.path.isfile(patch) and os.path.getsize(patch) > 0:
+            paths, _ = patch_paths(ctx, patch)
+            return paths or []
+    if ctx.doc2repo:
+        image = ctx.state.get("baseline_untracked") or {}
+        return [p for p, k in walk_tree(ctx.workdir).items() if k == "file" and p not in image]
+    return []
+
+
+def step_static(ctx, gold_kinds):
+    """Reads the submission's files as they will run (after apply, scrub and restore; the tests
+    it changed are the base's again and are not read): each use of a construct that reaches into
+    the tests' machinery or the interpreter is a hit, and a hit of a kind that neither the base
+    repository nor the gold patch uses makes the verdict `forgery_suspected`."""
+    t = time.time()
+    se = static_module()
+    gone = set(ctx.flags["tests_restored"]) | set(ctx.flags["files_removed"])
+    paths = [p for p in submission_paths(ctx) if p not in gone]
+    is_test = lambda rel: classify(rel) == "test"  # noqa: E731
+    hits, errors = se.scan_tree(ctx.workdir, paths, is_test)
+    base = ctx.state.get("static_baseline")
+    if not isinstance(base, dict):
+        # No prepare record: the tracked files the submission did not touch are the base's.
+        touched = set(paths)
+        base = static_baseline_of_base(ctx.workdir, [p for p in base_listing(ctx) if p not in touched])
+    allowed = set(base) | set(gold_kinds)
+    unexplained = se.judge(hits, allowed)
+    facts = ctx.facts.setdefault("static", {})
+    facts.update({
+        "files": len(paths), "hits": [h.as_json() for h in unexplained[:200]],
+        "allowed": [h.as_json() for h in hits if h.kind in allowed][:200],
+        "baseline": dict((k, v) for k, v in sorted(base.items())), "gold": sorted(gold_kinds),
+    })
+    if errors:
+        facts["unparsed"] = errors[:20]
+    ctx.timed("static", t)
+
+
+# ---------------------------------------------------------------------------------------------
 # The verdict
 
 PASS = ("passed", "xpassed")
@@ -2241,6 +2418,9 @@ def decide(f):
         return "unresolved", "patch_failed", 0.0
     if f["flags"].get("forgery"):
         return "unresolved", "forgery_detected", 0.0
+    static = f.get("static") or {}
+    if static.get("hits"):
+        return "unresolved", "forgery_suspected", 0.0
     run = f.get("run") or {}
     score = 0.0
     suite = f.get("suite")
@@ -2306,12 +2486,15 @@ def grade(spec):
     finally:
         try:
             if ctx.uid is not None:
-                kill_all(ctx.uid)
+                kill_all(ctx.uid, gid=ctx.gid)
         except Exception:  # noqa: BLE001
             pass
     ctx.facts["family"] = ctx.family
     ctx.timed("verify", t)
     verdict, reason, score = decide(ctx.facts)
+    if reason == "forgery_suspected":
+        # What a reviewer who accepts the evidence would get (`--accept-suspected`).
+        ctx.facts["static"]["if_accepted"] = list(decide(dict(ctx.facts, static={})))
     result = {"format": RESULT_FORMAT, "instance_id": spec.get("instance_id"), "family": ctx.family,
               "verdict": verdict, "reason": reason, "score": score}
     if verdict == "resolved":
@@ -2388,8 +2571,10 @@ def cmd_prepare(args):
     out["plugins"] = out["clean"]["plugins"]
     out["clean_sys_path"] = out["clean"]["sys_path"]
     out["writable_roots"] = writable_roots()
+    out["static_baseline"] = {}
     if ctx.git.available():
         listing = base_listing(ctx)
+        out["static_baseline"] = static_baseline_of_base(args.workdir, listing)
         for rel, kind in walk_tree(args.workdir).items():
             if kind != "dir" and rel not in listing:
                 out["baseline_untracked"][rel] = file_sha256(os.path.join(args.workdir, rel))
@@ -2443,6 +2628,9 @@ def cmd_harbor(args):
     patch = os.path.join(tests, "f2p_patch.diff")
     if os.path.isfile(patch) and os.path.getsize(patch) > 0:
         spec["f2p_patch"] = patch
+    gold = os.path.join(tests, "gold_patch.diff")
+    if os.path.isfile(gold) and os.path.getsize(gold) > 0:
+        spec["gold_patch"] = gold
     script = (instance or {}).get("f2p_script") or ""
     if script.strip():
         path = os.path.join(tests, "test_fail_to_pass.py")

@@ -15,7 +15,8 @@ the tests run in the environment the image defines:
               asyncio_mode = auto;
 - precmds:    pre_commands that export variables and source a script that extends PATH;
 - home:       tests that write to HOME, to /tmp and through tempfile;
-- cext:       a C extension built in place (an untracked .so the image made);
+- cext:       a C extension built in place (an untracked .so the image made), and a base
+              module that uses ctypes (the static evidence's per-instance baseline);
 - d2r-venv:   the minidoc Doc2Repo instance on a venv image: the install and the suite run with
               the venv's interpreter, pip and pytest.
 
@@ -322,6 +323,10 @@ static PyObject *length(PyObject *self, PyObject *args) {
 static PyMethodDef methods[] = {{"length", length, METH_VARARGS, "Length of a str."}, {NULL, NULL, 0, NULL}};
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_fast", NULL, -1, methods};
 PyMODINIT_FUNC PyInit__fast(void) { return PyModule_Create(&module); }
+''', "greeter/_abi.py": '''"""The platform's word size, for the extension's buffers."""
+import ctypes
+
+WORD_BITS = ctypes.sizeof(ctypes.c_void_p) * 8
 ''', "setup.py": '''from setuptools import Extension, setup
 
 setup(ext_modules=[Extension("greeter._fast", ["greeter/_fast.c"])])

@@ -12,6 +12,10 @@ pub const SETUP_STEP_SH: &str = include_str!("../adapters/setup_step.sh");
 pub const VERIFY_PY: &str = include_str!("../adapters/verify.py");
 /// Runs pytest as the unprivileged test user; started by `VERIFY_PY`, reports over a pipe.
 pub const PYTEST_RUNNER_PY: &str = include_str!("../adapters/pytest_runner.py");
+/// Reads the submission's source for ways into the test machinery; imported by `VERIFY_PY`.
+pub const STATIC_EVIDENCE_PY: &str = include_str!("../adapters/static_evidence.py");
+/// Reads a Doc2Repo suite's node-id manifest from its archive; imported by `VERIFY_PY`.
+pub const MANIFEST_PY: &str = include_str!("../adapters/manifest.py");
 /// The one table of restore rules, read by `VERIFY_PY` and by `crate::restore_rules`.
 pub const RESTORE_RULES_JSON: &str = include_str!("../adapters/restore_rules.json");
 /// Harbor `tests/test.sh`.
@@ -31,12 +35,23 @@ pub fn source_setup_env() -> String {
     format!("if [ -f {SETUP_ENV} ]; then . {SETUP_ENV}; fi")
 }
 
+/// The verifier's modules by the names they are installed under, side by side in one directory:
+/// the verifier imports its siblings by these names.
+pub const VERIFIER_MODULES: [(&str, &str); 4] = [
+    ("beyondswe_verify.py", VERIFY_PY),
+    ("beyondswe_pytest_runner.py", PYTEST_RUNNER_PY),
+    ("beyondswe_static_evidence.py", STATIC_EVIDENCE_PY),
+    ("beyondswe_manifest.py", MANIFEST_PY),
+];
+
 /// Every embedded file, by its name in `adapters/` (a test checks none is missing).
-pub const FILES: [(&str, &str); 8] = [
+pub const FILES: [(&str, &str); 10] = [
     ("strip_history.sh", STRIP_HISTORY_SH),
     ("setup_step.sh", SETUP_STEP_SH),
     ("verify.py", VERIFY_PY),
     ("pytest_runner.py", PYTEST_RUNNER_PY),
+    ("static_evidence.py", STATIC_EVIDENCE_PY),
+    ("manifest.py", MANIFEST_PY),
     ("restore_rules.json", RESTORE_RULES_JSON),
     ("test.sh", TEST_SH),
     ("solve.sh", SOLVE_SH),

@@ -40,6 +40,11 @@ fn counts(verdicts: &[&Verdict], doc2repo: bool) -> RunCounts {
         .map(|v| v.reason.as_str().to_owned())
         .collect();
     let causes: BTreeSet<String> = verdicts.iter().filter_map(|v| v.cause.clone()).collect();
+    let uses: BTreeSet<String> = verdicts
+        .iter()
+        .filter_map(|v| v.static_evidence.as_ref())
+        .flat_map(|e| e.hits.iter().chain(&e.allowed).map(|h| h.kind.clone()))
+        .collect();
     RunCounts {
         runs: verdicts.len() as u32,
         resolved: verdicts
@@ -51,6 +56,7 @@ fn counts(verdicts: &[&Verdict], doc2repo: bool) -> RunCounts {
         max_score: score(f64::max),
         reasons: reasons.into_iter().collect(),
         causes: causes.into_iter().collect(),
+        uses: uses.into_iter().collect(),
     }
 }
 

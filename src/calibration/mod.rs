@@ -78,6 +78,10 @@ pub struct RunCounts {
     /// gold fails when the package cannot even be imported.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub causes: Vec<String>,
+    /// The kinds of construct the static evidence lists that these submissions' own code uses
+    /// (`ctypes`, `frames`, …): for gold, what the instance's baseline allows submissions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub uses: Vec<String>,
 }
 
 /// One test id's outcomes: passed, or anything else (failed, error, skipped, not run, …).

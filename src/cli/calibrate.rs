@@ -125,6 +125,13 @@ fn table(c: &Calibration) -> String {
                 }
                 Class::Ok => String::new(),
             };
+            let detail = if i.gold.uses.is_empty() {
+                detail
+            } else {
+                format!("{detail} (gold uses: {})", i.gold.uses.join(", "))
+                    .trim_start()
+                    .to_owned()
+            };
             [
                 i.instance_id.clone(),
                 i.family.as_str().to_owned(),

@@ -53,6 +53,11 @@ pub(crate) struct GradeArgs {
     /// With --calibration: broken instances are left out of the family figures (still listed).
     #[arg(long, requires = "calibration")]
     pub(crate) exclude_broken: bool,
+    /// Accept the static evidence of this instance's `forgery_suspected` verdict after review:
+    /// the tests' verdict counts again, the evidence stays in the report (repeatable; kept in
+    /// the run directory).
+    #[arg(long, value_name = "INSTANCE_ID")]
+    pub(crate) accept_suspected: Vec<String>,
     #[command(flatten)]
     pub(crate) limits: LimitArgs,
 }
@@ -80,6 +85,7 @@ impl GradeArgs {
                 exclude_flaky: self.exclude_flaky,
                 exclude_broken: self.exclude_broken,
             }),
+            accept_suspected: self.accept_suspected.clone(),
         }
     }
 }
@@ -124,10 +130,20 @@ pub(crate) struct ReportArgs {
     pub(crate) run_dir: PathBuf,
     #[arg(long, value_parser = args::report_format(), default_value_t = Format::Table)]
     pub(crate) format: Format,
+    /// Accept the static evidence of this instance's `forgery_suspected` verdict after review
+    /// (repeatable; kept in the run directory, and report.json is written again).
+    #[arg(long, value_name = "INSTANCE_ID")]
+    pub(crate) accept_suspected: Vec<String>,
 }
 
 pub(crate) fn report(args: &ReportArgs) -> Result<i32> {
+    if !args.accept_suspected.is_empty() {
+        report::accept(&args.run_dir, &args.accept_suspected)?;
+    }
     let r = report::load_report(&args.run_dir)?;
+    if !args.accept_suspected.is_empty() {
+        report::write_report_files(&args.run_dir, &r)?;
+    }
     let text = match args.format {
         Format::Html => report::html_for_run(&args.run_dir, &r),
         other => report::render(&r, other),

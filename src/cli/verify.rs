@@ -105,6 +105,7 @@ pub(crate) fn run(args: &VerifyArgs, quiet: bool) -> Result<i32> {
         jobs: args.scope.jobs(),
         limits: args.limits.limits(),
         calibration: None,
+        accept_suspected: Vec::new(),
     };
     let code = exit_code(&grade_and_show(&spec, Format::Table, quiet)?);
     let (_, stored) = read_run(&spec.store.dir())?;

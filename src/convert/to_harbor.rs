@@ -329,6 +329,7 @@ fn write_environment(record: &Record, image: &str, dir: &Path) -> Result<(), Con
         (paths::STRIP_HISTORY, adapters::STRIP_HISTORY_SH),
         (paths::SETUP_STEP, adapters::SETUP_STEP_SH),
         (paths::ENV_VERIFY_PY, adapters::VERIFY_PY),
+        (paths::ENV_STATIC_EVIDENCE_PY, adapters::STATIC_EVIDENCE_PY),
         (paths::ENV_RESTORE_RULES, adapters::RESTORE_RULES_JSON),
     ] {
         write(dir, rel, text.as_bytes())?;
@@ -359,11 +360,16 @@ fn write_tests(
     if let Some(p) = record.f2p_patch() {
         write(dir, paths::F2P_PATCH, p.as_bytes())?;
     }
+    if let Some(p) = record.gold_patch().filter(|p| !p.trim().is_empty()) {
+        write(dir, paths::GOLD_PATCH, p.as_bytes())?;
+    }
     for (rel, text) in [
         (paths::TEST_SH, adapters::TEST_SH),
         (paths::RESTORE_RULES, adapters::RESTORE_RULES_JSON),
         (paths::VERIFY_PY, adapters::VERIFY_PY),
         (paths::PYTEST_RUNNER, adapters::PYTEST_RUNNER_PY),
+        (paths::STATIC_EVIDENCE_PY, adapters::STATIC_EVIDENCE_PY),
+        (paths::MANIFEST_PY, adapters::MANIFEST_PY),
     ] {
         write(dir, rel, text.as_bytes())?;
     }
@@ -536,7 +542,9 @@ fn dockerfile(record: &Record, image: &str) -> String {
     }
     // What belongs to the image (the specification copy included), recorded before any agent
     // runs, for the verifier's scrub and its capture of the submission.
-    out.push_str("COPY beyondswe_verify.py beyondswe_restore_rules.json /opt/beyondswe/\n");
+    out.push_str(
+        "COPY beyondswe_verify.py beyondswe_static_evidence.py beyondswe_restore_rules.json /opt/beyondswe/\n",
+    );
     let base = record
         .base_commit()
         .map(|b| format!(", \"--base\", {}", json(b)))

@@ -13,4 +13,7 @@ mod verdict;
 pub use pipeline::{GradeInput, GradeOptions, forgery_signs, grade};
 pub use result::{VerifierResult, test_outcome};
 pub use traced::Traced;
-pub use verdict::{Canary, Flags, Logs, Outcome, Reason, SuiteResult, TestOutcome, Verdict};
+pub use verdict::{
+    Canary, Flags, Logs, Outcome, Reason, StaticEvidence, StaticHit, SuiteResult, TestOutcome,
+    Verdict,
+};

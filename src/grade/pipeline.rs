@@ -281,6 +281,8 @@ async fn ensure_prepared<S: Sandbox>(
         adapters::SETUP_STEP_SH,
         adapters::VERIFY_PY,
         adapters::PYTEST_RUNNER_PY,
+        adapters::STATIC_EVIDENCE_PY,
+        adapters::MANIFEST_PY,
         adapters::RESTORE_RULES_JSON,
     ] {
         key.update(part.as_bytes());
@@ -385,13 +387,15 @@ async fn install_adapters<S: Sandbox>(sandbox: &S, container: &S::Handle) -> Res
         .and_then(|t| t.dir("var/lib", 0o755))
         .and_then(|t| t.dir(state, 0o700))
         .map_err(Stop::internal)?;
+    let modules = adapters::VERIFIER_MODULES;
     for (name, data) in [
         ("strip_history.sh", adapters::STRIP_HISTORY_SH),
         ("setup_step.sh", adapters::SETUP_STEP_SH),
-        (VERIFY_FILE, adapters::VERIFY_PY),
-        (RUNNER_FILE, adapters::PYTEST_RUNNER_PY),
         (RULES_FILE, adapters::RESTORE_RULES_JSON),
-    ] {
+    ]
+    .into_iter()
+    .chain(modules)
+    {
         tar.file(&format!("{state}/{name}"), data.as_bytes(), 0o700)
             .map_err(Stop::internal)?;
     }
@@ -473,8 +477,7 @@ struct Run<'a, S: Sandbox> {
 }
 
 /// Names of the adapter files inside the private directory (the verifier finds its siblings).
-const VERIFY_FILE: &str = "beyondswe_verify.py";
-const RUNNER_FILE: &str = "beyondswe_pytest_runner.py";
+const VERIFY_FILE: &str = adapters::VERIFIER_MODULES[0].0;
 const RULES_FILE: &str = "beyondswe_restore_rules.json";
 /// The verifier's result is small; anything bigger was not written by it.
 const MAX_RESULT: usize = 32 * 1024 * 1024;
@@ -589,6 +592,11 @@ impl<S: Sandbox> Run<'_, S> {
             let (f2p_paths, keep) = restore_rules::keep_paths(record);
             spec["keep_paths"] = keep.into();
             spec["f2p_paths"] = f2p_paths.into();
+        }
+        // The gold patch's own constructs are allowed to the submission (static evidence).
+        if let Some(p) = record.gold_patch().filter(|p| !p.trim().is_empty()) {
+            add("gold.patch", p.as_bytes())?;
+            spec["gold_patch"] = self.file("gold.patch").into();
         }
         if let Some(p) = record.f2p_patch() {
             add("f2p.patch", p.as_bytes())?;

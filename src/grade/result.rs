@@ -6,7 +6,7 @@
 //! checks the result's shape and maps its strings onto the typed verdict. It knows nothing of
 //! containers.
 
-use super::verdict::{Canary, Outcome, Reason, SuiteResult, TestOutcome, Verdict};
+use super::verdict::{Canary, Outcome, Reason, StaticEvidence, SuiteResult, TestOutcome, Verdict};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -30,6 +30,9 @@ pub struct VerifierResult {
     pub flags: RawFlags,
     #[serde(default)]
     pub canaries: Vec<Canary>,
+    /// What the submission's source reaches for (`static` in the verifier's facts).
+    #[serde(default, rename = "static")]
+    pub static_evidence: Option<StaticEvidence>,
     #[serde(default)]
     pub logs: BTreeMap<String, String>,
     #[serde(default)]
@@ -150,6 +153,9 @@ impl VerifierResult {
             f.applied_with = self.flags.applied_with;
         }
         v.canaries = self.canaries;
+        v.static_evidence = self
+            .static_evidence
+            .filter(|s| !s.hits.is_empty() || !s.allowed.is_empty());
         v.cause = self.cause;
         if let Some(setup) = self.setup {
             v.logs.prepare = tail(&setup.log);

@@ -38,6 +38,10 @@ pub enum Reason {
     /// The outcomes were forged: a canary contradicted them, pytest's code was changed, the
     /// result channel carried what the runner did not write (evidence in `flags.forgery`).
     ForgeryDetected,
+    /// The submission's source reaches into the test machinery or the interpreter (frames, gc,
+    /// ctypes, `__main__`, import hooks, …) in a way neither the base repository nor the gold
+    /// patch does; evidence in `static_evidence`. Scores 0 until a reviewer accepts it.
+    ForgerySuspected,
     /// Infrastructure: the instance's image is not available.
     ImageMissing,
     /// Infrastructure: the Docker engine cannot be reached.
@@ -108,6 +112,7 @@ names!(Reason {
     NoResults => "no_results",
     ResultsDisagree => "results_disagree",
     ForgeryDetected => "forgery_detected",
+    ForgerySuspected => "forgery_suspected",
     ImageMissing => "image_missing",
     EngineUnreachable => "engine_unreachable",
     F2pPatchFailed => "f2p_patch_failed",
@@ -197,6 +202,45 @@ pub struct Canary {
     pub proof: Vec<String>,
 }
 
+/// One use of a construct that reaches into the tests' machinery or the interpreter, found in
+/// the submission's source before any of it ran.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct StaticHit {
+    /// `frames`, `gc`, `ctypes`, `main_module`, `test_machinery`, `import_hooks`, … (the
+    /// verifier's `static_evidence.KINDS`).
+    pub kind: String,
+    pub path: String,
+    /// 0 for a file that is a hit by its name alone (`.pth`, extension module).
+    pub line: u64,
+    /// The construct as written (`sys._getframe`, `.f_locals`, `exec of a computed value`).
+    pub what: String,
+}
+
+/// What the submission's source reaches for, read by the verifier as root after the patch was
+/// applied and before any of it ran.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct StaticEvidence {
+    /// Uses of a kind that neither the base repository nor the gold patch uses: any makes the
+    /// verdict `forgery_suspected`, unless a reviewer accepted them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hits: Vec<StaticHit>,
+    /// Uses the instance's baseline allows.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed: Vec<StaticHit>,
+    /// Kind -> where the base repository's own code uses it (`path:line`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub baseline: BTreeMap<String, String>,
+    /// Kinds the gold patch (Doc2Repo: the reference repository) uses.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gold: Vec<String>,
+    /// A reviewer accepted the hits (`--accept-suspected`): they are kept, not counted.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub accepted: bool,
+    /// The verdict, reason and score a reviewer who accepts the hits would get.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub if_accepted: Option<(Outcome, Reason, f64)>,
+}
+
 /// Doc2Repo suite counts.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SuiteResult {
@@ -250,6 +294,9 @@ pub struct Verdict {
     pub cause: Option<String>,
     #[serde(default)]
     pub flags: Flags,
+    /// What the submission's source reaches for (absent when it reaches for nothing listed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub static_evidence: Option<StaticEvidence>,
     /// The canaries planted in this run and how they came out.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub canaries: Vec<Canary>,
@@ -279,6 +326,7 @@ impl Verdict {
             suite: None,
             cause: None,
             flags: Flags::default(),
+            static_evidence: None,
             canaries: Vec::new(),
             image_id: None,
             prepared_image: None,

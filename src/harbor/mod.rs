@@ -109,6 +109,7 @@ pub mod paths {
     pub const STRIP_HISTORY: &str = "environment/beyondswe_strip_history.sh";
     pub const SETUP_STEP: &str = "environment/beyondswe_setup_step.sh";
     pub const ENV_VERIFY_PY: &str = "environment/beyondswe_verify.py";
+    pub const ENV_STATIC_EVIDENCE_PY: &str = "environment/beyondswe_static_evidence.py";
     pub const ENV_RESTORE_RULES: &str = "environment/beyondswe_restore_rules.json";
     pub const TESTS: &str = "tests";
     pub const TEST_SH: &str = "tests/test.sh";
@@ -118,6 +119,10 @@ pub mod paths {
     pub const TEST_SUITE_ZIP: &str = "tests/test_suite.zip";
     pub const VERIFY_PY: &str = "tests/beyondswe_verify.py";
     pub const PYTEST_RUNNER: &str = "tests/beyondswe_pytest_runner.py";
+    pub const STATIC_EVIDENCE_PY: &str = "tests/beyondswe_static_evidence.py";
+    pub const MANIFEST_PY: &str = "tests/beyondswe_manifest.py";
+    /// The gold patch, for the verifier only: what it uses is allowed to the submission.
+    pub const GOLD_PATCH: &str = "tests/gold_patch.diff";
     pub const RESTORE_RULES: &str = "tests/beyondswe_restore_rules.json";
     pub const SOLVE_SH: &str = "solution/solve.sh";
     pub const SOLUTION_PATCH: &str = "solution/gold.patch";

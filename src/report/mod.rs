@@ -6,6 +6,7 @@ mod compare;
 mod html;
 mod metrics;
 mod render;
+mod review;
 mod store;
 
 pub use compare::{Comparison, compare, render_comparison};
@@ -14,12 +15,13 @@ pub use metrics::{
     FamilyScore, Scores, SwebenchSummary, avg, pass_at_k, round2, scores, swebench_summary,
 };
 pub use render::{Format, render};
+pub use review::{ACCEPTED_FILE, accept, apply_accepted, for_review, read_accepted};
 pub use store::{
     RunMeta, Store, StoreError, Stored, attempt_label, error_log, read_run, write_atomic,
 };
 
 use crate::calibration::{Class, Loaded};
-use crate::grade::{Flags, Outcome, Reason, SuiteResult, TestOutcome};
+use crate::grade::{Flags, Outcome, Reason, StaticEvidence, SuiteResult, TestOutcome};
 use crate::record::Family;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -49,6 +51,10 @@ pub struct InstanceReport {
     /// Doc2Repo: the suite's counts and per-test outcomes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suite: Option<SuiteResult>,
+    /// What the submission's source reaches for; with `forgery_suspected`, what a reviewer
+    /// looks at before accepting it (`beyondswe report RUN --accept-suspected ID`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub static_evidence: Option<StaticEvidence>,
     /// Seconds per phase.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub timings: BTreeMap<String, f64>,
@@ -230,6 +236,7 @@ pub fn build_report(
                 fail_to_pass: st.verdict.fail_to_pass.clone(),
                 pass_to_pass: st.verdict.pass_to_pass.clone(),
                 suite: st.verdict.suite.clone(),
+                static_evidence: st.verdict.static_evidence.clone(),
                 timings: st.verdict.timings.clone(),
                 calibration: calibration.and_then(|c| c.class_of(&st.verdict.instance_id)),
                 flaky_tests: calibration
@@ -247,7 +254,8 @@ pub fn build_report(
 /// the run's scope (the instances it graded; a store may hold others) and its timing; the
 /// verdicts are always the store's.
 pub fn load_report(dir: &std::path::Path) -> Result<Report, StoreError> {
-    let (meta, stored) = read_run(dir)?;
+    let (meta, mut stored) = read_run(dir)?;
+    apply_accepted(&mut stored, &read_accepted(dir)?);
     if let Ok(text) = fs_err::read_to_string(dir.join("report.json"))
         && let Ok(saved) = serde_json::from_str::<Report>(&text)
     {
@@ -277,6 +285,19 @@ pub fn load_report(dir: &std::path::Path) -> Result<Report, StoreError> {
         (None, None, None),
         None,
     ))
+}
+
+/// Writes a run's `report.json`, `swebench_report.json` and `report.html`.
+pub fn write_report_files(dir: &std::path::Path, report: &Report) -> Result<(), StoreError> {
+    // Plain structs of strings and numbers: serialising them cannot fail.
+    let report_json = serde_json::to_vec_pretty(report).unwrap_or_default();
+    let swebench = serde_json::to_vec_pretty(&report.swebench).unwrap_or_default();
+    write_atomic(&dir.join("report.json"), &report_json)?;
+    write_atomic(&dir.join("swebench_report.json"), &swebench)?;
+    write_atomic(
+        &dir.join("report.html"),
+        html_for_run(dir, report).as_bytes(),
+    )
 }
 
 /// `report.html` for a run directory: the report with the error messages its logs hold.

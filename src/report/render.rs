@@ -174,6 +174,7 @@ fn table_notes(report: &Report) -> String {
             differ.join(", ")
         ));
     }
+    s.push_str(&review_lines(report));
     let errors = &report.swebench.error_ids;
     if !errors.is_empty() {
         s.push_str(&format!(
@@ -185,6 +186,54 @@ fn table_notes(report: &Report) -> String {
         s.push_str(&format!(
             "AVG is over the families present (missing: {})\n",
             missing_names(report)
+        ));
+    }
+    s
+}
+
+/// The `forgery_suspected` instances a person should look at: the first unexplained use in each,
+/// and how to accept it.
+fn review_lines(report: &Report) -> String {
+    let mut s = String::new();
+    for i in report
+        .instances
+        .iter()
+        .filter(|i| i.reason == crate::grade::Reason::ForgerySuspected)
+    {
+        let hits = i
+            .static_evidence
+            .as_ref()
+            .map(|e| e.hits.as_slice())
+            .unwrap_or_default();
+        let first = hits
+            .first()
+            // The path and the construct are the submission's words: escaped for the terminal.
+            .map(|h| {
+                format!(
+                    "{} at {}:{} ({})",
+                    h.kind.escape_debug(),
+                    h.path.escape_debug(),
+                    h.line,
+                    h.what.escape_debug()
+                )
+            })
+            .unwrap_or_default();
+        let more = hits.len().saturating_sub(1);
+        s.push_str(&format!(
+            "for review (forgery_suspected, scored 0): {}: {first}{}
+",
+            super::attempt_label(&i.instance_id, i.attempt),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            },
+        ));
+    }
+    if !s.is_empty() {
+        s.push_str(&format!(
+            "  after review: beyondswe report RUN_DIR --accept-suspected INSTANCE_ID (run {})\n",
+            report.run_id
         ));
     }
     s

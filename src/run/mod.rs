@@ -32,7 +32,6 @@ pub use spec::{
     CalibrationSpec, DatasetSpec, RunLimits, RunSpec, StoreSpec, Submissions, default_jobs,
 };
 
-use crate::files::write_atomic;
 use crate::report::{self, CalibrationUse, Report, Store, build_report, now_rfc3339};
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -130,11 +129,13 @@ fn finish(spec: &RunSpec, plan: &Plan, store: &Store, started: String) -> Result
         .iter()
         .map(|i| i.record.instance_id())
         .collect();
-    let in_scope: Vec<_> = store
+    let mut in_scope: Vec<_> = store
         .all()
         .filter(|s| graded.contains(s.verdict.instance_id.as_str()))
         .cloned()
         .collect();
+    let accepted = report::accept(&spec.store.dir(), &spec.accept_suspected)?;
+    report::apply_accepted(&mut in_scope, &accepted);
     let cal_use = match (&plan.calibration, &spec.calibration) {
         (Some(loaded), Some(c)) => Some(CalibrationUse::new(
             &c.path.display().to_string(),
@@ -153,17 +154,6 @@ fn finish(spec: &RunSpec, plan: &Plan, store: &Store, started: String) -> Result
         (Some(started), Some(now_rfc3339()), Some(spec.jobs)),
         cal_use.as_ref(),
     );
-    let dir = spec.store.dir();
-    write_atomic(&dir.join("report.json"), &pretty(&report))?;
-    write_atomic(&dir.join("swebench_report.json"), &pretty(&report.swebench))?;
-    write_atomic(
-        &dir.join("report.html"),
-        report::html_for_run(&dir, &report).as_bytes(),
-    )?;
+    report::write_report_files(&spec.store.dir(), &report)?;
     Ok(report)
-}
-
-/// Pretty JSON of a report (plain structs of strings and numbers: it cannot fail).
-fn pretty<T: serde::Serialize>(value: &T) -> Vec<u8> {
-    serde_json::to_vec_pretty(value).unwrap_or_default()
 }

@@ -39,6 +39,9 @@ pub struct RunSpec {
     pub jobs: usize,
     pub limits: RunLimits,
     pub calibration: Option<CalibrationSpec>,
+    /// Instances whose `forgery_suspected` evidence a reviewer accepted; added to the run's
+    /// accepted ids (`report::ACCEPTED_FILE`).
+    pub accept_suspected: Vec<String>,
 }
 
 impl RunSpec {
@@ -52,6 +55,7 @@ impl RunSpec {
             jobs: default_jobs(),
             limits: RunLimits::default(),
             calibration: None,
+            accept_suspected: Vec::new(),
         }
     }
 }

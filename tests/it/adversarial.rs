@@ -28,6 +28,10 @@ pub struct Expect {
     pub score_max: Option<f64>,
     pub score: Option<f64>,
     pub reason_any: Option<Vec<String>>,
+    /// The verdict the tests gave behind a `forgery_suspected` (what a reviewer accepting the
+    /// static evidence would get): honest code that uses a listed construct the instance's
+    /// baseline does not allow.
+    pub if_accepted: Option<Outcome>,
 }
 
 pub fn cases() -> Vec<Case> {
@@ -56,8 +60,18 @@ pub fn submission(case: &Case) -> Result<Submission, String> {
     }
 }
 
-/// Whether a verdict (or a refusal to read the submission, score 0) meets the expectation.
-pub fn meets(e: &Expect, verdict: Option<Outcome>, score: f64, reason: &str) -> bool {
+/// Whether a verdict (or a refusal to read the submission, score 0) meets the expectation;
+/// `if_accepted` is the verdict behind a `forgery_suspected`.
+pub fn meets(
+    e: &Expect,
+    verdict: Option<Outcome>,
+    score: f64,
+    reason: &str,
+    if_accepted: Option<Outcome>,
+) -> bool {
+    if e.if_accepted.is_some() && e.if_accepted != if_accepted {
+        return false;
+    }
     let honest = e.verdict == Some(Outcome::Resolved) || e.score.is_some();
     if verdict.is_none() {
         return !honest;
@@ -139,8 +153,8 @@ fn every_cheat_fails_and_every_honest_submission_keeps_its_verdict() {
                     .iter()
                     .find(|r| r.instance_id().starts_with(&case.instance))
                     .unwrap_or_else(|| panic!("{}: no instance {}", case.name, case.instance));
-                let (verdict, score, reason, detail) = match submission(case) {
-                    Err(e) => (None, 0.0, "refused".to_owned(), e),
+                let (verdict, score, reason, detail, accepted) = match submission(case) {
+                    Err(e) => (None, 0.0, "refused".to_owned(), e, None),
                     Ok(sub) => {
                         let suite = beyondswe::convert::find_test_suite(record, suites);
                         let input = GradeInput {
@@ -154,9 +168,15 @@ fn every_cheat_fails_and_every_honest_submission_keeps_its_verdict() {
                             opts.test_timeout = Duration::from_secs(t);
                         }
                         let v = grade::grade(sandbox, input, &opts).await;
+                        let accepted = v
+                            .static_evidence
+                            .as_ref()
+                            .and_then(|e| e.if_accepted)
+                            .map(|t| t.0);
                         let detail = format!(
-                            "forgery={:?} suspicious={:?} removed={:?} error={}",
+                            "forgery={:?} static={:?} suspicious={:?} removed={:?} error={}",
                             v.flags.forgery,
+                            v.static_evidence.as_ref().map(|e| &e.hits),
                             v.flags.suspicious,
                             v.flags.files_removed,
                             {
@@ -164,10 +184,10 @@ fn every_cheat_fails_and_every_honest_submission_keeps_its_verdict() {
                                 lines[lines.len().saturating_sub(6)..].join(" | ")
                             }
                         );
-                        (Some(v.verdict), v.score, reason_of(&v), detail)
+                        (Some(v.verdict), v.score, reason_of(&v), detail, accepted)
                     }
                 };
-                let ok = meets(&case.expect, verdict, score, &reason);
+                let ok = meets(&case.expect, verdict, score, &reason, accepted);
                 let line = format!(
                     "{:<5} {:<16} {:<55} {:?} {} {:.2} {}",
                     if ok { "ok" } else { "FAIL" },

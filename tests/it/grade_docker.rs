@@ -463,9 +463,19 @@ fn runaway_code_is_stopped_and_the_container_removed() {
             Duration::from_secs(8),
         );
         assert_eq!(v.verdict, Outcome::Unresolved, "{name}: {v:#?}");
+        // The fork bomb's `os.fork` is static evidence too (calc never forks): held for review,
+        // with what the run itself came to behind it.
+        let ran = match v.reason {
+            Reason::ForgerySuspected => v
+                .static_evidence
+                .as_ref()
+                .and_then(|e| e.if_accepted)
+                .map(|(_, reason, _)| reason),
+            other => Some(other),
+        };
         assert!(
-            matches!(v.reason, Reason::Timeout | Reason::OutOfMemory),
-            "{name}: {:?}",
+            matches!(ran, Some(Reason::Timeout | Reason::OutOfMemory)),
+            "{name}: {:?} {ran:?}",
             v.reason
         );
     }
@@ -556,7 +566,24 @@ fn doc2repo_scores_directories_archives_and_patches() {
         "\nimport atexit\natexit.register(lambda: print('10 passed, 0 failed'))\nprint('<pytest>true</pytest>')\n",
     );
     let v = g.grade_with(&rec, tree(&evil), Duration::from_secs(120));
-    assert_eq!(v.score, 0.6, "{v:#?}");
+    // atexit and a pytest plugin outside the tests, which the reference never uses: held for
+    // review at 0, and behind it the partial tree's true score (every trick undone).
+    assert_eq!(
+        (v.reason, v.score),
+        (Reason::ForgerySuspected, 0.0),
+        "{v:#?}"
+    );
+    let evidence = v.static_evidence.as_ref().expect("static evidence");
+    let kinds: Vec<&str> = evidence.hits.iter().map(|h| h.kind.as_str()).collect();
+    assert!(
+        kinds.contains(&"atexit") && kinds.contains(&"test_machinery"),
+        "{kinds:?}"
+    );
+    assert_eq!(
+        evidence.if_accepted.map(|(_, _, s)| s),
+        Some(0.6),
+        "{evidence:?}"
+    );
     assert!(
         v.flags
             .files_removed

@@ -257,7 +257,8 @@ fn adversarial_suite_through_test_sh() {
                     let score = reward.as_deref().and_then(|r| r.parse::<f64>().ok());
                     let verdict = score.and_then(|_| serde_json::from_value(report["verdict"].clone()).ok());
                     let reason = report["reason"].as_str().unwrap_or_default().to_owned();
-                    let ok = meets(&case.expect, verdict, score.unwrap_or(0.0), &reason);
+                    let accepted = serde_json::from_value(report["static"]["if_accepted"][0].clone()).ok();
+                    let ok = meets(&case.expect, verdict, score.unwrap_or(0.0), &reason, accepted);
                     lines.lock().unwrap().push((
                         ok,
                         format!(

@@ -594,7 +594,14 @@ fn tamper_solutions_through_harbor() {
                 .reward
                 .and_then(|_| serde_json::from_value(report["verdict"].clone()).ok());
             let reason = report["reason"].as_str().unwrap_or_default();
-            if !meets(&case.expect, verdict, t.reward.unwrap_or(0.0), reason) {
+            let accepted = serde_json::from_value(report["static"]["if_accepted"][0].clone()).ok();
+            if !meets(
+                &case.expect,
+                verdict,
+                t.reward.unwrap_or(0.0),
+                reason,
+                accepted,
+            ) {
                 failed.push(format!("{}: reward {:?} {reason}", case.name, t.reward));
             }
             assert_ne!(

@@ -7,6 +7,21 @@ use beyondswe::restore_rules::{Class, classify};
 use std::io::Write;
 use std::process::{Command, Stdio};
 
+/// The verifier's own Python unit tests (`adapters/tests/`): the static evidence's constructs,
+/// evasions and honest code. They read source only, so the host's interpreter runs them.
+#[test]
+fn the_verifiers_python_unit_tests_pass() {
+    let out = Command::new("python3")
+        .args(["-I", "-m", "unittest", "discover", "-s"])
+        .arg(repo_root().join("adapters/tests"))
+        .arg("-v")
+        .output()
+        .expect("python3 runs");
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains(" ok"), "no test ran:\n{text}");
+}
+
 fn verify_py(args: &[&str], stdin: &str) -> serde_json::Value {
     // The verifier finds its rules table beside itself under the in-container name.
     let dir = tempfile::tempdir().unwrap();
@@ -115,6 +130,18 @@ fn decide_over_a_table_of_facts() {
         {"family": "Doc2Repo", "flags": flags(&[]), "run": run(1),
          "disk_limit": {"limit_bytes": 1, "written_bytes": 2},
          "suite": {"passed": 4, "collected": 4, "expected": 10}},
+        {"family": "CrossRepo", "flags": flags(&[]), "run": run(1),
+         "static": {"hits": [{"kind": "frames", "path": "pkg/__init__.py", "line": 3, "what": ".f_locals"}]},
+         "fail_to_pass": {"a": "passed"}},
+        {"family": "Doc2Repo", "flags": flags(&[]), "run": run(0),
+         "static": {"hits": [{"kind": "gc", "path": "stub/__init__.py", "line": 1, "what": "gc.get_objects"}]},
+         "suite": {"passed": 10, "collected": 10, "expected": 10}},
+        {"family": "CrossRepo", "flags": flags(&[]), "run": run(1),
+         "static": {"hits": [], "allowed": [{"kind": "ctypes", "path": "pkg/c.py", "line": 1, "what": "ctypes"}]},
+         "fail_to_pass": {"a": "passed"}},
+        {"family": "CrossRepo", "flags": flags(&["the poisoned clone passed"]), "run": run(0),
+         "static": {"hits": [{"kind": "frames", "path": "pkg/a.py", "line": 1, "what": "sys._getframe"}]},
+         "fail_to_pass": {"a": "passed"}},
     ]);
     let expected = serde_json::json!([
         ["resolved", "all_tests_passed", 1.0],
@@ -133,6 +160,10 @@ fn decide_over_a_table_of_facts() {
         ["unresolved", "forgery_detected", 0.0],
         ["unresolved", "disk_limit", 0.0],
         ["unresolved", "disk_limit", 0.4],
+        ["unresolved", "forgery_suspected", 0.0],
+        ["unresolved", "forgery_suspected", 0.0],
+        ["resolved", "all_tests_passed", 1.0],
+        ["unresolved", "forgery_detected", 0.0],
     ]);
     let got = verify_py(&["decide"], &cases.to_string());
     assert_eq!(got, expected);
