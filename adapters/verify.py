@@ -1,8 +1,10 @@
 # beyondswe verifier: every grading step that runs inside a task container, for both callers.
 #
 # In the repository this is adapters/verify.py; in an image or a Harbor task it is installed as
-# beyondswe_verify.py beside beyondswe_pytest_runner.py (adapters/pytest_runner.py) and
-# beyondswe_restore_rules.json (adapters/restore_rules.json), the names used below. On the host,
+# beyondswe_verify.py beside beyondswe_pytest_runner.py (adapters/pytest_runner.py),
+# beyondswe_static_evidence.py, beyondswe_manifest.py (imported through sibling()) and
+# beyondswe_restore_rules.json (adapters/restore_rules.json), the names used below. Python unit
+# tests of the modules: adapters/tests/. On the host,
 # src/grade/pipeline.rs runs `grade`, src/grade/result.rs reads its result, src/restore_rules.rs
 # reads the same rules, and tests/it/verifier.rs checks `classify` against it and `decide` and
 # `judge` over tables of cases.
@@ -25,8 +27,12 @@
 #             top-level modules shadowing pytest, pluggy or the standard library
 #   restore   test files, conftest files and pytest configuration back to the base commit, read
 #             from git objects whose hashes are checked (replace refs and planted objects fail)
+#   static    the submission's added and changed source read as root before any of it runs
+#             (beyondswe_static_evidence.py): ways into the test machinery or the interpreter
+#             that neither the base nor the gold patch uses make the verdict forgery_suspected
 #   install   Doc2Repo: the submission installs itself as the unprivileged user; only then is the
-#             hidden suite unpacked
+#             hidden suite unpacked, read-only; only the ids of its manifest (beyondswe_manifest.py,
+#             read from the archive before the install) count
 #   canaries  clones of real tests planted beside them: a twin that must agree with its original
 #             and a poisoned copy that must fail
 #   run       pytest as an unprivileged user through beyondswe_pytest_runner.py; outcomes arrive
