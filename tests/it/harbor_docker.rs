@@ -196,7 +196,11 @@ fn doc2repo_task_scores_the_pass_rate() {
         w = task.workdir
     ));
     let (reward, report) = verify(&c, &task);
-    assert_eq!(reward.as_deref(), Some("0.600000"), "{report:#}");
+    // `atexit` in the package, which the reference never uses: held for review at 0, with the
+    // partial tree's true score behind it (the sitecustomize.py scrubbed, the prints ignored).
+    assert_eq!(reward.as_deref(), Some("0"), "{report:#}");
+    assert_eq!(report["reason"], "forgery_suspected", "{report:#}");
+    assert_eq!(report["static"]["if_accepted"][2], 0.6, "{report:#}");
 }
 
 /// The adversarial suite through Harbor's path: each cheat is what the agent left in its
