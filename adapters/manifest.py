@@ -38,9 +38,10 @@ def top_level_names(source):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(node.name)
         elif isinstance(node, (ast.If, ast.Try, ast.With)) or type(node).__name__ == "TryStar":
-            for field in ("body", "orelse", "finalbody", "handlers"):
-                for child in getattr(node, field, None) or []:
-                    stack.extend(getattr(child, "body", []) if isinstance(child, ast.ExceptHandler) else [child])
+            for field in ("body", "orelse", "finalbody"):
+                stack.extend(getattr(node, field, None) or [])
+            for handler in getattr(node, "handlers", None) or []:
+                stack.extend(handler.body)
         elif isinstance(node, ast.Assign):
             # `test_x = make_test(...)` and `TestY = type(...)`: names a module binds to tests.
             for t in node.targets:

@@ -362,7 +362,7 @@ def loader_hit(path):
 
 
 def is_python(path):
-    return path.endswith((".py", ".pyw", ".pyi")) and not path.endswith(".pyi")
+    return path.endswith((".py", ".pyw"))
 
 
 def scan_tree(root, rels, is_test=lambda rel: False):

@@ -35,10 +35,13 @@ pub fn source_setup_env() -> String {
     format!("if [ -f {SETUP_ENV} ]; then . {SETUP_ENV}; fi")
 }
 
+/// The verifier's installed name: the entry point of [`VERIFIER_MODULES`].
+pub const VERIFY_FILE: &str = "beyondswe_verify.py";
+
 /// The verifier's modules by the names they are installed under, side by side in one directory:
 /// the verifier imports its siblings by these names.
 pub const VERIFIER_MODULES: [(&str, &str); 4] = [
-    ("beyondswe_verify.py", VERIFY_PY),
+    (VERIFY_FILE, VERIFY_PY),
     ("beyondswe_pytest_runner.py", PYTEST_RUNNER_PY),
     ("beyondswe_static_evidence.py", STATIC_EVIDENCE_PY),
     ("beyondswe_manifest.py", MANIFEST_PY),

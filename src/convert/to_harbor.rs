@@ -363,15 +363,15 @@ fn write_tests(
     if let Some(p) = record.gold_patch().filter(|p| !p.trim().is_empty()) {
         write(dir, paths::GOLD_PATCH, p.as_bytes())?;
     }
-    for (rel, text) in [
-        (paths::TEST_SH, adapters::TEST_SH),
-        (paths::RESTORE_RULES, adapters::RESTORE_RULES_JSON),
-        (paths::VERIFY_PY, adapters::VERIFY_PY),
-        (paths::PYTEST_RUNNER, adapters::PYTEST_RUNNER_PY),
-        (paths::STATIC_EVIDENCE_PY, adapters::STATIC_EVIDENCE_PY),
-        (paths::MANIFEST_PY, adapters::MANIFEST_PY),
-    ] {
-        write(dir, rel, text.as_bytes())?;
+    write(dir, paths::TEST_SH, adapters::TEST_SH.as_bytes())?;
+    write(
+        dir,
+        paths::RESTORE_RULES,
+        adapters::RESTORE_RULES_JSON.as_bytes(),
+    )?;
+    // The verifier and its modules side by side, under the names it imports them by.
+    for (name, text) in adapters::VERIFIER_MODULES {
+        write(dir, &format!("{}/{name}", paths::TESTS), text.as_bytes())?;
     }
     make_executable(&dir.join(paths::TEST_SH))?;
     if let Some(src) = suite {

@@ -477,7 +477,6 @@ struct Run<'a, S: Sandbox> {
 }
 
 /// Names of the adapter files inside the private directory (the verifier finds its siblings).
-const VERIFY_FILE: &str = adapters::VERIFIER_MODULES[0].0;
 const RULES_FILE: &str = "beyondswe_restore_rules.json";
 /// The verifier's result is small; anything bigger was not written by it.
 const MAX_RESULT: usize = 32 * 1024 * 1024;
@@ -524,7 +523,8 @@ impl<S: Sandbox> Run<'_, S> {
             "{FIND_PYTHON}; cd / && exec \"$PY\" -I -S -c {launch} grade --spec {spec}",
             launch = shell_quote(&format!(
                 "import sys; sys.path.insert(0, '{STATE_DIR}'); import beyondswe_verify as v; \
-                 sys.exit(v.main(['{VERIFY_FILE}'] + sys.argv[1:]))"
+                 sys.exit(v.main(['{verify_file}'] + sys.argv[1:]))",
+                verify_file = adapters::VERIFY_FILE,
             )),
             spec = shell_quote(&self.file("spec.json")),
         );

@@ -117,10 +117,6 @@ pub mod paths {
     pub const F2P_PATCH: &str = "tests/f2p_patch.diff";
     pub const INSTANCE_JSON: &str = "tests/instance.json";
     pub const TEST_SUITE_ZIP: &str = "tests/test_suite.zip";
-    pub const VERIFY_PY: &str = "tests/beyondswe_verify.py";
-    pub const PYTEST_RUNNER: &str = "tests/beyondswe_pytest_runner.py";
-    pub const STATIC_EVIDENCE_PY: &str = "tests/beyondswe_static_evidence.py";
-    pub const MANIFEST_PY: &str = "tests/beyondswe_manifest.py";
     /// The gold patch, for the verifier only: what it uses is allowed to the submission.
     pub const GOLD_PATCH: &str = "tests/gold_patch.diff";
     pub const RESTORE_RULES: &str = "tests/beyondswe_restore_rules.json";

@@ -15,7 +15,7 @@ pub use metrics::{
     FamilyScore, Scores, SwebenchSummary, avg, pass_at_k, round2, scores, swebench_summary,
 };
 pub use render::{Format, render};
-pub use review::{ACCEPTED_FILE, accept, apply_accepted, for_review, read_accepted};
+pub use review::{ACCEPTED_FILE, accept, apply_accepted, read_accepted};
 pub use store::{
     RunMeta, Store, StoreError, Stored, attempt_label, error_log, read_run, write_atomic,
 };

@@ -70,14 +70,6 @@ pub fn apply_accepted(stored: &mut [Stored], accepted: &BTreeSet<String>) {
     }
 }
 
-/// The instances still waiting for a reviewer: `forgery_suspected` and not accepted.
-pub fn for_review(stored: &[Stored]) -> Vec<&Stored> {
-    stored
-        .iter()
-        .filter(|s| s.verdict.reason == Reason::ForgerySuspected)
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,7 +114,6 @@ mod tests {
         let ev = stored[0].verdict.static_evidence.as_ref().expect("kept");
         assert!(ev.accepted && ev.hits.len() == 1);
         assert_eq!(stored[1].verdict.reason, Reason::ForgerySuspected);
-        assert_eq!(for_review(&stored).len(), 1);
     }
 
     #[test]

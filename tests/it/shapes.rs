@@ -47,16 +47,8 @@ fn calibrate_cmd(dataset: &Path, results: &Path, out: &Path) -> Command {
 
 /// The calibration JSON `calibrate --json` prints.
 fn calibrate(dataset: &Path, results: &Path, out: &Path) -> Value {
-    let output = calibrate_cmd(dataset, results, out)
-        .arg("--json")
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "calibrate failed:\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).unwrap()
+    let stdout = run_ok(calibrate_cmd(dataset, results, out).arg("--json"));
+    serde_json::from_str(&stdout).unwrap()
 }
 
 #[test]
