@@ -1053,6 +1053,9 @@ class Ctx(object):
         self.manifest = None
         # What `git apply` said the submission's patch touches (step_apply).
         self.applied_paths = []
+        # Someone had the container before the verifier (Harbor's agent, as root): nothing it
+        # could have rewritten (the prepare record, the interpreter) is taken on trust.
+        self.shared_container = bool(spec.get("shared_container"))
 
     @property
     def flags(self):
@@ -1110,7 +1113,7 @@ def settle_environment(ctx):
     if path and os.path.isfile(path):
         # Offline the container is fresh from the prepared image: only where someone had the
         # container before (Harbor's agent) is the interpreter's binary hashed again.
-        if (ctx.spec.get("check_interpreter") and py.get("sha256")
+        if (ctx.shared_container and py.get("sha256")
                 and file_sha256(os.path.realpath(path)) != py["sha256"]):
             ctx.suspicious("the test interpreter %s is not the one the prepare step recorded" % path)
         ctx.python = path
@@ -2328,20 +2331,33 @@ def manifest_module():
     return sibling("beyondswe_manifest", "manifest")
 
 
-def static_baseline_of_base(workdir, tracked):
-    """kind -> first use, over the base repository's own code: its tracked Python files, tests
-    left out (pytest is what tests are made of). Recorded by the prepare step, before any
-    submission."""
-    se = static_module()
-    files = [p for p in tracked if p.endswith(".py") and not is_test_path(p)]
-    hits, _ = se.scan_tree(workdir, files)
-    return se.kinds_of(hits)
+def scan_base(ctx, rels, is_test=lambda rel: False):
+    """Static hits in the base commit's versions of `rels` (those it has as files), read from
+    hash-checked git objects: never from the workdir, which the agent had first under Harbor."""
+    listing = base_listing(ctx)
+    wanted = [(rel, listing[rel][1]) for rel in sorted(set(rels))
+              if rel in listing and listing[rel][0] in ("100644", "100755")]
+    if not wanted:
+        return []
+    objects = Objects(ctx.git)
+    try:
+        return static_module().scan_sources([(rel, lambda oid=oid: objects.blob(oid)) for rel, oid in wanted],
+                                            is_test)[0]
+    finally:
+        objects.close()
+
+
+def static_baseline(ctx):
+    """kind -> first use, over the base repository's own code: its Python files, tests left out
+    (pytest is what tests are made of)."""
+    code = [p for p in base_listing(ctx) if p.endswith(".py") and not is_test_path(p)]
+    return static_module().kinds_of(scan_base(ctx, code))
 
 
 def gold_static_kinds(ctx):
     """kind -> first use in the files the gold patch leaves (Doc2Repo: the reference repository),
-    read from a scratch copy: the gold patch applied to the base's versions of its files. Must run
-    while the workdir is still the base."""
+    read from a scratch copy: the gold patch applied to the base's versions of its files, taken
+    from git objects (a file the agent changed first must not lend the gold patch its code)."""
     gold = ctx.spec.get("gold_patch")
     if not gold or not os.path.isfile(gold):
         return {}
@@ -2350,13 +2366,15 @@ def gold_static_kinds(ctx):
     os.chmod(tmp, 0o700)
     try:
         paths, _ = patch_paths(ctx, gold)
-        for rel in paths or []:
-            src = os.path.join(ctx.workdir, rel)
-            if not ctx.doc2repo and os.path.isfile(src) and not os.path.islink(src) and \
-                    not parent_is_link(ctx.workdir, rel):
-                dest = os.path.join(tmp, rel)
-                ensure_real_dirs(tmp, os.path.dirname(rel))
-                shutil.copyfile(src, dest)
+        listing = base_listing(ctx)
+        wanted = [p for p in paths or [] if p in listing and listing[p][0] in ("100644", "100755")]
+        if wanted:
+            objects = Objects(ctx.git)
+            try:
+                for rel in wanted:
+                    safe_write(tmp, rel, objects.blob(listing[rel][1]), listing[rel][0])
+            finally:
+                objects.close()
         env = dict(ctx.git.env)
         env["GIT_CEILING_DIRECTORIES"] = "/tmp"
         proc = subprocess.run(["git"] + GIT_OPTS + ["apply", "--whitespace=nowarn", gold], cwd=tmp, env=env,
@@ -2371,18 +2389,34 @@ def gold_static_kinds(ctx):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def changed_from_base(ctx):
+    """Every file of the workdir that is not as the base or the image left it: the tracked ones
+    whose blob differs, the untracked ones the image did not have with that content."""
+    listing = base_listing(ctx)
+    image = ctx.state.get("baseline_untracked") or {}
+    out = []
+    for rel, kind in walk_tree(ctx.workdir).items():
+        if kind == "dir":
+            continue
+        full = os.path.join(ctx.workdir, rel)
+        if rel in listing:
+            sha, mode = blob_sha(full, ctx.algo_len)
+            if (sha, mode) != (listing[rel][1], listing[rel][0]):
+                out.append(rel)
+        elif rel not in image or kind != "file" or file_sha256(full) != image[rel]:
+            out.append(rel)
+    return out
+
+
 def submission_paths(ctx):
     """The paths the submission added or changed: its patch's, or (Harbor) the captured diff's,
-    or (a Doc2Repo tree) every file of the workdir the image did not have."""
+    or else every file not as the base and the image left it."""
     if ctx.spec.get("patch"):
         return ctx.applied_paths  # step_apply parsed them
     capture = ctx.spec.get("capture")
     if (ctx.facts.get("capture") or {}).get("ok") and capture and os.path.getsize(capture) > 0:
         return patch_paths(ctx, capture)[0] or []
-    if ctx.doc2repo:
-        image = ctx.state.get("baseline_untracked") or {}
-        return [p for p, k in walk_tree(ctx.workdir).items() if k == "file" and p not in image]
-    return []
+    return changed_from_base(ctx)
 
 
 def step_static(ctx, gold_kinds):
@@ -2396,10 +2430,9 @@ def step_static(ctx, gold_kinds):
     paths = [p for p in submission_paths(ctx) if p not in gone]
     hits, errors = se.scan_tree(ctx.workdir, paths, is_test_path)
     base = ctx.state.get("static_baseline")
-    if not isinstance(base, dict):
-        # No prepare record: the tracked files the submission did not touch are the base's.
-        touched = set(paths)
-        base = static_baseline_of_base(ctx.workdir, [p for p in base_listing(ctx) if p not in touched])
+    if not isinstance(base, dict) or ctx.shared_container:
+        # No prepare record, or one the agent could have rewritten: from the base's objects.
+        base = static_baseline(ctx)
     allowed = set(base) | set(gold_kinds)
     unexplained = se.judge(hits, allowed)
     facts = ctx.facts.setdefault("static", {})
@@ -2585,7 +2618,7 @@ def cmd_prepare(args):
     out["static_baseline"] = {}
     if ctx.git.available():
         listing = base_listing(ctx)
-        out["static_baseline"] = static_baseline_of_base(args.workdir, listing)
+        out["static_baseline"] = static_baseline(ctx)
         for rel, kind in walk_tree(args.workdir).items():
             if kind != "dir" and rel not in listing:
                 out["baseline_untracked"][rel] = file_sha256(os.path.join(args.workdir, rel))
@@ -2634,7 +2667,7 @@ def cmd_harbor(args):
         "timeout": cfg.get("test_timeout_sec") or 1800, "test_suite_num": cfg.get("test_suite_num"),
         "state_dir": "/var/lib/beyondswe", "private_paths": [tests, "/var/lib/beyondswe"],
         "tests_dir": tests, "canaries": True, "capture": os.path.join(logs, SUBMISSION_DIFF),
-        "check_interpreter": True,
+        "shared_container": True,
     }
     patch = os.path.join(tests, "f2p_patch.diff")
     if os.path.isfile(patch) and os.path.getsize(patch) > 0:

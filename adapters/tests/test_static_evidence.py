@@ -169,6 +169,44 @@ class Honest(unittest.TestCase):
         self.assertIn("pkg/bad.py", err)
 
 
+class TestFiles(unittest.TestCase):
+    """A test file may use pytest's public API and mocking, nothing more: a kept test file, or a
+    Doc2Repo tree's, runs like any other module."""
+
+    def test_internals_and_writes_to_pytest_are_not_a_tests_business(self):
+        t = dict(path="tests/helpers.py", is_test=True)
+        self.assertIn("test_machinery", kinds("import _pytest.runner\n", **t))
+        self.assertIn("test_machinery", kinds("import pluggy\n", **t))
+        self.assertIn("main_module", kinds("import __main__\n", **t))
+        self.assertIn("test_machinery", kinds("import pytest\npytest.MonkeyPatch().setattr(pytest.TestReport, '__init__', f)\n", **t))
+        self.assertIn("test_machinery", kinds("from unittest import mock\nmock.patch('pytest.TestReport.__init__', f).start()\n", **t))
+        self.assertIn("test_machinery", kinds("import pytest\npytest.TestReport.__init__ = f\n", **t))
+        self.assertIn("test_machinery", kinds("from unittest import mock\nimport pytest\nmock.patch.object(pytest.Function, 'runtest').start()\n", **t))
+
+    def test_ordinary_patching_in_tests_is_fine(self):
+        src = "import pytest\nfrom unittest import mock\n\ndef test_a(monkeypatch):\n" \
+              "    monkeypatch.setattr('pkg.mod.x', 1)\n    mock.patch.object(pkg, 'y').start()\n"
+        self.assertEqual(kinds(src, "tests/test_a.py", is_test=True), [])
+
+
+class Loaders(unittest.TestCase):
+    def test_code_run_from_files_that_are_not_modules(self):
+        self.assertIn("dynamic_code", kinds("import runpy\nrunpy.run_path('pkg/data.txt')\n"))
+        self.assertIn("import_hooks", kinds("import importlib.util as u\nu.spec_from_file_location('x', 'x.dat')\n"))
+        self.assertIn("import_hooks", kinds("from importlib.machinery import SourceFileLoader\n"))
+        self.assertIn("import_hooks", kinds("import zipimport\n"))
+        self.assertEqual(se.loader_hit("pkg/_vendor.zip").kind, "loader_file")
+
+    def test_a_module_that_is_a_link_is_read_through_it(self):
+        with tempfile.TemporaryDirectory() as root:
+            os.makedirs(os.path.join(root, "pkg"))
+            with open(os.path.join(root, "pkg/data.txt"), "w") as fh:
+                fh.write("import sys\nsys._getframe(1)\n")
+            os.symlink("data.txt", os.path.join(root, "pkg/hook.py"))
+            hits, _ = se.scan_tree(root, ["pkg/hook.py"])
+            self.assertEqual([(h.kind, h.path) for h in hits], [("frames", "pkg/hook.py")])
+
+
 class Trees(unittest.TestCase):
     def test_loader_files_and_judging_against_a_baseline(self):
         with tempfile.TemporaryDirectory() as root:
@@ -179,8 +217,7 @@ class Trees(unittest.TestCase):
                 os.makedirs(os.path.join(root, os.path.dirname(rel)), exist_ok=True)
                 with open(os.path.join(root, rel), "w") as fh:
                     fh.write(text)
-            os.symlink("/etc/passwd", os.path.join(root, "pkg/link.py"))
-            hits, errors = se.scan_tree(root, list(files) + ["pkg/link.py", "gone.py"])
+            hits, errors = se.scan_tree(root, list(files) + ["gone.py"])
             self.assertEqual(errors, [])
             by_kind = se.kinds_of(hits)
             self.assertEqual(sorted(by_kind), ["ctypes", "gc", "loader_file"])
