@@ -17,6 +17,7 @@
 # code would have run under.
 import ast
 import os
+import re
 
 # kind: what a person reads in the report.
 KINDS = {
@@ -84,6 +85,15 @@ WRITTEN_ATTRS = ("__code__", "__globals__")
 # Strings that name the test machinery or the interpreter's way into a process.
 STRINGS = (("__main__", "main_module"), ("_pytest", "test_machinery"), ("pluggy", "test_machinery"),
            ("/proc/", "proc"), ("/proc", "proc"), ("/dev/fd", "proc"))
+# Names that only code reaching into the interpreter spells, found inside any string: code kept
+# in a string (run with exec, or written to a file and imported) names them too.
+STRING_TOKENS = re.compile(r"\b(_getframe|currentframe|f_locals|f_back|f_globals|tb_frame|gi_frame|"
+                           r"settrace|setprofile|addaudithook|meta_path|path_hooks|path_importer_cache|"
+                           r"get_referrers|get_referents|get_objects|PyFrame_\w+|_pytest|pluggy|ctypes)\b")
+TOKEN_KINDS = {"settrace": "tracing", "setprofile": "tracing", "addaudithook": "tracing",
+               "meta_path": "import_hooks", "path_hooks": "import_hooks", "path_importer_cache": "import_hooks",
+               "get_referrers": "gc", "get_referents": "gc", "get_objects": "gc",
+               "_pytest": "test_machinery", "pluggy": "test_machinery", "ctypes": "ctypes"}
 # Modules whose attributes, looked up by a computed name, reach anything they hold.
 SENSITIVE_MODULES = ("sys", "os", "gc", "inspect", "builtins", "ctypes", "importlib", "threading",
                      "traceback", "types", "marshal", "atexit", "pytest", "_pytest", "pluggy")
@@ -244,12 +254,18 @@ class _Scanner(ast.NodeVisitor):
         value = _str_value(node)
         if isinstance(value, bytes):
             value = value.decode("latin-1")
-        if isinstance(value, str) and len(value) < 200:
-            for needle, kind in STRINGS:
-                if value == needle or (needle.endswith("/") and value.startswith(needle)) \
-                        or (needle in ("_pytest", "pluggy") and value.split(".", 1)[0] == needle):
-                    self.hit(kind, node, repr(value[:60]))
-                    break
+        if not isinstance(value, str):
+            return
+        for needle, kind in STRINGS:
+            if value == needle or (needle.endswith("/") and value.startswith(needle)) \
+                    or (needle in ("_pytest", "pluggy") and value.split(".", 1)[0] == needle):
+                self.hit(kind, node, repr(value[:60]))
+                return
+        m = STRING_TOKENS.search(value)
+        if m:
+            token = m.group(1)
+            kind = TOKEN_KINDS.get(token) or ("ctypes" if token.startswith("PyFrame_") else "frames")
+            self.hit(kind, node, "a string naming %s" % token)
 
     visit_Str = visit_Constant  # Python < 3.8
     visit_Bytes = visit_Constant
@@ -273,6 +289,8 @@ class _Scanner(ast.NodeVisitor):
         if name in ("exec", "eval", "compile", "builtins.exec", "builtins.eval", "builtins.compile"):
             if first_str is None:
                 self.hit("dynamic_code", node, "%s of a computed value" % name.rsplit(".", 1)[-1])
+            else:
+                self.visit_literal_code(first_str, node)
         elif name in ("__import__", "builtins.__import__", "importlib.import_module", "importlib.__import__",
                       "importlib.util.find_spec", "pkgutil.resolve_name", "sys.modules.get",
                       "operator.attrgetter"):
@@ -293,6 +311,18 @@ class _Scanner(ast.NodeVisitor):
         if self.is_build_hook and name in PROCESS_CALLS:
             self.hit("process", node, "%s in a build hook" % name)
         self.generic_visit(node)
+
+    def visit_literal_code(self, text, node):
+        """The code in a literal given to exec/eval/compile, read like the file's own (its hits
+        at the call's line); a literal that does not parse cannot run either."""
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
+            return
+        for child in ast.walk(tree):
+            if hasattr(child, "lineno"):
+                child.lineno = node.lineno
+        self.visit(tree)
 
     def check_lookup(self, name, node):
         """getattr/setattr on an interpreter module by a computed name, on builtins at all, and

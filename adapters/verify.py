@@ -2361,6 +2361,7 @@ def gold_static_kinds(ctx):
     gold = ctx.spec.get("gold_patch")
     if not gold or not os.path.isfile(gold):
         return {}
+    t = time.time()
     se = static_module()
     tmp = tempfile.mkdtemp(prefix="bsw-gold-", dir="/tmp")
     os.chmod(tmp, 0o700)
@@ -2387,6 +2388,7 @@ def gold_static_kinds(ctx):
         return se.kinds_of(hits)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+        ctx.timed("static", t)
 
 
 def changed_from_base(ctx):

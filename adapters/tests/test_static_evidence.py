@@ -106,6 +106,15 @@ class Evasions(unittest.TestCase):
         self.assertIn("main_module", kinds("key = '__main__'\n"))
         self.assertIn("proc", kinds("p = b'/proc/self/fd'\n"))
 
+    def test_code_kept_in_strings(self):
+        # exec of a literal is read like the file's own code
+        self.assertIn("frames", kinds("exec('import sys\\nf = sys._getframe(1)')\n"))
+        self.assertIn("gc", kinds("exec('import gc as g\\ng.get_objects()')\n"))
+        # code written to a file and imported names what it reaches for
+        self.assertIn("frames", kinds("open('pkg/_gen.py', 'w').write('import sys\\nsys._getframe(1).f_locals')\n"))
+        self.assertIn("import_hooks", kinds("CODE = 'import sys; sys.meta_path.insert(0, F())'\n"))
+        self.assertIn("test_machinery", kinds("CODE = 'from _pytest import runner'\n"))
+
     def test_nested_scopes_and_classes(self):
         src = """
             class Loader(object):

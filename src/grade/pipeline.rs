@@ -29,7 +29,6 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// Where the prepare step keeps its facts inside the (prepared) image.
 /// Bumped when the prepare step changes, so stale prepared images are not reused.
 const PREPARE_VERSION: &str = "3";
 /// The setup step script, installed with the verifier in the state directory.

@@ -536,10 +536,14 @@ fn the_probe_finds_future_commits_in_an_unstripped_image() {
 fn tamper_solutions_through_harbor() {
     client_ready();
     let all = std::env::var("BEYONDSWE_HARBOR_ADVERSARIAL").is_ok_and(|v| v == "all");
+    let work = Work::new();
+    let tasks = work.tasks();
     let mut per_class: HashMap<String, usize> = HashMap::new();
+    // The fixtures' instances (the image-shape ones go through test.sh in harbor_docker).
     let mut chosen: Vec<Case> = cases()
         .into_iter()
         .filter(|c| !c.submission.starts_with("archives/"))
+        .filter(|c| tasks.join(task_dir_name(&c.instance)).is_dir())
         .collect();
     chosen.sort_by(|a, b| a.name.cmp(&b.name));
     chosen.retain(|c| {
@@ -548,8 +552,6 @@ fn tamper_solutions_through_harbor() {
         *n += 1;
         !honest && (all || *n <= 2)
     });
-    let work = Work::new();
-    let tasks = work.tasks();
     let adv = work.path().join("adv-tasks");
     let mut names: HashMap<String, Case> = HashMap::new();
     for case in &chosen {
