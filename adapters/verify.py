@@ -33,8 +33,9 @@
 #   install   Doc2Repo: the submission installs itself as the unprivileged user; only then is the
 #             hidden suite unpacked, read-only; only the ids of its manifest (beyondswe_manifest.py,
 #             read from the archive before the install) count
-#   canaries  clones of real tests planted beside them: a twin that must agree with its original
-#             and a poisoned copy that must fail
+#   canaries  clones of real tests planted among them (beyondswe_canaries.py): a twin that must
+#             agree with its original and a poison, one of its assertions negated, that cannot
+#             pass where it passed; names, places and bodies like the suite's own
 #   run       pytest as an unprivileged user through beyondswe_pytest_runner.py; outcomes arrive
 #             over a pipe only this process reads; every process of that user is killed after
 #   decide    the verdict from the facts
@@ -1594,211 +1595,108 @@ def parent_is_link(root, rel):
 
 
 # ---------------------------------------------------------------------------------------------
-# Canaries
+# Canaries (beyondswe_canaries.py): clones of real tests the tests' process cannot tell apart
 
-WORDS = ("empty", "none", "roundtrip", "large", "nested", "unicode", "repr", "order", "default",
-         "negative", "boundary", "twice", "mixed", "zero", "single", "whitespace", "strict", "legacy",
-         "copy", "reverse", "missing", "extra", "long", "short", "basic", "simple", "edge", "again")
-DEF_RE = r"^(\s*(?:async\s+)?def\s+)%s(\s*\()"
+def canaries_module():
+    return sibling("beyondswe_canaries", "canaries")
 
 
-def plan_canaries(ctx, modules, rng):
-    """Picks template test functions in `modules` (path -> list of preferred function names) and
-    plants a twin and a poisoned clone beside each. Returns the canary records."""
-    try:
-        import ast
-    except ImportError:
-        return []
-    records = []
+def plan_canaries(ctx, modules, rng, plant=True, after_only=False):
+    """Plans a twin and a poison of one test in each of `modules` ((path under ctx.canary_root,
+    preferred (class path, name) pairs)), and plants them unless `plant` is false (the dataset's
+    own patches: the plan is only counted, for calibrate). Returns the records and the plan's
+    facts: how many templates were found, of which shapes, and why none where none."""
+    cm = canaries_module()
+    records, shapes, modules_read = [], [], 0
     for path, preferred in modules:
         full = os.path.join(ctx.canary_root, path)
-        parsed = parse_test_module(full, ast)
-        if parsed is None:
+        try:
+            with open(full, "rb") as fh:
+                source = fh.read()
+            st = os.stat(full)
+        except OSError:
             continue
-        source, tree = parsed
-        usable = [c for c in template_candidates(tree, ast) if canary_template_ok(c[1], ast)]
-        if not usable:
+        modules_read += 1
+        planned = cm.plan(source, rng, preferred, after_only)
+        if planned is None:
             continue
-        cls, node = choose_template(usable, preferred, rng)
-        planted = with_canaries(source, node, rng)
-        if planted is None:
-            continue
-        data, names = planted
-        mode = "100755" if os.stat(full).st_mode & 0o100 else "100644"
-        safe_write(ctx.canary_root, path, data, mode)
-        prefix = path + "::" + (cls + "::" if cls else "")
-        records.append({"module": path, "template": prefix + node.name, "twin": prefix + names[0],
-                        "poison": prefix + names[1]})
-    return records
+        data, record = planned
+        record["module"] = path
+        shapes.append(record["shape"])
+        records.append(record)
+        if plant:
+            safe_write(ctx.canary_root, path, data, "100755" if st.st_mode & 0o100 else "100644")
+            os.utime(full, (st.st_atime, st.st_mtime))
+    plan = {"planted": plant, "templates": len(records), "shapes": shapes, "modules": modules_read}
+    if not records:
+        plan["none_because"] = ("no test module of the ids could be read" if not modules_read else
+                                "no test of the modules read can be cloned (a top-level assertion "
+                                "to negate, no return or yield, not bound to its own name)")
+    return (records if plant else []), plan
 
 
-def parse_test_module(full, ast):
-    """(source, tree) of a test module; None when it cannot be read or parsed, or when this
-    Python's ast gives no end lines (before 3.8)."""
-    try:
-        with open(full, "rb") as fh:
-            source = fh.read().decode("utf-8")
-        tree = ast.parse(source)
-    except Exception:  # noqa: BLE001 - no canary in a module we cannot read
-        return None
-    if not hasattr(tree.body[0] if tree.body else None, "end_lineno") and tree.body:
-        return None
-    return source, tree
-
-
-def template_candidates(tree, ast):
-    """(class name or None, function node) for every test function of a module, and every test
-    method of its top-level test classes."""
-    candidates = []
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
-            candidates.append((None, node))
-        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
-            for sub in node.body:
-                if isinstance(sub, ast.FunctionDef) and sub.name.startswith("test"):
-                    candidates.append((node.name, sub))
-    return candidates
-
-
-def choose_template(usable, preferred, rng):
-    """The first usable test the ids name, else one at random."""
-    for cls, node in usable:
-        if node.name in preferred:
-            return cls, node
-    return rng.choice(usable)
-
-
-def with_canaries(source, node, rng):
-    """The module's source with the twin and the poisoned clone of the test `node` right after
-    it, and their two names; None when its body does not start on a line of its own."""
-    lines = source.splitlines(True)
-    start = min([d.lineno for d in node.decorator_list] + [node.lineno]) - 1
-    end = node.end_lineno
-    body_line = lines[node.body[0].lineno - 1]
-    indent = body_line[:node.body[0].col_offset]
-    if node.body[0].lineno == node.lineno or indent.strip():
-        return None
-    taken = set(re.findall(r"def\s+(\w+)", source))
-    names = []
-    while len(names) < 2:
-        n = "%s_%s_%s" % (node.name, rng.choice(WORDS), rng.choice(WORDS))
-        if n not in taken and n not in names:
-            names.append(n)
-    block = lines[start:end]
-    if block and not block[-1].endswith("\n"):
-        block[-1] += "\n"
-    twin = rename_def(block, node.name, names[0])
-    poison = rename_def(block, node.name, names[1])
-    a, b = rng.randint(1000, 9999), rng.randint(1000, 9999)
-    while b == a:
-        b = rng.randint(1000, 9999)
-    poison.append("%sassert %d == %d\n" % (indent, a, b))
-    def_indent = lines[node.lineno - 1][:len(lines[node.lineno - 1]) - len(lines[node.lineno - 1].lstrip())]
-    insert = ["\n"] + twin + ["\n"] + poison
-    if def_indent:
-        insert = [l if l.strip() else "\n" for l in insert]
-    new_lines = lines[:end] + insert + lines[end:]
-    if new_lines[end - 1] and not new_lines[end - 1].endswith("\n"):
-        new_lines[end - 1] += "\n"
-    return "".join(new_lines).encode("utf-8"), names
-
-
-def canary_template_ok(node, ast):
-    """A test whose clone behaves like it: a plain function, no return, yield or nested def
-    that could end it early, and whose body starts on its own line."""
-    if not node.body or not hasattr(node, "end_lineno"):
-        return False
-    for sub in ast.walk(node):
-        if sub is node:
-            continue
-        if isinstance(sub, (ast.Return, ast.Yield, ast.YieldFrom, ast.Lambda, ast.FunctionDef,
-                            ast.AsyncFunctionDef, ast.ClassDef, ast.Global, ast.Nonlocal)):
-            return False
-    return True
-
-
-def rename_def(block, old, new):
-    out = list(block)
-    pat = re.compile(DEF_RE % re.escape(old))
-    for i, line in enumerate(out):
-        if pat.match(line):
-            out[i] = pat.sub(lambda m: m.group(1) + new + m.group(2), line, count=1)
-            break
-    return out
-
-
-def canary_modules_for_ids(ids):
-    """Test modules of the ids, with the function names the ids name (templates preferred)."""
+def canary_modules_for_ids(f2p, p2p):
+    """Test modules of the ids, F2P's first, each with its preferred templates: the (class path,
+    name) pairs its F2P ids name, then those its P2P ids name."""
     modules = []
     seen = {}
-    for test_id in ids:
-        path, _, rest = test_id.partition("::")
-        if not path.endswith(".py") or not rest:
-            continue
-        name = rest.split("::")[-1].split("[", 1)[0]
-        if path not in seen:
-            seen[path] = []
-            modules.append((path, seen[path]))
-        seen[path].append(name)
+    for tier, ids in enumerate((f2p, p2p)):
+        for test_id in ids:
+            path, _, rest = test_id.partition("::")
+            if not path.endswith(".py") or not rest:
+                continue
+            parts = rest.split("[", 1)[0].split("::")
+            if path not in seen:
+                seen[path] = ([], [])
+                modules.append((path, seen[path]))
+            seen[path][tier].append((tuple(parts[:-1]), parts[-1]))
     return modules
 
 
-CANARY_RERUNS = 2
+def canary_ids(records):
+    """Each record's twin and poison node ids."""
+    cm = canaries_module()
+    return [i for r in records for i in cm.node_ids(r["module"], r)[1:]]
 
 
-def twin_disagrees(rec, outcomes_by_node, param):
-    return (outcomes_by_node.get(rec["template"] + param) == "passed"
-            and outcomes_by_node.get(rec["twin"] + param) not in ("passed", None))
+def with_canary_ids(rng, ids, records):
+    """The run's ids with each canary at a random place after its template (or after the last
+    id of its module): where the ids are, nothing tells a canary by its place."""
+    cm = canaries_module()
+    out = list(ids)
+    for r in records:
+        tmpl = cm.node_ids(r["module"], r)[0]
+        for cid in cm.node_ids(r["module"], r)[1:]:
+            after = [i for i, x in enumerate(out) if x == tmpl or x.startswith(tmpl + "[")]
+            if not after:
+                after = [i for i, x in enumerate(out) if x.startswith(r["module"] + "::")] or [len(out) - 1]
+            out.insert(rng.randint(after[0] + 1, len(out)), cid)
+    return out
 
 
-def judge_canaries(ctx, records, outcomes_by_node, rerun=None):
-    """Facts about the canaries: a poisoned clone reported passed, a twin that disagrees with its
-    passing original, or a canary missing while its module ran, is proof of forged outcomes.
-    A twin's disagreement is proof only if it repeats on every rerun of the pair (`rerun`: ids to
-    outcomes, in a fresh runner): a flaky test disagrees with its twin now and then, a test whose
-    outcome is forged by name does every time."""
+def judge_canaries(ctx, records, outcomes, solo=None):
+    """Facts about the canaries (beyondswe_canaries.judge), their proof recorded as forgery and
+    their flaky contradictions as suspicious."""
+    cm = canaries_module()
     facts = []
     for rec in records:
-        def group(prefix):
-            return dict((k[len(prefix):], v) for k, v in outcomes_by_node.items()
-                        if k == prefix or k.startswith(prefix + "["))
-        tmpl, twin, poison = group(rec["template"]), group(rec["twin"]), group(rec["poison"])
-        module_ran = any(k.startswith(rec["module"] + "::") and not k.startswith((rec["twin"], rec["poison"]))
-                         for k in outcomes_by_node)
-        fact = {"module": rec["module"], "template": rec["template"], "twin": rec["twin"],
-                "poison": rec["poison"], "template_outcomes": tmpl, "twin_outcomes": twin,
-                "poison_outcomes": poison}
-        bad = []
-        for param, outcome in poison.items():
-            if outcome in ("passed", "xpassed"):
-                bad.append("the poisoned clone %s%s, which must fail, was reported %s" % (rec["poison"], param, outcome))
-        for param, outcome in tmpl.items():
-            if outcome == "passed" and twin.get(param) not in ("passed", None):
-                claim = "%s%s passed but its identical twin %s%s was reported %s" % (
-                    rec["template"], param, rec["twin"], param, twin.get(param))
-                again = 0
-                while rerun is not None and again < CANARY_RERUNS:
-                    again += 1
-                    now = rerun([rec["template"] + param, rec["twin"] + param])
-                    if not twin_disagrees(rec, now, param):
-                        # A test that did not pass every time has not passed: whether flaky or
-                        # forged only on the first run, its outcome is the rerun's.
-                        if now.get(rec["template"] + param) != "passed":
-                            outcomes_by_node[rec["template"] + param] = now.get(rec["template"] + param) or "not_run"
-                        break
-                else:
-                    bad.append(claim + ("" if rerun is None else " (and again on %d reruns)" % again))
-                    continue
-                fact.setdefault("flaky", []).append(claim)
-                ctx.suspicious("%s, but not on rerun %d of the pair: the test is flaky (not counted as proof)"
-                               % (claim, again))
-        if module_ran and tmpl and (not twin or not poison):
-            bad.append("canaries planted in %s vanished while its tests ran" % rec["module"])
-        fact["proof"] = bad
-        facts.append(fact)
-        for b in bad:
+        fact = cm.judge(rec["module"], rec, outcomes, solo)
+        for b in fact["proof"]:
             ctx.forgery(b)
+        for f in fact["flaky"]:
+            ctx.suspicious(f)
+        facts.append(fact)
     return facts
+
+
+def solo_runner(run_one):
+    """solo(ids) for the canaries' judge: each id run alone in a fresh runner (`run_one(ids)`)."""
+    def solo(ids):
+        out = {}
+        for test_id in ids:
+            out.update(run_one([test_id]))
+        return out
+    return solo
 
 
 # ---------------------------------------------------------------------------------------------
@@ -2104,7 +2002,8 @@ def grade_issue(ctx):
     ctx.canary_root = ctx.workdir
     rng = random.SystemRandom()
     t = time.time()
-    records = plan_canaries(ctx, canary_modules_for_ids(f2p + p2p)[:2], rng) if spec.get("canaries", True) else []
+    records, ctx.facts["canary_plan"] = plan_canaries(ctx, canary_modules_for_ids(f2p, p2p)[:2], rng,
+                                                      plant=spec.get("canaries", True))
     ctx.timed("canaries", t)
     t = time.time()
     locked = set(ctx.facts.get("locked", []))
@@ -2115,14 +2014,14 @@ def grade_issue(ctx):
     locked.update(conftests)
     lock_sub_owned(ctx, sorted(locked))
     ctx.timed("hand_over", t)
-    run_ids = ids + [r["twin"] for r in records] + [r["poison"] for r in records]
+    run_ids = with_canary_ids(rng, ids, records)
     test_files = [os.path.join(ctx.workdir, p) for p in sorted(locked) if p.endswith(".py")]
     timeout = spec.get("timeout", 1800)
     run = run_tests(ctx, run_ids, ctx.workdir, ctx.workdir, [], test_files, [ctx.workdir], timeout)
 
-    def rerun(pair):
-        return run_tests(ctx, pair, ctx.workdir, ctx.workdir, [], test_files, [ctx.workdir], timeout)["outcomes"]
-    ctx.facts["canaries"] = judge_canaries(ctx, records, run["outcomes"], rerun)
+    def run_one(one):
+        return run_tests(ctx, one, ctx.workdir, ctx.workdir, [], test_files, [ctx.workdir], timeout)["outcomes"]
+    ctx.facts["canaries"] = judge_canaries(ctx, records, run["outcomes"], solo_runner(run_one))
     req = required_outcomes(run, ids)
     ctx.facts["fail_to_pass"] = dict((i, req[i]) for i in f2p)
     ctx.facts["pass_to_pass"] = dict((i, req[i]) for i in p2p)
@@ -2133,6 +2032,16 @@ def lock_sub_owned(ctx, locked):
     """The workdir becomes the test user's, but for .git and the locked test baseline."""
     chown_tree(ctx.workdir, ctx.uid, ctx.gid)
     lock_paths(ctx.workdir, locked)
+    hide_git(ctx)
+
+
+def hide_git(ctx):
+    """.git becomes root's only for the tests: its objects hold the test files as they were
+    before the canaries went in, and a diff against them would tell the canaries apart. The
+    test user's git refuses a repository another user owns anyway."""
+    if ctx.git.available():
+        os.chown(ctx.git.git_dir, 0, 0)
+        os.chmod(ctx.git.git_dir, 0o700)
 
 
 MODULE_NOT_FOUND = re.compile(r"No module named '([^']+)'")
@@ -2195,7 +2104,7 @@ def grade_doc2repo(ctx):
     os.chmod(suite, 0o700)
     extract_suite(suite_zip, suite)
     ctx.canary_root = suite
-    records = plan_suite_canaries(ctx, suite)
+    records, ctx.facts["canary_plan"] = plan_suite_canaries(ctx, suite)
     lock_suite(ctx, suite)
     extra = []
     if not any(os.path.exists(os.path.join(suite, n)) for n in ("pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini")):
@@ -2203,12 +2112,13 @@ def grade_doc2repo(ctx):
     prepend = [target, ctx.workdir] + ([os.path.join(ctx.workdir, "src")] if os.path.isdir(os.path.join(ctx.workdir, "src")) else [])
     ctx.repo_paths = ctx.repo_paths + [target, home]
     chown_tree(ctx.workdir, ctx.uid, ctx.gid)
+    hide_git(ctx)
     timeout = spec.get("timeout", 1800)
     run = run_tests(ctx, [suite], suite, suite, extra, [suite], prepend, timeout)
 
-    def rerun(pair):
-        return run_tests(ctx, pair, suite, suite, extra, [suite], prepend, timeout)["outcomes"]
-    ctx.facts["canaries"] = judge_canaries(ctx, records, run["outcomes"], rerun)
+    def run_one(one):
+        return run_tests(ctx, one, suite, suite, extra, [suite], prepend, timeout)["outcomes"]
+    ctx.facts["canaries"] = judge_canaries(ctx, records, run["outcomes"], solo_runner(run_one))
     shutil.rmtree(suite, ignore_errors=True)
     record_suite(ctx, run, records)
     record_run(ctx, run)
@@ -2242,12 +2152,14 @@ def step_install(ctx):
 
 
 def plan_suite_canaries(ctx, suite):
-    """Canaries in two of the suite's test modules, drawn at random."""
+    """Canaries in two of the suite's test modules, drawn at random; the suite runs in its
+    files' order, so each goes after its template."""
     modules = [(p, []) for p, k in sorted(walk_tree(suite).items())
-               if k == "file" and classify(p) == "test" and p.rsplit("/", 1)[-1].startswith("test")]
+               if k == "file" and classify(p) == "test" and p.endswith(".py")
+               and (p.rsplit("/", 1)[-1].startswith("test") or p.endswith("_test.py"))]
     rng = random.SystemRandom()
     rng.shuffle(modules)
-    return plan_canaries(ctx, modules[:2], rng) if ctx.spec.get("canaries", True) else []
+    return plan_canaries(ctx, modules[:2], rng, plant=ctx.spec.get("canaries", True), after_only=True)
 
 
 def lock_suite(ctx, suite):
@@ -2269,10 +2181,11 @@ def record_suite(ctx, run, records):
     names counted: how many passed (a pass JUnit confirms), how many ran, and each test's
     outcome by name. A collected id the manifest does not name, or more ids than the suite has,
     is proof of forgery."""
-    canary_ids = set()
+    cm = canaries_module()
+    clones = set()
     for r in records:
-        canary_ids.update(k for k in run["outcomes"] if k.startswith((r["twin"], r["poison"])))
-    real = dict((k, v) for k, v in run["outcomes"].items() if k not in canary_ids)
+        clones |= cm.canary_keys(r["module"], r, run["outcomes"])
+    real = dict((k, v) for k, v in run["outcomes"].items() if k not in clones)
     expected = ctx.spec.get("test_suite_num") or 0
     if ctx.manifest is not None:
         mf = manifest_module()
@@ -2451,48 +2364,9 @@ def step_static(ctx, gold_kinds):
 # ---------------------------------------------------------------------------------------------
 # The verdict
 
-PASS = ("passed", "xpassed")
-
-
-def decide(f):
-    """The verdict from the facts; the only place one is made. Returns (verdict, reason, score)."""
-    doc = f.get("family", "").lower() == "doc2repo"
-    if f.get("error"):
-        return "error", f["error"]["reason"], 0.0
-    apply = f.get("apply")
-    if apply is not None and not apply.get("ok"):
-        return "unresolved", "patch_failed", 0.0
-    if f["flags"].get("forgery"):
-        return "unresolved", "forgery_detected", 0.0
-    static = f.get("static") or {}
-    if static.get("hits"):
-        return "unresolved", "forgery_suspected", 0.0
-    run = f.get("run") or {}
-    score = 0.0
-    suite = f.get("suite")
-    if doc and suite:
-        denom = suite["expected"] if suite["expected"] > 0 else suite["collected"]
-        score = min(1.0, float(suite["passed"]) / denom) if denom else 0.0
-        suite["all_passed"] = bool(denom) and suite["passed"] >= denom
-    if f.get("disk_limit"):
-        return "unresolved", "disk_limit", score
-    if run.get("oom"):
-        return "unresolved", "out_of_memory", score
-    if run.get("timed_out"):
-        return "unresolved", "timeout", score
-    if not run.get("started"):
-        return "unresolved", "no_results", 0.0
-    if doc:
-        if suite and suite.get("all_passed"):
-            return "resolved", "all_tests_passed", score
-        return "unresolved", "tests_failed", score
-    outcomes = list(f.get("fail_to_pass", {}).values()) + list(f.get("pass_to_pass", {}).values())
-    # pytest exits 1 because the poisoned canaries fail; 2 and up mean it did not finish.
-    if outcomes and all(o in PASS for o in outcomes) and run.get("exit") in (0, 1):
-        return "resolved", "all_tests_passed", 1.0
-    if "disputed" in outcomes:
-        return "unresolved", "results_disagree", 0.0
-    return "unresolved", "tests_failed", 0.0
+def decide(facts):
+    """The verdict from the facts (beyondswe_decide.decide): (verdict, reason, score)."""
+    return sibling("beyondswe_decide", "decide").decide(facts)
 
 
 def grade(spec):
@@ -2715,28 +2589,11 @@ def cmd_decide(args):
     return 0
 
 
-def cmd_judge(args):
-    """Judges canaries from stdin JSON {records, outcomes, reruns: [outcomes, ...]} (the pair's
-    outcomes on each rerun, in order); prints the proof, the flaky claims and the outcomes after,
-    for the table test."""
-    case = json.loads(sys.stdin.read())
-    ctx = Ctx({})
-    reruns = list(case.get("reruns", []))
-
-    def rerun(pair):
-        return reruns.pop(0) if reruns else {}
-    outcomes = dict(case["outcomes"])
-    facts = judge_canaries(ctx, case["records"], outcomes, rerun if case.get("rerun", True) else None)
-    sys.stdout.write(json.dumps({"forgery": ctx.flags["forgery"], "flaky": [f.get("flaky", []) for f in facts],
-                                 "outcomes": outcomes, "reruns_left": len(reruns)}) + "\n")
-    return 0
-
-
 USAGE = """usage: beyondswe_verify.py COMMAND [--OPTION VALUE ...]
   grade    --spec SPEC.json
   harbor   [--tests-dir /tests] [--logs-dir /logs/verifier]
   prepare  --workdir W [--base C] [--state-dir /var/lib/beyondswe]
-  classify | decide | judge   (JSON on stdin, for the tests)
+  classify | decide   (JSON on stdin, for the tests)
 """
 
 REQUIRED = object()
@@ -2747,7 +2604,6 @@ COMMANDS = {
     "prepare": ("cmd_prepare", {"workdir": REQUIRED, "base": None, "state_dir": "/var/lib/beyondswe"}),
     "classify": ("cmd_classify", {}),
     "decide": ("cmd_decide", {}),
-    "judge": ("cmd_judge", {}),
 }
 
 

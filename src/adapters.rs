@@ -16,6 +16,10 @@ pub const PYTEST_RUNNER_PY: &str = include_str!("../adapters/pytest_runner.py");
 pub const STATIC_EVIDENCE_PY: &str = include_str!("../adapters/static_evidence.py");
 /// Reads a Doc2Repo suite's node-id manifest from its archive; imported by `VERIFY_PY`.
 pub const MANIFEST_PY: &str = include_str!("../adapters/manifest.py");
+/// Plans canaries (clones of the suite's own tests) and judges them; imported by `VERIFY_PY`.
+pub const CANARIES_PY: &str = include_str!("../adapters/canaries.py");
+/// The verdict from the verifier's facts; imported by `VERIFY_PY`.
+pub const DECIDE_PY: &str = include_str!("../adapters/decide.py");
 /// The one table of restore rules, read by `VERIFY_PY` and by `crate::restore_rules`.
 pub const RESTORE_RULES_JSON: &str = include_str!("../adapters/restore_rules.json");
 /// Harbor `tests/test.sh`.
@@ -40,21 +44,25 @@ pub const VERIFY_FILE: &str = "beyondswe_verify.py";
 
 /// The verifier's modules by the names they are installed under, side by side in one directory:
 /// the verifier imports its siblings by these names.
-pub const VERIFIER_MODULES: [(&str, &str); 4] = [
+pub const VERIFIER_MODULES: [(&str, &str); 6] = [
     (VERIFY_FILE, VERIFY_PY),
     ("beyondswe_pytest_runner.py", PYTEST_RUNNER_PY),
     ("beyondswe_static_evidence.py", STATIC_EVIDENCE_PY),
     ("beyondswe_manifest.py", MANIFEST_PY),
+    ("beyondswe_canaries.py", CANARIES_PY),
+    ("beyondswe_decide.py", DECIDE_PY),
 ];
 
 /// Every embedded file, by its name in `adapters/` (a test checks none is missing).
-pub const FILES: [(&str, &str); 10] = [
+pub const FILES: [(&str, &str); 12] = [
     ("strip_history.sh", STRIP_HISTORY_SH),
     ("setup_step.sh", SETUP_STEP_SH),
     ("verify.py", VERIFY_PY),
     ("pytest_runner.py", PYTEST_RUNNER_PY),
     ("static_evidence.py", STATIC_EVIDENCE_PY),
     ("manifest.py", MANIFEST_PY),
+    ("canaries.py", CANARIES_PY),
+    ("decide.py", DECIDE_PY),
     ("restore_rules.json", RESTORE_RULES_JSON),
     ("test.sh", TEST_SH),
     ("solve.sh", SOLVE_SH),

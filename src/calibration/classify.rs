@@ -123,7 +123,20 @@ pub fn calibrate_instance(runs: Runs<'_>) -> InstanceCalibration {
         flaky_tests,
         passing_without_fix,
         tests,
+        warnings: warnings(runs.gold),
     }
+}
+
+/// `no canary: …` when a gold grading's canary plan found nothing to clone.
+fn warnings(gold: &[&Verdict]) -> Vec<String> {
+    gold.iter()
+        .filter_map(|v| v.canary_plan.as_ref())
+        .find(|p| p.templates == 0)
+        .map(|p| {
+            let why = p.none_because.as_deref().unwrap_or("no template found");
+            vec![format!("{}: {why}", super::NO_CANARY)]
+        })
+        .unwrap_or_default()
 }
 
 /// How many instances are in each class.
@@ -243,6 +256,30 @@ mod tests {
                 ..ClassCounts::default()
             }
         );
+    }
+
+    #[test]
+    fn a_gold_grading_whose_plan_finds_no_canary_is_a_warning() {
+        use crate::grade::CanaryPlan;
+        let mut found = issue(Outcome::Resolved, &[("t::a", P), ("t::b", P)]);
+        found.canary_plan = Some(CanaryPlan {
+            templates: 1,
+            modules: 1,
+            ..CanaryPlan::default()
+        });
+        assert!(class_of(&[&found], &[]).warnings.is_empty());
+        let mut none = found.clone();
+        none.canary_plan = Some(CanaryPlan {
+            modules: 1,
+            none_because: Some("no test of the modules read can be cloned".to_owned()),
+            ..CanaryPlan::default()
+        });
+        let c = class_of(&[&found, &none], &[]);
+        assert_eq!(
+            c.warnings,
+            vec!["no canary: no test of the modules read can be cloned".to_owned()]
+        );
+        assert_eq!(c.class, Class::Ok, "a warning does not change the class");
     }
 
     #[test]

@@ -84,6 +84,9 @@ pub struct RunCounts {
     pub uses: Vec<String>,
 }
 
+/// Why a grading of this instance could be weaker than the others, for the dataset's owner.
+pub const NO_CANARY: &str = "no canary";
+
 /// One test id's outcomes: passed, or anything else (failed, error, skipped, not run, …).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct TestCounts {
@@ -116,6 +119,11 @@ pub struct InstanceCalibration {
     /// Per test id: pass/fail counts under gold and under empty.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub tests: BTreeMap<String, TestCounts>,
+    /// What weakens this instance's gradings without failing them: `no canary: …` where the
+    /// canary plan finds no test to clone in the modules of its ids (a forged outcome then
+    /// rests on the other evidence alone).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// How many instances fell in each class.

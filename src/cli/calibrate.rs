@@ -132,6 +132,9 @@ fn table(c: &Calibration) -> String {
                     .trim_start()
                     .to_owned()
             };
+            let detail = i.warnings.iter().fold(detail, |d, w| {
+                format!("{d} (warning: {w})").trim_start().to_owned()
+            });
             [
                 i.instance_id.clone(),
                 i.family.as_str().to_owned(),

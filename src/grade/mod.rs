@@ -14,6 +14,6 @@ pub use pipeline::{GradeInput, GradeOptions, forgery_signs, grade};
 pub use result::{VerifierResult, test_outcome};
 pub use traced::Traced;
 pub use verdict::{
-    Canary, Flags, Logs, Outcome, Reason, StaticEvidence, StaticHit, SuiteResult, TestOutcome,
-    Verdict,
+    Canary, CanaryPlan, Flags, Logs, Outcome, Reason, StaticEvidence, StaticHit, SuiteResult,
+    TestOutcome, Verdict,
 };

@@ -271,6 +271,8 @@ async fn ensure_prepared<S: Sandbox>(
     opts: &GradeOptions,
 ) -> Result<String, Stop> {
     let mut key = Sha256::new();
+    // Every file the prepared image holds: a changed verifier module prepares a new image.
+    let installed = adapters::VERIFIER_MODULES.map(|(_, text)| text);
     for part in [
         PREPARE_VERSION,
         image_id,
@@ -278,12 +280,11 @@ async fn ensure_prepared<S: Sandbox>(
         record.workdir(),
         adapters::STRIP_HISTORY_SH,
         adapters::SETUP_STEP_SH,
-        adapters::VERIFY_PY,
-        adapters::PYTEST_RUNNER_PY,
-        adapters::STATIC_EVIDENCE_PY,
-        adapters::MANIFEST_PY,
         adapters::RESTORE_RULES_JSON,
-    ] {
+    ]
+    .into_iter()
+    .chain(installed)
+    {
         key.update(part.as_bytes());
         key.update([0]);
     }

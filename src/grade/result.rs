@@ -6,7 +6,9 @@
 //! checks the result's shape and maps its strings onto the typed verdict. It knows nothing of
 //! containers.
 
-use super::verdict::{Canary, Outcome, Reason, StaticEvidence, SuiteResult, TestOutcome, Verdict};
+use super::verdict::{
+    Canary, CanaryPlan, Outcome, Reason, StaticEvidence, SuiteResult, TestOutcome, Verdict,
+};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -30,6 +32,8 @@ pub struct VerifierResult {
     pub flags: RawFlags,
     #[serde(default)]
     pub canaries: Vec<Canary>,
+    #[serde(default)]
+    pub canary_plan: Option<CanaryPlan>,
     /// What the submission's source reaches for (`static` in the verifier's facts).
     #[serde(default, rename = "static")]
     pub static_evidence: Option<StaticEvidence>,
@@ -153,6 +157,7 @@ impl VerifierResult {
             f.applied_with = self.flags.applied_with;
         }
         v.canaries = self.canaries;
+        v.canary_plan = self.canary_plan;
         v.static_evidence = self
             .static_evidence
             .filter(|s| !s.hits.is_empty() || !s.allowed.is_empty());

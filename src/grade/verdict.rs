@@ -182,8 +182,9 @@ impl Flags {
     }
 }
 
-/// A pair of canaries planted beside a real test: a twin that must agree with it and a poisoned
-/// clone that must fail.
+/// A pair of canaries planted among a suite's tests, cloned from one real test: a twin that
+/// must agree with it and a poison, one of its assertions negated, that cannot pass where it
+/// passed.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Canary {
     pub module: String,
@@ -191,6 +192,10 @@ pub struct Canary {
     pub template: String,
     pub twin: String,
     pub poison: String,
+    /// The template's kind: `function`, `method`, `unittest` or `class`, with `+async` and
+    /// `+parametrised` where they apply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub template_outcomes: BTreeMap<String, String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -200,6 +205,27 @@ pub struct Canary {
     /// What these canaries prove (empty: they behaved).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub proof: Vec<String>,
+    /// Contradictions that did not hold when each test ran alone: flakiness, not proof.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flaky: Vec<String>,
+}
+
+/// What the canary plan found in a grading's test modules, planted or (for the dataset's own
+/// patches) only counted: `calibrate` warns of an instance where it finds nothing to clone.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CanaryPlan {
+    /// Whether the canaries went into the tests (false: the plan was only counted).
+    pub planted: bool,
+    /// Templates found: one per test module read, at most two.
+    pub templates: u32,
+    /// Their kinds (see [`Canary::shape`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shapes: Vec<String>,
+    /// Test modules read.
+    pub modules: u32,
+    /// Why no template was found, where none was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub none_because: Option<String>,
 }
 
 /// One use of a construct that reaches into the tests' machinery or the interpreter, found in
@@ -300,6 +326,9 @@ pub struct Verdict {
     /// The canaries planted in this run and how they came out.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub canaries: Vec<Canary>,
+    /// What the canary plan found (absent from verifiers before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub canary_plan: Option<CanaryPlan>,
     /// The instance image's id as the engine reports it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image_id: Option<String>,
@@ -328,6 +357,7 @@ impl Verdict {
             flags: Flags::default(),
             static_evidence: None,
             canaries: Vec::new(),
+            canary_plan: None,
             image_id: None,
             prepared_image: None,
             timings: BTreeMap::new(),

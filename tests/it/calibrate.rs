@@ -283,3 +283,56 @@ fn a_bad_calibration_file_is_refused_with_its_line_and_field() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// An instance whose test modules offer nothing to clone (no test with a top-level assertion)
+/// gets no canaries: `calibrate` says so, in its JSON and in its table, and still calls it ok.
+/// The instances of the shapes dataset all get canaries (`shapes.rs`).
+#[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
+fn an_instance_with_nothing_to_clone_is_a_calibrate_warning() {
+    require_docker();
+    fixture_images();
+    let tmp = tempfile::tempdir().unwrap();
+    let line = std::fs::read_to_string(fixtures().join("dataset/fixtures.jsonl"))
+        .unwrap()
+        .lines()
+        .find(|l| l.contains("\"acme_calc_pr7\""))
+        .unwrap()
+        .to_owned();
+    let mut rec: Value = serde_json::from_str(&line).unwrap();
+    let module = "import calc\n\n\ndef test_imports():\n    calc.add(1, 2)\n\n\ndef test_sub_runs():\n    calc.sub(3, 1)\n";
+    let mut diff = format!(
+        "diff --git a/tests/test_plain.py b/tests/test_plain.py\nnew file mode 100644\n--- /dev/null\n+++ b/tests/test_plain.py\n@@ -0,0 +1,{} @@\n",
+        module.lines().count()
+    );
+    for l in module.lines() {
+        diff.push_str(&format!("+{l}\n"));
+    }
+    rec["f2p_patch"] = diff.into();
+    rec["FAIL_TO_PASS"] = serde_json::json!(["tests/test_plain.py::test_imports"]);
+    rec["PASS_TO_PASS"] = serde_json::json!(["tests/test_plain.py::test_sub_runs"]);
+    let dataset = tmp.path().join("plain.jsonl");
+    std::fs::write(&dataset, format!("{rec}\n")).unwrap();
+    let run = |json: bool| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_beyondswe"));
+        cmd.args(["calibrate", "--repeat", "1", "--timeout", "120"])
+            .arg("--dataset")
+            .arg(&dataset)
+            .arg("--results-dir")
+            .arg(tmp.path().join(if json { "r1" } else { "r2" }))
+            .arg("-o")
+            .arg(tmp.path().join("cal.json"));
+        if json {
+            cmd.arg("--json");
+        }
+        run_ok(&mut cmd)
+    };
+    let cal: Value = serde_json::from_str(&run(true)).unwrap();
+    let i = &cal["instances"][0];
+    let warnings = strings(&i["warnings"]);
+    assert_eq!(warnings.len(), 1, "{i:#}");
+    assert!(warnings[0].starts_with("no canary: no test"), "{i:#}");
+    assert_eq!(i["gold"]["resolved"], 1, "{i:#}");
+    let table = run(false);
+    assert!(table.contains("(warning: no canary: "), "{table}");
+}

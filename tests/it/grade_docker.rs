@@ -1015,3 +1015,79 @@ fn writing_past_the_disk_limit_is_stopped_and_reported() {
             .unwrap();
     assert!(left.is_empty(), "containers left behind: {left:?}");
 }
+
+/// A conftest that forges reports, brought in by the dataset's own f2p patch: the stand-in for
+/// a forger the static step cannot see, so that the canaries alone must catch it. `FORGE(item)`
+/// says which failed reports become passes.
+fn forging_conftest(forge: &str) -> String {
+    let body = format!(
+        "import pytest\n\n\nF2P = {{\"tests/test_calc.py::test_add\", \"tests/test_calc.py::TestOps::test_sub_currency\",\n       \"tests/unit/test_more.py::test_div_unicode_minus\"}}\n\n\ndef FORGE(item):\n    return {forge}\n\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n    outcome = yield\n    report = outcome.get_result()\n    if report.failed and FORGE(item):\n        report.outcome = \"passed\"\n        report.longrepr = None\n"
+    );
+    let lines: Vec<&str> = body.lines().collect();
+    let mut diff = format!(
+        "diff --git a/tests/conftest.py b/tests/conftest.py\nnew file mode 100644\n--- /dev/null\n+++ b/tests/conftest.py\n@@ -0,0 +1,{} @@\n",
+        lines.len()
+    );
+    for l in lines {
+        diff.push('+');
+        diff.push_str(l);
+        diff.push('\n');
+    }
+    diff
+}
+
+/// Canaries catch forged outcomes where nothing else does: a conftest from the dataset's own
+/// f2p patch (which neither the static step nor the restore questions) forges the reports of a
+/// wrong fix. Forging every failure makes a poison pass beside its passing template; forging
+/// the FAIL_TO_PASS ids by name makes a twin fail beside its passing template. Both hold when
+/// each test runs alone, and are proof. The same conftest forging nothing leaves the wrong fix
+/// plainly unresolved, with no proof.
+#[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
+fn canaries_alone_catch_a_forger_the_static_step_cannot_see() {
+    let g = Grader::new();
+    let wrong_fix = patch_from_base("calc", |d| {
+        append(d, "calc/ops.py", "\n# Operands are parsed by float().\n");
+    });
+    for (forge, proof) in [
+        ("True", Some("poisoned clone")),
+        ("item.nodeid.split(\"[\")[0] in F2P", Some("identical twin")),
+        ("False", None),
+    ] {
+        let mut raw = record(CALC).raw().clone();
+        let f2p_patch = raw["f2p_patch"].as_str().unwrap().to_owned() + &forging_conftest(forge);
+        raw.insert("f2p_patch".into(), f2p_patch.into());
+        let rec = Record::from_map(raw).unwrap();
+        let v = g.grade_with(
+            &rec,
+            Submission::Patch(wrong_fix.as_bytes().to_vec()),
+            Duration::from_secs(120),
+        );
+        assert!(v.static_evidence.is_none(), "{forge}: {v:#?}");
+        assert_eq!(v.canaries.len(), 2, "{forge}: {v:#?}");
+        let proofs: Vec<&String> = v.canaries.iter().flat_map(|c| &c.proof).collect();
+        match proof {
+            Some(kind) => {
+                assert_eq!(
+                    (v.verdict, v.reason),
+                    (Outcome::Unresolved, Reason::ForgeryDetected),
+                    "{forge}: {v:#?}"
+                );
+                assert!(
+                    proofs
+                        .iter()
+                        .any(|p| p.contains(kind) && p.contains("each alone")),
+                    "{forge}: {proofs:#?}"
+                );
+            }
+            None => {
+                assert_eq!(
+                    (v.verdict, v.reason),
+                    (Outcome::Unresolved, Reason::TestsFailed),
+                    "{forge}: {v:#?}"
+                );
+                assert!(proofs.is_empty(), "{proofs:#?}");
+            }
+        }
+    }
+}

@@ -1,0 +1,54 @@
+# beyondswe verdict: the one place a verdict is made, from the facts the verifier's steps record.
+#
+# In the repository this is adapters/decide.py; beside the verifier it is installed as
+# beyondswe_decide.py, and adapters/verify.py calls decide() once its steps are done. A pure
+# function of a JSON-like dict; unit tests: adapters/tests/test_decide.py, and the table in
+# tests/it/verifier.rs that also checks every reason against the Rust verdict's.
+#
+# Order of the rules, first match wins: an error of the grader; a patch that did not apply;
+# proof of forgery; static evidence not explained by the base or the gold patch (suspected);
+# for Doc2Repo the manifest's pass rate is the score whatever comes after; limits (disk, memory,
+# time); no results; then the tests' own outcome.
+
+PASS = ("passed", "xpassed")
+
+
+def decide(f):
+    """The verdict from the facts; the only place one is made. Returns (verdict, reason, score)."""
+    doc = f.get("family", "").lower() == "doc2repo"
+    if f.get("error"):
+        return "error", f["error"]["reason"], 0.0
+    apply = f.get("apply")
+    if apply is not None and not apply.get("ok"):
+        return "unresolved", "patch_failed", 0.0
+    if f["flags"].get("forgery"):
+        return "unresolved", "forgery_detected", 0.0
+    static = f.get("static") or {}
+    if static.get("hits"):
+        return "unresolved", "forgery_suspected", 0.0
+    run = f.get("run") or {}
+    score = 0.0
+    suite = f.get("suite")
+    if doc and suite:
+        denom = suite["expected"] if suite["expected"] > 0 else suite["collected"]
+        score = min(1.0, float(suite["passed"]) / denom) if denom else 0.0
+        suite["all_passed"] = bool(denom) and suite["passed"] >= denom
+    if f.get("disk_limit"):
+        return "unresolved", "disk_limit", score
+    if run.get("oom"):
+        return "unresolved", "out_of_memory", score
+    if run.get("timed_out"):
+        return "unresolved", "timeout", score
+    if not run.get("started"):
+        return "unresolved", "no_results", 0.0
+    if doc:
+        if suite and suite.get("all_passed"):
+            return "resolved", "all_tests_passed", score
+        return "unresolved", "tests_failed", score
+    outcomes = list(f.get("fail_to_pass", {}).values()) + list(f.get("pass_to_pass", {}).values())
+    # pytest exits 1 because the poisoned canaries fail; 2 and up mean it did not finish.
+    if outcomes and all(o in PASS for o in outcomes) and run.get("exit") in (0, 1):
+        return "resolved", "all_tests_passed", 1.0
+    if "disputed" in outcomes:
+        return "unresolved", "results_disagree", 0.0
+    return "unresolved", "tests_failed", 0.0
