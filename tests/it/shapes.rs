@@ -69,7 +69,10 @@ fn every_image_shape_calibrates_ok_offline() {
         assert_eq!(i["class"], "ok", "{id}: {i:#}");
         assert_eq!(i["gold"]["resolved"], 2, "{id}: {i:#}");
         assert_eq!(i["empty"]["resolved"], 0, "{id}: {i:#}");
-        assert!(i.get("warnings").is_none(), "{id}: every shape gets canaries: {i:#}");
+        assert!(
+            i.get("warnings").is_none(),
+            "{id}: every shape gets canaries: {i:#}"
+        );
         if i["family"] == "Doc2Repo" {
             assert_eq!(i["gold"]["min_score"], 1.0, "{id}: {i:#}");
         }

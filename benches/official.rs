@@ -1,0 +1,311 @@
+//! Per evaluation, side by side in one run: this grader against the official BeyondSWE evaluator's
+//! procedure, and the grader's test phase against a plain pytest run of the same tests in the
+//! same container.
+//!
+//! The official evaluator (AweAgent's `BeyondSWEEvaluator`, steps in the research notes on the
+//! formats, section 2.2–2.8) cannot run here (its images and runtime need a registry), so this
+//! bench replays its procedure on the same fixture images through the same engine: a fresh
+//! container from the instance image; one exec per step, as its runtime does (checkout of the
+//! base, the setup commands, the pre-agent commit, the future-history strip, the patch uploaded
+//! and applied, the two restore commands, the f2p patch, the runner and its config uploaded,
+//! the injected runner: `pytest.main(["-vv", "--junitxml=…", "-o", "addopts=", "--rootdir=."] +
+//! ids)`, the JUnit file downloaded); Doc2Repo: the tree uploaded, `pip install -e .`, the suite
+//! uploaded and unzipped, pytest over it. That runner's exec is the plain pytest run.
+//!
+//! Rounds are interleaved per instance (ours, then the official replay), so both see the same
+//! machine. Run with `cargo bench --bench official -- N` (N rounds, default 7; needs the Docker
+//! engine; builds the fixture images first if they are missing). A Markdown table on stdout,
+//! progress on stderr.
+
+#![allow(clippy::print_stdout, clippy::print_stderr, clippy::unwrap_used)]
+
+use beyondswe::grade::{self, GradeInput, GradeOptions, Outcome};
+use beyondswe::record::{Family, Record, RecordReader};
+use beyondswe::sandbox::{ContainerSpec, DockerSandbox, ExecSpec, Limits, Sandbox, TarBuilder};
+use beyondswe::submission::{Submission, TreeLimits, read_tree};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    let n = xs.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    if n % 2 == 1 {
+        xs[n / 2]
+    } else {
+        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+    }
+}
+
+fn build_images() {
+    let status = std::process::Command::new("bash")
+        .arg(root().join("scripts/build-fixture-images.sh"))
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("bash runs");
+    assert!(status.success(), "scripts/build-fixture-images.sh failed");
+}
+
+/// The injected runner of the official evaluator, as its notes describe it (written here, not
+/// copied): cwd first on the path, pytest with JUnit, a marker for the return code.
+const OFFICIAL_RUNNER: &str = r#"import json, os, sys
+config = json.load(open(sys.argv[1]))
+sys.path.insert(0, os.getcwd())
+sys.argv = [sys.argv[0]]
+import pytest
+code = pytest.main(["-vv", "--junitxml=" + config["xml_path"], "-o", "addopts=", "--rootdir=."] + config["test_ids"])
+print("<pytest>true</pytest>" if code == 0 else "<pytest>false</pytest>")
+"#;
+
+/// The future-history strip of the official evaluator, in one shell exec.
+const STRIP: &str = r#"cur=$(git rev-parse --abbrev-ref HEAD)
+for ref in $(git for-each-ref --format='%(refname)'); do
+  case "$ref" in
+    refs/heads/*) b=${ref#refs/heads/}; [ "$b" = "$cur" ] || git branch -f "$b" HEAD ;;
+    *) git update-ref "$ref" HEAD ;;
+  esac
+done
+git stash clear || true
+git reflog expire --expire=now --all || true
+git gc --prune=now -q || true"#;
+
+struct Replay<'a> {
+    sandbox: &'a DockerSandbox,
+    container: <DockerSandbox as Sandbox>::Handle,
+    workdir: String,
+}
+
+impl Replay<'_> {
+    async fn sh(&self, script: &str) -> beyondswe::sandbox::ExecOutput {
+        self.sandbox
+            .exec(
+                &self.container,
+                &ExecSpec::new(["bash", "-c", script]).in_dir(self.workdir.clone()),
+            )
+            .await
+            .expect("exec")
+    }
+
+    async fn upload(&self, dir: &str, files: &[(&str, &[u8])]) {
+        let mut tar = TarBuilder::new();
+        for (name, data) in files {
+            tar.file(name, data, 0o644).unwrap();
+        }
+        self.sandbox
+            .upload(&self.container, dir, tar.finish().unwrap())
+            .await
+            .expect("upload");
+    }
+
+    async fn upload_tree(&self, src: &Path) {
+        let mut tar = TarBuilder::new();
+        for entry in walkdir::WalkDir::new(src).min_depth(1).sort_by_file_name() {
+            let entry = entry.unwrap();
+            let rel = entry.path().strip_prefix(src).unwrap().to_string_lossy();
+            if entry.file_type().is_dir() {
+                tar.dir(&rel, 0o755).unwrap();
+            } else {
+                tar.file(&rel, &fs_err::read(entry.path()).unwrap(), 0o644)
+                    .unwrap();
+            }
+        }
+        self.sandbox
+            .upload(&self.container, &self.workdir, tar.finish().unwrap())
+            .await
+            .expect("upload");
+    }
+}
+
+/// The official procedure on one submission: (wall seconds, pytest exec seconds, passed).
+async fn official(
+    sandbox: &DockerSandbox,
+    rec: &Record,
+    gold_tree: &Path,
+    suite: Option<&Path>,
+) -> (f64, f64, bool) {
+    let t = Instant::now();
+    let spec = ContainerSpec {
+        image: rec.image().unwrap().to_owned(),
+        workdir: None,
+        labels: DockerSandbox::process_labels("bench-official")
+            .into_iter()
+            .collect(),
+        limits: Limits::default(),
+    };
+    let r = Replay {
+        sandbox,
+        container: sandbox.start(&spec).await.expect("start"),
+        workdir: rec.workdir().to_owned(),
+    };
+    r.sh(&format!("git checkout -q {}", rec.base_commit().unwrap()))
+        .await;
+    for cmd in rec.pre_commands() {
+        r.sh(&cmd).await;
+    }
+    r.sh("git config user.email pre-agent@example.invalid")
+        .await;
+    r.sh("git config user.name Pre-Agent").await;
+    r.sh("git add -A").await;
+    r.sh("git commit -q -m 'pre-agent commit' || true").await;
+    r.sh("git rev-parse HEAD").await;
+    r.sh(STRIP).await;
+    let (pytest, passed);
+    if rec.family() == Family::Doc2Repo {
+        r.upload_tree(gold_tree).await;
+        r.sh("git checkout HEAD -- tests/ test/ Test/ Tests/ 2>/dev/null; true")
+            .await;
+        r.sh("pip install -q --no-deps --no-build-isolation --no-index -e . 2>&1")
+            .await;
+        let zip = fs_err::read(suite.unwrap()).unwrap();
+        r.upload("/tmp", &[("_awe_test_suite.zip", &zip)]).await;
+        r.sh("unzip -o -q /tmp/_awe_test_suite.zip").await;
+        let t = Instant::now();
+        let out = r
+            .sh("python3 -m pytest -q -p no:cacheprovider 2>&1 | tail -n 3")
+            .await;
+        pytest = t.elapsed().as_secs_f64();
+        passed = out.combined().contains("passed") && !out.combined().contains("failed");
+    } else {
+        let patch = rec.gold_patch().unwrap();
+        r.upload("/tmp", &[("_awe_agent.patch", patch.as_bytes())])
+            .await;
+        r.sh("git apply --verbose /tmp/_awe_agent.patch").await;
+        r.sh("git checkout HEAD -- tests/ test/ Test/ Tests/ 2>/dev/null; true")
+            .await;
+        r.sh("git checkout HEAD -- $(git ls-files '**/test_*.py' '**/*_test.py' '**/conftest.py') 2>/dev/null; true")
+            .await;
+        if let Some(f2p) = rec.f2p_patch().filter(|p| !p.trim().is_empty()) {
+            r.upload("/tmp", &[("_awe_f2p.patch", f2p.as_bytes())])
+                .await;
+            r.sh("git apply --verbose /tmp/_awe_f2p.patch").await;
+        }
+        let mut ids = rec.fail_to_pass();
+        ids.extend(rec.pass_to_pass());
+        let config = serde_json::json!({"test_ids": ids, "xml_path": "/tmp/_awe_test_results.xml"});
+        r.upload(
+            "/tmp",
+            &[
+                ("_awe_pytest_runner.py", OFFICIAL_RUNNER.as_bytes()),
+                ("_awe_test_config.json", config.to_string().as_bytes()),
+            ],
+        )
+        .await;
+        let t = Instant::now();
+        let out = r
+            .sh("python3 /tmp/_awe_pytest_runner.py /tmp/_awe_test_config.json")
+            .await;
+        pytest = t.elapsed().as_secs_f64();
+        passed = out.combined().contains("<pytest>true</pytest>");
+        sandbox
+            .download(&r.container, "/tmp/_awe_test_results.xml", 1 << 20)
+            .await
+            .expect("download");
+    }
+    sandbox.remove(&r.container).await.expect("remove");
+    (t.elapsed().as_secs_f64(), pytest, passed)
+}
+
+fn main() {
+    let rounds: usize = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse().ok())
+        .unwrap_or(7);
+    eprintln!("building images (cached by tag)…");
+    build_images();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let sandbox = rt
+        .block_on(DockerSandbox::connect())
+        .expect("Docker engine");
+    let opts = GradeOptions {
+        labels: DockerSandbox::process_labels("bench-official"),
+        ..GradeOptions::default()
+    };
+    let gold_tree = root().join("fixtures/submissions/minidoc_gold");
+    let suites = root().join("fixtures/test_suites");
+    let records: Vec<Record> = RecordReader::open(&root().join("fixtures/dataset/fixtures.jsonl"))
+        .expect("fixtures")
+        .map(|r| r.expect("fixture record").1)
+        .collect();
+    println!(
+        "## Per evaluation against the official evaluator's procedure ({rounds} interleaved rounds, medians in seconds)\n"
+    );
+    println!(
+        "| instance | family | ours: total | official: total | **official / ours** | ours: tests | ours: verifier | plain pytest | **tests / pytest** | **verifier / pytest** |"
+    );
+    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let (mut all_ratio, mut all_tests, mut all_verifier) = (Vec::new(), Vec::new(), Vec::new());
+    for rec in &records {
+        let suite = beyondswe::convert::find_test_suite(rec, &suites);
+        let sub = if rec.family() == Family::Doc2Repo {
+            Submission::Tree(read_tree(&gold_tree, TreeLimits::default()).expect("gold tree"))
+        } else {
+            Submission::Patch(rec.gold_patch().expect("gold").as_bytes().to_vec())
+        };
+        let input = GradeInput {
+            record: rec,
+            submission: &sub,
+            test_suite: suite.as_deref(),
+            image_override: None,
+        };
+        eprintln!("{}: warm-up…", rec.instance_id());
+        let v = rt.block_on(grade::grade(&sandbox, input, &opts));
+        assert_eq!(v.verdict, Outcome::Resolved, "{v:?}");
+        let (_, _, ok) = rt.block_on(official(&sandbox, rec, &gold_tree, suite.as_deref()));
+        assert!(
+            ok,
+            "{}: the official replay did not pass gold",
+            rec.instance_id()
+        );
+        let (mut ours, mut theirs, mut tests, mut verifier, mut plain) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for round in 0..rounds {
+            eprintln!("{}: round {}/{rounds}…", rec.instance_id(), round + 1);
+            let t = Instant::now();
+            let v = rt.block_on(grade::grade(&sandbox, input, &opts));
+            ours.push(t.elapsed().as_secs_f64());
+            assert_eq!(v.verdict, Outcome::Resolved);
+            tests.push(v.timings.get("tests").copied().unwrap_or(f64::NAN));
+            verifier.push(v.timings.get("verifier").copied().unwrap_or(f64::NAN));
+            let (wall, pytest, ok) =
+                rt.block_on(official(&sandbox, rec, &gold_tree, suite.as_deref()));
+            assert!(ok);
+            theirs.push(wall);
+            plain.push(pytest);
+        }
+        let (o, t, te, ve, p) = (
+            median(ours),
+            median(theirs),
+            median(tests),
+            median(verifier),
+            median(plain),
+        );
+        all_ratio.push(t / o);
+        all_tests.push(te / p);
+        all_verifier.push(ve / p);
+        println!(
+            "| {} | {} | {o:.3} | {t:.3} | **{:.1}×** | {te:.3} | {ve:.3} | {p:.3} | **{:.2}×** | **{:.2}×** |",
+            rec.instance_id(),
+            rec.family(),
+            t / o,
+            te / p,
+            ve / p
+        );
+    }
+    println!();
+    println!(
+        "Median over instances: official / ours **{:.1}×**; our test phase / plain pytest **{:.2}×**; our whole verifier exec / plain pytest **{:.2}×**.",
+        median(all_ratio),
+        median(all_tests),
+        median(all_verifier)
+    );
+}
