@@ -2,12 +2,12 @@
 #
 # In the repository this is adapters/verify.py; in an image or a Harbor task it is installed as
 # beyondswe_verify.py beside beyondswe_pytest_runner.py (adapters/pytest_runner.py),
-# beyondswe_static_evidence.py, beyondswe_manifest.py (imported through sibling()) and
-# beyondswe_restore_rules.json (adapters/restore_rules.json), the names used below. Python unit
-# tests of the modules: adapters/tests/. On the host,
+# beyondswe_static_evidence.py, beyondswe_manifest.py, beyondswe_canaries.py, beyondswe_decide.py
+# (imported through sibling()) and beyondswe_restore_rules.json (adapters/restore_rules.json),
+# the names used below. Python unit tests of the modules: adapters/tests/. On the host,
 # src/grade/pipeline.rs runs `grade`, src/grade/result.rs reads its result, src/restore_rules.rs
-# reads the same rules, and tests/it/verifier.rs checks `classify` against it and `decide` and
-# `judge` over tables of cases.
+# reads the same rules, and tests/it/verifier.rs checks `classify` against it, `decide` over a
+# table of cases, and runs the unit tests.
 #
 #   python3 -I -S beyondswe_verify.py grade --spec SPEC.json
 #       the offline grader: SPEC names the submission's patch (or a tree already uploaded), the

@@ -276,6 +276,17 @@ def test_cases(x):
                      "def test_a(:\n"):
             self.assertIsNone(cm.plan(body, random.Random(0)), body)
 
+    def test_modules_bound_to_test_names_get_no_canary(self):
+        plain = "def test_a():\n    assert get('x') == 1\n\n\ndef test_b():\n    assert 2 == 2\n"
+        self.assertIsNotNone(cm.plan(plain, random.Random(0)))
+        for head in ("import pytest\n\npytestmark = pytest.mark.vcr\n\n\n",
+                     "from approvaltests import verify\n\n\n",
+                     "from syrupy import SnapshotAssertion\n\n\n",
+                     "import os\n\nNAME = os.environ.get('PYTEST_CURRENT_TEST')\n\n\n",
+                     "# recorded with betamax\n",
+                     "def test_c(data_regression):\n    data_regression.check({})\n\n\n"):
+            self.assertIsNone(cm.plan(head + plain, random.Random(0)), head)
+
     def test_a_nested_function_with_a_return_does_not_disqualify(self):
         source = "def test_a():\n    def inner():\n        return 1\n    assert inner() == 1\n\n\ndef test_b():\n    assert 2 == 2\n"
         self.assertIsNotNone(cm.plan(source, random.Random(0), preferred=[[((), "test_a")]]))
