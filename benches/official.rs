@@ -7,7 +7,8 @@
 //! bench replays its procedure on the same fixture images through the same engine: a fresh
 //! container from the instance image; one exec per step, as its runtime does (checkout of the
 //! base, the setup commands, the pre-agent commit, the future-history strip, the patch uploaded
-//! and applied, the two restore commands, the f2p patch, the runner and its config uploaded,
+//! and applied, the two restore commands, the f2p patch and script, the runner and its config
+//! uploaded,
 //! the injected runner: `pytest.main(["-vv", "--junitxml=…", "-o", "addopts=", "--rootdir=."] +
 //! ids)`, the JUnit file downloaded); Doc2Repo: the tree uploaded, `pip install -e .`, the suite
 //! uploaded and unzipped, pytest over it. That runner's exec is the plain pytest run.
@@ -184,6 +185,11 @@ async fn official(
             r.upload("/tmp", &[("_awe_f2p.patch", f2p.as_bytes())])
                 .await;
             r.sh("git apply --verbose /tmp/_awe_f2p.patch").await;
+        }
+        if let Some(script) = rec.f2p_script().filter(|s| !s.trim().is_empty()) {
+            let dir = r.workdir.clone();
+            r.upload(&dir, &[("test_fail_to_pass.py", script.as_bytes())])
+                .await;
         }
         let mut ids = rec.fail_to_pass();
         ids.extend(rec.pass_to_pass());
