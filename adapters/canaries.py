@@ -77,8 +77,11 @@ class Module(object):
 
 
 def parse(source):
-    """A Module, or None when the source cannot be parsed or this Python gives no end lines."""
+    """A Module, or None when the source is not UTF-8 (the columns would not match its bytes),
+    cannot be parsed, or this Python gives no end lines."""
     try:
+        if not isinstance(source, str):
+            source.decode("utf-8")
         module = Module(source)
     except (SyntaxError, ValueError, UnicodeError):
         return None

@@ -1617,7 +1617,11 @@ def plan_canaries(ctx, modules, rng, plant=True, after_only=False):
         except OSError:
             continue
         modules_read += 1
-        planned = cm.plan(source, rng, preferred, after_only)
+        try:
+            planned = cm.plan(source, rng, preferred, after_only)
+        except Exception as exc:  # noqa: BLE001 - a module the planner cannot handle gets no canary
+            ctx.suspicious("no canary could be planned in %s: %r" % (path, exc))
+            planned = None
         if planned is None:
             continue
         data, record = planned

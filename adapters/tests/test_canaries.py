@@ -287,6 +287,12 @@ def test_cases(x):
                      "def test_c(data_regression):\n    data_regression.check({})\n\n\n"):
             self.assertIsNone(cm.plan(head + plain, random.Random(0)), head)
 
+    def test_a_module_not_in_utf8_gets_no_canary(self):
+        latin = ("# -*- coding: latin-1 -*-\ndef test_summer_word():\n    assert '\u00e9t\u00e9' == '\u00e9t\u00e9'\n\n\n"
+                 "def test_winter_word():\n    assert 'hiver' != '\u00e9t\u00e9'\n")
+        self.assertIsNone(cm.plan(latin.encode("latin-1"), random.Random(0)))
+        self.assertIsNotNone(cm.plan(latin.encode("utf-8").replace(b"latin-1", b"utf-8"), random.Random(0)))
+
     def test_a_nested_function_with_a_return_does_not_disqualify(self):
         source = "def test_a():\n    def inner():\n        return 1\n    assert inner() == 1\n\n\ndef test_b():\n    assert 2 == 2\n"
         self.assertIsNotNone(cm.plan(source, random.Random(0), preferred=[[((), "test_a")]]))
