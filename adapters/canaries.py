@@ -123,9 +123,12 @@ def template_ok(node, module):
     """A test whose clones behave like it: its body starts on a line of its own, nothing in its
     own scope can end it early (return, yield) or rebind outer names (global, nonlocal), it is no
     fixture, and it does not depend on its own name (through `request`, snapshot and regression
-    fixtures, `self.id()`, or by naming itself)."""
+    fixtures, `self.id()`, or by naming itself anywhere, a string included)."""
     if not node.body or node.body[0].lineno == node.lineno:
         return False
+    start, end = block_lines(node)
+    if b"".join(module.lines[start:end]).count(node.name.encode("ascii", "replace")) > 1:
+        return False  # it names itself (a traceback's frame name, a marker's name=): a clone would not
     for deco in node.decorator_list:
         if b"fixture" in module.text(deco):
             return False

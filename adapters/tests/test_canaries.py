@@ -267,6 +267,7 @@ def test_cases(x):
                      "def test_a():\n    yield 1\n    assert 1 == 1\n",
                      "def test_a():\n    global y\n    assert 1 == 1\n",
                      "def test_a():\n    assert test_a.__name__ == 'test_a'\n",
+                     "def test_a():\n    frames = trace()\n    assert frames[0].name == 'test_a'\n",
                      "def test_a(): assert 1 == 1\n",
                      "def test_a():\n    x = 1; assert x == 1\n",
                      "def test_a():\n    with ctx():\n        assert 1 == 1\n",
