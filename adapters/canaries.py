@@ -26,9 +26,9 @@ import builtins
 import keyword
 import re
 
-# Compare operators and their exact negations, and the source text of each.
-FLIP_OPS = {ast.Eq: "!=", ast.NotEq: "==", ast.In: "not in", ast.NotIn: "in", ast.Is: "is not", ast.IsNot: "is"}
-OP_TEXT = {ast.Eq: r"==", ast.NotEq: r"!=", ast.In: r"in", ast.NotIn: r"not\s+in", ast.Is: r"is", ast.IsNot: r"is\s+not"}
+# Compare operators: (how the source spells each, its exact negation).
+FLIP_OPS = {ast.Eq: (r"==", "!="), ast.NotEq: (r"!=", "=="), ast.In: (r"in", "not in"),
+            ast.NotIn: (r"not\s+in", "in"), ast.Is: (r"is", "is not"), ast.IsNot: (r"is\s+not", "is")}
 # unittest assertions whose pair fails exactly where they pass.
 UNITTEST_FLIPS = {
     "assertEqual": "assertNotEqual", "assertNotEqual": "assertEqual",
@@ -170,10 +170,10 @@ def negation(stmt, module):
             start = module.offset(test.left.end_lineno, test.left.end_col_offset)
             end = module.offset(test.comparators[0].lineno, test.comparators[0].col_offset)
             between = module.data[start:end].decode("utf-8")
-            m = re.match(r"^([\s)]*)(%s)([\s(]*)$" % OP_TEXT[type(test.ops[0])], between)
+            spelled, op = FLIP_OPS[type(test.ops[0])]
+            m = re.match(r"^([\s)]*)(%s)([\s(]*)$" % spelled, between)
             if m is None:
                 return None
-            op = FLIP_OPS[type(test.ops[0])]
             return [(start, end, (m.group(1) + op + m.group(3)).encode("utf-8"))]
         start = module.offset(test.lineno, test.col_offset)
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):

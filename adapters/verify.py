@@ -1657,20 +1657,14 @@ def canary_modules_for_ids(f2p, p2p):
     return modules
 
 
-def canary_ids(records):
-    """Each record's twin and poison node ids."""
-    cm = canaries_module()
-    return [i for r in records for i in cm.node_ids(r["module"], r)[1:]]
-
-
 def with_canary_ids(rng, ids, records):
     """The run's ids with each canary at a random place after its template (or after the last
     id of its module): where the ids are, nothing tells a canary by its place."""
     cm = canaries_module()
     out = list(ids)
     for r in records:
-        tmpl = cm.node_ids(r["module"], r)[0]
-        for cid in cm.node_ids(r["module"], r)[1:]:
+        tmpl, twin, poison = cm.node_ids(r["module"], r)
+        for cid in (twin, poison):
             after = [i for i, x in enumerate(out) if x == tmpl or x.startswith(tmpl + "[")]
             if not after:
                 after = [i for i, x in enumerate(out) if x.startswith(r["module"] + "::")] or [len(out) - 1]

@@ -8,63 +8,13 @@
 
 #![allow(clippy::print_stdout, clippy::print_stderr, clippy::unwrap_used)]
 
+mod common;
+
 use beyondswe::grade::{self, GradeInput, GradeOptions, Outcome, Verdict};
-use beyondswe::record::{Family, Record, RecordReader};
 use beyondswe::sandbox::{ContainerSpec, DockerSandbox, ExecSpec, Limits, Sandbox};
-use beyondswe::submission::{Submission, TreeLimits, read_tree};
+use common::{build_images, engine, gold_submissions, median, repetitions};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::time::Instant;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn median(mut xs: Vec<f64>) -> f64 {
-    xs.sort_by(f64::total_cmp);
-    if xs.is_empty() {
-        return f64::NAN;
-    }
-    let n = xs.len();
-    if n % 2 == 1 {
-        xs[n / 2]
-    } else {
-        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
-    }
-}
-
-fn build_images() {
-    let bin = root().join("target/release/beyondswe");
-    let mut cmd = std::process::Command::new("bash");
-    cmd.arg(root().join("scripts/build-fixture-images.sh"));
-    if bin.is_file() {
-        cmd.env("BEYONDSWE_BIN", bin);
-    }
-    let status = cmd
-        .stdout(std::process::Stdio::null())
-        .status()
-        .expect("bash runs");
-    assert!(status.success(), "scripts/build-fixture-images.sh failed");
-}
-
-/// (instance, submission) pairs: every fixture's gold solution.
-fn submissions() -> Vec<(Record, Submission, Option<PathBuf>)> {
-    let suites = root().join("fixtures/test_suites");
-    RecordReader::open(&root().join("fixtures/dataset/fixtures.jsonl"))
-        .expect("fixtures")
-        .map(|r| r.expect("fixture record").1)
-        .map(|rec| {
-            let sub = if rec.family() == Family::Doc2Repo {
-                let dir = root().join("fixtures/submissions/minidoc_gold");
-                Submission::Tree(read_tree(&dir, TreeLimits::default()).expect("gold tree"))
-            } else {
-                Submission::Patch(rec.gold_patch().expect("gold").as_bytes().to_vec())
-            };
-            let suite = beyondswe::convert::find_test_suite(&rec, &suites);
-            (rec, sub, suite)
-        })
-        .collect()
-}
 
 async fn floor(sandbox: &DockerSandbox, runs: usize) -> (f64, f64) {
     let spec = ContainerSpec {
@@ -102,20 +52,9 @@ fn overhead(v: &Verdict) -> f64 {
 }
 
 fn main() {
-    let runs: usize = std::env::args()
-        .skip(1)
-        .find_map(|a| a.parse().ok())
-        .unwrap_or(7);
-    eprintln!("building images (cached by tag)…");
+    let runs = repetitions(7);
     build_images();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let sandbox = rt
-        .block_on(DockerSandbox::connect())
-        .expect("Docker engine");
+    let (rt, sandbox) = engine();
     let opts = GradeOptions {
         labels: DockerSandbox::process_labels("bench-grade"),
         ..GradeOptions::default()
@@ -128,7 +67,7 @@ fn main() {
 
     let mut rows = Vec::new();
     let mut all_overheads = Vec::new();
-    for (rec, sub, suite) in submissions() {
+    for (rec, sub, suite) in gold_submissions() {
         eprintln!("grading {} × {runs}…", rec.instance_id());
         let input = GradeInput {
             record: &rec,

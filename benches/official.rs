@@ -20,38 +20,14 @@
 
 #![allow(clippy::print_stdout, clippy::print_stderr, clippy::unwrap_used)]
 
+mod common;
+
 use beyondswe::grade::{self, GradeInput, GradeOptions, Outcome};
-use beyondswe::record::{Family, Record, RecordReader};
+use beyondswe::record::{Family, Record};
 use beyondswe::sandbox::{ContainerSpec, DockerSandbox, ExecSpec, Limits, Sandbox, TarBuilder};
-use beyondswe::submission::{Submission, TreeLimits, read_tree};
-use std::path::{Path, PathBuf};
+use common::{build_images, engine, gold_submissions, median, minidoc_gold_tree, repetitions};
+use std::path::Path;
 use std::time::Instant;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn median(mut xs: Vec<f64>) -> f64 {
-    xs.sort_by(f64::total_cmp);
-    let n = xs.len();
-    if n == 0 {
-        return f64::NAN;
-    }
-    if n % 2 == 1 {
-        xs[n / 2]
-    } else {
-        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
-    }
-}
-
-fn build_images() {
-    let status = std::process::Command::new("bash")
-        .arg(root().join("scripts/build-fixture-images.sh"))
-        .stdout(std::process::Stdio::null())
-        .status()
-        .expect("bash runs");
-    assert!(status.success(), "scripts/build-fixture-images.sh failed");
-}
 
 /// The injected runner of the official evaluator, as its notes describe it (written here, not
 /// copied): cwd first on the path, pytest with JUnit, a marker for the return code.
@@ -218,30 +194,14 @@ async fn official(
 }
 
 fn main() {
-    let rounds: usize = std::env::args()
-        .skip(1)
-        .find_map(|a| a.parse().ok())
-        .unwrap_or(7);
-    eprintln!("building images (cached by tag)…");
+    let rounds = repetitions(7);
     build_images();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let sandbox = rt
-        .block_on(DockerSandbox::connect())
-        .expect("Docker engine");
+    let (rt, sandbox) = engine();
     let opts = GradeOptions {
         labels: DockerSandbox::process_labels("bench-official"),
         ..GradeOptions::default()
     };
-    let gold_tree = root().join("fixtures/submissions/minidoc_gold");
-    let suites = root().join("fixtures/test_suites");
-    let records: Vec<Record> = RecordReader::open(&root().join("fixtures/dataset/fixtures.jsonl"))
-        .expect("fixtures")
-        .map(|r| r.expect("fixture record").1)
-        .collect();
+    let gold_tree = minidoc_gold_tree();
     println!(
         "## Per evaluation against the official evaluator's procedure ({rounds} interleaved rounds, medians in seconds)\n"
     );
@@ -250,16 +210,10 @@ fn main() {
     );
     println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     let (mut all_ratio, mut all_tests, mut all_verifier) = (Vec::new(), Vec::new(), Vec::new());
-    for rec in &records {
-        let suite = beyondswe::convert::find_test_suite(rec, &suites);
-        let sub = if rec.family() == Family::Doc2Repo {
-            Submission::Tree(read_tree(&gold_tree, TreeLimits::default()).expect("gold tree"))
-        } else {
-            Submission::Patch(rec.gold_patch().expect("gold").as_bytes().to_vec())
-        };
+    for (rec, sub, suite) in &gold_submissions() {
         let input = GradeInput {
             record: rec,
-            submission: &sub,
+            submission: sub,
             test_suite: suite.as_deref(),
             image_override: None,
         };
