@@ -1040,8 +1040,9 @@ fn forging_conftest(forge: &str) -> String {
 /// f2p patch (which neither the static step nor the restore questions) forges the reports of a
 /// wrong fix. Forging every failure makes a poison pass beside its passing template; forging
 /// the FAIL_TO_PASS ids by name makes a twin fail beside its passing template. Both hold when
-/// each test runs alone, and are proof. The same conftest forging nothing leaves the wrong fix
-/// plainly unresolved, with no proof.
+/// each test runs alone, and are proof. Forging only in a session of many tests (honest when a
+/// test runs alone) leaves no proof, but the template that failed alone is not passed, so the
+/// wrong fix stays unresolved. The same conftest forging nothing leaves it plainly unresolved.
 #[test]
 #[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
 fn canaries_alone_catch_a_forger_the_static_step_cannot_see() {
@@ -1053,6 +1054,10 @@ fn canaries_alone_catch_a_forger_the_static_step_cannot_see() {
         ("True", Some("poisoned clone")),
         ("item.nodeid.split(\"[\")[0] in F2P", Some("identical twin")),
         ("False", None),
+        // Forges only in a session of many tests, honest when a test runs alone: the
+        // contradiction never holds alone, so no proof, but the F2P template that failed alone
+        // has not passed.
+        ("len(item.session.items) > 1", None),
     ] {
         let mut raw = record(CALC).raw().clone();
         let f2p_patch = raw["f2p_patch"].as_str().unwrap().to_owned() + &forging_conftest(forge);
@@ -1087,6 +1092,12 @@ fn canaries_alone_catch_a_forger_the_static_step_cannot_see() {
                     "{forge}: {v:#?}"
                 );
                 assert!(proofs.is_empty(), "{proofs:#?}");
+                if forge != "False" {
+                    assert!(
+                        v.canaries.iter().any(|c| !c.flaky.is_empty()),
+                        "{forge}: {v:#?}"
+                    );
+                }
             }
         }
     }
