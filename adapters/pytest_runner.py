@@ -16,7 +16,10 @@
 #   3. a snapshot of every function and class of those modules (identity and code);
 #   4. the repository paths are put back explicitly, then the image's PYTHONPATH (from the prepare
 #      step's record, never from the submission), and pytest runs with plugin autoloading off;
-#   5. after every test and at the end the snapshot is compared: a changed function is proof.
+#   5. after collection and at the end the snapshot is compared: a changed function is proof;
+#      between, after a test's teardown at most every 20 ms, a fingerprint of the critical
+#      modules (read in C loops, no audit event per object) sends it to the same comparison.
+# Reports leave in one write per test, with its call's report (passed setups and teardowns wait).
 # Python 3.6+, standard library plus pytest. Audit hooks need 3.8+ (without them, step 1 is skipped
 # and reported).
 import json
@@ -37,11 +40,15 @@ _SELF = os.path.realpath(__file__)
 _MAX_EVENT = 64 * 1024
 
 
-def _send(event):
+def _encode(event):
     data = (json.dumps(event, ensure_ascii=True) + "\n").encode("ascii")
     if len(data) > _MAX_EVENT:
         event = dict((k, (v[:4000] if isinstance(v, str) else v)) for k, v in event.items())
         data = (json.dumps(event, ensure_ascii=True) + "\n").encode("ascii")
+    return data
+
+
+def _write(data):
     view = memoryview(data)
     while view:
         try:
@@ -51,6 +58,32 @@ def _send(event):
         except OSError:
             return
         view = view[n:]
+
+
+# Passed setup and teardown reports wait here for the next report that is sent at once (a call's,
+# a failure's, a finding, the end): one write per test instead of three, each of which woke the
+# verifier's reader. A crash can lose only passed setups and teardowns, which decide nothing:
+# a test's outcome is its call's unless a setup or teardown did not pass.
+_pending = []
+_PENDING_MAX = 32 * 1024
+
+
+def _flush():
+    if _pending:
+        data = b"".join(_pending)
+        del _pending[:]
+        _write(data)
+
+
+def _send(event, hold=False):
+    data = _encode(event)
+    if hold:
+        _pending.append(data)
+        if sum(map(len, _pending)) < _PENDING_MAX:
+            return
+    else:
+        _pending.append(data)
+    _flush()
 
 
 _reported = set()
@@ -250,7 +283,10 @@ for _name in list(sys.modules):
         # Imported during start-up from the repository (a .pth of the image's editable install).
         del sys.modules[_name]
 
+import gc  # noqa: E402
 import importlib  # noqa: E402
+import itertools  # noqa: E402
+import operator  # noqa: E402
 import types  # noqa: E402
 
 sys.argv = ["pytest"]
@@ -361,13 +397,72 @@ for _name in _PROTECTED:
         _f = os.path.realpath(_f)
         _GUARDED_ROOTS.append(os.path.dirname(_f) if os.path.basename(_f) == "__init__.py" else _f)
 _SNAP = _snapshot()
-_CRITICAL = [k for k in _SNAP if k[0] in ("_pytest.python", "_pytest.runner", "_pytest.reports",
-                                          "_pytest.unittest", "_pytest.main", "_pytest.nodes",
-                                          "_pytest.skipping", "_pytest.outcomes", "_pytest.junitxml",
-                                          "pluggy._hooks", "pluggy._callers", "pluggy._manager",
-                                          "pluggy._result", "pluggy.callers", "pluggy.hooks",
-                                          "pluggy.manager", "unittest.case", "unittest.result",
-                                          "__main__")]
+_CRITICAL_MODULES = ("_pytest.python", "_pytest.runner", "_pytest.reports", "_pytest.unittest",
+                     "_pytest.main", "_pytest.nodes", "_pytest.skipping", "_pytest.outcomes",
+                     "_pytest.junitxml", "pluggy._hooks", "pluggy._callers", "pluggy._manager",
+                     "pluggy._result", "pluggy.callers", "pluggy.hooks", "pluggy.manager",
+                     "unittest.case", "unittest.result", "__main__")
+_CRITICAL = [k for k in _SNAP if k[0] in _CRITICAL_MODULES]
+
+
+class _Fingerprint(object):
+    """What the check between tests reads, in C loops only (a Python loop over a few thousand
+    names per test, each with id() calls, doubled a real suite's time): which module each
+    critical name holds, the identity of every value of those modules' and their classes'
+    namespaces (live views, taken once), their names, and what every function among them refers
+    to (its code among them). Any difference sends the check to the full comparison with the
+    snapshot, which names what changed."""
+
+    def __init__(self, names):
+        self.names = names
+        self.refresh()
+
+    def refresh(self):
+        spaces, funcs = [], []
+        for name in self.names:
+            d = getattr(sys.modules.get(name), "__dict__", None)
+            if not isinstance(d, dict):
+                continue
+            spaces.append(d)
+            for value in list(d.values()):
+                funcs.extend(self._functions(value))
+                if isinstance(value, type) and getattr(value, "__module__", None) == name:
+                    ns = vars(value)
+                    spaces.append(ns)
+                    for avalue in list(ns.values()):
+                        funcs.extend(self._functions(avalue))
+        self.values = [s.values() for s in spaces]
+        self.keys = [s.keys() for s in spaces]
+        self.funcs = funcs
+        self.saved = self.read()
+
+    @staticmethod
+    def _functions(value):
+        if isinstance(value, property):
+            return [a for a in (value.fget, value.fset, value.fdel) if isinstance(a, types.FunctionType)]
+        f = _func_of(value)
+        return [f] if isinstance(f, types.FunctionType) else []
+
+    # Bound now, before any repository code runs: a module attribute or a builtin replaced later
+    # does not change what the check calls.
+    _modules, _chain, _referents, _is, _all, _map = (sys.modules, itertools.chain.from_iterable,
+                                                     gc.get_referents, operator.is_, all, map)
+
+    def read(self):
+        return (tuple(self._map(self._modules.get, self.names)),
+                tuple(self._chain(self.values)),
+                tuple(self._chain(self.keys)),
+                tuple(self._referents(*self.funcs)))
+
+    def moved(self):
+        # By identity (never ==, which a replacement could answer), and neither id() nor
+        # __code__ per object: each is an audit event, and would run the audit hook thousands of
+        # times a test. The functions' referents (code, defaults, globals, ...) come from one
+        # gc.get_referents call, one event.
+        for now, saved in zip(self.read(), self.saved):
+            if len(now) != len(saved) or not self._all(self._map(self._is, now, saved)):
+                return True
+        return False
 
 
 def _pytest_own_patch(name, key):
@@ -420,6 +515,7 @@ _HOOKS = ("pytest_runtest_makereport", "pytest_runtest_protocol", "pytest_runtes
 
 
 _seen_changes = set()
+_CHECK_EVERY_S = 0.02
 
 
 class Recorder(object):
@@ -428,6 +524,8 @@ class Recorder(object):
     def __init__(self):
         self.config = None
         self.hookimpls = None
+        self.fingerprint = None
+        self.checked_at = 0.0
 
     def _impls(self):
         out = []
@@ -458,20 +556,39 @@ class Recorder(object):
             plugins.append(str(f))
         _send({"e": "collected", "count": len(session.items), "plugins": sorted(plugins)[:200]})
         self._check(list(_SNAP), "after collection")
+        self.fingerprint = _Fingerprint(sorted(set(k[0] for k in _CRITICAL)))
 
     def pytest_runtest_logreport(self, report):
         xfail = getattr(report, "wasxfail", None) is not None
+        # A passed setup or teardown waits for the next call's report, which goes out at once
+        # with it, as does any report of something that did not pass.
         _send({"e": "report", "nodeid": report.nodeid, "when": report.when,
                "outcome": report.outcome, "xfail": xfail,
-               "message": _short(report) if report.outcome == "failed" else ""})
+               "message": _short(report) if report.outcome == "failed" else ""},
+              hold=report.when != "call" and report.outcome == "passed")
         if report.when == "teardown":
-            self._check(_CRITICAL, "after " + report.nodeid)
+            # A change made and undone within one test is past by its teardown whenever the
+            # check runs; what it can find is a change held across tests, which it finds just as
+            # well every CHECK_EVERY_S. Collection's end and the session's end check everything.
+            now = time.monotonic()
+            if now - self.checked_at < _CHECK_EVERY_S:
+                return
+            self.checked_at = now
+            if self.fingerprint is None or self.fingerprint.moved():
+                self._check(_CRITICAL, "after " + report.nodeid)
+                if self.fingerprint is not None:
+                    self.fingerprint.refresh()
+            else:
+                self._check_hooks("after " + report.nodeid)
 
     def _check(self, keys, when):
         changed = [c for c in _compare(keys) if c not in _seen_changes]
         _seen_changes.update(changed)
         if changed:
             _finding("integrity", "%s: changed %s" % (when, ", ".join(sorted(changed)[:20])), True)
+        self._check_hooks(when)
+
+    def _check_hooks(self, when):
         if self.hookimpls is not None and self.config is not None:
             now = self._impls()
             if now != self.hookimpls:
