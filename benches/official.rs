@@ -13,10 +13,17 @@
 //! ids)`, the JUnit file downloaded); Doc2Repo: the tree uploaded, `pip install -e .`, the suite
 //! uploaded and unzipped, pytest over it. That runner's exec is the plain pytest run.
 //!
+//! Three baselines for the test phase: that pytest exec (root, after the replay's steps); the
+//! same exec again as an unprivileged user; and, for issue instances, a plain pytest run first
+//! thing in a fresh container of this grader's prepared image as an unprivileged user (cold, as
+//! this grader's own test phase runs). On a storage driver in user space (fuse-overlayfs) the
+//! last two cost much more than the first, whoever runs them.
+//!
 //! Rounds are interleaved per instance (ours, then the official replay), so both see the same
 //! machine. Run with `cargo bench --bench official -- N` (N rounds, default 7; needs the Docker
-//! engine; builds the fixture images first if they are missing). A Markdown table on stdout,
-//! progress on stderr.
+//! engine; builds the fixture images first if they are missing). The instances are the fixtures',
+//! or those of `BEYONDSWE_BENCH_DATASET` (issue instances from real projects, made by
+//! `scripts/make-bench-project.py`). A Markdown table on stdout, progress on stderr.
 
 #![allow(clippy::print_stdout, clippy::print_stderr, clippy::unwrap_used)]
 
@@ -99,13 +106,14 @@ impl Replay<'_> {
     }
 }
 
-/// The official procedure on one submission: (wall seconds, pytest exec seconds, passed).
+/// The official procedure on one submission: (wall seconds, pytest exec seconds, passed, the
+/// same pytest exec again as an unprivileged user, timed apart and outside the wall time).
 async fn official(
     sandbox: &DockerSandbox,
     rec: &Record,
     gold_tree: &Path,
     suite: Option<&Path>,
-) -> (f64, f64, bool) {
+) -> (f64, f64, bool, f64) {
     let t = Instant::now();
     let spec = ContainerSpec {
         image: rec.image().unwrap().to_owned(),
@@ -189,8 +197,63 @@ async fn official(
             .await
             .expect("download");
     }
+    let wall = t.elapsed().as_secs_f64();
+    // The same run as a user other than root, as this grader's tests run: on a storage driver in
+    // user space (fuse-overlayfs) every path an unprivileged process opens costs a permission
+    // check that root skips, which is the machine's cost and not the runner's.
+    let mut as_user = f64::NAN;
+    if rec.family() != Family::Doc2Repo {
+        r.sh("chown -R 4242:4242 . && chmod 644 /tmp/_awe_test_config.json")
+            .await;
+        let t = Instant::now();
+        r.sh("HOME=/tmp setpriv --reuid 4242 --regid 4242 --clear-groups python3 /tmp/_awe_pytest_runner.py /tmp/_awe_test_config.json > /dev/null 2>&1; true")
+            .await;
+        as_user = t.elapsed().as_secs_f64();
+    }
     sandbox.remove(&r.container).await.expect("remove");
-    (t.elapsed().as_secs_f64(), pytest, passed)
+    (wall, pytest, passed, as_user)
+}
+
+/// A plain pytest run of the instance's tests in a fresh container of this grader's prepared
+/// image, cold, as an unprivileged user (as this grader's test phase runs: first thing in its
+/// container, not as root): the gold and f2p patches applied as root first, untimed.
+async fn plain_cold(sandbox: &DockerSandbox, rec: &Record, prepared: &str) -> f64 {
+    let spec = ContainerSpec {
+        image: prepared.to_owned(),
+        workdir: None,
+        labels: DockerSandbox::process_labels("bench-official")
+            .into_iter()
+            .collect(),
+        limits: Limits::default(),
+    };
+    let r = Replay {
+        sandbox,
+        container: sandbox.start(&spec).await.expect("start"),
+        workdir: rec.workdir().to_owned(),
+    };
+    let mut ids = rec.fail_to_pass();
+    ids.extend(rec.pass_to_pass());
+    let config = serde_json::json!({"test_ids": ids, "xml_path": "/tmp/_awe_test_results.xml"});
+    let gold = rec.gold_patch().unwrap_or_default();
+    let f2p = rec.f2p_patch().unwrap_or_default();
+    r.upload(
+        "/tmp",
+        &[
+            ("_awe_pytest_runner.py", OFFICIAL_RUNNER.as_bytes()),
+            ("_awe_test_config.json", config.to_string().as_bytes()),
+            ("_gold.patch", gold.as_bytes()),
+            ("_f2p.patch", f2p.as_bytes()),
+        ],
+    )
+    .await;
+    r.sh("git apply /tmp/_gold.patch; test ! -s /tmp/_f2p.patch || git apply /tmp/_f2p.patch; chown -R 4242:4242 .")
+        .await;
+    let t = Instant::now();
+    r.sh("HOME=/tmp setpriv --reuid 4242 --regid 4242 --clear-groups python3 /tmp/_awe_pytest_runner.py /tmp/_awe_test_config.json > /dev/null 2>&1; true")
+        .await;
+    let secs = t.elapsed().as_secs_f64();
+    sandbox.remove(&r.container).await.expect("remove");
+    secs
 }
 
 fn main() {
@@ -206,9 +269,9 @@ fn main() {
         "## Per evaluation against the official evaluator's procedure ({rounds} interleaved rounds, medians in seconds)\n"
     );
     println!(
-        "| instance | family | ours: total | official: total | **official / ours** | ours: tests | ours: verifier | plain pytest | **tests / pytest** | **verifier / pytest** |"
+        "| instance | family | ours: total | official: total | **official / ours** | ours: tests | ours: verifier | plain pytest | **tests / pytest** | **verifier / pytest** | plain pytest, unprivileged | **tests / that** | plain pytest, unprivileged, cold, prepared image | **tests / that** |"
     );
-    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let (mut all_ratio, mut all_tests, mut all_verifier) = (Vec::new(), Vec::new(), Vec::new());
     for (rec, sub, suite) in &gold_submissions() {
         let input = GradeInput {
@@ -220,14 +283,21 @@ fn main() {
         eprintln!("{}: warm-up…", rec.instance_id());
         let v = rt.block_on(grade::grade(&sandbox, input, &opts));
         assert_eq!(v.verdict, Outcome::Resolved, "{v:?}");
-        let (_, _, ok) = rt.block_on(official(&sandbox, rec, &gold_tree, suite.as_deref()));
+        let (_, _, ok, _) = rt.block_on(official(&sandbox, rec, &gold_tree, suite.as_deref()));
         assert!(
             ok,
             "{}: the official replay did not pass gold",
             rec.instance_id()
         );
-        let (mut ours, mut theirs, mut tests, mut verifier, mut plain) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut ours, mut theirs, mut tests, mut verifier, mut plain, mut plain_user, mut cold) = (
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+        );
         for round in 0..rounds {
             eprintln!("{}: round {}/{rounds}…", rec.instance_id(), round + 1);
             let t = Instant::now();
@@ -235,30 +305,39 @@ fn main() {
             ours.push(t.elapsed().as_secs_f64());
             assert_eq!(v.verdict, Outcome::Resolved);
             tests.push(v.timings.get("tests").copied().unwrap_or(f64::NAN));
+            if rec.family() != Family::Doc2Repo {
+                let prepared = v.prepared_image.clone().expect("a prepared image");
+                cold.push(rt.block_on(plain_cold(&sandbox, rec, &prepared)));
+            }
             verifier.push(v.timings.get("verifier").copied().unwrap_or(f64::NAN));
-            let (wall, pytest, ok) =
+            let (wall, pytest, ok, as_user) =
                 rt.block_on(official(&sandbox, rec, &gold_tree, suite.as_deref()));
             assert!(ok);
             theirs.push(wall);
             plain.push(pytest);
+            plain_user.push(as_user);
         }
-        let (o, t, te, ve, p) = (
+        let pc = median(cold);
+        let (o, t, te, ve, p, pu) = (
             median(ours),
             median(theirs),
             median(tests),
             median(verifier),
             median(plain),
+            median(plain_user),
         );
         all_ratio.push(t / o);
         all_tests.push(te / p);
         all_verifier.push(ve / p);
         println!(
-            "| {} | {} | {o:.3} | {t:.3} | **{:.1}×** | {te:.3} | {ve:.3} | {p:.3} | **{:.2}×** | **{:.2}×** |",
+            "| {} | {} | {o:.3} | {t:.3} | **{:.1}×** | {te:.3} | {ve:.3} | {p:.3} | **{:.2}×** | **{:.2}×** | {pu:.3} | **{:.2}×** | {pc:.3} | **{:.2}×** |",
             rec.instance_id(),
             rec.family(),
             t / o,
             te / p,
-            ve / p
+            ve / p,
+            te / pu,
+            te / pc
         );
     }
     println!();

@@ -67,10 +67,15 @@ pub(crate) fn minidoc_gold_tree() -> PathBuf {
     root().join("fixtures/submissions/minidoc_gold")
 }
 
-/// (instance, its gold submission, its hidden suite) for every fixture instance.
+/// (instance, its gold submission, its hidden suite) for every fixture instance, or for every
+/// instance of `BEYONDSWE_BENCH_DATASET` where that names a dataset (issue instances whose images
+/// the engine has, such as those `scripts/make-bench-project.py` makes from real projects).
 pub(crate) fn gold_submissions() -> Vec<(Record, Submission, Option<PathBuf>)> {
     let suites = root().join("fixtures/test_suites");
-    RecordReader::open(&root().join("fixtures/dataset/fixtures.jsonl"))
+    let dataset = std::env::var_os("BEYONDSWE_BENCH_DATASET")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("fixtures/dataset/fixtures.jsonl"));
+    RecordReader::open(&dataset)
         .expect("fixtures")
         .map(|r| r.expect("fixture record").1)
         .map(|rec| {
