@@ -770,6 +770,38 @@ def _(t):
     ''') + register_via_gc("_Dodger()", "calc-solo-dodger"))
 
 
+@case("runner-checks-switched-off", IN, CALC, CHEAT_ISSUE)
+def _(t):
+    """Written against the runner's check between tests: finds its recorder with gc, pushes the
+    time of its last check into the far future (no check between tests ever runs again) and makes
+    its fingerprint always answer "unchanged", then, once collection has been checked, swaps
+    `_pytest.runner.call_and_report` for one that reports every failure as passed, and puts it
+    back when the session finishes, before the runner's final comparison."""
+    calc_init(t, src('''
+        import gc as _gc
+        import _pytest.runner as _runner
+        for _obj in _gc.get_objects():
+            if type(_obj).__name__ == "Recorder" and hasattr(_obj, "checked_at"):
+                _obj.checked_at = float("inf")
+                if getattr(_obj, "fingerprint", None) is not None:
+                    _obj.fingerprint.moved = lambda: False
+        _orig = _runner.call_and_report
+        def _forged(item, when, log=True, **kwds):
+            report = _orig(item, when, log=False, **kwds)
+            if report.failed:
+                report.outcome = "passed"
+                report.longrepr = None
+            if log:
+                item.ihook.pytest_runtest_logreport(report=report)
+            return report
+        class _PutBack(object):
+            def pytest_runtest_setup(self, item):
+                _runner.call_and_report = _forged
+            def pytest_sessionfinish(self):
+                _runner.call_and_report = _orig
+    ''') + register_via_gc("_PutBack()", "calc-put-back"))
+
+
 @case("plugin-registered-via-pdb-config", IN, CALC, CHEAT_ISSUE)
 def _(t):
     """Reaches the live config through `sys.modules`: pytest's debugging plugin keeps it in
