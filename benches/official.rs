@@ -65,7 +65,24 @@ struct Replay<'a> {
     workdir: String,
 }
 
-impl Replay<'_> {
+impl<'a> Replay<'a> {
+    /// A fresh container of `image`, with default limits, labelled as this bench's.
+    async fn start(sandbox: &'a DockerSandbox, image: &str, workdir: &str) -> Replay<'a> {
+        let spec = ContainerSpec {
+            image: image.to_owned(),
+            workdir: None,
+            labels: DockerSandbox::process_labels("bench-official")
+                .into_iter()
+                .collect(),
+            limits: Limits::default(),
+        };
+        Replay {
+            sandbox,
+            container: sandbox.start(&spec).await.expect("start"),
+            workdir: workdir.to_owned(),
+        }
+    }
+
     async fn sh(&self, script: &str) -> beyondswe::sandbox::ExecOutput {
         self.sandbox
             .exec(
@@ -115,19 +132,7 @@ async fn official(
     suite: Option<&Path>,
 ) -> (f64, f64, bool, f64) {
     let t = Instant::now();
-    let spec = ContainerSpec {
-        image: rec.image().unwrap().to_owned(),
-        workdir: None,
-        labels: DockerSandbox::process_labels("bench-official")
-            .into_iter()
-            .collect(),
-        limits: Limits::default(),
-    };
-    let r = Replay {
-        sandbox,
-        container: sandbox.start(&spec).await.expect("start"),
-        workdir: rec.workdir().to_owned(),
-    };
+    let r = Replay::start(sandbox, rec.image().unwrap(), rec.workdir()).await;
     r.sh(&format!("git checkout -q {}", rec.base_commit().unwrap()))
         .await;
     for cmd in rec.pre_commands() {
@@ -218,19 +223,7 @@ async fn official(
 /// image, cold, as an unprivileged user (as this grader's test phase runs: first thing in its
 /// container, not as root): the gold and f2p patches applied as root first, untimed.
 async fn plain_cold(sandbox: &DockerSandbox, rec: &Record, prepared: &str) -> f64 {
-    let spec = ContainerSpec {
-        image: prepared.to_owned(),
-        workdir: None,
-        labels: DockerSandbox::process_labels("bench-official")
-            .into_iter()
-            .collect(),
-        limits: Limits::default(),
-    };
-    let r = Replay {
-        sandbox,
-        container: sandbox.start(&spec).await.expect("start"),
-        workdir: rec.workdir().to_owned(),
-    };
+    let r = Replay::start(sandbox, prepared, rec.workdir()).await;
     let mut ids = rec.fail_to_pass();
     ids.extend(rec.pass_to_pass());
     let config = serde_json::json!({"test_ids": ids, "xml_path": "/tmp/_awe_test_results.xml"});
