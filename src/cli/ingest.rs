@@ -235,6 +235,7 @@ pub(crate) fn run(args: &IngestArgs) -> Result<i32> {
             format: args.format,
             patches: args.patches.clone(),
             instance: args.instance.clone(),
+            max_patch_bytes: None,
         },
     )?;
     let records: Option<HashMap<String, Record>> = match &args.dataset {

@@ -13,7 +13,8 @@ use crate::harbor::{task_name_index, trial_dirs, trial_patch};
 use crate::record::Family;
 use crate::report::{GRADER_VERSION, RunMeta, now_rfc3339};
 use crate::submission::{
-    AgentFormat, Ingest, Submission, check_patch_file, detect, ingest, read_tree,
+    AgentFormat, Ingest, IngestOptions, Submission, check_patch_file, detect, ingest_with,
+    read_tree,
 };
 use sha2::{Digest, Sha256};
 use std::collections::{HashMap, HashSet};
@@ -134,7 +135,14 @@ fn make_jobs(
         } => {
             check_patch_files(spec, path, *format, patches.as_deref())?;
             // Any agent output beyondswe reads: predictions files, agent runs, Harbor jobs.
-            let ing = ingest(path, *format, patches.as_deref())?;
+            // With the run's cap on patch files, which check_patch_files just applied.
+            let opts = IngestOptions {
+                format: *format,
+                patches: patches.clone(),
+                instance: None,
+                max_patch_bytes: Some(spec.limits.max_patch_bytes),
+            };
+            let ing = ingest_with(path, &opts)?;
             for line in ing.describe(path, None) {
                 notes.note(&line);
             }

@@ -341,3 +341,40 @@ fn copy_tree(from: &Path, to: &Path) {
         }
     }
 }
+
+#[test]
+fn ingest_reads_patch_files_up_to_the_cap_it_is_given() {
+    use beyondswe::submission::{IngestOptions, ingest_with};
+    // Captured diffs beside transcripts, and Harbor trials' artifacts: the cap is set at the
+    // largest patch file there, then one byte under it.
+    for dir in [agents("claude-code"), agents("harbor-job")] {
+        let size = walkdir::WalkDir::new(&dir)
+            .into_iter()
+            .map(|e| e.unwrap())
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".diff"))
+            .map(|e| e.metadata().unwrap().len())
+            .max()
+            .unwrap();
+        let opts = |max| IngestOptions {
+            max_patch_bytes: Some(max),
+            ..IngestOptions::default()
+        };
+        let err = ingest_with(&dir, &opts(size - 1)).expect_err("one byte over the cap");
+        let text = err.to_string();
+        assert!(text.contains(".diff"), "{text}");
+        assert!(
+            text.contains(&format!("the limit of {} bytes", size - 1)),
+            "{text}"
+        );
+        // At the cap: read, and the same as with the default cap, which these files are far under.
+        let patches = |ing: beyondswe::submission::Ingest| {
+            ing.items.into_iter().map(|i| i.patch).collect::<Vec<_>>()
+        };
+        let at_cap = patches(ingest_with(&dir, &opts(size)).expect("exactly the cap is read"));
+        assert!(at_cap.iter().any(Option::is_some));
+        assert_eq!(
+            at_cap,
+            patches(ingest_with(&dir, &IngestOptions::default()).unwrap())
+        );
+    }
+}

@@ -100,6 +100,17 @@ pub struct IngestOptions {
     pub patches: Option<PathBuf>,
     /// The instance a single transcript file is about (else its file name says).
     pub instance: Option<String>,
+    /// The largest patch file read (captured diffs, Harbor trial artifacts); `None`:
+    /// [`DEFAULT_MAX_PATCH_BYTES`](crate::submission::DEFAULT_MAX_PATCH_BYTES), as `--patch`.
+    pub max_patch_bytes: Option<u64>,
+}
+
+impl IngestOptions {
+    /// The cap on a patch file's size that these options set.
+    pub fn patch_cap(&self) -> u64 {
+        self.max_patch_bytes
+            .unwrap_or(crate::submission::DEFAULT_MAX_PATCH_BYTES)
+    }
 }
 
 /// Everything read from one path, with the problems met on the way.
@@ -496,7 +507,7 @@ pub fn ingest(
         &IngestOptions {
             format,
             patches: patches.map(Path::to_owned),
-            instance: None,
+            ..IngestOptions::default()
         },
     )
 }
@@ -544,7 +555,7 @@ pub fn ingest_with(path: &Path, opts: &IngestOptions) -> Result<Ingest, IngestEr
         AgentFormat::Openhands => openhands(path, &mut ing)?,
         AgentFormat::Aweagent => aweagent(path, &mut ing)?,
         AgentFormat::ClaudeCode | AgentFormat::Codex => transcripts(path, format, opts, &mut ing)?,
-        AgentFormat::HarborJob => harbor(path, &mut ing)?,
+        AgentFormat::HarborJob => harbor(path, opts.patch_cap(), &mut ing)?,
     }
     number_repeats(&mut ing);
     for item in &mut ing.items {
@@ -600,11 +611,10 @@ fn number_repeats(ing: &mut Ingest) {
     ing.items = kept;
 }
 
-/// The bytes of a patch file, if there is one.
-/// A patch an agent left, read with the same checks and cap as `--patch` (a regular file, at
-/// most `DEFAULT_MAX_PATCH_BYTES`).
-fn read_optional(path: Option<&PathBuf>) -> Result<Option<Vec<u8>>, IngestError> {
-    path.map(|p| crate::submission::read_patch(p, crate::submission::DEFAULT_MAX_PATCH_BYTES))
+/// The bytes of a patch file an agent left, if there is one, read with the same checks as
+/// `--patch`: a regular file, at most `max_bytes`.
+fn read_optional(path: Option<&PathBuf>, max_bytes: u64) -> Result<Option<Vec<u8>>, IngestError> {
+    path.map(|p| crate::submission::read_patch(p, max_bytes))
         .transpose()
         .map_err(IngestError::from)
 }
@@ -897,7 +907,7 @@ fn transcripts(
             ));
             continue;
         };
-        transcript_item(file, id, format, &patch_dir, ing)?;
+        transcript_item(file, id, format, &patch_dir, opts.patch_cap(), ing)?;
     }
     Ok(())
 }
@@ -933,13 +943,15 @@ fn agent_transcripts(
     Ok(files)
 }
 
-/// One transcript about instance `id`, with the captured diff from `patch_dir` when there is one;
-/// a transcript that cannot be read, and calls in it that could not, are problems.
+/// One transcript about instance `id`, with the captured diff from `patch_dir` when there is one
+/// (at most `max_patch` bytes); a transcript that cannot be read, and calls in it that could not,
+/// are problems.
 fn transcript_item(
     file: PathBuf,
     id: String,
     format: AgentFormat,
     patch_dir: &Path,
+    max_patch: u64,
     ing: &mut Ingest,
 ) -> Result<(), IngestError> {
     let t = match read_transcript(&file) {
@@ -962,7 +974,7 @@ fn transcript_item(
         .iter()
         .map(|ext| patch_dir.join(format!("{id}.{ext}")))
         .find(|p| p.is_file());
-    let patch = read_optional(diff.as_ref())?;
+    let patch = read_optional(diff.as_ref(), max_patch)?;
     let summary = format!(
         "{}: {} tool calls, {} commands, {} file edits",
         t.shape.describe(),
@@ -992,7 +1004,7 @@ fn transcript_item(
 
 /// Harbor job directories: the task from `result.json` (never the directory name), the patch from
 /// the trial's collected artifacts, attempts numbered by start time.
-fn harbor(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
+fn harbor(path: &Path, max_patch: u64, ing: &mut Ingest) -> Result<(), IngestError> {
     let trials = crate::harbor::trial_dirs(path);
     if trials.is_empty() {
         return Err(IngestError::Bad {
@@ -1003,7 +1015,14 @@ fn harbor(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
     for (task, mut list) in trials_by_task(trials) {
         list.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
         for (n, (_, dir, v)) in list.into_iter().enumerate() {
-            let item = harbor_trial(&task, (n + 1) as u32, &dir, &v, &mut ing.problems)?;
+            let item = harbor_trial(
+                &task,
+                (n + 1) as u32,
+                &dir,
+                &v,
+                max_patch,
+                &mut ing.problems,
+            )?;
             ing.items.push(item);
         }
     }
@@ -1040,6 +1059,7 @@ fn harbor_trial(
     attempt: u32,
     dir: &Path,
     v: &Value,
+    max_patch: u64,
     problems: &mut Vec<String>,
 ) -> Result<Ingested, IngestError> {
     let model = str_at(v, &["config", "agent", "model_name"])
@@ -1056,7 +1076,7 @@ fn harbor_trial(
             target.display()
         ));
     }
-    let patch = read_optional(lookup.found.as_ref())?;
+    let patch = read_optional(lookup.found.as_ref(), max_patch)?;
     let mut note = v.get("exception_info").filter(|e| !e.is_null()).map(|e| {
         format!(
             "trial error: {}: {}",
