@@ -2044,12 +2044,16 @@ def hide_git(ctx):
 
 MODULE_NOT_FOUND = re.compile(r"No module named '([^']+)'")
 CANNOT_IMPORT = re.compile(r"ImportError: (cannot import name '[^']+' from '[^']+')")
+# pytest's answer to an id that names no test it collected; it then runs no test at all.
+ID_NOT_FOUND = re.compile(r"^ERROR: not found: (.+)$", re.M)
 
 
-def failure_cause(run):
+def failure_cause(run, root=""):
     """One cause that explains failing tests, for a person (never for the verdict): the module
-    the tests could not import, as `module not found: X`, or the name they could not import.
-    None when the messages name no import failure."""
+    the tests could not import, as `module not found: X`, or the name they could not import;
+    else a test id pytest could not find (it then runs none: an id made at collection time, such
+    as a timestamp in a parameter, or a test renamed), relative to `root`. None when the messages
+    say neither."""
     messages = [e.get("message") or "" for e in run["collect_errors"]] + list(run["messages"].values())
     if not run["started"]:
         messages.append(run["output"])  # the runner itself could not start: its traceback
@@ -2058,11 +2062,21 @@ def failure_cause(run):
             m = pattern.search(text)
             if m:
                 return label % m.group(1)
+    missing = []
+    for found in ID_NOT_FOUND.findall(run.get("output") or ""):
+        found = found.strip()
+        if root and found.startswith(root.rstrip("/") + "/"):
+            found = found[len(root.rstrip("/")) + 1:]
+        if found not in missing:
+            missing.append(found)
+    if missing:
+        more = " (and %d more)" % (len(missing) - 1) if len(missing) > 1 else ""
+        return "test id not found, so pytest ran no test: %s%s" % (missing[0], more)
     return None
 
 
 def record_run(ctx, run):
-    cause = failure_cause(run)
+    cause = failure_cause(run, ctx.workdir)
     if cause:
         ctx.facts["cause"] = cause
     ctx.facts["run"] = {"exit": run["exit"], "end": run["end"], "timed_out": run["timed_out"],

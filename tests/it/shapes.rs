@@ -212,3 +212,36 @@ fn a_gold_patch_that_cannot_import_is_broken_with_the_module_named() {
     assert_eq!(v["reason"], "tests_failed", "{v:#}");
     assert_eq!(v["cause"], "module not found: greetdata", "{v:#}");
 }
+
+/// A PASS_TO_PASS id that names no test the collection makes (here a parametrised id with a
+/// timestamp, as a suite that parametrises on the clock makes a new one at every collection):
+/// pytest runs no test at all, the official runner's way too. The gold patch is `broken`, and the
+/// cause beside it names the id, not the tests that never ran.
+#[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
+fn an_id_the_collection_does_not_make_is_named_as_the_cause() {
+    require_docker();
+    fixture_images();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut record: Value = serde_json::from_str(
+        std::fs::read_to_string(fixtures().join("dataset/shapes.jsonl"))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    record["instance_id"] = "shapes_clockid_pr1".into();
+    let stale = "tests/test_greet.py::test_greet_returns_text[05:20:45 2026-12-02]";
+    let mut p2p: Vec<Value> =
+        serde_json::from_str(record["PASS_TO_PASS"].as_str().unwrap()).unwrap();
+    p2p.push(stale.into());
+    record["PASS_TO_PASS"] = Value::String(serde_json::to_string(&p2p).unwrap());
+    let dataset = tmp.path().join("clockid.jsonl");
+    std::fs::write(&dataset, record.to_string() + "\n").unwrap();
+    let cal = calibrate(&dataset, tmp.path(), &tmp.path().join("cal.json"));
+    let i = &cal["instances"][0];
+    assert_eq!(i["class"], "broken", "{i:#}");
+    let want = format!("test id not found, so pytest ran no test: {stale}");
+    assert_eq!(i["gold"]["causes"][0], want.as_str(), "{i:#}");
+}
