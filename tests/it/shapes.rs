@@ -166,6 +166,20 @@ fn every_image_shape_through_test_sh_rewards_gold_and_not_empty() {
     }
 }
 
+/// The first shape's record (`shapes_pythonpath_pr1`), for a test to vary.
+fn pythonpath_shape_record() -> Value {
+    let record: Value = serde_json::from_str(
+        std::fs::read_to_string(fixtures().join("dataset/shapes.jsonl"))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(record["instance_id"], "shapes_pythonpath_pr1");
+    record
+}
+
 /// When gold cannot even import the package (here a setup command removed the directory the
 /// image's PYTHONPATH names), calibrate says so: the class is broken, and the cause beside it
 /// names the module; the verdict stays `tests_failed` and carries the cause.
@@ -175,15 +189,7 @@ fn a_gold_patch_that_cannot_import_is_broken_with_the_module_named() {
     require_docker();
     fixture_images();
     let tmp = tempfile::tempdir().unwrap();
-    let mut record: Value = serde_json::from_str(
-        std::fs::read_to_string(fixtures().join("dataset/shapes.jsonl"))
-            .unwrap()
-            .lines()
-            .next()
-            .unwrap(),
-    )
-    .unwrap();
-    assert_eq!(record["instance_id"], "shapes_pythonpath_pr1");
+    let mut record = pythonpath_shape_record();
     record["instance_id"] = "shapes_nolib_pr1".into();
     record["pre_commands"] = "rm -rf lib".into();
     let dataset = tmp.path().join("nolib.jsonl");
@@ -223,14 +229,7 @@ fn an_id_the_collection_does_not_make_is_named_as_the_cause() {
     require_docker();
     fixture_images();
     let tmp = tempfile::tempdir().unwrap();
-    let mut record: Value = serde_json::from_str(
-        std::fs::read_to_string(fixtures().join("dataset/shapes.jsonl"))
-            .unwrap()
-            .lines()
-            .next()
-            .unwrap(),
-    )
-    .unwrap();
+    let mut record = pythonpath_shape_record();
     record["instance_id"] = "shapes_clockid_pr1".into();
     let stale = "tests/test_greet.py::test_greet_returns_text[05:20:45 2026-12-02]";
     let mut p2p: Vec<Value> =
