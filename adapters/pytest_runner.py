@@ -76,13 +76,9 @@ def _flush():
 
 
 def _send(event, hold=False):
-    data = _encode(event)
-    if hold:
-        _pending.append(data)
-        if sum(map(len, _pending)) < _PENDING_MAX:
-            return
-    else:
-        _pending.append(data)
+    _pending.append(_encode(event))
+    if hold and sum(map(len, _pending)) < _PENDING_MAX:
+        return
     _flush()
 
 
@@ -403,6 +399,7 @@ _CRITICAL_MODULES = ("_pytest.python", "_pytest.runner", "_pytest.reports", "_py
                      "pluggy._result", "pluggy.callers", "pluggy.hooks", "pluggy.manager",
                      "unittest.case", "unittest.result", "__main__")
 _CRITICAL = [k for k in _SNAP if k[0] in _CRITICAL_MODULES]
+_CRITICAL_NAMES = sorted(set(k[0] for k in _CRITICAL))  # those of them the snapshot holds
 
 
 class _Fingerprint(object):
@@ -556,7 +553,7 @@ class Recorder(object):
             plugins.append(str(f))
         _send({"e": "collected", "count": len(session.items), "plugins": sorted(plugins)[:200]})
         self._check(list(_SNAP), "after collection")
-        self.fingerprint = _Fingerprint(sorted(set(k[0] for k in _CRITICAL)))
+        self.fingerprint = _Fingerprint(_CRITICAL_NAMES)
 
     def pytest_runtest_logreport(self, report):
         xfail = getattr(report, "wasxfail", None) is not None

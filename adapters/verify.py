@@ -2063,10 +2063,11 @@ def failure_cause(run, root=""):
             if m:
                 return label % m.group(1)
     missing = []
+    prefix = root.rstrip("/") + "/" if root else None
     for found in ID_NOT_FOUND.findall(run.get("output") or ""):
         found = found.strip()
-        if root and found.startswith(root.rstrip("/") + "/"):
-            found = found[len(root.rstrip("/")) + 1:]
+        if prefix and found.startswith(prefix):
+            found = found[len(prefix):]
         if found not in missing:
             missing.append(found)
     if missing:

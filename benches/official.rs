@@ -47,6 +47,16 @@ code = pytest.main(["-vv", "--junitxml=" + config["xml_path"], "-o", "addopts=",
 print("<pytest>true</pytest>" if code == 0 else "<pytest>false</pytest>")
 "#;
 
+/// The injected runner's exec as an unprivileged user (uid 4242, which owns the workdir then).
+const AS_USER: &str = "HOME=/tmp setpriv --reuid 4242 --regid 4242 --clear-groups python3 /tmp/_awe_pytest_runner.py /tmp/_awe_test_config.json > /dev/null 2>&1; true";
+
+/// The injected runner's configuration: the F2P and P2P ids, the JUnit file's place.
+fn runner_config(rec: &Record) -> serde_json::Value {
+    let mut ids = rec.fail_to_pass();
+    ids.extend(rec.pass_to_pass());
+    serde_json::json!({"test_ids": ids, "xml_path": "/tmp/_awe_test_results.xml"})
+}
+
 /// The future-history strip of the official evaluator, in one shell exec.
 const STRIP: &str = r#"cur=$(git rev-parse --abbrev-ref HEAD)
 for ref in $(git for-each-ref --format='%(refname)'); do
@@ -180,9 +190,7 @@ async fn official(
             r.upload(&dir, &[("test_fail_to_pass.py", script.as_bytes())])
                 .await;
         }
-        let mut ids = rec.fail_to_pass();
-        ids.extend(rec.pass_to_pass());
-        let config = serde_json::json!({"test_ids": ids, "xml_path": "/tmp/_awe_test_results.xml"});
+        let config = runner_config(rec);
         r.upload(
             "/tmp",
             &[
@@ -211,8 +219,7 @@ async fn official(
         r.sh("chown -R 4242:4242 . && chmod 644 /tmp/_awe_test_config.json")
             .await;
         let t = Instant::now();
-        r.sh("HOME=/tmp setpriv --reuid 4242 --regid 4242 --clear-groups python3 /tmp/_awe_pytest_runner.py /tmp/_awe_test_config.json > /dev/null 2>&1; true")
-            .await;
+        r.sh(AS_USER).await;
         as_user = t.elapsed().as_secs_f64();
     }
     sandbox.remove(&r.container).await.expect("remove");
@@ -224,9 +231,7 @@ async fn official(
 /// container, not as root): the gold and f2p patches applied as root first, untimed.
 async fn plain_cold(sandbox: &DockerSandbox, rec: &Record, prepared: &str) -> f64 {
     let r = Replay::start(sandbox, prepared, rec.workdir()).await;
-    let mut ids = rec.fail_to_pass();
-    ids.extend(rec.pass_to_pass());
-    let config = serde_json::json!({"test_ids": ids, "xml_path": "/tmp/_awe_test_results.xml"});
+    let config = runner_config(rec);
     let gold = rec.gold_patch().unwrap_or_default();
     let f2p = rec.f2p_patch().unwrap_or_default();
     r.upload(
@@ -242,8 +247,7 @@ async fn plain_cold(sandbox: &DockerSandbox, rec: &Record, prepared: &str) -> f6
     r.sh("git apply /tmp/_gold.patch; test ! -s /tmp/_f2p.patch || git apply /tmp/_f2p.patch; chown -R 4242:4242 .")
         .await;
     let t = Instant::now();
-    r.sh("HOME=/tmp setpriv --reuid 4242 --regid 4242 --clear-groups python3 /tmp/_awe_pytest_runner.py /tmp/_awe_test_config.json > /dev/null 2>&1; true")
-        .await;
+    r.sh(AS_USER).await;
     let secs = t.elapsed().as_secs_f64();
     sandbox.remove(&r.container).await.expect("remove");
     secs

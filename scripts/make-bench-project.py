@@ -88,8 +88,8 @@ def main():
             " && for b in $(git -C /tmp/ctx/repo.git for-each-ref --format='%%(refname:short)' refs/heads); do"
             " git branch -q --track \"$b\" \"origin/$b\" 2>/dev/null || true; done \\\n"
             " && git checkout -q %(base)s \\\n"
-            " && (ls /tmp/ctx/wheels/*.whl >/dev/null 2>&1 && pip install --no-cache-dir --no-index"
-            " --break-system-packages -q /tmp/ctx/wheels/*.whl || true) \\\n"
+            " && if ls /tmp/ctx/wheels/*.whl >/dev/null 2>&1; then pip install --no-cache-dir --no-index"
+            " --break-system-packages -q /tmp/ctx/wheels/*.whl; fi \\\n"
             " && pip install --break-system-packages --no-build-isolation --no-deps -q -e . \\\n"
             " && rm -rf /tmp/ctx\n"
             "WORKDIR %(w)s\n" % {"w": workdir, "base": base})
