@@ -481,6 +481,21 @@ def register_via_gc(plugin, name):
     ''' % (plugin, name))
 
 
+# Source: `_forged`, a `_pytest.runner.call_and_report` that reports every failure as passed,
+# and `_orig`, the real one (`_runner` is `_pytest.runner`).
+FORGED_CALL_AND_REPORT = src('''
+        _orig = _runner.call_and_report
+        def _forged(item, when, log=True, **kwds):
+            report = _orig(item, when, log=False, **kwds)
+            if report.failed:
+                report.outcome = "passed"
+                report.longrepr = None
+            if log:
+                item.ihook.pytest_runtest_logreport(report=report)
+            return report
+''')
+
+
 def calc_init(t, code):
     t.append("calc/__init__.py", code)
 
@@ -785,15 +800,7 @@ def _(t):
                 _obj.checked_at = float("inf")
                 if getattr(_obj, "fingerprint", None) is not None:
                     _obj.fingerprint.moved = lambda: False
-        _orig = _runner.call_and_report
-        def _forged(item, when, log=True, **kwds):
-            report = _orig(item, when, log=False, **kwds)
-            if report.failed:
-                report.outcome = "passed"
-                report.longrepr = None
-            if log:
-                item.ihook.pytest_runtest_logreport(report=report)
-            return report
+    ''') + FORGED_CALL_AND_REPORT + src('''
         class _PutBack(object):
             def pytest_runtest_setup(self, item):
                 _runner.call_and_report = _forged
@@ -814,15 +821,7 @@ def _(t):
         import gc as _gc
         import _pytest.runner as _runner
         import pytest as _pytest_mod
-        _orig = _runner.call_and_report
-        def _forged(item, when, log=True, **kwds):
-            report = _orig(item, when, log=False, **kwds)
-            if report.failed:
-                report.outcome = "passed"
-                report.longrepr = None
-            if log:
-                item.ihook.pytest_runtest_logreport(report=report)
-            return report
+    ''') + FORGED_CALL_AND_REPORT + src('''
         class _Toggle(object):
             @_pytest_mod.hookimpl(tryfirst=True)
             def pytest_runtest_setup(self, item):
