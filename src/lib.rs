@@ -28,3 +28,4 @@ pub mod schema;
 pub mod submission;
 pub mod text;
 pub mod validate;
+pub mod verifier_spec;

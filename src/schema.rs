@@ -8,6 +8,7 @@ use crate::grade::Verdict;
 use crate::harbor::TestConfig;
 use crate::record::RecordFields;
 use crate::report::Report;
+use crate::verifier_spec::VerifierSpec;
 use std::path::Path;
 
 /// `(file name, schema text)` for every schema we publish.
@@ -31,6 +32,10 @@ pub fn all() -> Vec<(&'static str, String)> {
             render(schemars::schema_for!(Verdict)),
         ),
         ("report.schema.json", render(schemars::schema_for!(Report))),
+        (
+            "verifier_spec.schema.json",
+            render(schemars::schema_for!(VerifierSpec)),
+        ),
         (
             "calibration.schema.json",
             render(schemars::schema_for!(Calibration)),

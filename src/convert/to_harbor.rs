@@ -7,14 +7,14 @@
 use super::error::{ConvertError, io_err};
 use crate::adapters;
 use crate::harbor::{
-    CONVERTED_BY, CONVERTED_BY_KEY, EnvironmentToml, TaskToml, TestConfig, Timeout, paths,
-    task_dir_name,
+    CONVERTED_BY, CONVERTED_BY_KEY, EnvironmentToml, TaskToml, Timeout, paths, task_dir_name,
 };
 use crate::record::{Family, Record};
-use crate::restore_rules;
 use crate::submission::{TreeLimits, read_tree};
+use crate::verifier_spec::instance_config;
 use fs_err as fs;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 use toml::Table;
 
 /// Resources and timeouts written into `task.toml`.
@@ -354,7 +354,10 @@ fn write_tests(
     write(
         dir,
         paths::TEST_CONFIG,
-        &json_pretty(&test_config(record, &opts.resources)),
+        &json_pretty(&instance_config(
+            record,
+            Duration::from_secs(opts.resources.test_timeout_sec),
+        )),
     )?;
     write(dir, paths::INSTANCE_JSON, &json_pretty(record.raw()))?;
     if let Some(p) = record.f2p_patch() {
@@ -379,23 +382,6 @@ fn write_tests(
         fs::copy(src, &dst).map_err(io_err(src))?;
     }
     Ok(())
-}
-
-fn test_config(record: &Record, res: &Resources) -> TestConfig {
-    let (f2p_paths, keep) = restore_rules::keep_paths(record);
-    TestConfig {
-        fail_to_pass: record.fail_to_pass(),
-        pass_to_pass: record.pass_to_pass(),
-        instance_id: Some(record.instance_id().to_owned()),
-        family: Some(record.family().as_str().to_owned()),
-        workdir: Some(record.workdir().to_owned()),
-        base_commit: record.base_commit().map(str::to_owned),
-        test_suite_num: record.test_suite_num(),
-        f2p_paths,
-        keep_paths: keep,
-        test_timeout_sec: Some(res.test_timeout_sec),
-        extra: Default::default(),
-    }
 }
 
 /// solution/: a Doc2Repo reference repository, else the gold patch. Without either, Harbor's

@@ -19,11 +19,13 @@ use crate::adapters::{self, STATE_DIR, shell_quote};
 use crate::patch;
 use crate::record::{Family, Record};
 use crate::restore_rules;
+
 use crate::sandbox::{
     CheckedOut, Checkout, ContainerSpec, ExecSpec, INSTANCE_LABEL, Limits, Sandbox, SandboxError,
     TarBuilder, check_out,
 };
 use crate::submission::{EntryKind, Submission, TreeLimits, read_tree};
+use crate::verifier_spec::{DEFAULT_SETUP_TIMEOUT, VerifierSpec, instance_config};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -59,7 +61,7 @@ impl Default for GradeOptions {
         GradeOptions {
             limits: Limits::default(),
             test_timeout: Duration::from_secs(crate::DEFAULT_TIMEOUT_SECS),
-            setup_timeout: Duration::from_secs(300),
+            setup_timeout: DEFAULT_SETUP_TIMEOUT,
             labels: Vec::new(),
             prepared_cache: true,
             test_empty_patch: false,
@@ -566,45 +568,34 @@ impl<S: Sandbox> Run<'_, S> {
                 .map_err(Stop::internal)
         };
         let record = self.record;
-        let mut spec = serde_json::json!({
-            "instance_id": record.instance_id(),
-            "family": record.family().as_str(),
-            "workdir": self.workdir,
-            "base_commit": record.base_commit(),
-            "fail_to_pass": record.fail_to_pass(),
-            "pass_to_pass": record.pass_to_pass(),
-            "test_suite_num": record.test_suite_num(),
-            "timeout": self.opts.test_timeout.as_secs().max(1),
-            "setup_timeout": self.opts.setup_timeout.as_secs().max(1),
-            "state_dir": STATE_DIR,
-            "private_paths": [self.private, STATE_DIR],
-            "result": "-",
-            "canaries": !self.opts.trusted_submissions,
-            "max_file_bytes": self.opts.limits.disk_bytes(),
-        });
+        let mut spec = VerifierSpec {
+            instance: instance_config(record, self.opts.test_timeout),
+            setup_timeout_sec: Some(self.opts.setup_timeout.as_secs().max(1)),
+            canaries: !self.opts.trusted_submissions,
+            max_file_bytes: self.opts.limits.disk_bytes(),
+            state_dir: STATE_DIR.to_owned(),
+            private_paths: vec![self.private.clone(), STATE_DIR.to_owned()],
+            result: Some("-".to_owned()),
+            ..Default::default()
+        };
         if let Submission::Patch(p) = input.submission
             && !input.submission.is_empty_patch()
         {
             add("submission.patch", p)?;
-            spec["patch"] = self.file("submission.patch").into();
-        }
-        if record.family() != Family::Doc2Repo {
-            let (f2p_paths, keep) = restore_rules::keep_paths(record);
-            spec["keep_paths"] = keep.into();
-            spec["f2p_paths"] = f2p_paths.into();
+            spec.patch = Some(self.file("submission.patch"));
         }
         // The gold patch's own constructs are allowed to the submission (static evidence).
         if let Some(p) = record.gold_patch().filter(|p| !p.trim().is_empty()) {
             add("gold.patch", p.as_bytes())?;
-            spec["gold_patch"] = self.file("gold.patch").into();
+            spec.gold_patch = Some(self.file("gold.patch"));
         }
         if let Some(p) = record.f2p_patch() {
             add("f2p.patch", p.as_bytes())?;
-            spec["f2p_patch"] = self.file("f2p.patch").into();
+            spec.f2p_patch = Some(self.file("f2p.patch"));
         }
         if let Some(s) = record.f2p_script() {
             add("test_fail_to_pass.py", s.as_bytes())?;
-            spec["f2p_script"] = self.file("test_fail_to_pass.py").into();
+            spec.f2p_script = Some(self.file("test_fail_to_pass.py"));
         }
         if record.family() == Family::Doc2Repo {
             let zip = input.test_suite.ok_or_else(|| {
@@ -617,9 +608,10 @@ impl<S: Sandbox> Run<'_, S> {
             let data = fs_err::read(zip)
                 .map_err(|e| Stop::error(Reason::TestSuiteMissing, e.to_string()))?;
             add("suite.zip", &data)?;
-            spec["suite_zip"] = self.file("suite.zip").into();
+            spec.suite_zip = Some(self.file("suite.zip"));
         }
-        add("spec.json", spec.to_string().as_bytes())?;
+        let spec = serde_json::to_vec(&spec).map_err(Stop::internal)?;
+        add("spec.json", &spec)?;
         let bundle = tar.finish().map_err(Stop::internal)?;
         self.sandbox.upload(self.container, "/tmp", bundle).await?;
         Ok(())

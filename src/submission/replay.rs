@@ -514,7 +514,7 @@ impl Default for ReplayOptions {
         ReplayOptions {
             limits: Limits::default(),
             labels: Vec::new(),
-            setup_timeout: Duration::from_secs(300),
+            setup_timeout: crate::verifier_spec::DEFAULT_SETUP_TIMEOUT,
         }
     }
 }
