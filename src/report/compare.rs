@@ -60,8 +60,8 @@ pub fn compare(a: &Report, b: &Report) -> Comparison {
         }
     }
     Comparison {
-        a: a.run_id.clone(),
-        b: b.run_id.clone(),
+        a: a.run.run_id.clone(),
+        b: b.run.run_id.clone(),
         families,
         avg: (a.avg, b.avg, b.avg - a.avg),
         paired,

@@ -206,12 +206,12 @@ fn doc2repo_histogram(rates: &[f64]) -> String {
 
 fn meta_table(report: &Report) -> String {
     let mut rows: Vec<(&str, String)> = vec![
-        ("run", report.run_id.clone()),
-        ("grader version", report.grader_version.clone()),
-        ("dataset", report.dataset.clone()),
-        ("dataset hash", report.dataset_hash.clone()),
-        ("predictions", report.predictions.clone()),
-        ("predictions hash", report.predictions_hash.clone()),
+        ("run", report.run.run_id.clone()),
+        ("grader version", report.run.grader_version.clone()),
+        ("dataset", report.run.dataset.clone()),
+        ("dataset hash", report.run.dataset_hash.clone()),
+        ("predictions", report.run.predictions.clone()),
+        ("predictions hash", report.run.predictions_hash.clone()),
     ];
     for (k, v) in [
         ("started", &report.started_at),
@@ -570,11 +570,11 @@ fn row_tests(
 /// (`id` or `id@N`), read from the run's logs.
 pub fn render_html(report: &Report, errors: &BTreeMap<String, String>) -> String {
     let mut s = String::with_capacity(4096 + report.instances.len() * 800);
-    head(&mut s, &format!("beyondswe run {}", report.run_id));
+    head(&mut s, &format!("beyondswe run {}", report.run.run_id));
     let _ = write!(
         s,
         "<h1>Run <code id=\"run-id\">{}</code></h1>",
-        escape(&report.run_id)
+        escape(&report.run.run_id)
     );
     s.push_str(&meta_table(report));
     s.push_str("<section id=\"families\"><h2>Family scores</h2>");

@@ -17,7 +17,8 @@ pub use metrics::{
 pub use render::{Format, render};
 pub use review::{ACCEPTED_FILE, accept, apply_accepted, read_accepted};
 pub use store::{
-    RunMeta, Store, StoreError, Stored, attempt_label, error_log, read_run, write_atomic,
+    RunIdentity, RunMeta, Store, StoreError, Stored, attempt_label, error_log, read_run,
+    write_atomic,
 };
 
 use crate::calibration::{Class, Loaded};
@@ -166,12 +167,9 @@ impl CalibrationUse {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[schemars(title = "beyondswe run report")]
 pub struct Report {
-    pub run_id: String,
-    pub grader_version: String,
-    pub dataset: String,
-    pub dataset_hash: String,
-    pub predictions: String,
-    pub predictions_hash: String,
+    /// The run and what it grades; the grader version is the one that wrote the report.
+    #[serde(flatten)]
+    pub run: RunIdentity,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_at: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -208,12 +206,10 @@ pub fn build_report(
             .filter(|st| !excluded(&st.verdict.instance_id)),
     );
     Report {
-        run_id: meta.map(|m| m.run_id.clone()).unwrap_or_default(),
-        grader_version: GRADER_VERSION.into(),
-        dataset: meta.map(|m| m.dataset.clone()).unwrap_or_default(),
-        dataset_hash: meta.map(|m| m.dataset_hash.clone()).unwrap_or_default(),
-        predictions: meta.map(|m| m.predictions.clone()).unwrap_or_default(),
-        predictions_hash: meta.map(|m| m.predictions_hash.clone()).unwrap_or_default(),
+        run: RunIdentity {
+            grader_version: GRADER_VERSION.into(),
+            ..meta.map(|m| m.run.clone()).unwrap_or_default()
+        },
         started_at: timing.0,
         finished_at: timing.1,
         jobs: timing.2,

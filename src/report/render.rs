@@ -97,7 +97,7 @@ pub fn render(report: &Report, format: Format) -> String {
 fn markdown(report: &Report) -> String {
     let mut s = format!(
         "### Run `{}`\n\n| family | instances | resolved | errors | score | |\n|---|---:|---:|---:|---:|---|\n",
-        report.run_id
+        report.run.run_id
     );
     for r in rows(report) {
         s.push_str(&format!("| {} |\n", r.join(" | ")));
@@ -233,7 +233,7 @@ fn review_lines(report: &Report) -> String {
     if !s.is_empty() {
         s.push_str(&format!(
             "  after review: beyondswe report RUN_DIR --accept-suspected INSTANCE_ID (run {})\n",
-            report.run_id
+            report.run.run_id
         ));
     }
     s

@@ -6,8 +6,10 @@
 //! replaces an earlier one, and the file is compacted to one line per instance at the end of a
 //! run (written aside and renamed).
 
+use super::GRADER_VERSION;
 use crate::files::safe_name;
 use crate::grade::Verdict;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Seek, SeekFrom, Write};
@@ -52,15 +54,51 @@ pub fn attempt_label(id: &str, attempt: u32) -> String {
     }
 }
 
-/// What a run grades; a results directory refuses another dataset unless forced.
+/// Which run this is and what it grades: the head of a results directory's `run.json` and of
+/// `report.json` alike.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq, JsonSchema)]
+pub struct RunIdentity {
+    /// The run's name, the results directory's subdirectory.
+    pub run_id: String,
+    /// The grader that wrote the file.
+    pub grader_version: String,
+    /// The dataset's path as given.
+    pub dataset: String,
+    /// A digest of the dataset's records.
+    pub dataset_hash: String,
+    /// What was graded: a predictions file, `gold` or `empty`.
+    pub predictions: String,
+    /// A digest of the submissions.
+    pub predictions_hash: String,
+}
+
+impl RunIdentity {
+    /// A run of this grader.
+    pub fn new(
+        run_id: String,
+        dataset: String,
+        dataset_hash: String,
+        predictions: String,
+        predictions_hash: String,
+    ) -> RunIdentity {
+        RunIdentity {
+            run_id,
+            grader_version: GRADER_VERSION.into(),
+            dataset,
+            dataset_hash,
+            predictions,
+            predictions_hash,
+        }
+    }
+}
+
+/// What a run grades (`run.json`); a results directory refuses another dataset unless forced.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct RunMeta {
-    pub run_id: String,
-    pub grader_version: String,
-    pub dataset: String,
-    pub dataset_hash: String,
-    pub predictions: String,
-    pub predictions_hash: String,
+    /// The run and what it grades.
+    #[serde(flatten)]
+    pub run: RunIdentity,
+    /// When the results directory was first opened.
     pub created_at: String,
 }
 
@@ -115,13 +153,13 @@ impl Store {
         match fs_err::read_to_string(&meta_path) {
             Ok(text) => {
                 if let Ok(old) = serde_json::from_str::<RunMeta>(&text)
-                    && old.dataset_hash != meta.dataset_hash
+                    && old.run.dataset_hash != meta.run.dataset_hash
                     && !force
                 {
                     return Err(StoreError::OtherDataset {
                         path: dir.to_owned(),
-                        theirs: old.dataset,
-                        their_hash: old.dataset_hash,
+                        theirs: old.run.dataset,
+                        their_hash: old.run.dataset_hash,
                     });
                 }
             }

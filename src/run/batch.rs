@@ -336,7 +336,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-    use crate::report::RunMeta;
+    use crate::report::{RunIdentity, RunMeta};
     use crate::sandbox::SandboxError;
     use crate::sandbox::scripted::{OnStart, Scripted};
     use std::collections::BTreeMap;
@@ -379,12 +379,7 @@ mod tests {
 
     fn store(dir: &std::path::Path) -> Mutex<Store> {
         let meta = RunMeta {
-            run_id: "r".into(),
-            grader_version: GRADER_VERSION.into(),
-            dataset: "d".into(),
-            dataset_hash: "h".into(),
-            predictions: "p".into(),
-            predictions_hash: "h".into(),
+            run: RunIdentity::new("r".into(), "d".into(), "h".into(), "p".into(), "h".into()),
             created_at: "now".into(),
         };
         Mutex::new(Store::open(dir, &meta, false).unwrap())

@@ -12,7 +12,7 @@ use crate::calibration::{
 };
 use crate::dataset::Instance;
 use crate::grade::Verdict;
-use crate::report::{GRADER_VERSION, RunMeta, Store, now_rfc3339};
+use crate::report::{GRADER_VERSION, RunIdentity, RunMeta, Store, now_rfc3339};
 use crate::submission::Submission;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -115,12 +115,13 @@ fn open_stores(
 ) -> Result<(Store, Store), RunError> {
     let open = |which: &str| {
         let meta = RunMeta {
-            run_id: format!("{}/{which}", spec.store.run_id),
-            grader_version: GRADER_VERSION.into(),
-            dataset: spec.dataset.path.display().to_string(),
-            dataset_hash: dataset_digest.to_owned(),
-            predictions: which.to_owned(),
-            predictions_hash: which.to_owned(),
+            run: RunIdentity::new(
+                format!("{}/{which}", spec.store.run_id),
+                spec.dataset.path.display().to_string(),
+                dataset_digest.to_owned(),
+                which.to_owned(),
+                which.to_owned(),
+            ),
             created_at: now_rfc3339(),
         };
         let store = StoreSpec {

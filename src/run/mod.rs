@@ -141,7 +141,7 @@ fn finish(spec: &RunSpec, plan: &Plan, store: &Store, started: String) -> Result
             &c.path.display().to_string(),
             loaded,
             in_scope.iter().map(|s| s.verdict.instance_id.as_str()),
-            &plan.meta.dataset_hash,
+            &plan.meta.run.dataset_hash,
             c.exclude_flaky,
             c.exclude_broken,
         )),

@@ -11,7 +11,7 @@ use crate::calibration::{self, Calibration, Loaded};
 use crate::dataset::{Instance, dataset_hash, load_all};
 use crate::harbor::{task_name_index, trial_dirs, trial_patch};
 use crate::record::Family;
-use crate::report::{GRADER_VERSION, RunMeta, now_rfc3339};
+use crate::report::{RunIdentity, RunMeta, now_rfc3339};
 use crate::submission::{
     AgentFormat, Ingest, IngestOptions, Submission, check_patch_file, detect, ingest_with,
     read_tree,
@@ -67,12 +67,13 @@ pub fn plan(spec: &RunSpec, notes: &dyn Progress) -> Result<Plan, RunError> {
         ));
     }
     let meta = RunMeta {
-        run_id: spec.store.run_id.clone(),
-        grader_version: GRADER_VERSION.into(),
-        dataset: spec.dataset.path.display().to_string(),
-        dataset_hash: dataset_digest,
-        predictions: made.label,
-        predictions_hash: made.digest,
+        run: RunIdentity::new(
+            spec.store.run_id.clone(),
+            spec.dataset.path.display().to_string(),
+            dataset_digest,
+            made.label,
+            made.digest,
+        ),
         created_at: now_rfc3339(),
     };
     Ok(Plan {
