@@ -54,6 +54,7 @@ pub fn stale(dir: &Path) -> Vec<String> {
         .collect()
 }
 
+/// Write every generated schema into `dir` (created if missing), returning the file names written.
 pub fn write(dir: &Path) -> std::io::Result<Vec<String>> {
     fs_err::create_dir_all(dir)?;
     let mut written = Vec::new();

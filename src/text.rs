@@ -30,6 +30,7 @@ pub struct TailBuf {
 }
 
 impl TailBuf {
+    /// An empty buffer that will keep the last `max` bytes.
     pub fn new(max: usize) -> Self {
         TailBuf {
             buf: Vec::new(),
@@ -37,6 +38,7 @@ impl TailBuf {
         }
     }
 
+    /// Append `data`, dropping the oldest bytes once well over the limit.
     pub fn push(&mut self, data: &[u8]) {
         self.buf.extend_from_slice(data);
         // Cut only once twice the limit is held, so a stream of small writes is not quadratic.
