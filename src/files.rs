@@ -1,11 +1,17 @@
 //! Files written whole or not at all, files read bounded, and names safe as one path component.
 //!
-//! Every file the library writes for a reader to pick up later (results, reports, JSONL,
-//! copied test suites) goes through [`AtomicFile`]: it is written beside its target under a
-//! hidden temporary name, synced, and renamed into place, so a reader (or a run killed
-//! half-way) sees the old file or the whole new one. Files named by users or found beside agent
-//! output are read through [`read_bounded`]: regular files only (a FIFO would block forever,
-//! `/dev/zero` never ends), never more than a cap, however the file changes while it is read.
+//! Files the library writes whole for a reader to pick up later (reports, per-instance logs,
+//! JSONL records and predictions, calibration tables, captured patches, test suites copied out
+//! of Harbor tasks) go through [`AtomicFile`]: it is written beside its target under a hidden
+//! temporary name, synced, and renamed into place, so a reader (or a run killed half-way) sees
+//! the old file or the whole new one. Two writers do it their own way: a grading run's
+//! `results.jsonl` is appended one synced line at a time (a torn last line is cut when it is
+//! reopened) and goes through `AtomicFile` only when compacted, and a converted Harbor task
+//! directory is built in a temporary directory and renamed into place whole.
+//!
+//! Files named by users or found beside agent output are read through [`read_bounded`]: regular
+//! files only (a FIFO would block forever, `/dev/zero` never ends), never more than a cap,
+//! however the file changes while it is read.
 
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
@@ -87,18 +93,31 @@ fn naming(path: &Path, e: io::Error) -> io::Error {
 /// Why [`read_bounded`] (or [`check_bounded`]) did not return a file's bytes.
 #[derive(Debug, Error)]
 pub enum BoundedReadError {
+    /// Reading its metadata or its bytes failed (missing, unreadable, ...).
     #[error("{}", crate::errors::io_message(path, source))]
     Io {
+        /// The file being read.
         path: PathBuf,
+        /// What the operating system reported.
         #[source]
         source: io::Error,
     },
     /// Not a regular file (links are followed); `what` names what it is.
     #[error("{path}: {what}, not a regular file")]
-    NotAFile { path: PathBuf, what: &'static str },
+    NotAFile {
+        /// The path that was to be read.
+        path: PathBuf,
+        /// What it is instead, e.g. "a directory" or "a named pipe (FIFO)".
+        what: &'static str,
+    },
     /// Larger than `max_bytes`, before opening it or while reading it.
     #[error("{path}: larger than the limit of {max_bytes} bytes")]
-    TooLarge { path: PathBuf, max_bytes: u64 },
+    TooLarge {
+        /// The file that was too large.
+        path: PathBuf,
+        /// The limit it went over, in bytes.
+        max_bytes: u64,
+    },
 }
 
 /// What a path is, for the error when it is not a regular file.
