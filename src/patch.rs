@@ -1,7 +1,8 @@
 //! Host-side reading of unified and git diffs: is this text a patch, and which paths does it touch.
 //!
-//! Used by `validate` (patches must parse), by the converters (which files the test patch owns) and
-//! by the grader's restore rules. It never applies a patch: application happens inside the
+//! Used by `validate` (patches must parse), by the grader (a submission must be a patch, outside
+//! `.git`), by the restore rules (which files the test patch owns) and by the submission readers
+//! (undoing CRLF added in transit). It never applies a patch: application happens inside the
 //! container with `git apply`, so that the result matches what git does.
 
 use thiserror::Error;
@@ -37,6 +38,7 @@ impl FileChange {
 /// A parsed patch.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Patch {
+    /// One entry per file section, in patch order (never empty).
     pub files: Vec<FileChange>,
 }
 
@@ -53,14 +55,23 @@ impl Patch {
     }
 }
 
+/// Why a text is not a patch [`parse`] accepts.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum PatchError {
+    /// The text is empty or only whitespace.
     #[error("the patch is empty")]
     Empty,
+    /// The text has no file header at all (no `diff --git`, no `---`/`+++` pair).
     #[error("no file changes found (expected `diff --git` or `---`/`+++` headers)")]
     NoFiles,
+    /// A file section is broken, e.g. a hunk whose line counts do not match its body.
     #[error("line {line}: {message}")]
-    Malformed { line: usize, message: String },
+    Malformed {
+        /// Where the problem was found, counting from 1.
+        line: usize,
+        /// What is wrong there.
+        message: String,
+    },
 }
 
 /// Parses a unified diff (plain or git-extended, CRLF tolerated).
