@@ -11,6 +11,7 @@ use thiserror::Error;
 /// One gradable instance.
 #[derive(Debug, Clone)]
 pub struct Instance {
+    /// The instance's BeyondSWE record (from the JSONL line, or read back from the Harbor task).
     pub record: Record,
     /// The Doc2Repo suite zip, if found.
     pub test_suite: Option<PathBuf>,
@@ -20,18 +21,31 @@ pub struct Instance {
     pub location: String,
 }
 
+/// Why a dataset (or one instance of it) could not be read.
 #[derive(Debug, Error)]
 pub enum DatasetError {
+    /// The JSONL file could not be read, or a line in it is not a valid record.
     #[error(transparent)]
     Jsonl(#[from] JsonlError),
+    /// A Harbor task directory could not be read back, or a record names a bad test-suite file.
     #[error(transparent)]
     Convert(#[from] ConvertError),
+    /// The dataset holds no instance with the requested id.
     #[error("{dataset}: no instance `{id}`")]
-    UnknownInstance { dataset: PathBuf, id: String },
+    UnknownInstance {
+        /// The JSONL file or task directory searched.
+        dataset: PathBuf,
+        /// The instance id asked for.
+        id: String,
+    },
+    /// Two records share an `instance_id`.
     #[error("duplicate instance_id `{id}`: {first} and {second}")]
     Duplicate {
+        /// The shared instance id.
         id: String,
+        /// Where the first record is (`file:line` or task directory).
         first: String,
+        /// Where the second record is.
         second: String,
     },
 }
