@@ -13,10 +13,14 @@ use serde::Serialize;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+/// How bad a [`Problem`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, PartialOrd, Ord)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
+    /// The record cannot be converted or graded as it is; `validate` exits non-zero.
     Error,
+    /// The record can be used, but part of it will not work as meant (e.g. a gold patch the
+    /// restore step would reset, or a task Harbor's oracle agent cannot run).
     Warning,
 }
 
@@ -25,19 +29,28 @@ pub enum Severity {
 pub struct Problem {
     /// `file:line` for JSONL, the task directory for Harbor.
     pub location: String,
+    /// The record's `instance_id`; `None` when the line or task could not be read as a record.
     pub instance: Option<String>,
+    /// Whether it stops the record from being used.
     pub severity: Severity,
+    /// The record field at fault (e.g. `test_patch`); `None` for a problem with no one field,
+    /// such as a missing file in a task directory.
     pub field: Option<String>,
+    /// What is wrong, for a person to read.
     pub message: String,
 }
 
+/// Everything `validate` found in one dataset.
 #[derive(Debug, Default, Serialize)]
 pub struct Report {
+    /// Records (JSONL lines or task directories) looked at, readable or not.
     pub records: usize,
+    /// Every problem found, in dataset order.
     pub problems: Vec<Problem>,
 }
 
 impl Report {
+    /// How many problems are errors.
     pub fn errors(&self) -> usize {
         self.problems
             .iter()
@@ -45,6 +58,7 @@ impl Report {
             .count()
     }
 
+    /// How many problems are warnings.
     pub fn warnings(&self) -> usize {
         self.problems.len() - self.errors()
     }
@@ -68,14 +82,19 @@ pub fn validate_path(path: &Path, test_suites: Option<&Path>) -> Result<Report, 
     }
 }
 
+/// Why validation could not run at all (problems in records are reported in [`Report`] instead).
 #[derive(Debug, thiserror::Error)]
 pub enum ValidateError {
+    /// The JSONL file could not be opened or read.
     #[error(transparent)]
     Jsonl(#[from] JsonlError),
+    /// The tasks directory could not be listed.
     #[error(transparent)]
     Convert(#[from] ConvertError),
 }
 
+/// Validates every line of a BeyondSWE JSONL file; Doc2Repo suites are looked up in
+/// `test_suites` (not checked when `None`).
 pub fn validate_jsonl(path: &Path, test_suites: Option<&Path>) -> Result<Report, ValidateError> {
     let mut report = Report::default();
     let mut seen: HashMap<String, String> = HashMap::new();
@@ -141,6 +160,8 @@ fn check_duplicate(
     }
 }
 
+/// Validates every Harbor task directory under `root`: its record, and the files Harbor needs
+/// beside it. Suites are the zips bundled in the tasks; `_test_suites` is not used.
 pub fn validate_tasks_dir(
     root: &Path,
     _test_suites: Option<&Path>,
