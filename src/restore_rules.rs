@@ -14,19 +14,35 @@ use std::sync::OnceLock;
 /// The table (field names as in the JSON file).
 #[derive(Debug, Deserialize)]
 pub struct Rules {
+    /// Directory names (lower case, matched at any depth) whose every file is a test file.
     pub test_dirs: Vec<String>,
+    /// Start of a `.py` file name that makes it a test file (`test_`).
     pub test_file_prefixes: Vec<String>,
+    /// End of a `.py` file name that makes it a test file (`_test.py`).
     pub test_file_suffixes: Vec<String>,
+    /// File names that are pytest `conftest` files, test files wherever they are.
     pub conftest_names: Vec<String>,
+    /// File names of whole-file pytest configuration ([`Class::Config`]).
     pub config_files: Vec<String>,
+    /// File names whose pytest sections are reverted ([`Class::SectionConfig`]).
     pub section_config_files: Vec<String>,
+    /// Module names of interpreter start-up hooks, matched on any path component up to its
+    /// first dot ([`Class::Startup`]).
     pub startup_stems: Vec<String>,
+    /// File name endings of start-up hooks (`.pth`).
     pub startup_suffixes: Vec<String>,
+    /// Directory name endings of installed-package metadata (`.dist-info`, `.egg-info`).
     pub metadata_dir_suffixes: Vec<String>,
+    /// File name endings of compiled bytecode.
     pub bytecode_suffixes: Vec<String>,
+    /// Directory names that hold compiled bytecode (`__pycache__`).
     pub bytecode_dirs: Vec<String>,
+    /// File name endings of compiled extension modules (`.so`, `.pyd`).
     pub extension_suffixes: Vec<String>,
+    /// File name endings of development-install links (`.egg-link`).
     pub link_suffixes: Vec<String>,
+    /// Top-level module names an untracked file in the repository may not shadow (pytest and
+    /// its plugins, the grader's own); only the in-container verifier acts on them.
     pub protected_modules: Vec<String>,
 }
 
@@ -58,6 +74,7 @@ pub enum Class {
 }
 
 impl Class {
+    /// The class's name as the JSON table and `adapters/verify.py` spell it (`section_config`).
     pub fn as_str(self) -> &'static str {
         match self {
             Class::Startup => "startup",
