@@ -24,10 +24,15 @@ use std::fmt;
     schemars::JsonSchema,
 )]
 pub enum Family {
+    /// Issue fixes that need knowledge from other repositories; graded by test ids.
     CrossRepo,
+    /// Issue fixes in domain-specific (scientific) repositories; graded by test ids.
     DomainFix,
+    /// Migrations to a new version of a dependency; graded by test ids.
     DepMigrate,
+    /// A repository built from its documentation; graded by the pass rate of a hidden test suite.
     Doc2Repo,
+    /// A `task` value that names none of the four families, or no `task` at all.
     #[default]
     #[serde(rename = "unknown")]
     Unknown,
@@ -101,10 +106,12 @@ impl fmt::Display for Family {
 pub struct TaskKind {
     /// The exact spelling found in the record, `None` when the field is absent.
     pub spelling: Option<String>,
+    /// The family that spelling maps to ([`Family::Unknown`] when absent or unrecognised).
     pub family: Family,
 }
 
 impl TaskKind {
+    /// The `task` field's value as found (`None` when absent) with its family.
     pub fn from_spelling(spelling: Option<&str>) -> TaskKind {
         TaskKind {
             spelling: spelling.map(str::to_owned),

@@ -31,8 +31,10 @@ pub struct RecordFields {
     /// `base.sha`.
     #[serde(default)]
     pub base_commit: Option<String>,
+    /// First fallback for `base_commit`.
     #[serde(default)]
     pub pre_agent_commit_id: Option<String>,
+    /// Second fallback for `base_commit`.
     #[serde(default)]
     pub parent_commit: Option<String>,
     /// Nested form `{"sha": "..."}`.
@@ -44,6 +46,7 @@ pub struct RecordFields {
     /// Container image; `image_url` is the fallback spelling.
     #[serde(default)]
     pub image: Option<String>,
+    /// Container image, when `image` is absent.
     #[serde(default)]
     pub image_url: Option<String>,
     /// Programming language (default `python`).
@@ -58,6 +61,7 @@ pub struct RecordFields {
     /// Gold patch; `fix_patch` is the fallback spelling.
     #[serde(default)]
     pub patch: Option<String>,
+    /// Gold patch, when `patch` is absent.
     #[serde(default)]
     pub fix_patch: Option<String>,
     /// Tests that must go from failing to passing.
@@ -88,6 +92,7 @@ pub struct RecordFields {
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[schemars(extend("additionalProperties" = true))]
 pub struct BaseRef {
+    /// The commit the agent starts from (last fallback for `base_commit`).
     #[serde(default)]
     pub sha: Option<String>,
 }
@@ -101,7 +106,9 @@ pub struct BaseRef {
 )]
 pub enum TestIds {
     // Text first: it is the usual form, and a failed List attempt costs an error message.
+    /// A JSON-encoded list in a string (the SWE-bench style), or one id.
     Text(String),
+    /// A list of ids; `null` items are skipped.
     List(Vec<TestId>),
 }
 
@@ -109,8 +116,11 @@ pub enum TestIds {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(untagged, expecting = "a test id (string)")]
 pub enum TestId {
+    /// A pytest node id.
     Text(String),
+    /// A number, read as its text.
     Number(serde_json::Number),
+    /// `null`, skipped.
     Null(()),
 }
 
@@ -121,20 +131,27 @@ pub enum TestId {
     expecting = "a shell command (string), a list of commands, or {\"execute_command\": {\"commands\": [...]}}"
 )]
 pub enum PreCommands {
+    /// One shell command (a trailing literal `\n` is dropped).
     Text(String),
+    /// Shell commands run in order.
     List(Vec<String>),
+    /// `{"execute_command": {"commands": [...]}}`.
     Structured(StructuredPreCommands),
 }
 
+/// The dict form of `pre_commands`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[schemars(extend("additionalProperties" = true))]
 pub struct StructuredPreCommands {
+    /// Holds the commands.
     pub execute_command: ExecuteCommand,
 }
 
+/// `execute_command` in the dict form of `pre_commands`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[schemars(extend("additionalProperties" = true))]
 pub struct ExecuteCommand {
+    /// Shell commands run in order.
     #[serde(default)]
     pub commands: Vec<String>,
 }

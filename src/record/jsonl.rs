@@ -15,24 +15,37 @@ use thiserror::Error;
 /// A problem with one line of a JSONL file, or with the file itself.
 #[derive(Debug, Error)]
 pub enum JsonlError {
+    /// The file could not be opened, read or written; reading stops here.
     #[error("{}", crate::errors::io_message(path, source))]
     Io {
+        /// The JSONL file.
         path: PathBuf,
+        /// What the operating system reported.
         #[source]
         source: std::io::Error,
     },
+    /// A line is not valid JSON.
     #[error("{path}:{line}:{column}: not valid JSON: {message}; the line starts with {start}")]
     Syntax {
+        /// The JSONL file.
         path: PathBuf,
+        /// The line, counting from 1.
         line: u64,
+        /// Where on the line the parser gave up, counting from 1.
         column: usize,
+        /// The JSON parser's message.
         message: String,
+        /// The line's first 60 bytes, quoted.
         start: String,
     },
+    /// A line is valid JSON but not a usable record.
     #[error("{path}:{line}: {source}")]
     Record {
+        /// The JSONL file.
         path: PathBuf,
+        /// The line, counting from 1.
         line: u64,
+        /// What is wrong with the record.
         #[source]
         source: RecordError,
     },
@@ -78,6 +91,7 @@ impl JsonLines<BufReader<fs::File>> {
 }
 
 impl<R: BufRead> JsonLines<R> {
+    /// Reads from `reader`; `path` is only used to name the source in errors.
     pub fn new(reader: R, path: PathBuf) -> Self {
         JsonLines {
             reader,
@@ -88,6 +102,7 @@ impl<R: BufRead> JsonLines<R> {
         }
     }
 
+    /// The path errors name.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -148,6 +163,7 @@ pub struct RecordReader<R> {
 }
 
 impl RecordReader<BufReader<fs::File>> {
+    /// Opens a JSONL file of records.
     pub fn open(path: &Path) -> Result<Self, JsonlError> {
         tracing::debug!(path = %path.display(), "reading records");
         Ok(RecordReader {
@@ -157,6 +173,7 @@ impl RecordReader<BufReader<fs::File>> {
 }
 
 impl<R: BufRead> RecordReader<R> {
+    /// Reads records from `reader`; `path` is only used to name the source in errors.
     pub fn new(reader: R, path: PathBuf) -> Self {
         RecordReader {
             lines: JsonLines::new(reader, path),
@@ -196,6 +213,8 @@ pub struct JsonlWriter {
 }
 
 impl JsonlWriter {
+    /// Starts a file that will replace `path` on [`JsonlWriter::finish`]; dropped unfinished, it
+    /// leaves `path` as it was.
     pub fn create(path: &Path) -> Result<Self, JsonlError> {
         let file = crate::files::AtomicFile::create(path).map_err(|source| JsonlError::Io {
             path: path.to_owned(),
@@ -207,6 +226,7 @@ impl JsonlWriter {
         })
     }
 
+    /// Writes `value` as one line of JSON.
     pub fn write<T: Serialize>(&mut self, value: &T) -> Result<(), JsonlError> {
         let io = |source| JsonlError::Io {
             path: self.path.clone(),

@@ -30,7 +30,9 @@ impl PartialEq for Record {
 /// `owner/name` of a GitHub repository; the owner may be unknown.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RepoRef {
+    /// The GitHub user or organisation; `None` when the record does not say.
     pub owner: Option<String>,
+    /// The repository's name, without the owner.
     pub name: String,
 }
 
@@ -90,6 +92,7 @@ impl Record {
         &self.raw
     }
 
+    /// The JSON object, giving up the typed view.
     pub fn into_raw(self) -> Map<String, Value> {
         self.raw
     }
@@ -99,14 +102,17 @@ impl Record {
         &self.fields
     }
 
+    /// The record's unique id (never empty).
     pub fn instance_id(&self) -> &str {
         &self.fields.instance_id
     }
 
+    /// The `task` field as written, with the family it names.
     pub fn task(&self) -> TaskKind {
         TaskKind::from_spelling(self.fields.task.as_deref())
     }
 
+    /// The task family ([`Family::Unknown`] when `task` is absent or unrecognised).
     pub fn family(&self) -> Family {
         self.task().family
     }
@@ -156,6 +162,7 @@ impl Record {
         .find_map(non_empty)
     }
 
+    /// The repository directory inside the image: `workdir`, else [`DEFAULT_WORKDIR`].
     pub fn workdir(&self) -> &str {
         non_empty(self.fields.workdir.as_deref()).unwrap_or(DEFAULT_WORKDIR)
     }
@@ -165,10 +172,12 @@ impl Record {
         non_empty(self.fields.image.as_deref()).or(non_empty(self.fields.image_url.as_deref()))
     }
 
+    /// The programming language: `language`, else `python`.
     pub fn language(&self) -> &str {
         non_empty(self.fields.language.as_deref()).unwrap_or("python")
     }
 
+    /// The issue text (for Doc2Repo in the paper's variant, the specification), as written.
     pub fn problem_statement(&self) -> Option<&str> {
         self.fields.problem_statement.as_deref()
     }
@@ -190,6 +199,7 @@ impl Record {
         non_empty(self.fields.patch.as_deref()).or(non_empty(self.fields.fix_patch.as_deref()))
     }
 
+    /// The FAIL_TO_PASS test ids, decoded from any accepted form; empty when absent.
     pub fn fail_to_pass(&self) -> Vec<String> {
         self.fields
             .FAIL_TO_PASS
@@ -198,6 +208,7 @@ impl Record {
             .unwrap_or_default()
     }
 
+    /// The PASS_TO_PASS test ids, decoded from any accepted form; empty when absent.
     pub fn pass_to_pass(&self) -> Vec<String> {
         self.fields
             .PASS_TO_PASS
@@ -206,22 +217,29 @@ impl Record {
             .unwrap_or_default()
     }
 
+    /// The test patch the grader applies after the agent's patch; `None` when absent or empty.
     pub fn f2p_patch(&self) -> Option<&str> {
         non_empty(self.fields.f2p_patch.as_deref())
     }
 
+    /// The test file written as `test_fail_to_pass.py` before the tests run; `None` when absent
+    /// or empty.
     pub fn f2p_script(&self) -> Option<&str> {
         non_empty(self.fields.f2p_script.as_deref())
     }
 
+    /// Doc2Repo: the test-suite zip's file name as the record gives it (not checked to be a
+    /// plain file name); `None` when absent or empty.
     pub fn test_suite(&self) -> Option<&str> {
         non_empty(self.fields.test_suite.as_deref())
     }
 
+    /// Doc2Repo: the number of tests in the hidden suite (the score's denominator).
     pub fn test_suite_num(&self) -> Option<u64> {
         self.fields.test_suite_num
     }
 
+    /// The setup commands run before the agent starts, in order; empty when absent.
     pub fn pre_commands(&self) -> Vec<String> {
         self.fields
             .pre_commands
