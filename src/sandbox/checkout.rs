@@ -10,6 +10,7 @@ use std::time::Duration;
 pub struct Checkout<'a> {
     /// The repository in the image (made if missing, so a Doc2Repo workdir can be empty).
     pub workdir: &'a str,
+    /// The commit to check out; `None` leaves the workdir at whatever the image has.
     pub base: Option<&'a str>,
     /// Setup commands, run in the workdir after the checkout (`pre_commands`).
     pub setup: &'a [String],
@@ -30,7 +31,12 @@ pub enum CheckedOut {
     CheckoutFailed(String),
     /// At the base, setup run: each command with its output, and those that failed (the
     /// official harness goes on past them too).
-    Done { log: String, failed: Vec<String> },
+    Done {
+        /// Each setup command (`$ cmd`) followed by its output.
+        log: String,
+        /// The setup commands that exited non-zero, as written.
+        failed: Vec<String>,
+    },
 }
 
 /// Checks out `what.base` in `what.workdir` and runs the setup commands.

@@ -26,7 +26,9 @@ use std::time::{Duration, Instant};
 
 /// Label on every container this tool creates.
 pub const MANAGED_LABEL: &str = "beyondswe.managed";
+/// Label naming the run a container belongs to (swept with the run).
 pub const RUN_LABEL: &str = "beyondswe.run";
+/// Label naming the instance a container grades or replays.
 pub const INSTANCE_LABEL: &str = "beyondswe.instance";
 const HOST_LABEL: &str = "beyondswe.host";
 const PID_LABEL: &str = "beyondswe.pid";
@@ -72,6 +74,8 @@ impl std::io::Write for ChunkWriter {
     }
 }
 
+/// A [`Sandbox`] on a Docker Engine (or Podman's Docker-compatible socket); cheap to clone, the
+/// clones share one connection.
 #[derive(Clone)]
 pub struct DockerSandbox {
     docker: Docker,
@@ -179,6 +183,7 @@ impl DockerSandbox {
         })
     }
 
+    /// Where the engine was reached: `DOCKER_HOST`, or the default socket.
     pub fn endpoint(&self) -> &str {
         &self.endpoint
     }

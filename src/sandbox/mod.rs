@@ -1,9 +1,15 @@
 //! The container boundary: a [`Sandbox`] trait and its Docker Engine backend.
 //!
-//! This is the only place (with `grade`, through it) that knows about containers and async code.
 //! A sandbox starts a fresh container per submission with no network and resource limits, runs
 //! commands with separate stdout/stderr, exit code and a host-side timeout, moves files in and out
 //! as tar through the engine API, and removes the container on every path out.
+//!
+//! Only this module speaks the engine's API (bollard, in [`DockerSandbox`]). The rest of the
+//! library uses containers through the [`Sandbox`] trait, in async code: `grade` grades one
+//! submission in a container, `submission::replay` replays a transcript's edits in one, and
+//! `run` connects one [`DockerSandbox`] per run, builds the Harbor environments its jobs need and
+//! sweeps the containers its graders leave. The CLI's `image build` and `ingest --reconstruct`
+//! connect one of their own.
 
 mod checkout;
 mod docker;
@@ -23,8 +29,11 @@ use thiserror::Error;
 /// Resource limits of a grading container.
 #[derive(Debug, Clone)]
 pub struct Limits {
+    /// Memory in MiB, with no swap beyond it; a process that goes over is killed.
     pub memory_mb: u64,
+    /// CPU time, in CPUs (fractions allowed).
     pub cpus: f64,
+    /// How many processes and threads may exist at once.
     pub pids: i64,
     /// What the container may write (its writable layer), in MiB; 0 for no limit. Enforced as a
     /// storage quota where the engine's storage driver has one, else by a watchdog on the
@@ -53,17 +62,24 @@ impl Limits {
 /// What container to start.
 #[derive(Debug, Clone)]
 pub struct ContainerSpec {
+    /// Image reference; it must already be on the engine (nothing is pulled).
     pub image: String,
+    /// Working directory of the container; `None` keeps the image's.
     pub workdir: Option<String>,
+    /// Container labels (run, instance, process), so leftovers can be found and swept.
     pub labels: BTreeMap<String, String>,
+    /// Memory, CPU, process and disk limits.
     pub limits: Limits,
 }
 
 /// One command to run in a container.
 #[derive(Debug, Clone)]
 pub struct ExecSpec {
+    /// Program and arguments, run without a shell.
     pub cmd: Vec<String>,
+    /// Directory to run in; `None` for the container's working directory.
     pub workdir: Option<String>,
+    /// Environment variables added for this command, as `(name, value)`.
     pub env: Vec<(String, String)>,
     /// Host-side bound on the whole call (the container is unusable after it expires).
     pub timeout: Duration,
@@ -72,6 +88,7 @@ pub struct ExecSpec {
 }
 
 impl ExecSpec {
+    /// Runs `cmd` (program, then arguments) with a 300 s timeout and 256 KiB kept per stream.
     pub fn new<S: Into<String>>(cmd: impl IntoIterator<Item = S>) -> ExecSpec {
         ExecSpec {
             cmd: cmd.into_iter().map(Into::into).collect(),
@@ -87,16 +104,19 @@ impl ExecSpec {
         ExecSpec::new(["sh".to_owned(), "-c".to_owned(), script.into()])
     }
 
+    /// Runs in `dir` instead of the container's working directory.
     pub fn in_dir(mut self, dir: impl Into<String>) -> Self {
         self.workdir = Some(dir.into());
         self
     }
 
+    /// Replaces the host-side timeout.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self
     }
 
+    /// Adds one environment variable.
     pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         self.env.push((key.into(), value.into()));
         self
@@ -108,13 +128,18 @@ impl ExecSpec {
 pub struct ExecOutput {
     /// `None` when the command did not finish (host-side timeout).
     pub exit_code: Option<i64>,
+    /// Standard output, its last `max_output` bytes at most (invalid UTF-8 replaced).
     pub stdout: String,
+    /// Standard error, its last `max_output` bytes at most (invalid UTF-8 replaced).
     pub stderr: String,
+    /// The host-side timeout expired before the command finished.
     pub timed_out: bool,
+    /// Wall-clock time of the whole call.
     pub duration: Duration,
 }
 
 impl ExecOutput {
+    /// Whether the command finished with exit code 0.
     pub fn success(&self) -> bool {
         self.exit_code == Some(0)
     }
@@ -135,25 +160,57 @@ impl ExecOutput {
 /// The state of a container after something went wrong.
 #[derive(Debug, Clone, Default)]
 pub struct ContainerState {
+    /// The kernel killed a process in it for going over the memory limit.
     pub oom_killed: bool,
 }
 
+/// Why the container engine did not do what was asked. These are infrastructure failures: a
+/// grading they stop ends as an `error` verdict, never counted against the submission.
 #[derive(Debug, Error)]
 pub enum SandboxError {
+    /// No engine answers at the Docker endpoint (not running, wrong `DOCKER_HOST`, no
+    /// permission on the socket).
     #[error(
         "the Docker engine is not reachable at {endpoint}: {message}\nhint: start the Docker engine (e.g. `sudo systemctl start docker`), or point DOCKER_HOST at it (a Podman socket works too: unix:///run/user/$UID/podman/podman.sock)"
     )]
-    EngineUnreachable { endpoint: String, message: String },
+    EngineUnreachable {
+        /// `DOCKER_HOST`, or the default socket.
+        endpoint: String,
+        /// What the connection attempt reported.
+        message: String,
+    },
+    /// The image is not on the engine; it has to be built or loaded first (nothing is pulled).
     #[error(
         "image `{image}` is not available to the engine (no registry is used; build or load it first)"
     )]
-    ImageMissing { image: String },
+    ImageMissing {
+        /// The image reference asked for.
+        image: String,
+    },
+    /// The engine refused or failed a call.
     #[error("{op}: {message}")]
-    Api { op: &'static str, message: String },
+    Api {
+        /// The operation, e.g. "create container".
+        op: &'static str,
+        /// The engine's error.
+        message: String,
+    },
+    /// The engine did not answer a call in time.
     #[error("{op}: no answer from the engine within {secs} s")]
-    Timeout { op: &'static str, secs: u64 },
+    Timeout {
+        /// The operation, e.g. "upload".
+        op: &'static str,
+        /// The bound that expired, in seconds.
+        secs: u64,
+    },
+    /// A tar archive going in or out could not be made, or a download was over its size cap.
     #[error("{op}: {message}")]
-    Archive { op: &'static str, message: String },
+    Archive {
+        /// "upload" or "download".
+        op: &'static str,
+        /// What went wrong.
+        message: String,
+    },
 }
 
 impl SandboxError {
@@ -191,6 +248,7 @@ pub trait Sandbox: Send + Sync {
         spec: &ContainerSpec,
     ) -> impl Future<Output = Result<Self::Handle, SandboxError>> + Send;
 
+    /// Runs one command in the container and waits for it to end or its timeout to expire.
     fn exec(
         &self,
         container: &Self::Handle,
@@ -224,6 +282,7 @@ pub trait Sandbox: Send + Sync {
         max_bytes: usize,
     ) -> impl Future<Output = Result<Option<Vec<u8>>, SandboxError>> + Send;
 
+    /// Whether the container was killed for memory (asked after a step failed).
     fn state(
         &self,
         container: &Self::Handle,

@@ -15,12 +15,14 @@ impl Default for TarBuilder {
 }
 
 impl TarBuilder {
+    /// A tar built in memory; [`TarBuilder::finish`] returns its bytes.
     pub fn new() -> TarBuilder {
         TarBuilder::to(Vec::new())
     }
 }
 
 impl<W: Write> TarBuilder<W> {
+    /// A tar written into `out` as entries are added.
     pub fn to(out: W) -> TarBuilder<W> {
         let mut builder = tar::Builder::new(out);
         builder.mode(tar::HeaderMode::Deterministic);
@@ -58,6 +60,7 @@ impl<W: Write> TarBuilder<W> {
         Ok(self)
     }
 
+    /// Adds a directory.
     pub fn dir(&mut self, path: &str, mode: u32) -> std::io::Result<&mut Self> {
         let mut header = Self::header(tar::EntryType::Directory, 0, mode);
         self.builder
@@ -65,12 +68,14 @@ impl<W: Write> TarBuilder<W> {
         Ok(self)
     }
 
+    /// Adds a symbolic link at `path` pointing to `target`.
     pub fn symlink(&mut self, path: &str, target: &str) -> std::io::Result<&mut Self> {
         let mut header = Self::header(tar::EntryType::Symlink, 0, 0o777);
         self.builder.append_link(&mut header, path, target)?;
         Ok(self)
     }
 
+    /// Ends the archive and returns the writer (the bytes, for [`TarBuilder::new`]).
     pub fn finish(self) -> std::io::Result<W> {
         self.builder.into_inner()
     }
