@@ -39,6 +39,7 @@ const SETUP_STEP: &str = "/var/lib/beyondswe/setup_step.sh";
 /// How to grade.
 #[derive(Debug, Clone)]
 pub struct GradeOptions {
+    /// Memory, CPU, process and disk limits of each grading container.
     pub limits: Limits,
     /// Bound on the test command.
     pub test_timeout: Duration,
@@ -73,7 +74,9 @@ impl Default for GradeOptions {
 /// One instance and what to grade for it.
 #[derive(Debug, Clone, Copy)]
 pub struct GradeInput<'a> {
+    /// The instance's dataset record.
     pub record: &'a Record,
+    /// The patch or Doc2Repo tree to grade.
     pub submission: &'a Submission,
     /// The Doc2Repo suite zip.
     pub test_suite: Option<&'a Path>,

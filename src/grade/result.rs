@@ -1,7 +1,7 @@
 //! The in-container verifier's one JSON result (`adapters/verify.py`), read back through the
 //! engine from a directory only root can reach, and how it becomes a [`Verdict`].
 //!
-//! The verifier decides the verdict from the facts it gathered (`decide` in `verify.py`, the one
+//! The verifier decides the verdict from the facts it gathered (`adapters/decide.py`, the one
 //! place a verdict is made, for this grader and for Harbor's `test.sh` alike); this module only
 //! checks the result's shape and maps its strings onto the typed verdict. It knows nothing of
 //! containers.
@@ -18,29 +18,42 @@ pub(super) const RESULT_FORMAT: &str = "beyondswe-verify-result-1";
 /// What `verify.py grade` writes.
 #[derive(Debug, Clone, Deserialize)]
 pub struct VerifierResult {
+    /// The result format's name; only `beyondswe-verify-result-1` is read.
     pub format: String,
+    /// The verifier's outcome.
     pub verdict: Outcome,
+    /// The reason's name; one this build does not know becomes `verifier_failed`.
     pub reason: String,
+    /// The score, clamped to 0..=1 when it becomes the verdict.
     pub score: f64,
+    /// Each FAIL_TO_PASS test's outcome name, by test id.
     #[serde(default)]
     pub fail_to_pass: BTreeMap<String, String>,
+    /// Each PASS_TO_PASS test's outcome name, by test id.
     #[serde(default)]
     pub pass_to_pass: BTreeMap<String, String>,
+    /// Doc2Repo: the suite's counts and outcomes.
     #[serde(default)]
     pub suite: Option<RawSuite>,
+    /// What the restore step changed and what the verifier noticed.
     #[serde(default)]
     pub flags: RawFlags,
+    /// The canaries planted and how they came out.
     #[serde(default)]
     pub canaries: Vec<Canary>,
+    /// What the canary plan found.
     #[serde(default)]
     pub canary_plan: Option<CanaryPlan>,
     /// What the submission's source reaches for (`static` in the verifier's facts).
     #[serde(default, rename = "static")]
     pub static_evidence: Option<StaticEvidence>,
+    /// Logs by step (`apply`, `install`, `test_output`, `error`).
     #[serde(default)]
     pub logs: BTreeMap<String, String>,
+    /// Seconds per verifier step.
     #[serde(default)]
     pub timings: BTreeMap<String, f64>,
+    /// What the prepare step recorded, read back from the prepared image.
     #[serde(default)]
     pub setup: Option<SetupFacts>,
     /// Why the tests failed, where one import failure explains it (`module not found: X`).
@@ -48,6 +61,7 @@ pub struct VerifierResult {
     pub cause: Option<String>,
 }
 
+/// The Doc2Repo suite's counts as the verifier writes them.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct RawSuite {
     pub passed: u64,
@@ -60,6 +74,7 @@ pub struct RawSuite {
     pub outcomes: BTreeMap<String, String>,
 }
 
+/// The verifier's flags, as it writes them (see [`crate::grade::Flags`]).
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct RawFlags {
     #[serde(default)]

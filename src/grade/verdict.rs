@@ -8,8 +8,12 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
+    /// The submission solves the instance: every required test passed.
     Resolved,
+    /// The submission was graded and does not solve the instance (`reason` says why).
     Unresolved,
+    /// The grading itself failed (image, engine, dataset or grader); says nothing about the
+    /// submission, and is counted apart.
     Error,
 }
 
@@ -68,10 +72,15 @@ pub enum Reason {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TestOutcome {
+    /// The test passed (an unexpected pass of a non-strict `xfail` test counts too).
     Passed,
+    /// The test ran and failed.
     Failed,
+    /// The test's setup or teardown failed, or its outcome could not be read.
     Error,
+    /// The test was skipped.
     Skipped,
+    /// A test marked `xfail` failed as expected; not a pass.
     Xfailed,
     /// Not collected or not run.
     NotRun,
@@ -84,7 +93,9 @@ pub enum TestOutcome {
 macro_rules! names {
     ($t:ident { $($v:ident => $s:literal),* $(,)? }) => {
         impl $t {
+            /// Every variant, in declaration order.
             pub const ALL: &'static [$t] = &[$($t::$v),*];
+            /// The name as serialised in JSON.
             pub fn as_str(self) -> &'static str {
                 match self {
                     $($t::$v => $s),*
@@ -187,19 +198,27 @@ impl Flags {
 /// passed.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Canary {
+    /// The test module the canaries were planted in, relative to the repository.
     pub module: String,
     /// The real test the canaries were cloned from.
     pub template: String,
+    /// The twin's test id: an identical copy of the template, which must come out as it does.
     pub twin: String,
+    /// The poison's test id: the template with one assertion negated, which cannot pass where
+    /// the template passed.
     pub poison: String,
     /// The template's kind: `function`, `method`, `unittest` or `class`, with `+async` and
     /// `+parametrised` where they apply.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shape: Option<String>,
+    /// The template's outcome per parameter set (`""` for an unparametrised test, else the
+    /// `[…]` suffix), as the runner reported it.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub template_outcomes: BTreeMap<String, String>,
+    /// The twin's outcome per parameter set, keyed as `template_outcomes`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub twin_outcomes: BTreeMap<String, String>,
+    /// The poison's outcome per parameter set, keyed as `template_outcomes`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub poison_outcomes: BTreeMap<String, String>,
     /// What these canaries prove (empty: they behaved).
@@ -235,8 +254,9 @@ pub struct StaticHit {
     /// `frames`, `gc`, `ctypes`, `main_module`, `test_machinery`, `import_hooks`, … (the
     /// verifier's `static_evidence.KINDS`).
     pub kind: String,
+    /// The file, relative to the repository.
     pub path: String,
-    /// 0 for a file that is a hit by its name alone (`.pth`, extension module).
+    /// Line of the use, counting from 1; 0 for a file that is a hit by its name alone (`.pth`, extension module).
     pub line: u64,
     /// The construct as written (`sys._getframe`, `.f_locals`, `exec of a computed value`).
     pub what: String,
@@ -274,8 +294,9 @@ pub struct SuiteResult {
     pub passed: u64,
     /// Tests the suite run collected.
     pub collected: u64,
-    /// `test_suite_num`: the denominator.
+    /// `test_suite_num`: the denominator (when 0, `collected` is used instead).
     pub expected: u64,
+    /// Every expected test passed: the Doc2Repo submission is resolved.
     pub all_passed: bool,
     /// Each suite test's outcome by name (canaries left out; a pass JUnit does not confirm is
     /// `disputed`).
@@ -286,14 +307,19 @@ pub struct SuiteResult {
 /// Logs kept with the verdict (tails).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Logs {
+    /// Checkout of the base commit and the setup commands.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub prepare: String,
+    /// Applying the patch (`git apply`'s output).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub apply: String,
+    /// Doc2Repo: installing the submitted repository.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub install: String,
+    /// What the test run printed.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub test_output: String,
+    /// What ended the grading early: the error of an `error` verdict, a limit, a refused patch.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub error: String,
 }
@@ -301,16 +327,23 @@ pub struct Logs {
 /// The grade of one submission for one instance.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Verdict {
+    /// The graded instance.
     pub instance_id: String,
+    /// The instance's task family.
     pub family: Family,
+    /// Resolved, unresolved, or an error of the grading.
     pub verdict: Outcome,
     /// 1 or 0 for issue tasks; the pass rate (capped at 1) for Doc2Repo.
     pub score: f64,
+    /// Why the verdict is what it is.
     pub reason: Reason,
+    /// Issue tasks: each FAIL_TO_PASS test's outcome, by test id.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub fail_to_pass: BTreeMap<String, TestOutcome>,
+    /// Issue tasks: each PASS_TO_PASS test's outcome, by test id.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub pass_to_pass: BTreeMap<String, TestOutcome>,
+    /// Doc2Repo: the hidden suite's counts; absent when the suite did not run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suite: Option<SuiteResult>,
     /// Why the tests failed, for a person, where one cause explains it: the module they could
@@ -318,6 +351,7 @@ pub struct Verdict {
     /// decision; a resolved verdict has none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cause: Option<String>,
+    /// What the grader changed or noticed in the submission's tree.
     #[serde(default)]
     pub flags: Flags,
     /// What the submission's source reaches for (absent when it reaches for nothing listed).
@@ -338,11 +372,15 @@ pub struct Verdict {
     /// Seconds per phase (`start`, `prepare`, `apply`, `restore`, `tests`, `collect`, `remove`).
     #[serde(default)]
     pub timings: BTreeMap<String, f64>,
+    /// Tails of the grading's logs; in a results directory they are stored beside the verdict
+    /// (`instances/<id>/*.log`) and empty here.
     #[serde(default)]
     pub logs: Logs,
 }
 
 impl Verdict {
+    /// A verdict to fill in: until [`Verdict::set`] says otherwise, an `error` with reason
+    /// `sandbox_failed` and score 0.
     pub fn new(instance_id: &str, family: Family) -> Verdict {
         Verdict {
             instance_id: instance_id.to_owned(),
@@ -365,6 +403,7 @@ impl Verdict {
         }
     }
 
+    /// Sets the outcome, its reason and the score together.
     pub fn set(&mut self, verdict: Outcome, reason: Reason, score: f64) {
         self.verdict = verdict;
         self.reason = reason;
