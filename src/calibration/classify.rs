@@ -9,13 +9,17 @@ use std::collections::{BTreeMap, BTreeSet};
 /// One instance's gradings.
 #[derive(Debug, Clone, Copy)]
 pub struct Runs<'a> {
+    /// The instance.
     pub instance_id: &'a str,
+    /// Its task family (Doc2Repo counts suite tests and records pass rates).
     pub family: Family,
     /// The instance's FAIL_TO_PASS ids (a trivial instance names those passing without a fix).
     pub fail_to_pass: &'a [String],
     /// Whether the instance has a gold patch (else only the empty grading ran).
     pub has_gold: bool,
+    /// The verdicts of the gold gradings, errors included.
     pub gold: &'a [&'a Verdict],
+    /// The verdicts of the empty-patch gradings, errors included.
     pub empty: &'a [&'a Verdict],
 }
 

@@ -1,12 +1,14 @@
 //! Calibration of a dataset: which instances and which tests can be trusted in this environment.
 //!
 //! `calibration.json` holds, per instance, how often the gold patch resolved it over N gradings
-//! and whether the empty patch did, the pass/fail counts of every test id under each, and a
-//! class: `ok`, `broken` (the gold patch never resolves), `flaky` (it sometimes does, or a test
-//! flips between runs), `trivial` (the empty patch resolves), `error` (no gold grading finished)
-//! or `no_reference` (nothing to compare against). This module owns the file format, the pure
-//! classification from verdicts ([`calibrate_instance`]) and reading the file back; it runs no
-//! container (the runs are `grade::run_jobs` driven by the CLI) and knows nothing of reports.
+//! and whether the empty patch did, the pass/fail counts of every test id under each, what
+//! weakens its gradings (no canary could be planted), and a class: `ok`, `broken` (the gold
+//! patch never resolves), `flaky` (it sometimes does, or a test flips between runs), `trivial`
+//! (the empty patch resolves), `error` (no gold grading finished) or `no_reference` (no gold
+//! patch to compare against). This module owns the file format, the pure classification from
+//! verdicts ([`calibrate_instance`]) and reading the file back. It runs no container: the
+//! gradings are `run::calibrate`'s, and what a calibration changes in a run and its report is
+//! `run`'s and `report`'s.
 
 mod classify;
 
@@ -45,6 +47,7 @@ pub enum Class {
 }
 
 impl Class {
+    /// The name as serialised (`no_reference`).
     pub fn as_str(self) -> &'static str {
         match self {
             Class::Ok => "ok",
@@ -69,6 +72,7 @@ pub struct RunCounts {
     /// Doc2Repo: the lowest and highest pass rate (0–1) over the finished gradings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_score: Option<f64>,
+    /// Doc2Repo: the highest pass rate (0–1) over the finished gradings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_score: Option<f64>,
     /// The distinct reasons of the gradings (`all_tests_passed`, `tests_failed`, …).
@@ -90,17 +94,24 @@ pub const NO_CANARY: &str = "no canary";
 /// One test id's outcomes: passed, or anything else (failed, error, skipped, not run, …).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct TestCounts {
+    /// Finished gold gradings in which the test passed.
     pub gold_passed: u32,
+    /// Finished gold gradings in which it did not.
     pub gold_failed: u32,
+    /// Finished empty-patch gradings in which the test passed.
     pub empty_passed: u32,
+    /// Finished empty-patch gradings in which it did not.
     pub empty_failed: u32,
 }
 
 /// One instance's calibration.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct InstanceCalibration {
+    /// The instance.
     pub instance_id: String,
+    /// Its task family.
     pub family: Family,
+    /// What the gradings say about it.
     pub class: Class,
     /// The gold patch (Doc2Repo: the reference solution), graded `repeat` times.
     pub gold: RunCounts,
@@ -129,11 +140,17 @@ pub struct InstanceCalibration {
 /// How many instances fell in each class.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ClassCounts {
+    /// Instances classed `ok`.
     pub ok: usize,
+    /// Instances classed `broken`.
     pub broken: usize,
+    /// Instances classed `flaky`.
     pub flaky: usize,
+    /// Instances classed `trivial`.
     pub trivial: usize,
+    /// Instances classed `error`.
     pub error: usize,
+    /// Instances classed `no_reference`.
     pub no_reference: usize,
 }
 
@@ -143,49 +160,74 @@ pub struct ClassCounts {
 pub struct Calibration {
     /// `beyondswe-calibration-1`.
     pub format: String,
+    /// The grader that made it: `beyondswe <version>`.
     pub grader_version: String,
+    /// The dataset as given to `calibrate` (a JSONL file or a tasks directory).
     pub dataset: String,
+    /// Digest of the dataset's records, to tell whether a later run grades the same dataset.
     pub dataset_hash: String,
     /// Gold gradings per instance.
     pub repeat: u32,
+    /// When the calibration was written (RFC 3339, UTC).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<String>,
+    /// How many instances fell in each class.
     pub summary: ClassCounts,
+    /// Every calibrated instance.
     pub instances: Vec<InstanceCalibration>,
 }
 
 impl Calibration {
+    /// The calibration of one instance; `None` when it was not calibrated.
     pub fn instance(&self, id: &str) -> Option<&InstanceCalibration> {
         self.instances.iter().find(|i| i.instance_id == id)
     }
 }
 
+/// Why a calibration file could not be used.
 #[derive(Debug, Error)]
 pub enum CalibrationError {
+    /// The file could not be read.
     #[error("{}", crate::errors::io_message(path, source))]
     Io {
+        /// The calibration file.
         path: PathBuf,
+        /// What the operating system reported.
         #[source]
         source: std::io::Error,
     },
+    /// The file is not JSON of the calibration's shape.
     #[error("{path}:{line}:{column}: not a calibration file: at `{field}`: {message}")]
     Bad {
+        /// The calibration file.
         path: PathBuf,
+        /// Where the problem is, counting from 1.
         line: usize,
+        /// Column on that line, counting from 1.
         column: usize,
+        /// The JSON path of the offending value (`instances[3].class`).
         field: String,
+        /// The JSON parser's message.
         message: String,
     },
+    /// The file's `format` is not the one this version reads.
     #[error(
         "{path}: format `{found}` is not `{CALIBRATION_FORMAT}` (made by another version of beyondswe?)"
     )]
-    Format { path: PathBuf, found: String },
+    Format {
+        /// The calibration file.
+        path: PathBuf,
+        /// The `format` found.
+        found: String,
+    },
 }
 
 /// A calibration read back, with the SHA-256 of the file's bytes.
 #[derive(Debug, Clone)]
 pub struct Loaded {
+    /// The file's content.
     pub calibration: Calibration,
+    /// SHA-256 of the file's bytes, hex; reports record it.
     pub hash: String,
 }
 
