@@ -7,26 +7,41 @@ use crate::record::Family;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+/// One family's score in both runs (0–100); `None` where a run has no instance of it.
 #[derive(Debug, Clone, Serialize)]
 pub struct FamilyDelta {
+    /// The family.
     pub family: Family,
+    /// Its score in the first run.
     pub a: Option<f64>,
+    /// Its score in the second run.
     pub b: Option<f64>,
+    /// `b - a`, when both exist.
     pub delta: Option<f64>,
 }
 
+/// Run `b` against run `a`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Comparison {
+    /// The first run's id.
     pub a: String,
+    /// The second run's id.
     pub b: String,
+    /// Each of the four families, in the paper's order.
     pub families: Vec<FamilyDelta>,
+    /// AVG in `a`, in `b`, and `b - a`.
     pub avg: (f64, f64, f64),
+    /// Attempts graded in both runs (same instance and attempt number).
     pub paired: usize,
+    /// Paired attempts that score higher in `b` (labels `id` or `id@N`).
     pub improved: Vec<String>,
+    /// Paired attempts that score the same.
     pub tied: usize,
+    /// Paired attempts that score lower in `b`.
     pub regressed: Vec<String>,
 }
 
+/// Compares two reports: family scores and AVG, and the paired attempts' scores.
 pub fn compare(a: &Report, b: &Report) -> Comparison {
     let score = |r: &Report, f: Family| r.families.iter().find(|x| x.family == f).map(|x| x.score);
     let families = Family::ALL
@@ -71,6 +86,7 @@ pub fn compare(a: &Report, b: &Report) -> Comparison {
     }
 }
 
+/// A comparison as an aligned text table, followed by the paired counts and the flipped ids.
 pub fn render_comparison(c: &Comparison) -> String {
     let fmt = |x: Option<f64>| {
         x.map(|v| format!("{:.2}", round2(v)))

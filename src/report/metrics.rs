@@ -12,10 +12,13 @@ use std::collections::BTreeMap;
 /// One family's figures.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct FamilyScore {
+    /// The family these figures are for.
     pub family: Family,
     /// Graded instances (errors included: they count as not resolved).
     pub instances: usize,
+    /// Instances resolved by at least one attempt.
     pub resolved: usize,
+    /// Instances with at least one attempt that ended in an error.
     pub errors: usize,
     /// pass@1 × 100: issue tasks, the resolved share (over attempts, then instances); Doc2Repo,
     /// the mean pass rate.
@@ -41,6 +44,7 @@ fn one() -> usize {
 /// Per-family scores and AVG.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Scores {
+    /// One entry per family with graded instances, in the paper's order (`unknown` last).
     pub families: Vec<FamilyScore>,
     /// Mean of the family scores present (all four in a full run), 0–100.
     pub avg: f64,
@@ -83,6 +87,7 @@ pub fn pass_at_k(n: usize, c: usize, k: usize) -> f64 {
     1.0 - fail
 }
 
+/// Per-family figures and AVG from stored verdicts (several attempts per instance allowed).
 pub fn scores<'a>(verdicts: impl IntoIterator<Item = &'a Stored>) -> Scores {
     let instances = attempts_by_instance(verdicts);
     let mut by_family: BTreeMap<Family, Vec<&Attempts>> = BTreeMap::new();
@@ -196,21 +201,35 @@ fn best_of_k(family: Family, list: &[&Attempts], k: usize) -> f64 {
 /// The SWE-bench harness's summary fields, for tools that read them.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SwebenchSummary {
+    /// Instances the run covers, graded or not.
     pub total_instances: usize,
+    /// Attempts with a verdict.
     pub submitted_instances: usize,
+    /// Attempts graded to resolved or unresolved (not empty, not errors).
     pub completed_instances: usize,
+    /// Attempts resolved.
     pub resolved_instances: usize,
+    /// Attempts graded and not resolved.
     pub unresolved_instances: usize,
+    /// Attempts whose patch was empty.
     pub empty_patch_instances: usize,
+    /// Attempts whose grading ended in an error.
     pub error_instances: usize,
+    /// Labels (`id`, or `id@N` for later attempts) of the completed attempts.
     pub completed_ids: Vec<String>,
+    /// Labels of the resolved attempts.
     pub resolved_ids: Vec<String>,
+    /// Labels of the unresolved attempts.
     pub unresolved_ids: Vec<String>,
+    /// Labels of the empty-patch attempts.
     pub empty_patch_ids: Vec<String>,
+    /// Labels of the attempts that ended in an error.
     pub error_ids: Vec<String>,
+    /// The SWE-bench report's schema version (2).
     pub schema_version: u32,
 }
 
+/// The SWE-bench summary of stored verdicts; `total_instances` is the run's instance count.
 pub fn swebench_summary<'a>(
     verdicts: impl IntoIterator<Item = &'a Stored>,
     total_instances: usize,

@@ -1,6 +1,7 @@
 //! Results of whole runs: the store (resumable, crash-safe), the paper's metrics, `report.json`
-//! and its renderings (table, markdown, JSON, HTML), the comparison of two runs, and what a
-//! dataset calibration changes in a report (flaky ids apart, broken instances excluded on request).
+//! and its renderings (table, markdown, JSON, HTML), the comparison of two runs, what a dataset
+//! calibration changes in a report (flaky ids apart, broken instances excluded on request), and a
+//! reviewer's acceptance of `forgery_suspected` verdicts.
 
 mod compare;
 mod html;
@@ -34,20 +35,29 @@ pub const GRADER_VERSION: &str = concat!("beyondswe ", env!("CARGO_PKG_VERSION")
 /// One instance in `report.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct InstanceReport {
+    /// The graded instance.
     pub instance_id: String,
     /// 1-based attempt number.
     pub attempt: u32,
+    /// The instance's task family.
     pub family: Family,
+    /// Resolved, unresolved, or an error of the grading.
     pub verdict: Outcome,
+    /// 1 or 0 for issue tasks; the pass rate (capped at 1) for Doc2Repo.
     pub score: f64,
+    /// Why the verdict is what it is.
     pub reason: Reason,
+    /// The model or agent the submission names (the predictions' `model_name_or_path`).
     #[serde(default)]
     pub model_name_or_path: String,
     /// The reward the agent's harness recorded, when it differs from ours or exists at all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub claimed_reward: Option<f64>,
+    /// What the grader changed or noticed in the submission's tree.
     pub flags: Flags,
+    /// Issue tasks: each FAIL_TO_PASS test's outcome, by test id.
     pub fail_to_pass: BTreeMap<String, TestOutcome>,
+    /// Issue tasks: each PASS_TO_PASS test's outcome, by test id.
     pub pass_to_pass: BTreeMap<String, TestOutcome>,
     /// Doc2Repo: the suite's counts and per-test outcomes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -170,10 +180,14 @@ pub struct Report {
     /// The run and what it grades; the grader version is the one that wrote the report.
     #[serde(flatten)]
     pub run: RunIdentity,
+    /// When the grading run started (RFC 3339, UTC); absent for a report rebuilt from a store
+    /// alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_at: Option<String>,
+    /// When the grading run finished (RFC 3339, UTC); absent as `started_at`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finished_at: Option<String>,
+    /// How many gradings ran at once (`--jobs`); absent as `started_at`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jobs: Option<usize>,
     /// The calibration the run used (`grade --calibration`).
@@ -183,8 +197,10 @@ pub struct Report {
     pub families: Vec<FamilyScore>,
     /// The paper's AVG on its 0–100 scale.
     pub avg: f64,
+    /// Families with no graded instance (AVG is then over fewer than four).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing_families: Vec<Family>,
+    /// Every graded attempt, excluded ones included.
     pub instances: Vec<InstanceReport>,
     /// The SWE-bench harness's summary fields.
     pub swebench: SwebenchSummary,

@@ -8,15 +8,21 @@ use crate::record::Family;
 /// (the run's `report.html`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
+    /// Family figures and AVG as an aligned text table, with notes.
     Table,
+    /// `report.json` itself.
     Json,
+    /// Family figures and AVG as a Markdown table, with notes.
     Markdown,
+    /// One self-contained HTML page.
     Html,
 }
 
 impl Format {
+    /// Every format, in the order `--format` lists them.
     pub const ALL: [Format; 4] = [Format::Table, Format::Json, Format::Markdown, Format::Html];
 
+    /// The name `--format` takes.
     pub fn as_str(self) -> &'static str {
         match self {
             Format::Table => "table",

@@ -20,16 +20,20 @@ use thiserror::Error;
 /// the grading that produced it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Stored {
-    /// Hash of the record, the submission, the image id and the grader version.
+    /// Hash of everything that can change the verdict (record, submission, image id, suite,
+    /// grading options, the verifier's files, grader version): a later run with the same key
+    /// keeps this verdict instead of grading again.
     pub key: String,
     /// 1-based attempt number (several attempts per instance give pass@k).
     #[serde(default = "first_attempt")]
     pub attempt: u32,
+    /// The model or agent the submission names (the predictions' `model_name_or_path`).
     #[serde(default)]
     pub model_name_or_path: String,
     /// The reward the agent's harness recorded (Harbor), if the submission came with one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub claimed_reward: Option<f64>,
+    /// The verdict, its logs taken out.
     #[serde(flatten)]
     pub verdict: Verdict,
 }
@@ -102,26 +106,40 @@ pub struct RunMeta {
     pub created_at: String,
 }
 
+/// Why a results directory could not be read or written.
 #[derive(Debug, Error)]
 pub enum StoreError {
+    /// A file of the results directory could not be read or written (also: not a run
+    /// directory, when it has no `results.jsonl`).
     #[error("{}", crate::errors::io_message(path, source))]
     Io {
+        /// The file or directory.
         path: PathBuf,
+        /// What the operating system reported.
         #[source]
         source: std::io::Error,
     },
+    /// A whole line of `results.jsonl` is not a stored verdict (edited by hand, or written by an
+    /// incompatible version).
     #[error("{path}:{line}: unreadable verdict line: {message}")]
     BadLine {
+        /// `results.jsonl`.
         path: PathBuf,
+        /// The line, counting from 1.
         line: usize,
+        /// The JSON parser's message.
         message: String,
     },
+    /// The directory's `run.json` names another dataset (its hash differs); `--force` reuses it.
     #[error(
         "{path}: this results directory grades another dataset ({theirs}, hash {their_hash}); pass --force to reuse it"
     )]
     OtherDataset {
+        /// The results directory.
         path: PathBuf,
+        /// The dataset it grades.
         theirs: String,
+        /// That dataset's hash.
         their_hash: String,
     },
 }
@@ -136,6 +154,8 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
 /// The latest verdict per (instance, attempt).
 type Verdicts = BTreeMap<(String, u32), Stored>;
 
+/// A run's results directory, open for appending verdicts; the latest verdict per instance and
+/// attempt is held in memory.
 pub struct Store {
     dir: PathBuf,
     results: fs_err::File,
@@ -190,14 +210,17 @@ impl Store {
         })
     }
 
+    /// The results directory.
     pub fn dir(&self) -> &Path {
         &self.dir
     }
 
+    /// The latest verdict stored for this attempt at this instance.
     pub fn get(&self, instance_id: &str, attempt: u32) -> Option<&Stored> {
         self.latest.get(&(instance_id.to_owned(), attempt))
     }
 
+    /// The latest verdict of every stored attempt, by instance id then attempt.
     pub fn all(&self) -> impl Iterator<Item = &Stored> {
         self.latest.values()
     }
