@@ -17,7 +17,6 @@ mod errors;
 pub mod files;
 pub mod grade;
 pub mod harbor;
-pub mod junit;
 pub mod patch;
 pub mod record;
 pub mod report;
