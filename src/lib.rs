@@ -13,7 +13,7 @@ pub mod base64;
 pub mod calibration;
 pub mod convert;
 pub mod dataset;
-mod errors;
+pub mod errors;
 pub mod files;
 pub mod grade;
 pub mod harbor;

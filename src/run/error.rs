@@ -2,7 +2,7 @@
 
 use crate::calibration::CalibrationError;
 use crate::dataset::DatasetError;
-use crate::record::RecordError;
+use crate::record::{JsonlError, RecordError};
 use crate::report::StoreError;
 use crate::sandbox::SandboxError;
 use crate::submission::{IngestError, SubmissionError};
@@ -21,6 +21,9 @@ pub enum RunError {
     Submission(#[from] SubmissionError),
     #[error(transparent)]
     Record(#[from] RecordError),
+    /// Reading a JSONL file (a release).
+    #[error(transparent)]
+    Jsonl(#[from] JsonlError),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
