@@ -35,6 +35,24 @@ pub enum RunError {
         #[source]
         source: SandboxError,
     },
+    /// An image build context without a Dockerfile.
+    #[error("{}: no Dockerfile in the build context", .0.display())]
+    NoDockerfile(PathBuf),
+    /// Building an image (`image build`) failed.
+    #[error("building {} as {tag}: {source}", context.display())]
+    Image {
+        context: PathBuf,
+        tag: String,
+        #[source]
+        source: SandboxError,
+    },
+    /// The engine went away while a transcript's edits were replayed.
+    #[error("replaying {instance}: {source}")]
+    Replay {
+        instance: String,
+        #[source]
+        source: SandboxError,
+    },
     /// Writing a report file (the message names it). Not transparent: the I/O error itself
     /// must stay in the chain, where a full disk is told apart.
     #[error("{0}")]
@@ -56,7 +74,11 @@ impl RunError {
     /// A failure of the machinery (the engine, the runtime, a full disk), not of the input.
     pub fn is_infrastructure(&self) -> bool {
         match self {
-            RunError::Sandbox(_) | RunError::Environment { .. } | RunError::Runtime(_) => true,
+            RunError::Sandbox(_)
+            | RunError::Environment { .. }
+            | RunError::Replay { .. }
+            | RunError::Image { .. }
+            | RunError::Runtime(_) => true,
             RunError::Write(e) => matches!(
                 e.kind(),
                 std::io::ErrorKind::StorageFull

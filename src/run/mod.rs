@@ -20,7 +20,9 @@
 mod batch;
 mod calibrate;
 mod error;
+mod image;
 mod plan;
+mod reconstruct;
 mod session;
 mod spec;
 mod verify;
@@ -28,7 +30,9 @@ mod verify;
 pub use batch::{Job, JobEvent, Progress, Silent, job_key, options_digest, run_jobs};
 pub use calibrate::{CalibrateSpec, Calibrated, calibrate};
 pub use error::RunError;
+pub use image::{ImageSpec, build_image};
 pub use plan::{Plan, load_instances, plan};
+pub use reconstruct::reconstruct;
 pub use session::{Session, grade_one, runtime};
 pub use spec::{
     CalibrationSpec, DatasetSpec, RunLimits, RunSpec, StoreSpec, Submissions, default_jobs,
