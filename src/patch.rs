@@ -1,15 +1,72 @@
-//! Host-side reading of unified and git diffs: is this text a patch, and which paths does it touch.
+//! Host-side reading of unified and git diffs: is this text a patch, and which paths does it touch;
+//! and patch files read from disk, bounded ([`read_file`]).
 //!
 //! Used by `validate` (patches must parse), by the grader (a submission must be a patch, outside
 //! `.git`), by the restore rules (which files the test patch owns) and by the submission readers
 //! (undoing CRLF added in transit). It never applies a patch: application happens inside the
 //! container with `git apply`, so that the result matches what git does.
+//!
+//! Every patch file the library reads (`--patch`, captured diffs, a Harbor trial's patch, in a run
+//! or a release) is read by [`read_file`] with the caller's cap (`--max-patch-mb`): a regular file
+//! only, never more than the cap, with errors that name the file.
 
+use crate::files::BoundedReadError;
+use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 /// The default cap on a patch read from disk (`--max-patch-mb`, and a Harbor trial's patch in a
 /// release): 256 MiB.
 pub const DEFAULT_MAX_PATCH_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Why a patch file could not be read; each names the file.
+#[derive(Debug, Error)]
+pub enum PatchFileError {
+    #[error("{}", crate::errors::io_message(path, source))]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: {what}, not a regular file; a patch must be a file")]
+    NotAFile { path: PathBuf, what: &'static str },
+    #[error(
+        "{path}: the patch is larger than the limit of {} (raise it with --max-patch-mb)",
+        human(*max_bytes)
+    )]
+    TooLarge { path: PathBuf, max_bytes: u64 },
+}
+
+impl From<BoundedReadError> for PatchFileError {
+    fn from(e: BoundedReadError) -> Self {
+        match e {
+            BoundedReadError::Io { path, source } => PatchFileError::Io { path, source },
+            BoundedReadError::NotAFile { path, what } => PatchFileError::NotAFile { path, what },
+            BoundedReadError::TooLarge { path, max_bytes } => {
+                PatchFileError::TooLarge { path, max_bytes }
+            }
+        }
+    }
+}
+
+fn human(bytes: u64) -> String {
+    if bytes >= 1024 * 1024 && bytes % (1024 * 1024) == 0 {
+        format!("{} MiB", bytes / (1024 * 1024))
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+/// Checks, without opening it, that `path` is a regular file (links followed) of at most
+/// `max_bytes`.
+pub fn check_file(path: &Path, max_bytes: u64) -> Result<(), PatchFileError> {
+    Ok(crate::files::check_bounded(path, max_bytes)?)
+}
+
+/// Reads a patch file as bytes: a regular file of at most `max_bytes` (checked before opening it,
+/// and again while reading, for a file that grows).
+pub fn read_file(path: &Path, max_bytes: u64) -> Result<Vec<u8>, PatchFileError> {
+    Ok(crate::files::read_bounded(path, max_bytes)?)
+}
 
 /// What one file section of a patch does.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -511,6 +568,40 @@ HcmV?d00001
     fn quoted_paths() {
         let text = "diff --git \"a/t\\303\\251st.py\" \"b/t\\303\\251st.py\"\nnew file mode 100644\n--- /dev/null\n+++ \"b/t\\303\\251st.py\"\n@@ -0,0 +1 @@\n+x\n";
         assert_eq!(parse(text).unwrap().touched_paths(), ["tést.py"]);
+    }
+
+    #[test]
+    fn devices_pipes_and_directories_are_refused_by_name() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for (path, what) in [
+            (Path::new("/dev/zero"), "character device"),
+            (dir.path(), "directory"),
+        ] {
+            let err = read_file(path, DEFAULT_MAX_PATCH_BYTES)
+                .expect_err("refused")
+                .to_string();
+            assert!(
+                err.contains(what) && err.contains(&path.display().to_string()),
+                "{err}"
+            );
+        }
+        let fifo = dir.path().join("fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if made.is_ok_and(|s| s.success()) {
+            let err = read_file(&fifo, DEFAULT_MAX_PATCH_BYTES).expect_err("refused");
+            assert!(err.to_string().contains("named pipe"), "{err}");
+        }
+    }
+
+    #[test]
+    fn the_cap_holds() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("p.diff");
+        fs_err::write(&p, vec![b'x'; 2048]).expect("write");
+        assert_eq!(read_file(&p, 2048).expect("at the cap").len(), 2048);
+        let err = read_file(&p, 2047).expect_err("over the cap").to_string();
+        assert!(err.contains("--max-patch-mb"), "{err}");
+        assert!(err.starts_with(&p.display().to_string()), "{err}");
     }
 }
 

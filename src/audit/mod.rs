@@ -4,7 +4,8 @@
 //! candidate (the conversation page, reported with the reasoning after it for a person to
 //! confirm), search-only (the PR number in search queries), prompt-supplied (the prompt itself
 //! links the PR) — with evidence for every finding. A trajectory with tool calls that could not
-//! be read is `incomplete`, never `clean`. Also says which shell commands change files
+//! be read is `incomplete`, never `clean`. Reads the trajectories a path holds (a release, raw
+//! transcripts, a Harbor jobs directory: sources.rs). Also says which shell commands change files
 //! (writes.rs), for replaying a transcript's edits.
 
 mod program;
@@ -12,6 +13,7 @@ mod python;
 mod rules;
 mod shapes;
 mod shell;
+mod sources;
 mod writes;
 
 pub use rules::{
@@ -19,6 +21,7 @@ pub use rules::{
 };
 pub use shapes::{Event, EventKind, Read, Shape, events, from_transcript};
 pub use shell::split_commands;
+pub use sources::{Item, SourceError, audit_item, for_each_item, task_infos};
 pub use writes::command_writes;
 
 use crate::record::{Family, parse_issue_instance_id};

@@ -5,7 +5,9 @@ use beyondswe::report::Format;
 use beyondswe::run::{DatasetSpec, RunLimits, StoreSpec, default_jobs};
 use beyondswe::sandbox::Limits;
 use beyondswe::submission::AgentFormat;
-use beyondswe::submission::{DEFAULT_MAX_PATCH_BYTES, DEFAULT_MAX_TREE_BYTES, TreeLimits};
+use beyondswe::submission::{
+    DEFAULT_MAX_PATCH_BYTES, DEFAULT_MAX_TREE_BYTES, ReadLimits, TreeLimits,
+};
 use clap::Args;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use std::path::PathBuf;
@@ -99,7 +101,8 @@ pub(crate) struct LimitArgs {
     pub(crate) max_repo_mb: u64,
 }
 
-const MIB: u64 = 1024 * 1024;
+/// Sizes on the command line are in MiB.
+pub(crate) const MIB: u64 = 1024 * 1024;
 
 impl LimitArgs {
     pub(crate) fn limits(&self) -> RunLimits {
@@ -111,10 +114,12 @@ impl LimitArgs {
                 disk_mb: self.disk_mb,
             },
             test_timeout: Duration::from_secs(self.timeout),
-            max_patch_bytes: self.max_patch_mb.saturating_mul(MIB),
-            tree: TreeLimits {
-                max_total_bytes: self.max_repo_mb.saturating_mul(MIB),
-                ..TreeLimits::default()
+            read: ReadLimits {
+                max_patch_bytes: self.max_patch_mb.saturating_mul(MIB),
+                tree: TreeLimits {
+                    max_total_bytes: self.max_repo_mb.saturating_mul(MIB),
+                    ..TreeLimits::default()
+                },
             },
         }
     }

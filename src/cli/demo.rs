@@ -10,14 +10,12 @@
 //! directory laid out as the checkout is, so an installed binary (`cargo install --path .`) runs
 //! the demo from anywhere.
 
-use super::convert::{from_harbor_with, to_harbor_with};
-use super::grade::{exit_code, grade_and_show};
-use super::{exit, note, out};
+use super::progress::Bar;
+use super::{exit, note, out, outcome};
 use anyhow::{Context, Result, bail};
-use beyondswe::convert::ToHarborOptions;
-use beyondswe::record::RecordReader;
+use beyondswe::convert;
 use beyondswe::report::{Format, read_run};
-use beyondswe::run::{DatasetSpec, RunLimits, RunSpec, StoreSpec, Submissions};
+use beyondswe::run::{self, DatasetSpec, RunLimits, RunSpec, StoreSpec, Submissions};
 use clap::Args;
 use include_dir::{Dir, include_dir};
 use std::path::{Path, PathBuf};
@@ -116,7 +114,7 @@ pub(crate) fn run(args: &DemoArgs, quiet: bool) -> Result<i32> {
     note("2/3 convert: the demo dataset to Harbor task directories and back");
     let dataset = fixtures.join("dataset/demo.jsonl");
     let suites = fixtures.join("test_suites");
-    let (same, total) = round_trip(&dataset, &suites, root)?;
+    let (same, total) = convert::round_trip(&dataset, &suites, root, &mut |n| note(n))?;
     note(format!(
         "    {same}/{total} records identical after the round trip"
     ));
@@ -144,7 +142,7 @@ pub(crate) fn run(args: &DemoArgs, quiet: bool) -> Result<i32> {
         test_timeout: Duration::from_secs(120),
         ..RunLimits::default()
     };
-    let code = exit_code(&grade_and_show(&spec, Format::Table, quiet)?);
+    let code = outcome::show(&run::grade_run(&spec, &Bar::new(quiet))?, Format::Table)?;
     let (_, stored) = read_run(&spec.store.dir())?;
     let notes = demo_notes(&predictions)?;
     let mut table = String::from(
@@ -166,20 +164,6 @@ pub(crate) fn run(args: &DemoArgs, quiet: bool) -> Result<i32> {
     Ok(if same != total { exit::FAILURE } else { code })
 }
 
-/// Converts the dataset to Harbor tasks and back under `scratch`; how many records came back
-/// unchanged, of how many.
-fn round_trip(dataset: &Path, suites: &Path, scratch: &Path) -> Result<(usize, usize)> {
-    let opts = ToHarborOptions {
-        test_suites: Some(suites.to_owned()),
-        ..ToHarborOptions::default()
-    };
-    let tasks = scratch.join("tasks");
-    to_harbor_with(dataset, &tasks, &opts, &[], false)?;
-    let back = scratch.join("back.jsonl");
-    from_harbor_with(&tasks, &back, Some(&scratch.join("suites")), false)?;
-    compare(dataset, &back)
-}
-
 fn demo_notes(path: &Path) -> Result<std::collections::HashMap<String, String>> {
     let text = fs_err::read_to_string(path)?;
     let mut notes = std::collections::HashMap::new();
@@ -191,25 +175,6 @@ fn demo_notes(path: &Path) -> Result<std::collections::HashMap<String, String>> 
         );
     }
     Ok(notes)
-}
-
-/// How many records of `a` appear unchanged (as JSON values) in `b`, by instance id.
-fn compare(a: &Path, b: &Path) -> Result<(usize, usize)> {
-    let back: std::collections::HashMap<String, _> = RecordReader::open(b)?
-        .map(|r| r.map(|(_, rec)| (rec.instance_id().to_owned(), rec)))
-        .collect::<Result<_, _>>()?;
-    let mut same = 0;
-    let mut total = 0;
-    for item in RecordReader::open(a)? {
-        let (_, rec) = item?;
-        total += 1;
-        if back.get(rec.instance_id()) == Some(&rec) {
-            same += 1;
-        } else {
-            note(format!("round trip changed `{}`", rec.instance_id()));
-        }
-    }
-    Ok((same, total))
 }
 
 #[cfg(test)]

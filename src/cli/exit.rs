@@ -12,7 +12,6 @@
 
 use beyondswe::run::RunError;
 use beyondswe::sandbox::SandboxError;
-use std::fmt::Write as _;
 
 pub(crate) const SUCCESS: i32 = 0;
 pub(crate) const FAILURE: i32 = 1;
@@ -60,18 +59,7 @@ pub(crate) fn of_error(err: &anyhow::Error) -> i32 {
 
 /// The message of an error and its causes, each said once.
 pub(crate) fn message(err: &anyhow::Error) -> String {
-    let mut text = String::new();
-    for cause in err.chain() {
-        let part = cause.to_string();
-        if part.is_empty() || text.contains(&part) {
-            continue;
-        }
-        if !text.is_empty() {
-            text.push_str(": ");
-        }
-        let _ = write!(text, "{part}");
-    }
-    text
+    beyondswe::errors::message(err.as_ref())
 }
 
 #[cfg(test)]

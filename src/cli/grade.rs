@@ -3,10 +3,10 @@
 
 use super::args::{self, DatasetArgs, LimitArgs, ResultsArgs, ScopeArgs};
 use super::progress::Bar;
-use super::{exit, note, out};
+use super::{exit, out, outcome};
 use anyhow::Result;
 use beyondswe::report::{self, Format};
-use beyondswe::run::{self, CalibrationSpec, RunOutcome, RunSpec, Submissions};
+use beyondswe::run::{self, CalibrationSpec, RunSpec, Submissions};
 use beyondswe::submission::AgentFormat;
 use clap::Args;
 use std::path::PathBuf;
@@ -91,37 +91,10 @@ impl GradeArgs {
 }
 
 pub(crate) fn run(args: &GradeArgs, quiet: bool) -> Result<i32> {
-    let done = grade_and_show(&args.spec(), args.format, quiet)?;
-    Ok(exit_code(&done))
-}
-
-/// Grades a run, prints its summary and says where the results are: what `grade`, `verify` and
-/// `demo` share.
-pub(crate) fn grade_and_show(spec: &RunSpec, format: Format, quiet: bool) -> Result<RunOutcome> {
-    let done = run::grade_run(spec, &Bar::new(quiet))?;
-    out(report::render(&done.report, format))?;
-    note(format!(
-        "results in {}; open {} in a browser",
-        done.run_dir.display(),
-        done.html().display()
-    ));
-    if done.interrupted {
-        note(
-            "interrupted: no new gradings started; containers removed; the results so far are kept",
-        );
-    }
-    Ok(done)
-}
-
-/// 130 when interrupted, 3 when any verdict is an infrastructure error, else 0.
-pub(crate) fn exit_code(done: &RunOutcome) -> i32 {
-    if done.interrupted {
-        exit::INTERRUPTED
-    } else if done.report.swebench.error_instances > 0 {
-        exit::INFRASTRUCTURE
-    } else {
-        exit::SUCCESS
-    }
+    outcome::show(
+        &run::grade_run(&args.spec(), &Bar::new(quiet))?,
+        args.format,
+    )
 }
 
 /// `beyondswe report RUN_DIR`.

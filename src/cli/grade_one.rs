@@ -6,10 +6,9 @@ use super::{exit, note, out};
 use anyhow::{Result, bail};
 use beyondswe::dataset::find_instance;
 use beyondswe::grade::{Outcome, TestOutcome, Verdict};
-use beyondswe::patch;
 use beyondswe::record::Family;
 use beyondswe::run::{self, RunLimits};
-use beyondswe::submission::{self, Submission};
+use beyondswe::submission::{self, Submission, SubmissionError, SubmissionSource};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -33,29 +32,19 @@ pub(crate) struct GradeOneArgs {
     pub(crate) limits: LimitArgs,
 }
 
-/// Reads the submission and checks it suits the family.
+/// Reads the submission (`--patch` or `--repo`) within the limits; `--repo` only for Doc2Repo.
 fn read_submission(args: &GradeOneArgs, limits: &RunLimits, family: Family) -> Result<Submission> {
-    if let Some(path) = &args.patch {
-        let bytes = submission::read_patch(path, limits.max_patch_bytes)?;
-        let sub = Submission::Patch(bytes);
-        if !sub.is_empty_patch()
-            && let Submission::Patch(bytes) = &sub
-            && let Err(e) = patch::parse(&String::from_utf8_lossy(bytes))
-        {
-            bail!("{}: not a unified diff: {e}", path.display());
-        }
-        return Ok(sub);
-    }
-    let Some(path) = &args.repo else {
-        bail!("give --patch FILE or --repo DIR|ARCHIVE");
+    let source = match (&args.patch, &args.repo) {
+        (Some(path), _) => SubmissionSource::PatchFile(path),
+        (None, Some(path)) => SubmissionSource::Repo(path),
+        (None, None) => bail!("give --patch FILE or --repo DIR|ARCHIVE"),
     };
-    if family != Family::Doc2Repo {
-        bail!(
-            "--repo is for Doc2Repo instances; `{}` is {family}: pass --patch",
-            args.instance
-        );
+    match submission::read_submission(source, &args.instance, family, &limits.read) {
+        Err(SubmissionError::RepoNotDoc2Repo { instance, family }) => {
+            bail!("--repo is for Doc2Repo instances; `{instance}` is {family}: pass --patch")
+        }
+        read => Ok(read?),
     }
-    Ok(Submission::Tree(submission::read_tree(path, limits.tree)?))
 }
 
 pub(crate) fn run(args: &GradeOneArgs) -> Result<i32> {

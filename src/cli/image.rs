@@ -1,11 +1,10 @@
 //! `beyondswe image build CONTEXT --tag TAG`: build an image through the engine API (no registry
 //! needed when the Dockerfile is `FROM` a local image such as the offline base).
 
-use super::{exit, note, out};
-use anyhow::{Context, Result, bail};
-use beyondswe::run::runtime;
-use beyondswe::sandbox::{DockerSandbox, Sandbox};
-use beyondswe::submission::{TreeLimits, read_tree};
+use super::progress::Bar;
+use super::{exit, out};
+use anyhow::Result;
+use beyondswe::run::{self, ImageSpec};
 use clap::Subcommand;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -40,9 +39,6 @@ pub(crate) fn run(cmd: &ImageCommand) -> Result<i32> {
         if_missing,
         timeout,
     } = cmd;
-    if !context.join("Dockerfile").is_file() {
-        bail!("{}: no Dockerfile in the build context", context.display());
-    }
     let mut label_map = HashMap::new();
     for l in labels {
         let Some((k, v)) = l.split_once('=') else {
@@ -50,21 +46,14 @@ pub(crate) fn run(cmd: &ImageCommand) -> Result<i32> {
         };
         label_map.insert(k.to_owned(), v.to_owned());
     }
-    let tree = read_tree(context, TreeLimits::default())?;
-    let tar = tree.to_tar().context("packing the build context")?;
-    runtime()?.block_on(async {
-        let sandbox = DockerSandbox::connect().await?;
-        if *if_missing && sandbox.image_id(tag).await?.is_some() {
-            note(format!("{tag}: present, not rebuilt"));
-        } else {
-            tracing::info!(image = tag.as_str(), context = %context.display(), "building an image");
-            sandbox
-                .build_image(tag, tar, &label_map, Duration::from_secs(*timeout))
-                .await
-                .with_context(|| format!("building {} as {tag}", context.display()))?;
-        }
-        let id = sandbox.image_id(tag).await?.unwrap_or_default();
-        out(format!("{tag} {id}\n"))?;
-        Ok(exit::SUCCESS)
-    })
+    let spec = ImageSpec {
+        context: context.clone(),
+        tag: tag.clone(),
+        labels: label_map,
+        if_missing: *if_missing,
+        timeout: Duration::from_secs(*timeout),
+    };
+    let id = run::build_image(&spec, &Bar::new(true))?;
+    out(format!("{tag} {id}\n"))?;
+    Ok(exit::SUCCESS)
 }

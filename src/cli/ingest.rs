@@ -1,16 +1,14 @@
 //! `beyondswe ingest PATH -o predictions.jsonl`: normalised predictions from what an agent wrote;
 //! with `--reconstruct`, patches rebuilt from transcripts by replaying their edits in containers.
 
+use super::progress::Bar;
 use super::{exit, note};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use beyondswe::dataset::load_all;
 use beyondswe::files::write_atomic;
 use beyondswe::record::Record;
-use beyondswe::sandbox::{DockerSandbox, SandboxError};
-use beyondswe::submission::replay::{self, Reconstruction, ReplayError, ReplayOptions, ReplayPlan};
-use beyondswe::submission::{
-    AgentFormat, Ingest, IngestOptions, Ingested, ingest_with, read_transcripts,
-};
+use beyondswe::run;
+use beyondswe::submission::{AgentFormat, Ingest, IngestOptions, ingest_with};
 use clap::Args;
 use serde_json::{Map, Value, json};
 use std::collections::{HashMap, HashSet};
@@ -89,145 +87,6 @@ pub(crate) fn describe(path: &Path, ing: &Ingest, known: Option<&HashSet<String>
     }
 }
 
-/// Replays the edits of every transcript that has no patch; returns how many were rebuilt, or
-/// the exit code when the engine failed.
-fn reconstruct(ing: &mut Ingest, records: &HashMap<String, Record>) -> Result<Result<usize, i32>> {
-    let todo: Vec<usize> = (0..ing.items.len())
-        .filter(|&i| {
-            let it = &ing.items[i];
-            it.patch.is_none() && it.repo.is_none() && !it.transcript.is_empty()
-        })
-        .collect();
-    if todo.is_empty() {
-        return Ok(Ok(0));
-    }
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
-    let run_label = format!("ingest-replay-{}", std::process::id());
-    let opts = ReplayOptions {
-        labels: DockerSandbox::process_labels(&run_label),
-        ..ReplayOptions::default()
-    };
-    runtime.block_on(async {
-        let sandbox = match DockerSandbox::connect().await {
-            Ok(s) => s,
-            Err(e) => {
-                note(format!("error: {e}"));
-                return Ok(Err(exit::INFRASTRUCTURE));
-            }
-        };
-        let mut rebuilt = 0;
-        for i in todo {
-            let item: &mut Ingested = &mut ing.items[i];
-            let Some((record, plan)) = replay_plan(item, records) else {
-                continue;
-            };
-            let result = tokio::select! {
-                r = replay::reconstruct(&sandbox, record, &plan, &opts) => r,
-                _ = tokio::signal::ctrl_c() => {
-                    let _ = sandbox.sweep(Some(&run_label)).await;
-                    note("interrupted: containers removed");
-                    return Ok(Err(130));
-                }
-            };
-            match take_replay(item, &plan, result) {
-                Ok(true) => rebuilt += 1,
-                Ok(false) => {}
-                Err(code) => return Ok(Err(code)),
-            }
-        }
-        Ok(Ok(rebuilt))
-    })
-}
-
-/// The record and the replay plan of an item, or `None` (with a note on the item saying why)
-/// when it cannot be replayed exactly, before any container starts.
-fn replay_plan<'r>(
-    item: &mut Ingested,
-    records: &'r HashMap<String, Record>,
-) -> Option<(&'r Record, ReplayPlan)> {
-    let Some(record) = records.get(&item.instance_id) else {
-        item.note = Some(join(
-            item.note.take(),
-            "not reconstructed: the instance is not in the dataset",
-        ));
-        return None;
-    };
-    let t = match read_transcripts(&item.transcript) {
-        Ok(t) => t,
-        Err(e) => {
-            item.note = Some(join(item.note.take(), &format!("not reconstructed: {e}")));
-            return None;
-        }
-    };
-    match replay::plan(&t, record.workdir(), beyondswe::audit::command_writes) {
-        Ok(p) => Some((record, p)),
-        Err(why) => {
-            item.note = Some(join(
-                item.note.take(),
-                &format!("not reconstructed, a replay would not be exact: {why}"),
-            ));
-            None
-        }
-    }
-}
-
-/// Puts a replay's patch (or why there is none) on the item: `Ok(true)` when a patch was
-/// rebuilt, `Err(code)` when the engine is gone.
-fn take_replay(
-    item: &mut Ingested,
-    plan: &ReplayPlan,
-    result: Result<Reconstruction, ReplayError>,
-) -> Result<bool, i32> {
-    let why = match result {
-        Ok(r) => {
-            let mut msg = format!(
-                "reconstructed: {} edit(s) of {} replayed on the base commit in a container (not a captured patch)",
-                plan.edits.len(),
-                item.transcript[0].display()
-            );
-            for n in &r.notes {
-                msg.push_str("; ");
-                msg.push_str(n);
-            }
-            // The hint about capturing a patch no longer applies.
-            let summary = item.note.take().map(|n| {
-                n.split("; transcript only")
-                    .next()
-                    .unwrap_or_default()
-                    .to_owned()
-            });
-            item.note = Some(join(summary, &msg));
-            item.patch = Some(r.patch);
-            item.reconstructed = true;
-            return Ok(true);
-        }
-        Err(ReplayError::NotExact(why)) => {
-            format!("not reconstructed, the replay was not exact: {why}")
-        }
-        Err(ReplayError::Sandbox(e)) => {
-            let hint = e.hint().map(|h| format!("\nhint: {h}")).unwrap_or_default();
-            note(format!("error: replaying {}: {e}{hint}", item.instance_id));
-            if matches!(e, SandboxError::EngineUnreachable { .. }) {
-                return Err(exit::INFRASTRUCTURE);
-            }
-            format!("not reconstructed: {e}")
-        }
-        Err(e @ ReplayError::Failed { .. }) => format!("not reconstructed: {e}"),
-    };
-    item.note = Some(join(item.note.take(), &why));
-    Ok(false)
-}
-
-fn join(old: Option<String>, new: &str) -> String {
-    match old {
-        Some(o) if !o.is_empty() => format!("{o}; {new}"),
-        _ => new.to_owned(),
-    }
-}
-
 pub(crate) fn run(args: &IngestArgs) -> Result<i32> {
     let mut ing = ingest_with(
         &args.path,
@@ -259,12 +118,15 @@ pub(crate) fn run(args: &IngestArgs) -> Result<i32> {
     if args.reconstruct
         && let Some(records) = &records
     {
-        match reconstruct(&mut ing, records)? {
-            Ok(n) if n > 0 => note(format!(
+        match run::reconstruct(&mut ing, records, &Bar::new(true))? {
+            Some(n) if n > 0 => note(format!(
                 "{n} patch(es) reconstructed from transcripts (marked `reconstructed`)"
             )),
-            Ok(_) => {}
-            Err(code) => return Ok(code),
+            Some(_) => {}
+            None => {
+                note("interrupted: containers removed");
+                return Ok(exit::INTERRUPTED);
+            }
         }
     }
     let known: Option<HashSet<String>> = records.map(|r| r.into_keys().collect());

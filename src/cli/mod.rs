@@ -2,6 +2,9 @@
 //!
 //! Arguments are parsed here and turned into library options before any work starts; the
 //! subcommand modules call the library and print. Data goes to stdout, messages to stderr.
+//! Subcommand modules never import one another: what several share is in `args.rs` (argument
+//! groups), `progress.rs` (the progress bar), `outcome.rs` (a finished run shown) and `exit.rs`
+//! (exit codes).
 
 pub(crate) mod args;
 pub(crate) mod audit;
@@ -14,6 +17,7 @@ pub(crate) mod grade;
 pub(crate) mod grade_one;
 pub(crate) mod image;
 pub(crate) mod ingest;
+pub(crate) mod outcome;
 pub(crate) mod progress;
 pub(crate) mod release;
 pub(crate) mod schemas;

@@ -1,5 +1,6 @@
 //! `beyondswe release from-harbor|to-harbor`: trajectory releases ⇄ Harbor job directories.
 
+use super::args::MIB;
 use super::{exit, note, out};
 use anyhow::Result;
 use beyondswe::dataset::load_all;
@@ -7,6 +8,7 @@ use beyondswe::harbor::{
     ReleaseOptions, job_files, job_of, release_line, task_name_index, trial_dirs, write_trial,
 };
 use beyondswe::record::{JsonLines, JsonlWriter};
+use beyondswe::submission::DEFAULT_MAX_PATCH_BYTES;
 use clap::Subcommand;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -29,6 +31,10 @@ pub(crate) enum ReleaseCommand {
         /// `agent/**/*.txt`, `artifacts/logs/`.
         #[arg(long)]
         no_logs: bool,
+        /// Largest trial patch read into a line's `patch`, in MiB (as the grading commands'
+        /// --max-patch-mb); a larger one stops the release, naming the file.
+        #[arg(long, default_value_t = DEFAULT_MAX_PATCH_BYTES / MIB)]
+        max_patch_mb: u64,
     },
     /// Release JSONL → Harbor job directory (loadable by Harbor's models and `harbor view`).
     ToHarbor { release: PathBuf, out_dir: PathBuf },
@@ -42,10 +48,12 @@ pub(crate) fn run(cmd: &ReleaseCommand) -> Result<i32> {
             dataset,
             max_file_mb,
             no_logs,
+            max_patch_mb,
         } => {
             let opts = ReleaseOptions {
-                max_file_bytes: max_file_mb.saturating_mul(1 << 20),
+                max_file_bytes: max_file_mb.saturating_mul(MIB),
                 logs: !no_logs,
+                max_patch_bytes: max_patch_mb.saturating_mul(MIB),
             };
             from_harbor(jobs_dir, output, dataset.as_deref(), opts)
         }

@@ -2,16 +2,14 @@
 //! compare the reward the release claims with the one measured.
 
 use super::args::{DatasetArgs, LimitArgs, ResultsArgs, ScopeArgs};
-use super::grade::{exit_code, grade_and_show};
-use super::{exit, note, out};
+use super::progress::Bar;
+use super::{exit, out, outcome};
 use anyhow::Result;
-use beyondswe::files::write_atomic;
-use beyondswe::record::{Family, JsonLines};
-use beyondswe::report::{Format, Stored, attempt_label, read_run, round2};
-use beyondswe::run::{RunSpec, Submissions};
+use beyondswe::record::Family;
+use beyondswe::report::{Format, Stored, attempt_label, round2};
+use beyondswe::run::{self, VerifySpec, disagrees};
 use clap::Args;
-use serde_json::{Value, json};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 #[derive(Debug, Args)]
@@ -31,98 +29,24 @@ pub(crate) struct VerifyArgs {
     pub(crate) limits: LimitArgs,
 }
 
-/// Release lines → predictions (with the claimed reward); lines without a patch are reported.
-fn release_predictions(path: &std::path::Path, dest: &std::path::Path) -> Result<usize> {
-    let mut lines = JsonLines::open(path)?;
-    let mut attempts: HashMap<String, u32> = HashMap::new();
-    let mut text = String::new();
-    let mut n = 0;
-    while let Some(item) = lines.next_value() {
-        let (line, v) = match item {
-            Ok(x) => x,
-            Err(e) => {
-                note(format!("warning: {e}"));
-                continue;
-            }
-        };
-        // The instance id when the release names it (Harbor's task name is the directory name).
-        let Some(task) = v
-            .get("instance_id")
-            .or(v.get("task_name"))
-            .and_then(Value::as_str)
-        else {
-            note(format!("warning: {}:{line}: no task_name", path.display()));
-            continue;
-        };
-        let attempt = attempts.entry(task.to_owned()).or_insert(0);
-        *attempt += 1;
-        let patch = v
-            .get("patch")
-            .or(v.get("model_patch"))
-            .and_then(Value::as_str);
-        let b64 = v.get("patch_base64").and_then(Value::as_str);
-        if patch.is_none() && b64.is_none() {
-            note(format!(
-                "{}:{line}: `{task}` carries no patch; not verifiable",
-                path.display()
-            ));
-            continue;
-        }
-        let mut p = json!({"instance_id": task, "attempt": *attempt, "model_name_or_path": v.get("model").cloned().unwrap_or(Value::Null)});
-        if let Some(t) = patch {
-            p["model_patch"] = json!(t);
-        } else if let Some(b) = b64 {
-            p["model_patch_base64"] = json!(b);
-        }
-        if let Some(r) = v.get("reward") {
-            p["reward"] = r.clone();
-        }
-        text.push_str(&p.to_string());
-        text.push('\n');
-        n += 1;
-    }
-    write_atomic(dest, text.as_bytes())?;
-    Ok(n)
-}
-
 pub(crate) fn run(args: &VerifyArgs, quiet: bool) -> Result<i32> {
-    let tmp = tempfile::tempdir()?;
-    let predictions = if args.path.is_dir() {
-        args.path.clone()
-    } else {
-        let p = tmp.path().join("release-predictions.jsonl");
-        release_predictions(&args.path, &p)?;
-        p
-    };
-    let spec = RunSpec {
+    let spec = VerifySpec {
+        release: args.path.clone(),
         dataset: args.dataset.spec(&args.scope),
-        submissions: Submissions::Predictions {
-            path: predictions,
-            format: None,
-            patches: None,
-        },
         store: args.results.store(&args.run_id),
         jobs: args.scope.jobs(),
         limits: args.limits.limits(),
-        calibration: None,
-        accept_suspected: Vec::new(),
     };
-    let code = exit_code(&grade_and_show(&spec, Format::Table, quiet)?);
-    let (_, stored) = read_run(&spec.store.dir())?;
-    out(render(&stored))?;
-    let disagree = stored.iter().filter(|s| disagrees(s)).count();
+    let verified = run::verify(&spec, &Bar::new(quiet))?;
+    let code = outcome::show(&verified.run, Format::Table)?;
+    out(render(&verified.stored))?;
     Ok(if code != exit::SUCCESS {
         code
-    } else if disagree > 0 {
+    } else if verified.disagreements().next().is_some() {
         exit::FAILURE
     } else {
         exit::SUCCESS
     })
-}
-
-fn disagrees(s: &Stored) -> bool {
-    s.claimed_reward
-        .is_some_and(|c| (c - s.verdict.score).abs() > 1e-6)
 }
 
 fn render(stored: &[Stored]) -> String {

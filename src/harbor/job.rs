@@ -23,6 +23,9 @@ pub enum JobError {
     },
     #[error("{path}: {message}")]
     Bad { path: PathBuf, message: String },
+    /// A trial's patch that cannot be read (over `max_patch_bytes`, not a regular file).
+    #[error(transparent)]
+    Patch(#[from] crate::patch::PatchFileError),
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> JobError + '_ {
@@ -187,6 +190,9 @@ pub struct ReleaseOptions {
     pub max_file_bytes: u64,
     /// Carry logs ([`is_log`]); when false they are listed but not carried.
     pub logs: bool,
+    /// The largest trial patch read into the `patch` field (`--max-patch-mb`); over it the
+    /// release stops with an error naming the file.
+    pub max_patch_bytes: u64,
 }
 
 impl Default for ReleaseOptions {
@@ -194,6 +200,7 @@ impl Default for ReleaseOptions {
         ReleaseOptions {
             max_file_bytes: 64 << 20,
             logs: true,
+            max_patch_bytes: crate::patch::DEFAULT_MAX_PATCH_BYTES,
         }
     }
 }
@@ -327,7 +334,7 @@ pub fn release_line(
     let mut m = Map::new();
     put_identity(&mut m, result, family);
     put_usage(&mut m, result);
-    put_trajectory_and_patch(&mut m, dir)?;
+    put_trajectory_and_patch(&mut m, dir, opts.max_patch_bytes)?;
     put_files_beside(&mut m, dir);
     m.insert("trial_result".into(), result.clone());
     let config = dir.join("config.json");
@@ -407,8 +414,13 @@ fn put_usage(m: &mut Map<String, Value>, result: &Value) {
     );
 }
 
-/// The ATIF trajectory (null without one) and the trial's patch ([`trial_patch`]), parsed.
-fn put_trajectory_and_patch(m: &mut Map<String, Value>, dir: &Path) -> Result<(), JobError> {
+/// The ATIF trajectory (null without one) and the trial's patch ([`trial_patch`], read bounded
+/// by `max_patch_bytes`), parsed.
+fn put_trajectory_and_patch(
+    m: &mut Map<String, Value>,
+    dir: &Path,
+    max_patch_bytes: u64,
+) -> Result<(), JobError> {
     let traj = dir.join("agent/trajectory.json");
     m.insert(
         "trajectory".into(),
@@ -419,7 +431,8 @@ fn put_trajectory_and_patch(m: &mut Map<String, Value>, dir: &Path) -> Result<()
         },
     );
     if let Some(p) = trial_patch(dir) {
-        put_bytes(m, read_trial_patch(&p)?, "patch", "patch_base64");
+        let bytes = crate::patch::read_file(&p, max_patch_bytes)?;
+        put_bytes(m, bytes, "patch", "patch_base64");
     }
     Ok(())
 }
@@ -435,25 +448,6 @@ fn put_files_beside(m: &mut Map<String, Value>, dir: &Path) {
     if let Ok(v) = read_json(&dir.join("artifacts/manifest.json")) {
         m.insert("artifacts_manifest".into(), v);
     }
-}
-
-/// A trial's patch file, bounded as every patch read from disk is.
-fn read_trial_patch(path: &Path) -> Result<Vec<u8>, JobError> {
-    use crate::files::BoundedReadError;
-    crate::files::read_bounded(path, crate::patch::DEFAULT_MAX_PATCH_BYTES).map_err(|e| match e {
-        BoundedReadError::Io { path, source } => JobError::Io { path, source },
-        BoundedReadError::NotAFile { path, what } => JobError::Bad {
-            path,
-            message: format!("{what}, not a regular file; a patch must be a file"),
-        },
-        BoundedReadError::TooLarge { path, max_bytes } => JobError::Bad {
-            path,
-            message: format!(
-                "the patch is larger than the limit of {} MiB",
-                max_bytes >> 20
-            ),
-        },
-    })
 }
 
 /// The job a trial belongs to: `{name, config, result}` from the trial's parent directory.
@@ -791,6 +785,30 @@ mod tests {
         assert_eq!(line["trajectory"]["schema_version"], "ATIF-v1.6");
     }
 
+    /// A trial's patch is read within the limit the release is given, and one over it stops the
+    /// release with an error naming the file.
+    #[test]
+    fn the_trial_patch_is_read_within_the_limit_given() {
+        let tmp = tempfile::tempdir().unwrap();
+        let job = job(tmp.path());
+        let (dir, result) = trial_dirs(&job).remove(0);
+        let patch = dir.join(SUBMISSION_DIFF);
+        let text = format!("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+{}\n", "b".repeat(3000));
+        fs_err::write(&patch, &text).unwrap();
+        let limit = |max_patch_bytes| ReleaseOptions {
+            max_patch_bytes,
+            ..ReleaseOptions::default()
+        };
+        let line = release_line(&dir, &result, None, None, limit(4096)).unwrap();
+        assert_eq!(line["patch"], text.as_str());
+        let err = release_line(&dir, &result, None, None, limit(2048))
+            .expect_err("over the limit")
+            .to_string();
+        assert!(err.starts_with(&patch.display().to_string()), "{err}");
+        assert!(err.contains("larger than the limit of 2048 bytes"), "{err}");
+        assert!(err.contains("--max-patch-mb"), "{err}");
+    }
+
     #[test]
     fn the_cap_and_no_logs_list_what_they_leave_out() {
         let tmp = tempfile::tempdir().unwrap();
@@ -798,6 +816,7 @@ mod tests {
         let opts = ReleaseOptions {
             max_file_bytes: 1024,
             logs: false,
+            ..ReleaseOptions::default()
         };
         let line = release(&job, opts);
         let omitted: BTreeMap<String, String> = line["files"]

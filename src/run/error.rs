@@ -2,7 +2,7 @@
 
 use crate::calibration::CalibrationError;
 use crate::dataset::DatasetError;
-use crate::record::RecordError;
+use crate::record::{JsonlError, RecordError};
 use crate::report::StoreError;
 use crate::sandbox::SandboxError;
 use crate::submission::{IngestError, SubmissionError};
@@ -21,6 +21,9 @@ pub enum RunError {
     Submission(#[from] SubmissionError),
     #[error(transparent)]
     Record(#[from] RecordError),
+    /// Reading a JSONL file (a release).
+    #[error(transparent)]
+    Jsonl(#[from] JsonlError),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
@@ -29,6 +32,24 @@ pub enum RunError {
     #[error("building {dir}: {source}")]
     Environment {
         dir: PathBuf,
+        #[source]
+        source: SandboxError,
+    },
+    /// An image build context without a Dockerfile.
+    #[error("{}: no Dockerfile in the build context", .0.display())]
+    NoDockerfile(PathBuf),
+    /// Building an image (`image build`) failed.
+    #[error("building {} as {tag}: {source}", context.display())]
+    Image {
+        context: PathBuf,
+        tag: String,
+        #[source]
+        source: SandboxError,
+    },
+    /// The engine went away while a transcript's edits were replayed.
+    #[error("replaying {instance}: {source}")]
+    Replay {
+        instance: String,
         #[source]
         source: SandboxError,
     },
@@ -53,7 +74,11 @@ impl RunError {
     /// A failure of the machinery (the engine, the runtime, a full disk), not of the input.
     pub fn is_infrastructure(&self) -> bool {
         match self {
-            RunError::Sandbox(_) | RunError::Environment { .. } | RunError::Runtime(_) => true,
+            RunError::Sandbox(_)
+            | RunError::Environment { .. }
+            | RunError::Replay { .. }
+            | RunError::Image { .. }
+            | RunError::Runtime(_) => true,
             RunError::Write(e) => matches!(
                 e.kind(),
                 std::io::ErrorKind::StorageFull

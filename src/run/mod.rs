@@ -2,8 +2,9 @@
 //! everything between that and a written report.
 //!
 //! A caller (the `grade`, `verify`, `demo` and `calibrate` commands, or a program using the
-//! library) fills in a spec and calls [`grade_run`] (or [`calibrate`], [`grade_one`]); nothing
-//! of the command line reaches this module. The steps:
+//! library) fills in a spec and calls [`grade_run`] (or [`calibrate`], [`grade_one`],
+//! [`verify`]: a release's published patches graded and their claimed rewards set beside the
+//! measured ones); nothing of the command line reaches this module. The steps:
 //! - [`plan`](plan::plan): the dataset's instances and the jobs for them (predictions read
 //!   through every agent format, or the gold or empty patches), the calibration applied;
 //! - [`Session`]: the engine connection around the work, made once for every caller: connect,
@@ -19,18 +20,24 @@
 mod batch;
 mod calibrate;
 mod error;
+mod image;
 mod plan;
+mod reconstruct;
 mod session;
 mod spec;
+mod verify;
 
 pub use batch::{Job, JobEvent, Progress, Silent, job_key, options_digest, run_jobs};
 pub use calibrate::{CalibrateSpec, Calibrated, calibrate};
 pub use error::RunError;
+pub use image::{ImageSpec, build_image};
 pub use plan::{Plan, load_instances, plan};
+pub use reconstruct::reconstruct;
 pub use session::{Session, grade_one, runtime};
 pub use spec::{
     CalibrationSpec, DatasetSpec, RunLimits, RunSpec, StoreSpec, Submissions, default_jobs,
 };
+pub use verify::{Verified, VerifySpec, disagrees, verify};
 
 use crate::report::{self, CalibrationUse, Report, Store, build_report, now_rfc3339};
 use std::collections::HashSet;

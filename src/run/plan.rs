@@ -13,8 +13,8 @@ use crate::harbor::{task_name_index, trial_dirs, trial_patch};
 use crate::record::Family;
 use crate::report::{RunIdentity, RunMeta, now_rfc3339};
 use crate::submission::{
-    AgentFormat, Ingest, IngestOptions, Submission, check_patch_file, detect, ingest_with,
-    read_tree,
+    AgentFormat, Ingest, IngestOptions, Submission, SubmissionSource, check_patch_file, detect,
+    ingest_with, read_submission,
 };
 use sha2::{Digest, Sha256};
 use std::collections::{HashMap, HashSet};
@@ -141,7 +141,7 @@ fn make_jobs(
                 format: *format,
                 patches: patches.clone(),
                 instance: None,
-                max_patch_bytes: Some(spec.limits.max_patch_bytes),
+                max_patch_bytes: Some(spec.limits.read.max_patch_bytes),
             };
             let ing = ingest_with(path, &opts)?;
             for line in ing.describe(path, None) {
@@ -210,7 +210,7 @@ fn prediction_jobs(
             unknown.push(format!("{} ({})", p.instance_id, p.source));
             continue;
         };
-        let Some((submission, problem)) = read_submission(spec, p, inst) else {
+        let Some((submission, problem)) = item_submission(spec, p, inst) else {
             continue;
         };
         if let Some(problem) = &problem {
@@ -238,30 +238,26 @@ fn prediction_jobs(
 
 /// The submission of one ingested item, and why it cannot be graded when it cannot (then it is
 /// an empty patch graded as unresolved); `None` for an item with nothing to grade.
-fn read_submission(
+fn item_submission(
     spec: &RunSpec,
     p: &crate::submission::Ingested,
     inst: &Instance,
 ) -> Option<(Submission, Option<String>)> {
+    let source = match (&p.patch, &p.repo) {
+        (Some(bytes), _) => SubmissionSource::Patch(bytes),
+        (None, Some(dir)) => SubmissionSource::Repo(dir),
+        (None, None) => return None,
+    };
     let family = inst.record.family();
-    Some(match (&p.patch, &p.repo) {
-        (Some(bytes), _) => (Submission::Patch(bytes.clone()), None),
-        (None, Some(_)) if family != Family::Doc2Repo => (
-            Submission::Patch(Vec::new()),
-            Some(format!(
-                "{}: `model_repo` is for Doc2Repo instances; `{}` is {family}",
-                p.source, p.instance_id
-            )),
-        ),
-        (None, Some(dir)) => match read_tree(dir, spec.limits.tree) {
-            Ok(tree) => (Submission::Tree(tree), None),
+    Some(
+        match read_submission(source, &p.instance_id, family, &spec.limits.read) {
+            Ok(submission) => (submission, None),
             Err(e) => (
                 Submission::Patch(Vec::new()),
                 Some(format!("{}: {e}", p.source)),
             ),
         },
-        (None, None) => return None,
-    })
+    )
 }
 
 /// The patch files that reading `path` will load, checked before anything is read: captured diffs
@@ -273,7 +269,7 @@ fn check_patch_files(
     format: Option<AgentFormat>,
     patches: Option<&Path>,
 ) -> Result<(), RunError> {
-    let max = spec.limits.max_patch_bytes;
+    let max = spec.limits.read.max_patch_bytes;
     let io = |source| crate::submission::SubmissionError::Io {
         path: path.to_owned(),
         source,

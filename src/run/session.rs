@@ -24,6 +24,18 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, RunError> {
         .map_err(RunError::Runtime)
 }
 
+/// A build context (a directory) packed as the engine takes it.
+pub(super) fn context_tar(dir: &Path) -> Result<Vec<u8>, RunError> {
+    let tree = read_tree(dir, TreeLimits::default())?;
+    let tar = tree
+        .to_tar()
+        .map_err(|source| crate::submission::SubmissionError::Io {
+            path: dir.to_owned(),
+            source,
+        })?;
+    Ok(tar)
+}
+
 /// A connection to the engine for one process's gradings, labelled `label`.
 pub struct Session {
     sandbox: DockerSandbox,
@@ -108,13 +120,7 @@ impl Session {
         dir: &Path,
         progress: &dyn Progress,
     ) -> Result<String, RunError> {
-        let tree = read_tree(dir, TreeLimits::default())?;
-        let tar = tree
-            .to_tar()
-            .map_err(|source| crate::submission::SubmissionError::Io {
-                path: dir.to_owned(),
-                source,
-            })?;
+        let tar = context_tar(dir)?;
         let digest = hex::encode(Sha256::digest(&tar));
         // A name every engine accepts in an image reference.
         let tag = format!(

@@ -3,7 +3,7 @@
 
 use crate::grade::GradeOptions;
 use crate::sandbox::{DockerSandbox, Limits};
-use crate::submission::{AgentFormat, DEFAULT_MAX_PATCH_BYTES, TreeLimits};
+use crate::submission::{AgentFormat, ReadLimits};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -120,10 +120,8 @@ pub struct CalibrationSpec {
 pub struct RunLimits {
     pub container: Limits,
     pub test_timeout: Duration,
-    /// The largest patch file read (`--max-patch-mb`).
-    pub max_patch_bytes: u64,
-    /// What a Doc2Repo tree may expand to (`--max-repo-mb`).
-    pub tree: TreeLimits,
+    /// How much of a submission is read from disk (`--max-patch-mb`, `--max-repo-mb`).
+    pub read: ReadLimits,
 }
 
 impl Default for RunLimits {
@@ -131,8 +129,7 @@ impl Default for RunLimits {
         RunLimits {
             container: Limits::default(),
             test_timeout: Duration::from_secs(crate::DEFAULT_TIMEOUT_SECS),
-            max_patch_bytes: DEFAULT_MAX_PATCH_BYTES,
-            tree: TreeLimits::default(),
+            read: ReadLimits::default(),
         }
     }
 }

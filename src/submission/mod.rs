@@ -22,7 +22,10 @@ pub use agents::{
 };
 pub use capture::{CaptureError, CaptureOptions, capture};
 pub use predictions::{Predicted, Prediction, PredictionsError, read_predictions};
-pub use read::{DEFAULT_MAX_PATCH_BYTES, check_patch_file, read_patch};
+pub use read::{
+    DEFAULT_MAX_PATCH_BYTES, ReadLimits, SubmissionSource, check_patch_file, read_patch,
+    read_submission,
+};
 pub use tree::{
     Blob, DEFAULT_MAX_TREE_BYTES, EntryKind, RepoTree, TreeEntry, TreeLimits, read_tree,
 };
@@ -62,8 +65,22 @@ pub enum SubmissionError {
     },
     #[error("{path}: {message}")]
     TooLarge { path: PathBuf, message: String },
-    #[error("{path}: {what}, not a regular file; a patch must be a file")]
-    NotAFile { path: PathBuf, what: &'static str },
+    /// A patch file that cannot be read (`--max-patch-mb`, not a regular file).
+    #[error(transparent)]
+    PatchFile(#[from] crate::patch::PatchFileError),
+    /// A patch file named by a person that is not a diff.
+    #[error("{path}: not a unified diff: {source}")]
+    NotADiff {
+        path: PathBuf,
+        #[source]
+        source: crate::patch::PatchError,
+    },
+    /// A repository for an instance whose submission is a patch.
+    #[error("`model_repo` is for Doc2Repo instances; `{instance}` is {family}")]
+    RepoNotDoc2Repo {
+        instance: String,
+        family: crate::record::Family,
+    },
     #[error("{path}: not a readable archive: {message}")]
     BadArchive { path: PathBuf, message: String },
     #[error("{path}: not a directory or a .tar, .tar.gz, .tgz or .zip archive")]

@@ -1,88 +1,163 @@
-//! Reading a patch file from disk, bounded: [`crate::files::read_bounded`] (regular files only,
-//! never more than a cap), with its errors worded for a patch and the `--max-patch-mb` limit.
+//! Reading a submission from disk, within the read limits every caller passes ([`ReadLimits`]:
+//! `--max-patch-mb`, `--max-repo-mb`): [`read_submission`] for a whole submission, and
+//! [`read_patch`] for a patch file (the bounded reader of [`crate::patch::read_file`], its errors
+//! as a submission's).
 //!
-//! Every place in `submission` and the CLI that reads a patch named on the command line or found
-//! beside agent output calls this; it checks and reads, nothing else.
+//! Every place that reads a submission named on the command line or found in agent output calls
+//! these; they check and read, nothing else: grading is `grade`'s.
 
+use super::Submission;
 use super::SubmissionError;
-use crate::files::BoundedReadError;
+use super::tree::{TreeLimits, read_tree};
+use crate::record::Family;
 use std::path::Path;
 
 pub use crate::patch::DEFAULT_MAX_PATCH_BYTES;
 
+/// How much of a submission is read from disk.
+#[derive(Debug, Clone, Copy)]
+pub struct ReadLimits {
+    /// The largest patch file read (`--max-patch-mb`).
+    pub max_patch_bytes: u64,
+    /// What a Doc2Repo tree may expand to (`--max-repo-mb`).
+    pub tree: TreeLimits,
+}
+
+impl Default for ReadLimits {
+    fn default() -> Self {
+        ReadLimits {
+            max_patch_bytes: DEFAULT_MAX_PATCH_BYTES,
+            tree: TreeLimits::default(),
+        }
+    }
+}
+
+/// Where a submission is.
+#[derive(Debug, Clone, Copy)]
+pub enum SubmissionSource<'a> {
+    /// A patch already read (a predictions line, a captured diff).
+    Patch(&'a [u8]),
+    /// A patch file a person named: read bounded, and refused when it is not a diff (an empty
+    /// file is an empty patch).
+    PatchFile(&'a Path),
+    /// A Doc2Repo repository: a directory or a `.tar`, `.tar.gz`, `.tgz` or `.zip` archive.
+    Repo(&'a Path),
+}
+
+/// Reads the submission for an instance (`instance`, of `family`) from `source`, within
+/// `limits`. A repository is only for Doc2Repo instances.
+pub fn read_submission(
+    source: SubmissionSource<'_>,
+    instance: &str,
+    family: Family,
+    limits: &ReadLimits,
+) -> Result<Submission, SubmissionError> {
+    match source {
+        SubmissionSource::Patch(bytes) => Ok(Submission::Patch(bytes.to_vec())),
+        SubmissionSource::PatchFile(path) => {
+            let sub = Submission::Patch(read_patch(path, limits.max_patch_bytes)?);
+            if !sub.is_empty_patch()
+                && let Submission::Patch(bytes) = &sub
+                && let Err(e) = crate::patch::parse(&String::from_utf8_lossy(bytes))
+            {
+                return Err(SubmissionError::NotADiff {
+                    path: path.to_owned(),
+                    source: e,
+                });
+            }
+            Ok(sub)
+        }
+        SubmissionSource::Repo(_) if family != Family::Doc2Repo => {
+            Err(SubmissionError::RepoNotDoc2Repo {
+                instance: instance.to_owned(),
+                family,
+            })
+        }
+        SubmissionSource::Repo(path) => Ok(Submission::Tree(read_tree(path, limits.tree)?)),
+    }
+}
+
 /// Checks, without opening it, that `path` is a regular file (links followed) of at most
 /// `max_bytes`.
 pub fn check_patch_file(path: &Path, max_bytes: u64) -> Result<(), SubmissionError> {
-    crate::files::check_bounded(path, max_bytes).map_err(from_bounded)
+    Ok(crate::patch::check_file(path, max_bytes)?)
 }
 
-/// A bounded read's failure, worded for a patch (`--max-patch-mb`).
-fn from_bounded(e: BoundedReadError) -> SubmissionError {
-    match e {
-        BoundedReadError::Io { path, source } => SubmissionError::Io { path, source },
-        BoundedReadError::NotAFile { path, what } => SubmissionError::NotAFile { path, what },
-        BoundedReadError::TooLarge { path, max_bytes } => too_large(&path, max_bytes),
-    }
-}
-
-fn too_large(path: &Path, max_bytes: u64) -> SubmissionError {
-    SubmissionError::TooLarge {
-        path: path.to_owned(),
-        message: format!(
-            "the patch is larger than the limit of {} (raise it with --max-patch-mb)",
-            human(max_bytes)
-        ),
-    }
-}
-
-fn human(bytes: u64) -> String {
-    if bytes >= 1024 * 1024 && bytes % (1024 * 1024) == 0 {
-        format!("{} MiB", bytes / (1024 * 1024))
-    } else {
-        format!("{bytes} bytes")
-    }
-}
-
-/// Reads a patch file as bytes: a regular file of at most `max_bytes` (checked before opening it,
-/// and again while reading, for a file that grows).
+/// Reads a patch file as bytes: a regular file of at most `max_bytes`.
 pub fn read_patch(path: &Path, max_bytes: u64) -> Result<Vec<u8>, SubmissionError> {
-    crate::files::read_bounded(path, max_bytes).map_err(from_bounded)
+    Ok(crate::patch::read_file(path, max_bytes)?)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn devices_pipes_and_directories_are_refused_by_name() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        for (path, what) in [
-            (Path::new("/dev/zero"), "character device"),
-            (dir.path(), "directory"),
-        ] {
-            let err = read_patch(path, DEFAULT_MAX_PATCH_BYTES)
-                .expect_err("refused")
-                .to_string();
-            assert!(
-                err.contains(what) && err.contains(&path.display().to_string()),
-                "{err}"
-            );
-        }
-        let fifo = dir.path().join("fifo");
-        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
-        if made.is_ok_and(|s| s.success()) {
-            let err = read_patch(&fifo, DEFAULT_MAX_PATCH_BYTES).expect_err("refused");
-            assert!(err.to_string().contains("named pipe"), "{err}");
+    fn limits(max_patch_bytes: u64) -> ReadLimits {
+        ReadLimits {
+            max_patch_bytes,
+            ..ReadLimits::default()
         }
     }
 
+    const DIFF: &str = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n";
+
+    /// A patch over a cap is read under a raised one, and refused, naming the file, over the
+    /// cap it is read with.
     #[test]
-    fn the_cap_holds() {
+    fn a_patch_file_is_read_within_the_limits_it_is_given() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let p = dir.path().join("p.diff");
-        fs_err::write(&p, vec![b'x'; 2048]).expect("write");
-        assert_eq!(read_patch(&p, 2048).expect("at the cap").len(), 2048);
-        let err = read_patch(&p, 2047).expect_err("over the cap").to_string();
+        let p = dir.path().join("big.diff");
+        let mut text = String::from(DIFF);
+        text.push_str(&"+more\n".repeat(400));
+        let text = text.replace("@@ -1 +1 @@", "@@ -1 +1,401 @@");
+        fs_err::write(&p, &text).expect("write");
+        let len = text.len() as u64;
+        let source = SubmissionSource::PatchFile(&p);
+        let read = read_submission(source, "i", Family::CrossRepo, &limits(len)).expect("within");
+        assert!(matches!(read, Submission::Patch(b) if b.len() as u64 == len));
+        let err = read_submission(source, "i", Family::CrossRepo, &limits(len - 1))
+            .expect_err("over the limit")
+            .to_string();
+        assert!(err.starts_with(&p.display().to_string()), "{err}");
+        assert!(err.contains("larger than the limit"), "{err}");
         assert!(err.contains("--max-patch-mb"), "{err}");
+    }
+
+    #[test]
+    fn a_patch_file_must_be_a_diff_and_a_repository_is_for_doc2repo() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let notes = dir.path().join("notes.txt");
+        fs_err::write(&notes, "not a diff\n").expect("write");
+        let err = read_submission(
+            SubmissionSource::PatchFile(&notes),
+            "i",
+            Family::CrossRepo,
+            &ReadLimits::default(),
+        )
+        .expect_err("not a diff")
+        .to_string();
+        assert!(err.contains("notes.txt: not a unified diff"), "{err}");
+        let empty = dir.path().join("empty.diff");
+        fs_err::write(&empty, "\n").expect("write");
+        let sub = read_submission(
+            SubmissionSource::PatchFile(&empty),
+            "i",
+            Family::CrossRepo,
+            &ReadLimits::default(),
+        )
+        .expect("an empty patch");
+        assert!(sub.is_empty_patch());
+        let err = read_submission(
+            SubmissionSource::Repo(dir.path()),
+            "a_b_pr1",
+            Family::CrossRepo,
+            &ReadLimits::default(),
+        )
+        .expect_err("not Doc2Repo")
+        .to_string();
+        assert!(
+            err.contains("is for Doc2Repo instances; `a_b_pr1` is"),
+            "{err}"
+        );
     }
 }

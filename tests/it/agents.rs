@@ -330,6 +330,43 @@ fn links_out_of_a_harbor_job_are_not_followed() {
     );
 }
 
+/// `release from-harbor` reads a trial's patch within `--max-patch-mb`, as the grading commands
+/// do: a patch over the limit stops it with an error naming the file; a raised limit reads it.
+#[test]
+fn release_from_harbor_reads_patches_within_max_patch_mb() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("jobs");
+    copy_tree(&agents("harbor-job"), &job);
+    let patch = job.join("2026-03-25__10-00-00/acme_calc_pr7__a8Kp2Qz/artifacts/patch.diff");
+    let mut text = String::from("--- a/x\n+++ b/x\n@@ -1 +1,30000 @@\n-x\n");
+    text.push_str(&"+yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy\n".repeat(30_000));
+    std::fs::write(&patch, &text).unwrap();
+    let release = dir.path().join("release.jsonl");
+    let from_harbor = |mb: &str| {
+        let mut cmd = cargo_bin_cmd!("beyondswe");
+        cmd.args(["release", "from-harbor", "--max-patch-mb", mb])
+            .arg(&job)
+            .arg("-o")
+            .arg(&release);
+        cmd
+    };
+    from_harbor("1")
+        .assert()
+        .code(1)
+        .stderr(contains(patch.display().to_string()))
+        .stderr(contains("larger than the limit of 1 MiB"))
+        .stderr(contains("--max-patch-mb"));
+    from_harbor("2").assert().success();
+    let carried = std::fs::read_to_string(&release)
+        .unwrap()
+        .lines()
+        .any(|l| serde_json::from_str::<Value>(l).unwrap()["patch"] == text.as_str());
+    assert!(
+        carried,
+        "the patch under the raised limit is in the release"
+    );
+}
+
 fn copy_tree(from: &Path, to: &Path) {
     for entry in walkdir::WalkDir::new(from) {
         let entry = entry.unwrap();

@@ -12,7 +12,7 @@ use beyondswe::harbor::TaskToml;
 use beyondswe::harbor::atif;
 use beyondswe::record::{JsonLines, Record, RecordReader};
 use beyondswe::submission::{self, AgentFormat, TreeLimits};
-use beyondswe::{junit, patch, validate};
+use beyondswe::{patch, validate};
 use proptest::prelude::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -267,16 +267,6 @@ fn collect_commands(v: &Value, out: &mut Vec<Vec<u8>>) {
     }
 }
 
-fn junit_samples() -> &'static [Vec<u8>] {
-    static S: OnceLock<Vec<Vec<u8>>> = OnceLock::new();
-    S.get_or_init(|| {
-        vec![
-            br#"<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" errors="0" failures="1" skipped="1" tests="4"><testcase classname="tests.test_calc.TestOps" name="test_div" time="0.001" /><testcase classname="tests.test_calc" name="test_add[caf&#233; case]" time="0.001"><failure message="assert 1 == 2">trace</failure></testcase><testcase classname="tests.test_calc" name="test_skip" time="0"><skipped type="pytest.skip" message="no">why</skipped></testcase><testcase classname="tests.test_calc" name="test_err"><error message="boom"><![CDATA[Traceback]]></error></testcase></testsuite></testsuites>"#.to_vec(),
-            br#"<testsuite><testcase classname="a" name="b"/></testsuite>"#.to_vec(),
-        ]
-    })
-}
-
 fn task_tomls() -> &'static [Vec<u8>] {
     static S: OnceLock<Vec<Vec<u8>>> = OnceLock::new();
     S.get_or_init(|| {
@@ -407,15 +397,6 @@ proptest! {
         let _ = audit::query_names_pr(&s, &pr());
         if let Ok(v) = serde_json::from_slice::<Value>(&line) {
             let _ = audit::audit_line(1, &v, &TaskInfo::default(), AuditOptions::default());
-        }
-    }
-
-    #[test]
-    fn junit_reports(bytes in input(junit_samples())) {
-        if let Ok(cases) = junit::parse(&bytes) {
-            for c in cases {
-                let _ = c.key();
-            }
         }
     }
 

@@ -1,0 +1,252 @@
+//! Where the trajectories to audit come from: a release (JSONL, one trajectory a line), a raw
+//! Claude Code or Codex transcript, a directory of transcripts, or a Harbor jobs directory (each
+//! trial's raw agent log, else its ATIF trajectory); each numbered and handed over one at a time
+//! ([`for_each_item`]), with what the dataset says of its task ([`task_infos`]), and audited
+//! ([`audit_item`]). Reading only: what is printed is the caller's.
+
+use super::{AuditOptions, TaskInfo, Trajectory, TrajectoryAudit, audit_line, audit_transcript};
+use crate::dataset::{DatasetError, load_all};
+use crate::record::{JsonLines, JsonlError};
+use crate::submission::{
+    Transcript, instance_from_file_name, read_transcript, read_transcripts, sniff,
+};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// Why a path holds nothing to audit.
+#[derive(Debug, Error)]
+pub enum SourceError {
+    #[error("{}: no such file or directory", .0.display())]
+    Missing(PathBuf),
+    #[error(
+        "{}: no Harbor trial (result.json with task_name) and no Claude Code or Codex transcript in it",
+        .0.display()
+    )]
+    NothingToAudit(PathBuf),
+    #[error(transparent)]
+    Jsonl(#[from] JsonlError),
+}
+
+/// One trajectory to audit: a release line, or a raw transcript with what is known about it.
+pub enum Item {
+    Line(Value),
+    /// A trial of one of Harbor's own agents (`oracle`, `nop`): no model ran, so there is no
+    /// trajectory, and nothing to audit; the reason, for a person.
+    NothingToAudit(String),
+    Transcript {
+        task_name: String,
+        reward: Option<f64>,
+        source: String,
+        transcript: Box<Transcript>,
+    },
+}
+
+/// The first non-empty line of a file, parsed (a release line names its task; a transcript's
+/// records do not).
+fn first_record(path: &Path) -> Option<Value> {
+    let file = fs_err::File::open(path).ok()?;
+    let mut reader = std::io::BufReader::new(file);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        if reader.read_until(b'\n', &mut buf).ok()? == 0 {
+            return None;
+        }
+        if !buf.iter().all(u8::is_ascii_whitespace) {
+            return serde_json::from_slice(buf.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&buf)).ok();
+        }
+    }
+}
+
+fn is_release_line(v: &Value) -> bool {
+    v.get("task_name").is_some() || v.get("instance_id").is_some()
+}
+
+/// A raw transcript file: read it whole, name its instance.
+fn transcript_item(path: &Path, instance: Option<&str>) -> Result<Item, String> {
+    let task_name = instance
+        .map(str::to_owned)
+        .or_else(|| instance_from_file_name(path))
+        .ok_or_else(|| {
+            format!(
+                "{}: the file name does not say which instance this transcript is about (name it <instance_id>.jsonl, or pass --instance)",
+                path.display()
+            )
+        })?;
+    let transcript = read_transcript(path).map_err(|e| e.to_string())?;
+    Ok(Item::Transcript {
+        task_name,
+        reward: None,
+        source: path.display().to_string(),
+        transcript: Box::new(transcript),
+    })
+}
+
+/// A Harbor trial: its agent's raw log when it left one, else its ATIF trajectory.
+fn trial_item(dir: &Path, result: &Value) -> Result<Item, String> {
+    let task_name = result.get("task_name").and_then(Value::as_str);
+    if let Some(files) = crate::harbor::trial_agent_log(dir)
+        && files
+            .first()
+            .is_some_and(|f| matches!(sniff(f), Ok(Some(_))))
+        && let Some(task) = task_name
+    {
+        let transcript = read_transcripts(&files).map_err(|e| e.to_string())?;
+        return Ok(Item::Transcript {
+            task_name: task.to_owned(),
+            reward: crate::harbor::trial_reward(result),
+            source: files[0].display().to_string(),
+            transcript: Box::new(transcript),
+        });
+    }
+    let mut line = serde_json::Map::new();
+    line.insert(
+        "task_name".into(),
+        result.get("task_name").cloned().unwrap_or(Value::Null),
+    );
+    if let Some(r) = crate::harbor::trial_reward(result) {
+        line.insert("reward".into(), r.into());
+    }
+    let traj = dir.join("agent/trajectory.json");
+    if let Some(agent) = crate::harbor::built_in_agent(result)
+        && !traj.exists()
+    {
+        return Ok(Item::NothingToAudit(format!(
+            "{}: Harbor's own `{agent}` agent runs no model and leaves no trajectory; nothing to audit",
+            dir.display()
+        )));
+    }
+    let text = fs_err::read_to_string(&traj).map_err(|_| {
+        format!(
+            "{}: no agent log (agent/claude-code.txt, agent/codex.txt, agent/sessions/) and no agent/trajectory.json",
+            dir.display()
+        )
+    })?;
+    let t = serde_json::from_str::<Value>(&text)
+        .map_err(|e| format!("{}: agent/trajectory.json is not JSON: {e}", dir.display()))?;
+    line.insert("trajectory".into(), t);
+    Ok(Item::Line(Value::Object(line)))
+}
+
+/// Every trajectory under `path`, numbered from 1 (release lines by their line).
+pub fn for_each_item(
+    path: &Path,
+    instance: Option<&str>,
+    mut f: impl FnMut(u64, Result<Item, String>),
+) -> Result<(), SourceError> {
+    if path.is_dir() {
+        let trials = crate::harbor::trial_dirs(path);
+        if !trials.is_empty() {
+            for (n, (dir, result)) in trials.into_iter().enumerate() {
+                f(n as u64 + 1, trial_item(&dir, &result));
+            }
+            return Ok(());
+        }
+        let mut files: Vec<PathBuf> = walkdir::WalkDir::new(path)
+            .max_depth(6)
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_file())
+            .map(walkdir::DirEntry::into_path)
+            .filter(|p| matches!(sniff(p), Ok(Some(_))))
+            .collect();
+        files.sort();
+        if files.is_empty() {
+            return Err(SourceError::NothingToAudit(path.to_owned()));
+        }
+        let one = (files.len() == 1).then_some(instance).flatten();
+        for (n, file) in files.iter().enumerate() {
+            f(n as u64 + 1, transcript_item(file, one));
+        }
+        return Ok(());
+    }
+    if !path.exists() {
+        return Err(SourceError::Missing(path.to_owned()));
+    }
+    let release = first_record(path).is_some_and(|v| is_release_line(&v));
+    if !release && matches!(sniff(path), Ok(Some(_))) {
+        f(1, transcript_item(path, instance));
+        return Ok(());
+    }
+    let mut lines = JsonLines::open(path)?;
+    while let Some(item) = lines.next_value() {
+        match item {
+            Ok((n, v)) => f(n, Ok(Item::Line(v))),
+            Err(e) => match e.line() {
+                Some(n) => f(n, Err(e.to_string())),
+                None => return Err(e.into()),
+            },
+        }
+    }
+    Ok(())
+}
+
+/// What the dataset says of each task, by instance id and by the directory name Harbor names
+/// its task after; empty without a dataset.
+pub fn task_infos(dataset: Option<&Path>) -> Result<HashMap<String, TaskInfo>, DatasetError> {
+    let Some(d) = dataset else {
+        return Ok(HashMap::new());
+    };
+    let infos: HashMap<String, TaskInfo> = load_all(d, None)?
+        .into_iter()
+        .map(|i| {
+            let r = &i.record;
+            let info = TaskInfo {
+                family: Some(r.family()),
+                repo: r
+                    .repo()
+                    .and_then(|x| x.owner.clone().map(|o| (o, x.name.clone()))),
+                problem_statement: r.problem_statement().map(str::to_owned),
+            };
+            (r.instance_id().to_owned(), info)
+        })
+        .collect();
+    // Harbor trials name their task after its directory (lower case): those names too.
+    Ok(
+        crate::harbor::task_name_index(infos.keys().map(String::as_str))
+            .into_iter()
+            .filter_map(|(name, id)| infos.get(&id).map(|info| (name, info.clone())))
+            .collect(),
+    )
+}
+
+/// Audits one item with what the dataset says of its task.
+pub fn audit_item(
+    n: u64,
+    item: Item,
+    infos: &HashMap<String, TaskInfo>,
+    opts: AuditOptions,
+) -> Result<TrajectoryAudit, String> {
+    match item {
+        Item::Line(v) => {
+            let name = v
+                .get("task_name")
+                .or(v.get("instance_id"))
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let info = infos.get(name).cloned().unwrap_or_default();
+            audit_line(n, &v, &info, opts)
+        }
+        Item::Transcript {
+            task_name,
+            reward,
+            source,
+            transcript,
+        } => {
+            let info = infos.get(&task_name).cloned().unwrap_or_default();
+            let about = Trajectory {
+                task_name,
+                reward,
+                source: source.clone(),
+                ..Trajectory::default()
+            };
+            audit_transcript(n, about, &transcript, &info, opts)
+                .map_err(|e| format!("{source}: {e}"))
+        }
+        // Taken out by the caller before it gets here.
+        Item::NothingToAudit(why) => Err(why),
+    }
+}

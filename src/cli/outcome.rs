@@ -1,0 +1,34 @@
+//! What the grading commands (`grade`, `verify`, `demo`) print when a run ends: the report's
+//! summary on stdout, where its files are on stderr, and the run's exit code.
+
+use super::{exit, note, out};
+use anyhow::Result;
+use beyondswe::report::{self, Format};
+use beyondswe::run::RunOutcome;
+
+/// Prints a finished run's summary and says where the results are; returns its exit code.
+pub(crate) fn show(done: &RunOutcome, format: Format) -> Result<i32> {
+    out(report::render(&done.report, format))?;
+    note(format!(
+        "results in {}; open {} in a browser",
+        done.run_dir.display(),
+        done.html().display()
+    ));
+    if done.interrupted {
+        note(
+            "interrupted: no new gradings started; containers removed; the results so far are kept",
+        );
+    }
+    Ok(exit_code(done))
+}
+
+/// 130 when interrupted, 3 when any verdict is an infrastructure error, else 0.
+fn exit_code(done: &RunOutcome) -> i32 {
+    if done.interrupted {
+        exit::INTERRUPTED
+    } else if done.report.swebench.error_instances > 0 {
+        exit::INFRASTRUCTURE
+    } else {
+        exit::SUCCESS
+    }
+}

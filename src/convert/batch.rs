@@ -1,0 +1,336 @@
+//! Whole datasets converted: every record of a JSONL file to a task directory
+//! ([`dataset_to_tasks`]), every task directory back to one JSONL file ([`tasks_to_dataset`]), and
+//! the two in a row ([`round_trip`]), each with a per-family [`Summary`].
+//!
+//! Records stream by one at a time (duplicate ids are remembered by a 64-bit hash, so memory
+//! stays flat). With `keep_going` a bad line or task is said through the caller's `note` and
+//! counted, and the rest converted; without it the first one stops the conversion with an error
+//! that says where. Warnings (an unknown family, a task without an oracle) go to `note` as they
+//! are found. What is printed, and the exit code, are the caller's.
+
+use super::{ConvertError, ToHarborOptions, read_task, store_test_suite, task_dirs, write_task};
+use crate::errors::message;
+use crate::harbor::paths;
+use crate::record::{Family, JsonlError, JsonlWriter, Record, RecordReader};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// Why one record or task directory was not converted.
+#[derive(Debug, Error)]
+pub enum ItemError {
+    #[error("instance `{id}`: duplicate instance_id (first at line {first})")]
+    DuplicateLine { id: String, first: u64 },
+    #[error("duplicate instance_id `{id}` (also in {})", first.display())]
+    DuplicateTask { id: String, first: PathBuf },
+    #[error("{} has a test suite; pass --test-suites DIR to keep it", zip.display())]
+    SuiteNotKept { zip: PathBuf },
+    #[error(transparent)]
+    Convert(#[from] ConvertError),
+}
+
+/// Why a conversion stopped.
+#[derive(Debug, Error)]
+pub enum BatchError {
+    /// Opening, writing or finishing a JSONL file.
+    #[error(transparent)]
+    Jsonl(#[from] JsonlError),
+    #[error(transparent)]
+    Convert(#[from] ConvertError),
+    #[error("stopped at the first bad line (use --keep-going to convert the rest)")]
+    BadLine(#[source] JsonlError),
+    #[error("cannot read the dataset")]
+    Read(#[source] JsonlError),
+    /// A record that could not be converted; `at` is `file:line`.
+    #[error("{at} (use --keep-going to convert the rest)")]
+    Record {
+        at: String,
+        #[source]
+        source: Box<ItemError>,
+    },
+    #[error("{}: not a directory of Harbor tasks", .0.display())]
+    NotTasks(PathBuf),
+    /// A task directory that could not be read; nothing is written.
+    #[error(
+        "{}: nothing written to {} (use --keep-going to convert the rest)",
+        dir.display(),
+        out.display()
+    )]
+    Task {
+        dir: PathBuf,
+        out: PathBuf,
+        #[source]
+        source: Box<ItemError>,
+    },
+}
+
+/// What a conversion did, per family.
+#[derive(Debug, Default)]
+pub struct Summary {
+    pub per_family: BTreeMap<Family, usize>,
+    pub failed: usize,
+    /// Tasks written without `solution/solve.sh`.
+    pub without_oracle: usize,
+}
+
+impl Summary {
+    pub fn total(&self) -> usize {
+        self.per_family.values().sum()
+    }
+
+    /// `{verb} N instance(s) → target`, then one line per family and the failures.
+    pub fn render(&self, verb: &str, target: &Path) -> String {
+        let mut text = format!(
+            "{verb} {} instance(s) → {}\n",
+            self.total(),
+            target.display()
+        );
+        for (family, n) in &self.per_family {
+            text.push_str(&format!("  {:<11} {n}\n", family.as_str()));
+        }
+        if self.failed > 0 {
+            text.push_str(&format!("  {:<11} {}\n", "failed", self.failed));
+        }
+        if self.without_oracle > 0 {
+            text.push_str(&format!("  {:<11} {}\n", "no oracle", self.without_oracle));
+        }
+        text
+    }
+}
+
+/// Writes one task directory per record of `dataset` (only `ids`, when given) under `out_dir`.
+pub fn dataset_to_tasks(
+    dataset: &Path,
+    out_dir: &Path,
+    opts: &ToHarborOptions,
+    ids: &[String],
+    keep_going: bool,
+    note: &mut dyn FnMut(&str),
+) -> Result<Summary, BatchError> {
+    let wanted: HashSet<&str> = ids.iter().map(String::as_str).collect();
+    let mut found: HashSet<u64> = HashSet::new();
+    let mut seen: HashMap<u64, u64> = HashMap::new();
+    let mut summary = Summary::default();
+    for item in RecordReader::open(dataset)? {
+        let Some((line, record)) = next_record(item, keep_going, &mut summary, note)? else {
+            continue;
+        };
+        let id = record.instance_id().to_owned();
+        if !wanted.is_empty() && !wanted.contains(id.as_str()) {
+            continue;
+        }
+        // Where the record is; the converter's errors name the instance themselves.
+        let at = format!("{}:{line}", dataset.display());
+        let place = format!("{at}: instance `{id}`");
+        let id_hash = hash_id(&id);
+        let result = match seen.get(&id_hash) {
+            Some(&first) => Err(ItemError::DuplicateLine { id, first }),
+            None => {
+                seen.insert(id_hash, line);
+                convert_record(&record, &place, out_dir, opts, note)
+            }
+        };
+        match result {
+            Ok(dir) => {
+                if !dir.join(paths::SOLVE_SH).is_file() {
+                    summary.without_oracle += 1;
+                    warn_no_oracle(&place, &record, opts, note);
+                }
+                if !wanted.is_empty() {
+                    found.insert(id_hash);
+                }
+                *summary.per_family.entry(record.family()).or_default() += 1;
+            }
+            Err(err) if keep_going => {
+                note(&format!("error: {at}: {}", message(&err)));
+                summary.failed += 1;
+            }
+            Err(source) => {
+                return Err(BatchError::Record {
+                    at,
+                    source: Box::new(source),
+                });
+            }
+        }
+    }
+    summary.failed += report_missing_ids(dataset, &wanted, &found, note);
+    Ok(summary)
+}
+
+/// The next record, or `None` for a bad line passed over with `keep_going`.
+fn next_record(
+    item: Result<(u64, Record), JsonlError>,
+    keep_going: bool,
+    summary: &mut Summary,
+    note: &mut dyn FnMut(&str),
+) -> Result<Option<(u64, Record)>, BatchError> {
+    match item {
+        Ok(ok) => Ok(Some(ok)),
+        Err(err) if err.is_line_error() && keep_going => {
+            note(&format!("error: {err}"));
+            summary.failed += 1;
+            Ok(None)
+        }
+        Err(err) if err.is_line_error() => Err(BatchError::BadLine(err)),
+        Err(err) => Err(BatchError::Read(err)),
+    }
+}
+
+/// Writes one record's task directory, warning first when its family is unknown.
+fn convert_record(
+    record: &Record,
+    place: &str,
+    out_dir: &Path,
+    opts: &ToHarborOptions,
+    note: &mut dyn FnMut(&str),
+) -> Result<PathBuf, ItemError> {
+    if record.family() == Family::Unknown {
+        note(&format!(
+            "warning: {place}: task `{}` is not a known family; converted with family `unknown` (see `beyondswe validate`)",
+            record.task().spelling.unwrap_or_default()
+        ));
+    }
+    Ok(write_task(record, out_dir, opts)?)
+}
+
+/// The warning for a task written without `solution/solve.sh`.
+fn warn_no_oracle(
+    place: &str,
+    record: &Record,
+    opts: &ToHarborOptions,
+    note: &mut dyn FnMut(&str),
+) {
+    note(&format!(
+        "warning: {place}: no solution (no gold patch{}); the task has no solution/solve.sh, so Harbor's oracle agent cannot run it (Harbor 0.26: `Solution script not found`, an error trial; 0.1.x: no reward)",
+        if record.family() == Family::Doc2Repo {
+            if opts.solutions.is_some() {
+                " and nothing for it in --solutions"
+            } else {
+                "; pass --solutions DIR with a reference repository"
+            }
+        } else {
+            ""
+        }
+    ));
+}
+
+/// Says which of the wanted ids the dataset does not hold; returns how many.
+fn report_missing_ids(
+    dataset: &Path,
+    wanted: &HashSet<&str>,
+    found: &HashSet<u64>,
+    note: &mut dyn FnMut(&str),
+) -> usize {
+    let mut missing: Vec<&str> = wanted
+        .iter()
+        .copied()
+        .filter(|id| !found.contains(&hash_id(id)))
+        .collect();
+    if !missing.is_empty() {
+        missing.sort_unstable();
+        note(&format!(
+            "error: --ids not in {}: {}",
+            dataset.display(),
+            missing.join(", ")
+        ));
+    }
+    missing.len()
+}
+
+/// Reads every task directory under `tasks_dir` (or that one task) into the JSONL file
+/// `out_path` (written whole or not at all); Doc2Repo suites go to `test_suites`.
+pub fn tasks_to_dataset(
+    tasks_dir: &Path,
+    out_path: &Path,
+    test_suites: Option<&Path>,
+    keep_going: bool,
+    note: &mut dyn FnMut(&str),
+) -> Result<Summary, BatchError> {
+    if !tasks_dir.is_dir() {
+        return Err(BatchError::NotTasks(tasks_dir.to_owned()));
+    }
+    let mut writer = JsonlWriter::create(out_path)?;
+    let mut summary = Summary::default();
+    let mut seen: HashMap<u64, usize> = HashMap::new();
+    let dirs = task_dirs(tasks_dir)?;
+    for (index, dir) in dirs.iter().enumerate() {
+        let result = (|| -> Result<_, ItemError> {
+            let read = read_task(dir)?;
+            let id = read.record.instance_id().to_owned();
+            if let Some(first) = seen.get(&hash_id(&id)) {
+                return Err(ItemError::DuplicateTask {
+                    id,
+                    first: dirs[*first].clone(),
+                });
+            }
+            if let Some(zip) = &read.test_suite_zip {
+                let name = read.record.test_suite().unwrap_or(&id).to_owned();
+                match test_suites {
+                    Some(dir) => {
+                        store_test_suite(zip, dir, &name)?;
+                    }
+                    None => return Err(ItemError::SuiteNotKept { zip: zip.clone() }),
+                }
+            }
+            seen.insert(hash_id(&id), index);
+            Ok(read.record)
+        })();
+        match result {
+            Ok(record) => {
+                writer.write(&record)?;
+                *summary.per_family.entry(record.family()).or_default() += 1;
+            }
+            Err(err) if keep_going => {
+                note(&format!("error: {}: {}", dir.display(), message(&err)));
+                summary.failed += 1;
+            }
+            Err(source) => {
+                return Err(BatchError::Task {
+                    dir: dir.clone(),
+                    out: out_path.to_owned(),
+                    source: Box::new(source),
+                });
+            }
+        }
+    }
+    writer.finish()?;
+    Ok(summary)
+}
+
+/// Converts `dataset` to task directories under `scratch` and back; how many records came back
+/// unchanged (as JSON values, by instance id), of how many. Each changed one is named in `note`.
+pub fn round_trip(
+    dataset: &Path,
+    test_suites: &Path,
+    scratch: &Path,
+    note: &mut dyn FnMut(&str),
+) -> Result<(usize, usize), BatchError> {
+    let opts = ToHarborOptions {
+        test_suites: Some(test_suites.to_owned()),
+        ..ToHarborOptions::default()
+    };
+    let tasks = scratch.join("tasks");
+    dataset_to_tasks(dataset, &tasks, &opts, &[], false, note)?;
+    let back = scratch.join("back.jsonl");
+    tasks_to_dataset(&tasks, &back, Some(&scratch.join("suites")), false, note)?;
+    let back: HashMap<String, Record> = RecordReader::open(&back)?
+        .map(|r| r.map(|(_, rec)| (rec.instance_id().to_owned(), rec)))
+        .collect::<Result<_, _>>()?;
+    let (mut same, mut total) = (0, 0);
+    for item in RecordReader::open(dataset)? {
+        let (_, rec) = item?;
+        total += 1;
+        if back.get(rec.instance_id()) == Some(&rec) {
+            same += 1;
+        } else {
+            note(&format!("round trip changed `{}`", rec.instance_id()));
+        }
+    }
+    Ok((same, total))
+}
+
+/// A 64-bit hash of an instance id (duplicate detection over streams of any length).
+fn hash_id(id: &str) -> u64 {
+    use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+    BuildHasherDefault::<DefaultHasher>::default().hash_one(id)
+}

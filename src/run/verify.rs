@@ -1,0 +1,135 @@
+//! Verifying a release: every published patch of a trajectory release (JSONL) or a Harbor jobs
+//! directory graded as a run, and the reward each claims set beside the one measured.
+//!
+//! A release's lines become predictions (with the claimed reward) in a temporary file; a jobs
+//! directory is read as `grade` reads it. What to print and the exit code are the caller's.
+
+use super::batch::Progress;
+use super::error::RunError;
+use super::spec::{DatasetSpec, RunLimits, RunSpec, StoreSpec, Submissions};
+use super::{RunOutcome, grade_run};
+use crate::files::write_atomic;
+use crate::record::JsonLines;
+use crate::report::{Stored, read_run};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// One verification.
+#[derive(Debug, Clone)]
+pub struct VerifySpec {
+    /// A release (JSONL) or a Harbor jobs directory.
+    pub release: PathBuf,
+    pub dataset: DatasetSpec,
+    pub store: StoreSpec,
+    /// Gradings at once.
+    pub jobs: usize,
+    pub limits: RunLimits,
+}
+
+/// What a verification found: the run, and every grading in its store with the reward claimed.
+#[derive(Debug)]
+pub struct Verified {
+    pub run: RunOutcome,
+    pub stored: Vec<Stored>,
+}
+
+impl Verified {
+    /// The gradings whose measured score is not the reward the release claims.
+    pub fn disagreements(&self) -> impl Iterator<Item = &Stored> {
+        self.stored.iter().filter(|s| disagrees(s))
+    }
+}
+
+/// A grading whose measured score differs from the reward its release claimed.
+pub fn disagrees(s: &Stored) -> bool {
+    s.claimed_reward
+        .is_some_and(|c| (c - s.verdict.score).abs() > 1e-6)
+}
+
+/// Grades every published patch and reads back what the store holds.
+pub fn verify(spec: &VerifySpec, progress: &dyn Progress) -> Result<Verified, RunError> {
+    let tmp = tempfile::tempdir()?;
+    let predictions = if spec.release.is_dir() {
+        spec.release.clone()
+    } else {
+        let p = tmp.path().join("release-predictions.jsonl");
+        release_predictions(&spec.release, &p, progress)?;
+        p
+    };
+    let run = RunSpec {
+        dataset: spec.dataset.clone(),
+        submissions: Submissions::Predictions {
+            path: predictions,
+            format: None,
+            patches: None,
+        },
+        store: spec.store.clone(),
+        jobs: spec.jobs,
+        limits: spec.limits.clone(),
+        calibration: None,
+        accept_suspected: Vec::new(),
+    };
+    let run = grade_run(&run, progress)?;
+    let (_, stored) = read_run(&spec.store.dir())?;
+    Ok(Verified { run, stored })
+}
+
+/// Release lines → predictions (with the claimed reward) in `dest`; lines without a patch, or
+/// without a task, are said to `progress`. Returns how many predictions were written.
+fn release_predictions(
+    path: &Path,
+    dest: &Path,
+    progress: &dyn Progress,
+) -> Result<usize, RunError> {
+    let mut lines = JsonLines::open(path)?;
+    let mut attempts: HashMap<String, u32> = HashMap::new();
+    let mut text = String::new();
+    let mut n = 0;
+    while let Some(item) = lines.next_value() {
+        let (line, v) = match item {
+            Ok(x) => x,
+            Err(e) => {
+                progress.note(&format!("warning: {e}"));
+                continue;
+            }
+        };
+        // The instance id when the release names it (Harbor's task name is the directory name).
+        let Some(task) = v
+            .get("instance_id")
+            .or(v.get("task_name"))
+            .and_then(Value::as_str)
+        else {
+            progress.note(&format!("warning: {}:{line}: no task_name", path.display()));
+            continue;
+        };
+        let attempt = attempts.entry(task.to_owned()).or_insert(0);
+        *attempt += 1;
+        let patch = v
+            .get("patch")
+            .or(v.get("model_patch"))
+            .and_then(Value::as_str);
+        let b64 = v.get("patch_base64").and_then(Value::as_str);
+        if patch.is_none() && b64.is_none() {
+            progress.note(&format!(
+                "{}:{line}: `{task}` carries no patch; not verifiable",
+                path.display()
+            ));
+            continue;
+        }
+        let mut p = json!({"instance_id": task, "attempt": *attempt, "model_name_or_path": v.get("model").cloned().unwrap_or(Value::Null)});
+        if let Some(t) = patch {
+            p["model_patch"] = json!(t);
+        } else if let Some(b) = b64 {
+            p["model_patch_base64"] = json!(b);
+        }
+        if let Some(r) = v.get("reward") {
+            p["reward"] = r.clone();
+        }
+        text.push_str(&p.to_string());
+        text.push('\n');
+        n += 1;
+    }
+    write_atomic(dest, text.as_bytes())?;
+    Ok(n)
+}
