@@ -22,12 +22,12 @@ pub struct Rules {
     pub test_file_suffixes: Vec<String>,
     /// File names that are pytest `conftest` files, test files wherever they are.
     pub conftest_names: Vec<String>,
-    /// File names of whole-file pytest configuration ([`Class::Config`]).
+    /// File names of whole-file pytest configuration ([`PathClass::Config`]).
     pub config_files: Vec<String>,
-    /// File names whose pytest sections are reverted ([`Class::SectionConfig`]).
+    /// File names whose pytest sections are reverted ([`PathClass::SectionConfig`]).
     pub section_config_files: Vec<String>,
     /// Module names of interpreter start-up hooks, matched on any path component up to its
-    /// first dot ([`Class::Startup`]).
+    /// first dot ([`PathClass::Startup`]).
     pub startup_stems: Vec<String>,
     /// File name endings of start-up hooks (`.pth`).
     pub startup_suffixes: Vec<String>,
@@ -58,7 +58,7 @@ pub fn rules() -> &'static Rules {
 
 /// What the rules make of a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Class {
+pub enum PathClass {
     /// An interpreter start-up hook in any form (`sitecustomize` file, package or compiled
     /// module; `*.pth`): always removed when the base does not have it.
     Startup,
@@ -73,15 +73,15 @@ pub enum Class {
     Test,
 }
 
-impl Class {
+impl PathClass {
     /// The class's name as the JSON table and `adapters/verify.py` spell it (`section_config`).
     pub fn as_str(self) -> &'static str {
         match self {
-            Class::Startup => "startup",
-            Class::Loader => "loader",
-            Class::Config => "config",
-            Class::SectionConfig => "section_config",
-            Class::Test => "test",
+            PathClass::Startup => "startup",
+            PathClass::Loader => "loader",
+            PathClass::Config => "config",
+            PathClass::SectionConfig => "section_config",
+            PathClass::Test => "test",
         }
     }
 }
@@ -91,7 +91,7 @@ fn ends_with_any(s: &str, suffixes: &[String]) -> bool {
 }
 
 /// The class of a repository path, as `classify` in `adapters/verify.py` answers it.
-pub fn classify(path: &str) -> Option<Class> {
+pub fn classify(path: &str) -> Option<PathClass> {
     let r = rules();
     let parts: Vec<&str> = path.split('/').collect();
     let (name, dirs) = parts.split_last()?;
@@ -99,7 +99,7 @@ pub fn classify(path: &str) -> Option<Class> {
     if parts.iter().any(|p| r.startup_stems.contains(&stem(p)))
         || ends_with_any(name, &r.startup_suffixes)
     {
-        return Some(Class::Startup);
+        return Some(PathClass::Startup);
     }
     if dirs.iter().any(|d| {
         r.bytecode_dirs.iter().any(|b| b == d) || ends_with_any(d, &r.metadata_dir_suffixes)
@@ -107,13 +107,13 @@ pub fn classify(path: &str) -> Option<Class> {
         || ends_with_any(name, &r.extension_suffixes)
         || ends_with_any(name, &r.link_suffixes)
     {
-        return Some(Class::Loader);
+        return Some(PathClass::Loader);
     }
     if r.config_files.iter().any(|c| c == name) {
-        return Some(Class::Config);
+        return Some(PathClass::Config);
     }
     if r.section_config_files.iter().any(|c| c == name) {
-        return Some(Class::SectionConfig);
+        return Some(PathClass::SectionConfig);
     }
     let test_dir = dirs
         .iter()
@@ -125,14 +125,14 @@ pub fn classify(path: &str) -> Option<Class> {
             .any(|p| name.starts_with(p.as_str()))
             || ends_with_any(name, &r.test_file_suffixes));
     if test_dir || r.conftest_names.iter().any(|c| c == name) || test_file {
-        return Some(Class::Test);
+        return Some(PathClass::Test);
     }
     None
 }
 
 /// A tracked test file.
 pub fn is_test_path(path: &str) -> bool {
-    classify(path) == Some(Class::Test)
+    classify(path) == Some(PathClass::Test)
 }
 
 /// Whether the restore step touches this path at all.
@@ -174,7 +174,7 @@ mod tests {
         for (class, paths) in examples {
             for p in paths.as_array().unwrap() {
                 let p = p.as_str().unwrap();
-                let got = classify(p).map(Class::as_str).unwrap_or("none");
+                let got = classify(p).map(PathClass::as_str).unwrap_or("none");
                 assert_eq!(got, class, "{p}");
             }
         }

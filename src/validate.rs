@@ -42,14 +42,14 @@ pub struct Problem {
 
 /// Everything `validate` found in one dataset.
 #[derive(Debug, Default, Serialize)]
-pub struct Report {
+pub struct ValidationReport {
     /// Records (JSONL lines or task directories) looked at, readable or not.
     pub records: usize,
     /// Every problem found, in dataset order.
     pub problems: Vec<Problem>,
 }
 
-impl Report {
+impl ValidationReport {
     /// How many problems are errors.
     pub fn errors(&self) -> usize {
         self.problems
@@ -74,7 +74,10 @@ enum Suites<'a> {
 }
 
 /// Validates a JSONL file or a Harbor tasks directory.
-pub fn validate_path(path: &Path, test_suites: Option<&Path>) -> Result<Report, ValidateError> {
+pub fn validate_path(
+    path: &Path,
+    test_suites: Option<&Path>,
+) -> Result<ValidationReport, ValidateError> {
     if path.is_dir() {
         validate_tasks_dir(path, test_suites)
     } else {
@@ -82,7 +85,7 @@ pub fn validate_path(path: &Path, test_suites: Option<&Path>) -> Result<Report, 
     }
 }
 
-/// Why validation could not run at all (problems in records are reported in [`Report`] instead).
+/// Why validation could not run at all (problems in records are reported in [`ValidationReport`] instead).
 #[derive(Debug, thiserror::Error)]
 pub enum ValidateError {
     /// The JSONL file could not be opened or read.
@@ -95,8 +98,11 @@ pub enum ValidateError {
 
 /// Validates every line of a BeyondSWE JSONL file; Doc2Repo suites are looked up in
 /// `test_suites` (not checked when `None`).
-pub fn validate_jsonl(path: &Path, test_suites: Option<&Path>) -> Result<Report, ValidateError> {
-    let mut report = Report::default();
+pub fn validate_jsonl(
+    path: &Path,
+    test_suites: Option<&Path>,
+) -> Result<ValidationReport, ValidateError> {
+    let mut report = ValidationReport::default();
     let mut seen: HashMap<String, String> = HashMap::new();
     for item in RecordReader::open(path)? {
         match item {
@@ -165,8 +171,8 @@ fn check_duplicate(
 pub fn validate_tasks_dir(
     root: &Path,
     _test_suites: Option<&Path>,
-) -> Result<Report, ValidateError> {
-    let mut report = Report::default();
+) -> Result<ValidationReport, ValidateError> {
+    let mut report = ValidationReport::default();
     let mut seen: HashMap<String, String> = HashMap::new();
     for dir in convert::task_dirs(root)? {
         report.records += 1;
@@ -517,7 +523,7 @@ fn check_zip(path: &Path) -> Option<String> {
 }
 
 /// The problems as an aligned text table.
-pub fn render_table(report: &Report) -> String {
+pub fn render_table(report: &ValidationReport) -> String {
     let rows: Vec<[String; 5]> = report
         .problems
         .iter()

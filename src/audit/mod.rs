@@ -19,7 +19,7 @@ mod writes;
 pub use rules::{
     TargetPr, UrlClass, blocklist_hits, classify_url, command_pr_access, query_names_pr, urls,
 };
-pub use shapes::{Event, EventKind, Read, Shape, events, from_transcript};
+pub use shapes::{Event, EventKind, Read, TrajectoryShape, events, from_transcript};
 pub use shell::split_commands;
 pub use sources::{Item, SourceError, audit_item, for_each_item, task_infos};
 pub use writes::command_writes;
@@ -31,7 +31,7 @@ use serde_json::Value;
 /// The class of one trajectory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Class {
+pub enum TrajectoryClass {
     Clean,
     /// Nothing found in what was read, but some tool calls could not be read.
     Incomplete,
@@ -41,15 +41,15 @@ pub enum Class {
     PromptSupplied,
 }
 
-impl Class {
+impl TrajectoryClass {
     pub fn as_str(self) -> &'static str {
         match self {
-            Class::Clean => "clean",
-            Class::Incomplete => "incomplete",
-            Class::SearchOnly => "search_only",
-            Class::TierBCandidate => "tier_b_candidate",
-            Class::TierA => "tier_a",
-            Class::PromptSupplied => "prompt_supplied",
+            TrajectoryClass::Clean => "clean",
+            TrajectoryClass::Incomplete => "incomplete",
+            TrajectoryClass::SearchOnly => "search_only",
+            TrajectoryClass::TierBCandidate => "tier_b_candidate",
+            TrajectoryClass::TierA => "tier_a",
+            TrajectoryClass::PromptSupplied => "prompt_supplied",
         }
     }
 }
@@ -74,8 +74,8 @@ pub struct TrajectoryAudit {
     pub line: u64,
     pub task_name: String,
     pub family: Family,
-    pub shape: Shape,
-    pub class: Class,
+    pub shape: TrajectoryShape,
+    pub class: TrajectoryClass,
     pub reward: Option<f64>,
     pub blocklist_hits: Vec<String>,
     pub evidence: Vec<Evidence>,
@@ -328,20 +328,20 @@ impl Findings {
     }
 
     /// The class, the strongest finding first; `in_prompt`: the prompt links the PR itself.
-    fn class(&self, in_prompt: bool, some_unread: bool) -> Class {
+    fn class(&self, in_prompt: bool, some_unread: bool) -> TrajectoryClass {
         if self.tier_a {
-            Class::TierA
+            TrajectoryClass::TierA
         } else if self.tier_b && in_prompt {
             // The prompt itself links the PR: opening it is allowed.
-            Class::PromptSupplied
+            TrajectoryClass::PromptSupplied
         } else if self.tier_b {
-            Class::TierBCandidate
+            TrajectoryClass::TierBCandidate
         } else if self.search_only {
-            Class::SearchOnly
+            TrajectoryClass::SearchOnly
         } else if some_unread {
-            Class::Incomplete
+            TrajectoryClass::Incomplete
         } else {
-            Class::Clean
+            TrajectoryClass::Clean
         }
     }
 }
@@ -377,13 +377,13 @@ pub fn rescore(audits: &[TrajectoryAudit], count_tier_b: bool) -> Vec<Rescore> {
         }
         let n = list.len() as f64;
         let published: f64 = list.iter().map(|a| a.reward.unwrap_or(0.0)).sum();
-        let successes = |class: Class| {
+        let successes = |class: TrajectoryClass| {
             list.iter()
                 .filter(|a| a.class == class && a.reward.unwrap_or(0.0) >= 1.0)
                 .count()
         };
-        let tier_a = successes(Class::TierA);
-        let tier_b = successes(Class::TierBCandidate);
+        let tier_a = successes(TrajectoryClass::TierA);
+        let tier_b = successes(TrajectoryClass::TierBCandidate);
         let removed = tier_a as f64 + if count_tier_b { tier_b as f64 } else { 0.0 };
         out.push(Rescore {
             family,
@@ -421,27 +421,27 @@ mod tests {
             "curl -s https://GitHub.com/pylons/pyramid/pull/3054.diff",
             "Fix it",
         );
-        assert_eq!(a.class, Class::TierA);
+        assert_eq!(a.class, TrajectoryClass::TierA);
         let b = run(
             "curl -s https://github.com/Pylons/pyramid/pull/3054",
             "Fix it",
         );
-        assert_eq!(b.class, Class::TierBCandidate);
+        assert_eq!(b.class, TrajectoryClass::TierBCandidate);
         assert!(b.evidence[0].excerpt.contains("renames"));
         let p = run(
             "curl -s https://github.com/Pylons/pyramid/pull/3054",
             "See https://github.com/Pylons/pyramid/pull/3054",
         );
-        assert_eq!(p.class, Class::PromptSupplied);
+        assert_eq!(p.class, TrajectoryClass::PromptSupplied);
         assert_eq!(
             run("gh pr diff 3054 -R Pylons/pyramid", "x").class,
-            Class::TierA
+            TrajectoryClass::TierA
         );
         let c = run(
             "cd r && git  fetch; curl https://github.com/Pylons/pyramid/pull/3055",
             "x",
         );
-        assert_eq!(c.class, Class::Clean);
+        assert_eq!(c.class, TrajectoryClass::Clean);
         assert_eq!(c.blocklist_hits, ["git fetch"]);
         assert!(c.evidence.iter().any(|e| e.finding == "same_repo"));
         let r = rescore(&[a, b, c], false);

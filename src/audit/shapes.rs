@@ -5,7 +5,7 @@
 //! audit never calls clean what it did not read.
 
 use crate::submission::{
-    ActionKind, Agent, Shape as TranscriptShape, Transcript, Unread, shape_of, shell_join,
+    ActionKind, Agent, Transcript, TranscriptShape, Unread, shape_of, shell_join,
     transcript_from_values,
 };
 use serde_json::Value;
@@ -45,41 +45,42 @@ impl Event {
     }
 }
 
-/// Which shape a line carries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Shape {
+/// Which shape a trajectory line carries. Claude Code's and Codex's are the transcript reader's
+/// own shapes, under the names it gives them; written as one kebab-case name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrajectoryShape {
+    /// Harbor's ATIF trajectory (`steps`).
     Atif,
-    /// `codex exec --json` item events.
-    CodexEvents,
-    /// The older `codex exec --json` (`{"id","msg"}` events).
-    CodexExecLegacy,
-    CodexRollout,
-    /// Claude Code stream-json.
-    ClaudeCode,
-    ClaudeCodeSession,
-    ClaudeCodeResult,
+    /// A Claude Code or Codex transcript.
+    Transcript(TranscriptShape),
+    /// OpenHands' event history.
     OpenhandsHistory,
+    /// AweAgent's steps.
     AweagentSteps,
 }
 
-impl Shape {
-    fn of(t: TranscriptShape) -> Shape {
-        match t {
-            TranscriptShape::ClaudeStreamJson => Shape::ClaudeCode,
-            TranscriptShape::ClaudeResult => Shape::ClaudeCodeResult,
-            TranscriptShape::ClaudeSession => Shape::ClaudeCodeSession,
-            TranscriptShape::CodexExec => Shape::CodexEvents,
-            TranscriptShape::CodexExecLegacy => Shape::CodexExecLegacy,
-            TranscriptShape::CodexRollout => Shape::CodexRollout,
+impl TrajectoryShape {
+    /// The shape's name in the audit's output.
+    pub fn name(self) -> &'static str {
+        match self {
+            TrajectoryShape::Atif => "atif",
+            TrajectoryShape::Transcript(t) => t.name(),
+            TrajectoryShape::OpenhandsHistory => "openhands-history",
+            TrajectoryShape::AweagentSteps => "aweagent-steps",
         }
+    }
+}
+
+impl serde::Serialize for TrajectoryShape {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
     }
 }
 
 /// What was read from one trajectory.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Read {
-    pub shape: Shape,
+    pub shape: TrajectoryShape,
     pub events: Vec<Event>,
     /// Tool calls whose meaning could not be read.
     pub unread: Vec<Unread>,
@@ -88,7 +89,7 @@ pub struct Read {
 }
 
 impl Read {
-    fn of(shape: Shape, events: Vec<Event>) -> Read {
+    fn of(shape: TrajectoryShape, events: Vec<Event>) -> Read {
         Read {
             shape,
             events,
@@ -124,7 +125,7 @@ pub fn from_transcript(t: &Transcript) -> Read {
         "a Claude Code `--output-format json` result carries the final answer only, no tool calls: nothing to audit (record runs with `--output-format stream-json`)".to_owned()
     });
     Read {
-        shape: Shape::of(t.shape),
+        shape: TrajectoryShape::Transcript(t.shape),
         events,
         unread: t.unread.clone(),
         empty_because,
@@ -230,15 +231,18 @@ fn inline_transcript(v: &Value, agent: Option<Agent>) -> Option<Transcript> {
 pub fn events(line: &Value) -> Result<Read, Vec<String>> {
     let traj = line.get("trajectory");
     if let Some(t) = traj.filter(|t| t.get("steps").is_some()) {
-        return Ok(Read::of(Shape::Atif, atif(t)));
+        return Ok(Read::of(TrajectoryShape::Atif, atif(t)));
     }
     if line.get("steps").is_some() && line.get("schema_version").is_some() {
-        return Ok(Read::of(Shape::Atif, atif(line)));
+        return Ok(Read::of(TrajectoryShape::Atif, atif(line)));
     }
     if let Some(Value::Array(steps)) = traj
         && steps.iter().any(|s| s.get("action").is_some())
     {
-        return Ok(Read::of(Shape::AweagentSteps, aweagent(steps, line)));
+        return Ok(Read::of(
+            TrajectoryShape::AweagentSteps,
+            aweagent(steps, line),
+        ));
     }
     if let Some(t) = traj.and_then(|t| inline_transcript(t, None)) {
         return Ok(from_transcript(&t));
@@ -254,7 +258,10 @@ pub fn events(line: &Value) -> Result<Read, Vec<String>> {
         return Ok(from_transcript(&t));
     }
     if let Some(Value::Array(h)) = line.get("history") {
-        return Ok(Read::of(Shape::OpenhandsHistory, openhands(h, line)));
+        return Ok(Read::of(
+            TrajectoryShape::OpenhandsHistory,
+            openhands(h, line),
+        ));
     }
     Err(line
         .as_object()

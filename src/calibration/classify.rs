@@ -1,7 +1,7 @@
 //! From the verdicts of an instance's gold and empty gradings to its calibration: counts per
 //! test id and the class. Pure: no container, no file.
 
-use super::{Class, ClassCounts, InstanceCalibration, RunCounts, TestCounts};
+use super::{CalibrationClass, ClassCounts, InstanceCalibration, RunCounts, TestCounts};
 use crate::grade::{Outcome, TestOutcome, Verdict};
 use crate::record::Family;
 use std::collections::{BTreeMap, BTreeSet};
@@ -105,17 +105,17 @@ pub fn calibrate_instance(runs: Runs<'_>) -> InstanceCalibration {
         .collect();
     let finished_gold = gold.runs - gold.errors;
     let class = if empty.resolved > 0 {
-        Class::Trivial
+        CalibrationClass::Trivial
     } else if !runs.has_gold {
-        Class::NoReference
+        CalibrationClass::NoReference
     } else if finished_gold == 0 {
-        Class::Error
+        CalibrationClass::Error
     } else if gold.resolved == 0 {
-        Class::Broken
+        CalibrationClass::Broken
     } else if gold.resolved < finished_gold || !flaky_tests.is_empty() {
-        Class::Flaky
+        CalibrationClass::Flaky
     } else {
-        Class::Ok
+        CalibrationClass::Ok
     };
     InstanceCalibration {
         instance_id: runs.instance_id.to_owned(),
@@ -148,12 +148,12 @@ pub fn summarize(instances: &[InstanceCalibration]) -> ClassCounts {
     let mut c = ClassCounts::default();
     for i in instances {
         *match i.class {
-            Class::Ok => &mut c.ok,
-            Class::Broken => &mut c.broken,
-            Class::Flaky => &mut c.flaky,
-            Class::Trivial => &mut c.trivial,
-            Class::Error => &mut c.error,
-            Class::NoReference => &mut c.no_reference,
+            CalibrationClass::Ok => &mut c.ok,
+            CalibrationClass::Broken => &mut c.broken,
+            CalibrationClass::Flaky => &mut c.flaky,
+            CalibrationClass::Trivial => &mut c.trivial,
+            CalibrationClass::Error => &mut c.error,
+            CalibrationClass::NoReference => &mut c.no_reference,
         } += 1;
     }
     c
@@ -208,7 +208,7 @@ mod tests {
         let empty_resolves = issue(Outcome::Resolved, &[("t::a", P), ("t::b", P)]);
 
         let c = class_of(&[&ok, &ok, &ok], &[&empty_fails]);
-        assert_eq!(c.class, Class::Ok);
+        assert_eq!(c.class, CalibrationClass::Ok);
         assert_eq!((c.gold.runs, c.gold.resolved, c.empty.resolved), (3, 3, 0));
         assert_eq!(
             c.tests["t::b"],
@@ -222,24 +222,24 @@ mod tests {
 
         // An error grading counts as neither: two of two finished gradings resolved.
         let c = class_of(&[&ok, &err, &ok], &[&empty_fails]);
-        assert_eq!((c.class, c.gold.errors), (Class::Ok, 1));
+        assert_eq!((c.class, c.gold.errors), (CalibrationClass::Ok, 1));
 
         let c = class_of(&[&ok, &half, &ok], &[&empty_fails]);
-        assert_eq!(c.class, Class::Flaky);
+        assert_eq!(c.class, CalibrationClass::Flaky);
         assert_eq!(c.flaky_tests, ["t::b"]);
         assert!(c.failing_tests.is_empty());
 
         let c = class_of(&[&half, &none], &[&empty_fails]);
-        assert_eq!(c.class, Class::Broken);
+        assert_eq!(c.class, CalibrationClass::Broken);
         assert_eq!(c.failing_tests, ["t::b"]);
         assert_eq!(c.flaky_tests, ["t::a"]);
 
         let c = class_of(&[&ok], &[&empty_resolves]);
-        assert_eq!(c.class, Class::Trivial);
+        assert_eq!(c.class, CalibrationClass::Trivial);
         assert_eq!(c.passing_without_fix, ["t::a", "t::b"]);
 
         let c = class_of(&[&err, &err], &[&empty_fails]);
-        assert_eq!(c.class, Class::Error);
+        assert_eq!(c.class, CalibrationClass::Error);
         assert_eq!(c.gold.reasons, ["sandbox_failed"]);
 
         let f2p: Vec<String> = Vec::new();
@@ -252,7 +252,7 @@ mod tests {
             gold: &[],
             empty: &empty,
         });
-        assert_eq!(c.class, Class::NoReference);
+        assert_eq!(c.class, CalibrationClass::NoReference);
         assert_eq!(
             summarize(&[c.clone(), c]),
             ClassCounts {
@@ -283,7 +283,11 @@ mod tests {
             c.warnings,
             vec!["no canary: no test of the modules read can be cloned".to_owned()]
         );
-        assert_eq!(c.class, Class::Ok, "a warning does not change the class");
+        assert_eq!(
+            c.class,
+            CalibrationClass::Ok,
+            "a warning does not change the class"
+        );
     }
 
     #[test]
@@ -328,7 +332,7 @@ mod tests {
             gold: &gold,
             empty: &empty,
         });
-        assert_eq!(c.class, Class::Broken);
+        assert_eq!(c.class, CalibrationClass::Broken);
         assert_eq!(c.failing_tests, ["s::b"]);
         assert_eq!(c.passing_without_fix, ["s::a"]);
         assert_eq!((c.gold.min_score, c.gold.max_score), (Some(0.5), Some(0.5)));

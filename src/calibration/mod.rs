@@ -30,7 +30,7 @@ pub const CALIBRATION_FORMAT: &str = "beyondswe-calibration-1";
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
 )]
 #[serde(rename_all = "snake_case")]
-pub enum Class {
+pub enum CalibrationClass {
     /// The gold patch resolved every finished grading, the empty patch none.
     Ok,
     /// The gold patch never resolved it: the failing ids are named.
@@ -46,16 +46,16 @@ pub enum Class {
     NoReference,
 }
 
-impl Class {
+impl CalibrationClass {
     /// The name as serialised (`no_reference`).
     pub fn as_str(self) -> &'static str {
         match self {
-            Class::Ok => "ok",
-            Class::Broken => "broken",
-            Class::Flaky => "flaky",
-            Class::Trivial => "trivial",
-            Class::Error => "error",
-            Class::NoReference => "no_reference",
+            CalibrationClass::Ok => "ok",
+            CalibrationClass::Broken => "broken",
+            CalibrationClass::Flaky => "flaky",
+            CalibrationClass::Trivial => "trivial",
+            CalibrationClass::Error => "error",
+            CalibrationClass::NoReference => "no_reference",
         }
     }
 }
@@ -112,7 +112,7 @@ pub struct InstanceCalibration {
     /// Its task family.
     pub family: Family,
     /// What the gradings say about it.
-    pub class: Class,
+    pub class: CalibrationClass,
     /// The gold patch (Doc2Repo: the reference solution), graded `repeat` times.
     pub gold: RunCounts,
     /// The empty patch, graded once, its tests run.

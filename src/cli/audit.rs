@@ -5,7 +5,8 @@
 use super::{exit, note, out};
 use anyhow::Result;
 use beyondswe::audit::{
-    AuditOptions, Class, Item, TrajectoryAudit, audit_item, for_each_item, rescore, task_infos,
+    AuditOptions, Item, TrajectoryAudit, TrajectoryClass, audit_item, for_each_item, rescore,
+    task_infos,
 };
 use beyondswe::record::Family;
 use beyondswe::report::round2;
@@ -145,12 +146,12 @@ fn findings(a: &TrajectoryAudit) -> String {
 fn class_counts(audits: &[TrajectoryAudit]) -> String {
     let mut text = String::new();
     for class in [
-        Class::TierA,
-        Class::TierBCandidate,
-        Class::SearchOnly,
-        Class::PromptSupplied,
-        Class::Incomplete,
-        Class::Clean,
+        TrajectoryClass::TierA,
+        TrajectoryClass::TierBCandidate,
+        TrajectoryClass::SearchOnly,
+        TrajectoryClass::PromptSupplied,
+        TrajectoryClass::Incomplete,
+        TrajectoryClass::Clean,
     ] {
         text.push_str(&format!(
             "{:<17} {}\n",

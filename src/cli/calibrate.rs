@@ -6,7 +6,7 @@ use super::args::{DatasetArgs, LimitArgs, ResultsArgs, ScopeArgs};
 use super::progress::Bar;
 use super::{exit, note, out};
 use anyhow::Result;
-use beyondswe::calibration::{Calibration, Class};
+use beyondswe::calibration::{Calibration, CalibrationClass};
 use beyondswe::files::write_atomic;
 use beyondswe::run::{self, CalibrateSpec, Calibrated};
 use clap::Args;
@@ -95,7 +95,7 @@ fn table(c: &Calibration) -> String {
         .iter()
         .map(|i| {
             let detail = match i.class {
-                Class::Broken => format!(
+                CalibrationClass::Broken => format!(
                     "{}never passing under gold: {}{}",
                     if i.gold.causes.is_empty() {
                         String::new()
@@ -113,17 +113,19 @@ fn table(c: &Calibration) -> String {
                         format!(" [{}]", i.gold.reasons.join(", "))
                     }
                 ),
-                Class::Flaky => format!("flaky: {}", i.flaky_tests.join(", ")),
-                Class::Trivial => format!(
+                CalibrationClass::Flaky => format!("flaky: {}", i.flaky_tests.join(", ")),
+                CalibrationClass::Trivial => format!(
                     "passing without a fix: {}",
                     i.passing_without_fix.join(", ")
                 ),
-                Class::Error => format!("no gold grading finished: {}", i.gold.reasons.join(", ")),
-                Class::NoReference => "no gold patch".to_owned(),
-                Class::Ok if !i.failing_tests.is_empty() => {
+                CalibrationClass::Error => {
+                    format!("no gold grading finished: {}", i.gold.reasons.join(", "))
+                }
+                CalibrationClass::NoReference => "no gold patch".to_owned(),
+                CalibrationClass::Ok if !i.failing_tests.is_empty() => {
                     format!("failing under gold: {}", i.failing_tests.join(", "))
                 }
-                Class::Ok => String::new(),
+                CalibrationClass::Ok => String::new(),
             };
             let detail = if i.gold.uses.is_empty() {
                 detail

@@ -22,7 +22,7 @@ pub use store::{
     write_atomic,
 };
 
-use crate::calibration::{Class, Loaded};
+use crate::calibration::{CalibrationClass, Loaded};
 use crate::grade::{Flags, Outcome, Reason, StaticEvidence, SuiteResult, TestOutcome};
 use crate::record::Family;
 use schemars::JsonSchema;
@@ -71,7 +71,7 @@ pub struct InstanceReport {
     pub timings: BTreeMap<String, f64>,
     /// The instance's class in the calibration the run used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub calibration: Option<Class>,
+    pub calibration: Option<CalibrationClass>,
     /// Test ids the calibration found flaky (reported apart; not required with --exclude-flaky).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flaky_tests: Vec<String>,
@@ -142,13 +142,13 @@ impl CalibrationUse {
                 continue;
             };
             match c.class {
-                Class::Broken => {
+                CalibrationClass::Broken => {
                     u.broken.push(id.to_owned());
                     if exclude_broken {
                         u.excluded.push(id.to_owned());
                     }
                 }
-                Class::Trivial => u.trivial.push(id.to_owned()),
+                CalibrationClass::Trivial => u.trivial.push(id.to_owned()),
                 _ => {}
             }
             if !c.flaky_tests.is_empty() {
@@ -158,17 +158,17 @@ impl CalibrationUse {
         u
     }
 
-    fn class_of(&self, id: &str) -> Option<Class> {
+    fn class_of(&self, id: &str) -> Option<CalibrationClass> {
         if self.broken.iter().any(|b| b == id) {
-            Some(Class::Broken)
+            Some(CalibrationClass::Broken)
         } else if self.trivial.iter().any(|b| b == id) {
-            Some(Class::Trivial)
+            Some(CalibrationClass::Trivial)
         } else if self.uncalibrated.iter().any(|b| b == id) {
             None
         } else if self.flaky_tests.contains_key(id) {
-            Some(Class::Flaky)
+            Some(CalibrationClass::Flaky)
         } else {
-            Some(Class::Ok)
+            Some(CalibrationClass::Ok)
         }
     }
 }

@@ -14,11 +14,11 @@ pub mod replay;
 mod tree;
 
 pub use agents::{
-    Action, ActionKind, Agent, AgentFormat, Chunk, EditOp, FileEdit, Ingest, IngestError,
-    IngestOptions, Ingested, OpaqueEdit, Outcome, Shape, Transcript, TranscriptBuilder,
-    TranscriptError, Unread, agent_file_name, apply_chunks, classify_record, detect, ingest,
-    ingest_with, instance_from_file_name, read_transcript, read_transcripts, shape_of, shell_join,
-    sniff, transcript_from_values,
+    Action, ActionKind, Agent, AgentFormat, Chunk, EditOp, EditOutcome, FileEdit, Ingest,
+    IngestError, IngestOptions, Ingested, OpaqueEdit, Transcript, TranscriptBuilder,
+    TranscriptError, TranscriptShape, Unread, agent_file_name, apply_chunks, classify_record,
+    detect, ingest, ingest_with, instance_from_file_name, read_transcript, read_transcripts,
+    shape_of, shell_join, sniff, transcript_from_values,
 };
 pub use capture::{CaptureError, CaptureOptions, capture};
 pub use predictions::{Predicted, Prediction, PredictionsError, read_predictions};

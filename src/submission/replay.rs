@@ -12,7 +12,9 @@
 //! saw the same text. Failed edits are skipped, as they changed nothing. This is the one module of
 //! `submission` that runs containers, through the [`Sandbox`] trait only.
 
-use super::agents::{ActionKind, EditOp, FileEdit, Outcome, Shape, Transcript, apply_chunks};
+use super::agents::{
+    ActionKind, EditOp, EditOutcome, FileEdit, Transcript, TranscriptShape, apply_chunks,
+};
 use crate::adapters::shell_quote;
 use crate::record::Record;
 use crate::sandbox::{
@@ -183,7 +185,7 @@ pub fn plan(
     workdir: &str,
     writes: impl Fn(&str) -> Option<String>,
 ) -> Result<ReplayPlan, NotExact> {
-    if t.shape == Shape::ClaudeResult {
+    if t.shape == TranscriptShape::ClaudeResult {
         return Err(not_exact(
             1,
             "a `--output-format json` result records no tool calls, so no edit to replay",
@@ -235,20 +237,20 @@ pub fn plan(
 /// left out with a note.
 fn plan_edit(edit: &FileEdit, roots: &[&str], out: &mut ReplayPlan) -> Result<(), NotExact> {
     match edit.outcome {
-        Outcome::Failed => {
+        EditOutcome::Failed => {
             out.notes.push(format!(
                 "step {}: the {} failed, so it changed nothing; skipped",
                 edit.step, edit.tool
             ));
             return Ok(());
         }
-        Outcome::Unknown => {
+        EditOutcome::Unknown => {
             return Err(not_exact(
                 edit.step,
                 format!("no result recorded for the {} (interrupted?)", edit.tool),
             ));
         }
-        Outcome::Applied => {}
+        EditOutcome::Applied => {}
     }
     if edit.user_modified {
         return Err(not_exact(

@@ -6,7 +6,7 @@
 use super::support::fixtures;
 use assert_cmd::cargo::cargo_bin_cmd;
 use beyondswe::audit::split_commands;
-use beyondswe::submission::{Shape, read_transcript};
+use beyondswe::submission::{TranscriptShape, read_transcript};
 use predicates::str::contains;
 use serde_json::{Value, json};
 use std::collections::HashSet;
@@ -29,45 +29,45 @@ pub fn only_file(rel: &str) -> PathBuf {
 
 /// Every variant: its directory, the shape, the instance (`None`: the file is named by the
 /// agent's session, so `--instance` says it), the model ingest must report.
-pub const VARIANTS: [(&str, Shape, &str, bool, &str); 6] = [
+pub const VARIANTS: [(&str, TranscriptShape, &str, bool, &str); 6] = [
     (
         "claude-code-stream",
-        Shape::ClaudeStreamJson,
+        TranscriptShape::ClaudeStreamJson,
         "acme_textkit_pr12",
         true,
         "claude-code/claude-sonnet-4-5-20250929",
     ),
     (
         "claude-code-result",
-        Shape::ClaudeResult,
+        TranscriptShape::ClaudeResult,
         "acme_calc_pr7",
         true,
         "claude-code/claude-opus-4-5-20251101",
     ),
     (
         "claude-code-session",
-        Shape::ClaudeSession,
+        TranscriptShape::ClaudeSession,
         "acme_calc_pr7",
         false,
         "claude-code/claude-opus-4-1-20250805",
     ),
     (
         "codex-exec",
-        Shape::CodexExec,
+        TranscriptShape::CodexExec,
         "acme_calc_pr7",
         true,
         "codex",
     ),
     (
         "codex-exec-legacy",
-        Shape::CodexExecLegacy,
+        TranscriptShape::CodexExecLegacy,
         "acme_textkit_pr12",
         true,
         "codex/gpt-5",
     ),
     (
         "codex-rollout",
-        Shape::CodexRollout,
+        TranscriptShape::CodexRollout,
         "acme_calc_pr7",
         false,
         "codex/gpt-5-codex",
@@ -332,7 +332,7 @@ fn every_variant_is_audited_as_it_is() {
             vec!["--instance", id]
         };
         let (got, stderr, code) = audit(&file, &instance);
-        if shape == Shape::ClaudeResult {
+        if shape == TranscriptShape::ClaudeResult {
             // The result object carries the final answer only: reported, never called clean.
             assert_eq!(code, 1, "{rel}");
             assert!(got.is_empty(), "{rel}: {got:?}");
@@ -445,7 +445,7 @@ fn a_release_line_with_the_transcript_inline_is_audited() {
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(got.len(), 2);
     assert_eq!(got[0]["class"], "clean");
-    assert_eq!(got[0]["shape"], "claude-code");
+    assert_eq!(got[0]["shape"], "claude-stream-json");
     assert_eq!(got[1]["blocklist_hits"], json!(["git pull"]));
 }
 
@@ -469,7 +469,10 @@ fn a_harbor_job_with_raw_agent_logs_is_audited() {
         shapes,
         [
             ("acme_calc_pr7".to_owned(), "codex-rollout".to_owned()),
-            ("acme_textkit_pr12".to_owned(), "claude-code".to_owned())
+            (
+                "acme_textkit_pr12".to_owned(),
+                "claude-stream-json".to_owned()
+            )
         ]
     );
 }

@@ -3,7 +3,7 @@
 //! expected verdict for a table of fact sets, and the verifier's own Python unit tests pass.
 
 use super::support::repo_root;
-use beyondswe::restore_rules::{Class, classify};
+use beyondswe::restore_rules::{PathClass, classify};
 use std::io::Write;
 use std::process::{Command, Stdio};
 
@@ -93,7 +93,7 @@ fn restore_rules_cannot_drift_between_rust_and_the_verifier() {
     }
     let py = verify_py(&["classify"], &paths.join("\n"));
     for p in &paths {
-        let rust = classify(p).map(Class::as_str);
+        let rust = classify(p).map(PathClass::as_str);
         assert_eq!(py[p].as_str(), rust, "{p}");
     }
 }

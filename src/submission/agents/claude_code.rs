@@ -10,7 +10,7 @@
 //! main agent's: what a subagent ran, it ran in the same workspace.
 
 use super::transcript::{
-    ActionKind, EditOp, FileEdit, Outcome, Shape, Transcript, str_of, text_of,
+    ActionKind, EditOp, EditOutcome, FileEdit, Transcript, TranscriptShape, str_of, text_of,
 };
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -32,7 +32,7 @@ pub(crate) struct ClaudeReader {
 }
 
 impl ClaudeReader {
-    pub(crate) fn new(shape: Shape) -> ClaudeReader {
+    pub(crate) fn new(shape: TranscriptShape) -> ClaudeReader {
         ClaudeReader {
             parts: Transcript::new(shape),
             edits_by_id: HashMap::new(),
@@ -51,7 +51,7 @@ impl ClaudeReader {
 
     pub(crate) fn push(&mut self, step: usize, v: &Value) {
         if let Some(u) = str_of(v, "uuid")
-            && self.parts.shape == Shape::ClaudeSession
+            && self.parts.shape == TranscriptShape::ClaudeSession
             && !self.uuids.insert(u.to_owned())
         {
             return;
@@ -94,7 +94,7 @@ impl ClaudeReader {
                         .max_by(|a, b| score(a.1).total_cmp(&score(b.1)))
                         .map(|(k, _)| k.clone());
                 }
-                if self.parts.shape == Shape::ClaudeResult
+                if self.parts.shape == TranscriptShape::ClaudeResult
                     && let Some(r) = str_of(v, "result")
                     && !r.is_empty()
                 {
@@ -256,7 +256,7 @@ impl ClaudeReader {
             tool: name.to_owned(),
             call_id: id.clone(),
             ops,
-            outcome: Outcome::Unknown,
+            outcome: EditOutcome::Unknown,
             original: None,
             user_modified: false,
             cwd: None,
@@ -303,9 +303,9 @@ impl ClaudeReader {
                                     .contains("<tool_use_error>");
                             let edit = &mut self.parts.edits[e];
                             edit.outcome = if failed {
-                                Outcome::Failed
+                                EditOutcome::Failed
                             } else {
-                                Outcome::Applied
+                                EditOutcome::Applied
                             };
                             if let Some(r) = result.filter(|r| r.is_object()) {
                                 match r.get("originalFile") {
@@ -360,18 +360,18 @@ mod tests {
             json!({"type": "assistant", "sessionId": "s", "uuid": "a1", "parentUuid": "u1", "message": {"id": "m1", "model": "claude-opus-4-20250514", "content": [{"type": "tool_use", "id": "t1", "name": "Edit", "input": {"file_path": "/app/x.py", "old_string": "a", "new_string": "b"}}]}}),
         ];
         let t = transcript_from_values(&lines, None).unwrap();
-        assert_eq!(t.shape, Shape::ClaudeSession);
+        assert_eq!(t.shape, TranscriptShape::ClaudeSession);
         assert_eq!(t.model_name(), "claude-code/claude-opus-4-20250514");
         assert_eq!(t.prompt.as_deref(), Some("Fix the bug"));
         assert_eq!(t.tool_calls, 1);
-        assert_eq!(t.edits[0].outcome, Outcome::Applied);
+        assert_eq!(t.edits[0].outcome, EditOutcome::Applied);
         assert_eq!(t.edits[0].original, Some(Some("a\n".into())));
         assert_eq!(t.cwd.as_deref(), Some("/app"));
     }
 
     #[test]
     fn a_tool_call_without_an_object_input_is_unread() {
-        let mut b = TranscriptBuilder::new(Shape::ClaudeStreamJson);
+        let mut b = TranscriptBuilder::new(TranscriptShape::ClaudeStreamJson);
         b.push(1, &json!({"type": "assistant", "session_id": "s", "message": {"content": [{"type": "tool_use", "id": "t", "name": "Bash", "input": "git fetch"}]}}));
         let t = b.finish();
         assert_eq!(t.unread.len(), 1);

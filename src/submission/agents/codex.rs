@@ -17,7 +17,8 @@
 
 use super::apply_patch;
 use super::transcript::{
-    ActionKind, EditOp, FileEdit, Outcome, Shape, Transcript, shell_join, str_of, text_of,
+    ActionKind, EditOp, EditOutcome, FileEdit, Transcript, TranscriptShape, shell_join, str_of,
+    text_of,
 };
 use serde_json::Value;
 use std::collections::HashMap;
@@ -39,7 +40,7 @@ pub(crate) struct CodexReader {
 }
 
 impl CodexReader {
-    pub(crate) fn new(shape: Shape) -> CodexReader {
+    pub(crate) fn new(shape: TranscriptShape) -> CodexReader {
         CodexReader {
             parts: Transcript::new(shape),
             edits_by_id: HashMap::new(),
@@ -57,8 +58,8 @@ impl CodexReader {
 
     pub(crate) fn push(&mut self, step: usize, v: &Value) {
         match self.parts.shape {
-            Shape::CodexExec => self.exec_event(step, v),
-            Shape::CodexExecLegacy => self.legacy_event(step, v),
+            TranscriptShape::CodexExec => self.exec_event(step, v),
+            TranscriptShape::CodexExecLegacy => self.legacy_event(step, v),
             _ => self.rollout_line(step, v),
         }
     }
@@ -236,9 +237,9 @@ impl CodexReader {
                 {
                     self.parts.edits[e].outcome = match msg.get("success").and_then(Value::as_bool)
                     {
-                        Some(true) => Outcome::Applied,
-                        Some(false) => Outcome::Failed,
-                        None => Outcome::Unknown,
+                        Some(true) => EditOutcome::Applied,
+                        Some(false) => EditOutcome::Failed,
+                        None => EditOutcome::Unknown,
                     };
                 }
             }
@@ -367,8 +368,8 @@ impl CodexReader {
                         && let Some(&e) = self.edits_by_id.get(id)
                     {
                         match payload.get("success").and_then(Value::as_bool) {
-                            Some(true) => self.parts.edits[e].outcome = Outcome::Applied,
-                            Some(false) => self.parts.edits[e].outcome = Outcome::Failed,
+                            Some(true) => self.parts.edits[e].outcome = EditOutcome::Applied,
+                            Some(false) => self.parts.edits[e].outcome = EditOutcome::Failed,
                             None => {}
                         }
                     }
@@ -457,7 +458,7 @@ impl CodexReader {
             Some("function_call_output" | "custom_tool_call_output") => {
                 if let Some(id) = &call_id
                     && let Some(&e) = self.edits_by_id.get(id)
-                    && self.parts.edits[e].outcome == Outcome::Unknown
+                    && self.parts.edits[e].outcome == EditOutcome::Unknown
                 {
                     self.parts.edits[e].outcome = output_outcome(p.get("output"));
                 }
@@ -609,7 +610,7 @@ impl CodexReader {
             tool: tool.to_owned(),
             call_id: call_id.clone(),
             ops,
-            outcome: Outcome::Unknown,
+            outcome: EditOutcome::Unknown,
             original: None,
             user_modified: false,
             cwd,
@@ -718,9 +719,9 @@ fn args_value(v: &Value) -> Option<Value> {
 
 /// Whether a tool output says the call succeeded: `{"output", "metadata": {"exit_code"}}` (as a
 /// JSON string or an object), "Success. Updated the following files", "Exit code: N".
-fn output_outcome(output: Option<&Value>) -> Outcome {
+fn output_outcome(output: Option<&Value>) -> EditOutcome {
     let Some(output) = output else {
-        return Outcome::Unknown;
+        return EditOutcome::Unknown;
     };
     let parsed = match output {
         Value::String(t) => serde_json::from_str::<Value>(t).unwrap_or(Value::String(t.clone())),
@@ -732,9 +733,9 @@ fn output_outcome(output: Option<&Value>) -> Outcome {
         .and_then(Value::as_i64)
     {
         return if code == 0 {
-            Outcome::Applied
+            EditOutcome::Applied
         } else {
-            Outcome::Failed
+            EditOutcome::Failed
         };
     }
     let text = match &parsed {
@@ -750,22 +751,22 @@ fn output_outcome(output: Option<&Value>) -> Outcome {
             .and_then(|c| c.trim().parse::<i64>().ok())
         {
             return if code == 0 {
-                Outcome::Applied
+                EditOutcome::Applied
             } else {
-                Outcome::Failed
+                EditOutcome::Failed
             };
         }
     }
     if t.starts_with("Success") || t.starts_with("Done!") {
-        Outcome::Applied
+        EditOutcome::Applied
     } else if t.starts_with("apply_patch verification failed")
         || t.starts_with("Failed")
         || t.starts_with("error")
         || t.starts_with("Error")
     {
-        Outcome::Failed
+        EditOutcome::Failed
     } else {
-        Outcome::Unknown
+        EditOutcome::Unknown
     }
 }
 
@@ -800,13 +801,13 @@ mod tests {
             json!({"timestamp": "t", "type": "response_item", "payload": {"type": "custom_tool_call", "name": "exec", "input": "await tools.exec_command({cmd: 'git fetch'})", "call_id": "c3"}}),
         ];
         let t = transcript_from_values(&lines, None).unwrap();
-        assert_eq!(t.shape, Shape::CodexRollout);
+        assert_eq!(t.shape, TranscriptShape::CodexRollout);
         assert_eq!(t.model_name(), "codex/gpt-5-codex");
         assert_eq!(t.prompt.as_deref(), Some("Fix it"));
         let cmds: Vec<&str> = t.commands().map(|a| a.text.as_str()).collect();
         assert_eq!(cmds, ["bash -lc 'git log --all'"]);
         assert_eq!(t.edits.len(), 1);
-        assert_eq!(t.edits[0].outcome, Outcome::Applied);
+        assert_eq!(t.edits[0].outcome, EditOutcome::Applied);
         assert_eq!(t.unread.len(), 1, "{:?}", t.unread);
         assert_eq!(t.tool_calls, 3);
     }
@@ -836,9 +837,9 @@ mod tests {
             json!({"id": "0", "msg": {"type": "patch_apply_end", "call_id": "c2", "stdout": "", "stderr": "", "success": true}}),
         ];
         let t = transcript_from_values(&lines, None).unwrap();
-        assert_eq!(t.shape, Shape::CodexExecLegacy);
+        assert_eq!(t.shape, TranscriptShape::CodexExecLegacy);
         assert_eq!(t.model.as_deref(), Some("gpt-5"));
         assert_eq!(t.commands().count(), 1);
-        assert_eq!(t.edits[0].outcome, Outcome::Applied);
+        assert_eq!(t.edits[0].outcome, EditOutcome::Applied);
     }
 }

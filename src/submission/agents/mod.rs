@@ -18,8 +18,8 @@ pub use reading::{
     TranscriptBuilder, read_transcript, read_transcripts, sniff, transcript_from_values,
 };
 pub use transcript::{
-    Action, ActionKind, Agent, Chunk, EditOp, FileEdit, OpaqueEdit, Outcome, Shape, Transcript,
-    TranscriptError, Unread, classify_record, shape_of, shell_join,
+    Action, ActionKind, Agent, Chunk, EditOp, EditOutcome, FileEdit, OpaqueEdit, Transcript,
+    TranscriptError, TranscriptShape, Unread, classify_record, shape_of, shell_join,
 };
 
 use super::predictions::{Predicted, read_predictions};
@@ -372,7 +372,7 @@ fn dir_format(path: &Path, tried: &mut Tried) -> ControlFlow<AgentFormat> {
         path.join("output.jsonl").is_file(),
         "no output.jsonl",
     )?;
-    let shapes: Vec<Shape> = transcript_files(path).into_iter().map(|(_, s)| s).collect();
+    let shapes: Vec<TranscriptShape> = transcript_files(path).into_iter().map(|(_, s)| s).collect();
     tried.check(
         AgentFormat::Codex,
         shapes.iter().any(|s| s.agent() == Agent::Codex),
@@ -443,8 +443,8 @@ fn file_format(path: &Path, tried: &mut Tried) -> ControlFlow<AgentFormat> {
 
 /// Transcript files under `dir` (depth ≤ 6: rollouts sit in `sessions/YYYY/MM/DD/`), with their
 /// shapes, sorted.
-fn transcript_files(dir: &Path) -> Vec<(PathBuf, Shape)> {
-    let mut out: Vec<(PathBuf, Shape)> = walkdir::WalkDir::new(dir)
+fn transcript_files(dir: &Path) -> Vec<(PathBuf, TranscriptShape)> {
+    let mut out: Vec<(PathBuf, TranscriptShape)> = walkdir::WalkDir::new(dir)
         .max_depth(6)
         .into_iter()
         .filter_map(Result::ok)

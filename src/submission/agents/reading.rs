@@ -1,7 +1,7 @@
 //! Reading a transcript record by record into a [`Transcript`]: the reader for its agent
 //! (Claude Code or Codex) chosen from its shape, whole files sniffed and fed line by line.
 
-use super::transcript::{Agent, Shape, Transcript, TranscriptError, shape_of};
+use super::transcript::{Agent, Transcript, TranscriptError, TranscriptShape, shape_of};
 use serde_json::Value;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -20,7 +20,7 @@ enum Inner {
 
 impl TranscriptBuilder {
     /// A reader for a transcript of this shape.
-    pub fn new(shape: Shape) -> TranscriptBuilder {
+    pub fn new(shape: TranscriptShape) -> TranscriptBuilder {
         TranscriptBuilder {
             inner: match shape.agent() {
                 Agent::ClaudeCode => Inner::Claude(super::claude_code::ClaudeReader::new(shape)),
@@ -66,8 +66,8 @@ pub fn transcript_from_values(values: &[Value], agent: Option<Agent>) -> Option<
     let shape = match (shape_of(values), agent) {
         (Some(s), Some(a)) if s.agent() != a => return None,
         (Some(s), _) => s,
-        (None, Some(Agent::ClaudeCode)) => Shape::ClaudeStreamJson,
-        (None, Some(Agent::Codex)) => Shape::CodexExec,
+        (None, Some(Agent::ClaudeCode)) => TranscriptShape::ClaudeStreamJson,
+        (None, Some(Agent::Codex)) => TranscriptShape::CodexExec,
         (None, None) => return None,
     };
     let mut b = TranscriptBuilder::new(shape);
@@ -113,7 +113,7 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> TranscriptError + '_ {
 }
 
 /// The shape of a file from its first records, reading no more than needed.
-pub fn sniff(path: &Path) -> Result<Option<Shape>, TranscriptError> {
+pub fn sniff(path: &Path) -> Result<Option<TranscriptShape>, TranscriptError> {
     let file = fs_err::File::open(path).map_err(io(path))?;
     let mut reader = std::io::BufReader::new(file);
     let mut head: Vec<Value> = Vec::new();

@@ -44,9 +44,8 @@ impl Agent {
 }
 
 /// The shape a transcript was written in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Shape {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TranscriptShape {
     /// `claude -p --output-format stream-json` (also the `--verbose` JSON array of messages).
     ClaudeStreamJson,
     /// `claude -p --output-format json`: one result object.
@@ -61,25 +60,46 @@ pub enum Shape {
     CodexRollout,
 }
 
-impl Shape {
+impl serde::Serialize for TranscriptShape {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl TranscriptShape {
+    /// The shape's kebab-case name, as ingest and the audit write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            TranscriptShape::ClaudeStreamJson => "claude-stream-json",
+            TranscriptShape::ClaudeResult => "claude-result",
+            TranscriptShape::ClaudeSession => "claude-session",
+            TranscriptShape::CodexExec => "codex-exec",
+            TranscriptShape::CodexExecLegacy => "codex-exec-legacy",
+            TranscriptShape::CodexRollout => "codex-rollout",
+        }
+    }
+
+    /// The agent that writes this shape.
     pub fn agent(self) -> Agent {
         match self {
-            Shape::ClaudeStreamJson | Shape::ClaudeResult | Shape::ClaudeSession => {
-                Agent::ClaudeCode
-            }
-            Shape::CodexExec | Shape::CodexExecLegacy | Shape::CodexRollout => Agent::Codex,
+            TranscriptShape::ClaudeStreamJson
+            | TranscriptShape::ClaudeResult
+            | TranscriptShape::ClaudeSession => Agent::ClaudeCode,
+            TranscriptShape::CodexExec
+            | TranscriptShape::CodexExecLegacy
+            | TranscriptShape::CodexRollout => Agent::Codex,
         }
     }
 
     /// For messages: what the file is.
     pub fn describe(self) -> &'static str {
         match self {
-            Shape::ClaudeStreamJson => "a Claude Code stream-json transcript",
-            Shape::ClaudeResult => "a Claude Code `--output-format json` result",
-            Shape::ClaudeSession => "a Claude Code session file",
-            Shape::CodexExec => "a Codex `exec --json` event stream",
-            Shape::CodexExecLegacy => "an older Codex `exec --json` event stream",
-            Shape::CodexRollout => "a Codex session rollout",
+            TranscriptShape::ClaudeStreamJson => "a Claude Code stream-json transcript",
+            TranscriptShape::ClaudeResult => "a Claude Code `--output-format json` result",
+            TranscriptShape::ClaudeSession => "a Claude Code session file",
+            TranscriptShape::CodexExec => "a Codex `exec --json` event stream",
+            TranscriptShape::CodexExecLegacy => "an older Codex `exec --json` event stream",
+            TranscriptShape::CodexRollout => "a Codex session rollout",
         }
     }
 }
@@ -183,7 +203,7 @@ impl EditOp {
 /// Whether the tool reported the edit as made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Outcome {
+pub enum EditOutcome {
     Applied,
     Failed,
     /// No result in the transcript (interrupted, truncated).
@@ -198,7 +218,7 @@ pub struct FileEdit {
     pub call_id: Option<String>,
     /// Applied in order (MultiEdit: several replacements of one file).
     pub ops: Vec<EditOp>,
-    pub outcome: Outcome,
+    pub outcome: EditOutcome,
     /// What the tool said the file held just before (Claude Code `originalFile`): a check that
     /// nothing else changed it in between. `Some(None)`: the tool said the file did not exist.
     pub original: Option<Option<String>>,
@@ -222,7 +242,7 @@ pub struct OpaqueEdit {
 /// Everything read from one transcript.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Transcript {
-    pub shape: Shape,
+    pub shape: TranscriptShape,
     pub model: Option<String>,
     pub session_id: Option<String>,
     pub cwd: Option<String>,
@@ -287,7 +307,7 @@ pub enum TranscriptError {
 }
 
 /// Which agent a single record belongs to and in which shape, when it says so.
-pub fn classify_record(v: &Value) -> Option<Shape> {
+pub fn classify_record(v: &Value) -> Option<TranscriptShape> {
     let obj = v.as_object()?;
     let ty = obj.get("type").and_then(Value::as_str).unwrap_or("");
     if obj.contains_key("payload")
@@ -296,24 +316,24 @@ pub fn classify_record(v: &Value) -> Option<Shape> {
             "session_meta" | "turn_context" | "response_item" | "event_msg" | "compacted"
         )
     {
-        return Some(Shape::CodexRollout);
+        return Some(TranscriptShape::CodexRollout);
     }
     if obj.contains_key("record_type")
         || (obj.contains_key("instructions") && obj.contains_key("id") && ty.is_empty())
     {
-        return Some(Shape::CodexRollout);
+        return Some(TranscriptShape::CodexRollout);
     }
     if ty.starts_with("thread.") || ty.starts_with("turn.") || ty.starts_with("item.") {
-        return Some(Shape::CodexExec);
+        return Some(TranscriptShape::CodexExec);
     }
     if obj.get("msg").and_then(|m| m.get("type")).is_some() {
-        return Some(Shape::CodexExecLegacy);
+        return Some(TranscriptShape::CodexExecLegacy);
     }
     if matches!(ty, "summary" | "file-history-snapshot" | "queue-operation")
         || obj.contains_key("sessionId")
         || (obj.contains_key("parentUuid") && obj.contains_key("uuid"))
     {
-        return Some(Shape::ClaudeSession);
+        return Some(TranscriptShape::ClaudeSession);
     }
     let claude_type = matches!(
         ty,
@@ -335,9 +355,9 @@ pub fn classify_record(v: &Value) -> Option<Shape> {
             || obj.contains_key("subtype"))
     {
         if ty == "result" && obj.contains_key("result") && obj.contains_key("num_turns") {
-            return Some(Shape::ClaudeResult);
+            return Some(TranscriptShape::ClaudeResult);
         }
-        return Some(Shape::ClaudeStreamJson);
+        return Some(TranscriptShape::ClaudeStreamJson);
     }
     None
 }
@@ -360,8 +380,8 @@ fn legacy_codex_prologue(v: &Value) -> bool {
 }
 
 /// The shape of a transcript from its first records (`None`: not a transcript).
-pub fn shape_of<'a>(records: impl IntoIterator<Item = &'a Value>) -> Option<Shape> {
-    let mut seen: Vec<Shape> = Vec::new();
+pub fn shape_of<'a>(records: impl IntoIterator<Item = &'a Value>) -> Option<TranscriptShape> {
+    let mut seen: Vec<TranscriptShape> = Vec::new();
     let mut prologue = false;
     for v in records.into_iter().take(200) {
         if legacy_codex_prologue(v) {
@@ -375,31 +395,31 @@ pub fn shape_of<'a>(records: impl IntoIterator<Item = &'a Value>) -> Option<Shap
     // The strongest marker wins: rollouts, item events and sessions all contain lines that alone
     // would read as something else.
     for s in [
-        Shape::CodexRollout,
-        Shape::CodexExec,
-        Shape::CodexExecLegacy,
-        Shape::ClaudeSession,
-        Shape::ClaudeStreamJson,
+        TranscriptShape::CodexRollout,
+        TranscriptShape::CodexExec,
+        TranscriptShape::CodexExecLegacy,
+        TranscriptShape::ClaudeSession,
+        TranscriptShape::ClaudeStreamJson,
     ] {
         if seen.contains(&s) {
             return Some(s);
         }
     }
-    if seen.contains(&Shape::ClaudeResult) {
+    if seen.contains(&TranscriptShape::ClaudeResult) {
         // One result object is the `--output-format json` file; a result after messages ends a
         // stream.
         return Some(if seen.len() == 1 {
-            Shape::ClaudeResult
+            TranscriptShape::ClaudeResult
         } else {
-            Shape::ClaudeStreamJson
+            TranscriptShape::ClaudeStreamJson
         });
     }
-    prologue.then_some(Shape::CodexExecLegacy)
+    prologue.then_some(TranscriptShape::CodexExecLegacy)
 }
 
 /// What both readers fill in as they go.
 impl Transcript {
-    pub(super) fn new(shape: Shape) -> Transcript {
+    pub(super) fn new(shape: TranscriptShape) -> Transcript {
         Transcript {
             shape,
             model: None,
@@ -544,28 +564,28 @@ mod tests {
             json!({"timestamp": "t", "type": "session_meta", "payload": {"id": "x"}}),
             json!({"timestamp": "t", "type": "response_item", "payload": {"type": "message"}}),
         ];
-        assert_eq!(shape_of(&rollout), Some(Shape::CodexRollout));
+        assert_eq!(shape_of(&rollout), Some(TranscriptShape::CodexRollout));
         let legacy = [
             json!({"model": "gpt-5", "workdir": "/w", "approval": "never"}),
             json!({"prompt": "fix it"}),
             json!({"id": "0", "msg": {"type": "task_started"}}),
         ];
-        assert_eq!(shape_of(&legacy), Some(Shape::CodexExecLegacy));
+        assert_eq!(shape_of(&legacy), Some(TranscriptShape::CodexExecLegacy));
         let stream = [
             json!({"type": "system", "subtype": "hook_started", "session_id": "s"}),
             json!({"type": "system", "subtype": "init", "session_id": "s", "model": "m"}),
             json!({"type": "rate_limit_event", "rate_limit_info": {}, "session_id": "s"}),
         ];
-        assert_eq!(shape_of(&stream), Some(Shape::ClaudeStreamJson));
+        assert_eq!(shape_of(&stream), Some(TranscriptShape::ClaudeStreamJson));
         let session = [
             json!({"type": "summary", "summary": "x", "leafUuid": "u"}),
             json!({"type": "user", "sessionId": "s", "uuid": "u", "parentUuid": null}),
         ];
-        assert_eq!(shape_of(&session), Some(Shape::ClaudeSession));
+        assert_eq!(shape_of(&session), Some(TranscriptShape::ClaudeSession));
         let result = [
             json!({"type": "result", "subtype": "success", "result": "ok", "num_turns": 3, "session_id": "s"}),
         ];
-        assert_eq!(shape_of(&result), Some(Shape::ClaudeResult));
+        assert_eq!(shape_of(&result), Some(TranscriptShape::ClaudeResult));
         assert_eq!(shape_of(&[json!({"hello": "world"})]), None);
     }
 }
