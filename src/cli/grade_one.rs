@@ -8,7 +8,7 @@ use beyondswe::dataset::find_instance;
 use beyondswe::grade::{Outcome, TestOutcome, Verdict};
 use beyondswe::record::Family;
 use beyondswe::run::{self, RunLimits};
-use beyondswe::submission::{self, Submission, SubmissionError, SubmissionSource};
+use beyondswe::submission::{self, Submission, SubmissionError, Submitted};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -35,11 +35,11 @@ pub(crate) struct GradeOneArgs {
 /// Reads the submission (`--patch` or `--repo`) within the limits; `--repo` only for Doc2Repo.
 fn read_submission(args: &GradeOneArgs, limits: &RunLimits, family: Family) -> Result<Submission> {
     let source = match (&args.patch, &args.repo) {
-        (Some(path), _) => SubmissionSource::PatchFile(path),
-        (None, Some(path)) => SubmissionSource::Repo(path),
+        (Some(path), _) => Submitted::PatchFile(path.clone()),
+        (None, Some(path)) => Submitted::Repo(path.clone()),
         (None, None) => bail!("give --patch FILE or --repo DIR|ARCHIVE"),
     };
-    match submission::read_submission(source, &args.instance, family, &limits.read) {
+    match submission::read_submission(&source, &args.instance, family, &limits.read) {
         Err(SubmissionError::RepoNotDoc2Repo { instance, family }) => {
             bail!("--repo is for Doc2Repo instances; `{instance}` is {family}: pass --patch")
         }

@@ -8,7 +8,7 @@ use beyondswe::dataset::load_all;
 use beyondswe::files::write_atomic;
 use beyondswe::record::Record;
 use beyondswe::run;
-use beyondswe::submission::{AgentFormat, Ingest, IngestOptions, ingest_with};
+use beyondswe::submission::{AgentFormat, Ingest, IngestOptions, Submitted, ingest_with};
 use clap::Args;
 use serde_json::{Map, Value, json};
 use std::collections::{HashMap, HashSet};
@@ -47,8 +47,8 @@ pub(crate) fn prediction_line(item: &beyondswe::submission::Ingested) -> Option<
     let mut m = Map::new();
     m.insert("instance_id".into(), json!(item.instance_id));
     m.insert("model_name_or_path".into(), json!(item.model));
-    match (&item.patch, &item.repo) {
-        (Some(p), _) => match std::str::from_utf8(p) {
+    match &item.submitted {
+        Some(Submitted::Patch(p)) => match std::str::from_utf8(p) {
             Ok(text) => {
                 m.insert("model_patch".into(), json!(text));
             }
@@ -60,10 +60,12 @@ pub(crate) fn prediction_line(item: &beyondswe::submission::Ingested) -> Option<
                 );
             }
         },
-        (None, Some(repo)) => {
+        Some(Submitted::Repo(repo)) => {
             m.insert("model_repo".into(), json!(repo.display().to_string()));
         }
-        (None, None) => return None,
+        // Ingest reads every patch file it finds into bytes: a file reference is only ever a
+        // person's `grade-one --patch`.
+        Some(Submitted::PatchFile(_)) | None => return None,
     }
     if item.reconstructed {
         m.insert("reconstructed".into(), json!(true));

@@ -163,11 +163,16 @@ pub async fn grade<S: Sandbox>(sandbox: &S, input: GradeInput<'_>, opts: &GradeO
                 ..input
             }
         }
-        Submission::Tree(_) => input,
+        Submission::Tree(_) | Submission::Unreadable(_) => input,
     };
     let record = input.record;
     let mut v = Verdict::new(record.instance_id(), record.family());
     let total = Instant::now();
+    if let Submission::Unreadable(why) = input.submission {
+        v.set(Outcome::Unresolved, Reason::PatchFailed, 0.0);
+        v.logs.apply = format!("the submission could not be read: {why}");
+        return v;
+    }
     if input.submission.is_empty_patch() && !opts.test_empty_patch {
         v.set(Outcome::Unresolved, Reason::EmptyPatch, 0.0);
         return v;
@@ -634,6 +639,7 @@ fn check_submission(record: &Record, submission: &Submission, v: &mut Verdict) -
             "issue tasks are graded from a patch, not a repository tree",
         )),
         Submission::Tree(_) => Ok(()),
+        Submission::Unreadable(why) => Err(Stop::unresolved(Reason::PatchFailed, why.clone())),
     }
 }
 

@@ -36,9 +36,6 @@ pub struct Job {
     pub image_override: Option<String>,
     /// The reward the agent's harness recorded (Harbor), kept to compare with ours.
     pub claimed_reward: Option<f64>,
-    /// Why the submission could not be read (an unsafe archive, a `model_repo` for an issue
-    /// task): it is not graded and its verdict is `unresolved` with this message.
-    pub problem: Option<String>,
 }
 
 impl Job {
@@ -52,7 +49,6 @@ impl Job {
             model: model.to_owned(),
             image_override: None,
             claimed_reward: None,
-            problem: None,
         }
     }
 }
@@ -134,11 +130,6 @@ pub fn job_key(job: &Job, image_id: &str, suite_digest: &str, options_digest: &s
     h.update([0]);
     h.update(options_digest.as_bytes());
     h.update([0]);
-    if let Some(problem) = &job.problem {
-        h.update(b"problem\0");
-        h.update(problem.as_bytes());
-        h.update([0]);
-    }
     h.update(serde_json::to_vec(job.record.raw()).unwrap_or_default());
     h.update([0]);
     match &job.submission {
@@ -150,20 +141,16 @@ pub fn job_key(job: &Job, image_id: &str, suite_digest: &str, options_digest: &s
             h.update(b"tree\0");
             h.update(t.digest());
         }
+        Submission::Unreadable(why) => {
+            h.update(b"problem\0");
+            h.update(why.as_bytes());
+        }
     }
     h.update([0]);
     h.update(image_id.as_bytes());
     h.update([0]);
     h.update(suite_digest.as_bytes());
     hex::encode(h.finalize())
-}
-
-/// The verdict of a submission that could not be read: the agent's, not the engine's.
-fn unreadable(record: &Record, problem: &str) -> Verdict {
-    let mut v = Verdict::new(record.instance_id(), record.family());
-    v.set(Outcome::Unresolved, Reason::PatchFailed, 0.0);
-    v.logs.apply = format!("the submission could not be read: {problem}");
-    v
 }
 
 /// Grades one submission; a panic anywhere in the grading becomes its `error` verdict, with the
@@ -296,17 +283,11 @@ async fn grade_job<S: Sandbox>(
         "grading"
     );
     let mut retried = false;
-    let verdict: Verdict = match &job.problem {
-        Some(problem) => unreadable(&job.record, problem),
-        None => {
-            let (mut verdict, panicked) = grade_caught(sandbox, input, opts).await;
-            if verdict.is_error() && !panicked {
-                retried = true;
-                verdict = grade_caught(sandbox, input, opts).await.0;
-            }
-            verdict
-        }
-    };
+    let (mut verdict, panicked) = grade_caught(sandbox, input, opts).await;
+    if verdict.is_error() && !panicked {
+        retried = true;
+        verdict = grade_caught(sandbox, input, opts).await.0;
+    }
     tracing::info!(
         instance = job.record.instance_id(),
         attempt = job.attempt,
@@ -373,7 +354,6 @@ mod tests {
             model: "m".into(),
             image_override: None,
             claimed_reward: None,
-            problem: None,
         }
     }
 
@@ -412,7 +392,8 @@ mod tests {
         let store = store(dir.path());
         let engine = engine();
         let mut unreadable = job("c_c_pr3", "fake/ok:1");
-        unreadable.problem = Some("preds.jsonl:3: refused entry `../x`".into());
+        unreadable.submission =
+            Submission::Unreadable("preds.jsonl:3: refused entry `../x`".into());
         let work = vec![
             job("a_a_pr1", "fake/panic:1"),
             job("b_b_pr2", "fake/ok:1"),

@@ -13,8 +13,8 @@ use crate::harbor::{task_name_index, trial_dirs, trial_patch};
 use crate::record::Family;
 use crate::report::{RunIdentity, RunMeta, now_rfc3339};
 use crate::submission::{
-    AgentFormat, Ingest, IngestOptions, Submission, SubmissionSource, check_patch_file, detect,
-    ingest_with, read_submission,
+    AgentFormat, Ingest, IngestOptions, Submission, check_patch_file, detect, ingest_with,
+    read_submission,
 };
 use sha2::{Digest, Sha256};
 use std::collections::{HashMap, HashSet};
@@ -210,22 +210,21 @@ fn prediction_jobs(
             unknown.push(format!("{} ({})", p.instance_id, p.source));
             continue;
         };
-        let Some((submission, problem)) = item_submission(spec, p, inst) else {
+        let Some(submission) = item_submission(spec, p, inst) else {
             continue;
         };
-        if let Some(problem) = &problem {
-            notes.note(&format!("warning: {problem} (graded as unresolved)"));
-            h.update(problem.as_bytes());
-        }
         h.update(p.instance_id.as_bytes());
         h.update(p.attempt.to_le_bytes());
         match &submission {
             Submission::Patch(b) => h.update(b),
             Submission::Tree(t) => h.update(t.digest()),
+            Submission::Unreadable(why) => {
+                notes.note(&format!("warning: {why} (graded as unresolved)"));
+                h.update(why.as_bytes());
+            }
         }
         let mut j = Job::new(inst, submission, &p.model, p.attempt);
         j.claimed_reward = p.reward;
-        j.problem = problem;
         jobs.push(j);
     }
     Made {
@@ -236,26 +235,19 @@ fn prediction_jobs(
     }
 }
 
-/// The submission of one ingested item, and why it cannot be graded when it cannot (then it is
-/// an empty patch graded as unresolved); `None` for an item with nothing to grade.
+/// The submission of one ingested item (unreadable, with the reason, when it cannot be read);
+/// `None` for an item with nothing to grade.
 fn item_submission(
     spec: &RunSpec,
     p: &crate::submission::Ingested,
     inst: &Instance,
-) -> Option<(Submission, Option<String>)> {
-    let source = match (&p.patch, &p.repo) {
-        (Some(bytes), _) => SubmissionSource::Patch(bytes),
-        (None, Some(dir)) => SubmissionSource::Repo(dir),
-        (None, None) => return None,
-    };
+) -> Option<Submission> {
+    let source = p.submitted.as_ref()?;
     let family = inst.record.family();
     Some(
         match read_submission(source, &p.instance_id, family, &spec.limits.read) {
-            Ok(submission) => (submission, None),
-            Err(e) => (
-                Submission::Patch(Vec::new()),
-                Some(format!("{}: {e}", p.source)),
-            ),
+            Ok(submission) => submission,
+            Err(e) => Submission::Unreadable(format!("{}: {e}", p.source)),
         },
     )
 }

@@ -12,7 +12,7 @@ use super::session::{Session, runtime};
 use crate::record::Record;
 use crate::sandbox::{DockerSandbox, SandboxError};
 use crate::submission::replay::{self, Reconstruction, ReplayError, ReplayOptions, ReplayPlan};
-use crate::submission::{Ingest, Ingested, read_transcripts};
+use crate::submission::{Ingest, Ingested, Submitted, read_transcripts};
 use std::collections::HashMap;
 
 /// Replays the edits of every transcript in `ing` that has no patch, on the instance `records`
@@ -26,7 +26,7 @@ pub fn reconstruct(
     let todo: Vec<usize> = (0..ing.items.len())
         .filter(|&i| {
             let it = &ing.items[i];
-            it.patch.is_none() && it.repo.is_none() && !it.transcript.is_empty()
+            it.submitted.is_none() && !it.transcript.is_empty()
         })
         .collect();
     if todo.is_empty() {
@@ -117,7 +117,7 @@ fn take_replay(
                     .to_owned()
             });
             item.note = Some(join(summary, &msg));
-            item.patch = Some(r.patch);
+            item.submitted = Some(Submitted::Patch(r.patch));
             item.reconstructed = true;
             return Ok(true);
         }

@@ -21,10 +21,9 @@ pub use agents::{
     shape_of, shell_join, sniff, transcript_from_values,
 };
 pub use capture::{CaptureError, CaptureOptions, capture};
-pub use predictions::{Predicted, Prediction, PredictionsError, read_predictions};
+pub use predictions::{Prediction, PredictionsError, read_predictions};
 pub use read::{
-    DEFAULT_MAX_PATCH_BYTES, ReadLimits, SubmissionSource, check_patch_file, read_patch,
-    read_submission,
+    DEFAULT_MAX_PATCH_BYTES, ReadLimits, Submitted, check_patch_file, read_patch, read_submission,
 };
 pub use tree::{
     Blob, DEFAULT_MAX_TREE_BYTES, EntryKind, RepoTree, TreeEntry, TreeLimits, read_tree,
@@ -40,6 +39,9 @@ pub enum Submission {
     Patch(Vec<u8>),
     /// A repository tree to place in the workdir (Doc2Repo).
     Tree(RepoTree),
+    /// What was submitted could not be read (an unsafe archive, a patch over the size limit, a
+    /// repository for an issue task): graded `unresolved` without a container, with this reason.
+    Unreadable(String),
 }
 
 impl Submission {

@@ -2,20 +2,12 @@
 //! list, or a JSON object keyed by instance id. For Doc2Repo a prediction may instead name a
 //! repository directory or archive (`model_repo`, relative paths resolved against the file).
 
+use super::Submitted;
 use crate::record::{JsonLines, snippet};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
-
-/// What a prediction submits.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Predicted {
-    /// The patch as bytes (a `.diff` captured from a workspace need not be UTF-8).
-    Patch(Vec<u8>),
-    /// A repository directory or archive (Doc2Repo).
-    Repo(PathBuf),
-}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Prediction {
@@ -25,7 +17,8 @@ pub struct Prediction {
     /// 1-based attempt number (several attempts per instance are all graded: pass@k).
     pub attempt: u32,
     pub model: String,
-    pub predicted: Predicted,
+    /// The patch, or (Doc2Repo) the repository it names.
+    pub submitted: Submitted,
     /// `file:line` (JSONL), `file[index]` (list) or `file{id}` (object).
     pub location: String,
 }
@@ -157,14 +150,14 @@ fn one(
                 ))
             })?,
     };
-    let predicted = match (str_field("model_patch")?, str_field("model_repo")?) {
-        (Some(patch), _) => Predicted::Patch(patch.into_bytes()),
+    let submitted = match (str_field("model_patch")?, str_field("model_repo")?) {
+        (Some(patch), _) => Submitted::Patch(patch.into_bytes()),
         (None, Some(repo)) => {
             let p = PathBuf::from(&repo);
-            Predicted::Repo(if p.is_absolute() { p } else { base.join(p) })
+            Submitted::Repo(if p.is_absolute() { p } else { base.join(p) })
         }
         (None, None) => match str_field("model_patch_base64")? {
-            Some(b64) => Predicted::Patch(
+            Some(b64) => Submitted::Patch(
                 crate::base64::decode(&b64)
                     .ok_or_else(|| bad("field `model_patch_base64`: not valid base64".into()))?,
             ),
@@ -181,7 +174,7 @@ fn one(
         reward: obj.get("reward").and_then(Value::as_f64),
         attempt,
         model,
-        predicted,
+        submitted,
         location: location.to_owned(),
     })
 }
@@ -203,10 +196,10 @@ mod tests {
         assert_eq!(jsonl.len(), 2);
         assert!(jsonl[1].location.ends_with(":2"));
         let list = read("[{\"instance_id\":\"a\",\"model_patch\":\"p\"}]").unwrap();
-        assert_eq!(list[0].predicted, Predicted::Patch(b"p".to_vec()));
+        assert_eq!(list[0].submitted, Submitted::Patch(b"p".to_vec()));
         let dict = read("{\"a\":{\"model_patch\":\"p\"},\"b\":{\"instance_id\":\"b\",\"model_repo\":\"repo.zip\"}}").unwrap();
         assert_eq!(dict[0].instance_id, "a");
-        assert!(matches!(&dict[1].predicted, Predicted::Repo(p) if p.ends_with("repo.zip")));
+        assert!(matches!(&dict[1].submitted, Submitted::Repo(p) if p.ends_with("repo.zip")));
     }
 
     #[test]

@@ -10,7 +10,7 @@ use super::Submission;
 use super::SubmissionError;
 use super::tree::{TreeLimits, read_tree};
 use crate::record::Family;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub use crate::patch::DEFAULT_MAX_PATCH_BYTES;
 
@@ -32,48 +32,48 @@ impl Default for ReadLimits {
     }
 }
 
-/// Where a submission is.
-#[derive(Debug, Clone, Copy)]
-pub enum SubmissionSource<'a> {
-    /// A patch already read (a predictions line, a captured diff).
-    Patch(&'a [u8]),
+/// What was submitted, as found (in a predictions line, an agent's output, on the command line),
+/// before [`read_submission`] reads it into the [`Submission`] that is graded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Submitted {
+    /// A patch already read, as bytes (a predictions line, a captured diff; a `.diff` captured
+    /// from a workspace need not be UTF-8).
+    Patch(Vec<u8>),
     /// A patch file a person named: read bounded, and refused when it is not a diff (an empty
     /// file is an empty patch).
-    PatchFile(&'a Path),
+    PatchFile(PathBuf),
     /// A Doc2Repo repository: a directory or a `.tar`, `.tar.gz`, `.tgz` or `.zip` archive.
-    Repo(&'a Path),
+    Repo(PathBuf),
 }
 
 /// Reads the submission for an instance (`instance`, of `family`) from `source`, within
 /// `limits`. A repository is only for Doc2Repo instances.
 pub fn read_submission(
-    source: SubmissionSource<'_>,
+    source: &Submitted,
     instance: &str,
     family: Family,
     limits: &ReadLimits,
 ) -> Result<Submission, SubmissionError> {
     match source {
-        SubmissionSource::Patch(bytes) => Ok(Submission::Patch(bytes.to_vec())),
-        SubmissionSource::PatchFile(path) => {
+        Submitted::Patch(bytes) => Ok(Submission::Patch(bytes.clone())),
+        Submitted::PatchFile(path) => {
             let sub = Submission::Patch(read_patch(path, limits.max_patch_bytes)?);
             if !sub.is_empty_patch()
                 && let Submission::Patch(bytes) = &sub
                 && let Err(e) = crate::patch::parse(&String::from_utf8_lossy(bytes))
             {
                 return Err(SubmissionError::NotADiff {
-                    path: path.to_owned(),
+                    path: path.clone(),
                     source: e,
                 });
             }
             Ok(sub)
         }
-        SubmissionSource::Repo(_) if family != Family::Doc2Repo => {
-            Err(SubmissionError::RepoNotDoc2Repo {
-                instance: instance.to_owned(),
-                family,
-            })
-        }
-        SubmissionSource::Repo(path) => Ok(Submission::Tree(read_tree(path, limits.tree)?)),
+        Submitted::Repo(_) if family != Family::Doc2Repo => Err(SubmissionError::RepoNotDoc2Repo {
+            instance: instance.to_owned(),
+            family,
+        }),
+        Submitted::Repo(path) => Ok(Submission::Tree(read_tree(path, limits.tree)?)),
     }
 }
 
@@ -112,10 +112,10 @@ mod tests {
         let text = text.replace("@@ -1 +1 @@", "@@ -1 +1,401 @@");
         fs_err::write(&p, &text).expect("write");
         let len = text.len() as u64;
-        let source = SubmissionSource::PatchFile(&p);
-        let read = read_submission(source, "i", Family::CrossRepo, &limits(len)).expect("within");
+        let source = Submitted::PatchFile(p.clone());
+        let read = read_submission(&source, "i", Family::CrossRepo, &limits(len)).expect("within");
         assert!(matches!(read, Submission::Patch(b) if b.len() as u64 == len));
-        let err = read_submission(source, "i", Family::CrossRepo, &limits(len - 1))
+        let err = read_submission(&source, "i", Family::CrossRepo, &limits(len - 1))
             .expect_err("over the limit")
             .to_string();
         assert!(err.starts_with(&p.display().to_string()), "{err}");
@@ -129,7 +129,7 @@ mod tests {
         let notes = dir.path().join("notes.txt");
         fs_err::write(&notes, "not a diff\n").expect("write");
         let err = read_submission(
-            SubmissionSource::PatchFile(&notes),
+            &Submitted::PatchFile(notes.clone()),
             "i",
             Family::CrossRepo,
             &ReadLimits::default(),
@@ -140,7 +140,7 @@ mod tests {
         let empty = dir.path().join("empty.diff");
         fs_err::write(&empty, "\n").expect("write");
         let sub = read_submission(
-            SubmissionSource::PatchFile(&empty),
+            &Submitted::PatchFile(empty.clone()),
             "i",
             Family::CrossRepo,
             &ReadLimits::default(),
@@ -148,7 +148,7 @@ mod tests {
         .expect("an empty patch");
         assert!(sub.is_empty_patch());
         let err = read_submission(
-            SubmissionSource::Repo(dir.path()),
+            &Submitted::Repo(dir.path().to_owned()),
             "a_b_pr1",
             Family::CrossRepo,
             &ReadLimits::default(),

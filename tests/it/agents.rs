@@ -405,7 +405,10 @@ fn ingest_reads_patch_files_up_to_the_cap_it_is_given() {
         );
         // At the cap: read, and the same as with the default cap, which these files are far under.
         let patches = |ing: beyondswe::submission::Ingest| {
-            ing.items.into_iter().map(|i| i.patch).collect::<Vec<_>>()
+            ing.items
+                .iter()
+                .map(|i| i.patch().map(<[u8]>::to_vec))
+                .collect::<Vec<_>>()
         };
         let at_cap = patches(ingest_with(&dir, &opts(size)).expect("exactly the cap is read"));
         assert!(at_cap.iter().any(Option::is_some));

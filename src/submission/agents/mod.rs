@@ -22,7 +22,8 @@ pub use transcript::{
     TranscriptError, TranscriptShape, Unread, classify_record, shape_of, shell_join,
 };
 
-use super::predictions::{Predicted, read_predictions};
+use super::Submitted;
+use super::predictions::read_predictions;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
@@ -74,10 +75,9 @@ pub struct Ingested {
     pub instance_id: String,
     pub attempt: u32,
     pub model: String,
-    /// `None`: a transcript without a patch (nothing to grade).
-    pub patch: Option<Vec<u8>>,
-    /// A Doc2Repo repository (predictions' `model_repo`).
-    pub repo: Option<PathBuf>,
+    /// What the agent submitted: a patch, or (predictions' `model_repo`) a Doc2Repo
+    /// repository; `None`: a transcript without a patch (nothing to grade).
+    pub submitted: Option<Submitted>,
     pub format: AgentFormat,
     /// `file`, `file:line`, or a trial directory.
     pub source: String,
@@ -123,6 +123,14 @@ pub struct Ingest {
 }
 
 impl Ingested {
+    /// The submitted patch, when the submission is one.
+    pub fn patch(&self) -> Option<&[u8]> {
+        match &self.submitted {
+            Some(Submitted::Patch(p)) => Some(p),
+            _ => None,
+        }
+    }
+
     /// A first-attempt submission without a recorded reward.
     fn new(
         instance_id: String,
@@ -136,8 +144,7 @@ impl Ingested {
             instance_id,
             attempt: 1,
             model,
-            patch,
-            repo: None,
+            submitted: patch.map(Submitted::Patch),
             format,
             source,
             reward: None,
@@ -157,11 +164,7 @@ impl Ingest {
         known: Option<&std::collections::HashSet<String>>,
     ) -> Vec<String> {
         let format = self.format.map_or("?", AgentFormat::name);
-        let with_patch = self
-            .items
-            .iter()
-            .filter(|i| i.patch.is_some() || i.repo.is_some())
-            .count();
+        let with_patch = self.items.iter().filter(|i| i.submitted.is_some()).count();
         let mut lines = vec![format!(
             "{}: {format}: {} submission(s), {with_patch} with a patch",
             path.display(),
@@ -204,7 +207,7 @@ impl Ingest {
     pub fn without_patch(&self) -> Vec<&Ingested> {
         self.items
             .iter()
-            .filter(|i| i.patch.is_none() && i.repo.is_none())
+            .filter(|i| i.submitted.is_none())
             .collect()
     }
 }
@@ -559,15 +562,15 @@ pub fn ingest_with(path: &Path, opts: &IngestOptions) -> Result<Ingest, IngestEr
     }
     number_repeats(&mut ing);
     for item in &mut ing.items {
-        if let Some(p) = item.patch.take() {
-            let (fixed, changed) = crate::patch::normalize_transport(&p);
+        if let Some(Submitted::Patch(p)) = &mut item.submitted {
+            let (fixed, changed) = crate::patch::normalize_transport(p);
             if changed {
+                *p = fixed;
                 item.note = Some(join_note(
                     item.note.take(),
                     "CRLF line endings of the whole patch normalised",
                 ));
             }
-            item.patch = Some(fixed);
         }
     }
     Ok(ing)
@@ -584,12 +587,12 @@ fn number_repeats(ing: &mut Ingest) {
         return;
     }
     // Per instance: each kept submission's patch and where it came from.
-    type Seen = Vec<(Option<Vec<u8>>, String)>;
+    type Seen = Vec<(Option<Submitted>, String)>;
     let mut seen: BTreeMap<String, Seen> = BTreeMap::new();
     let mut kept = Vec::new();
     for mut item in std::mem::take(&mut ing.items) {
         let earlier = seen.entry(item.instance_id.clone()).or_default();
-        if let Some((_, first)) = earlier.iter().find(|(p, _)| *p == item.patch) {
+        if let Some((_, first)) = earlier.iter().find(|(p, _)| *p == item.submitted) {
             ing.problems.push(format!(
                 "{}: the same submission for `{}` as {first}; dropped",
                 item.source, item.instance_id
@@ -605,7 +608,7 @@ fn number_repeats(ing: &mut Ingest) {
             ));
         }
         item.attempt = earlier.len() as u32 + 1;
-        earlier.push((item.patch.clone(), item.source.clone()));
+        earlier.push((item.submitted.clone(), item.source.clone()));
         kept.push(item);
     }
     ing.items = kept;
@@ -634,16 +637,11 @@ fn predictions(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
     };
     let preds = read_predictions(&file)?;
     for p in preds {
-        let (patch, repo) = match p.predicted {
-            Predicted::Patch(b) => (Some(b), None),
-            Predicted::Repo(r) => (None, Some(r)),
-        };
         ing.items.push(Ingested {
             instance_id: p.instance_id,
             attempt: p.attempt,
             model: p.model,
-            patch,
-            repo,
+            submitted: Some(p.submitted),
             format: AgentFormat::Predictions,
             source: p.location,
             reward: p.reward,
@@ -679,7 +677,7 @@ fn trajectories(
             }
         };
         let item = trajectory_item(&file, &v, suffix, format, &mut from_preds);
-        if item.patch.is_none() {
+        if item.submitted.is_none() {
             ing.problems
                 .push(format!("{}: no info.submission", file.display()));
         }
@@ -713,7 +711,7 @@ fn patches_by_instance(
         match read_predictions(preds_path) {
             Ok(preds) => {
                 for p in preds {
-                    if let Predicted::Patch(b) = p.predicted {
+                    if let Submitted::Patch(b) = p.submitted {
                         from_preds.insert(p.instance_id, (p.model, b));
                     }
                 }
@@ -1105,8 +1103,7 @@ fn harbor_trial(
         } else {
             format!("{agent}/{model}")
         },
-        patch,
-        repo: None,
+        submitted: patch.map(Submitted::Patch),
         format: AgentFormat::HarborJob,
         source: dir.display().to_string(),
         reward,
