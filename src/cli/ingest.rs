@@ -1,6 +1,7 @@
 //! `beyondswe ingest PATH -o predictions.jsonl`: normalised predictions from what an agent wrote;
 //! with `--reconstruct`, patches rebuilt from transcripts by replaying their edits in containers.
 
+use super::args::MIB;
 use super::progress::Bar;
 use super::{exit, note};
 use anyhow::Result;
@@ -8,7 +9,9 @@ use beyondswe::dataset::load_all;
 use beyondswe::files::write_atomic;
 use beyondswe::record::Record;
 use beyondswe::run;
-use beyondswe::submission::{AgentFormat, Ingest, IngestOptions, Submitted, ingest_with};
+use beyondswe::submission::{
+    AgentFormat, DEFAULT_MAX_PATCH_BYTES, Ingest, IngestOptions, Submitted, ingest_with,
+};
 use clap::Args;
 use serde_json::{Map, Value, json};
 use std::collections::{HashMap, HashSet};
@@ -37,6 +40,10 @@ pub(crate) struct IngestArgs {
     /// a Docker engine). Refused, and nothing graded, when the replay cannot be exact.
     #[arg(long, requires = "dataset")]
     pub(crate) reconstruct: bool,
+    /// Largest patch file read (captured diffs, Harbor trial artifacts), in MiB, as the grading
+    /// commands' --max-patch-mb; a larger one is reported, naming the file.
+    #[arg(long, default_value_t = DEFAULT_MAX_PATCH_BYTES / MIB)]
+    pub(crate) max_patch_mb: u64,
     /// Where to write the predictions (JSONL).
     #[arg(short, long)]
     pub(crate) output: PathBuf,
@@ -96,7 +103,7 @@ pub(crate) fn run(args: &IngestArgs) -> Result<i32> {
             format: args.format,
             patches: args.patches.clone(),
             instance: args.instance.clone(),
-            max_patch_bytes: None,
+            max_patch_bytes: Some(args.max_patch_mb.saturating_mul(MIB)),
         },
     )?;
     let records: Option<HashMap<String, Record>> = match &args.dataset {

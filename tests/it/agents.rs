@@ -333,7 +333,7 @@ fn links_out_of_a_harbor_job_are_not_followed() {
 /// `release from-harbor` reads a trial's patch within `--max-patch-mb`, as the grading commands
 /// do: a patch over the limit stops it with an error naming the file; a raised limit reads it.
 #[test]
-fn release_from_harbor_reads_patches_within_max_patch_mb() {
+fn release_and_ingest_read_patches_within_max_patch_mb() {
     let dir = tempfile::tempdir().unwrap();
     let job = dir.path().join("jobs");
     copy_tree(&agents("harbor-job"), &job);
@@ -365,6 +365,28 @@ fn release_from_harbor_reads_patches_within_max_patch_mb() {
         carried,
         "the patch under the raised limit is in the release"
     );
+    // `ingest` reads the same trial's patch within the same option.
+    let preds = dir.path().join("preds.jsonl");
+    let ingest = |mb: &str| {
+        let mut cmd = cargo_bin_cmd!("beyondswe");
+        cmd.args(["ingest", "--max-patch-mb", mb])
+            .arg(&job)
+            .arg("-o")
+            .arg(&preds);
+        cmd
+    };
+    let refused = ingest("1").assert();
+    let stderr = String::from_utf8_lossy(&refused.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains(&patch.display().to_string()) && stderr.contains("--max-patch-mb"),
+        "{stderr}"
+    );
+    ingest("2").assert().success();
+    let ingested = std::fs::read_to_string(&preds)
+        .unwrap()
+        .lines()
+        .any(|l| serde_json::from_str::<Value>(l).unwrap()["model_patch"] == text.as_str());
+    assert!(ingested, "the patch under the raised limit is ingested");
 }
 
 fn copy_tree(from: &Path, to: &Path) {
