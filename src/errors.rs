@@ -4,7 +4,7 @@
 //!
 //! File I/O goes through fs-err, whose messages already say what was done to which path
 //! (``failed to open file `x`: No such file or directory``); an error that prefixes its own
-//! path would say it twice. Every `Io` variant of the library displays through [`io_message`].
+//! path would say it twice. Every `Io` variant of the library displays through `io_message`.
 
 use std::fmt::Write as _;
 use std::path::Path;

@@ -1,12 +1,14 @@
-//! Trajectory audits: SearchSWE's forbidden git commands (matched the way a shell would run them)
-//! and access to the task's own pull request, classified as in the BeyondSWE authors' analysis —
-//! tier A (the PR's diff, patch, files or commits views, REST endpoints, patch mirror), tier B
-//! candidate (the conversation page, reported with the reasoning after it for a person to
-//! confirm), search-only (the PR number in search queries), prompt-supplied (the prompt itself
-//! links the PR) — with evidence for every finding. A trajectory with tool calls that could not
-//! be read is `incomplete`, never `clean`. Reads the trajectories a path holds (a release, raw
-//! transcripts, a Harbor jobs directory: sources.rs). Also says which shell commands change files
-//! (writes.rs), for replaying a transcript's edits.
+//! Trajectory audits: SearchSWE's bash blocklist (its forbidden git commands, and the GitHub hosts
+//! it blocks when search was off; matched the way a shell would run them) and access to the
+//! task's own pull request, classified as in the BeyondSWE authors' analysis — tier A (the PR's
+//! diff, patch, files or commits views, REST endpoints, patch mirror), tier B candidate (the
+//! conversation page, reported with the reasoning after it for a person to confirm), search-only
+//! (the PR number in search queries), prompt-supplied (the prompt itself links the PR) — with
+//! evidence for every finding, and each family's score recomputed without tier A successes
+//! ([`rescore`]). A trajectory with tool calls that could not be read is `incomplete`, never
+//! `clean`. Reads the trajectories a path holds (a release, raw transcripts, a Harbor jobs
+//! directory: sources.rs) in every shape they are written in (shapes.rs). Also says which shell
+//! commands change files (writes.rs), for replaying a transcript's edits.
 
 mod program;
 mod python;
@@ -28,20 +30,28 @@ use crate::record::{Family, parse_issue_instance_id};
 use serde::Serialize;
 use serde_json::Value;
 
-/// The class of one trajectory.
+/// The class of one trajectory: its strongest finding about the task's own pull request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TrajectoryClass {
+    /// Nothing found, and every tool call was read.
     Clean,
     /// Nothing found in what was read, but some tool calls could not be read.
     Incomplete,
+    /// A web search query named the PR; the PR itself was not opened.
     SearchOnly,
+    /// The PR's conversation page was opened (a URL or `gh pr view`): whether it gave the fix
+    /// away is for a person to judge from the evidence's excerpt.
     TierBCandidate,
+    /// The PR's changes were reached: its diff or patch, files or commits views, REST endpoints,
+    /// patch mirror, or its commits fetched (`git fetch … pull/N/head`, `gh pr diff|checkout`).
     TierA,
+    /// The PR's conversation page was opened, but the prompt itself links the PR: allowed.
     PromptSupplied,
 }
 
 impl TrajectoryClass {
+    /// The class as the audit writes it (`tier_a`, `search_only`, …), as in its JSON.
     pub fn as_str(self) -> &'static str {
         match self {
             TrajectoryClass::Clean => "clean",
@@ -57,13 +67,16 @@ impl TrajectoryClass {
 /// One piece of evidence.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Evidence {
+    /// The step (or event) of the trajectory it was found in, as the trajectory numbers them.
     pub step: usize,
+    /// The tool that was called (`Bash`, `web_search`, …), or `prompt`/`message` for text.
     pub tool: String,
     /// `tier_a`, `tier_b_candidate`, `search_only`, `same_repo`, or `blocklist`.
     pub finding: String,
     /// The command, URL or query.
     pub what: String,
-    /// For tier B candidates: the agent's words right after the page was opened.
+    /// For tier B candidates: the agent's words right after the page was opened; for blocklist
+    /// hits: the forbidden command's canonical name.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub excerpt: String,
 }
@@ -71,13 +84,23 @@ pub struct Evidence {
 /// The audit of one trajectory.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TrajectoryAudit {
+    /// The release line it came from; for transcripts and Harbor trials, its number among the
+    /// path's trajectories (from 1).
     pub line: u64,
+    /// The instance id, or the task name a Harbor trial gives.
     pub task_name: String,
+    /// The dataset's family for the task, else the trajectory's own, else `Unknown`.
     pub family: Family,
+    /// The shape the trajectory was read from.
     pub shape: TrajectoryShape,
+    /// The strongest finding.
     pub class: TrajectoryClass,
+    /// The reward recorded with the trajectory (release line or trial result); `None` when none
+    /// was.
     pub reward: Option<f64>,
+    /// The forbidden commands run, by canonical name, each once, in the order first run.
     pub blocklist_hits: Vec<String>,
+    /// Every finding, in the order of the trajectory's steps.
     pub evidence: Vec<Evidence>,
     /// Tool calls that could not be read (why the class is `incomplete` rather than `clean`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -90,15 +113,20 @@ pub struct TrajectoryAudit {
 /// What the audit is told about the task.
 #[derive(Debug, Clone, Default)]
 pub struct TaskInfo {
+    /// The task's family; wins over the one recorded with the trajectory.
     pub family: Option<Family>,
     /// `owner/repo` when known from the dataset (the instance id loses the owner's case).
     pub repo: Option<(String, String)>,
+    /// The task's prompt, for telling whether it links the PR when the trajectory does not
+    /// record its own.
     pub problem_statement: Option<String>,
 }
 
+/// How the trajectories were run, as far as the audit needs to know.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct AuditOptions {
-    /// Search was not allowed: `git clone` is forbidden too.
+    /// Search was not allowed: `git clone` and the GitHub hosts (`api.github.com`, `github.io`,
+    /// `githubusercontent`) are forbidden too, as SearchSWE's blocklist has them then.
     pub search_disallowed: bool,
 }
 
@@ -167,12 +195,15 @@ pub fn audit_line(
 /// What is known of a trajectory besides its steps.
 #[derive(Debug, Clone, Default)]
 pub struct Trajectory<'a> {
+    /// The instance id, or the task name a Harbor trial gives.
     pub task_name: String,
     /// From the release or the trial (the dataset's, in `info`, wins).
     pub family: Option<Family>,
+    /// The reward recorded with it, if any.
     pub reward: Option<f64>,
     /// A prompt recorded beside the steps.
     pub prompt: Option<&'a str>,
+    /// The file it was read from; empty for a release line.
     pub source: String,
 }
 
@@ -359,15 +390,23 @@ fn prompt_links(prompt: &str, pr: &TargetPr) -> bool {
 /// counted as failures.
 #[derive(Debug, Clone, Serialize)]
 pub struct Rescore {
+    /// The family these scores are for.
     pub family: Family,
+    /// How many of the family's trajectories were audited.
     pub trajectories: usize,
     /// Σ reward / trajectories × 100 (missing rewards count 0).
     pub published: f64,
+    /// The published score with each tier A success (and, if asked, tier B candidate success)
+    /// counted as reward 0, in percent.
     pub corrected: f64,
+    /// Tier A trajectories with reward 1 or more.
     pub tier_a_successes: usize,
+    /// Tier B candidates with reward 1 or more (taken off the corrected score only if asked).
     pub tier_b_successes: usize,
 }
 
+/// The scores of each family that has audited trajectories, in [`Family::ALL`] order;
+/// `count_tier_b`: count tier B candidates' successes as failures too.
 pub fn rescore(audits: &[TrajectoryAudit], count_tier_b: bool) -> Vec<Rescore> {
     let mut out = Vec::new();
     for family in Family::ALL {

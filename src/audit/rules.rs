@@ -1,4 +1,6 @@
-//! The two checks: SearchSWE's forbidden git commands, and access to the task's own pull request.
+//! The two checks: SearchSWE's bash blocklist (forbidden git commands, and GitHub hosts when
+//! search was off), and access to the task's own pull request (URLs, git and `gh` commands, web
+//! search queries).
 
 use super::program::basename;
 use super::shell::split_commands;
@@ -13,8 +15,9 @@ const GIT_OPTS_WITH_ARG: [&str; 6] = [
     "--exec-path",
 ];
 
-/// The forbidden git commands `script` would run, by canonical name (`git log --all`, `git fetch`,
-/// …). `search_allowed: false` adds `git clone`.
+/// The forbidden commands `script` would run, by canonical name (`git log --all`, `git fetch`,
+/// …). `search_allowed: false` adds `git clone` and any mention of `api.github.com` (also any
+/// `gh` command), `github.io` or `githubusercontent`.
 pub fn blocklist_hits(script: &str, search_allowed: bool) -> Vec<&'static str> {
     let mut hits = Vec::new();
     // Commands run from Python (`subprocess.run(["git", "log", "--all"])`) are among them.
@@ -128,18 +131,24 @@ pub enum UrlClass {
     PrConversation,
     /// Another page of the same repository (listed, not flagged).
     SameRepo,
+    /// Anything else.
     Other,
 }
 
 /// The pull request an issue task is about.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TargetPr {
+    /// The repository's owner: the dataset's spelling when known, else the instance id's (URLs are
+    /// matched case-insensitively either way).
     pub owner: String,
+    /// The repository's name.
     pub repo: String,
+    /// The pull request's number.
     pub number: u64,
 }
 
 impl TargetPr {
+    /// The PR's conversation page on github.com.
     pub fn url(&self) -> String {
         format!(
             "https://github.com/{}/{}/pull/{}",

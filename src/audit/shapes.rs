@@ -1,7 +1,8 @@
-//! The trajectory shapes a release line can carry, read into one list of events: ATIF steps,
-//! OpenHands history, AweAgent steps, and Claude Code and Codex transcripts in every shape they
-//! are written in (read by `submission`'s transcript readers, the same ones ingest uses), inline
-//! as a list of records or as the file's text. Tool calls that cannot be read are kept, so an
+//! The trajectory shapes the audit reads, each into one list of events: those a release line can
+//! carry ([`events`]: ATIF steps, OpenHands history, AweAgent steps, and Claude Code and Codex
+//! transcripts in every shape they are written in, inline as a list of records or as the file's
+//! text), and a raw transcript file ([`from_transcript`]). Transcripts are read by `submission`'s
+//! transcript readers, the same ones ingest uses. Tool calls that cannot be read are kept, so an
 //! audit never calls clean what it did not read.
 
 use crate::submission::{
@@ -10,6 +11,8 @@ use crate::submission::{
 };
 use serde_json::Value;
 
+/// What an event is, for the checks: commands go to the blocklist, commands and URLs to the PR
+/// check, queries to the search check, words to tier B excerpts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EventKind {
@@ -25,12 +28,17 @@ pub enum EventKind {
     Reasoning,
 }
 
+/// One thing the agent was told, did or said, as the checks read it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Event {
-    /// Step (or event) index in the trajectory, from 1.
+    /// Step (or event) index in the trajectory, from 1 (0: an OpenHands `instruction` recorded
+    /// beside the history).
     pub step: usize,
+    /// The tool called (`Bash`, `run`, `web_search`, …), or `prompt`/`message` for text.
     pub tool: String,
+    /// What it is.
     pub kind: EventKind,
+    /// The command, URL, query, prompt or words.
     pub text: String,
 }
 
@@ -80,7 +88,9 @@ impl serde::Serialize for TrajectoryShape {
 /// What was read from one trajectory.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Read {
+    /// The shape it was written in.
     pub shape: TrajectoryShape,
+    /// Its events, in trajectory order.
     pub events: Vec<Event>,
     /// Tool calls whose meaning could not be read.
     pub unread: Vec<Unread>,

@@ -1,5 +1,7 @@
-//! Shell commands taken apart the way a shell would run them, so the blocklist cannot be
-//! sidestepped with spacing, flags, chains, line breaks, wrappers, quote tricks or indirection.
+//! Shell commands taken apart the way a shell would run them, so neither the audit's checks (the
+//! blocklist, PR access through `git` and `gh`) nor the search for commands that write files
+//! (writes.rs) can be sidestepped with spacing, flags, chains, line breaks, wrappers, quote tricks
+//! or indirection.
 //!
 //! [`split_commands`] yields every simple command a string would run: the text is split on `;`,
 //! `&&`, `||`, `|`, `&`, parentheses, braces and line breaks, with quotes joined the way the shell

@@ -19,27 +19,38 @@ use thiserror::Error;
 /// Why a path holds nothing to audit.
 #[derive(Debug, Error)]
 pub enum SourceError {
+    /// The path does not exist.
     #[error("{}: no such file or directory", .0.display())]
     Missing(PathBuf),
+    /// A directory holding neither a Harbor trial nor a transcript (searched six levels deep).
     #[error(
         "{}: no Harbor trial (result.json with task_name) and no Claude Code or Codex transcript in it",
         .0.display()
     )]
     NothingToAudit(PathBuf),
+    /// A release file that cannot be opened or read; a bad line is reported with its line
+    /// instead, and reading goes on.
     #[error(transparent)]
     Jsonl(#[from] JsonlError),
 }
 
 /// One trajectory to audit: a release line, or a raw transcript with what is known about it.
 pub enum Item {
+    /// A release line, or a Harbor trial's ATIF trajectory made into one (`task_name`, `reward`,
+    /// `trajectory`).
     Line(Value),
     /// A trial of one of Harbor's own agents (`oracle`, `nop`): no model ran, so there is no
     /// trajectory, and nothing to audit; the reason, for a person.
     NothingToAudit(String),
+    /// A raw Claude Code or Codex transcript: a file, or a Harbor trial's agent log.
     Transcript {
+        /// The instance id (given, or from the file name), or the trial's task name.
         task_name: String,
+        /// The trial's reward; `None` for a transcript file.
         reward: Option<f64>,
+        /// The (first) file it was read from.
         source: String,
+        /// The transcript as read.
         transcript: Box<Transcript>,
     },
 }

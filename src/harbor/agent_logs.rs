@@ -11,8 +11,12 @@
 
 use std::path::{Path, PathBuf};
 
+/// Harbor's `claude-code` agent's stream-json output, relative to the trial directory.
 pub const CLAUDE_CODE_LOG: &str = "agent/claude-code.txt";
+/// Harbor's `codex` agent's `--json` event output, relative to the trial directory.
 pub const CODEX_LOG: &str = "agent/codex.txt";
+/// Where Claude Code sessions (`projects/…`) and Codex rollouts (`YYYY/MM/DD/…`) are kept,
+/// relative to the trial directory.
 pub const SESSIONS_DIR: &str = "agent/sessions";
 
 /// The agent's own log of a trial, as the files that make one transcript (in reading order), most

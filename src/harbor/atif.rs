@@ -10,6 +10,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use std::path::Path;
 
+/// The `schema_version` values accepted (Harbor 0.1.x writes `ATIF-v1.6`, current Harbor
+/// `ATIF-v1.8`); a trajectory without one is not faulted for it.
 pub const VERSIONS: [&str; 9] = [
     "ATIF-v1.0",
     "ATIF-v1.1",
@@ -22,10 +24,13 @@ pub const VERSIONS: [&str; 9] = [
     "ATIF-v1.8",
 ];
 
-/// A problem: where (`steps[3].tool_calls[0].arguments`) and what.
+/// A problem: where (`trajectory.steps[3].tool_calls[0].arguments`) and what.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Problem {
+    /// The JSON path of the offending value, from `trajectory`; the file's path when the file
+    /// cannot be read or is not JSON.
     pub path: String,
+    /// What is wrong (`required`, `expected a string`, `unexpected field (not part of ATIF)`, …).
     pub message: String,
 }
 

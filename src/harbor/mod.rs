@@ -1,6 +1,7 @@
 //! Harbor's on-disk formats: task directories (`task.toml`, `tests/test_config.json`, the fixed
-//! file names), job and trial directories, a trial's reward, and the releases made from them
-//! (job.rs), where installed agents leave their logs (agent_logs.rs), ATIF trajectories (atif.rs).
+//! file names, the directory name an instance id gets and back), job and trial directories, a
+//! trial's reward, and the releases made from them (job.rs), where installed agents leave their
+//! logs (agent_logs.rs), ATIF trajectories (atif.rs).
 //!
 //! Pure data and file layout; the mapping to and from BeyondSWE records is in `convert`. It never
 //! uses `submission`, which reads Harbor trials through this module.
@@ -23,6 +24,7 @@ pub use test_config::TestConfig;
 /// `[metadata]` key marking a task directory written by this tool, whose `tests/instance.json`
 /// is then the complete record.
 pub const CONVERTED_BY_KEY: &str = "converted_by";
+/// The value of [`CONVERTED_BY_KEY`] in the tasks this tool writes.
 pub const CONVERTED_BY: &str = "beyondswe";
 
 /// The task directory name for an instance id: one that every Harbor version can name its image
@@ -101,26 +103,46 @@ pub fn task_name_index<'a>(
 
 /// File names inside a Harbor task directory.
 pub mod paths {
+    /// The task's configuration ([`TaskToml`](super::TaskToml)).
     pub const TASK_TOML: &str = "task.toml";
+    /// The prompt the agent is given.
     pub const INSTRUCTION: &str = "instruction.md";
+    /// The image's build context.
     pub const ENVIRONMENT: &str = "environment";
+    /// Builds the task image from the instance's image.
     pub const DOCKERFILE: &str = "environment/Dockerfile";
+    /// Doc2Repo: the specification, copied into the workdir as `repo_document.md`.
     pub const REPO_DOCUMENT: &str = "environment/repo_document.md";
+    /// Checks out the base commit and removes all newer history at build time.
     pub const STRIP_HISTORY: &str = "environment/beyondswe_strip_history.sh";
+    /// Runs one of the record's setup commands so that its exports carry over to the tests.
     pub const SETUP_STEP: &str = "environment/beyondswe_setup_step.sh";
+    /// The verifier, in the image for its `prepare` step (what belongs to the image, before any
+    /// agent runs).
     pub const ENV_VERIFY_PY: &str = "environment/beyondswe_verify.py";
+    /// The verifier's static evidence module, in the image beside it.
     pub const ENV_STATIC_EVIDENCE_PY: &str = "environment/beyondswe_static_evidence.py";
+    /// The restore rules ([`RESTORE_RULES`]), in the image beside the verifier.
     pub const ENV_RESTORE_RULES: &str = "environment/beyondswe_restore_rules.json";
+    /// Uploaded by Harbor to `/tests` only after the agent has finished.
     pub const TESTS: &str = "tests";
+    /// The verifier's entry point, which Harbor runs; it writes the reward.
     pub const TEST_SH: &str = "tests/test.sh";
+    /// The tests that decide the instance ([`TestConfig`](super::TestConfig)).
     pub const TEST_CONFIG: &str = "tests/test_config.json";
+    /// The test patch, applied before the tests run.
     pub const F2P_PATCH: &str = "tests/f2p_patch.diff";
+    /// The complete BeyondSWE record, which `convert from-harbor` reads back.
     pub const INSTANCE_JSON: &str = "tests/instance.json";
+    /// Doc2Repo: the hidden test suite.
     pub const TEST_SUITE_ZIP: &str = "tests/test_suite.zip";
     /// The gold patch, for the verifier only: what it uses is allowed to the submission.
     pub const GOLD_PATCH: &str = "tests/gold_patch.diff";
+    /// Which repository paths the verifier resets, removes or protects before the tests run.
     pub const RESTORE_RULES: &str = "tests/beyondswe_restore_rules.json";
+    /// What Harbor's `oracle` agent runs: applies the gold patch or unpacks the reference repo.
     pub const SOLVE_SH: &str = "solution/solve.sh";
+    /// The gold patch, for `solve.sh`.
     pub const SOLUTION_PATCH: &str = "solution/gold.patch";
     /// Doc2Repo: the reference repository (`convert to-harbor --solutions`), as a tar archive.
     pub const SOLUTION_REPO: &str = "solution/repo.tar";

@@ -2,23 +2,31 @@
 //!
 //! Writing: `version = "1.0"`, `[metadata]`, `[verifier]`, `[agent]`, `[environment]` with
 //! `memory_mb`/`storage_mb` — the intersection that Harbor 0.1.x and current Harbor both load
-//! (research/harbor-spec.md §1.3). Reading: unknown keys are ignored as Harbor ignores them, the
-//! deprecated `memory = "4G"` strings are understood, and a wrong type is an error with its line.
+//! (0.1.x ignores `schema_version` and `[task]`; current Harbor reads `version` as
+//! `schema_version`). Reading: unknown keys are ignored as Harbor ignores them, the deprecated
+//! `memory = "4G"` strings are understood, and a wrong type is an error with its line.
 
 use serde::{Deserialize, Serialize};
 use toml::Table;
 
-/// The `task.toml` we write.
+/// A `task.toml`: the one we write, or what this tool uses of one any Harbor version wrote.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct TaskToml {
+    /// The format version: written `version = "1.0"`; read from `version` or current Harbor's
+    /// `schema_version`, `"1.0"` when absent.
     #[serde(default = "default_version", alias = "schema_version")]
     pub version: String,
+    /// `[metadata]`, free-form; ours names the instance (`instance_id`, `family`, `repo`,
+    /// `base_commit`, `workdir`, …) and [`CONVERTED_BY_KEY`](super::CONVERTED_BY_KEY).
     #[serde(default)]
     pub metadata: Table,
+    /// `[verifier]`: how long the tests may run.
     #[serde(default)]
     pub verifier: Timeout,
+    /// `[agent]`: how long the agent may run.
     #[serde(default)]
     pub agent: Timeout,
+    /// `[environment]`: the container's image and resources.
     #[serde(default)]
     pub environment: EnvironmentToml,
 }
@@ -27,34 +35,47 @@ fn default_version() -> String {
     "1.0".into()
 }
 
+/// A `[verifier]` or `[agent]` table, of which only the time limit is used.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Timeout {
+    /// Seconds the phase may run; `None`: Harbor's default (600 s in 0.1.x; for the agent, no
+    /// limit in current Harbor).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_sec: Option<f64>,
 }
 
+/// The `[environment]` table: the task container's image and resources.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct EnvironmentToml {
+    /// A prebuilt image to run instead of building `environment/Dockerfile`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub docker_image: Option<String>,
+    /// Seconds the image build may take.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub build_timeout_sec: Option<f64>,
-    /// Written as an integer when whole: Harbor 0.1.x rejects `1.5` and accepts `2`.
+    /// CPUs for the container; written as an integer when whole: Harbor 0.1.x rejects `1.5` and
+    /// accepts `2`.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         serialize_with = "whole_as_int"
     )]
     pub cpus: Option<f64>,
+    /// Memory limit in MB (use [`memory_mb`](Self::memory_mb()) to read either spelling).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_mb: Option<u64>,
+    /// Disk limit in MB (use [`storage_mb`](Self::storage_mb()) to read either spelling).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub storage_mb: Option<u64>,
     /// Deprecated Harbor 0.1.x spelling, e.g. `"4G"`; read, never written.
     #[serde(default, skip_serializing)]
     pub memory: Option<String>,
+    /// Deprecated Harbor 0.1.x spelling of the disk limit, e.g. `"10G"`; read, never written.
     #[serde(default, skip_serializing)]
     pub storage: Option<String>,
+    /// Harbor 0.1.x's network switch (default `true`): `false` cuts the whole trial, verifier
+    /// included, off the network; later versions map it to `network_mode`. Our tasks leave it
+    /// unset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow_internet: Option<bool>,
 }
@@ -74,6 +95,7 @@ impl EnvironmentToml {
             .or_else(|| self.memory.as_deref().and_then(size_to_mb))
     }
 
+    /// Disk in MB, from `storage_mb` or the deprecated `storage` string.
     pub fn storage_mb(&self) -> Option<u64> {
         self.storage_mb
             .or_else(|| self.storage.as_deref().and_then(size_to_mb))
@@ -100,6 +122,7 @@ impl TaskToml {
         toml::from_str(text)
     }
 
+    /// The `task.toml` text to write.
     pub fn to_toml_string(&self) -> String {
         // Serialising plain tables of strings and numbers cannot fail.
         toml::to_string_pretty(self).unwrap_or_default()

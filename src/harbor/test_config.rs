@@ -8,6 +8,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+/// A Harbor task's `tests/test_config.json`: the tests that decide one BeyondSWE instance, and
+/// what the task's `tests/test.sh` needs to run them. Keys not listed here are kept as they are.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[schemars(title = "BeyondSWE Harbor test_config.json")]
 pub struct TestConfig {
@@ -17,6 +19,8 @@ pub struct TestConfig {
     /// Tests that must keep passing.
     #[serde(default)]
     pub pass_to_pass: Vec<String>,
+    /// The BeyondSWE instance id, as the dataset spells it (the task directory's name may be
+    /// lower-cased).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance_id: Option<String>,
     /// `CrossRepo`, `DomainFix`, `DepMigrate`, `Doc2Repo` or `unknown`.
