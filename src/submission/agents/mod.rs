@@ -214,7 +214,7 @@ impl Ingest {
 
 #[derive(Debug, Error)]
 pub enum IngestError {
-    #[error("{path}: {source}")]
+    #[error("{}", crate::errors::io_message(path, source))]
     Io {
         path: PathBuf,
         #[source]

@@ -292,7 +292,7 @@ pub struct Chunk {
 
 #[derive(Debug, Error)]
 pub enum TranscriptError {
-    #[error("{path}: {source}")]
+    #[error("{}", crate::errors::io_message(path, source))]
     Io {
         path: PathBuf,
         #[source]
