@@ -2,15 +2,17 @@
 //!
 //! Checks required fields per family, duplicate ids, test-id lists, that patches parse as unified
 //! diffs, Doc2Repo suites and their sizes, images, and gold patches that the restore step would
-//! otherwise reset. It reads only; it never changes a file.
+//! otherwise reset. The dataset is read through `dataset::Source` and repeated ids are found by
+//! `dataset::Seen`, as loading and conversion do; unlike them, validation reports every bad item
+//! and goes on. It reads only; it never changes a file.
 
-use crate::convert::{self, ConvertError, check_dir_name, find_test_suite, suite_name_problem};
+use crate::convert::{check_dir_name, find_test_suite, suite_name_problem};
+use crate::dataset::{DatasetError, Item, Location, Seen, Source};
 use crate::harbor::paths;
 use crate::patch;
-use crate::record::{Family, JsonlError, Record, RecordReader};
+use crate::record::{Family, JsonlError, Record, RecordError};
 use crate::restore_rules;
 use serde::Serialize;
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// How bad a [`Problem`] is.
@@ -73,67 +75,73 @@ enum Suites<'a> {
     Bundled(Option<&'a Path>),
 }
 
-/// Validates a JSONL file or a Harbor tasks directory.
+/// Validates a JSONL file or a Harbor tasks directory: every item, readable or not. Doc2Repo
+/// suites are the zips a task directory bundles, or for JSONL the zips in `test_suites` (not
+/// checked when `None`). Only a dataset that cannot be read at all is an error.
 pub fn validate_path(
     path: &Path,
     test_suites: Option<&Path>,
-) -> Result<ValidationReport, ValidateError> {
-    if path.is_dir() {
-        validate_tasks_dir(path, test_suites)
-    } else {
-        validate_jsonl(path, test_suites)
-    }
-}
-
-/// Why validation could not run at all (problems in records are reported in [`ValidationReport`] instead).
-#[derive(Debug, thiserror::Error)]
-pub enum ValidateError {
-    /// The JSONL file could not be opened or read.
-    #[error(transparent)]
-    Jsonl(#[from] JsonlError),
-    /// The tasks directory could not be listed.
-    #[error(transparent)]
-    Convert(#[from] ConvertError),
-}
-
-/// Validates every line of a BeyondSWE JSONL file; Doc2Repo suites are looked up in
-/// `test_suites` (not checked when `None`).
-pub fn validate_jsonl(
-    path: &Path,
-    test_suites: Option<&Path>,
-) -> Result<ValidationReport, ValidateError> {
+) -> Result<ValidationReport, DatasetError> {
     let mut report = ValidationReport::default();
-    let mut seen: HashMap<String, String> = HashMap::new();
-    for item in RecordReader::open(path)? {
-        match item {
-            Ok((line, record)) => {
-                report.records += 1;
-                let location = format!("{}:{line}", path.display());
-                check_duplicate(&mut seen, &record, &location, &mut report.problems);
-                report
-                    .problems
-                    .extend(check_record(&record, &location, Suites::Dir(test_suites)));
+    let mut seen = Seen::new();
+    for item in Source::open(path)? {
+        let Item { location, entry } = item?;
+        report.records += 1;
+        let at = location.to_string();
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(err) => {
+                report.problems.push(unreadable(&at, &err));
+                continue;
             }
-            Err(err) if err.is_line_error() => {
-                report.records += 1;
-                report.problems.push(Problem {
-                    location: format!("{}:{}", path.display(), err.line().unwrap_or_default()),
-                    instance: None,
-                    severity: Severity::Error,
-                    field: match &err {
-                        JsonlError::Record {
-                            source: crate::record::RecordError::Field { field, .. },
-                            ..
-                        } => Some(field.clone()),
-                        _ => None,
-                    },
-                    message: line_message(&err),
-                });
+        };
+        let record = &entry.record;
+        if let Err(duplicate) = seen.check(record.instance_id(), &location) {
+            report.problems.push(problem(
+                &at,
+                Some(record),
+                Severity::Error,
+                Some("instance_id"),
+                duplicate.to_string(),
+            ));
+        }
+        match &location {
+            Location::TaskDir(dir) => {
+                let suites = Suites::Bundled(entry.test_suite_zip.as_deref());
+                report.problems.extend(check_record(record, &at, suites));
+                check_task_files(dir, &at, record, &mut report.problems);
             }
-            Err(err) => return Err(err.into()),
+            Location::Line { .. } => {
+                let suites = Suites::Dir(test_suites);
+                report.problems.extend(check_record(record, &at, suites));
+            }
         }
     }
     Ok(report)
+}
+
+/// A line or task directory that could not be read as a record.
+fn unreadable(location: &str, err: &DatasetError) -> Problem {
+    let (field, message) = match err {
+        DatasetError::Jsonl(err) => (
+            match err {
+                JsonlError::Record {
+                    source: RecordError::Field { field, .. },
+                    ..
+                } => Some(field.clone()),
+                _ => None,
+            },
+            line_message(err),
+        ),
+        other => (None, other.to_string()),
+    };
+    Problem {
+        location: location.to_owned(),
+        instance: None,
+        severity: Severity::Error,
+        field,
+        message,
+    }
 }
 
 fn line_message(err: &JsonlError) -> String {
@@ -144,60 +152,6 @@ fn line_message(err: &JsonlError) -> String {
         JsonlError::Record { source, .. } => source.to_string(),
         JsonlError::Io { source, .. } => source.to_string(),
     }
-}
-
-fn check_duplicate(
-    seen: &mut HashMap<String, String>,
-    record: &Record,
-    location: &str,
-    out: &mut Vec<Problem>,
-) {
-    let id = record.instance_id().to_owned();
-    if let Some(first) = seen.get(&id) {
-        out.push(Problem {
-            location: location.to_owned(),
-            instance: Some(id),
-            severity: Severity::Error,
-            field: Some("instance_id".into()),
-            message: format!("duplicate instance_id (first at {first})"),
-        });
-    } else {
-        seen.insert(id, location.to_owned());
-    }
-}
-
-/// Validates every Harbor task directory under `root`: its record, and the files Harbor needs
-/// beside it. Suites are the zips bundled in the tasks; `_test_suites` is not used.
-pub fn validate_tasks_dir(
-    root: &Path,
-    _test_suites: Option<&Path>,
-) -> Result<ValidationReport, ValidateError> {
-    let mut report = ValidationReport::default();
-    let mut seen: HashMap<String, String> = HashMap::new();
-    for dir in convert::task_dirs(root)? {
-        report.records += 1;
-        let location = dir.display().to_string();
-        match convert::read_task(&dir) {
-            Ok(read) => {
-                check_duplicate(&mut seen, &read.record, &location, &mut report.problems);
-                let problems = check_record(
-                    &read.record,
-                    &location,
-                    Suites::Bundled(read.test_suite_zip.as_deref()),
-                );
-                report.problems.extend(problems);
-                check_task_files(&dir, &location, &read.record, &mut report.problems);
-            }
-            Err(err) => report.problems.push(Problem {
-                location,
-                instance: None,
-                severity: Severity::Error,
-                field: None,
-                message: err.to_string(),
-            }),
-        }
-    }
-    Ok(report)
 }
 
 /// The files Harbor needs in a task directory beside the record: the verifier and instruction

@@ -2,13 +2,15 @@
 //! ([`dataset_to_tasks`]), every task directory back to one JSONL file ([`tasks_to_dataset`]), and
 //! the two in a row ([`round_trip`]), each with a per-family [`Summary`].
 //!
-//! Records stream by one at a time (duplicate ids are remembered by a 64-bit hash, so memory
-//! stays flat). With `keep_going` a bad line or task is said through the caller's `note` and
+//! Both read their input through `dataset::Source` and find repeated ids with `dataset::Seen`,
+//! as loading and validation do. Records stream by one at a time (`Seen` keeps a fixed-size
+//! digest of each id, not the record). With `keep_going` a bad line or task is said through the caller's `note` and
 //! counted, and the rest converted; without it the first one stops the conversion with an error
 //! that says where. Warnings (an unknown family, a task without an oracle) go to `note` as they
 //! are found. What is printed, and the exit code, are the caller's.
 
-use super::{ConvertError, ToHarborOptions, read_task, store_test_suite, task_dirs, write_task};
+use super::{ConvertError, ToHarborOptions, store_test_suite, write_task};
+use crate::dataset::{DatasetError, Duplicate, Entry, Item, Location, Seen, Source};
 use crate::errors::message;
 use crate::harbor::paths;
 use crate::record::{Family, JsonlError, JsonlWriter, Record, RecordReader};
@@ -19,10 +21,12 @@ use thiserror::Error;
 /// Why one record or task directory was not converted.
 #[derive(Debug, Error)]
 pub enum ItemError {
-    #[error("instance `{id}`: duplicate instance_id (first at line {first})")]
-    DuplicateLine { id: String, first: u64 },
-    #[error("duplicate instance_id `{id}` (also in {})", first.display())]
-    DuplicateTask { id: String, first: PathBuf },
+    /// An id the dataset already had.
+    #[error(transparent)]
+    Duplicate(#[from] Duplicate),
+    /// A task directory that cannot be read back.
+    #[error(transparent)]
+    Dataset(#[from] DatasetError),
     #[error("{} has a test suite; pass --test-suites DIR to keep it", zip.display())]
     SuiteNotKept { zip: PathBuf },
     #[error(transparent)]
@@ -32,15 +36,18 @@ pub enum ItemError {
 /// Why a conversion stopped.
 #[derive(Debug, Error)]
 pub enum BatchError {
-    /// Opening, writing or finishing a JSONL file.
+    /// Writing or finishing a JSONL file.
     #[error(transparent)]
     Jsonl(#[from] JsonlError),
+    /// Opening the dataset or listing the tasks.
+    #[error(transparent)]
+    Dataset(#[from] DatasetError),
     #[error(transparent)]
     Convert(#[from] ConvertError),
     #[error("stopped at the first bad line (use --keep-going to convert the rest)")]
-    BadLine(#[source] JsonlError),
+    BadLine(#[source] DatasetError),
     #[error("cannot read the dataset")]
-    Read(#[source] JsonlError),
+    Read(#[source] DatasetError),
     /// A record that could not be converted; `at` is `file:line`.
     #[error("{at} (use --keep-going to convert the rest)")]
     Record {
@@ -108,27 +115,25 @@ pub fn dataset_to_tasks(
     note: &mut dyn FnMut(&str),
 ) -> Result<Summary, BatchError> {
     let wanted: HashSet<&str> = ids.iter().map(String::as_str).collect();
-    let mut found: HashSet<u64> = HashSet::new();
-    let mut seen: HashMap<u64, u64> = HashMap::new();
+    let mut found: HashSet<String> = HashSet::new();
+    let mut seen = Seen::new();
     let mut summary = Summary::default();
-    for item in RecordReader::open(dataset)? {
-        let Some((line, record)) = next_record(item, keep_going, &mut summary, note)? else {
+    for item in Source::jsonl(dataset)? {
+        let Some((location, Entry { record, .. })) =
+            next_entry(item, keep_going, &mut summary, note)?
+        else {
             continue;
         };
-        let id = record.instance_id().to_owned();
-        if !wanted.is_empty() && !wanted.contains(id.as_str()) {
+        let id = record.instance_id();
+        if !wanted.is_empty() && !wanted.contains(id) {
             continue;
         }
         // Where the record is; the converter's errors name the instance themselves.
-        let at = format!("{}:{line}", dataset.display());
+        let at = location.to_string();
         let place = format!("{at}: instance `{id}`");
-        let id_hash = hash_id(&id);
-        let result = match seen.get(&id_hash) {
-            Some(&first) => Err(ItemError::DuplicateLine { id, first }),
-            None => {
-                seen.insert(id_hash, line);
-                convert_record(&record, &place, out_dir, opts, note)
-            }
+        let result = match seen.check(id, &location) {
+            Err(duplicate) => Err(duplicate.into()),
+            Ok(()) => convert_record(&record, &place, out_dir, opts, note),
         };
         match result {
             Ok(dir) => {
@@ -137,7 +142,7 @@ pub fn dataset_to_tasks(
                     warn_no_oracle(&place, &record, opts, note);
                 }
                 if !wanted.is_empty() {
-                    found.insert(id_hash);
+                    found.insert(id.to_owned());
                 }
                 *summary.per_family.entry(record.family()).or_default() += 1;
             }
@@ -157,22 +162,22 @@ pub fn dataset_to_tasks(
     Ok(summary)
 }
 
-/// The next record, or `None` for a bad line passed over with `keep_going`.
-fn next_record(
-    item: Result<(u64, Record), JsonlError>,
+/// The next readable line, or `None` for a bad line passed over with `keep_going`.
+fn next_entry(
+    item: Result<Item, DatasetError>,
     keep_going: bool,
     summary: &mut Summary,
     note: &mut dyn FnMut(&str),
-) -> Result<Option<(u64, Record)>, BatchError> {
-    match item {
-        Ok(ok) => Ok(Some(ok)),
-        Err(err) if err.is_line_error() && keep_going => {
+) -> Result<Option<(Location, Entry)>, BatchError> {
+    let item = item.map_err(BatchError::Read)?;
+    match item.entry {
+        Ok(entry) => Ok(Some((item.location, entry))),
+        Err(err) if keep_going => {
             note(&format!("error: {err}"));
             summary.failed += 1;
             Ok(None)
         }
-        Err(err) if err.is_line_error() => Err(BatchError::BadLine(err)),
-        Err(err) => Err(BatchError::Read(err)),
+        Err(err) => Err(BatchError::BadLine(err)),
     }
 }
 
@@ -218,13 +223,13 @@ fn warn_no_oracle(
 fn report_missing_ids(
     dataset: &Path,
     wanted: &HashSet<&str>,
-    found: &HashSet<u64>,
+    found: &HashSet<String>,
     note: &mut dyn FnMut(&str),
 ) -> usize {
     let mut missing: Vec<&str> = wanted
         .iter()
         .copied()
-        .filter(|id| !found.contains(&hash_id(id)))
+        .filter(|id| !found.contains(*id))
         .collect();
     if !missing.is_empty() {
         missing.sort_unstable();
@@ -249,22 +254,18 @@ pub fn tasks_to_dataset(
     if !tasks_dir.is_dir() {
         return Err(BatchError::NotTasks(tasks_dir.to_owned()));
     }
+    let tasks = Source::tasks(tasks_dir)?;
     let mut writer = JsonlWriter::create(out_path)?;
     let mut summary = Summary::default();
-    let mut seen: HashMap<u64, usize> = HashMap::new();
-    let dirs = task_dirs(tasks_dir)?;
-    for (index, dir) in dirs.iter().enumerate() {
+    let mut seen = Seen::new();
+    for item in tasks {
+        let Item { location, entry } = item?;
         let result = (|| -> Result<_, ItemError> {
-            let read = read_task(dir)?;
-            let id = read.record.instance_id().to_owned();
-            if let Some(first) = seen.get(&hash_id(&id)) {
-                return Err(ItemError::DuplicateTask {
-                    id,
-                    first: dirs[*first].clone(),
-                });
-            }
-            if let Some(zip) = &read.test_suite_zip {
-                let name = read.record.test_suite().unwrap_or(&id).to_owned();
+            let entry = entry?;
+            let id = entry.record.instance_id();
+            seen.check(id, &location)?;
+            if let Some(zip) = &entry.test_suite_zip {
+                let name = entry.record.test_suite().unwrap_or(id).to_owned();
                 match test_suites {
                     Some(dir) => {
                         store_test_suite(zip, dir, &name)?;
@@ -272,8 +273,7 @@ pub fn tasks_to_dataset(
                     None => return Err(ItemError::SuiteNotKept { zip: zip.clone() }),
                 }
             }
-            seen.insert(hash_id(&id), index);
-            Ok(read.record)
+            Ok(entry.record)
         })();
         match result {
             Ok(record) => {
@@ -281,12 +281,12 @@ pub fn tasks_to_dataset(
                 *summary.per_family.entry(record.family()).or_default() += 1;
             }
             Err(err) if keep_going => {
-                note(&format!("error: {}: {}", dir.display(), message(&err)));
+                note(&format!("error: {location}: {}", message(&err)));
                 summary.failed += 1;
             }
             Err(source) => {
                 return Err(BatchError::Task {
-                    dir: dir.clone(),
+                    dir: location.path().to_owned(),
                     out: out_path.to_owned(),
                     source: Box::new(source),
                 });
@@ -327,10 +327,4 @@ pub fn round_trip(
         }
     }
     Ok((same, total))
-}
-
-/// A 64-bit hash of an instance id (duplicate detection over streams of any length).
-fn hash_id(id: &str) -> u64 {
-    use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
-    BuildHasherDefault::<DefaultHasher>::default().hash_one(id)
 }

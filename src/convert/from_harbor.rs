@@ -17,11 +17,15 @@ use std::path::{Path, PathBuf};
 /// Largest text file read from a task directory (statements, patches, specs).
 const MAX_TEXT: u64 = 512 * 1024 * 1024;
 
-/// A record read back from a task directory, with the suite zip it carries (Doc2Repo).
+/// A record read back from a task directory, with what the directory bundles beside it: the
+/// suite zip (Doc2Repo) and the environment to build.
 #[derive(Debug)]
 pub struct TaskRead {
     pub record: Record,
     pub test_suite_zip: Option<PathBuf>,
+    /// `environment/`, when `task.toml` names no `docker_image` and it holds a `Dockerfile`:
+    /// the image must be built from it.
+    pub environment_to_build: Option<PathBuf>,
     /// Fields filled from files other than `instance.json`.
     pub filled: Vec<&'static str>,
 }
@@ -93,9 +97,14 @@ pub fn read_task(dir: &Path) -> Result<TaskRead, ConvertError> {
         source,
     })?;
     super::to_harbor::check_test_suite_name(&record, &source_path.display().to_string())?;
+    let env = dir.join(paths::ENVIRONMENT);
+    let environment_to_build = (task.environment.docker_image.is_none()
+        && env.join("Dockerfile").is_file())
+    .then_some(env);
     Ok(TaskRead {
         record,
         test_suite_zip,
+        environment_to_build,
         filled: f.filled,
     })
 }

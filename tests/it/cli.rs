@@ -163,9 +163,10 @@ fn missing_image_duplicate_ids_and_missing_suites_are_named() {
         .stderr(predicates::str::contains(
             "data.jsonl:1: instance `a_b_pr1`: no image",
         ))
-        .stderr(predicates::str::contains(
-            "data.jsonl:3: instance `a_c_pr2`: duplicate instance_id (first at line 2)",
-        ))
+        .stderr(predicates::str::contains(format!(
+            "data.jsonl:3: duplicate instance_id `a_c_pr2`: {0}:2 and {0}:3",
+            data.display()
+        )))
         .stderr(predicates::str::contains("`nope.zip` not found"));
 }
 

@@ -1,0 +1,267 @@
+//! Whole Harbor jobs directories ⇄ trajectory releases: every trial under a jobs directory to
+//! one release line each ([`jobs_to_release`]), and every line of a release back to a trial
+//! directory ([`release_to_jobs`]).
+//!
+//! The formats themselves (a trial's line, a job's own files, a line written back as a trial)
+//! are Harbor's and live in `harbor::job`; this module runs the loops over them, adds each
+//! trial's family from a dataset read through `dataset::Source`, and counts what it did. What is
+//! printed, and the exit code, are the caller's.
+
+use crate::dataset::{DatasetError, Source};
+use crate::errors::message;
+use crate::harbor::{
+    JobError, ReleaseOptions, job_files, job_of, release_line, task_name_index, trial_dirs,
+    write_trial,
+};
+use crate::record::{JsonLines, JsonlError, JsonlWriter};
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// Why a release could not be made or read.
+#[derive(Debug, Error)]
+pub enum ReleaseError {
+    /// The release file could not be opened, read or written.
+    #[error(transparent)]
+    Jsonl(#[from] JsonlError),
+    /// A trial or job directory could not be read into a release line.
+    #[error(transparent)]
+    Job(#[from] JobError),
+    /// The dataset that gives each trial its family could not be read.
+    #[error(transparent)]
+    Dataset(#[from] DatasetError),
+    /// One release line could not be written back as a trial directory.
+    #[error("{}:{line}: {source}", path.display())]
+    Line {
+        /// The release file.
+        path: PathBuf,
+        /// The line, counting from 1.
+        line: u64,
+        /// What went wrong writing it.
+        #[source]
+        source: JobError,
+    },
+}
+
+/// What [`jobs_to_release`] wrote.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Released {
+    /// Release lines written, one per trial.
+    pub trials: usize,
+    /// Files listed (size, SHA-256) but not carried: over the size cap, logs left out, links.
+    pub omitted_files: usize,
+}
+
+/// What [`release_to_jobs`] wrote.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Restored {
+    /// Trial directories written.
+    pub trials: usize,
+    /// Lines that could not be read or written back (each said through `note`).
+    pub failed: usize,
+}
+
+/// Writes one release line per trial under `jobs_dir` to `output` (written whole or not at
+/// all); each job's own files travel once, on its first trial's line. With a `dataset`, each
+/// line names its trial's family.
+pub fn jobs_to_release(
+    jobs_dir: &Path,
+    output: &Path,
+    dataset: Option<&Path>,
+    opts: ReleaseOptions,
+) -> Result<Released, ReleaseError> {
+    let families = match dataset {
+        Some(d) => families(d)?,
+        None => HashMap::new(),
+    };
+    let mut w = JsonlWriter::create(output)?;
+    let mut released = Released::default();
+    let trials = trial_dirs(jobs_dir);
+    let all: Vec<PathBuf> = trials.iter().map(|(d, _)| d.clone()).collect();
+    let mut jobs_done: HashSet<PathBuf> = HashSet::new();
+    for (dir, result) in trials {
+        let task = result
+            .get("task_name")
+            .and_then(|v| v.as_str())
+            .unwrap_or_default();
+        let mut job = job_of(&dir);
+        if let (Some(job), Some(job_dir)) = (job.as_mut(), dir.parent())
+            && job_dir.starts_with(jobs_dir)
+            && jobs_done.insert(job_dir.to_owned())
+        {
+            let tree = job_files(job_dir, &all, opts)?;
+            job["files"] = tree["files"].clone();
+            job["dirs"] = tree["dirs"].clone();
+        }
+        let line = release_line(
+            &dir,
+            &result,
+            job.as_ref(),
+            families.get(task).map(String::as_str),
+            opts,
+        )?;
+        released.omitted_files += omitted_files(&line, job.as_ref());
+        w.write(&line)?;
+        released.trials += 1;
+    }
+    w.finish()?;
+    Ok(released)
+}
+
+/// Task name → family, for the dataset's ids and the directory names Harbor names tasks after.
+/// The first bad item or repeated id of the dataset is an error.
+fn families(dataset: &Path) -> Result<HashMap<String, String>, DatasetError> {
+    let mut by_id: HashMap<String, String> = HashMap::new();
+    for entry in Source::open(dataset)?.entries() {
+        let (_, entry) = entry?;
+        let record = entry.record;
+        by_id.insert(
+            record.instance_id().to_owned(),
+            record.family().as_str().to_owned(),
+        );
+    }
+    // Harbor's task names are directory names (lower case): those too.
+    Ok(task_name_index(by_id.keys().map(String::as_str))
+        .into_iter()
+        .filter_map(|(name, id)| by_id.get(&id).map(|f| (name, f.clone())))
+        .collect())
+}
+
+/// How many files a line (and its job's files) lists without carrying them.
+fn omitted_files(line: &Value, job: Option<&Value>) -> usize {
+    line["files"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .chain(
+            job.and_then(|j| j["files"].as_array())
+                .into_iter()
+                .flatten(),
+        )
+        .filter(|f| f.get("omitted").is_some())
+        .count()
+}
+
+/// Writes every line of `release` back as a trial directory (and its job's files) under
+/// `out_dir`. A line that cannot be read or written is said through `note` and counted, and
+/// the rest written; only a release that cannot be opened is an error.
+pub fn release_to_jobs(
+    release: &Path,
+    out_dir: &Path,
+    note: &mut dyn FnMut(&str),
+) -> Result<Restored, ReleaseError> {
+    let mut lines = JsonLines::open(release)?;
+    let mut restored = Restored::default();
+    while let Some(item) = lines.next_value() {
+        let written = item.map_err(ReleaseError::from).and_then(|(line, v)| {
+            write_trial(out_dir, &v).map_err(|source| ReleaseError::Line {
+                path: release.to_owned(),
+                line,
+                source,
+            })
+        });
+        match written {
+            Ok(_) => restored.trials += 1,
+            Err(err) => {
+                restored.failed += 1;
+                note(&format!("error: {}", message(&err)));
+            }
+        }
+    }
+    Ok(restored)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_job_goes_to_a_release_and_back() {
+        let tmp = tempfile::tempdir().unwrap();
+        let trial = tmp.path().join("jobs/job-1/o_r_pr1__abc");
+        fs_err::create_dir_all(trial.join("verifier")).unwrap();
+        fs_err::write(
+            tmp.path().join("jobs/job-1/config.json"),
+            json!({"job_name": "job-1"}).to_string(),
+        )
+        .unwrap();
+        let result = json!({
+            "task_name": "o_r_pr1", "trial_name": "o_r_pr1__abc",
+            "verifier_result": {"rewards": {"reward": 1}},
+        });
+        fs_err::write(trial.join("result.json"), result.to_string()).unwrap();
+        fs_err::write(trial.join("verifier/reward.txt"), "1").unwrap();
+        let dataset = tmp.path().join("data.jsonl");
+        fs_err::write(
+            &dataset,
+            json!({"instance_id": "O_r_pr1", "task": "DomainFix"}).to_string() + "\n",
+        )
+        .unwrap();
+
+        let release = tmp.path().join("release.jsonl");
+        let released = jobs_to_release(
+            &tmp.path().join("jobs"),
+            &release,
+            Some(&dataset),
+            ReleaseOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            released,
+            Released {
+                trials: 1,
+                omitted_files: 0
+            }
+        );
+        let line: Value = serde_json::from_str(&fs_err::read_to_string(&release).unwrap()).unwrap();
+        assert_eq!(line["family"], "DomainFix", "found by its directory name");
+
+        // Back, with a bad line after the good one: reported and counted, the rest written.
+        let mut text = fs_err::read_to_string(&release).unwrap();
+        text.push_str("not json\n");
+        fs_err::write(&release, text).unwrap();
+        let mut notes = Vec::new();
+        let restored = release_to_jobs(&release, &tmp.path().join("back"), &mut |n| {
+            notes.push(n.to_owned())
+        })
+        .unwrap();
+        assert_eq!(
+            restored,
+            Restored {
+                trials: 1,
+                failed: 1
+            }
+        );
+        assert!(notes[0].contains("release.jsonl:2"), "{notes:?}");
+        assert_eq!(
+            fs_err::read_to_string(
+                tmp.path()
+                    .join("back/job-1/o_r_pr1__abc/verifier/reward.txt")
+            )
+            .unwrap(),
+            "1"
+        );
+    }
+
+    #[test]
+    fn a_dataset_with_a_repeated_id_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dataset = tmp.path().join("data.jsonl");
+        let line = json!({"instance_id": "a_b_pr1", "task": "CrossRepo"}).to_string();
+        fs_err::write(&dataset, format!("{line}\n{line}\n")).unwrap();
+        let err = jobs_to_release(
+            tmp.path(),
+            &tmp.path().join("release.jsonl"),
+            Some(&dataset),
+            ReleaseOptions::default(),
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("duplicate instance_id `a_b_pr1`: "),
+            "{err}"
+        );
+    }
+}

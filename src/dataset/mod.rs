@@ -1,0 +1,119 @@
+//! A dataset: a BeyondSWE JSONL file or a directory of Harbor task directories.
+//!
+//! One [`Source`] reads either, item by item (source.rs), and one [`Seen`] finds repeated ids
+//! (seen.rs); loading, validation and conversion all read datasets through them. This file sees
+//! a dataset as instances to grade against (record, suite zip, and for Harbor tasks without a
+//! prebuilt image, the environment to build). It only reads.
+
+mod error;
+mod seen;
+mod source;
+
+pub use error::DatasetError;
+pub use seen::{Duplicate, Seen};
+pub use source::{Entry, Item, Location, Source};
+
+use crate::convert::{check_test_suite_name, find_test_suite, is_task_dir};
+use crate::record::Record;
+use std::path::{Path, PathBuf};
+
+/// One gradable instance.
+#[derive(Debug, Clone)]
+pub struct Instance {
+    /// The instance's BeyondSWE record (from the JSONL line, or read back from the Harbor task).
+    pub record: Record,
+    /// The Doc2Repo suite zip, if found.
+    pub test_suite: Option<PathBuf>,
+    /// A Harbor task whose `task.toml` names no `docker_image`: its `environment/` must be built.
+    pub environment_to_build: Option<PathBuf>,
+    /// Where the record came from (`file:line` or the task directory).
+    pub location: String,
+}
+
+impl Instance {
+    /// The instance an entry is: its suite is the one its task directory bundles, else the one
+    /// named by `test_suite` in `test_suites`. A JSONL record whose `test_suite` is not a plain
+    /// file name is an error.
+    fn new(
+        location: Location,
+        entry: Entry,
+        test_suites: Option<&Path>,
+    ) -> Result<Instance, DatasetError> {
+        let record = entry.record;
+        if let Location::Line { .. } = location {
+            check_test_suite_name(
+                &record,
+                &format!("{location}: instance `{}`", record.instance_id()),
+            )?;
+        }
+        let test_suite = entry
+            .test_suite_zip
+            .or_else(|| test_suites.and_then(|d| find_test_suite(&record, d)));
+        Ok(Instance {
+            record,
+            test_suite,
+            environment_to_build: entry.environment_to_build,
+            location: location.to_string(),
+        })
+    }
+}
+
+/// Finds one instance by id (in a tasks directory, the task directory named after it first).
+pub fn find_instance(
+    dataset: &Path,
+    id: &str,
+    test_suites: Option<&Path>,
+) -> Result<Instance, DatasetError> {
+    tracing::info!(dataset = %dataset.display(), instance = id, "reading the dataset");
+    let direct = dataset.join(id);
+    let source = if dataset.is_dir() && is_task_dir(&direct) {
+        Source::tasks(&direct)?
+    } else {
+        Source::open(dataset)?
+    };
+    for item in source {
+        let item = item?;
+        let entry = item.entry?;
+        if entry.record.instance_id() == id {
+            return Instance::new(item.location, entry, test_suites);
+        }
+    }
+    Err(DatasetError::UnknownInstance {
+        dataset: dataset.to_owned(),
+        id: id.to_owned(),
+    })
+}
+
+/// Every instance of a dataset, in file (or directory name) order. The first bad record stops
+/// with an error naming it; so does an id seen twice.
+pub fn load_all(dataset: &Path, test_suites: Option<&Path>) -> Result<Vec<Instance>, DatasetError> {
+    let out = Source::open(dataset)?
+        .entries()
+        .map(|entry| entry.and_then(|(at, entry)| Instance::new(at, entry, test_suites)))
+        .collect::<Result<Vec<_>, _>>()?;
+    tracing::info!(dataset = %dataset.display(), instances = out.len(), "dataset read");
+    Ok(out)
+}
+
+/// A digest of the dataset's records (order-independent), to recognise a results directory.
+pub fn dataset_hash(instances: &[Instance]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut items: Vec<(String, Vec<u8>)> = instances
+        .iter()
+        .map(|i| {
+            (
+                i.record.instance_id().to_owned(),
+                serde_json::to_vec(i.record.raw()).unwrap_or_default(),
+            )
+        })
+        .collect();
+    items.sort();
+    let mut h = Sha256::new();
+    for (id, raw) in items {
+        h.update(id.as_bytes());
+        h.update([0]);
+        h.update(raw);
+        h.update([0]);
+    }
+    hex::encode(h.finalize())
+}
