@@ -2,7 +2,8 @@
 
 use super::{exit, note, out};
 use anyhow::Result;
-use beyondswe::convert::{self, Resources, Summary, ToHarborOptions};
+use beyondswe::convert::{Resources, ToHarborOptions};
+use beyondswe::dataset::{self, Summary};
 use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};
 
@@ -104,7 +105,7 @@ fn to_harbor(args: &ToHarborArgs) -> Result<i32> {
             ..Resources::default()
         },
     };
-    let summary = convert::dataset_to_tasks(
+    let summary = dataset::dataset_to_tasks(
         &args.dataset,
         &args.out_dir,
         &opts,
@@ -116,7 +117,7 @@ fn to_harbor(args: &ToHarborArgs) -> Result<i32> {
 }
 
 fn from_harbor(args: &FromHarborArgs) -> Result<i32> {
-    let summary = convert::tasks_to_dataset(
+    let summary = dataset::tasks_to_dataset(
         &args.tasks_dir,
         &args.out,
         args.test_suites.as_deref(),

@@ -13,7 +13,6 @@
 use super::progress::Bar;
 use super::{exit, note, out, outcome};
 use anyhow::{Context, Result, bail};
-use beyondswe::convert;
 use beyondswe::report::{Format, read_run};
 use beyondswe::run::{self, DatasetSpec, RunLimits, RunSpec, StoreSpec, Submissions};
 use clap::Args;
@@ -114,7 +113,7 @@ pub(crate) fn run(args: &DemoArgs, quiet: bool) -> Result<i32> {
     note("2/3 convert: the demo dataset to Harbor task directories and back");
     let dataset = fixtures.join("dataset/demo.jsonl");
     let suites = fixtures.join("test_suites");
-    let (same, total) = convert::round_trip(&dataset, &suites, root, &mut |n| note(n))?;
+    let (same, total) = beyondswe::dataset::round_trip(&dataset, &suites, root, &mut |n| note(n))?;
     note(format!(
         "    {same}/{total} records identical after the round trip"
     ));

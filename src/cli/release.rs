@@ -64,7 +64,11 @@ fn from_harbor(
     dataset: Option<&Path>,
     opts: ReleaseOptions,
 ) -> Result<i32> {
-    let released = convert::jobs_to_release(jobs_dir, output, dataset, opts)?;
+    let families = match dataset {
+        Some(d) => beyondswe::dataset::families_by_task_name(d)?,
+        None => Default::default(),
+    };
+    let released = convert::jobs_to_release(jobs_dir, output, &families, opts)?;
     if released.omitted_files > 0 {
         note(format!(
             "{} file(s) listed but not carried (over --max-file-mb, --no-logs, links)",

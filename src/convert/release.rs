@@ -7,11 +7,9 @@
 //! trial's family from a dataset read through `dataset::Source`, and counts what it did. What is
 //! printed, and the exit code, are the caller's.
 
-use crate::dataset::{DatasetError, Source};
 use crate::errors::message;
 use crate::harbor::{
-    JobError, ReleaseOptions, job_files, job_of, release_line, task_name_index, trial_dirs,
-    write_trial,
+    JobError, ReleaseOptions, job_files, job_of, release_line, trial_dirs, write_trial,
 };
 use crate::record::{JsonLines, JsonlError, JsonlWriter};
 use serde_json::Value;
@@ -28,9 +26,6 @@ pub enum ReleaseError {
     /// A trial or job directory could not be read into a release line.
     #[error(transparent)]
     Job(#[from] JobError),
-    /// The dataset that gives each trial its family could not be read.
-    #[error(transparent)]
-    Dataset(#[from] DatasetError),
     /// One release line could not be written back as a trial directory.
     #[error("{}:{line}: {source}", path.display())]
     Line {
@@ -63,18 +58,14 @@ pub struct Restored {
 }
 
 /// Writes one release line per trial under `jobs_dir` to `output` (written whole or not at
-/// all); each job's own files travel once, on its first trial's line. With a `dataset`, each
-/// line names its trial's family.
+/// all); each job's own files travel once, on its first trial's line. Each line names its
+/// trial's family when `families` (Harbor task name → family) knows the task.
 pub fn jobs_to_release(
     jobs_dir: &Path,
     output: &Path,
-    dataset: Option<&Path>,
+    families: &HashMap<String, String>,
     opts: ReleaseOptions,
 ) -> Result<Released, ReleaseError> {
-    let families = match dataset {
-        Some(d) => families(d)?,
-        None => HashMap::new(),
-    };
     let mut w = JsonlWriter::create(output)?;
     let mut released = Released::default();
     let trials = trial_dirs(jobs_dir);
@@ -107,25 +98,6 @@ pub fn jobs_to_release(
     }
     w.finish()?;
     Ok(released)
-}
-
-/// Task name → family, for the dataset's ids and the directory names Harbor names tasks after.
-/// The first bad item or repeated id of the dataset is an error.
-fn families(dataset: &Path) -> Result<HashMap<String, String>, DatasetError> {
-    let mut by_id: HashMap<String, String> = HashMap::new();
-    for entry in Source::open(dataset)?.entries() {
-        let (_, entry) = entry?;
-        let record = entry.record;
-        by_id.insert(
-            record.instance_id().to_owned(),
-            record.family().as_str().to_owned(),
-        );
-    }
-    // Harbor's task names are directory names (lower case): those too.
-    Ok(task_name_index(by_id.keys().map(String::as_str))
-        .into_iter()
-        .filter_map(|(name, id)| by_id.get(&id).map(|f| (name, f.clone())))
-        .collect())
 }
 
 /// How many files a line (and its job's files) lists without carrying them.
@@ -193,18 +165,13 @@ mod tests {
         });
         fs_err::write(trial.join("result.json"), result.to_string()).unwrap();
         fs_err::write(trial.join("verifier/reward.txt"), "1").unwrap();
-        let dataset = tmp.path().join("data.jsonl");
-        fs_err::write(
-            &dataset,
-            json!({"instance_id": "O_r_pr1", "task": "DomainFix"}).to_string() + "\n",
-        )
-        .unwrap();
+        let families = HashMap::from([("o_r_pr1".to_owned(), "DomainFix".to_owned())]);
 
         let release = tmp.path().join("release.jsonl");
         let released = jobs_to_release(
             &tmp.path().join("jobs"),
             &release,
-            Some(&dataset),
+            &families,
             ReleaseOptions::default(),
         )
         .unwrap();
@@ -242,26 +209,6 @@ mod tests {
             )
             .unwrap(),
             "1"
-        );
-    }
-
-    #[test]
-    fn a_dataset_with_a_repeated_id_is_refused() {
-        let tmp = tempfile::tempdir().unwrap();
-        let dataset = tmp.path().join("data.jsonl");
-        let line = json!({"instance_id": "a_b_pr1", "task": "CrossRepo"}).to_string();
-        fs_err::write(&dataset, format!("{line}\n{line}\n")).unwrap();
-        let err = jobs_to_release(
-            tmp.path(),
-            &tmp.path().join("release.jsonl"),
-            Some(&dataset),
-            ReleaseOptions::default(),
-        )
-        .unwrap_err();
-        assert!(
-            err.to_string()
-                .starts_with("duplicate instance_id `a_b_pr1`: "),
-            "{err}"
         );
     }
 }

@@ -1,20 +1,26 @@
 //! A dataset: a BeyondSWE JSONL file or a directory of Harbor task directories.
 //!
 //! One [`Source`] reads either, item by item (source.rs), and one [`Seen`] finds repeated ids
-//! (seen.rs); loading, validation and conversion all read datasets through them. This file sees
-//! a dataset as instances to grade against (record, suite zip, and for Harbor tasks without a
-//! prebuilt image, the environment to build). It only reads.
+//! (seen.rs); loading, validation and conversion all read datasets through them. Whole datasets
+//! are converted either way here, streamed, with a per-family summary (batch.rs), over
+//! `convert`'s one-record converters. This file sees a dataset as instances to grade against
+//! (record, suite zip, and for Harbor tasks without a prebuilt image, the environment to
+//! build), and as the families a release's lines name.
 
+mod batch;
 mod error;
 mod seen;
 mod source;
 
+pub use batch::{BatchError, ItemError, Summary, dataset_to_tasks, round_trip, tasks_to_dataset};
 pub use error::DatasetError;
 pub use seen::{Duplicate, Seen};
 pub use source::{Entry, Item, Location, Source};
 
 use crate::convert::{check_test_suite_name, find_test_suite, is_task_dir};
+use crate::harbor::task_name_index;
 use crate::record::Record;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// One gradable instance.
@@ -116,4 +122,52 @@ pub fn dataset_hash(instances: &[Instance]) -> String {
         h.update([0]);
     }
     hex::encode(h.finalize())
+}
+
+/// Harbor task name → family: the dataset's ids and the directory names Harbor names tasks
+/// after (lower case), for a release's lines. The first bad item or repeated id is an error.
+pub fn families_by_task_name(dataset: &Path) -> Result<HashMap<String, String>, DatasetError> {
+    let mut by_id: HashMap<String, String> = HashMap::new();
+    for entry in Source::open(dataset)?.entries() {
+        let (_, entry) = entry?;
+        let record = entry.record;
+        by_id.insert(
+            record.instance_id().to_owned(),
+            record.family().as_str().to_owned(),
+        );
+    }
+    Ok(task_name_index(by_id.keys().map(String::as_str))
+        .into_iter()
+        .filter_map(|(name, id)| by_id.get(&id).map(|f| (name, f.clone())))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn families_are_found_by_id_and_by_harbors_task_name() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dataset = tmp.path().join("data.jsonl");
+        let line = serde_json::json!({"instance_id": "O_r_pr1", "task": "DomainFix"});
+        fs_err::write(&dataset, format!("{line}\n")).expect("write");
+        let families = families_by_task_name(&dataset).expect("read");
+        assert_eq!(families["O_r_pr1"], "DomainFix");
+        assert_eq!(families["o_r_pr1"], "DomainFix");
+    }
+
+    #[test]
+    fn a_dataset_with_a_repeated_id_gives_no_families() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dataset = tmp.path().join("data.jsonl");
+        let line = serde_json::json!({"instance_id": "a_b_pr1", "task": "CrossRepo"});
+        fs_err::write(&dataset, format!("{line}\n{line}\n")).expect("write");
+        let err = families_by_task_name(&dataset).expect_err("repeated id");
+        assert!(
+            err.to_string()
+                .starts_with("duplicate instance_id `a_b_pr1`: "),
+            "{err}"
+        );
+    }
 }

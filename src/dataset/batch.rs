@@ -9,8 +9,8 @@
 //! that says where. Warnings (an unknown family, a task without an oracle) go to `note` as they
 //! are found. What is printed, and the exit code, are the caller's.
 
-use super::{ConvertError, ToHarborOptions, store_test_suite, write_task};
-use crate::dataset::{DatasetError, Duplicate, Entry, Item, Location, Seen, Source};
+use super::{DatasetError, Duplicate, Entry, Item, Location, Seen, Source};
+use crate::convert::{ConvertError, ToHarborOptions, store_test_suite, write_task};
 use crate::errors::message;
 use crate::harbor::paths;
 use crate::record::{Family, JsonlError, JsonlWriter, Record, RecordReader};
