@@ -47,6 +47,7 @@ use std::sync::Mutex;
 /// What a finished (or interrupted) run left.
 #[derive(Debug)]
 pub struct RunOutcome {
+    /// The report of the graded instances, as written to the run directory.
     pub report: Report,
     /// `RESULTS_DIR/RUN_ID`: the store and the report files.
     pub run_dir: PathBuf,
@@ -55,6 +56,7 @@ pub struct RunOutcome {
 }
 
 impl RunOutcome {
+    /// The run's HTML report, `run_dir/report.html`.
     pub fn html(&self) -> PathBuf {
         self.run_dir.join("report.html")
     }
