@@ -14,6 +14,10 @@
 //! - [`finish`](grade_run): the store compacted, the report scoped to the graded instances and
 //!   written (`report.json`, `swebench_report.json`, `report.html`).
 //!
+//! The other work that needs the engine is here too: [`reconstruct`] replays, in a [`Session`] of
+//! its own, the edits of transcripts that came without a patch (`ingest --reconstruct`), and
+//! [`build_image`] builds an image from a build context (`image build`).
+//!
 //! `grade/` grades one submission and knows nothing of runs or stores; `report/` holds the store
 //! and the renderings.
 
