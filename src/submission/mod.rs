@@ -1,10 +1,15 @@
-//! What an agent produced: a patch, or (Doc2Repo) a whole repository tree.
+//! What an agent produced: a patch, or (Doc2Repo) a whole repository tree, in two shapes.
+//! [`Submitted`] is what was found (a patch's bytes in a predictions line or an agent's output, a
+//! patch file a person named, a repository's path); [`read_submission`] reads it, within the
+//! [`ReadLimits`], into the [`Submission`] that is graded. A submission that cannot be read
+//! becomes [`Submission::Unreadable`] with the reason: that submission's `unresolved` verdict,
+//! not the end of the run.
 //!
 //! Reads repository trees from a directory or a `.tar`, `.tar.gz`/`.tgz` or `.zip` archive,
 //! safely: absolute paths, `..`, links escaping the root, device files and hard links are refused,
-//! and expansion is capped (zip bombs). Reads what agents write (agents/: SWE-agent, OpenHands,
-//! Claude Code and Codex transcripts, Harbor jobs, …), captures workspaces (capture.rs), and
-//! rebuilds a patch from a transcript's edits in a container (replay.rs).
+//! and expansion is capped (zip bombs). Reads what agents write (agents/: predictions, SWE-agent,
+//! OpenHands, Claude Code and Codex transcripts, Harbor jobs, …), captures workspaces
+//! (capture.rs), and rebuilds a patch from a transcript's edits in a container (replay.rs).
 
 mod agents;
 mod capture;

@@ -1,7 +1,8 @@
-//! What third-party agents write, turned into predictions: SWE-bench predictions, SWE-agent and
-//! mini-swe-agent runs, OpenHands `output.jsonl`, AweAgent runs, Claude Code and Codex transcripts
-//! in every shape they are written in (transcript.rs, claude_code.rs, codex.rs; paired with
-//! captured diffs, since they carry no patch, or replayed by `replay`), and Harbor job directories.
+//! What third-party agents write, turned into submissions ([`Ingested`], each with what was
+//! [`Submitted`], if anything): SWE-bench predictions, SWE-agent and mini-swe-agent runs, OpenHands
+//! `output.jsonl`, AweAgent runs, Claude Code and Codex transcripts in every shape they are written
+//! in (transcript.rs, claude_code.rs, codex.rs; paired with captured diffs, since they carry no
+//! patch, or replayed by `replay`), and Harbor job directories.
 //!
 //! Every reader keeps going after a bad record and reports it with its file and line; a run with
 //! nothing recognisable says which formats were tried and why each did not match, and a format
