@@ -21,19 +21,35 @@ pub const DEFAULT_MAX_PATCH_BYTES: u64 = 256 * 1024 * 1024;
 /// Why a patch file could not be read; each names the file.
 #[derive(Debug, Error)]
 pub enum PatchFileError {
+    /// Reading its metadata or its bytes failed (missing, no permission, ...).
     #[error("{}", crate::errors::io_message(path, source))]
     Io {
+        /// The patch file.
         path: PathBuf,
+        /// What the operating system reported.
         #[source]
         source: std::io::Error,
     },
+    /// The path is not a regular file (links are followed): a directory, a pipe, a device.
     #[error("{path}: {what}, not a regular file; a patch must be a file")]
-    NotAFile { path: PathBuf, what: &'static str },
+    NotAFile {
+        /// The path given as a patch.
+        path: PathBuf,
+        /// What it is instead, e.g. "a directory" or "a named pipe (FIFO)".
+        what: &'static str,
+    },
+    /// The file is over the cap, before opening it or while reading it; the message suggests
+    /// `--max-patch-mb`.
     #[error(
         "{path}: the patch is larger than the limit of {} (raise it with --max-patch-mb)",
         human(*max_bytes)
     )]
-    TooLarge { path: PathBuf, max_bytes: u64 },
+    TooLarge {
+        /// The patch file.
+        path: PathBuf,
+        /// The cap it went over, in bytes.
+        max_bytes: u64,
+    },
 }
 
 impl From<BoundedReadError> for PatchFileError {

@@ -27,12 +27,19 @@ use std::time::Instant;
 /// One submission to grade.
 #[derive(Debug, Clone)]
 pub struct Job {
+    /// The instance's dataset record.
     pub record: Record,
     /// 1-based attempt number; each attempt has its own verdict.
     pub attempt: u32,
+    /// The patch or Doc2Repo tree to grade, or why it could not be read (graded `unresolved`).
     pub submission: Submission,
+    /// The Doc2Repo suite zip; `None` for other families or when none was found.
     pub test_suite: Option<PathBuf>,
+    /// The model or agent that produced the submission, stored as its `model_name_or_path`.
     pub model: String,
+    /// Run the container from this image instead of the record's: the tag of a Harbor task's
+    /// environment built for this run; `None` until
+    /// [`Session::build_environments`](super::Session::build_environments) sets it.
     pub image_override: Option<String>,
     /// The reward the agent's harness recorded (Harbor), kept to compare with ours.
     pub claimed_reward: Option<f64>,
@@ -59,7 +66,12 @@ pub enum JobEvent {
     /// Already graded with the same key: the stored verdict stands.
     Cached(Stored),
     /// Graded now (after at most one retry of an infrastructure error).
-    Graded { stored: Stored, retried: bool },
+    Graded {
+        /// The new verdict, as appended to the store.
+        stored: Stored,
+        /// The first attempt ended in an infrastructure error and this is the second's verdict.
+        retried: bool,
+    },
 }
 
 /// What a run tells the person watching it; called from the grading tasks. Each method does

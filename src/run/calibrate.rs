@@ -20,18 +20,22 @@ use std::sync::Mutex;
 /// One calibration.
 #[derive(Debug, Clone)]
 pub struct CalibrateSpec {
+    /// The instances to calibrate.
     pub dataset: DatasetSpec,
     /// Gold gradings per instance.
     pub repeat: u32,
     /// The gradings go to `store.dir()/gold` and `store.dir()/empty`.
     pub store: StoreSpec,
+    /// Gradings at once.
     pub jobs: usize,
+    /// Container limits, the test timeout, and how much of a submission is read.
     pub limits: RunLimits,
 }
 
 /// What a calibration run ended with.
 #[derive(Debug)]
 pub enum Calibrated {
+    /// Every grading ended: the calibration made from the verdicts, for the caller to write.
     Done(Calibration),
     /// Ctrl-C: the gradings so far are kept in the stores.
     Interrupted,

@@ -9,29 +9,43 @@ use crate::submission::{IngestError, SubmissionError};
 use std::path::PathBuf;
 use thiserror::Error;
 
+/// Why a run, calibration, verification, single grading, reconstruction or image build did not
+/// start or end; [`is_infrastructure`](RunError::is_infrastructure) tells the machinery's failures
+/// from the input's.
 #[derive(Debug, Error)]
 pub enum RunError {
+    /// The dataset (a JSONL file or Harbor task directories) could not be read.
     #[error(transparent)]
     Dataset(#[from] DatasetError),
+    /// The calibration file given to the run could not be read.
     #[error(transparent)]
     Calibration(#[from] CalibrationError),
+    /// The predictions or agent output could not be read as a whole.
     #[error(transparent)]
     Ingest(#[from] IngestError),
+    /// A patch file or directory the run reads failed its checks before grading (not a file,
+    /// over the limit, unreadable), or a build context could not be read.
     #[error(transparent)]
     Submission(#[from] SubmissionError),
+    /// A calibration's flaky test ids could not be taken off a record's test lists.
     #[error(transparent)]
     Record(#[from] RecordError),
     /// Reading a JSONL file (a release).
     #[error(transparent)]
     Jsonl(#[from] JsonlError),
+    /// The results store could not be opened, read or written (another dataset's store without
+    /// `force`, a full disk, ...).
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The container engine is unreachable, or a request to it outside a grading failed.
     #[error(transparent)]
     Sandbox(#[from] SandboxError),
     /// Building a Harbor task's `environment/` failed.
     #[error("building {dir}: {source}")]
     Environment {
+        /// The task's `environment/` directory.
         dir: PathBuf,
+        /// What the engine reported.
         #[source]
         source: SandboxError,
     },
@@ -41,15 +55,20 @@ pub enum RunError {
     /// Building an image (`image build`) failed.
     #[error("building {} as {tag}: {source}", context.display())]
     Image {
+        /// The build context directory.
         context: PathBuf,
+        /// The tag the image was to get.
         tag: String,
+        /// What the engine reported.
         #[source]
         source: SandboxError,
     },
     /// The engine went away while a transcript's edits were replayed.
     #[error("replaying {instance}: {source}")]
     Replay {
+        /// The instance whose edits were being replayed.
         instance: String,
+        /// What the engine reported.
         #[source]
         source: SandboxError,
     },
@@ -57,14 +76,19 @@ pub enum RunError {
     /// must stay in the chain, where a full disk is told apart.
     #[error("{0}")]
     Write(#[from] std::io::Error),
+    /// The async runtime the engine work runs on could not be started (its threads could not be
+    /// spawned).
     #[error("cannot start the async runtime: {0}")]
     Runtime(std::io::Error),
     /// The run (or calibration) stopped part-way: the store could not be written; what was
     /// graded is kept.
     #[error("the {what} stopped; every grading written so far is kept in {}", run_dir.display())]
     Stopped {
+        /// What stopped: "run" or "calibration".
         what: &'static str,
+        /// The run's directory, where its store keeps the gradings written so far.
         run_dir: PathBuf,
+        /// Why it stopped.
         #[source]
         source: Box<RunError>,
     },

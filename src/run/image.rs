@@ -17,6 +17,7 @@ pub struct ImageSpec {
     pub context: PathBuf,
     /// The image tag, e.g. `beyondswe-fixture/calc:1`.
     pub tag: String,
+    /// Labels put on the image (`--label KEY=VALUE`).
     pub labels: HashMap<String, String>,
     /// Skip the build when the tag already exists.
     pub if_missing: bool,

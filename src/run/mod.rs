@@ -14,6 +14,10 @@
 //! - [`finish`](grade_run): the store compacted, the report scoped to the graded instances and
 //!   written (`report.json`, `swebench_report.json`, `report.html`).
 //!
+//! The other work that needs the engine is here too: [`reconstruct`] replays, in a [`Session`] of
+//! its own, the edits of transcripts that came without a patch (`ingest --reconstruct`), and
+//! [`build_image`] builds an image from a build context (`image build`).
+//!
 //! `grade/` grades one submission and knows nothing of runs or stores; `report/` holds the store
 //! and the renderings.
 
@@ -47,6 +51,7 @@ use std::sync::Mutex;
 /// What a finished (or interrupted) run left.
 #[derive(Debug)]
 pub struct RunOutcome {
+    /// The report of the graded instances, as written to the run directory.
     pub report: Report,
     /// `RESULTS_DIR/RUN_ID`: the store and the report files.
     pub run_dir: PathBuf,
@@ -55,6 +60,7 @@ pub struct RunOutcome {
 }
 
 impl RunOutcome {
+    /// The run's HTML report, `run_dir/report.html`.
     pub fn html(&self) -> PathBuf {
         self.run_dir.join("report.html")
     }

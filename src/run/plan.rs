@@ -25,9 +25,11 @@ use std::path::Path;
 pub struct Plan {
     /// The instances in scope (all, or those of `ids`).
     pub instances: Vec<Instance>,
+    /// One job per submission found for those instances (or per gold or empty patch).
     pub jobs: Vec<Job>,
     /// The run's identity in the store: dataset and submissions with their hashes.
     pub meta: RunMeta,
+    /// The calibration the spec names, read; `None` when it names none.
     pub calibration: Option<Loaded>,
 }
 

@@ -1,6 +1,11 @@
-//! The engine around a run, once for every caller: connect, sweep what dead graders of this host
-//! left, build the Harbor environments the jobs need, stop at Ctrl-C, and sweep this process's
-//! containers whatever the end (finished, interrupted, stopped, a grading that panicked).
+//! The engine around container work, once for every caller: grading runs and calibrations,
+//! [`grade_one`], and the transcript replays of `ingest --reconstruct`. A [`Session`] connects,
+//! sweeps what dead graders of this host left, builds the Harbor environments the jobs need, stops
+//! at Ctrl-C, and sweeps this process's containers whatever the end (finished, interrupted,
+//! stopped, a grading that panicked).
+//!
+//! The async [`runtime`] everything runs on, and the packing of a build context for the engine,
+//! are here as well; image builds (`image build`) use both, without a session.
 
 use super::batch::{Job, Progress};
 use super::error::RunError;

@@ -32,12 +32,17 @@ impl DatasetSpec {
 /// One grading run.
 #[derive(Debug, Clone)]
 pub struct RunSpec {
+    /// The instances to grade.
     pub dataset: DatasetSpec,
+    /// What is graded for them.
     pub submissions: Submissions,
+    /// Where the verdicts and the report go.
     pub store: StoreSpec,
     /// Gradings at once.
     pub jobs: usize,
+    /// Container limits, the test timeout, and how much of a submission is read.
     pub limits: RunLimits,
+    /// A calibration to apply to the verdicts and the report; `None` for none.
     pub calibration: Option<CalibrationSpec>,
     /// Instances whose `forgery_suspected` evidence a reviewer accepted; added to the run's
     /// accepted ids (`report::ACCEPTED_FILE`).
@@ -66,8 +71,12 @@ pub enum Submissions {
     /// Predictions or any agent output `ingest` reads (format detected unless given); Claude
     /// Code and Codex transcripts take their captured diffs from `patches`.
     Predictions {
+        /// The predictions file, agent output file or directory.
         path: PathBuf,
+        /// Its format; `None` to detect it.
         format: Option<AgentFormat>,
+        /// The directory of captured diffs named `<instance_id>.diff`, for Claude Code and Codex
+        /// transcripts; `None` when there is none.
         patches: Option<PathBuf>,
     },
     /// The dataset's gold patches (every instance should resolve).
@@ -87,13 +96,16 @@ impl Submissions {
 /// Where the verdicts go: `results_dir/run_id`, resumable.
 #[derive(Debug, Clone)]
 pub struct StoreSpec {
+    /// The directory holding one directory per run (`--results-dir`, `runs` by default).
     pub results_dir: PathBuf,
+    /// The run's name: its directory under `results_dir`, and part of its containers' label.
     pub run_id: String,
     /// Reuse a results directory made for another dataset.
     pub force: bool,
 }
 
 impl StoreSpec {
+    /// The run's directory, `results_dir/run_id`: the store and the report files.
     pub fn dir(&self) -> PathBuf {
         self.results_dir.join(&self.run_id)
     }
@@ -107,6 +119,7 @@ impl StoreSpec {
 /// A calibration made by `calibrate`, and what to do with it.
 #[derive(Debug, Clone)]
 pub struct CalibrationSpec {
+    /// The `calibration.json` file.
     pub path: PathBuf,
     /// Flaky test ids are not required to pass.
     pub exclude_flaky: bool,
@@ -118,7 +131,9 @@ pub struct CalibrationSpec {
 /// a submission is read from disk.
 #[derive(Debug, Clone)]
 pub struct RunLimits {
+    /// Memory, CPU, process and disk limits of each grading container.
     pub container: Limits,
+    /// Bound on the test command of each grading.
     pub test_timeout: Duration,
     /// How much of a submission is read from disk (`--max-patch-mb`, `--max-repo-mb`).
     pub read: ReadLimits,

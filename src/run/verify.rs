@@ -20,17 +20,22 @@ use std::path::{Path, PathBuf};
 pub struct VerifySpec {
     /// A release (JSONL) or a Harbor jobs directory.
     pub release: PathBuf,
+    /// The instances the release's patches are for.
     pub dataset: DatasetSpec,
+    /// Where the verdicts and the report go.
     pub store: StoreSpec,
     /// Gradings at once.
     pub jobs: usize,
+    /// Container limits, the test timeout, and how much of a submission is read.
     pub limits: RunLimits,
 }
 
 /// What a verification found: the run, and every grading in its store with the reward claimed.
 #[derive(Debug)]
 pub struct Verified {
+    /// The grading run of the published patches, with its report.
     pub run: RunOutcome,
+    /// Every grading in the run's store, read back; `claimed_reward` is the release's reward.
     pub stored: Vec<Stored>,
 }
 

@@ -10,24 +10,35 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use thiserror::Error;
 
+/// Why a workspace's diff could not be captured.
 #[derive(Debug, Error)]
 pub enum CaptureError {
+    /// A `git` command failed: the workspace is not a repository, or `base` is not a commit of
+    /// it.
     #[error("{workspace}: `git {args}` failed: {message}")]
     Git {
+        /// The workspace.
         workspace: PathBuf,
+        /// The command's arguments, after `git`.
         args: String,
+        /// What git printed on its standard error.
         message: String,
     },
+    /// `git` could not be started (not installed, or not on `PATH`).
     #[error("cannot run git: {0}")]
     NoGit(std::io::Error),
+    /// The temporary directory for the private index could not be made.
     #[error("{}", crate::errors::io_message(path, source))]
     Io {
+        /// The temporary directory's parent.
         path: PathBuf,
+        /// What the operating system reported.
         #[source]
         source: std::io::Error,
     },
 }
 
+/// How [`capture`] chooses the files of the diff.
 #[derive(Debug, Clone, Default)]
 pub struct CaptureOptions {
     /// Leave out files that `.gitignore` rules (repository, global, info/exclude) ignore.

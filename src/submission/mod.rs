@@ -1,10 +1,15 @@
-//! What an agent produced: a patch, or (Doc2Repo) a whole repository tree.
+//! What an agent produced: a patch, or (Doc2Repo) a whole repository tree, in two shapes.
+//! [`Submitted`] is what was found (a patch's bytes in a predictions line or an agent's output, a
+//! patch file a person named, a repository's path); [`read_submission`] reads it, within the
+//! [`ReadLimits`], into the [`Submission`] that is graded. A submission that cannot be read
+//! becomes [`Submission::Unreadable`] with the reason: that submission's `unresolved` verdict,
+//! not the end of the run.
 //!
 //! Reads repository trees from a directory or a `.tar`, `.tar.gz`/`.tgz` or `.zip` archive,
 //! safely: absolute paths, `..`, links escaping the root, device files and hard links are refused,
-//! and expansion is capped (zip bombs). Reads what agents write (agents/: SWE-agent, OpenHands,
-//! Claude Code and Codex transcripts, Harbor jobs, …), captures workspaces (capture.rs), and
-//! rebuilds a patch from a transcript's edits in a container (replay.rs).
+//! and expansion is capped (zip bombs). Reads what agents write (agents/: predictions, SWE-agent,
+//! OpenHands, Claude Code and Codex transcripts, Harbor jobs, …), captures workspaces
+//! (capture.rs), and rebuilds a patch from a transcript's edits in a container (replay.rs).
 
 mod agents;
 mod capture;
@@ -51,40 +56,71 @@ impl Submission {
     }
 }
 
+/// Why a submission (a patch file or a Doc2Repo repository) could not be read; each names the file
+/// or directory.
 #[derive(Debug, Error)]
 pub enum SubmissionError {
+    /// Opening or reading a file or directory failed (missing, no permission, ...).
     #[error("{}", crate::errors::io_message(path, source))]
     Io {
+        /// The file or directory being read.
         path: PathBuf,
+        /// What the operating system reported.
         #[source]
         source: std::io::Error,
     },
+    /// A repository entry that could write outside the workdir or be misread is refused: an
+    /// absolute path, `..`, a link leaving the tree, a device file or hard link, a path twice.
     #[error("{path}: refused entry `{entry}`: {reason}")]
     Unsafe {
+        /// The repository (directory or archive).
         path: PathBuf,
+        /// The entry's path as the repository spells it.
         entry: String,
+        /// Why it is refused.
         reason: String,
     },
+    /// A repository expands beyond [`TreeLimits`] (`--max-repo-mb`, or the entry count).
     #[error("{path}: {message}")]
-    TooLarge { path: PathBuf, message: String },
+    TooLarge {
+        /// The repository (directory or archive).
+        path: PathBuf,
+        /// The limit it went over, and how to raise it.
+        message: String,
+    },
     /// A patch file that cannot be read (`--max-patch-mb`, not a regular file).
     #[error(transparent)]
     PatchFile(#[from] crate::patch::PatchFileError),
     /// A patch file named by a person that is not a diff.
     #[error("{path}: not a unified diff: {source}")]
     NotADiff {
+        /// The patch file.
         path: PathBuf,
+        /// Why [`crate::patch::parse`] refused it.
         #[source]
         source: crate::patch::PatchError,
     },
     /// A repository for an instance whose submission is a patch.
     #[error("`model_repo` is for Doc2Repo instances; `{instance}` is {family}")]
     RepoNotDoc2Repo {
+        /// The instance the repository was submitted for.
         instance: String,
+        /// Its family (not Doc2Repo).
         family: crate::record::Family,
     },
+    /// An archive that is corrupt or truncated, or whose contents could not be spooled to a
+    /// temporary file.
     #[error("{path}: not a readable archive: {message}")]
-    BadArchive { path: PathBuf, message: String },
+    BadArchive {
+        /// The archive.
+        path: PathBuf,
+        /// What the archive reader (or the spool) reported.
+        message: String,
+    },
+    /// A repository path that is neither a directory nor a file with a known archive extension.
     #[error("{path}: not a directory or a .tar, .tar.gz, .tgz or .zip archive")]
-    UnknownKind { path: PathBuf },
+    UnknownKind {
+        /// The path given as a repository.
+        path: PathBuf,
+    },
 }

@@ -9,13 +9,16 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
+/// One prediction: what was submitted for one attempt at one instance.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Prediction {
+    /// The instance (`instance_id`, or the key of a JSON object keyed by id).
     pub instance_id: String,
     /// The reward the agent's harness recorded, when the file carries one.
     pub reward: Option<f64>,
     /// 1-based attempt number (several attempts per instance are all graded: pass@k).
     pub attempt: u32,
+    /// `model_name_or_path`; empty when the prediction has none.
     pub model: String,
     /// The patch, or (Doc2Repo) the repository it names.
     pub submitted: Submitted,
@@ -23,22 +26,43 @@ pub struct Prediction {
     pub location: String,
 }
 
+/// Why a predictions file could not be read; the first problem found stops the reading.
 #[derive(Debug, Error)]
 pub enum PredictionsError {
+    /// The file could not be read (missing, no permission, not UTF-8).
     #[error("{}", crate::errors::io_message(path, source))]
     Io {
+        /// The predictions file.
         path: PathBuf,
+        /// What the operating system reported.
         #[source]
         source: std::io::Error,
     },
+    /// One prediction is not usable: not an object, a field of the wrong type, no patch or
+    /// repository, an `instance_id` that differs from its key, bad base64.
     #[error("{location}: {message}")]
-    Bad { location: String, message: String },
+    Bad {
+        /// Where it is, as in [`Prediction::location`].
+        location: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The file is neither a JSON list, a JSON object nor JSONL (or a JSONL line is not JSON).
     #[error("{path}: not JSON, a JSON list or JSONL: {message}")]
-    NotJson { path: PathBuf, message: String },
+    NotJson {
+        /// The predictions file.
+        path: PathBuf,
+        /// The JSON parser's message.
+        message: String,
+    },
+    /// Two predictions for the same instance and attempt.
     #[error("two predictions for `{id}`: {first} and {second}")]
     Duplicate {
+        /// The instance id.
         id: String,
+        /// Where the first one is.
         first: String,
+        /// Where the second one is.
         second: String,
     },
 }

@@ -30,7 +30,9 @@ use thiserror::Error;
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[error("step {step}: {why}")]
 pub struct NotExact {
+    /// The transcript step, as in [`Action::step`](crate::submission::Action::step).
     pub step: usize,
+    /// What the replay could not reproduce there.
     pub why: String,
 }
 
@@ -44,8 +46,11 @@ fn not_exact(step: usize, why: impl Into<String>) -> NotExact {
 /// One edit to replay, its paths relative to the repository root.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlannedEdit {
+    /// The transcript step of the edit call.
     pub step: usize,
+    /// The tool's name as the agent called it.
     pub tool: String,
+    /// The changes, in order, with repository-relative paths (those outside it left out).
     pub ops: Vec<EditOp>,
     /// What the tool said the (single) file held before: checked against the replay.
     pub original: Option<Option<String>>,
@@ -54,6 +59,7 @@ pub struct PlannedEdit {
 /// The edits of a transcript, in order, ready to replay.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ReplayPlan {
+    /// The edits to make, in transcript order; failed ones are not among them.
     pub edits: Vec<PlannedEdit>,
     /// Edits left out, and why (failed, outside the repository).
     pub notes: Vec<String>,
@@ -504,6 +510,7 @@ pub fn apply(files: &mut Files, plan: &ReplayPlan) -> Result<(), NotExact> {
 /// How to run a replay container.
 #[derive(Debug, Clone)]
 pub struct ReplayOptions {
+    /// Memory, CPU, process and disk limits of the replay container.
     pub limits: Limits,
     /// Labels for the container (run, process), so a sweep finds it.
     pub labels: Vec<(String, String)>,
@@ -528,19 +535,30 @@ pub struct Reconstruction {
     pub patch: Vec<u8>,
     /// The files the patch changes.
     pub files: Vec<String>,
+    /// What a person should know: edits left out, setup commands that failed, an empty patch.
     pub notes: Vec<String>,
 }
 
+/// Why a replay gave no patch.
 #[derive(Debug, Error)]
 pub enum ReplayError {
+    /// The engine failed: unreachable, the instance's image missing, a container that would not
+    /// start.
     #[error(transparent)]
     Sandbox(#[from] SandboxError),
+    /// On the checked-out files the edits could not be made as the tools made them: an `Edit`'s
+    /// old string not found once, a file unlike what the tool saw before its edit, a path that is
+    /// a link or a directory in the repository.
     #[error("not exact: {0}")]
     NotExact(#[from] NotExact),
+    /// A step in the container failed, or the record names no image.
     #[error("{instance}: {step} failed: {message}")]
     Failed {
+        /// The instance being replayed.
         instance: String,
+        /// The step: `start`, `prepare`, `checkout`, `read`, `snapshot`, `write` or `diff`.
         step: &'static str,
+        /// The command's output, or what went wrong.
         message: String,
     },
 }

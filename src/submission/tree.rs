@@ -11,7 +11,9 @@ use std::sync::{Arc, Mutex};
 #[derive(Debug, Clone)]
 pub struct Blob {
     offset: u64,
+    /// Size in bytes.
     pub len: u64,
+    /// SHA-256 of the contents.
     pub sha256: [u8; 32],
 }
 
@@ -24,17 +26,31 @@ impl PartialEq for Blob {
 
 impl Eq for Blob {}
 
+/// What a tree entry is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EntryKind {
-    File { blob: Blob, executable: bool },
+    /// A regular file.
+    File {
+        /// Its contents, in the tree's spool.
+        blob: Blob,
+        /// Any execute bit was set: placed with mode 755, else 644.
+        executable: bool,
+    },
+    /// A directory (placed with mode 755).
     Dir,
-    Symlink { target: String },
+    /// A symbolic link; its target stays inside the tree, followed through the tree's own links.
+    Symlink {
+        /// The target as written in the link, relative.
+        target: String,
+    },
 }
 
+/// One path of a repository tree and what is there.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TreeEntry {
     /// Relative path with `/` separators, never empty, no `.` or `..` components.
     pub path: String,
+    /// A file, a directory or a link.
     pub kind: EntryKind,
 }
 
@@ -88,6 +104,7 @@ impl Spool {
 /// A repository as a list of entries, sorted by path; file contents wait in a spool on disk.
 #[derive(Debug, Clone, Default)]
 pub struct RepoTree {
+    /// Every entry, sorted by path, each path once; `.git` and below are left out.
     pub entries: Vec<TreeEntry>,
     /// Paths skipped on purpose (VCS internals).
     pub skipped: Vec<String>,
@@ -106,7 +123,10 @@ impl Eq for RepoTree {}
 /// Caps on what a tree may expand to.
 #[derive(Debug, Clone, Copy)]
 pub struct TreeLimits {
+    /// The most bytes all files together may hold once expanded (`--max-repo-mb`; 1 GiB by
+    /// default).
     pub max_total_bytes: u64,
+    /// The most entries (files, directories, links) a tree may have; 200,000 by default.
     pub max_entries: usize,
 }
 

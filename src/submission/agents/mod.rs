@@ -1,7 +1,8 @@
-//! What third-party agents write, turned into predictions: SWE-bench predictions, SWE-agent and
-//! mini-swe-agent runs, OpenHands `output.jsonl`, AweAgent runs, Claude Code and Codex transcripts
-//! in every shape they are written in (transcript.rs, claude_code.rs, codex.rs; paired with
-//! captured diffs, since they carry no patch, or replayed by `replay`), and Harbor job directories.
+//! What third-party agents write, turned into submissions ([`Ingested`], each with what was
+//! [`Submitted`], if anything): SWE-bench predictions, SWE-agent and mini-swe-agent runs, OpenHands
+//! `output.jsonl`, AweAgent runs, Claude Code and Codex transcripts in every shape they are written
+//! in (transcript.rs, claude_code.rs, codex.rs; paired with captured diffs, since they carry no
+//! patch, or replayed by `replay`), and Harbor job directories.
 //!
 //! Every reader keeps going after a bad record and reports it with its file and line; a run with
 //! nothing recognisable says which formats were tried and why each did not match, and a format
@@ -30,20 +31,33 @@ use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
+/// The kinds of agent output [`ingest`] reads (`--format`, detected by [`detect`] when not
+/// given).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum AgentFormat {
+    /// SWE-bench-style predictions (`instance_id`, `model_name_or_path`, `model_patch`) as JSONL,
+    /// a JSON list or a JSON object keyed by instance id.
     Predictions,
+    /// A SWE-agent run: `*.traj` trajectories (`info.submission`), with `preds.json`.
     SweAgent,
+    /// A mini-swe-agent run: `*.traj.json` trajectories (`info.submission`), with `preds.json`.
     MiniSweAgent,
+    /// OpenHands `output.jsonl` (`test_result.git_patch`).
     Openhands,
+    /// Claude Code transcripts, one per instance and named after it, paired with captured diffs.
     ClaudeCode,
+    /// Codex CLI transcripts, one per instance and named after it, paired with captured diffs.
     Codex,
+    /// An AweAgent run: `trajectories.jsonl` (`patch`, `score`) and `run_config.json`.
     Aweagent,
+    /// A Harbor job directory: one trial directory per attempt (`result.json`, the collected
+    /// patch).
     HarborJob,
 }
 
 impl AgentFormat {
+    /// Every format, for the command line's choices.
     pub const ALL: [AgentFormat; 8] = [
         AgentFormat::Predictions,
         AgentFormat::SweAgent,
@@ -55,6 +69,7 @@ impl AgentFormat {
         AgentFormat::HarborJob,
     ];
 
+    /// The format's kebab-case name, as `--format` takes it and JSON writes it.
     pub fn name(self) -> &'static str {
         match self {
             AgentFormat::Predictions => "predictions",
@@ -72,17 +87,23 @@ impl AgentFormat {
 /// One submission found in an agent's output.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ingested {
+    /// The instance, as the output names it (for a Harbor job, the task's name).
     pub instance_id: String,
+    /// 1-based attempt number: repeated records for one instance become further attempts.
     pub attempt: u32,
+    /// The model or agent as the output names it; empty when it names none.
     pub model: String,
     /// What the agent submitted: a patch, or (predictions' `model_repo`) a Doc2Repo
     /// repository; `None`: a transcript without a patch (nothing to grade).
     pub submitted: Option<Submitted>,
+    /// The format it was read as.
     pub format: AgentFormat,
     /// `file`, `file:line`, or a trial directory.
     pub source: String,
     /// The reward the harness recorded (Harbor), to compare with ours.
     pub reward: Option<f64>,
+    /// A remark for a person: the agent's exit status or error, a CRLF fix, why there is no
+    /// patch, how the patch was reconstructed; `None` when there is none.
     pub note: Option<String>,
     /// The agent's raw transcript (its files, in reading order), for replaying its edits.
     pub transcript: Vec<PathBuf>,
@@ -116,9 +137,11 @@ impl IngestOptions {
 /// Everything read from one path, with the problems met on the way.
 #[derive(Debug, Clone, Default)]
 pub struct Ingest {
+    /// Every submission found, with or without a patch.
     pub items: Vec<Ingested>,
     /// Bad records and missing pieces: each names its file (and line).
     pub problems: Vec<String>,
+    /// The format the path was read as; `None` only in an empty [`Ingest::default`].
     pub format: Option<AgentFormat>,
 }
 
@@ -212,32 +235,62 @@ impl Ingest {
     }
 }
 
+/// Why an agent's output could not be read as a whole (a bad record is a problem in
+/// [`Ingest::problems`] instead).
 #[derive(Debug, Error)]
 pub enum IngestError {
+    /// A file or directory of the output could not be read.
     #[error("{}", crate::errors::io_message(path, source))]
     Io {
+        /// The file or directory.
         path: PathBuf,
+        /// What the operating system reported.
         #[source]
         source: std::io::Error,
     },
+    /// The path given does not exist.
     #[error("{path}: no such file or directory")]
-    Missing { path: PathBuf },
+    Missing {
+        /// The path given.
+        path: PathBuf,
+    },
+    /// No format matched the path (with no `--format` given).
     #[error("{path}: not a format beyondswe reads; tried:\n{tried}")]
-    Unknown { path: PathBuf, tried: String },
+    Unknown {
+        /// The path given.
+        path: PathBuf,
+        /// Each format tried and why it did not match, one per line.
+        tried: String,
+    },
+    /// The output is of its format but unusable as a whole: a JSON file that is not JSON, a
+    /// Harbor job without trial directories.
     #[error("{path}: {message}")]
-    Bad { path: PathBuf, message: String },
+    Bad {
+        /// The file or directory.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// The format given with `--format` does not match the content (checked for transcripts).
     #[error("{path}: expected {expected} (--format {format}), found {found}")]
     Mismatch {
+        /// The path given.
         path: PathBuf,
+        /// The format given, by name.
         format: &'static str,
+        /// What that format's files look like.
         expected: String,
+        /// What the path holds instead.
         found: String,
     },
+    /// A single transcript file given could not be opened or read.
     #[error(transparent)]
     Transcript(#[from] TranscriptError),
     /// Its message names the file (and line) already.
     #[error(transparent)]
     Predictions(#[from] crate::submission::predictions::PredictionsError),
+    /// A patch file the output points to (a captured diff, a Harbor trial's patch) is not a
+    /// regular file, is over the limit, or cannot be read.
     #[error(transparent)]
     Patch(#[from] crate::submission::SubmissionError),
 }

@@ -52,6 +52,7 @@ impl TranscriptBuilder {
         }
     }
 
+    /// The transcript read from the records pushed so far.
     pub fn finish(self) -> Transcript {
         match self.inner {
             Inner::Claude(r) => r.finish(),

@@ -18,11 +18,14 @@ use thiserror::Error;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Agent {
+    /// Anthropic's Claude Code CLI.
     ClaudeCode,
+    /// OpenAI's Codex CLI.
     Codex,
 }
 
 impl Agent {
+    /// The agent's kebab-case name (`claude-code`, `codex`), as model names and reports write it.
     pub fn name(self) -> &'static str {
         match self {
             Agent::ClaudeCode => "claude-code",
@@ -124,12 +127,19 @@ pub enum ActionKind {
     Other,
 }
 
+/// One step of a transcript: a prompt, a command, a page, a search, the agent's words, an edit or
+/// another tool call.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Action {
     /// Line of the file (or index in an array), from 1.
     pub step: usize,
+    /// The tool's name as the agent called it (`Bash`, `exec_command`, an MCP tool), or `prompt`
+    /// and `message` for the user's and the agent's words.
     pub tool: String,
+    /// What kind of step it is.
     pub kind: ActionKind,
+    /// What it did, as text: the prompt, the command line, the URL, the query, the words or the
+    /// edited path; empty for other tool calls.
     pub text: String,
     /// A subagent's step (Claude Code sidechains, `parent_tool_use_id`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -140,8 +150,11 @@ pub struct Action {
 /// its edits cannot be replayed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Unread {
+    /// Where it is, as in [`Action::step`].
     pub step: usize,
+    /// The tool's name as the agent called it; `?` when a line cut short hides it.
     pub tool: String,
+    /// What could not be read, e.g. "no `command` string".
     pub why: String,
 }
 
@@ -151,34 +164,50 @@ pub enum EditOp {
     /// Claude Code `Edit` (and each part of `MultiEdit`): `old` must occur exactly once unless
     /// `replace_all`; an empty `old` creates a file that does not exist.
     Replace {
+        /// The file, as the tool was given it.
         path: String,
+        /// The text to find.
         old: String,
+        /// The text to put in its place.
         new: String,
+        /// Replace every occurrence, not exactly one.
         replace_all: bool,
     },
     /// Claude Code `Write`: the whole content.
     Write {
+        /// The file, as the tool was given it.
         path: String,
+        /// The file's new content.
         content: String,
     },
     /// Codex `apply_patch` (and legacy `patch_apply_begin` additions): a new file.
     Add {
+        /// The new file, as the envelope names it.
         path: String,
+        /// Its content.
         content: String,
     },
+    /// Codex `apply_patch` `*** Delete File:` (and legacy `patch_apply_begin` deletions).
     Delete {
+        /// The deleted file, as the envelope names it.
         path: String,
     },
     /// Codex `apply_patch` `*** Update File:` with its chunks.
     Update {
+        /// The file, as the envelope names it.
         path: String,
+        /// `*** Move to:`: the file is renamed to this path; `None` when it stays.
         move_to: Option<String>,
+        /// The changes, in file order.
         chunks: Vec<Chunk>,
     },
     /// Legacy Codex `patch_apply_begin` update: a unified diff of one file (hunks only).
     UnifiedDiff {
+        /// The file, as the event names it.
         path: String,
+        /// The hunks.
         diff: String,
+        /// The file is renamed to this path; `None` when it stays.
         move_to: Option<String>,
     },
 }
@@ -204,7 +233,9 @@ impl EditOp {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EditOutcome {
+    /// The tool's result says the edit was made.
     Applied,
+    /// The tool's result is an error: the edit changed nothing.
     Failed,
     /// No result in the transcript (interrupted, truncated).
     Unknown,
@@ -213,11 +244,16 @@ pub enum EditOutcome {
 /// One edit tool call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FileEdit {
+    /// Where the call is, as in [`Action::step`].
     pub step: usize,
+    /// The tool's name as the agent called it (`Edit`, `MultiEdit`, `Write`, `apply_patch`).
     pub tool: String,
+    /// The id that pairs the call with its result (Claude Code `tool_use` id, Codex `call_id`);
+    /// `None` when the transcript gives none.
     pub call_id: Option<String>,
     /// Applied in order (MultiEdit: several replacements of one file).
     pub ops: Vec<EditOp>,
+    /// Whether the tool reported it as made.
     pub outcome: EditOutcome,
     /// What the tool said the file held just before (Claude Code `originalFile`): a check that
     /// nothing else changed it in between. `Some(None)`: the tool said the file did not exist.
@@ -234,24 +270,38 @@ pub struct FileEdit {
 /// Claude Code `NotebookEdit`, an edit whose input could not be read).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct OpaqueEdit {
+    /// Where it is, as in [`Action::step`].
     pub step: usize,
+    /// The tool's name as the agent called it.
     pub tool: String,
+    /// What the change was, for messages (e.g. "notebook cell edit of nb.ipynb").
     pub what: String,
 }
 
 /// Everything read from one transcript.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Transcript {
+    /// The shape it was written in, and so its agent.
     pub shape: TranscriptShape,
+    /// The model, as the transcript names it; `None` when it names none.
     pub model: Option<String>,
+    /// The agent's session (Claude Code `session_id`, Codex thread or session id); `None` when
+    /// the transcript names none.
     pub session_id: Option<String>,
+    /// The directory the agent worked in; `None` when the transcript does not say.
     pub cwd: Option<String>,
     /// The agent's version (`claude_code_version`, `version`, `cli_version`).
     pub version: Option<String>,
+    /// The task as the user gave it: the first prompt of the main agent (not a subagent's);
+    /// `None` when there is none.
     pub prompt: Option<String>,
+    /// Every step, in transcript order.
     pub actions: Vec<Action>,
+    /// Every edit tool call with its content, in order: what a replay makes.
     pub edits: Vec<FileEdit>,
+    /// File changes shown without their content: a transcript with any cannot be replayed.
     pub opaque_edits: Vec<OpaqueEdit>,
+    /// Tool calls that could not be read.
     pub unread: Vec<Unread>,
     /// Tool calls read (each counted once, however many events repeat it).
     pub tool_calls: usize,
@@ -260,6 +310,7 @@ pub struct Transcript {
 }
 
 impl Transcript {
+    /// The agent that wrote it (from its shape).
     pub fn agent(&self) -> Agent {
         self.shape.agent()
     }
@@ -272,6 +323,7 @@ impl Transcript {
         }
     }
 
+    /// The shell commands it ran, in order.
     pub fn commands(&self) -> impl Iterator<Item = &Action> {
         self.actions
             .iter()
@@ -284,24 +336,35 @@ impl Transcript {
 pub struct Chunk {
     /// The text after `@@ `, a line to find before the old lines.
     pub context: Option<String>,
+    /// The lines the chunk replaces (context and `-` lines), without their prefix.
     pub old_lines: Vec<String>,
+    /// The lines it puts in their place (context and `+` lines), without their prefix.
     pub new_lines: Vec<String>,
     /// `*** End of File`: the old lines end the file.
     pub end_of_file: bool,
 }
 
+/// Why a transcript file could not be read.
 #[derive(Debug, Error)]
 pub enum TranscriptError {
+    /// Opening or reading the file failed (missing, no permission, ...).
     #[error("{}", crate::errors::io_message(path, source))]
     Io {
+        /// The transcript file.
         path: PathBuf,
+        /// What the operating system reported.
         #[source]
         source: std::io::Error,
     },
+    /// The file is not JSON or JSONL, or none of its first records has a Claude Code or Codex
+    /// shape (also: no file given).
     #[error("{path}: not {expected}: {found}")]
     NotATranscript {
+        /// The file (empty when no file was given).
         path: PathBuf,
+        /// What it should have been.
         expected: String,
+        /// What was found instead, or the JSON parser's message.
         found: String,
     },
 }
