@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! beyondswe: convert, grade and audit runs of the BeyondSWE code-agent benchmark.
 //!
 //! The library holds everything; the `beyondswe` binary is a thin CLI over it. Formats

@@ -4,67 +4,125 @@ use crate::record::RecordError;
 use std::path::PathBuf;
 use thiserror::Error;
 
+/// Why one record could not become a task directory, or one task directory a record.
 #[derive(Debug, Error)]
 pub enum ConvertError {
+    /// The instance id cannot name a task directory (empty, a path separator, `..`).
     #[error("instance `{id}`: the id cannot be a directory name: {reason}")]
-    InvalidInstanceId { id: String, reason: &'static str },
+    InvalidInstanceId {
+        /// The instance id as the record gives it.
+        id: String,
+        /// What makes it unusable.
+        reason: &'static str,
+    },
+    /// The record names no image to run the task in.
     #[error("instance `{id}`: no image (expected a non-empty `image` or `image_url` field)")]
-    MissingImage { id: String },
+    MissingImage {
+        /// The instance id.
+        id: String,
+    },
+    /// A Doc2Repo record whose hidden test suite is not where it should be.
     #[error("instance `{id}`: Doc2Repo test suite {what}")]
-    MissingTestSuite { id: String, what: String },
+    MissingTestSuite {
+        /// The instance id.
+        id: String,
+        /// What is wrong with the suite (not found, not a file), as one phrase.
+        what: String,
+    },
+    /// A record's `test_suite` is not a bare zip file name.
     #[error(
         "{place}: `test_suite` is `{name}`: {reason}; give the zip's file name only (the zip goes in the --test-suites directory)"
     )]
     SuiteName {
+        /// Where the record is (`file:line` or the task directory).
         place: String,
+        /// The `test_suite` value.
         name: String,
+        /// Why it is refused (a path, a parent reference).
         reason: &'static str,
     },
+    /// Two ids of one dataset map to the same task directory name.
     #[error(
         "instance `{id}`: its task directory {path} holds instance `{other}` (the two ids differ only in case or in characters Harbor cannot use in a directory name)"
     )]
     TaskDirTaken {
+        /// The instance being written.
         id: String,
+        /// The instance the directory already holds.
         other: String,
+        /// The task directory.
         path: PathBuf,
     },
+    /// A Doc2Repo reference repository (`solution/repo.tar`) could not be read or packed.
     #[error("instance `{id}`: reference solution {path}: {message}")]
     Solution {
+        /// The instance id.
         id: String,
+        /// The reference repository.
         path: PathBuf,
+        /// What went wrong.
         message: String,
     },
+    /// The task directory exists and `--force` was not given.
     #[error("{path}: already exists (pass --force to replace it)")]
-    TaskExists { path: PathBuf },
+    TaskExists {
+        /// The existing task directory.
+        path: PathBuf,
+    },
+    /// A file or directory could not be read or written.
     #[error("{}", crate::errors::io_message(path, source))]
     Io {
+        /// The file or directory.
         path: PathBuf,
+        /// The operating system's error.
         #[source]
         source: std::io::Error,
     },
+    /// A directory read as a task lacks one of a task's fixed files.
     #[error("{path}: not a Harbor task directory: {missing} is missing")]
     NotATaskDir {
+        /// The directory.
         path: PathBuf,
+        /// The missing file (`task.toml`, `instruction.md`).
         missing: &'static str,
     },
+    /// `task.toml` is not valid TOML or does not fit Harbor's task schema.
     #[error("{path}: {source}")]
     TaskToml {
+        /// The `task.toml` file.
         path: PathBuf,
+        /// The parser's error, with its line and column.
         #[source]
         source: Box<toml::de::Error>,
     },
+    /// A JSON file of the task (`tests/test_config.json`, `tests/instance.json`) is not readable
+    /// JSON of the expected shape.
     #[error("{path}: {message}")]
-    Json { path: PathBuf, message: String },
+    Json {
+        /// The JSON file.
+        path: PathBuf,
+        /// The parser's message, with the place in the file.
+        message: String,
+    },
+    /// What a task directory holds does not make a valid record.
     #[error("{path}: {source}")]
     Record {
+        /// The task directory.
         path: PathBuf,
+        /// The field that is wrong and why.
         #[source]
         source: RecordError,
     },
+    /// Two tasks bundle different test suites under one file name.
     #[error(
         "{path}: test suite `{name}` would overwrite a different file with the same name from another task"
     )]
-    SuiteCollision { path: PathBuf, name: String },
+    SuiteCollision {
+        /// The task directory whose suite collides.
+        path: PathBuf,
+        /// The suite's file name.
+        name: String,
+    },
 }
 
 pub(crate) fn io_err(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> ConvertError {

@@ -21,7 +21,9 @@ const MAX_TEXT: u64 = 512 * 1024 * 1024;
 /// suite zip (Doc2Repo) and the environment to build.
 #[derive(Debug)]
 pub struct TaskRead {
+    /// The record the task directory describes.
     pub record: Record,
+    /// The Doc2Repo suite zip the task bundles under `tests/`, when there is one.
     pub test_suite_zip: Option<PathBuf>,
     /// `environment/`, when `task.toml` names no `docker_image` and it holds a `Dockerfile`:
     /// the image must be built from it.

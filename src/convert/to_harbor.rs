@@ -20,12 +20,20 @@ use toml::Table;
 /// Resources and timeouts written into `task.toml`.
 #[derive(Debug, Clone)]
 pub struct Resources {
+    /// `[environment] cpus`.
     pub cpus: u32,
+    /// `[environment] memory_mb`.
     pub memory_mb: u64,
+    /// `[environment] storage_mb`.
     pub storage_mb: u64,
+    /// `[agent] timeout_sec`: how long the agent's session may last.
     pub agent_timeout_sec: f64,
+    /// `[verifier] timeout_sec`: how long `tests/test.sh` may run, setup and tests together.
     pub verifier_timeout_sec: f64,
+    /// `[environment] build_timeout_sec`: how long building `environment/` may take.
     pub build_timeout_sec: f64,
+    /// Seconds the tests themselves may run, inside the verifier (`test_timeout_sec` of
+    /// `tests/test_config.json`, as `--timeout` offline).
     pub test_timeout_sec: u64,
 }
 
@@ -46,6 +54,7 @@ impl Default for Resources {
     }
 }
 
+/// How records become task directories.
 #[derive(Debug, Clone, Default)]
 pub struct ToHarborOptions {
     /// Directory holding Doc2Repo suite zips (named by the record's `test_suite`).
@@ -60,6 +69,7 @@ pub struct ToHarborOptions {
     /// Doc2Repo reference solutions: `<dir>/<instance_id>` as a directory, or
     /// `<instance_id>.tar`, `.tar.gz`, `.tgz` or `.zip`; installed by `solution/solve.sh`.
     pub solutions: Option<PathBuf>,
+    /// Resources and timeouts for `task.toml` and the verifier.
     pub resources: Resources,
 }
 

@@ -27,8 +27,13 @@ pub enum ItemError {
     /// A task directory that cannot be read back.
     #[error(transparent)]
     Dataset(#[from] DatasetError),
+    /// A task bundles a Doc2Repo suite and no directory was given to keep it in.
     #[error("{} has a test suite; pass --test-suites DIR to keep it", zip.display())]
-    SuiteNotKept { zip: PathBuf },
+    SuiteNotKept {
+        /// The bundled suite zip.
+        zip: PathBuf,
+    },
+    /// The record could not be written as a task directory.
     #[error(transparent)]
     Convert(#[from] ConvertError),
 }
@@ -42,19 +47,25 @@ pub enum BatchError {
     /// Opening the dataset or listing the tasks.
     #[error(transparent)]
     Dataset(#[from] DatasetError),
+    /// The output could not be prepared (a suite directory, a task directory's parent).
     #[error(transparent)]
     Convert(#[from] ConvertError),
+    /// A line that is not a record, without `--keep-going`.
     #[error("stopped at the first bad line (use --keep-going to convert the rest)")]
     BadLine(#[source] DatasetError),
+    /// The dataset stopped being readable partway.
     #[error("cannot read the dataset")]
     Read(#[source] DatasetError),
     /// A record that could not be converted; `at` is `file:line`.
     #[error("{at} (use --keep-going to convert the rest)")]
     Record {
+        /// Where the record is, `file:line`.
         at: String,
+        /// Why it was not converted.
         #[source]
         source: Box<ItemError>,
     },
+    /// The path given as a tasks directory holds no task directory.
     #[error("{}: not a directory of Harbor tasks", .0.display())]
     NotTasks(PathBuf),
     /// A task directory that could not be read; nothing is written.
@@ -64,8 +75,11 @@ pub enum BatchError {
         out.display()
     )]
     Task {
+        /// The task directory.
         dir: PathBuf,
+        /// The JSONL file being written.
         out: PathBuf,
+        /// Why it was not converted.
         #[source]
         source: Box<ItemError>,
     },
@@ -74,13 +88,16 @@ pub enum BatchError {
 /// What a conversion did, per family.
 #[derive(Debug, Default)]
 pub struct Summary {
+    /// Records converted, per family.
     pub per_family: BTreeMap<Family, usize>,
+    /// Records or tasks that were not (with `--keep-going`; each was said as it happened).
     pub failed: usize,
     /// Tasks written without `solution/solve.sh`.
     pub without_oracle: usize,
 }
 
 impl Summary {
+    /// Records converted, all families together.
     pub fn total(&self) -> usize {
         self.per_family.values().sum()
     }

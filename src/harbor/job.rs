@@ -13,16 +13,28 @@ use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
+/// Why a job or trial directory could not be read into a release line, or written back.
 #[derive(Debug, Error)]
 pub enum JobError {
+    /// A file or directory could not be read or written.
     #[error("{}", crate::errors::io_message(path, source))]
     Io {
+        /// The file or directory.
         path: PathBuf,
+        /// The operating system's error.
         #[source]
         source: std::io::Error,
     },
+    /// A file, directory or release line is not what a job holds (a `result.json` that is not
+    /// JSON, a file name that is not UTF-8, a release entry that would leave its trial, a line
+    /// without a trial name).
     #[error("{path}: {message}")]
-    Bad { path: PathBuf, message: String },
+    Bad {
+        /// The file or entry.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
     /// A trial's patch that cannot be read (over `max_patch_bytes`, not a regular file).
     #[error(transparent)]
     Patch(#[from] crate::patch::PatchFileError),
@@ -134,6 +146,7 @@ pub fn trial_patch(dir: &Path) -> Option<PathBuf> {
 /// What [`trial_patch`] found, and the candidates it refused because they lead out of the trial.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TrialPatch {
+    /// The patch file the trial's artifacts hold, when there is one.
     pub found: Option<PathBuf>,
     /// `(candidate, where it leads)` for every link out of the trial directory.
     pub refused: Vec<(PathBuf, PathBuf)>,
