@@ -108,8 +108,6 @@ pub mod paths {
     pub const REPO_DOCUMENT: &str = "environment/repo_document.md";
     pub const STRIP_HISTORY: &str = "environment/beyondswe_strip_history.sh";
     pub const SETUP_STEP: &str = "environment/beyondswe_setup_step.sh";
-    pub const ENV_VERIFY_PY: &str = "environment/beyondswe_verify.py";
-    pub const ENV_STATIC_EVIDENCE_PY: &str = "environment/beyondswe_static_evidence.py";
     pub const ENV_RESTORE_RULES: &str = "environment/beyondswe_restore_rules.json";
     pub const TESTS: &str = "tests";
     pub const TEST_SH: &str = "tests/test.sh";
