@@ -10,7 +10,9 @@ use std::process::{Command, Stdio};
 
 /// The verifier's own Python unit tests (`adapters/tests/`): the static evidence's constructs,
 /// evasions and honest code; the canaries' plans over every suite shape and their judge; the
-/// manifest; `decide`. They need no pytest and no container, so the host's interpreter runs them.
+/// manifest; `decide`; the restore rules and pytest configuration sections; the scrub's
+/// decisions; the result channel and the outcomes; git blob ids. They need no pytest and no
+/// container, so the host's interpreter runs them.
 #[test]
 fn the_verifiers_python_unit_tests_pass() {
     let out = Command::new("python3")
