@@ -8,19 +8,44 @@
 pub const STRIP_HISTORY_SH: &str = include_str!("../adapters/strip_history.sh");
 /// Runs one setup command so that its exports carry over to the next one and to the tests.
 pub const SETUP_STEP_SH: &str = include_str!("../adapters/setup_step.sh");
-/// The in-container verifier: restore, f2p patch, tests through the result channel, reward.
+/// The in-container verifier's entry point: its commands, the context its steps share, and
+/// `grade`, which runs the steps (the modules below) in order and returns the one JSON result.
 pub const VERIFY_PY: &str = include_str!("../adapters/verify.py");
-/// Runs pytest as the unprivileged test user; started by `VERIFY_PY`, reports over a pipe.
+/// What every module of the verifier shares: the log, the step error, how one imports another.
+pub const COMMON_PY: &str = include_str!("../adapters/common.py");
+/// The restore rules' classification of a path; files handled without following links.
+pub const FILES_PY: &str = include_str!("../adapters/files.py");
+/// git with a clean environment, hash-checked objects, the base commit's listing.
+pub const GITOBJECTS_PY: &str = include_str!("../adapters/gitobjects.py");
+/// The test user, killing every process of a uid at once, the disk limit, dropped privileges.
+pub const PROCESSES_PY: &str = include_str!("../adapters/processes.py");
+/// The image's environment and interpreter, recorded at prepare and given to every test run.
+pub const ENVIRONMENT_PY: &str = include_str!("../adapters/environment.py");
+/// The submission: captured (Harbor), applied with `git apply`, the paths it touched.
+pub const SUBMISSION_PY: &str = include_str!("../adapters/submission.py");
+/// The scrub step: untracked loaders and shadowing modules removed.
+pub const SCRUB_PY: &str = include_str!("../adapters/scrub.py");
+/// The restore step: test files and pytest configuration back to the base commit.
+pub const RESTORE_PY: &str = include_str!("../adapters/restore.py");
+/// The static step: the submission's source read through `STATIC_EVIDENCE_PY` before it runs.
+pub const STATIC_STEP_PY: &str = include_str!("../adapters/static_step.py");
+/// Canaries planted in the tree, placed among the run's ids and judged (`CANARIES_PY` plans them).
+pub const CANARY_STEPS_PY: &str = include_str!("../adapters/canary_steps.py");
+/// The test run through `PYTEST_RUNNER_PY`, its result channel, JUnit and outcomes per id.
+pub const TESTRUN_PY: &str = include_str!("../adapters/testrun.py");
+/// The Doc2Repo family: the install as the test user, the hidden suite, its manifest.
+pub const DOC2REPO_PY: &str = include_str!("../adapters/doc2repo.py");
+/// Runs pytest as the unprivileged test user; started by `TESTRUN_PY`, reports over a pipe.
 pub const PYTEST_RUNNER_PY: &str = include_str!("../adapters/pytest_runner.py");
-/// Reads the submission's source for ways into the test machinery; imported by `VERIFY_PY`.
+/// Reads the submission's source for ways into the test machinery; imported by `STATIC_STEP_PY`.
 pub const STATIC_EVIDENCE_PY: &str = include_str!("../adapters/static_evidence.py");
-/// Reads a Doc2Repo suite's node-id manifest from its archive; imported by `VERIFY_PY`.
+/// Reads a Doc2Repo suite's node-id manifest from its archive; imported by `DOC2REPO_PY`.
 pub const MANIFEST_PY: &str = include_str!("../adapters/manifest.py");
-/// Plans canaries (clones of the suite's own tests) and judges them; imported by `VERIFY_PY`.
+/// Plans canaries (clones of the suite's own tests) and judges them; imported by `CANARY_STEPS_PY`.
 pub const CANARIES_PY: &str = include_str!("../adapters/canaries.py");
 /// The verdict from the verifier's facts; imported by `VERIFY_PY`.
 pub const DECIDE_PY: &str = include_str!("../adapters/decide.py");
-/// The one table of restore rules, read by `VERIFY_PY` and by `crate::restore_rules`.
+/// The one table of restore rules, read by `FILES_PY` and by `crate::restore_rules`.
 pub const RESTORE_RULES_JSON: &str = include_str!("../adapters/restore_rules.json");
 /// Harbor `tests/test.sh`.
 pub const TEST_SH: &str = include_str!("../adapters/test.sh");
@@ -42,22 +67,71 @@ pub fn source_setup_env() -> String {
 /// The verifier's installed name: the entry point of [`VERIFIER_MODULES`].
 pub const VERIFY_FILE: &str = "beyondswe_verify.py";
 
-/// The verifier's modules by the names they are installed under, side by side in one directory:
-/// the verifier imports its siblings by these names.
-pub const VERIFIER_MODULES: [(&str, &str); 6] = [
+/// What the verifier's `prepare` command imports, by installed name: the entry point, every
+/// module it imports as it starts, and the static evidence (the base's baseline). The Harbor
+/// environment's image holds these and no more of the verifier: the agent works in that image.
+pub const PREPARE_MODULES: [(&str, &str); 14] = [
     (VERIFY_FILE, VERIFY_PY),
-    ("beyondswe_pytest_runner.py", PYTEST_RUNNER_PY),
+    ("beyondswe_common.py", COMMON_PY),
+    ("beyondswe_files.py", FILES_PY),
+    ("beyondswe_gitobjects.py", GITOBJECTS_PY),
+    ("beyondswe_processes.py", PROCESSES_PY),
+    ("beyondswe_environment.py", ENVIRONMENT_PY),
+    ("beyondswe_submission.py", SUBMISSION_PY),
+    ("beyondswe_scrub.py", SCRUB_PY),
+    ("beyondswe_restore.py", RESTORE_PY),
+    ("beyondswe_static_step.py", STATIC_STEP_PY),
+    ("beyondswe_canary_steps.py", CANARY_STEPS_PY),
+    ("beyondswe_testrun.py", TESTRUN_PY),
+    ("beyondswe_doc2repo.py", DOC2REPO_PY),
     ("beyondswe_static_evidence.py", STATIC_EVIDENCE_PY),
-    ("beyondswe_manifest.py", MANIFEST_PY),
-    ("beyondswe_canaries.py", CANARIES_PY),
-    ("beyondswe_decide.py", DECIDE_PY),
 ];
 
+/// The verifier's modules by the names they are installed under, side by side in one directory:
+/// the verifier imports its siblings by these names (`sibling()` in `adapters/common.py`). Those
+/// of [`PREPARE_MODULES`], then the ones only a grading needs.
+pub const VERIFIER_MODULES: [(&str, &str); 18] = concat(
+    PREPARE_MODULES,
+    [
+        ("beyondswe_pytest_runner.py", PYTEST_RUNNER_PY),
+        ("beyondswe_manifest.py", MANIFEST_PY),
+        ("beyondswe_canaries.py", CANARIES_PY),
+        ("beyondswe_decide.py", DECIDE_PY),
+    ],
+);
+
+/// `a` then `b`, in a constant.
+const fn concat<const A: usize, const B: usize, const N: usize>(
+    a: [(&'static str, &'static str); A],
+    b: [(&'static str, &'static str); B],
+) -> [(&'static str, &'static str); N] {
+    assert!(A + B == N, "the lengths do not add up");
+    let mut out = [("", ""); N];
+    let mut i = 0;
+    while i < N {
+        out[i] = if i < A { a[i] } else { b[i - A] };
+        i += 1;
+    }
+    out
+}
+
 /// Every embedded file, by its name in `adapters/` (a test checks none is missing).
-pub const FILES: [(&str, &str); 12] = [
+pub const FILES: [(&str, &str); 24] = [
     ("strip_history.sh", STRIP_HISTORY_SH),
     ("setup_step.sh", SETUP_STEP_SH),
     ("verify.py", VERIFY_PY),
+    ("common.py", COMMON_PY),
+    ("files.py", FILES_PY),
+    ("gitobjects.py", GITOBJECTS_PY),
+    ("processes.py", PROCESSES_PY),
+    ("environment.py", ENVIRONMENT_PY),
+    ("submission.py", SUBMISSION_PY),
+    ("scrub.py", SCRUB_PY),
+    ("restore.py", RESTORE_PY),
+    ("static_step.py", STATIC_STEP_PY),
+    ("canary_steps.py", CANARY_STEPS_PY),
+    ("testrun.py", TESTRUN_PY),
+    ("doc2repo.py", DOC2REPO_PY),
     ("pytest_runner.py", PYTEST_RUNNER_PY),
     ("static_evidence.py", STATIC_EVIDENCE_PY),
     ("manifest.py", MANIFEST_PY),
@@ -125,6 +199,20 @@ mod tests {
                 "{name}"
             );
         }
+    }
+
+    /// Every Python file of `adapters/` is installed beside the verifier under its `beyondswe_`
+    /// name: a module left out would be missing in every container.
+    #[test]
+    fn every_python_module_is_installed() {
+        for (name, text) in FILES.iter().filter(|(n, _)| n.ends_with(".py")) {
+            let installed = format!("beyondswe_{name}");
+            assert!(
+                VERIFIER_MODULES.contains(&(installed.as_str(), text)),
+                "{name} is not in VERIFIER_MODULES as {installed}"
+            );
+        }
+        assert_eq!(VERIFIER_MODULES[..PREPARE_MODULES.len()], PREPARE_MODULES);
     }
 
     #[test]

@@ -331,18 +331,23 @@ fn write_task_files(
     write_solution(record, dir, solution_tar)
 }
 
-/// environment/: the Dockerfile, the history strip, the verifier and its rules for the image
-/// (and for Doc2Repo the specification).
+/// environment/: the Dockerfile, the history strip, the verifier's modules that its `prepare`
+/// imports and its rules for the image (and for Doc2Repo the specification).
 fn write_environment(record: &Record, image: &str, dir: &Path) -> Result<(), ConvertError> {
     write(dir, paths::DOCKERFILE, dockerfile(record, image).as_bytes())?;
     for (rel, text) in [
         (paths::STRIP_HISTORY, adapters::STRIP_HISTORY_SH),
         (paths::SETUP_STEP, adapters::SETUP_STEP_SH),
-        (paths::ENV_VERIFY_PY, adapters::VERIFY_PY),
-        (paths::ENV_STATIC_EVIDENCE_PY, adapters::STATIC_EVIDENCE_PY),
         (paths::ENV_RESTORE_RULES, adapters::RESTORE_RULES_JSON),
     ] {
         write(dir, rel, text.as_bytes())?;
+    }
+    for (name, text) in adapters::PREPARE_MODULES {
+        write(
+            dir,
+            &format!("{}/{name}", paths::ENVIRONMENT),
+            text.as_bytes(),
+        )?;
     }
     if record.family() == Family::Doc2Repo {
         write(
@@ -538,9 +543,12 @@ fn dockerfile(record: &Record, image: &str) -> String {
     }
     // What belongs to the image (the specification copy included), recorded before any agent
     // runs, for the verifier's scrub and its capture of the submission.
-    out.push_str(
-        "COPY beyondswe_verify.py beyondswe_static_evidence.py beyondswe_restore_rules.json /opt/beyondswe/\n",
-    );
+    let copied: Vec<&str> = adapters::PREPARE_MODULES
+        .iter()
+        .map(|(name, _)| *name)
+        .chain(["beyondswe_restore_rules.json"])
+        .collect();
+    out.push_str(&format!("COPY {} /opt/beyondswe/\n", copied.join(" ")));
     let base = record
         .base_commit()
         .map(|b| format!(", \"--base\", {}", json(b)))

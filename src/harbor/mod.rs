@@ -117,12 +117,7 @@ pub mod paths {
     pub const STRIP_HISTORY: &str = "environment/beyondswe_strip_history.sh";
     /// Runs one of the record's setup commands so that its exports carry over to the tests.
     pub const SETUP_STEP: &str = "environment/beyondswe_setup_step.sh";
-    /// The verifier, in the image for its `prepare` step (what belongs to the image, before any
-    /// agent runs).
-    pub const ENV_VERIFY_PY: &str = "environment/beyondswe_verify.py";
-    /// The verifier's static evidence module, in the image beside it.
-    pub const ENV_STATIC_EVIDENCE_PY: &str = "environment/beyondswe_static_evidence.py";
-    /// The restore rules ([`RESTORE_RULES`]), in the image beside the verifier.
+    /// The restore rules ([`RESTORE_RULES`]), in the image beside the verifier's modules.
     pub const ENV_RESTORE_RULES: &str = "environment/beyondswe_restore_rules.json";
     /// Uploaded by Harbor to `/tests` only after the agent has finished.
     pub const TESTS: &str = "tests";

@@ -1,6 +1,7 @@
-//! The in-container verifier (`adapters/verify.py`) against its Rust counterparts, without a
-//! container: the restore rules classify every path the same on both sides, `decide` gives the
-//! expected verdict for a table of fact sets, and the verifier's own Python unit tests pass.
+//! The in-container verifier (`adapters/verify.py` and its modules beside it) against its Rust
+//! counterparts, without a container: the restore rules classify every path the same on both
+//! sides, `decide` gives the expected verdict for a table of fact sets, the verifier starts from
+//! the modules a Harbor environment holds, and its own Python unit tests pass.
 
 use super::support::repo_root;
 use beyondswe::restore_rules::{PathClass, classify};
@@ -9,7 +10,9 @@ use std::process::{Command, Stdio};
 
 /// The verifier's own Python unit tests (`adapters/tests/`): the static evidence's constructs,
 /// evasions and honest code; the canaries' plans over every suite shape and their judge; the
-/// manifest; `decide`. They need no pytest and no container, so the host's interpreter runs them.
+/// manifest; `decide`; the restore rules and pytest configuration sections; the scrub's
+/// decisions; the result channel and the outcomes; git blob ids. They need no pytest and no
+/// container, so the host's interpreter runs them.
 #[test]
 fn the_verifiers_python_unit_tests_pass() {
     let out = Command::new("python3")
@@ -23,10 +26,10 @@ fn the_verifiers_python_unit_tests_pass() {
     assert!(text.contains(" ok"), "no test ran:\n{text}");
 }
 
-fn verify_py(args: &[&str], stdin: &str) -> serde_json::Value {
-    // The verifier finds its modules and rules table beside itself under the in-container names.
+/// A directory holding `modules` and the rules table, under their in-container names.
+fn installed(modules: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    for (name, text) in beyondswe::adapters::VERIFIER_MODULES {
+    for (name, text) in modules {
         std::fs::write(dir.path().join(name), text).unwrap();
     }
     std::fs::copy(
@@ -34,6 +37,35 @@ fn verify_py(args: &[&str], stdin: &str) -> serde_json::Value {
         dir.path().join("beyondswe_restore_rules.json"),
     )
     .unwrap();
+    dir
+}
+
+/// A Harbor environment's image holds only `PREPARE_MODULES`: the verifier starts from them
+/// alone (it imports every step module as it starts), the static evidence among them.
+#[test]
+fn the_verifier_starts_from_the_modules_prepare_needs() {
+    let dir = installed(&beyondswe::adapters::PREPARE_MODULES);
+    let out = Command::new("python3")
+        .args(["-I", "-S", "-c"])
+        .arg(
+            "import sys; sys.path.insert(0, sys.argv[1]); import beyondswe_verify as v; \
+             m = v.static_step.static_module(); assert m.__name__ == 'beyondswe_static_evidence'; \
+             assert all(x.__name__.startswith('beyondswe_') for x in v.MODULES), v.MODULES",
+        )
+        .arg(dir.path())
+        .current_dir("/")
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn verify_py(args: &[&str], stdin: &str) -> serde_json::Value {
+    // The verifier finds its modules and rules table beside itself under the in-container names.
+    let dir = installed(&beyondswe::adapters::VERIFIER_MODULES);
     let mut child = Command::new("python3")
         .arg("-I")
         .arg(dir.path().join("beyondswe_verify.py"))

@@ -1,0 +1,51 @@
+# beyondswe verifier: what every module of the verifier shares: its directory, the log, the
+# error a step raises, and how one module imports another.
+#
+# adapters/common.py, installed as beyondswe_common.py beside the entry point beyondswe_verify.py
+# (adapters/verify.py, whose header lists every module). Each module imports this one by its
+# installed name, else by its name in adapters/ (the unit tests), and every other module of the
+# verifier through sibling(). The entry point puts its own directory, root's only, first on
+# sys.path before it imports any of them: the verifier imports nothing of its own from anywhere
+# else. Python 3.6+, standard library only.
+import importlib
+import os
+import sys
+
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+MAX_LOG = 20000
+
+
+def log(msg):
+    sys.stderr.write("beyondswe-verify: %s\n" % msg)
+    sys.stderr.flush()
+
+
+def tail(text, n=MAX_LOG):
+    if text is None:
+        return ""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    return text if len(text) <= n else "[... %d chars cut]\n%s" % (len(text) - n, text[-n:])
+
+
+class VerifyError(Exception):
+    """A step could not be done; `reason` names it for the verdict."""
+
+    def __init__(self, reason, message, infrastructure=True):
+        Exception.__init__(self, message)
+        self.reason = reason
+        self.message = message
+        self.infrastructure = infrastructure
+
+
+def sibling(installed, repository):
+    """A module of the verifier's package beside this file: by its installed name
+    (beyondswe_*.py), or by its name in adapters/ (the unit tests). This directory is first on
+    sys.path (the entry point put it there)."""
+    try:
+        return importlib.import_module(installed)
+    except ImportError:
+        return importlib.import_module(repository)

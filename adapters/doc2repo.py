@@ -1,0 +1,175 @@
+# beyondswe verifier: the Doc2Repo family: the submission installs itself as the unprivileged
+# user; only then is the hidden suite unpacked, read-only; only the ids of its manifest
+# (beyondswe_manifest.py, read from the archive before the install) count.
+#
+# adapters/doc2repo.py, installed as beyondswe_doc2repo.py (see adapters/verify.py). Called by
+# the entry point's grade for a Doc2Repo instance.
+import os
+import random
+import shutil
+import tempfile
+import time
+
+try:  # by its installed name, else by its name in adapters/ (the unit tests)
+    import beyondswe_common as common
+except ImportError:
+    import common
+
+files = common.sibling("beyondswe_files", "files")
+gitobjects = common.sibling("beyondswe_gitobjects", "gitobjects")
+processes = common.sibling("beyondswe_processes", "processes")
+environment = common.sibling("beyondswe_environment", "environment")
+submission = common.sibling("beyondswe_submission", "submission")
+scrub = common.sibling("beyondswe_scrub", "scrub")
+static_step = common.sibling("beyondswe_static_step", "static_step")
+canary_steps = common.sibling("beyondswe_canary_steps", "canary_steps")
+testrun = common.sibling("beyondswe_testrun", "testrun")
+
+
+def manifest_module():
+    return common.sibling("beyondswe_manifest", "manifest")
+
+
+def grade_doc2repo(ctx):
+    spec = ctx.spec
+    suite_zip = spec.get("suite_zip")
+    if not suite_zip or not os.path.isfile(suite_zip):
+        raise common.VerifyError("test_suite_missing", "no test suite for this Doc2Repo instance")
+    # What the suite can produce, read from the archive before anything of the submission runs.
+    try:
+        ctx.manifest = manifest_module().manifest_of_zip(suite_zip)
+    except Exception as exc:  # noqa: BLE001 - an unreadable zip is refused when it is unpacked
+        ctx.manifest = None
+        ctx.suspicious("the suite's manifest could not be read: %s" % exc)
+    gold_kinds = static_step.gold_static_kinds(ctx)
+    if spec.get("patch") and not submission.step_apply(ctx):
+        return
+    scrub.step_scrub(ctx)
+    environment.load_clean_facts(ctx)
+    static_step.step_static(ctx, gold_kinds)
+    target, home = step_install(ctx)
+    # Only now is the hidden suite unpacked, root's until the run.
+    suite = tempfile.mkdtemp(prefix="bsw-suite-", dir="/tmp")
+    os.chmod(suite, 0o700)
+    extract_suite(suite_zip, suite)
+    ctx.canary_root = suite
+    records, ctx.facts["canary_plan"] = plan_suite_canaries(ctx, suite)
+    lock_suite(ctx, suite)
+    extra = []
+    if not any(os.path.exists(os.path.join(suite, n)) for n in ("pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini")):
+        extra = ["-c", os.devnull]
+    prepend = [target, ctx.workdir] + ([os.path.join(ctx.workdir, "src")] if os.path.isdir(os.path.join(ctx.workdir, "src")) else [])
+    ctx.repo_paths = ctx.repo_paths + [target, home]
+    files.chown_tree(ctx.workdir, ctx.uid, ctx.gid)
+    gitobjects.hide_git(ctx)
+    timeout = spec.get("timeout", 1800)
+    run = testrun.run_tests(ctx, [suite], suite, suite, extra, [suite], prepend, timeout)
+
+    def run_one(one):
+        return testrun.run_tests(ctx, one, suite, suite, extra, [suite], prepend, timeout)["outcomes"]
+    solo = canary_steps.solo_runner(run_one)
+    ctx.facts["canaries"] = canary_steps.judge_canaries(ctx, records, run["outcomes"], solo)
+    shutil.rmtree(suite, ignore_errors=True)
+    record_suite(ctx, run, records)
+    testrun.record_run(ctx, run)
+
+
+def step_install(ctx):
+    """The submission installs itself as the test user into a directory of its own; then every
+    process it left is killed, and what the install wrote is scrubbed like the tree was.
+    Returns (the install's target directory, the test user's home for it)."""
+    t = time.time()
+    files.chown_tree(ctx.workdir, ctx.uid, ctx.gid)
+    target = tempfile.mkdtemp(prefix="bsw-site-", dir="/tmp")
+    os.chmod(target, 0o755)
+    os.chown(target, ctx.uid, ctx.gid)
+    home = tempfile.mkdtemp(prefix="bsw-home-", dir="/tmp")
+    os.chown(home, ctx.uid, ctx.gid)
+    install = processes.run_as_test_user(ctx, [ctx.python, "-I", "-m", "pip", "install", "--no-deps",
+                                               "--no-build-isolation", "--no-index", "--disable-pip-version-check",
+                                               "-q", "--target", target, "."],
+                                         ctx.workdir, environment.child_env(ctx, home),
+                                         ctx.spec.get("setup_timeout", 300))
+    ok = install["exit"] == 0 and not install["timed_out"]
+    ctx.facts["install"] = {"ok": ok, "exit": install["exit"], "timed_out": install["timed_out"]}
+    ctx.facts["logs"]["install"] = common.tail(install["output"])
+    if not ok:
+        ctx.flags["install_failed"] = True
+    for d in (ctx.workdir, target):
+        os.chown(d, 0, 0)
+    scrub.step_scrub(ctx, loaders=False)
+    scrub.step_scrub(ctx, target, "site", loaders=False)
+    ctx.timed("install", t)
+    return target, home
+
+
+def extract_suite(zip_path, dest):
+    import zipfile  # Doc2Repo only: kept off every issue grading's start-up
+    with zipfile.ZipFile(zip_path) as zf:
+        names = set()
+        for info in zf.infolist():
+            name = info.filename
+            if name.startswith("/") or ".." in name.split("/") or "\\" in name or name in names:
+                raise common.VerifyError("test_suite_unreadable",
+                                         "unsafe or repeated path in the test suite: %r" % name)
+            names.add(name)
+        for info in zf.infolist():
+            if info.filename.endswith("/") or info.filename == "realswe_eval_script.py":
+                continue
+            data = zf.read(info)
+            files.safe_write(dest, info.filename, data, "100644")
+
+
+def plan_suite_canaries(ctx, suite):
+    """Canaries in two of the suite's test modules, drawn at random; the suite runs in its
+    files' order, so each goes after its template."""
+    modules = [(p, []) for p, k in sorted(files.walk_tree(suite).items())
+               if k == "file" and files.classify(p) == "test" and p.endswith(".py")
+               and (p.rsplit("/", 1)[-1].startswith("test") or p.endswith("_test.py"))]
+    rng = random.SystemRandom()
+    rng.shuffle(modules)
+    return canary_steps.plan_canaries(ctx, modules[:2], rng, plant=ctx.spec.get("canaries", True), after_only=True)
+
+
+def lock_suite(ctx, suite):
+    """Every file and directory of the suite (its canaries planted) becomes root's and
+    read-only to the test user: nothing can be added to it, replaced or removed."""
+    tree = files.walk_tree(suite)
+    suite_files = [p for p, k in tree.items() if k == "file"]
+    ctx.facts["conftests"] = [p for p in suite_files if p.rsplit("/", 1)[-1] in files.RULES["conftest_names"]]
+    files.lock_paths(suite, suite_files)
+    for rel in [""] + [p for p, k in tree.items() if k == "dir"]:
+        full = os.path.join(suite, rel) if rel else suite
+        if os.path.isdir(full) and not os.path.islink(full):
+            os.chown(full, 0, 0)
+            os.chmod(full, 0o755)
+
+
+def record_suite(ctx, run, records):
+    """The suite's facts from the run, canaries left out and only the ids the suite's manifest
+    names counted: how many passed (a pass JUnit confirms), how many ran, and each test's
+    outcome by name. A collected id the manifest does not name, or more ids than the suite has,
+    is proof of forgery."""
+    cm = canary_steps.canaries_module()
+    clones = set()
+    for r in records:
+        clones |= cm.canary_keys(r["module"], r, run["outcomes"])
+    real = dict((k, v) for k, v in run["outcomes"].items() if k not in clones)
+    expected = ctx.spec.get("test_suite_num") or 0
+    if ctx.manifest is not None:
+        mf = manifest_module()
+        kept, extra, over = mf.judge(ctx.manifest, sorted(real), expected)
+        if extra:
+            ctx.forgery("collected %d test(s) the hidden suite does not have: %s"
+                        % (len(extra), ", ".join(extra[:5])))
+        if over:
+            ctx.forgery("collected %d more test(s) of the suite than it has (%d)" % (over, expected))
+        real = dict((k, real[k]) for k in kept)
+    passed = sum(1 for k, v in real.items()
+                 if v in ("passed", "xpassed") and testrun.junit_says_passed(run["junit"], k))
+    # Per-test outcomes by name (names only, as in the log): a pass JUnit does not confirm is disputed.
+    outcomes = dict((k, v if v not in ("passed", "xpassed") else
+                     ("passed" if testrun.junit_says_passed(run["junit"], k) else "disputed"))
+                    for k, v in real.items())
+    ctx.facts["suite"] = {"passed": passed, "collected": len(real), "expected": expected,
+                          "collect_errors": len(run["collect_errors"]), "outcomes": outcomes}

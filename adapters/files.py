@@ -1,0 +1,234 @@
+# beyondswe verifier: the restore rules' answer for a repository path (classify, the table in
+# beyondswe_restore_rules.json), and files as the verifier handles them: never through a link,
+# written only below real directories, hashed, handed to the test user or locked against it.
+#
+# adapters/files.py, installed as beyondswe_files.py (see adapters/verify.py). Used by every
+# step; src/restore_rules.rs reads the same table and tests/it/verifier.rs checks that both
+# classify alike.
+import hashlib
+import json
+import os
+import shutil
+import stat
+import sys
+
+try:  # by its installed name, else by its name in adapters/ (the unit tests)
+    import beyondswe_common as common
+except ImportError:
+    import common
+
+
+RULES_NAME = "beyondswe_restore_rules.json"
+
+
+def load_rules():
+    """The table beside the verifier: by its installed name, or by its name in adapters/ (the
+    unit tests)."""
+    path = os.path.join(common.HERE, RULES_NAME)
+    if not os.path.exists(path):
+        path = os.path.join(common.HERE, "restore_rules.json")
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+RULES = load_rules()
+
+
+def classify(path):
+    """What the restore rules make of a repository path: startup, loader, config,
+    section_config, test, or None. The same answers as src/restore_rules.rs (tested)."""
+    parts = path.split("/")
+    name = parts[-1]
+    for part in parts:
+        if part.split(".", 1)[0] in RULES["startup_stems"]:
+            return "startup"
+    if any(name.endswith(s) for s in RULES["startup_suffixes"]):
+        return "startup"
+    for part in parts[:-1]:
+        if part in RULES["bytecode_dirs"] or any(part.endswith(s) for s in RULES["metadata_dir_suffixes"]):
+            return "loader"
+    if any(name.endswith(s) for s in RULES["bytecode_suffixes"] + RULES["extension_suffixes"] + RULES["link_suffixes"]):
+        return "loader"
+    if name in RULES["config_files"]:
+        return "config"
+    if name in RULES["section_config_files"]:
+        return "section_config"
+    if any(p.lower() in RULES["test_dirs"] for p in parts[:-1]):
+        return "test"
+    if name in RULES["conftest_names"]:
+        return "test"
+    if name.endswith(".py") and (any(name.startswith(p) for p in RULES["test_file_prefixes"])
+                                 or any(name.endswith(s) for s in RULES["test_file_suffixes"])):
+        return "test"
+    return None
+
+
+def is_test_path(path):
+    """Whether the restore rules call `path` a test file."""
+    return classify(path) == "test"
+
+
+def module_name_of(entry):
+    """The importable name a top-level directory entry provides (`pytest.py` -> pytest)."""
+    return entry.split(".", 1)[0]
+
+
+def stdlib_names():
+    names = set(getattr(sys, "stdlib_module_names", ()))
+    if not names:
+        names = set(sys.builtin_module_names)
+        for d in (os.path.dirname(os.__file__), os.path.join(os.path.dirname(os.__file__), "lib-dynload")):
+            try:
+                for e in os.listdir(d):
+                    names.add(module_name_of(e))
+            except OSError:
+                pass
+    return names
+
+
+def lexists(path):
+    return os.path.lexists(path)
+
+
+def remove_entry(path):
+    st = os.lstat(path)
+    if stat.S_ISDIR(st.st_mode):
+        shutil.rmtree(path)
+    else:
+        os.unlink(path)
+
+
+def ensure_real_dirs(root, rel_dir):
+    """Makes every component of root/rel_dir a real directory (a link or file in the way is
+    removed), so a write below it cannot leave the tree."""
+    cur = root
+    for part in [p for p in rel_dir.split("/") if p]:
+        cur = os.path.join(cur, part)
+        if lexists(cur):
+            st = os.lstat(cur)
+            if stat.S_ISDIR(st.st_mode):
+                continue
+            os.unlink(cur)
+        os.mkdir(cur, 0o755)
+
+
+def safe_write(root, rel, data, mode):
+    """Writes root/rel as a regular file (mode 100644/100755) or symlink (120000) with `data`."""
+    ensure_real_dirs(root, os.path.dirname(rel))
+    full = os.path.join(root, rel)
+    if lexists(full):
+        remove_entry(full)
+    if mode == "120000":
+        os.symlink(data.decode("utf-8", "surrogateescape"), full)
+        return
+    fd = os.open(full, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    os.chmod(full, 0o755 if mode == "100755" else 0o644)
+
+
+def list_dir(root, rel):
+    """root/rel (root itself for "") and the names in it; none when it cannot be listed."""
+    full = os.path.join(root, rel) if rel else root
+    try:
+        return full, os.listdir(full)
+    except OSError:
+        return full, []
+
+
+def walk_tree(root, skip_git=True):
+    """rel path -> 'file' | 'link' | 'other' for everything below root (no link is followed);
+    directories are yielded too, as 'dir'."""
+    out = {}
+    stack = [""]
+    while stack:
+        rel = stack.pop()
+        full, names = list_dir(root, rel)
+        for name in names:
+            if skip_git and not rel and name == ".git":
+                continue
+            r = rel + "/" + name if rel else name
+            try:
+                st = os.lstat(os.path.join(full, name))
+            except OSError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                out[r] = "dir"
+                stack.append(r)
+            elif stat.S_ISLNK(st.st_mode):
+                out[r] = "link"
+            elif stat.S_ISREG(st.st_mode):
+                out[r] = "file"
+            else:
+                out[r] = "other"
+    return out
+
+
+def file_sha256(path):
+    h = hashlib.sha256()
+    st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):
+        h.update(b"link:" + os.readlink(path).encode("utf-8", "surrogateescape"))
+        return h.hexdigest()
+    if not stat.S_ISREG(st.st_mode):
+        return "other"
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(fd, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def in_listing(listing, rel):
+    """Whether the base tracks `rel` as a file or as a directory of files."""
+    return rel in listing or any(k.startswith(rel + "/") for k in listing)
+
+
+def parent_is_link(root, rel):
+    cur = root
+    for part in rel.split("/")[:-1]:
+        cur = os.path.join(cur, part)
+        if os.path.islink(cur) or not os.path.isdir(cur):
+            return True
+    return False
+
+
+def chown_tree(root, uid, gid, skip_git=True):
+    os.lchown(root, uid, gid)
+    for rel, kind in walk_tree(root, skip_git).items():
+        try:
+            os.lchown(os.path.join(root, rel), uid, gid)
+        except OSError:
+            pass
+
+
+def lock_paths(root, rels):
+    """The files `rels` become root's and read-only; every directory from root down to them
+    becomes root's with the sticky bit (others may add files but not replace these), and gets a
+    root-owned empty __pycache__ so no bytecode can be planted for them."""
+    dirs = set()
+    for rel in rels:
+        full = os.path.join(root, rel)
+        try:
+            st = os.lstat(full)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            os.chown(full, 0, 0)
+            os.chmod(full, (st.st_mode & 0o111) | 0o644)
+        d = os.path.dirname(rel)
+        while True:
+            dirs.add(d)
+            if not d:
+                break
+            d = os.path.dirname(d)
+    for d in sorted(dirs):
+        full = os.path.join(root, d) if d else root
+        if os.path.islink(full) or not os.path.isdir(full):
+            continue
+        os.chown(full, 0, 0)
+        os.chmod(full, 0o1777)
+        cache = os.path.join(full, "__pycache__")
+        if lexists(cache):
+            remove_entry(cache)
+        os.mkdir(cache, 0o755)

@@ -1,0 +1,116 @@
+"""Unit tests of the verifier's files module (adapters/files.py): the restore rules' classify
+against the table's own examples, and file handling that never follows a link out of the tree.
+Standard library only."""
+import hashlib
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import files  # noqa: E402
+
+
+def write(path, data=b"x\n"):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as fh:
+        fh.write(data)
+
+
+class Classify(unittest.TestCase):
+    def test_every_example_of_the_table(self):
+        examples = files.RULES["classify_examples"]
+        self.assertTrue(examples)
+        for kind, paths in examples.items():
+            for path in paths:
+                self.assertEqual(files.classify(path), None if kind == "none" else kind, path)
+
+    def test_start_up_hooks_and_loaders_outrank_tests(self):
+        self.assertEqual(files.classify("tests/sitecustomize.py"), "startup")
+        self.assertEqual(files.classify("tests/usercustomize/__init__.py"), "startup")
+        self.assertEqual(files.classify("tests/__pycache__/test_a.cpython-311.pyc"), "loader")
+        self.assertEqual(files.classify("tests/helpers.abi3.so"), "loader")
+
+    def test_is_test_path(self):
+        for path in ("tests/helpers/util.py", "pkg/conftest.py", "pkg/test_core.py", "pkg/core_test.py",
+                     "Tests/Unit/data.json"):
+            self.assertTrue(files.is_test_path(path), path)
+        for path in ("pkg/core.py", "pytest.ini", "setup.cfg", "testdata.py", "tests/__pycache__/x.pyc"):
+            self.assertFalse(files.is_test_path(path), path)
+
+    def test_module_name_of(self):
+        self.assertEqual(files.module_name_of("pytest.py"), "pytest")
+        self.assertEqual(files.module_name_of("_pytest"), "_pytest")
+        self.assertEqual(files.module_name_of("pluggy.cpython-311-x86_64-linux-gnu.so"), "pluggy")
+
+    def test_the_standard_library_is_known(self):
+        names = files.stdlib_names()
+        for name in ("os", "json", "unittest"):
+            self.assertIn(name, names)
+        self.assertNotIn("calc", names)
+
+
+class NoLinkFollowed(unittest.TestCase):
+    def setUp(self):
+        self.root = tempfile.mkdtemp()
+        self.outside = tempfile.mkdtemp()
+
+    def tearDown(self):
+        shutil.rmtree(self.root)
+        shutil.rmtree(self.outside)
+
+    def test_a_linked_directory_is_replaced_not_written_through(self):
+        os.symlink(self.outside, os.path.join(self.root, "tests"))
+        files.safe_write(self.root, "tests/test_a.py", b"x = 1\n", "100644")
+        self.assertEqual(os.listdir(self.outside), [])
+        self.assertFalse(os.path.islink(os.path.join(self.root, "tests")))
+        with open(os.path.join(self.root, "tests", "test_a.py"), "rb") as fh:
+            self.assertEqual(fh.read(), b"x = 1\n")
+
+    def test_a_linked_file_is_replaced_and_its_target_kept(self):
+        victim = os.path.join(self.outside, "victim")
+        write(victim, b"keep")
+        os.symlink(victim, os.path.join(self.root, "run.sh"))
+        files.safe_write(self.root, "run.sh", b"new", "100755")
+        with open(victim, "rb") as fh:
+            self.assertEqual(fh.read(), b"keep")
+        st = os.lstat(os.path.join(self.root, "run.sh"))
+        self.assertEqual(oct(st.st_mode & 0o777), oct(0o755))
+        self.assertFalse(os.path.islink(os.path.join(self.root, "run.sh")))
+
+    def test_a_link_is_written_as_a_link(self):
+        files.safe_write(self.root, "d/link", b"../target", "120000")
+        self.assertEqual(os.readlink(os.path.join(self.root, "d", "link")), "../target")
+
+    def test_walk_tree_names_kinds_and_leaves_git_out(self):
+        write(os.path.join(self.root, ".git", "HEAD"))
+        write(os.path.join(self.root, "d", "f.py"))
+        os.symlink(self.outside, os.path.join(self.root, "d", "out"))
+        write(os.path.join(self.outside, "secret"))
+        self.assertEqual(files.walk_tree(self.root), {"d": "dir", "d/f.py": "file", "d/out": "link"})
+        self.assertEqual(files.walk_tree(self.root, skip_git=False)[".git/HEAD"], "file")
+
+    def test_file_sha256_hashes_a_link_by_its_target(self):
+        path = os.path.join(self.root, "f")
+        write(path, b"data")
+        self.assertEqual(files.file_sha256(path), hashlib.sha256(b"data").hexdigest())
+        link = os.path.join(self.root, "l")
+        os.symlink(path, link)
+        self.assertEqual(files.file_sha256(link), hashlib.sha256(b"link:" + path.encode()).hexdigest())
+
+    def test_in_listing_and_parent_is_link(self):
+        listing = {"a/b.py": ("100644", "0" * 40)}
+        self.assertTrue(files.in_listing(listing, "a"))
+        self.assertTrue(files.in_listing(listing, "a/b.py"))
+        self.assertFalse(files.in_listing(listing, "a/b"))
+        self.assertFalse(files.in_listing(listing, "ab"))
+        os.mkdir(os.path.join(self.root, "real"))
+        os.symlink(self.outside, os.path.join(self.root, "lnk"))
+        self.assertFalse(files.parent_is_link(self.root, "real/x.py"))
+        self.assertTrue(files.parent_is_link(self.root, "lnk/x.py"))
+        self.assertTrue(files.parent_is_link(self.root, "missing/x.py"))
+
+
+if __name__ == "__main__":
+    unittest.main()
