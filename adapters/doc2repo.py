@@ -15,6 +15,7 @@ try:  # by its installed name, else by its name in adapters/ (the unit tests)
 except ImportError:
     import common
 
+spec_keys = common.sibling("beyondswe_spec", "spec")
 files = common.sibling("beyondswe_files", "files")
 gitobjects = common.sibling("beyondswe_gitobjects", "gitobjects")
 processes = common.sibling("beyondswe_processes", "processes")
@@ -62,7 +63,7 @@ def grade_doc2repo(ctx):
     ctx.repo_paths = ctx.repo_paths + [target, home]
     files.chown_tree(ctx.workdir, ctx.uid, ctx.gid)
     gitobjects.hide_git(ctx)
-    timeout = spec.get("timeout", 1800)
+    timeout = spec_keys.test_timeout(spec)
     run = testrun.run_tests(ctx, [suite], suite, suite, extra, [suite], prepend, timeout)
 
     def run_one(one):
@@ -89,7 +90,7 @@ def step_install(ctx):
                                                "--no-build-isolation", "--no-index", "--disable-pip-version-check",
                                                "-q", "--target", target, "."],
                                          ctx.workdir, environment.child_env(ctx, home),
-                                         ctx.spec.get("setup_timeout", 300))
+                                         spec_keys.setup_timeout(ctx.spec))
     ok = install["exit"] == 0 and not install["timed_out"]
     ctx.facts["install"] = {"ok": ok, "exit": install["exit"], "timed_out": install["timed_out"]}
     ctx.facts["logs"]["install"] = common.tail(install["output"])

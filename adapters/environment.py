@@ -111,7 +111,7 @@ def settle_environment(ctx):
             ctx.suspicious("the test interpreter %s is not the one the prepare step recorded" % path)
         ctx.python = path
     else:
-        ctx.python = ctx.spec.get("python") or pick_python(ctx.image_env)[0] or sys.executable
+        ctx.python = pick_python(ctx.image_env)[0] or sys.executable
     ctx.image_paths = image_pythonpath(ctx.image_env, ctx.workdir)
     ctx.facts["environment"] = {"recorded": isinstance(recorded, dict), "python": ctx.python,
                                 "pythonpath": ctx.image_paths}

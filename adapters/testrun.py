@@ -32,7 +32,7 @@ def run_tests(ctx, ids, cwd, rootdir, extra_args, test_paths, prepend, timeout):
     t = time.time()
     rundir = tempfile.mkdtemp(prefix="bsw-", dir="/tmp")
     os.chmod(rundir, 0o755)
-    ctx.spec["runner_dir"] = rundir
+    ctx.state["runner_dir"] = rundir
     runner = os.path.join(rundir, RUNNER_NAME)
     shutil.copyfile(os.path.join(common.HERE, RUNNER_NAME), runner)
     os.chmod(runner, 0o644)
@@ -86,7 +86,7 @@ def check_plugins(ctx, plugins):
         if os.path.basename(real) == "conftest.py":
             if real not in allowed:
                 ctx.forgery("a conftest the restore step did not leave was loaded: %s" % f)
-        elif real.startswith(repo + os.sep) and not real.startswith(os.path.realpath(ctx.spec.get("runner_dir", "/nonexistent"))):
+        elif real.startswith(repo + os.sep) and not real.startswith(os.path.realpath(ctx.state.get("runner_dir", "/nonexistent"))):
             ctx.suspicious("a pytest plugin from the repository was registered: %s" % f)
 
 

@@ -6,6 +6,8 @@
 # beyondswe_verify.py beside beyondswe_restore_rules.json (adapters/restore_rules.json) and its
 # modules, each adapters/NAME.py installed as beyondswe_NAME.py and imported through sibling():
 #   common.py          what every module shares: the log, the step error, sibling()
+#   spec.py            the spec: the keys it may carry with their types, the defaults, and
+#                      the spec of a Harbor task from its test_config.json
 #   files.py           the restore rules' classify(); files read and written without following
 #                      links; ownership handed to the test user or locked against it
 #   gitobjects.py      git with a clean environment; hash-checked objects; the base's listing
@@ -81,6 +83,7 @@ try:  # by its installed name, else by its name in adapters/ (the unit tests)
 except ImportError:
     import common
 
+spec_keys = common.sibling("beyondswe_spec", "spec")
 files = common.sibling("beyondswe_files", "files")
 gitobjects = common.sibling("beyondswe_gitobjects", "gitobjects")
 processes = common.sibling("beyondswe_processes", "processes")
@@ -94,7 +97,7 @@ testrun = common.sibling("beyondswe_testrun", "testrun")
 doc2repo = common.sibling("beyondswe_doc2repo", "doc2repo")
 
 # Every module of the verifier this file imports, compiled ahead by `prepare`.
-MODULES = (common, files, gitobjects, processes, environment, submission, scrub, restore, static_step,
+MODULES = (common, spec_keys, files, gitobjects, processes, environment, submission, scrub, restore, static_step,
            canary_steps, testrun, doc2repo)
 
 
@@ -153,6 +156,11 @@ class Ctx(object):
 
 def grade(spec):
     """Runs every step; always returns a result (errors included)."""
+    try:
+        spec_keys.check(spec)
+    except common.VerifyError as exc:
+        return {"format": RESULT_FORMAT, "instance_id": None, "family": "", "verdict": "error",
+                "reason": exc.reason, "score": 0.0, "logs": {"error": exc.message}}
     ctx = Ctx(spec)
     t = time.time()
     ctx.repo_paths = [ctx.workdir]
@@ -272,7 +280,7 @@ def grade_issue(ctx):
     ctx.timed("hand_over", t)
     run_ids = canary_steps.with_canary_ids(rng, ids, records)
     test_files = [os.path.join(ctx.workdir, p) for p in sorted(locked) if p.endswith(".py")]
-    timeout = spec.get("timeout", 1800)
+    timeout = spec_keys.test_timeout(spec)
     run = testrun.run_tests(ctx, run_ids, ctx.workdir, ctx.workdir, [], test_files, [ctx.workdir], timeout)
 
     def run_one(one):
@@ -318,20 +326,22 @@ def write_json(path, data):
 
 
 def cmd_grade(args):
-    """`"result": "-"` sends the result to this process's stdout, which only the grader reads:
+    """`"result": "-"` (the default) sends the result to this process's stdout, which only the grader reads:
     fd 1 is moved to a private descriptor that no child inherits, and /dev/null takes its place,
     so nothing else ever writes there."""
     with open(args.spec, encoding="utf-8") as fh:
         spec = json.load(fh)
+    # `result`: a path, or "-" (and by default) this process's stdout.
+    where = (spec.get("result") if isinstance(spec, dict) else None) or "-"
     out_fd = None
-    if spec.get("result") == "-":
+    if where == "-":
         out_fd = os.dup(1)  # not inheritable
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1)
         os.close(devnull)
     result = grade(spec)
     if out_fd is None:
-        write_json(spec["result"], result)
+        write_json(where, result)
         return 0
     view = memoryview(json.dumps(result, ensure_ascii=True).encode("ascii"))
     while view:
@@ -399,30 +409,13 @@ def cmd_harbor(args):
     if os.path.isfile(os.path.join(tests, "instance.json")):
         with open(os.path.join(tests, "instance.json"), encoding="utf-8") as fh:
             instance = json.load(fh)
-    spec = {
-        "instance_id": cfg.get("instance_id"), "family": cfg.get("family"),
-        "workdir": cfg.get("workdir") or "/workspace", "base_commit": cfg.get("base_commit"),
-        "fail_to_pass": cfg.get("fail_to_pass", []), "pass_to_pass": cfg.get("pass_to_pass", []),
-        "keep_paths": cfg.get("keep_paths", []), "f2p_paths": cfg.get("f2p_paths", []),
-        "timeout": cfg.get("test_timeout_sec") or 1800, "test_suite_num": cfg.get("test_suite_num"),
-        "state_dir": "/var/lib/beyondswe", "private_paths": [tests, "/var/lib/beyondswe"],
-        "tests_dir": tests, "canaries": True, "capture": os.path.join(logs, SUBMISSION_DIFF),
-        "shared_container": True,
-    }
-    patch = os.path.join(tests, "f2p_patch.diff")
-    if os.path.isfile(patch) and os.path.getsize(patch) > 0:
-        spec["f2p_patch"] = patch
-    gold = os.path.join(tests, "gold_patch.diff")
-    if os.path.isfile(gold) and os.path.getsize(gold) > 0:
-        spec["gold_patch"] = gold
+    spec = spec_keys.from_test_config(cfg, tests, logs, "/var/lib/beyondswe", SUBMISSION_DIFF)
     script = (instance or {}).get("f2p_script") or ""
     if script.strip():
         path = os.path.join(tests, "test_fail_to_pass.py")
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(script)
         spec["f2p_script"] = path
-    if os.path.isfile(os.path.join(tests, "test_suite.zip")):
-        spec["suite_zip"] = os.path.join(tests, "test_suite.zip")
     result = grade(spec)
     reward = None if result["verdict"] == "error" else result["score"]
     result["reward"] = reward

@@ -98,19 +98,20 @@ def main():
         f.write(gold)
     with open(os.path.join(outdir, "f2p.patch"), "w") as f:
         f.write(f2p)
-    # Collect with the fix and its tests in place, in a throwaway container of the image, twice a
-    # second apart: an id made at collection time (a timestamp in a parameter) names no test the
-    # next run can find, so only ids both collections found are kept.
-    collect = "python3 -m pytest --collect-only -q -o addopts= -p no:cacheprovider " + t
+    # Run the tests with the fix and its tests in place, in a throwaway container of the image,
+    # then collect them again a second later. Only tests that passed are kept, as a dataset
+    # lists them (a skipped test is no PASS_TO_PASS), and only ids the second collection finds
+    # too: one made at collection time (a timestamp in a parameter) names no test a later run
+    # can find.
+    pytest = "python3 -m pytest -o addopts= -p no:cacheprovider "
     collected = out(["docker", "run", "--rm", "--network", "none", "-v", outdir + ":/bench:ro", image,
                      "bash", "-c", "git apply /bench/gold.patch && (test ! -s /bench/f2p.patch || "
-                     "git apply /bench/f2p.patch) && %s && echo @@@ && sleep 1.1 && %s" % (collect, collect)])
+                     "git apply /bench/f2p.patch) && { %s -v -p no:randomly %s || true; } && echo @@@ "
+                     "&& sleep 1.1 && %s --collect-only -q %s" % (pytest, t, pytest, t)])
     first, second = collected.split("@@@", 1)
-
-    def node_ids(text):
-        return [line.strip() for line in text.splitlines() if "::" in line and not line.startswith(" ")]
-    again = set(node_ids(second))
-    ids = [i for i in node_ids(first) if i in again]
+    passed = re.findall(r"^(\S+::\S+) PASSED", first, re.M)
+    again = set(line.strip() for line in second.splitlines() if "::" in line and not line.startswith(" "))
+    ids = [i for i in passed if i in again]
     if not ids:
         sys.exit("the collection found no tests under %s:\n%s" % (t, collected[-2000:]))
     touched = set(re.findall(r"^\+\+\+ b/(\S+)", f2p, re.M))

@@ -13,6 +13,9 @@ pub const SETUP_STEP_SH: &str = include_str!("../adapters/setup_step.sh");
 pub const VERIFY_PY: &str = include_str!("../adapters/verify.py");
 /// What every module of the verifier shares: the log, the step error, how one imports another.
 pub const COMMON_PY: &str = include_str!("../adapters/common.py");
+/// The spec the verifier is given: the keys it accepts with their types, and its defaults (held
+/// to [`crate::verifier_spec::VerifierSpec`] by a test).
+pub const SPEC_PY: &str = include_str!("../adapters/spec.py");
 /// The restore rules' classification of a path; files handled without following links.
 pub const FILES_PY: &str = include_str!("../adapters/files.py");
 /// git with a clean environment, hash-checked objects, the base commit's listing.
@@ -70,9 +73,10 @@ pub const VERIFY_FILE: &str = "beyondswe_verify.py";
 /// What the verifier's `prepare` command imports, by installed name: the entry point, every
 /// module it imports as it starts, and the static evidence (the base's baseline). The Harbor
 /// environment's image holds these and no more of the verifier: the agent works in that image.
-pub const PREPARE_MODULES: [(&str, &str); 14] = [
+pub const PREPARE_MODULES: [(&str, &str); 15] = [
     (VERIFY_FILE, VERIFY_PY),
     ("beyondswe_common.py", COMMON_PY),
+    ("beyondswe_spec.py", SPEC_PY),
     ("beyondswe_files.py", FILES_PY),
     ("beyondswe_gitobjects.py", GITOBJECTS_PY),
     ("beyondswe_processes.py", PROCESSES_PY),
@@ -90,7 +94,7 @@ pub const PREPARE_MODULES: [(&str, &str); 14] = [
 /// The verifier's modules by the names they are installed under, side by side in one directory:
 /// the verifier imports its siblings by these names (`sibling()` in `adapters/common.py`). Those
 /// of [`PREPARE_MODULES`], then the ones only a grading needs.
-pub const VERIFIER_MODULES: [(&str, &str); 18] = concat(
+pub const VERIFIER_MODULES: [(&str, &str); 19] = concat(
     PREPARE_MODULES,
     [
         ("beyondswe_pytest_runner.py", PYTEST_RUNNER_PY),
@@ -116,11 +120,12 @@ const fn concat<const A: usize, const B: usize, const N: usize>(
 }
 
 /// Every embedded file, by its name in `adapters/` (a test checks none is missing).
-pub const FILES: [(&str, &str); 24] = [
+pub const FILES: [(&str, &str); 25] = [
     ("strip_history.sh", STRIP_HISTORY_SH),
     ("setup_step.sh", SETUP_STEP_SH),
     ("verify.py", VERIFY_PY),
     ("common.py", COMMON_PY),
+    ("spec.py", SPEC_PY),
     ("files.py", FILES_PY),
     ("gitobjects.py", GITOBJECTS_PY),
     ("processes.py", PROCESSES_PY),

@@ -204,3 +204,106 @@ fn decide_over_a_table_of_facts() {
         assert!(r.is_ok(), "{row}");
     }
 }
+
+/// The verifier accepts exactly the keys of the spec's schema, with the schema's types, and its
+/// defaults are the Rust side's: one name, one type and one default per option on both sides.
+#[test]
+fn the_verifiers_spec_keys_and_defaults_are_the_schemas() {
+    let out = Command::new("python3")
+        .args(["-I", "-c"])
+        .arg(
+            "import json, sys; sys.path.insert(0, sys.argv[1]); import spec; print(json.dumps({\
+             'keys': spec.KEYS, 'instance': sorted(spec.INSTANCE_KEYS), \
+             'test': spec.DEFAULT_TEST_TIMEOUT_SEC, 'setup': spec.DEFAULT_SETUP_TIMEOUT_SEC}))",
+        )
+        .arg(repo_root().join("adapters"))
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let py: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let kind = |schema: &serde_json::Value| -> String {
+        let types: Vec<&str> = match &schema["type"] {
+            serde_json::Value::String(t) => vec![t.as_str()],
+            serde_json::Value::Array(ts) => ts.iter().filter_map(|t| t.as_str()).collect(),
+            _ => Vec::new(),
+        };
+        match types.iter().find(|t| **t != "null") {
+            Some(&"array") => format!("{}_list", schema["items"]["type"].as_str().unwrap_or("?")),
+            Some(t) => (*t).to_owned(),
+            None => "?".to_owned(),
+        }
+    };
+    let schema = serde_json::to_value(schemars::schema_for!(
+        beyondswe::verifier_spec::VerifierSpec
+    ))
+    .unwrap();
+    let from_schema: serde_json::Map<String, serde_json::Value> = schema["properties"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), kind(v).into()))
+        .collect();
+    let from_python = py["keys"].as_object().unwrap();
+    let mut a: Vec<_> = from_schema.iter().collect();
+    let mut b: Vec<_> = from_python.iter().collect();
+    a.sort_by_key(|(k, _)| k.as_str());
+    b.sort_by_key(|(k, _)| k.as_str());
+    assert_eq!(
+        a, b,
+        "schema (left) and the verifier's spec.KEYS (right) differ"
+    );
+    let config =
+        serde_json::to_value(schemars::schema_for!(beyondswe::harbor::TestConfig)).unwrap();
+    let mut instance: Vec<&str> = config["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    instance.sort_unstable();
+    assert_eq!(py["instance"], serde_json::json!(instance));
+    assert_eq!(py["test"], beyondswe::DEFAULT_TIMEOUT_SECS);
+    assert_eq!(
+        py["setup"],
+        beyondswe::verifier_spec::DEFAULT_SETUP_TIMEOUT.as_secs()
+    );
+}
+
+/// A spec with a key no grader writes, or a value of the wrong type, is the verifier's failure
+/// with the key named: never a verdict on the submission.
+#[test]
+fn a_spec_that_is_not_one_is_refused_by_name() {
+    let dir = installed(&beyondswe::adapters::VERIFIER_MODULES);
+    let spec = dir.path().join("spec.json");
+    for (text, named) in [
+        (r#"{"state_dir": "/s", "timeout": 5}"#, "timeout"),
+        (
+            r#"{"state_dir": "/s", "fail_to_pass": "t.py::a"}"#,
+            "fail_to_pass",
+        ),
+        (r#"{"state_dir": "/s", "canaries": "yes"}"#, "canaries"),
+    ] {
+        std::fs::write(&spec, text).unwrap();
+        let out = Command::new("python3")
+            .arg("-I")
+            .arg(dir.path().join("beyondswe_verify.py"))
+            .args(["grade", "--spec"])
+            .arg(&spec)
+            .output()
+            .expect("python3 runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(result["verdict"], "error", "{text}: {result}");
+        assert_eq!(result["reason"], "verifier_failed", "{text}: {result}");
+        let said = result["logs"]["error"].as_str().unwrap_or_default();
+        assert!(said.contains(named), "{text}: {said}");
+    }
+}

@@ -1,0 +1,67 @@
+"""The verifier's spec (adapters/spec.py): what it accepts, its defaults, a Harbor task's spec."""
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
+
+import common  # noqa: E402
+import spec  # noqa: E402
+
+
+class CheckTest(unittest.TestCase):
+    def test_a_whole_offline_spec_is_accepted(self):
+        s = {"instance_id": "a_b_pr1", "family": "CrossRepo", "workdir": "/w", "base_commit": "c",
+             "fail_to_pass": ["t.py::a"], "pass_to_pass": [], "test_suite_num": None,
+             "f2p_paths": [], "keep_paths": ["conftest.py"], "test_timeout_sec": 60,
+             "setup_timeout_sec": 30, "canaries": True, "max_file_bytes": None, "state_dir": "/s",
+             "private_paths": ["/tmp/p", "/s"], "result": "-", "patch": "/tmp/p/submission.patch"}
+        self.assertIs(spec.check(s), s)
+        self.assertEqual(spec.test_timeout(s), 60)
+        self.assertEqual(spec.setup_timeout(s), 30)
+
+    def test_missing_timeouts_take_the_defaults(self):
+        s = {"state_dir": "/s"}
+        self.assertEqual(spec.test_timeout(s), spec.DEFAULT_TEST_TIMEOUT_SEC)
+        self.assertEqual(spec.setup_timeout(s), spec.DEFAULT_SETUP_TIMEOUT_SEC)
+
+    def test_unknown_keys_wrong_types_and_no_state_dir_are_refused_by_name(self):
+        for bad, named in (({"state_dir": "/s", "timeout": 5}, "timeout"),
+                           ({"state_dir": "/s", "test_timeout_sec": True}, "test_timeout_sec"),
+                           ({"state_dir": "/s", "pass_to_pass": ["a", 1]}, "pass_to_pass"),
+                           ({"state_dir": "/s", "shared_container": None}, "shared_container"),
+                           ({"workdir": "/w"}, "state_dir"),
+                           ([], "JSON object")):
+            with self.assertRaises(common.VerifyError) as caught:
+                spec.check(bad)
+            self.assertIn(named, caught.exception.message)
+            self.assertEqual(caught.exception.reason, "verifier_failed")
+
+
+class FromTestConfigTest(unittest.TestCase):
+    def test_the_instance_part_and_the_tasks_own_files(self):
+        with tempfile.TemporaryDirectory() as tests:
+            with open(os.path.join(tests, "f2p_patch.diff"), "w") as fh:
+                fh.write("diff --git a/t b/t\n")
+            open(os.path.join(tests, "gold_patch.diff"), "w").close()  # empty: not given
+            cfg = {"fail_to_pass": ["t.py::a"], "pass_to_pass": ["t.py::b"], "instance_id": "x",
+                   "test_timeout_sec": 9, "keep_paths": None, "other_tools_key": 1}
+            s = spec.from_test_config(cfg, tests, "/logs/verifier", "/var/lib/beyondswe", "submission.diff")
+            spec.check(s)
+            self.assertEqual(s["fail_to_pass"], ["t.py::a"])
+            self.assertEqual(s["workdir"], "/workspace")
+            self.assertEqual(spec.test_timeout(s), 9)
+            self.assertNotIn("other_tools_key", s)
+            self.assertNotIn("keep_paths", s)
+            self.assertEqual(s["f2p_patch"], os.path.join(tests, "f2p_patch.diff"))
+            self.assertNotIn("gold_patch", s)
+            self.assertTrue(s["shared_container"] and s["canaries"])
+            self.assertEqual(s["private_paths"], [tests, "/var/lib/beyondswe"])
+            self.assertEqual(s["capture"], "/logs/verifier/submission.diff")
+            json.dumps(s)
+
+
+if __name__ == "__main__":
+    unittest.main()
