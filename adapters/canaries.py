@@ -1,7 +1,7 @@
 # beyondswe canaries: clones of a suite's own tests that the tests' process cannot tell from them.
 #
 # In the repository this is adapters/canaries.py; beside the verifier it is installed as
-# beyondswe_canaries.py. The verifier (adapters/verify.py) plans the canaries as root before the
+# beyondswe_canaries.py. The verifier (adapters/canary_steps.py) plans the canaries as root before the
 # tests run and judges them from the outcomes after. Everything here works on source text and
 # outcome maps, with no file or process of its own; unit tests: adapters/tests/test_canaries.py.
 #

@@ -2,7 +2,7 @@
 # the suite's archive before anything of the submission runs.
 #
 # In the repository this is adapters/manifest.py; beside the verifier it is installed as
-# beyondswe_manifest.py. The verifier (adapters/verify.py) reads the manifest as root from the
+# beyondswe_manifest.py. The verifier (adapters/doc2repo.py) reads the manifest as root from the
 # suite zip it was handed, before the submission installs itself, so no code of the submission
 # can add to it. The Doc2Repo score then counts only outcomes whose node id the manifest names;
 # any other collected id (a test planted beside the suite, or an id invented on the result

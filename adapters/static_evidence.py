@@ -2,9 +2,10 @@
 # of it runs.
 #
 # In the repository this is adapters/static_evidence.py; beside the verifier it is installed as
-# beyondswe_static_evidence.py. The verifier (adapters/verify.py) calls it as root, after the
-# submission is applied and the tests restored, and before any code of the submission runs: its
-# answer cannot be reached, changed or erased by the code it reads. Unit tests:
+# beyondswe_static_evidence.py. The verifier's static step (adapters/static_step.py) calls it as
+# root, after the submission is applied and the tests restored, and before any code of the
+# submission runs: its answer cannot be reached, changed or erased by the code it reads. Unit
+# tests:
 # adapters/tests/test_static_evidence.py.
 #
 # A construct is a way into the test machinery or the interpreter's internals (frames, gc,
