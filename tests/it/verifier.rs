@@ -219,12 +219,7 @@ fn the_verifiers_spec_keys_and_defaults_are_the_schemas() {
         .arg(repo_root().join("adapters"))
         .output()
         .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let py: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let py = stdout_json(&out);
     let kind = |schema: &serde_json::Value| -> String {
         let types: Vec<&str> = match &schema["type"] {
             serde_json::Value::String(t) => vec![t.as_str()],
@@ -295,15 +290,20 @@ fn a_spec_that_is_not_one_is_refused_by_name() {
             .arg(&spec)
             .output()
             .expect("python3 runs");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let result: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let result = stdout_json(&out);
         assert_eq!(result["verdict"], "error", "{text}: {result}");
         assert_eq!(result["reason"], "verifier_failed", "{text}: {result}");
         let said = result["logs"]["error"].as_str().unwrap_or_default();
         assert!(said.contains(named), "{text}: {said}");
     }
+}
+
+/// The JSON a Python process printed, once it exited 0 (else its stderr is the failure).
+fn stdout_json(out: &std::process::Output) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
 }
