@@ -43,9 +43,9 @@ class VerifyError(Exception):
 
 def sibling(installed, repository):
     """A module of the verifier's package beside this file: by its installed name
-    (beyondswe_*.py), or by its name in adapters/ (the unit tests). This directory is first on
-    sys.path (the entry point put it there)."""
-    try:
-        return importlib.import_module(installed)
-    except ImportError:
-        return importlib.import_module(repository)
+    (beyondswe_*.py) where that file is here, else by its name in adapters/ (the unit tests).
+    Chosen by the file, never by trying: an error inside an installed module is raised, not
+    answered by another module of the same name from elsewhere on sys.path. This directory is
+    first on sys.path (the entry point put it there)."""
+    name = installed if os.path.isfile(os.path.join(HERE, installed + ".py")) else repository
+    return importlib.import_module(name)

@@ -112,6 +112,8 @@ class Objects(object):
             self.proc.wait(timeout=30)
         except Exception:  # noqa: BLE001
             self.proc.kill()
+        finally:
+            self.proc.stdout.close()
 
     def read(self, sha, want=None):
         self.proc.stdin.write(sha.encode("ascii") + b"\n")

@@ -70,6 +70,7 @@ import random
 import subprocess
 import sys
 import time
+import traceback
 
 LOADED_AT = time.time()
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -95,10 +96,13 @@ static_step = common.sibling("beyondswe_static_step", "static_step")
 canary_steps = common.sibling("beyondswe_canary_steps", "canary_steps")
 testrun = common.sibling("beyondswe_testrun", "testrun")
 doc2repo = common.sibling("beyondswe_doc2repo", "doc2repo")
+# Imported with the rest, before any step runs: nothing of the verifier is imported after the
+# submission's code has had the container.
+decide_module = common.sibling("beyondswe_decide", "decide")
 
 # Every module of the verifier this file imports, compiled ahead by `prepare`.
 MODULES = (common, spec_keys, files, gitobjects, processes, environment, submission, scrub, restore, static_step,
-           canary_steps, testrun, doc2repo)
+           canary_steps, testrun, doc2repo, decide_module)
 
 
 RESULT_FORMAT = "beyondswe-verify-result-1"
@@ -190,7 +194,6 @@ def grade(spec):
         else:
             ctx.suspicious(exc.message)
     except Exception as exc:  # noqa: BLE001 - a crash is the grader's failure, never a score
-        import traceback
         ctx.facts["error"] = {"reason": "verifier_crashed", "message": traceback.format_exc()[-4000:]}
         common.log("crashed: %r" % exc)
     finally:
@@ -302,7 +305,7 @@ def lock_sub_owned(ctx, locked):
 
 def decide(facts):
     """The verdict from the facts (beyondswe_decide.decide): (verdict, reason, score)."""
-    return common.sibling("beyondswe_decide", "decide").decide(facts)
+    return decide_module.decide(facts)
 
 
 def process_started_at():

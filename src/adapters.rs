@@ -73,7 +73,7 @@ pub const VERIFY_FILE: &str = "beyondswe_verify.py";
 /// What the verifier's `prepare` command imports, by installed name: the entry point, every
 /// module it imports as it starts, and the static evidence (the base's baseline). The Harbor
 /// environment's image holds these and no more of the verifier: the agent works in that image.
-pub const PREPARE_MODULES: [(&str, &str); 15] = [
+pub const PREPARE_MODULES: [(&str, &str); 16] = [
     (VERIFY_FILE, VERIFY_PY),
     ("beyondswe_common.py", COMMON_PY),
     ("beyondswe_spec.py", SPEC_PY),
@@ -89,6 +89,7 @@ pub const PREPARE_MODULES: [(&str, &str); 15] = [
     ("beyondswe_testrun.py", TESTRUN_PY),
     ("beyondswe_doc2repo.py", DOC2REPO_PY),
     ("beyondswe_static_evidence.py", STATIC_EVIDENCE_PY),
+    ("beyondswe_decide.py", DECIDE_PY),
 ];
 
 /// The verifier's modules by the names they are installed under, side by side in one directory:
@@ -100,7 +101,6 @@ pub const VERIFIER_MODULES: [(&str, &str); 19] = concat(
         ("beyondswe_pytest_runner.py", PYTEST_RUNNER_PY),
         ("beyondswe_manifest.py", MANIFEST_PY),
         ("beyondswe_canaries.py", CANARIES_PY),
-        ("beyondswe_decide.py", DECIDE_PY),
     ],
 );
 

@@ -130,6 +130,18 @@ class Repository(unittest.TestCase):
         # git still reads the repository.
         self.assertEqual(self.git.run(["rev-parse", "HEAD"]).stdout.decode().strip(), self.head)
 
+    def test_the_object_format_extension_is_kept_and_nothing_else_of_it(self):
+        config = os.path.join(self.repo, ".git", "config")
+        with open(config, "a") as fh:
+            fh.write("[extensions]\n\tobjectformat = sha256\n\tworktreeconfig = true\n"
+                     "[core]\n\trepositoryformatversion = 1\n")
+        self.git.sanitize_config()
+        with open(config) as fh:
+            text = fh.read()
+        self.assertIn("repositoryformatversion = 1", text)
+        self.assertIn("[extensions]\n\tobjectformat = sha256\n", text)
+        self.assertNotIn("worktreeconfig", text)
+
 
 if __name__ == "__main__":
     unittest.main()
