@@ -238,7 +238,9 @@ pub fn audit_item(
                 .or(v.get("instance_id"))
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            let info = infos.get(name).cloned().unwrap_or_default();
+            let info = crate::harbor::lookup_task(infos, name)
+                .cloned()
+                .unwrap_or_default();
             audit_line(n, &v, &info, opts)
         }
         Item::Transcript {
@@ -247,7 +249,9 @@ pub fn audit_item(
             source,
             transcript,
         } => {
-            let info = infos.get(&task_name).cloned().unwrap_or_default();
+            let info = crate::harbor::lookup_task(infos, &task_name)
+                .cloned()
+                .unwrap_or_default();
             let about = Trajectory {
                 task_name,
                 reward,

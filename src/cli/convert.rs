@@ -2,7 +2,7 @@
 
 use super::{exit, note, out};
 use anyhow::Result;
-use beyondswe::convert::{Resources, ToHarborOptions};
+use beyondswe::convert::{DEFAULT_ORG, Resources, ToHarborOptions};
 use beyondswe::dataset::{self, Summary};
 use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};
@@ -58,6 +58,15 @@ pub(crate) struct ToHarborArgs {
     /// Verifier timeout, in seconds.
     #[arg(long, default_value_t = Resources::default().verifier_timeout_sec)]
     pub(crate) verifier_timeout: f64,
+    /// The organisation in the tasks' Harbor package names (`[task] name = "ORG/<task>"`) and in
+    /// `dataset.toml`'s (`ORG/beyondswe`), which Harbor's registry needs.
+    #[arg(long, default_value = DEFAULT_ORG, value_parser = package_part)]
+    pub(crate) org: String,
+}
+
+/// A part of a Harbor package name, checked as Harbor's registry checks it.
+fn package_part(s: &str) -> Result<String, String> {
+    beyondswe::harbor::check_package_name(s).map(|()| s.to_owned())
 }
 
 #[derive(Debug, Args)]
@@ -104,6 +113,7 @@ fn to_harbor(args: &ToHarborArgs) -> Result<i32> {
             verifier_timeout_sec: args.verifier_timeout,
             ..Resources::default()
         },
+        org: Some(args.org.clone()),
     };
     let summary = dataset::dataset_to_tasks(
         &args.dataset,

@@ -119,7 +119,7 @@ pub(crate) fn run(args: &IngestArgs) -> Result<i32> {
     if let Some(records) = &records {
         let names = beyondswe::harbor::task_name_index(records.keys().map(String::as_str));
         for item in &mut ing.items {
-            if let Some(id) = names.get(&item.instance_id) {
+            if let Some(id) = beyondswe::harbor::lookup_task(&names, &item.instance_id) {
                 item.instance_id.clone_from(id);
             }
         }

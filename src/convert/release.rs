@@ -9,7 +9,7 @@
 
 use crate::errors::message;
 use crate::harbor::{
-    JobError, ReleaseOptions, job_files, job_of, release_line, trial_dirs, write_trial,
+    JobError, ReleaseOptions, job_files, job_of, lookup_task, release_line, trial_dirs, write_trial,
 };
 use crate::record::{JsonLines, JsonlError, JsonlWriter};
 use serde_json::Value;
@@ -89,7 +89,7 @@ pub fn jobs_to_release(
             &dir,
             &result,
             job.as_ref(),
-            families.get(task).map(String::as_str),
+            lookup_task(families, task).map(String::as_str),
             opts,
         )?;
         released.omitted_files += omitted_files(&line, job.as_ref());

@@ -7,7 +7,8 @@
 use super::error::{ConvertError, io_err};
 use crate::adapters;
 use crate::harbor::{
-    CONVERTED_BY, CONVERTED_BY_KEY, EnvironmentToml, TaskToml, Timeout, paths, task_dir_name,
+    CONVERTED_BY, CONVERTED_BY_KEY, EnvironmentToml, TaskTable, TaskToml, Timeout, paths,
+    task_dir_name,
 };
 use crate::record::{Family, Record};
 use crate::submission::{TreeLimits, read_tree};
@@ -71,6 +72,19 @@ pub struct ToHarborOptions {
     pub solutions: Option<PathBuf>,
     /// Resources and timeouts for `task.toml` and the verifier.
     pub resources: Resources,
+    /// The organisation in each task's Harbor package name, `ORG/<task directory name>`
+    /// (`[task] name`); `None`: [`DEFAULT_ORG`].
+    pub org: Option<String>,
+}
+
+/// The organisation of the package names when none is given.
+pub const DEFAULT_ORG: &str = "beyondswe";
+
+impl ToHarborOptions {
+    /// The organisation the package names carry.
+    pub fn org(&self) -> &str {
+        self.org.as_deref().unwrap_or(DEFAULT_ORG)
+    }
 }
 
 /// Checks that an instance id is usable as one directory name on every platform we care about.
@@ -464,9 +478,27 @@ fn task_toml(record: &Record, image: &str, opts: &ToHarborOptions) -> TaskToml {
             toml::Value::Integer(n.min(i64::MAX as u64) as i64),
         );
     }
+    // The viewer's facets: the family is the category; BeyondSWE labels no difficulty.
+    meta.insert(
+        "category".into(),
+        toml::Value::String(family.as_str().to_owned()),
+    );
+    meta.insert(
+        "difficulty".into(),
+        toml::Value::String("unknown".to_owned()),
+    );
     let res = &opts.resources;
     TaskToml {
         version: "1.0".into(),
+        task: Some(TaskTable {
+            name: format!("{}/{}", opts.org(), task_dir_name(record.instance_id())),
+            description: format!(
+                "BeyondSWE {} instance {}",
+                family.as_str(),
+                record.instance_id()
+            ),
+            keywords: vec!["beyondswe".to_owned(), family.tag().to_owned()],
+        }),
         metadata: meta,
         verifier: Timeout {
             timeout_sec: Some(res.verifier_timeout_sec),

@@ -10,9 +10,9 @@
 //! are found. What is printed, and the exit code, are the caller's.
 
 use super::{DatasetError, Duplicate, Entry, Item, Location, Seen, Source};
-use crate::convert::{ConvertError, ToHarborOptions, store_test_suite, write_task};
+use crate::convert::{ConvertError, ToHarborOptions, store_test_suite, task_dirs, write_task};
 use crate::errors::message;
-use crate::harbor::paths;
+use crate::harbor::{DATASET_TOML, ManifestError, paths, write_dataset_toml};
 use crate::record::{Family, JsonlError, JsonlWriter, Record, RecordReader};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -65,6 +65,9 @@ pub enum BatchError {
         #[source]
         source: Box<ItemError>,
     },
+    /// `dataset.toml` could not be written.
+    #[error(transparent)]
+    Manifest(#[from] ManifestError),
     /// The path given as a tasks directory holds no task directory.
     #[error("{}: not a directory of Harbor tasks", .0.display())]
     NotTasks(PathBuf),
@@ -176,7 +179,30 @@ pub fn dataset_to_tasks(
         }
     }
     summary.failed += report_missing_ids(dataset, &wanted, &found, note);
+    if out_dir.is_dir() {
+        write_manifest(out_dir, opts, note)?;
+    }
     Ok(summary)
+}
+
+/// `dataset.toml` beside the task directories, as `harbor dataset add --scan` would write it:
+/// every task there by its package name and content digest.
+fn write_manifest(
+    out_dir: &Path,
+    opts: &ToHarborOptions,
+    note: &mut dyn FnMut(&str),
+) -> Result<(), BatchError> {
+    let dirs = task_dirs(out_dir)?;
+    let name = format!("{}/beyondswe", opts.org());
+    let manifest = write_dataset_toml(out_dir, &name, &dirs)?;
+    for dir in &manifest.unnamed {
+        note(&format!(
+            "warning: {}: task.toml names no package ([task] name; written by an older \
+             convert): left out of {DATASET_TOML}",
+            dir.display()
+        ));
+    }
+    Ok(())
 }
 
 /// The next readable line, or `None` for a bad line passed over with `keep_going`.

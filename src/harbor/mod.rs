@@ -1,24 +1,31 @@
 //! Harbor's on-disk formats: task directories (`task.toml`, `tests/test_config.json`, the fixed
 //! file names, the directory name an instance id gets and back), job and trial directories, a
 //! trial's reward, and the releases made from them (job.rs), where installed agents leave their
-//! logs (agent_logs.rs), ATIF trajectories (atif.rs).
+//! logs (agent_logs.rs), ATIF trajectories (atif.rs), the dataset manifest with each task's
+//! content digest (dataset_manifest.rs).
 //!
 //! Pure data and file layout; the mapping to and from BeyondSWE records is in `convert`. It never
 //! uses `submission`, which reads Harbor trials through this module.
 
 mod agent_logs;
 pub mod atif;
+mod dataset_manifest;
 mod job;
 mod task_config;
 mod test_config;
 
 pub use agent_logs::{CLAUDE_CODE_LOG, CODEX_LOG, SESSIONS_DIR, trial_agent_log};
+pub use dataset_manifest::{
+    DATASET_TOML, Manifest, ManifestError, task_digest, write_dataset_toml,
+};
 pub use job::{
     BUILT_IN_AGENTS, JobError, ReleaseOptions, SUBMISSION_DIFF, TrialPatch, built_in_agent,
     find_trial_patch, is_log, job_files, job_of, release_line, trial_dirs, trial_instance_id,
     trial_patch, trial_reward, write_trial,
 };
-pub use task_config::{EnvironmentToml, TaskToml, Timeout, size_to_mb};
+pub use task_config::{
+    EnvironmentToml, TaskTable, TaskToml, Timeout, check_package_name, size_to_mb,
+};
 pub use test_config::TestConfig;
 
 /// `[metadata]` key marking a task directory written by this tool, whose `tests/instance.json`
@@ -72,6 +79,18 @@ pub fn task_dir_name(id: &str) -> String {
         out.push_str(&digest[..8]);
     }
     out
+}
+
+/// What `map` (keyed by instance id or task directory name, as [`task_name_index`] makes it)
+/// holds for a trial's task name. Harbor 0.26 names the task of a `task.toml` with `[task] name`
+/// by that package name, `org/<directory>`: the part after the organisation is looked up when
+/// the whole name is not there.
+pub fn lookup_task<'a, V>(
+    map: &'a std::collections::HashMap<String, V>,
+    name: &str,
+) -> Option<&'a V> {
+    map.get(name)
+        .or_else(|| name.rsplit_once('/').and_then(|(_, local)| map.get(local)))
 }
 
 /// Harbor names a trial's task after its directory ([`task_dir_name`]), so a task name is an

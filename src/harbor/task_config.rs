@@ -16,6 +16,10 @@ pub struct TaskToml {
     /// `schema_version`, `"1.0"` when absent.
     #[serde(default = "default_version", alias = "schema_version")]
     pub version: String,
+    /// `[task]`: the package identity current Harbor's registry needs (`harbor dataset add`,
+    /// `publish` skip a task without it); Harbor 0.1.x ignores it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<TaskTable>,
     /// `[metadata]`, free-form; ours names the instance (`instance_id`, `family`, `repo`,
     /// `base_commit`, `workdir`, …) and [`CONVERTED_BY_KEY`](super::CONVERTED_BY_KEY).
     #[serde(default)]
@@ -29,6 +33,36 @@ pub struct TaskToml {
     /// `[environment]`: the container's image and resources.
     #[serde(default)]
     pub environment: EnvironmentToml,
+}
+
+/// The `[task]` table.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct TaskTable {
+    /// `org/name`, as Harbor's registry names packages ([`check_package_name`]).
+    pub name: String,
+    /// One line for the registry.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// Search words for the registry.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub keywords: Vec<String>,
+}
+
+/// Checks one part of a Harbor package name (`org` or `name` of `org/name`): it starts with a
+/// letter or digit, holds only letters, digits, `.`, `_` and `-`, and no `..`.
+pub fn check_package_name(part: &str) -> Result<(), String> {
+    let mut chars = part.chars();
+    let ok = chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        && !part.contains("..");
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{part}` cannot be part of a Harbor package name: it must start with a letter or \
+             digit and hold only letters, digits, `.`, `_` and `-` (no `..`)"
+        ))
+    }
 }
 
 fn default_version() -> String {

@@ -9,7 +9,7 @@ use super::error::RunError;
 use super::spec::{DatasetSpec, RunSpec, Submissions};
 use crate::calibration::{self, Calibration, Loaded};
 use crate::dataset::{Instance, dataset_hash, load_all};
-use crate::harbor::{task_name_index, trial_dirs, trial_patch};
+use crate::harbor::{lookup_task, task_name_index, trial_dirs, trial_patch};
 use crate::record::Family;
 use crate::report::{RunIdentity, RunMeta, now_rfc3339};
 use crate::submission::{
@@ -205,9 +205,7 @@ fn prediction_jobs(
     let mut jobs = Vec::new();
     let mut unknown = Vec::new();
     for p in &ing.items {
-        let Some(inst) = names
-            .get(p.instance_id.as_str())
-            .and_then(|id| by_id.get(id.as_str()))
+        let Some(inst) = lookup_task(&names, &p.instance_id).and_then(|id| by_id.get(id.as_str()))
         else {
             unknown.push(format!("{} ({})", p.instance_id, p.source));
             continue;

@@ -79,12 +79,13 @@ fn existing_task_is_refused_without_force() {
     assert!(dir.path().join("acme_widget_pr12/marker").exists());
     run(true).success();
     assert!(!dir.path().join("acme_widget_pr12/marker").exists());
-    // No temporary directories are left behind.
-    let names: Vec<_> = std::fs::read_dir(dir.path())
+    // No temporary directories are left behind: the task and the dataset's manifest only.
+    let mut names: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
-        .map(|e| e.unwrap().file_name())
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(names.len(), 1, "{names:?}");
+    names.sort();
+    assert_eq!(names, ["acme_widget_pr12", "dataset.toml"]);
 }
 
 #[test]

@@ -78,11 +78,15 @@ fn load_with(version: &str) {
             .record;
         assert_eq!(row["ok"], true, "{row}");
         assert_eq!(row["valid"], true, "{row}");
-        // Named so that Harbor 0.1.x can tag the image it builds after it (lower case).
-        assert_eq!(
-            row["name"].as_str(),
-            Some(beyondswe::harbor::task_dir_name(task.instance_id()).as_str())
-        );
+        // Named so that Harbor 0.1.x can tag the image it builds after it (lower case); current
+        // Harbor names it by its package, `[task] name`: the organisation, then that name.
+        let dir_name = beyondswe::harbor::task_dir_name(task.instance_id());
+        let expected = if version == "0.1.45" {
+            dir_name
+        } else {
+            format!("{}/{dir_name}", convert::DEFAULT_ORG)
+        };
+        assert_eq!(row["name"].as_str(), Some(expected.as_str()));
         // No prebuilt image by default: Harbor builds environment/ and its history strip.
         assert!(row["docker_image"].is_null(), "{row}");
         assert_eq!(row["verifier_timeout_sec"], 3600.0);

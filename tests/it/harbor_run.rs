@@ -11,9 +11,9 @@
 use super::adversarial::{Case, cases, meets};
 use super::support::{fixture_images, fixtures, repo_root, require_docker, run_ok};
 use beyondswe::grade::Outcome;
-use beyondswe::harbor::{task_dir_name, task_name_index, trial_dirs};
+use beyondswe::harbor::{lookup_task, task_dir_name, task_name_index, trial_dirs};
 use serde_json::Value;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Mutex, OnceLock};
@@ -186,7 +186,7 @@ fn by_instance(job: &Path) -> BTreeMap<String, Trial> {
     let names = instances();
     trials(job)
         .into_iter()
-        .map(|t| (names.get(&t.task).cloned().unwrap_or(t.task.clone()), t))
+        .map(|t| (lookup_task(&names, &t.task).cloned().unwrap_or(t.task.clone()), t))
         .collect()
 }
 
@@ -587,7 +587,7 @@ fn tamper_solutions_through_harbor() {
         assert_eq!(got.len(), chosen.len(), "{version}");
         let mut failed = Vec::new();
         for t in got {
-            let case = &names[&t.task];
+            let case = lookup_task(&names, &t.task).expect("a case of this run");
             let report: Value = std::fs::read_to_string(t.dir.join("verifier/report.json"))
                 .ok()
                 .and_then(|s| serde_json::from_str(&s).ok())
@@ -619,4 +619,90 @@ fn tamper_solutions_through_harbor() {
             failed.join("\n")
         );
     }
+}
+
+/// The real Harbor 0.26 registry commands take every converted task: `harbor dataset add --scan`
+/// adds each by the package name its `[task]` gives, with the content digest our `dataset.toml`
+/// records, and `harbor lint` finds nothing but the shared verifier (issue: Harbor-native tasks).
+#[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
+fn harbors_registry_takes_every_task_with_our_digests() {
+    client_ready();
+    let work = Work::new();
+    let tasks = work.tasks();
+    let ours: toml::Table =
+        toml::from_str(&std::fs::read_to_string(tasks.join("dataset.toml")).unwrap()).unwrap();
+    let digests = |doc: &toml::Table| -> BTreeMap<String, String> {
+        doc["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                (
+                    t["name"].as_str().unwrap().to_owned(),
+                    t["digest"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    };
+    let ours = digests(&ours);
+    assert_eq!(ours.len(), instances().len(), "{ours:?}");
+    let harbor = |args: &[&str]| {
+        let out = Command::new("bash")
+            .current_dir(work.path())
+            .arg(repo_root().join("scripts/harbor-run.sh"))
+            .arg(VERSIONS[0])
+            .args(args)
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.code(), text)
+    };
+    let theirs = work.path().join("theirs");
+    std::fs::create_dir_all(&theirs).unwrap();
+    let (code, text) = harbor(&[
+        "dataset",
+        "init",
+        "beyondswe/check",
+        "-o",
+        theirs.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0), "{text}");
+    let (code, text) = harbor(&[
+        "dataset",
+        "add",
+        tasks.to_str().unwrap(),
+        "--scan",
+        "--to",
+        theirs.join("dataset.toml").to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0), "{text}");
+    let theirs: toml::Table =
+        toml::from_str(&std::fs::read_to_string(theirs.join("dataset.toml")).unwrap()).unwrap();
+    assert_eq!(digests(&theirs), ours, "{text}");
+    let dirs: Vec<String> = std::fs::read_dir(&tasks)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    let mut lint = vec!["lint", "--json"];
+    lint.extend(dirs.iter().map(String::as_str));
+    let (_, text) = harbor(&lint);
+    let start = text.find('[').unwrap_or(0);
+    let findings: Vec<Value> = serde_json::Deserializer::from_str(&text[start..])
+        .into_iter::<Vec<Value>>()
+        .next()
+        .and_then(Result::ok)
+        .unwrap_or_else(|| panic!("harbor lint --json printed no list:\n{text}"));
+    let rules: BTreeSet<&str> = findings.iter().filter_map(|f| f["rule"].as_str()).collect();
+    assert_eq!(
+        rules,
+        BTreeSet::from(["shared-verifier"]),
+        "lint found more than the shared verifier (the separate verifier is what clears that one):\n{text}"
+    );
 }
