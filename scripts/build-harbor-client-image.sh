@@ -143,7 +143,9 @@ in_root python3 -m venv "/opt/harbor/$HARBOR_FULL"
 in_root "/opt/harbor/$HARBOR_FULL/bin/pip" install -q "harbor==$HARBOR_FULL" >&2
 log "harbor==$HARBOR_NODEPS --no-deps, with what it imports"
 in_root python3 -m venv "/opt/harbor/$HARBOR_NODEPS"
-in_root "/opt/harbor/$HARBOR_NODEPS/bin/pip" install -q "${NODEPS_IMPORTS[@]}" >&2
+cp "$(dirname "${BASH_SOURCE[0]}")/harbor-$HARBOR_NODEPS-constraints.txt" "$ROOTFS/tmp/constraints.txt"
+in_root "/opt/harbor/$HARBOR_NODEPS/bin/pip" install -q -c /tmp/constraints.txt "${NODEPS_IMPORTS[@]}" >&2
+rm -f "$ROOTFS/tmp/constraints.txt"
 in_root "/opt/harbor/$HARBOR_NODEPS/bin/pip" install -q --no-deps "harbor==$HARBOR_NODEPS" >&2
 for v in "$HARBOR_FULL" "$HARBOR_NODEPS"; do
     in_root "/opt/harbor/$v/bin/harbor" --help >/dev/null ||

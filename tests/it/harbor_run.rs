@@ -186,7 +186,14 @@ fn by_instance(job: &Path) -> BTreeMap<String, Trial> {
     let names = instances();
     trials(job)
         .into_iter()
-        .map(|t| (lookup_task(&names, &t.task).cloned().unwrap_or(t.task.clone()), t))
+        .map(|t| {
+            (
+                lookup_task(&names, &t.task)
+                    .cloned()
+                    .unwrap_or(t.task.clone()),
+                t,
+            )
+        })
         .collect()
 }
 
@@ -662,34 +669,38 @@ fn harbors_registry_takes_every_task_with_our_digests() {
         );
         (out.status.code(), text)
     };
-    let theirs = work.path().join("theirs");
-    std::fs::create_dir_all(&theirs).unwrap();
-    let (code, text) = harbor(&[
-        "dataset",
-        "init",
-        "beyondswe/check",
-        "-o",
-        theirs.to_str().unwrap(),
-    ]);
-    assert_eq!(code, Some(0), "{text}");
-    let (code, text) = harbor(&[
-        "dataset",
-        "add",
-        tasks.to_str().unwrap(),
-        "--scan",
-        "--to",
-        theirs.join("dataset.toml").to_str().unwrap(),
-    ]);
-    assert_eq!(code, Some(0), "{text}");
-    let theirs: toml::Table =
-        toml::from_str(&std::fs::read_to_string(theirs.join("dataset.toml")).unwrap()).unwrap();
-    assert_eq!(digests(&theirs), ours, "{text}");
     let dirs: Vec<String> = std::fs::read_dir(&tasks)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.is_dir())
         .map(|p| p.to_string_lossy().into_owned())
         .collect();
+    // Harbor hashes each task itself (every task directory named), and reads our manifest as a
+    // dataset of its own (the tasks directory, which holds it): both give our names and digests.
+    for (label, sources) in [
+        ("tasks", dirs.clone()),
+        ("manifest", vec![tasks.to_string_lossy().into_owned()]),
+    ] {
+        let theirs = work.path().join(format!("theirs-{label}"));
+        std::fs::create_dir_all(&theirs).unwrap();
+        let (code, text) = harbor(&[
+            "dataset",
+            "init",
+            "beyondswe/check",
+            "-o",
+            theirs.to_str().unwrap(),
+        ]);
+        assert_eq!(code, Some(0), "{text}");
+        let mut add = vec!["dataset", "add"];
+        add.extend(sources.iter().map(String::as_str));
+        let manifest = theirs.join("dataset.toml");
+        add.extend(["--to", manifest.to_str().unwrap()]);
+        let (code, text) = harbor(&add);
+        assert_eq!(code, Some(0), "{label}: {text}");
+        let theirs: toml::Table =
+            toml::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
+        assert_eq!(digests(&theirs), ours, "{label}: {text}");
+    }
     let mut lint = vec!["lint", "--json"];
     lint.extend(dirs.iter().map(String::as_str));
     let (_, text) = harbor(&lint);
