@@ -344,6 +344,9 @@ EOF
 fn probe_tasks(tasks: &Path, dest: &Path) {
     for entry in std::fs::read_dir(tasks).unwrap() {
         let dir = entry.unwrap().path();
+        if !dir.is_dir() {
+            continue; // dataset.toml
+        }
         let name = dir.file_name().unwrap().to_string_lossy().into_owned();
         let to = dest.join(&name);
         copy_dir(&dir, &to);
