@@ -11,7 +11,7 @@
 use super::adversarial::{Case, cases, meets};
 use super::support::{fixture_images, fixtures, repo_root, require_docker, run_ok};
 use beyondswe::grade::Outcome;
-use beyondswe::harbor::{lookup_task, task_dir_name, task_name_index, trial_dirs};
+use beyondswe::harbor::{TaskToml, lookup_task, task_dir_name, task_name_index, trial_dirs};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -569,6 +569,13 @@ fn tamper_solutions_through_harbor() {
         let name = task_dir_name(&format!("adv-{}", case.name));
         let to = adv.join(&name);
         copy_dir(&from, &to);
+        // A copy is its own package: Harbor 0.26 names its trials after `[task] name`.
+        let toml_path = to.join("task.toml");
+        let mut toml = TaskToml::parse(&std::fs::read_to_string(&toml_path).unwrap()).unwrap();
+        if let Some(task) = toml.task.as_mut() {
+            task.name = format!("{}/{name}", beyondswe::convert::DEFAULT_ORG);
+        }
+        std::fs::write(&toml_path, toml.to_toml_string()).unwrap();
         std::fs::remove_dir_all(to.join("solution")).unwrap();
         std::fs::create_dir_all(to.join("solution")).unwrap();
         let config: Value = serde_json::from_str(
