@@ -11,11 +11,11 @@ try:  # by its installed name, else by its name in adapters/ (the unit tests)
 except ImportError:
     import common
 
-files = common.sibling("beyondswe_files", "files")
+files = common.sibling("files")
 
 
 def canaries_module():
-    return common.sibling("beyondswe_canaries", "canaries")
+    return common.sibling("canaries")
 
 
 def plan_canaries(ctx, modules, rng, plant=True, after_only=False):

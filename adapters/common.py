@@ -41,11 +41,13 @@ class VerifyError(Exception):
         self.infrastructure = infrastructure
 
 
-def sibling(installed, repository):
-    """A module of the verifier's package beside this file: by its installed name
-    (beyondswe_*.py) where that file is here, else by its name in adapters/ (the unit tests).
-    Chosen by the file, never by trying: an error inside an installed module is raised, not
-    answered by another module of the same name from elsewhere on sys.path. This directory is
-    first on sys.path (the entry point put it there)."""
-    name = installed if os.path.isfile(os.path.join(HERE, installed + ".py")) else repository
+def sibling(name):
+    """The verifier's module `name` beside this file: installed as beyondswe_NAME.py where that
+    file is here, else NAME.py (adapters/, the unit tests). Chosen by the file, never by trying:
+    an error inside an installed module is raised, not answered by another module of the same
+    name from elsewhere on sys.path. This directory is first on sys.path (the entry point put it
+    there)."""
+    installed = "beyondswe_" + name
+    if os.path.isfile(os.path.join(HERE, installed + ".py")):
+        name = installed
     return importlib.import_module(name)

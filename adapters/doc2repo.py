@@ -15,20 +15,20 @@ try:  # by its installed name, else by its name in adapters/ (the unit tests)
 except ImportError:
     import common
 
-spec_keys = common.sibling("beyondswe_spec", "spec")
-files = common.sibling("beyondswe_files", "files")
-gitobjects = common.sibling("beyondswe_gitobjects", "gitobjects")
-processes = common.sibling("beyondswe_processes", "processes")
-environment = common.sibling("beyondswe_environment", "environment")
-submission = common.sibling("beyondswe_submission", "submission")
-scrub = common.sibling("beyondswe_scrub", "scrub")
-static_step = common.sibling("beyondswe_static_step", "static_step")
-canary_steps = common.sibling("beyondswe_canary_steps", "canary_steps")
-testrun = common.sibling("beyondswe_testrun", "testrun")
+spec_keys = common.sibling("spec")
+files = common.sibling("files")
+gitobjects = common.sibling("gitobjects")
+processes = common.sibling("processes")
+environment = common.sibling("environment")
+submission = common.sibling("submission")
+scrub = common.sibling("scrub")
+static_step = common.sibling("static_step")
+canary_steps = common.sibling("canary_steps")
+testrun = common.sibling("testrun")
 
 
 def manifest_module():
-    return common.sibling("beyondswe_manifest", "manifest")
+    return common.sibling("manifest")
 
 
 def grade_doc2repo(ctx):

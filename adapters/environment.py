@@ -14,8 +14,8 @@ try:  # by its installed name, else by its name in adapters/ (the unit tests)
 except ImportError:
     import common
 
-files = common.sibling("beyondswe_files", "files")
-processes = common.sibling("beyondswe_processes", "processes")
+files = common.sibling("files")
+processes = common.sibling("processes")
 
 
 # Names a shell or `docker exec` sets for its own process: never part of the image's record.

@@ -18,7 +18,7 @@ try:  # by its installed name, else by its name in adapters/ (the unit tests)
 except ImportError:
     import common
 
-files = common.sibling("beyondswe_files", "files")
+files = common.sibling("files")
 
 
 GIT_ENV = {

@@ -15,8 +15,8 @@ try:  # by its installed name, else by its name in adapters/ (the unit tests)
 except ImportError:
     import common
 
-files = common.sibling("beyondswe_files", "files")
-gitobjects = common.sibling("beyondswe_gitobjects", "gitobjects")
+files = common.sibling("files")
+gitobjects = common.sibling("gitobjects")
 
 
 def step_restore(ctx):

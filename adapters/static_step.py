@@ -15,13 +15,13 @@ try:  # by its installed name, else by its name in adapters/ (the unit tests)
 except ImportError:
     import common
 
-files = common.sibling("beyondswe_files", "files")
-gitobjects = common.sibling("beyondswe_gitobjects", "gitobjects")
-submission = common.sibling("beyondswe_submission", "submission")
+files = common.sibling("files")
+gitobjects = common.sibling("gitobjects")
+submission = common.sibling("submission")
 
 
 def static_module():
-    return common.sibling("beyondswe_static_evidence", "static_evidence")
+    return common.sibling("static_evidence")
 
 
 def step_static(ctx, gold_kinds):

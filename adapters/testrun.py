@@ -20,9 +20,9 @@ try:  # by its installed name, else by its name in adapters/ (the unit tests)
 except ImportError:
     import common
 
-files = common.sibling("beyondswe_files", "files")
-processes = common.sibling("beyondswe_processes", "processes")
-environment = common.sibling("beyondswe_environment", "environment")
+files = common.sibling("files")
+processes = common.sibling("processes")
+environment = common.sibling("environment")
 
 
 RUNNER_NAME = "beyondswe_pytest_runner.py"

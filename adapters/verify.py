@@ -84,21 +84,21 @@ try:  # by its installed name, else by its name in adapters/ (the unit tests)
 except ImportError:
     import common
 
-spec_keys = common.sibling("beyondswe_spec", "spec")
-files = common.sibling("beyondswe_files", "files")
-gitobjects = common.sibling("beyondswe_gitobjects", "gitobjects")
-processes = common.sibling("beyondswe_processes", "processes")
-environment = common.sibling("beyondswe_environment", "environment")
-submission = common.sibling("beyondswe_submission", "submission")
-scrub = common.sibling("beyondswe_scrub", "scrub")
-restore = common.sibling("beyondswe_restore", "restore")
-static_step = common.sibling("beyondswe_static_step", "static_step")
-canary_steps = common.sibling("beyondswe_canary_steps", "canary_steps")
-testrun = common.sibling("beyondswe_testrun", "testrun")
-doc2repo = common.sibling("beyondswe_doc2repo", "doc2repo")
+spec_keys = common.sibling("spec")
+files = common.sibling("files")
+gitobjects = common.sibling("gitobjects")
+processes = common.sibling("processes")
+environment = common.sibling("environment")
+submission = common.sibling("submission")
+scrub = common.sibling("scrub")
+restore = common.sibling("restore")
+static_step = common.sibling("static_step")
+canary_steps = common.sibling("canary_steps")
+testrun = common.sibling("testrun")
+doc2repo = common.sibling("doc2repo")
 # Imported with the rest, before any step runs: nothing of the verifier is imported after the
 # submission's code has had the container.
-decide_module = common.sibling("beyondswe_decide", "decide")
+decide_module = common.sibling("decide")
 
 # Every module of the verifier this file imports, compiled ahead by `prepare`.
 MODULES = (common, spec_keys, files, gitobjects, processes, environment, submission, scrub, restore, static_step,
