@@ -179,6 +179,16 @@ def file_sha256(path):
     return h.hexdigest()
 
 
+def read_regular(path):
+    """The bytes of a regular file, read without following a link; ValueError for anything else
+    (a link, a directory, a device, a FIFO that would block)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise ValueError("%s is not a regular file" % path)
+        return fh.read()
+
+
 def in_listing(listing, rel):
     """Whether the base tracks `rel` as a file or as a directory of files."""
     return rel in listing or any(k.startswith(rel + "/") for k in listing)

@@ -91,6 +91,8 @@ def step_apply(ctx):
             ctx.facts["apply"] = {"ok": False, "how": None, "log": "the patch touches `%s` inside .git" % p}
             ctx.timed("apply", t)
             return False
+    if ctx.spec.get("collected"):
+        replace_image_files(ctx, paths or [])
     attempts = [("git apply", ["apply", "--verbose", "--whitespace=nowarn", patch]),
                 ("git apply --ignore-whitespace", ["apply", "--verbose", "--whitespace=nowarn",
                                                    "--ignore-space-change", "--ignore-whitespace", patch])]
@@ -110,6 +112,31 @@ def step_apply(ctx):
     ctx.facts["apply"] = {"ok": False, "how": None, "log": common.tail(text)}
     ctx.timed("apply", t)
     return False
+
+
+def replace_image_files(ctx, paths):
+    """A collected diff (capture_submission in the agent's container) holds a file the image had
+    untracked and the agent changed as a new file: that is all a diff against the base can say of
+    it. Here, in a fresh container of the same image, the image's own copy is still there and
+    would make `git apply` refuse the whole patch; it is removed so the agent's copy takes its
+    place, as the agent left it. Only files the prepare step recorded, unchanged, not in the
+    base, and never through a link."""
+    image = ctx.state.get("baseline_untracked") or {}
+    listing = gitobjects.base_listing(ctx)
+    replaced = []
+    for rel in paths:
+        if rel not in image or rel in listing or files.parent_is_link(ctx.workdir, rel):
+            continue
+        full = os.path.join(ctx.workdir, rel)
+        try:
+            if files.file_sha256(full) != image[rel]:
+                continue
+            os.unlink(full)
+        except OSError:
+            continue
+        replaced.append(rel)
+    if replaced:
+        ctx.flags["image_files_replaced"] = replaced[:200]
 
 
 def submission_paths(ctx):

@@ -111,6 +111,15 @@ RESULT_FORMAT = "beyondswe-verify-result-1"
 # Harbor: the submission as the verifier found it, in the verifier's log directory.
 SUBMISSION_DIFF = "submission.diff"
 
+# Harbor, separate verifier: where the collect hook leaves the agent's work (the convention
+# directory Harbor carries from the agent's container into the verifier's).
+COLLECTED_DIFF = "/logs/artifacts/submission.diff"
+
+# In the state directory: "SHA256 PATH" of the interpreter that runs the verifier.
+VERIFIER_PYTHON = "verifier-python"
+
+STATE_DIR = "/var/lib/beyondswe"
+
 
 class Ctx(object):
     """What the steps share: the spec, the facts gathered so far, the test user."""
@@ -383,6 +392,12 @@ def cmd_prepare(args):
         os.makedirs(args.state_dir, 0o700)
     os.chmod(args.state_dir, 0o700)
     write_json(os.path.join(args.state_dir, "prepare.json"), out)
+    # The interpreter that runs the verifier under Harbor, by absolute path with its hash:
+    # tests/test.sh and the collect hook run this one and never look one up through PATH.
+    me = os.path.realpath(sys.executable)
+    with open(os.path.join(args.state_dir, VERIFIER_PYTHON + ".tmp"), "w", encoding="utf-8") as fh:
+        fh.write("%s %s\n" % (files.file_sha256(me), me))
+    os.replace(os.path.join(args.state_dir, VERIFIER_PYTHON + ".tmp"), os.path.join(args.state_dir, VERIFIER_PYTHON))
     # Compiled once here, so that each grading imports the verifier instead of compiling it.
     import py_compile
     for path in [os.path.abspath(__file__)] + [m.__file__ for m in MODULES]:
@@ -397,6 +412,13 @@ def cmd_prepare(args):
 
 
 def cmd_harbor(args):
+    """Harbor's tests/test.sh. `--mode separate`: a fresh container from the task's image, the
+    agent's work only what the collect hook carried over (COLLECTED_DIFF), applied like any
+    submission's patch. `--mode shared` (Harbor 0.1.x): the agent's own container, captured as
+    the agent left it before any step changes it."""
+    if args.mode not in ("separate", "shared"):
+        sys.stderr.write("beyondswe_verify.py harbor: --mode is separate or shared, not %r\n" % args.mode)
+        return 2
     logs = args.logs_dir
     if not os.path.isdir(logs):
         os.makedirs(logs)
@@ -412,7 +434,19 @@ def cmd_harbor(args):
     if os.path.isfile(os.path.join(tests, "instance.json")):
         with open(os.path.join(tests, "instance.json"), encoding="utf-8") as fh:
             instance = json.load(fh)
-    spec = spec_keys.from_test_config(cfg, tests, logs, "/var/lib/beyondswe", SUBMISSION_DIFF)
+    spec = spec_keys.from_test_config(cfg, tests, logs, STATE_DIR, SUBMISSION_DIFF)
+    collected = None
+    if args.mode == "separate":
+        collected = take_collected(args.submission, os.path.join(logs, SUBMISSION_DIFF))
+        if collected is None:
+            return no_reward(logs, "submission_not_collected",
+                             "%s is missing: the collect hook did not run or failed in the agent's "
+                             "container" % args.submission)
+        spec.pop("capture", None)
+        spec["shared_container"] = False
+        if collected:
+            spec["patch"] = os.path.join(logs, SUBMISSION_DIFF)
+            spec["collected"] = True
     script = (instance or {}).get("f2p_script") or ""
     if script.strip():
         path = os.path.join(tests, "test_fail_to_pass.py")
@@ -420,6 +454,9 @@ def cmd_harbor(args):
             fh.write(script)
         spec["f2p_script"] = path
     result = grade(spec)
+    if collected is not None:
+        result["capture"] = {"ok": True, "bytes": collected, "collected": True}
+    result["verifier_mode"] = args.mode
     reward = None if result["verdict"] == "error" else result["score"]
     result["reward"] = reward
     write_json(os.path.join(logs, "report.json"), result)
@@ -429,6 +466,51 @@ def cmd_harbor(args):
     with open(os.path.join(logs, "reward.txt"), "w") as fh:
         fh.write(("%d" % reward) if reward in (0.0, 1.0) else ("%.6f" % reward))
     common.log("%s: %s, reward %s" % (result["verdict"], result["reason"], reward))
+    return 0
+
+
+def take_collected(src, dest):
+    """Copies the collected diff to `dest` (root's; what the trial records as graded): its size,
+    or None when there is none. Read without following a link: it is the agent's data."""
+    try:
+        data = files.read_regular(src)
+    except (OSError, ValueError):
+        return None
+    with open(dest, "wb") as fh:
+        fh.write(data)
+    return len(data)
+
+
+def no_reward(logs, reason, message):
+    write_json(os.path.join(logs, "report.json"), {"format": RESULT_FORMAT, "verdict": "error", "reason": reason,
+                                                   "score": 0.0, "reward": None, "logs": {"error": message}})
+    common.log("no reward written: %s (%s)" % (reason, message))
+    return 2
+
+
+def cmd_capture(args):
+    """Harbor's [[verifier.collect]] hook, in the agent's container after the agent: the workdir
+    as the agent left it, as a binary diff against the base (against the empty tree without one),
+    less what the image itself had there unchanged. Runs where the agent was root, so what it
+    writes is only ever a submission: the verifier applies it in a fresh container."""
+    spec = {"workdir": args.workdir, "base_commit": args.base, "state_dir": args.state_dir}
+    ctx = Ctx(spec)
+    path = os.path.join(args.state_dir, "prepare.json")
+    if os.path.isfile(path):
+        with open(path, encoding="utf-8") as fh:
+            ctx.state = json.load(fh)
+    out = args.out
+    if files.lexists(out):
+        files.remove_entry(out)
+    parent = os.path.dirname(out)
+    if parent and not os.path.isdir(parent):
+        os.makedirs(parent)
+    tmp = out + ".partial"
+    if files.lexists(tmp):
+        files.remove_entry(tmp)
+    size = submission.capture_submission(ctx, tmp)
+    os.replace(tmp, out)
+    sys.stdout.write(json.dumps({"bytes": size, "out": out}) + "\n")
     return 0
 
 
@@ -451,7 +533,9 @@ def cmd_decide(args):
 
 USAGE = """usage: beyondswe_verify.py COMMAND [--OPTION VALUE ...]
   grade    --spec SPEC.json
-  harbor   [--tests-dir /tests] [--logs-dir /logs/verifier]
+  harbor   --mode separate|shared [--tests-dir /tests] [--logs-dir /logs/verifier]
+           [--submission /logs/artifacts/submission.diff]
+  capture  --workdir W [--base C] --out PATH [--state-dir /var/lib/beyondswe]
   prepare  --workdir W [--base C] [--state-dir /var/lib/beyondswe]
   classify | decide   (JSON on stdin, for the tests)
 """
@@ -463,8 +547,10 @@ REQUIRED = object()
 COMMANDS = {
     # command: (handler, {option: default})
     "grade": ("cmd_grade", {"spec": REQUIRED}),
-    "harbor": ("cmd_harbor", {"tests_dir": "/tests", "logs_dir": "/logs/verifier"}),
-    "prepare": ("cmd_prepare", {"workdir": REQUIRED, "base": None, "state_dir": "/var/lib/beyondswe"}),
+    "harbor": ("cmd_harbor", {"mode": REQUIRED, "tests_dir": "/tests", "logs_dir": "/logs/verifier",
+                              "submission": COLLECTED_DIFF}),
+    "capture": ("cmd_capture", {"workdir": REQUIRED, "base": None, "out": REQUIRED, "state_dir": STATE_DIR}),
+    "prepare": ("cmd_prepare", {"workdir": REQUIRED, "base": None, "state_dir": STATE_DIR}),
     "classify": ("cmd_classify", {}),
     "decide": ("cmd_decide", {}),
 }

@@ -162,6 +162,44 @@ pub fn digest() -> String {
     hex::encode(h.finalize())
 }
 
+/// Harbor `tests/test.sh` for a verifier mode (`separate` or `shared`).
+pub fn test_sh(mode: &str) -> String {
+    TEST_SH.replace("@MODE@", mode)
+}
+
+/// Where the verifier's modules live in a Harbor task's image (the environment's Dockerfile
+/// copies [`PREPARE_MODULES`] there).
+pub const IMAGE_VERIFIER_DIR: &str = "/opt/beyondswe";
+
+/// Harbor's `[[verifier.collect]]` command: in the agent's container after the agent, writes the
+/// workdir as the agent left it as `/logs/artifacts/submission.diff` (a binary diff against
+/// `base`, or against the empty tree), which Harbor carries into the verifier's fresh container.
+/// It runs the interpreter the prepare step recorded, by absolute path; in an image that was not
+/// prepared (a prebuilt `docker_image`) git alone writes the diff. Any stale copy is removed
+/// first, so a failed capture leaves no diff and the trial no reward, never one the agent wrote.
+pub fn collect_command(workdir: &str, base: Option<&str>) -> String {
+    let out = "/logs/artifacts/submission.diff";
+    let w = shell_quote(workdir);
+    let base_arg = base
+        .map(|b| format!(" --base {}", shell_quote(b)))
+        .unwrap_or_default();
+    // Without the prepare step's record: git alone, with an index of its own.
+    let (init, git_dir, against) = match base {
+        Some(b) => (String::new(), ".git", shell_quote(b)),
+        None => (
+            r#"git init -q --bare "$t/g" && "#.to_owned(),
+            r#""$t/g""#,
+            "$(git hash-object -t tree /dev/null)".to_owned(),
+        ),
+    };
+    let git = format!(
+        r#"GIT_INDEX_FILE="$t/i" git -c safe.directory='*' --git-dir={git_dir} --work-tree=."#
+    );
+    format!(
+        r#"mkdir -p /logs/artifacts && rm -f {out} && if read -r _ py 2>/dev/null < {STATE_DIR}/verifier-python; then "$py" -I -S {IMAGE_VERIFIER_DIR}/{VERIFY_FILE} capture --workdir {w}{base_arg} --out {out}; else t=$(mktemp -d) && cd {w} && {init}{git} add -A && {git} diff --cached --binary --no-color --no-ext-diff --no-renames {against} > {out}.partial && mv {out}.partial {out}; fi"#
+    )
+}
+
 /// Harbor `solution/solve.sh` for a repository at `workdir`.
 pub fn solve_sh(workdir: &str) -> String {
     SOLVE_SH.replace("@WORKDIR@", &shell_quote(workdir))

@@ -66,6 +66,11 @@ pub struct VerifierSpec {
     /// Harbor: the agent had this container first, so nothing in it is taken on trust.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub shared_container: bool,
+    /// The patch is a diff that Harbor's collect hook captured in the agent's container: a file
+    /// the image had untracked and the agent changed is a new file in it, and the image's own
+    /// copy makes way for it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub collected: bool,
 }
 
 fn planted() -> bool {

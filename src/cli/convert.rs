@@ -2,7 +2,7 @@
 
 use super::{exit, note, out};
 use anyhow::Result;
-use beyondswe::convert::{DEFAULT_ORG, Resources, ToHarborOptions};
+use beyondswe::convert::{DEFAULT_ORG, Resources, ToHarborOptions, VerifierMode};
 use beyondswe::dataset::{self, Summary};
 use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};
@@ -62,6 +62,29 @@ pub(crate) struct ToHarborArgs {
     /// `dataset.toml`'s (`ORG/beyondswe`), which Harbor's registry needs.
     #[arg(long, default_value = DEFAULT_ORG, value_parser = package_part)]
     pub(crate) org: String,
+    /// Where Harbor runs the verifier. `separate` (Harbor ≥ 0.26): a fresh container of the
+    /// task's image, fed only the agent's diff. `shared`: the agent's own container, for Harbor
+    /// 0.1.x, which has no separate verifier (README: what that layout cannot stop).
+    #[arg(long, value_enum, default_value_t = VerifierArg::Separate)]
+    pub(crate) verifier: VerifierArg,
+}
+
+/// `--verifier`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum VerifierArg {
+    /// A fresh container (Harbor ≥ 0.26).
+    Separate,
+    /// The agent's container (Harbor 0.1.x).
+    Shared,
+}
+
+impl From<VerifierArg> for VerifierMode {
+    fn from(v: VerifierArg) -> VerifierMode {
+        match v {
+            VerifierArg::Separate => VerifierMode::Separate,
+            VerifierArg::Shared => VerifierMode::Shared,
+        }
+    }
 }
 
 /// A part of a Harbor package name, checked as Harbor's registry checks it.
@@ -114,6 +137,7 @@ fn to_harbor(args: &ToHarborArgs) -> Result<i32> {
             ..Resources::default()
         },
         org: Some(args.org.clone()),
+        verifier_mode: args.verifier.into(),
     };
     let summary = dataset::dataset_to_tasks(
         &args.dataset,

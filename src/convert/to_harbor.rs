@@ -7,8 +7,8 @@
 use super::error::{ConvertError, io_err};
 use crate::adapters;
 use crate::harbor::{
-    CONVERTED_BY, CONVERTED_BY_KEY, EnvironmentToml, TaskTable, TaskToml, Timeout, paths,
-    task_dir_name,
+    CONVERTED_BY, CONVERTED_BY_KEY, CollectHook, EnvironmentToml, TaskTable, TaskToml, Timeout,
+    VerifierToml, paths, task_dir_name,
 };
 use crate::record::{Family, Record};
 use crate::submission::{TreeLimits, read_tree};
@@ -55,6 +55,30 @@ impl Default for Resources {
     }
 }
 
+/// Where Harbor runs a task's verifier.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum VerifierMode {
+    /// Harbor ≥ 0.26 (`[verifier] environment_mode = "separate"`): a fresh container of the
+    /// task's image, fed only the diff a `[[verifier.collect]]` hook wrote in the agent's
+    /// container. Nothing else the agent did (as root, outside its work) reaches the verifier.
+    #[default]
+    Separate,
+    /// Harbor 0.1.x, which has no separate verifier: `tests/test.sh` runs in the agent's own
+    /// container and captures what the agent left first. A root agent owns that container
+    /// (README: "What the shared layout cannot stop").
+    Shared,
+}
+
+impl VerifierMode {
+    /// `separate` or `shared`, as `task.toml` and `tests/test.sh` spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VerifierMode::Separate => "separate",
+            VerifierMode::Shared => "shared",
+        }
+    }
+}
+
 /// How records become task directories.
 #[derive(Debug, Clone, Default)]
 pub struct ToHarborOptions {
@@ -75,6 +99,8 @@ pub struct ToHarborOptions {
     /// The organisation in each task's Harbor package name, `ORG/<task directory name>`
     /// (`[task] name`); `None`: [`DEFAULT_ORG`].
     pub org: Option<String>,
+    /// Where Harbor runs the verifier: separate by default; shared for Harbor 0.1.x.
+    pub verifier_mode: VerifierMode,
 }
 
 /// The organisation of the package names when none is given.
@@ -395,7 +421,11 @@ fn write_tests(
     if let Some(p) = record.gold_patch().filter(|p| !p.trim().is_empty()) {
         write(dir, paths::GOLD_PATCH, p.as_bytes())?;
     }
-    write(dir, paths::TEST_SH, adapters::TEST_SH.as_bytes())?;
+    write(
+        dir,
+        paths::TEST_SH,
+        adapters::test_sh(opts.verifier_mode.as_str()).as_bytes(),
+    )?;
     write(
         dir,
         paths::RESTORE_RULES,
@@ -500,9 +530,7 @@ fn task_toml(record: &Record, image: &str, opts: &ToHarborOptions) -> TaskToml {
             keywords: vec!["beyondswe".to_owned(), family.tag().to_owned()],
         }),
         metadata: meta,
-        verifier: Timeout {
-            timeout_sec: Some(res.verifier_timeout_sec),
-        },
+        verifier: verifier_table(record, opts),
         agent: Timeout {
             timeout_sec: Some(res.agent_timeout_sec),
         },
@@ -513,6 +541,31 @@ fn task_toml(record: &Record, image: &str, opts: &ToHarborOptions) -> TaskToml {
             memory_mb: Some(res.memory_mb),
             storage_mb: Some(res.storage_mb),
             ..EnvironmentToml::default()
+        },
+    }
+}
+
+/// Seconds the collect hook may take to diff the workdir: a Doc2Repo tree is written from
+/// scratch and can be large (Harbor's default, 60 s, is not enough).
+const COLLECT_TIMEOUT_SEC: f64 = 600.0;
+
+/// `[verifier]`: the time limit; in separate mode the fresh container and the hook that carries
+/// the agent's work into it (run as root: the agent may have left the workdir unreadable).
+fn verifier_table(record: &Record, opts: &ToHarborOptions) -> VerifierToml {
+    let timeout_sec = Some(opts.resources.verifier_timeout_sec);
+    match opts.verifier_mode {
+        VerifierMode::Shared => VerifierToml {
+            timeout_sec,
+            ..VerifierToml::default()
+        },
+        VerifierMode::Separate => VerifierToml {
+            timeout_sec,
+            environment_mode: Some(VerifierMode::Separate.as_str().to_owned()),
+            collect: vec![CollectHook {
+                command: adapters::collect_command(record.workdir(), record.base_commit()),
+                timeout_sec: Some(COLLECT_TIMEOUT_SEC),
+                user: Some("root".to_owned()),
+            }],
         },
     }
 }
@@ -657,6 +710,49 @@ mod tests {
             toml_of(&dir).environment.docker_image.as_deref(),
             Some("beyondswe-fixture/x:1")
         );
+    }
+
+    #[test]
+    fn the_verifier_is_separate_by_default_and_shared_on_request() {
+        let tmp = tempfile::tempdir().unwrap();
+        let rec = record("acme_x_pr1", "CrossRepo", Some("diff"));
+        let dir = write_task(&rec, tmp.path(), &ToHarborOptions::default()).unwrap();
+        let v = toml_of(&dir).verifier;
+        assert_eq!(v.environment_mode.as_deref(), Some("separate"));
+        assert_eq!(v.collect.len(), 1, "{v:?}");
+        let hook = &v.collect[0];
+        assert_eq!(hook.user.as_deref(), Some("root"));
+        assert!(
+            hook.timeout_sec.unwrap() > 60.0,
+            "Harbor's 60 s default is too short"
+        );
+        // The diff lands in the directory Harbor carries into the verifier, against the base,
+        // by the recorded interpreter; a stale diff is removed first.
+        for part in [
+            "rm -f /logs/artifacts/submission.diff",
+            "capture --workdir '/workspace/x' --base '0123456789abcdef0123456789abcdef01234567'",
+            "< /var/lib/beyondswe/verifier-python",
+        ] {
+            assert!(hook.command.contains(part), "{part}: {}", hook.command);
+        }
+        let test_sh = fs::read_to_string(dir.join(paths::TEST_SH)).unwrap();
+        assert!(test_sh.contains("mode=separate\n"), "{test_sh}");
+        assert!(
+            !test_sh.contains("command -v"),
+            "no interpreter through PATH"
+        );
+
+        let opts = ToHarborOptions {
+            verifier_mode: VerifierMode::Shared,
+            force: true,
+            ..ToHarborOptions::default()
+        };
+        let dir = write_task(&rec, tmp.path(), &opts).unwrap();
+        let v = toml_of(&dir).verifier;
+        assert_eq!(v.environment_mode, None, "Harbor 0.1.x shares anyway");
+        assert!(v.collect.is_empty());
+        let test_sh = fs::read_to_string(dir.join(paths::TEST_SH)).unwrap();
+        assert!(test_sh.contains("mode=shared\n"), "{test_sh}");
     }
 
     #[test]

@@ -24,7 +24,8 @@ pub use job::{
     trial_patch, trial_reward, write_trial,
 };
 pub use task_config::{
-    EnvironmentToml, TaskTable, TaskToml, Timeout, check_package_name, size_to_mb,
+    CollectHook, EnvironmentToml, TaskTable, TaskToml, Timeout, VerifierToml, check_package_name,
+    size_to_mb,
 };
 pub use test_config::TestConfig;
 

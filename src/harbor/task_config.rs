@@ -24,9 +24,9 @@ pub struct TaskToml {
     /// `base_commit`, `workdir`, …) and [`CONVERTED_BY_KEY`](super::CONVERTED_BY_KEY).
     #[serde(default)]
     pub metadata: Table,
-    /// `[verifier]`: how long the tests may run.
+    /// `[verifier]`: how long the tests may run, and (Harbor ≥ 0.26) where.
     #[serde(default)]
-    pub verifier: Timeout,
+    pub verifier: VerifierToml,
     /// `[agent]`: how long the agent may run.
     #[serde(default)]
     pub agent: Timeout,
@@ -69,13 +69,43 @@ fn default_version() -> String {
     "1.0".into()
 }
 
-/// A `[verifier]` or `[agent]` table, of which only the time limit is used.
+/// The `[agent]` table, of which only the time limit is used.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Timeout {
     /// Seconds the phase may run; `None`: Harbor's default (600 s in 0.1.x; for the agent, no
     /// limit in current Harbor).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_sec: Option<f64>,
+}
+
+/// The `[verifier]` table.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct VerifierToml {
+    /// Seconds `tests/test.sh` may run; `None`: Harbor's default (600 s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_sec: Option<f64>,
+    /// Harbor ≥ 0.26: `"separate"` runs the verifier in a fresh container of the task's
+    /// environment; `"shared"` (and absent, without `[verifier.environment]`) in the agent's.
+    /// Harbor 0.1.x ignores it and always shares.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment_mode: Option<String>,
+    /// Harbor ≥ 0.26: `[[verifier.collect]]`, commands run in the agent's container after the
+    /// agent, before its artifacts are collected.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub collect: Vec<CollectHook>,
+}
+
+/// One `[[verifier.collect]]` hook.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct CollectHook {
+    /// Run through the service's shell.
+    pub command: String,
+    /// Seconds it may run (Harbor's default: 60).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_sec: Option<f64>,
+    /// Who runs it (Harbor's default: the container's default user).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
 }
 
 /// The `[environment]` table: the task container's image and resources.

@@ -4,7 +4,8 @@
 //! Runs on the Docker engine with the offline fixture images (scripts/build-fixture-images.sh).
 
 use super::support::{Container, docker, fixture_images, fixtures, require_docker};
-use beyondswe::convert::{self, ToHarborOptions};
+use beyondswe::convert::{self, ToHarborOptions, VerifierMode};
+use beyondswe::harbor::TaskToml;
 use beyondswe::record::{Record, RecordReader};
 use std::path::{Path, PathBuf};
 
@@ -34,12 +35,19 @@ pub(crate) struct Task {
     _tmp: tempfile::TempDir,
 }
 
-/// Converts one fixture and builds its environment like Harbor's docker backend does.
+/// Converts one fixture and builds its environment like Harbor's docker backend does (the
+/// default conversion: a separate verifier).
 pub(crate) fn build_task(id: &str) -> Task {
+    build_task_with(id, VerifierMode::Separate)
+}
+
+/// [`build_task`] with the verifier mode given.
+pub(crate) fn build_task_with(id: &str, verifier_mode: VerifierMode) -> Task {
     let record = fixture(id);
     let tmp = tempfile::tempdir().unwrap();
     let opts = ToHarborOptions {
         test_suites: Some(fixtures().join("test_suites")),
+        verifier_mode,
         ..ToHarborOptions::default()
     };
     let dir = convert::write_task(&record, tmp.path(), &opts).unwrap();
@@ -61,8 +69,30 @@ pub(crate) fn build_task(id: &str) -> Task {
     }
 }
 
-/// Runs test.sh the way Harbor's verifier does; returns (reward.txt or None, report.json).
+/// Runs the verifier the way Harbor does; returns (reward.txt or None, report.json). In separate
+/// mode (the default conversion, Harbor ≥ 0.26): the task's collect hooks run in the agent's
+/// container `c`, `/logs/artifacts` is carried into a fresh container of the task's image, and
+/// test.sh runs there. In shared mode (Harbor 0.1.x): test.sh runs in `c` itself.
 pub(crate) fn verify(c: &Container, task: &Task) -> (Option<String>, serde_json::Value) {
+    let toml =
+        TaskToml::parse(&std::fs::read_to_string(task.dir.join("task.toml")).unwrap()).unwrap();
+    if toml.verifier.environment_mode.as_deref() != Some("separate") {
+        return run_test_sh(c, task);
+    }
+    for hook in &toml.verifier.collect {
+        let (code, out) = c.sh(&hook.command);
+        assert_eq!(code, 0, "the collect hook failed: {out}");
+    }
+    let carried = tempfile::tempdir().unwrap();
+    c.copy_out("/logs/artifacts", &carried.path().join("artifacts"));
+    let v = Container::run(&task.image);
+    v.sh("mkdir -p /logs");
+    v.copy_in(&carried.path().join("artifacts"), "/logs/artifacts");
+    run_test_sh(&v, task)
+}
+
+/// Uploads tests/ and runs test.sh in `c`, as Harbor's verifier step does.
+fn run_test_sh(c: &Container, task: &Task) -> (Option<String>, serde_json::Value) {
     c.copy_in(&task.dir.join("tests"), "/tests");
     let (_code, output) = c.sh("sh /tests/test.sh");
     let (rc, reward) = c.sh("cat /logs/verifier/reward.txt");
@@ -84,8 +114,9 @@ pub(crate) fn solve(c: &Container, task: &Task) {
 fn issue_tasks_strip_history_and_reward_gold_but_not_empty_or_tampered() {
     require_docker();
     fixture_images();
-    for (id, future) in FUTURE {
-        let task = build_task(id);
+    let modes = [VerifierMode::Separate, VerifierMode::Shared];
+    for ((id, future), mode) in FUTURE.iter().flat_map(|f| modes.map(|m| (f, m))) {
+        let task = build_task_with(id, mode);
 
         // The agent's view: no commit newer than the base is stored anywhere.
         let agent = Container::run(&task.image);
@@ -144,8 +175,11 @@ fn issue_tasks_strip_history_and_reward_gold_but_not_empty_or_tampered() {
             removed.contains(&"conftest.py") && removed.contains(&"pytest.ini"),
             "{report:#}"
         );
-        let (rc, _) = c.sh("test -e /logs/verifier/reward.json");
-        assert_ne!(rc, 0, "a forged reward.json survived");
+        if mode == VerifierMode::Shared {
+            // The verifier ran in this container: nothing of the forgery is left.
+            let (rc, _) = c.sh("test -e /logs/verifier/reward.json");
+            assert_ne!(rc, 0, "a forged reward.json survived");
+        }
     }
 }
 

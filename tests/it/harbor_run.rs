@@ -94,25 +94,34 @@ impl Work {
         path
     }
 
-    /// `convert to-harbor` with the default options, the Doc2Repo reference repository given.
-    fn tasks(&self) -> PathBuf {
+    /// `convert to-harbor` for a Harbor version, the Doc2Repo reference repository given: the
+    /// default options (a separate verifier) for 0.26, `--verifier shared` for 0.1.45, which has
+    /// no separate verifier. The directory's name, below the work directory.
+    fn tasks(&self, version: &str) -> String {
         let solutions = self.path().join("solutions");
-        copy_dir(
-            &fixtures().join("submissions/minidoc_gold"),
-            &solutions.join(DOC2REPO),
-        );
-        let tasks = self.path().join("tasks");
-        run_ok(
-            bin()
-                .args(["convert", "to-harbor"])
-                .arg(self.dataset())
-                .arg(&tasks)
-                .arg("--test-suites")
-                .arg(fixtures().join("test_suites"))
-                .arg("--solutions")
-                .arg(&solutions),
-        );
-        tasks
+        if !solutions.exists() {
+            copy_dir(
+                &fixtures().join("submissions/minidoc_gold"),
+                &solutions.join(DOC2REPO),
+            );
+        }
+        let mode = verifier_mode(version);
+        let name = format!("tasks-{mode}");
+        let tasks = self.path().join(&name);
+        if !tasks.exists() {
+            run_ok(
+                bin()
+                    .args(["convert", "to-harbor"])
+                    .arg(self.dataset())
+                    .arg(&tasks)
+                    .arg("--test-suites")
+                    .arg(fixtures().join("test_suites"))
+                    .arg("--solutions")
+                    .arg(&solutions)
+                    .args(["--verifier", mode]),
+            );
+        }
+        name
     }
 
     /// `harbor run -p TASKS -a AGENT -n 2` as job NAME; returns the job directory.
@@ -144,6 +153,15 @@ impl Work {
     }
 }
 
+/// The verifier mode a Harbor version runs: separate from 0.26, shared before.
+fn verifier_mode(version: &str) -> &'static str {
+    if version.starts_with("0.1.") {
+        "shared"
+    } else {
+        "separate"
+    }
+}
+
 fn copy_dir(src: &Path, dst: &Path) {
     for e in walkdir::WalkDir::new(src) {
         let e = e.unwrap();
@@ -163,6 +181,8 @@ struct Trial {
     task: String,
     reward: Option<f64>,
     exception: Value,
+    /// `verifier_environment_mode` (Harbor 0.26; absent in 0.1.x).
+    mode: Option<String>,
 }
 
 fn trials(job: &Path) -> Vec<Trial> {
@@ -172,6 +192,7 @@ fn trials(job: &Path) -> Vec<Trial> {
             task: v["task_name"].as_str().unwrap_or_default().to_owned(),
             reward: v["verifier_result"]["rewards"]["reward"].as_f64(),
             exception: v["exception_info"].clone(),
+            mode: v["verifier_environment_mode"].as_str().map(str::to_owned),
             dir,
         })
         .collect()
@@ -422,7 +443,8 @@ fn end_to_end(version: &str) {
     client_ready();
     let work = Work::new();
     let dataset = work.dataset();
-    let tasks = work.tasks();
+    let tasks_name = work.tasks(version);
+    let tasks = work.path().join(&tasks_name);
     // Every directory name is one Harbor 0.1.45 can tag an image with.
     assert!(
         tasks
@@ -433,18 +455,34 @@ fn end_to_end(version: &str) {
     assert_eq!(task_dir_name(DOMAINFIX), DOMAINFIX.to_lowercase());
 
     // The oracle passes every task, all four families.
-    let job = work.run(version, "tasks", "oracle", "oracle");
+    let job = work.run(version, &tasks_name, "oracle", "oracle");
     let got = by_instance(&job);
     assert_eq!(got.len(), 4, "{got:#?}");
+    let separate = verifier_mode(version) == "separate";
     for (id, t) in &got {
         assert_eq!(t.reward, Some(1.0), "{version} oracle {id}: {t:#?}");
         assert!(t.exception.is_null(), "{version} oracle {id}: {t:#?}");
         assert!(t.dir.join("verifier/submission.diff").is_file(), "{id}");
+        if separate {
+            // Graded in a fresh container, from the diff the collect hook carried over.
+            assert_eq!(t.mode.as_deref(), Some("separate"), "{id}: {t:#?}");
+            let report: Value = serde_json::from_str(
+                &std::fs::read_to_string(t.dir.join("verifier/report.json")).unwrap(),
+            )
+            .unwrap();
+            assert_eq!(report["verifier_mode"], "separate", "{id}");
+            assert_eq!(report["capture"]["collected"], true, "{id}");
+            assert_eq!(
+                std::fs::read(t.dir.join("verifier/submission.diff")).unwrap(),
+                std::fs::read(t.dir.join("artifacts/logs/artifacts/submission.diff")).unwrap(),
+                "{id}: the graded diff is the collected one"
+            );
+        }
     }
     check_job(&work, &job, &dataset, &format!("oracle-{version}"));
 
     // nop: 0 on issue tasks; Doc2Repo scores what an empty repository scores offline.
-    let job = work.run(version, "tasks", "nop", "nop");
+    let job = work.run(version, &tasks_name, "nop", "nop");
     let got = by_instance(&job);
     assert_eq!(got.len(), 4, "{got:#?}");
     let empty = empty_doc2repo_score(&work, &dataset);
@@ -537,23 +575,65 @@ fn the_probe_finds_future_commits_in_an_unstripped_image() {
     assert!(text.contains("TAG v1.1.0"), "{text}");
 }
 
+/// Copies the task of `instance` from `tasks` to `dest/<name>` as its own package (Harbor 0.26
+/// names trials after `[task] name`), its solution replaced by `solve` plus `files`.
+fn task_with_solution(
+    tasks: &Path,
+    instance: &str,
+    dest: &Path,
+    name: &str,
+    solve: &str,
+    files: &[(&str, Vec<u8>)],
+) {
+    let from = tasks.join(task_dir_name(instance));
+    let to = dest.join(name);
+    copy_dir(&from, &to);
+    let toml_path = to.join("task.toml");
+    let mut toml = TaskToml::parse(&std::fs::read_to_string(&toml_path).unwrap()).unwrap();
+    if let Some(task) = toml.task.as_mut() {
+        task.name = format!("{}/{name}", beyondswe::convert::DEFAULT_ORG);
+    }
+    std::fs::write(&toml_path, toml.to_toml_string()).unwrap();
+    std::fs::remove_dir_all(to.join("solution")).unwrap();
+    std::fs::create_dir_all(to.join("solution")).unwrap();
+    for (file, bytes) in files {
+        std::fs::write(to.join("solution").join(file), bytes).unwrap();
+    }
+    std::fs::write(to.join("solution/solve.sh"), solve).unwrap();
+}
+
+/// The workdir of an instance's task, quoted for sh.
+fn quoted_workdir(tasks: &Path, instance: &str) -> String {
+    let config: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            tasks
+                .join(task_dir_name(instance))
+                .join("tests/test_config.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    beyondswe::adapters::shell_quote(config["workdir"].as_str().unwrap())
+}
+
 /// Tamper solutions from the adversarial suite, as the oracle's solve.sh (the agent applies the
 /// cheat in its container), graded by Harbor: every cheat keeps its expected verdict (reward 0
-/// for the cheats). Two cases of every class by default; BEYONDSWE_HARBOR_ADVERSARIAL=all runs all
-/// of them (about ten minutes per version).
+/// for the cheats), with a separate verifier (0.26) and a shared one (0.1.45). Two cases of every
+/// class by default; BEYONDSWE_HARBOR_ADVERSARIAL=all runs all of them (about ten minutes per
+/// version).
 #[test]
 #[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
 fn tamper_solutions_through_harbor() {
     client_ready();
     let all = std::env::var("BEYONDSWE_HARBOR_ADVERSARIAL").is_ok_and(|v| v == "all");
     let work = Work::new();
-    let tasks = work.tasks();
     let mut per_class: HashMap<String, usize> = HashMap::new();
+    let known = work.path().join(work.tasks(VERSIONS[0]));
     // The fixtures' instances (the image-shape ones go through test.sh in harbor_docker).
     let mut chosen: Vec<Case> = cases()
         .into_iter()
         .filter(|c| !c.submission.starts_with("archives/"))
-        .filter(|c| tasks.join(task_dir_name(&c.instance)).is_dir())
+        .filter(|c| known.join(task_dir_name(&c.instance)).is_dir())
         .collect();
     chosen.sort_by(|a, b| a.name.cmp(&b.name));
     chosen.retain(|c| {
@@ -562,44 +642,37 @@ fn tamper_solutions_through_harbor() {
         *n += 1;
         !honest && (all || *n <= 2)
     });
-    let adv = work.path().join("adv-tasks");
-    let mut names: HashMap<String, Case> = HashMap::new();
-    for case in &chosen {
-        let from = tasks.join(task_dir_name(&case.instance));
-        let name = task_dir_name(&format!("adv-{}", case.name));
-        let to = adv.join(&name);
-        copy_dir(&from, &to);
-        // A copy is its own package: Harbor 0.26 names its trials after `[task] name`.
-        let toml_path = to.join("task.toml");
-        let mut toml = TaskToml::parse(&std::fs::read_to_string(&toml_path).unwrap()).unwrap();
-        if let Some(task) = toml.task.as_mut() {
-            task.name = format!("{}/{name}", beyondswe::convert::DEFAULT_ORG);
-        }
-        std::fs::write(&toml_path, toml.to_toml_string()).unwrap();
-        std::fs::remove_dir_all(to.join("solution")).unwrap();
-        std::fs::create_dir_all(to.join("solution")).unwrap();
-        let config: Value = serde_json::from_str(
-            &std::fs::read_to_string(from.join("tests/test_config.json")).unwrap(),
-        )
-        .unwrap();
-        let workdir = beyondswe::adapters::shell_quote(config["workdir"].as_str().unwrap());
-        let src = fixtures().join("adversarial").join(&case.submission);
-        let solve = if case.kind == "patch" {
-            let (fixed, _) = beyondswe::patch::normalize_transport(&std::fs::read(&src).unwrap());
-            std::fs::write(to.join("solution/cheat.patch"), fixed).unwrap();
-            format!(
-                "#!/bin/sh\ncd {workdir} && git apply --whitespace=nowarn /solution/cheat.patch\nexit 0\n"
-            )
-        } else {
-            let tree = beyondswe::submission::read_tree(&src, Default::default()).unwrap();
-            std::fs::write(to.join("solution/cheat.tar"), tree.to_tar().unwrap()).unwrap();
-            format!("#!/bin/sh\ntar -xf /solution/cheat.tar --no-same-owner -C {workdir}\nexit 0\n")
-        };
-        std::fs::write(to.join("solution/solve.sh"), solve).unwrap();
-        names.insert(name, case.clone());
-    }
     for version in VERSIONS {
-        let job = work.run(version, "adv-tasks", "oracle", &format!("adv-{version}"));
+        let tasks = work.path().join(work.tasks(version));
+        let adv_name = format!("adv-tasks-{version}");
+        let adv = work.path().join(&adv_name);
+        let mut names: HashMap<String, Case> = HashMap::new();
+        for case in &chosen {
+            let name = task_dir_name(&format!("adv-{}", case.name));
+            let workdir = quoted_workdir(&tasks, &case.instance);
+            let src = fixtures().join("adversarial").join(&case.submission);
+            let (solve, files) = if case.kind == "patch" {
+                let (fixed, _) =
+                    beyondswe::patch::normalize_transport(&std::fs::read(&src).unwrap());
+                (
+                    format!(
+                        "#!/bin/sh\ncd {workdir} && git apply --whitespace=nowarn /solution/cheat.patch\nexit 0\n"
+                    ),
+                    vec![("cheat.patch", fixed)],
+                )
+            } else {
+                let tree = beyondswe::submission::read_tree(&src, Default::default()).unwrap();
+                (
+                    format!(
+                        "#!/bin/sh\ntar -xf /solution/cheat.tar --no-same-owner -C {workdir}\nexit 0\n"
+                    ),
+                    vec![("cheat.tar", tree.to_tar().unwrap())],
+                )
+            };
+            task_with_solution(&tasks, &case.instance, &adv, &name, &solve, &files);
+            names.insert(name, case.clone());
+        }
+        let job = work.run(version, &adv_name, "oracle", &format!("adv-{version}"));
         let got = trials(&job);
         assert_eq!(got.len(), chosen.len(), "{version}");
         let mut failed = Vec::new();
@@ -638,15 +711,141 @@ fn tamper_solutions_through_harbor() {
     }
 }
 
+/// Root-agent attacks that break the collect hook in the agent's container (its copy of the
+/// verifier, or the interpreter it runs): no diff reaches the verifier, which then writes no
+/// reward, an error trial rather than any score.
+const COLLECTION_BREAKERS: [&str; 2] = ["diff_planted", "interpreter_replaced"];
+
+/// The root-agent attacks of the issue (fixtures/root_attacks/*.sh: pytest patched, a
+/// site-packages hook, a plugin added to the prepare record, a python3 shim on PATH, an atexit
+/// hook in the standard library, the recorded interpreter replaced, a reward planted, a diff
+/// planted), each as the oracle's solve.sh on the calc task, alone and after the gold patch.
+/// With a separate verifier (Harbor 0.26) every one scores its true reward: 0 alone (nothing in
+/// the repository changed; none where the agent stopped the diff from being collected), 1 with
+/// the gold patch (or none, again, where the diff was not collected). With the shared layout
+/// (Harbor 0.1.45) the ones the README lists still get 1, and no others.
+#[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
+fn root_agent_attacks_through_harbor() {
+    client_ready();
+    let work = Work::new();
+    let dir = fixtures().join("root_attacks");
+    let mut attacks: Vec<(String, String)> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "sh"))
+        .map(|p| {
+            (
+                p.file_stem().unwrap().to_string_lossy().into_owned(),
+                std::fs::read_to_string(&p).unwrap(),
+            )
+        })
+        .collect();
+    attacks.sort();
+    assert!(attacks.len() >= 8, "{attacks:?}");
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    for version in VERSIONS {
+        let tasks = work.path().join(work.tasks(version));
+        let workdir = quoted_workdir(&tasks, "acme_calc_pr7");
+        let gold = std::fs::read(
+            tasks
+                .join(task_dir_name("acme_calc_pr7"))
+                .join("solution/gold.patch"),
+        )
+        .unwrap();
+        let name = format!("root-tasks-{version}");
+        let dest = work.path().join(&name);
+        for (attack, script) in &attacks {
+            let with_gold = format!(
+                "#!/bin/sh\ncd {workdir} && git apply --whitespace=nowarn /solution/gold.patch || exit 1\ncd /\nsh /solution/attack.sh\n"
+            );
+            for (label, solve) in [("alone", script.clone()), ("gold", with_gold)] {
+                task_with_solution(
+                    &tasks,
+                    "acme_calc_pr7",
+                    &dest,
+                    &task_dir_name(&format!("root-{attack}-{label}")),
+                    &solve,
+                    &[
+                        ("gold.patch", gold.clone()),
+                        ("attack.sh", script.clone().into_bytes()),
+                    ],
+                );
+            }
+        }
+        let job = work.run(version, &name, "oracle", &format!("root-{version}"));
+        let got = trials(&job);
+        assert_eq!(got.len(), attacks.len() * 2, "{version}");
+        let mut lines = Vec::new();
+        let mut through = BTreeSet::new();
+        let mut failed = Vec::new();
+        for t in &got {
+            let (attack, label) = attacks
+                .iter()
+                .find_map(|(a, _)| {
+                    ["alone", "gold"].into_iter().find_map(|l| {
+                        let n = task_dir_name(&format!("root-{a}-{l}"));
+                        (t.task == n || t.task.ends_with(&format!("/{n}"))).then(|| (a.clone(), l))
+                    })
+                })
+                .unwrap_or_else(|| panic!("{version}: a trial of no attack: {}", t.task));
+            let truth = if label == "gold" { 1.0 } else { 0.0 };
+            lines.push(format!("{attack} {label}: {:?}", t.reward));
+            if verifier_mode(version) == "separate" {
+                // Its true reward, or none (the diff was not collected): never more.
+                let ok = match t.reward {
+                    Some(r) => r == truth,
+                    None => COLLECTION_BREAKERS.contains(&attack.as_str()),
+                };
+                if !ok {
+                    failed.push(format!(
+                        "{attack} {label}: reward {:?}, true {truth}",
+                        t.reward
+                    ));
+                }
+            } else if label == "alone" && t.reward == Some(1.0) {
+                through.insert(attack.clone());
+            }
+        }
+        lines.sort();
+        eprintln!(
+            "harbor {version}, root-agent attacks:\n{}",
+            lines.join("\n")
+        );
+        assert!(
+            failed.is_empty(),
+            "harbor {version}:\n{}",
+            failed.join("\n")
+        );
+        if verifier_mode(version) == "shared" {
+            // The README's list of what the shared layout cannot stop is what happened.
+            let section = readme
+                .split("### What the shared layout cannot stop")
+                .nth(1)
+                .and_then(|s| s.split("\n#").next())
+                .unwrap_or_else(|| panic!("README has no section on the shared layout"));
+            for (attack, _) in &attacks {
+                let listed = section.contains(&format!("`{attack}`"));
+                assert_eq!(
+                    listed,
+                    through.contains(attack),
+                    "{attack}: README lists it as getting through: {listed}; it did: {}",
+                    through.contains(attack)
+                );
+            }
+        }
+    }
+}
+
 /// The real Harbor 0.26 registry commands take every converted task: `harbor dataset add --scan`
 /// adds each by the package name its `[task]` gives, with the content digest our `dataset.toml`
-/// records, and `harbor lint` finds nothing but the shared verifier (issue: Harbor-native tasks).
+/// records, and `harbor lint` finds nothing under its default rules (issue: Harbor-native tasks).
 #[test]
 #[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
 fn harbors_registry_takes_every_task_with_our_digests() {
     client_ready();
     let work = Work::new();
-    let tasks = work.tasks();
+    let tasks = work.path().join(work.tasks(VERSIONS[0]));
     let ours: toml::Table =
         toml::from_str(&std::fs::read_to_string(tasks.join("dataset.toml")).unwrap()).unwrap();
     let digests = |doc: &toml::Table| -> BTreeMap<String, String> {
@@ -712,19 +911,35 @@ fn harbors_registry_takes_every_task_with_our_digests() {
             toml::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
         assert_eq!(digests(&theirs), ours, "{label}: {text}");
     }
-    let mut lint = vec!["lint", "--json"];
-    lint.extend(dirs.iter().map(String::as_str));
-    let (_, text) = harbor(&lint);
-    let start = text.find('[').unwrap_or(0);
-    let findings: Vec<Value> = serde_json::Deserializer::from_str(&text[start..])
-        .into_iter::<Vec<Value>>()
-        .next()
-        .and_then(Result::ok)
-        .unwrap_or_else(|| panic!("harbor lint --json printed no list:\n{text}"));
-    let rules: BTreeSet<&str> = findings.iter().filter_map(|f| f["rule"].as_str()).collect();
-    assert_eq!(
-        rules,
-        BTreeSet::from(["shared-verifier"]),
-        "lint found more than the shared verifier (the separate verifier is what clears that one):\n{text}"
-    );
+    // Harbor's default lint rules find nothing; `--select ALL` adds only the two findings the
+    // README documents (the agent runs as root, the image is not pinned by digest).
+    for (select, want) in [
+        (None, BTreeSet::new()),
+        (
+            Some("ALL"),
+            BTreeSet::from(["root-agent", "unpinned-image"]),
+        ),
+    ] {
+        let mut lint = vec!["lint", "--json"];
+        if let Some(rule) = select {
+            lint.extend(["--select", rule]);
+        }
+        lint.extend(dirs.iter().map(String::as_str));
+        let (_, text) = harbor(&lint);
+        let start = text.find('[').unwrap_or(0);
+        let findings: Vec<Value> = serde_json::Deserializer::from_str(&text[start..])
+            .into_iter::<Vec<Value>>()
+            .next()
+            .and_then(Result::ok)
+            .unwrap_or_else(|| panic!("harbor lint --json printed no list:\n{text}"));
+        let rules: BTreeSet<&str> = findings.iter().filter_map(|f| f["rule"].as_str()).collect();
+        assert_eq!(rules, want, "harbor lint {select:?}:\n{text}");
+        let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+        for rule in &want {
+            assert!(
+                readme.contains(&format!("`{rule}`")),
+                "README documents the `{rule}` finding"
+            );
+        }
+    }
 }

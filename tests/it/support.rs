@@ -130,6 +130,17 @@ impl Container {
     }
 }
 
+impl Container {
+    /// `docker cp` from the container to the host.
+    pub fn copy_out(&self, src: &str, dest: &Path) {
+        docker(&[
+            "cp",
+            &format!("{}:{src}", self.0),
+            &dest.display().to_string(),
+        ]);
+    }
+}
+
 impl Drop for Container {
     fn drop(&mut self) {
         let _ = std::process::Command::new("docker")
