@@ -174,16 +174,19 @@ pub const IMAGE_VERIFIER_DIR: &str = "/opt/beyondswe";
 /// Harbor's `[[verifier.collect]]` command: in the agent's container after the agent, writes the
 /// workdir as the agent left it as `/logs/artifacts/submission.diff` (a binary diff against
 /// `base`, or against the empty tree), which Harbor carries into the verifier's fresh container.
-/// It runs the interpreter the prepare step recorded, by absolute path; in an image that was not
-/// prepared (a prebuilt `docker_image`) git alone writes the diff. Any stale copy is removed
-/// first, so a failed capture leaves no diff and the trial no reward, never one the agent wrote.
+/// It runs the verifier's `capture` with the interpreter the prepare step recorded, by absolute
+/// path. Where that fails or is missing (an image that was not prepared, an agent that upgraded
+/// or broke the interpreter) git alone writes the diff, without the ignored files. Any stale copy
+/// is removed first, so a capture that fails both ways leaves no diff and the trial no reward,
+/// never a diff the agent planted.
 pub fn collect_command(workdir: &str, base: Option<&str>) -> String {
     let out = "/logs/artifacts/submission.diff";
     let w = shell_quote(workdir);
     let base_arg = base
         .map(|b| format!(" --base {}", shell_quote(b)))
         .unwrap_or_default();
-    // Without the prepare step's record: git alone, with an index of its own.
+    // Without the verifier: git alone, with an index (and without a base, a repository) of its
+    // own in a fresh temporary directory.
     let (init, git_dir, against) = match base {
         Some(b) => (String::new(), ".git", shell_quote(b)),
         None => (
@@ -196,7 +199,7 @@ pub fn collect_command(workdir: &str, base: Option<&str>) -> String {
         r#"GIT_INDEX_FILE="$t/i" git -c safe.directory='*' --git-dir={git_dir} --work-tree=."#
     );
     format!(
-        r#"mkdir -p /logs/artifacts && rm -f {out} && if read -r _ py 2>/dev/null < {STATE_DIR}/verifier-python; then "$py" -I -S {IMAGE_VERIFIER_DIR}/{VERIFY_FILE} capture --workdir {w}{base_arg} --out {out}; else t=$(mktemp -d) && cd {w} && {init}{git} add -A && {git} diff --cached --binary --no-color --no-ext-diff --no-renames {against} > {out}.partial && mv {out}.partial {out}; fi"#
+        r#"mkdir -p /logs/artifacts && rm -f {out} {out}.partial && if read -r _ py 2>/dev/null < {STATE_DIR}/verifier-python && "$py" -I -S {IMAGE_VERIFIER_DIR}/{VERIFY_FILE} capture --workdir {w}{base_arg} --out {out} && [ -f {out} ]; then :; else rm -f {out} && t=$(mktemp -d) && cd {w} && {init}{git} add -A && {git} diff --cached --binary --no-color --no-ext-diff --no-renames {against} > {out}.partial && mv {out}.partial {out}; fi"#
     )
 }
 

@@ -26,6 +26,7 @@ fn main() {
         Command::Trajectory(cmd) => cli::trajectory::run(&cmd),
         Command::Release(cmd) => cli::release::run(&cmd),
         Command::Verify(args) => cli::verify::run(&args, cli.quiet),
+        Command::Parity(args) => cli::parity::run(&args, cli.quiet),
     };
     let code = match result {
         Ok(code) => code,

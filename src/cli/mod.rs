@@ -18,6 +18,7 @@ pub(crate) mod grade_one;
 pub(crate) mod image;
 pub(crate) mod ingest;
 pub(crate) mod outcome;
+pub(crate) mod parity;
 pub(crate) mod progress;
 pub(crate) mod release;
 pub(crate) mod schemas;
@@ -83,6 +84,9 @@ pub(crate) enum Command {
     Trajectory(trajectory::TrajectoryCommand),
     /// Grade every published patch of a release or Harbor job and compare claimed with measured.
     Verify(verify::VerifyArgs),
+    /// Harbor's parity experiment from Harbor jobs that ran: each job's rewards beside the same
+    /// trials regraded offline (`parity_experiment.json`, `adapter_metadata.json`).
+    Parity(parity::ParityArgs),
     /// Run the main job on the bundled demo data.
     Demo(demo::DemoArgs),
 }

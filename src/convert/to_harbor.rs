@@ -519,7 +519,7 @@ fn task_toml(record: &Record, image: &str, opts: &ToHarborOptions) -> TaskToml {
     );
     let res = &opts.resources;
     TaskToml {
-        version: "1.0".into(),
+        version: crate::harbor::SCHEMA_VERSION.into(),
         task: Some(TaskTable {
             name: format!("{}/{}", opts.org(), task_dir_name(record.instance_id())),
             description: format!(

@@ -24,8 +24,8 @@ pub use job::{
     trial_patch, trial_reward, write_trial,
 };
 pub use task_config::{
-    CollectHook, EnvironmentToml, TaskTable, TaskToml, Timeout, VerifierToml, check_package_name,
-    size_to_mb,
+    CollectHook, EnvironmentToml, SCHEMA_VERSION, TaskTable, TaskToml, Timeout, VerifierToml,
+    check_package_name, size_to_mb,
 };
 pub use test_config::TestConfig;
 

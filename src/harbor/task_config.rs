@@ -1,9 +1,10 @@
 //! `task.toml`: the model we write, and a tolerant reader for every Harbor version's files.
 //!
-//! Writing: `version = "1.0"`, `[metadata]`, `[verifier]`, `[agent]`, `[environment]` with
-//! `memory_mb`/`storage_mb` — the intersection that Harbor 0.1.x and current Harbor both load
-//! (0.1.x ignores `schema_version` and `[task]`; current Harbor reads `version` as
-//! `schema_version`). Reading: unknown keys are ignored as Harbor ignores them, the deprecated
+//! Writing: `schema_version = "1.4"` (current Harbor's spelling and default; Harbor 0.1.x
+//! ignores it and takes its own default, `version = "1.0"`), `[task]`, `[metadata]`,
+//! `[verifier]`, `[agent]`, `[environment]` with `memory_mb`/`storage_mb`: what Harbor 0.1.x and
+//! current Harbor both load (0.1.x ignores the keys it does not know: `schema_version`, `[task]`,
+//! the separate verifier's settings). Reading: unknown keys are ignored as Harbor ignores them, the deprecated
 //! `memory = "4G"` strings are understood, and a wrong type is an error with its line.
 
 use serde::{Deserialize, Serialize};
@@ -12,9 +13,13 @@ use toml::Table;
 /// A `task.toml`: the one we write, or what this tool uses of one any Harbor version wrote.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct TaskToml {
-    /// The format version: written `version = "1.0"`; read from `version` or current Harbor's
-    /// `schema_version`, `"1.0"` when absent.
-    #[serde(default = "default_version", alias = "schema_version")]
+    /// The schema version: written as `schema_version` ([`SCHEMA_VERSION`]); read from
+    /// `schema_version` or the legacy `version`, `"1.0"` when absent.
+    #[serde(
+        default = "default_version",
+        rename = "schema_version",
+        alias = "version"
+    )]
     pub version: String,
     /// `[task]`: the package identity current Harbor's registry needs (`harbor dataset add`,
     /// `publish` skip a task without it); Harbor 0.1.x ignores it.
@@ -64,6 +69,9 @@ pub fn check_package_name(part: &str) -> Result<(), String> {
         ))
     }
 }
+
+/// The task schema version we write: Harbor 0.26's default.
+pub const SCHEMA_VERSION: &str = "1.4";
 
 fn default_version() -> String {
     "1.0".into()

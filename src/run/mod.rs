@@ -25,6 +25,7 @@ mod batch;
 mod calibrate;
 mod error;
 mod image;
+mod parity;
 mod plan;
 mod reconstruct;
 mod session;
@@ -35,6 +36,7 @@ pub use batch::{Job, JobEvent, Progress, Silent, job_key, options_digest, run_jo
 pub use calibrate::{CalibrateSpec, Calibrated, calibrate};
 pub use error::RunError;
 pub use image::{ImageSpec, build_image};
+pub use parity::{Parity, ParityExperiment, ParitySpec, mean_sem, parity};
 pub use plan::{Plan, load_instances, plan};
 pub use reconstruct::reconstruct;
 pub use session::{Session, grade_one, runtime};

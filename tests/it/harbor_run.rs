@@ -711,18 +711,12 @@ fn tamper_solutions_through_harbor() {
     }
 }
 
-/// Root-agent attacks that break the collect hook in the agent's container (its copy of the
-/// verifier, or the interpreter it runs): no diff reaches the verifier, which then writes no
-/// reward, an error trial rather than any score.
-const COLLECTION_BREAKERS: [&str; 2] = ["diff_planted", "interpreter_replaced"];
-
 /// The root-agent attacks of the issue (fixtures/root_attacks/*.sh: pytest patched, a
 /// site-packages hook, a plugin added to the prepare record, a python3 shim on PATH, an atexit
 /// hook in the standard library, the recorded interpreter replaced, a reward planted, a diff
 /// planted), each as the oracle's solve.sh on the calc task, alone and after the gold patch.
 /// With a separate verifier (Harbor 0.26) every one scores its true reward: 0 alone (nothing in
-/// the repository changed; none where the agent stopped the diff from being collected), 1 with
-/// the gold patch (or none, again, where the diff was not collected). With the shared layout
+/// the repository changed), 1 with the gold patch. With the shared layout
 /// (Harbor 0.1.45) the ones the README lists still get 1, and no others.
 #[test]
 #[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
@@ -792,12 +786,9 @@ fn root_agent_attacks_through_harbor() {
             let truth = if label == "gold" { 1.0 } else { 0.0 };
             lines.push(format!("{attack} {label}: {:?}", t.reward));
             if verifier_mode(version) == "separate" {
-                // Its true reward, or none (the diff was not collected): never more.
-                let ok = match t.reward {
-                    Some(r) => r == truth,
-                    None => COLLECTION_BREAKERS.contains(&attack.as_str()),
-                };
-                if !ok {
+                // Its true reward: the collect hook falls back to git where the agent broke the
+                // verifier's copy or the interpreter in its container.
+                if t.reward != Some(truth) {
                     failed.push(format!(
                         "{attack} {label}: reward {:?}, true {truth}",
                         t.reward

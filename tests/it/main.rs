@@ -17,6 +17,7 @@ mod capture;
 mod cli;
 mod errors;
 mod grade_docker;
+mod harbor_adapter;
 mod harbor_docker;
 mod harbor_loader;
 mod harbor_run;
