@@ -112,5 +112,34 @@ class NoLinkFollowed(unittest.TestCase):
         self.assertTrue(files.parent_is_link(self.root, "missing/x.py"))
 
 
+
+class ReadRegular(unittest.TestCase):
+    """The collected diff is the agent's data: read only as a regular file, never through a link."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def test_a_file_is_read(self):
+        path = os.path.join(self.tmp, "submission.diff")
+        write(path, b"diff --git a/x b/x\n")
+        self.assertEqual(files.read_regular(path), b"diff --git a/x b/x\n")
+
+    def test_a_link_a_directory_and_a_fifo_are_refused(self):
+        target = os.path.join(self.tmp, "secret")
+        write(target, b"s")
+        link = os.path.join(self.tmp, "link.diff")
+        os.symlink(target, link)
+        with self.assertRaises(OSError):
+            files.read_regular(link)
+        with self.assertRaises((OSError, ValueError)):
+            files.read_regular(self.tmp)
+        fifo = os.path.join(self.tmp, "fifo.diff")
+        os.mkfifo(fifo)
+        with self.assertRaises(ValueError):
+            files.read_regular(fifo)
+
 if __name__ == "__main__":
     unittest.main()

@@ -756,6 +756,23 @@ mod tests {
     }
 
     #[test]
+    fn an_image_the_record_pins_by_digest_stays_pinned() {
+        let tmp = tempfile::tempdir().unwrap();
+        let digest = format!("beyondswe/x@sha256:{}", "ab".repeat(32));
+        let mut v = record("acme_x_pr1", "CrossRepo", Some("diff"))
+            .raw()
+            .clone();
+        v.insert("image".into(), serde_json::json!(digest));
+        let rec = Record::from_value(serde_json::Value::Object(v)).unwrap();
+        let dir = write_task(&rec, tmp.path(), &ToHarborOptions::default()).unwrap();
+        let dockerfile = fs::read_to_string(dir.join(paths::DOCKERFILE)).unwrap();
+        assert!(
+            dockerfile.contains(&format!("\nFROM {digest}\n")),
+            "{dockerfile}"
+        );
+    }
+
+    #[test]
     fn directory_is_lower_case_and_the_id_survives() {
         let tmp = tempfile::tempdir().unwrap();
         let rec = record("PyCQA_pyflakes_pr801", "CrossRepo", Some("diff"));

@@ -67,6 +67,10 @@ pub struct ParityExperiment {
     pub dataset_pr: Vec<String>,
     /// Result uploads (none).
     pub parity_pr: Vec<String>,
+    /// The Harbor jobs, one per run (their directory names).
+    pub harbor_jobs: Vec<String>,
+    /// The Harbor version the jobs' `lock.json` names (`0.26.0`); empty when they do not say.
+    pub harbor_version: String,
     /// The scores.
     pub metrics: Vec<ParityMetric>,
     /// Trial by trial: how many were scored the same on both sides, and which were not.
@@ -157,7 +161,7 @@ impl Parity {
                 "parity_matching_agents": names(matching),
                 "parity_unmatching_agents": names(unmatching),
                 "parity_costs": 0,
-                "notes": "Written by `beyondswe parity` from the Harbor jobs named in parity_experiment.json; every task the converter writes is registered (dataset.toml)."
+                "notes": "Written by `beyondswe parity` from the Harbor jobs each experiment of parity_experiment.json names (harbor_jobs); every task the converter writes is registered (dataset.toml)."
             }]
         }])
     }
@@ -217,15 +221,22 @@ fn job_trials(dir: &std::path::Path) -> JobTrials {
     out
 }
 
+/// The runs of one agent and model, as they are regraded.
+#[derive(Default)]
+struct Runs {
+    /// (Harbor's score, the offline score) per run.
+    scores: Vec<(f64, f64)>,
+    /// The instances the runs covered.
+    tasks: std::collections::BTreeSet<String>,
+    agreement: TrialAgreement,
+    /// The job directories' names.
+    jobs: Vec<String>,
+    harbor_version: String,
+}
+
 /// Regrades every job and sets the two sides beside each other, one experiment per agent+model.
 pub fn parity(spec: &ParitySpec, progress: &dyn Progress) -> Result<Parity, RunError> {
-    // agent+model → (runs: (harbor score, offline score)), tasks, agreement
-    type Side = (
-        Vec<(f64, f64)>,
-        std::collections::BTreeSet<String>,
-        TrialAgreement,
-    );
-    let mut by_agent: BTreeMap<(String, String), Side> = BTreeMap::new();
+    let mut by_agent: BTreeMap<(String, String), Runs> = BTreeMap::new();
     for (n, dir) in spec.jobs_dirs.iter().enumerate() {
         let trials = job_trials(dir);
         let count: usize = trials.rewards.values().map(Vec::len).sum();
@@ -260,31 +271,39 @@ pub fn parity(spec: &ParitySpec, progress: &dyn Progress) -> Result<Parity, RunE
             / count as f64;
         let offline: f64 =
             verified.stored.iter().map(|s| s.verdict.score).sum::<f64>() / count as f64;
-        let side = by_agent
+        let runs = by_agent
             .entry((trials.agent.clone(), trials.model.clone()))
             .or_default();
-        side.0.push((harbor, offline));
-        agree(&mut side.2, n + 1, &verified.stored, count);
-        side.1.extend(
+        runs.scores.push((harbor, offline));
+        agree(&mut runs.agreement, n + 1, &verified.stored, count);
+        runs.tasks.extend(
             verified
                 .stored
                 .iter()
                 .map(|s| s.verdict.instance_id.clone()),
         );
+        runs.jobs.push(
+            dir.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        );
+        if runs.harbor_version.is_empty() {
+            runs.harbor_version = harbor_version(dir);
+        }
     }
     let experiments = by_agent
         .into_iter()
-        .map(|((agent, model), (runs, tasks, agreement))| {
-            let harbor_runs: Vec<f64> = runs.iter().map(|r| round4(r.0)).collect();
-            let original_runs: Vec<f64> = runs.iter().map(|r| round4(r.1)).collect();
+        .map(|((agent, model), runs)| {
+            let harbor_runs: Vec<f64> = runs.scores.iter().map(|r| round4(r.0)).collect();
+            let original_runs: Vec<f64> = runs.scores.iter().map(|r| round4(r.1)).collect();
             ParityExperiment {
                 adapter_name: spec.adapter_name.clone(),
                 agent,
                 model,
                 date: spec.date.clone(),
                 adapted_benchmark_size: spec.adapted_size,
-                parity_benchmark_size: tasks.len(),
-                number_of_runs: runs.len(),
+                parity_benchmark_size: runs.tasks.len(),
+                number_of_runs: runs.scores.len(),
                 notes: "harbor: the mean reward Harbor recorded over each job's trials (a trial \
                         without a reward counts 0); original: the same trials' diffs regraded by \
                         `beyondswe verify` in fresh containers of the instance images (the \
@@ -295,6 +314,8 @@ pub fn parity(spec: &ParitySpec, progress: &dyn Progress) -> Result<Parity, RunE
                 adapter_pr: Vec::new(),
                 dataset_pr: Vec::new(),
                 parity_pr: Vec::new(),
+                harbor_jobs: runs.jobs,
+                harbor_version: runs.harbor_version,
                 metrics: vec![ParityMetric {
                     benchmark_name: "BeyondSWE".to_owned(),
                     metric: "mean reward".to_owned(),
@@ -303,11 +324,20 @@ pub fn parity(spec: &ParitySpec, progress: &dyn Progress) -> Result<Parity, RunE
                     original_runs,
                     harbor_runs,
                 }],
-                trial_agreement: agreement,
+                trial_agreement: runs.agreement,
             }
         })
         .collect();
     Ok(Parity { experiments })
+}
+
+/// The Harbor version a job's `lock.json` records (`harbor.version`), or "".
+fn harbor_version(dir: &std::path::Path) -> String {
+    fs_err::read_to_string(dir.join("lock.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .and_then(|v| v["harbor"]["version"].as_str().map(str::to_owned))
+        .unwrap_or_default()
 }
 
 fn round4(x: f64) -> f64 {
@@ -363,6 +393,8 @@ mod tests {
             adapter_pr: vec![],
             dataset_pr: vec![],
             parity_pr: vec![],
+            harbor_jobs: vec![],
+            harbor_version: String::new(),
             metrics: vec![ParityMetric {
                 benchmark_name: "B".into(),
                 metric: "m".into(),

@@ -439,6 +439,49 @@ fn empty_doc2repo_score(work: &Work, dataset: &Path) -> f64 {
     v["score"].as_f64().unwrap()
 }
 
+/// `beyondswe parity` on this test's jobs: Harbor's rewards and the offline regrading agree on
+/// every trial, and each agent's scores are the ones the committed parity file of the adapter
+/// records (made the same way by scripts/parity-fixtures.sh).
+fn parity_agrees(work: &Work, dataset: &Path, jobs: &[&Path]) {
+    let out = work.path().join("parity");
+    run_ok(
+        bin()
+            .arg("parity")
+            .args(jobs)
+            .arg("--dataset")
+            .arg(dataset)
+            .arg("--test-suites")
+            .arg(fixtures().join("test_suites"))
+            .arg("--results-dir")
+            .arg(work.path().join("runs"))
+            .args(["--jobs", "2", "-o"])
+            .arg(&out),
+    );
+    let read = |p: PathBuf| -> Vec<Value> {
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    };
+    let ours = read(out.join("parity_experiment.json"));
+    let committed = read(repo_root().join("harbor/adapters/beyondswe/parity_experiment.json"));
+    assert_eq!(ours.len(), 2, "{ours:#?}");
+    for e in &ours {
+        let agreement = &e["trial_agreement"];
+        assert_eq!(agreement["agreeing"], agreement["trials"], "{e:#}");
+        let same = committed
+            .iter()
+            .find(|c| c["agent"] == e["agent"])
+            .unwrap_or_else(|| panic!("the committed parity file has no {}", e["agent"]));
+        for side in ["original_runs", "harbor_runs"] {
+            for score in e["metrics"][0][side].as_array().unwrap() {
+                assert!(
+                    same["metrics"][0][side].as_array().unwrap().contains(score),
+                    "{}: {side} {score} is not among the committed runs",
+                    e["agent"]
+                );
+            }
+        }
+    }
+}
+
 fn end_to_end(version: &str) {
     client_ready();
     let work = Work::new();
@@ -456,6 +499,7 @@ fn end_to_end(version: &str) {
 
     // The oracle passes every task, all four families.
     let job = work.run(version, &tasks_name, "oracle", "oracle");
+    let oracle_job = job.clone();
     let got = by_instance(&job);
     assert_eq!(got.len(), 4, "{got:#?}");
     let separate = verifier_mode(version) == "separate";
@@ -491,6 +535,9 @@ fn end_to_end(version: &str) {
         assert_eq!(t.reward, Some(want), "{version} nop {id}: {t:#?}");
     }
     check_job(&work, &job, &dataset, &format!("nop-{version}"));
+    if separate {
+        parity_agrees(&work, &dataset, &[&oracle_job, &job]);
+    }
 
     // The agent's container holds no commit, tag or ref newer than the base.
     probe_tasks(&tasks, &work.path().join("probe-tasks"));
