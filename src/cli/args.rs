@@ -171,3 +171,49 @@ mod tests {
         assert!(bad.is_err());
     }
 }
+
+/// A `--run-id`: one directory name under `--results-dir`, never a path out of it.
+pub(crate) fn run_id(s: &str) -> Result<String, String> {
+    let problem = if s.is_empty() {
+        Some("it is empty")
+    } else if s == "." || s == ".." {
+        Some("it is `.` or `..`")
+    } else if s.contains(['/', '\\']) {
+        Some("it holds `/` or `\\`: a run id is one directory name under --results-dir")
+    } else if s.chars().any(char::is_control) {
+        Some("it holds control characters")
+    } else if s.len() > 200 {
+        Some("it is longer than 200 bytes")
+    } else {
+        None
+    };
+    match problem {
+        Some(why) => Err(format!("{s:?} cannot be a run id: {why}")),
+        None => Ok(s.to_owned()),
+    }
+}
+
+#[cfg(test)]
+mod run_id_tests {
+    use super::run_id;
+
+    #[test]
+    fn a_run_id_is_one_directory_name() {
+        for ok in ["r1", "gpt-5.1_run", "a b", "..x"] {
+            assert_eq!(run_id(ok).as_deref(), Ok(ok));
+        }
+        for bad in [
+            "",
+            ".",
+            "..",
+            "../x",
+            "a/b",
+            "/abs",
+            "a\\b",
+            "a\nb",
+            "a\u{1b}[2J",
+        ] {
+            assert!(run_id(bad).is_err(), "{bad:?}");
+        }
+    }
+}

@@ -26,7 +26,7 @@ pub(crate) struct CalibrateArgs {
     #[arg(short, long)]
     pub(crate) output: PathBuf,
     /// The gradings are kept in RESULTS_DIR/RUN_ID/{gold,empty} (resumable, like `grade`).
-    #[arg(long, default_value = "calibration")]
+    #[arg(long, default_value = "calibration", value_parser = super::args::run_id)]
     pub(crate) run_id: String,
     #[command(flatten)]
     pub(crate) results: ResultsArgs,
@@ -54,7 +54,7 @@ pub(crate) fn run(args: &CalibrateArgs, quiet: bool) -> Result<i32> {
                 run_dir.display(),
                 args.output.display()
             ));
-            return Ok(exit::INTERRUPTED);
+            return Ok(exit::interrupted());
         }
     };
     let mut bytes = serde_json::to_vec_pretty(&calibration)?;

@@ -4,7 +4,8 @@
 //! validation errors, a submission that is not one). 2: the command line was wrong (clap's own
 //! errors, and [`Usage`]). 3: infrastructure: the Docker engine unreachable or failing, an image
 //! missing, a verdict of `error`, the machine out of disk, the async runtime not starting.
-//! 130: interrupted (Ctrl-C).
+//! 130, 143, 129: stopped by SIGINT (Ctrl-C), SIGTERM or SIGHUP (128 plus the signal), after the
+//! run's containers were removed and its store left consistent.
 //!
 //! An error is printed once, as `error: ` and its chain of causes joined by `: `; a cause whose
 //! text the message already holds is left out, so that a library error whose message carries its
@@ -17,7 +18,10 @@ pub(crate) const SUCCESS: i32 = 0;
 pub(crate) const FAILURE: i32 = 1;
 pub(crate) const USAGE: i32 = 2;
 pub(crate) const INFRASTRUCTURE: i32 = 3;
-pub(crate) const INTERRUPTED: i32 = 130;
+/// The exit code of a command whose work a signal stopped: 128 plus the signal (130 for Ctrl-C).
+pub(crate) fn interrupted() -> i32 {
+    128 + beyondswe::run::stop_signal().unwrap_or(2)
+}
 
 /// A command line that parses but cannot be run as given (exit code 2).
 #[derive(Debug, thiserror::Error)]

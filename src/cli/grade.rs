@@ -33,8 +33,8 @@ pub(crate) struct GradeArgs {
     /// Grade empty patches (sanity run: nothing should resolve).
     #[arg(long)]
     pub(crate) empty: bool,
-    /// The run's name; its results go to RESULTS_DIR/RUN_ID.
-    #[arg(long)]
+    /// The run's name; its results go to RESULTS_DIR/RUN_ID (one directory name).
+    #[arg(long, value_parser = super::args::run_id)]
     pub(crate) run_id: String,
     #[command(flatten)]
     pub(crate) results: ResultsArgs,

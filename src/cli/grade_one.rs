@@ -58,7 +58,7 @@ pub(crate) fn run(args: &GradeOneArgs) -> Result<i32> {
     let submission = read_submission(args, &limits, instance.record.family())?;
     let Some(verdict) = run::grade_one(&instance, &submission, &limits, &Bar::new(true))? else {
         note("interrupted: containers removed");
-        return Ok(exit::INTERRUPTED);
+        return Ok(exit::interrupted());
     };
     if args.json {
         out(format!("{}\n", serde_json::to_string_pretty(&verdict)?))?;

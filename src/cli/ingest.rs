@@ -134,7 +134,7 @@ pub(crate) fn run(args: &IngestArgs) -> Result<i32> {
             Some(_) => {}
             None => {
                 note("interrupted: containers removed");
-                return Ok(exit::INTERRUPTED);
+                return Ok(exit::interrupted());
             }
         }
     }

@@ -25,7 +25,7 @@ pub(crate) fn show(done: &RunOutcome, format: Format) -> Result<i32> {
 /// 130 when interrupted, 3 when any verdict is an infrastructure error, else 0.
 fn exit_code(done: &RunOutcome) -> i32 {
     if done.interrupted {
-        exit::INTERRUPTED
+        exit::interrupted()
     } else if done.report.swebench.error_instances > 0 {
         exit::INFRASTRUCTURE
     } else {

@@ -30,7 +30,7 @@ pub(crate) struct ParityArgs {
     #[arg(long)]
     pub(crate) date: Option<String>,
     /// The regradings' run names: `RUN_ID-1`, `RUN_ID-2`, … under RESULTS_DIR.
-    #[arg(long, default_value = "parity")]
+    #[arg(long, default_value = "parity", value_parser = super::args::run_id)]
     pub(crate) run_id: String,
     #[command(flatten)]
     pub(crate) results: ResultsArgs,

@@ -19,7 +19,7 @@ pub(crate) struct VerifyArgs {
     #[command(flatten)]
     pub(crate) dataset: DatasetArgs,
     /// The run's name; its results go to RESULTS_DIR/RUN_ID.
-    #[arg(long, default_value = "verify")]
+    #[arg(long, default_value = "verify", value_parser = super::args::run_id)]
     pub(crate) run_id: String,
     #[command(flatten)]
     pub(crate) results: ResultsArgs,

@@ -39,7 +39,7 @@ pub use image::{ImageSpec, build_image};
 pub use parity::{Parity, ParityExperiment, ParitySpec, mean_sem, parity};
 pub use plan::{Plan, load_instances, plan};
 pub use reconstruct::reconstruct;
-pub use session::{Session, grade_one, runtime};
+pub use session::{Session, grade_one, runtime, stop_signal};
 pub use spec::{
     CalibrationSpec, DatasetSpec, RunLimits, RunSpec, StoreSpec, Submissions, default_jobs,
 };

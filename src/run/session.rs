@@ -1,11 +1,12 @@
 //! The engine around container work, once for every caller: grading runs and calibrations,
 //! [`grade_one`], and the transcript replays of `ingest --reconstruct`. A [`Session`] connects,
 //! sweeps what dead graders of this host left, builds the Harbor environments the jobs need, stops
-//! at Ctrl-C, and sweeps this process's containers whatever the end (finished, interrupted,
+//! at Ctrl-C, SIGTERM or SIGHUP, and sweeps this process's containers whatever the end (finished, interrupted,
 //! stopped, a grading that panicked).
 //!
 //! The async [`runtime`] everything runs on, and the packing of a build context for the engine,
-//! are here as well; image builds (`image build`) use both, without a session.
+//! are here as well; image builds (`image build`) use
+//! both, without a session.
 
 use super::batch::{Job, Progress};
 use super::error::RunError;
@@ -18,6 +19,7 @@ use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
 
 /// The async runtime grading runs on (two worker threads: the work is the engine's).
@@ -47,6 +49,35 @@ pub struct Session {
     label: String,
 }
 
+/// The number of the signal that stopped this process's work, 0 while none has.
+static STOPPED_BY: AtomicI32 = AtomicI32::new(0);
+
+/// The signal that stopped a session's work (2: SIGINT, 15: SIGTERM, 1: SIGHUP), if one did: the
+/// process then exits with 128 plus it, as a shell reports a process killed by it.
+pub fn stop_signal() -> Option<i32> {
+    Some(STOPPED_BY.load(Ordering::SeqCst)).filter(|s| *s != 0)
+}
+
+/// Waits for SIGINT, SIGTERM or SIGHUP; returns its number.
+async fn stop_requested() -> i32 {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let (Ok(mut term), Ok(mut hup)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+        ) {
+            return tokio::select! {
+                _ = tokio::signal::ctrl_c() => 2,
+                _ = term.recv() => 15,
+                _ = hup.recv() => 1,
+            };
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+    2
+}
+
 impl Session {
     /// Connects and removes the containers of grader processes of this host that are gone.
     pub async fn open(label: &str, progress: &dyn Progress) -> Result<Session, RunError> {
@@ -70,13 +101,18 @@ impl Session {
         Traced(&self.sandbox)
     }
 
-    /// Runs `work` until it ends or Ctrl-C (`None`); then removes every container of this
-    /// process's run: none of its gradings is running any more, and a killed grader's last
-    /// requests may have created some after the start-up sweep.
+    /// Runs `work` until it ends or a signal asks the process to stop (`None`): Ctrl-C
+    /// (SIGINT), SIGTERM (what `kill`, systemd and container engines send) or SIGHUP (a closed
+    /// terminal). Then removes every container of this process's run: none of its gradings is
+    /// running any more, and a killed grader's last requests may have created some after the
+    /// start-up sweep. [`stop_signal`] says which signal it was.
     pub async fn until_interrupted<F: Future>(&self, work: F) -> Option<F::Output> {
         let result = tokio::select! {
             r = work => Some(r),
-            _ = tokio::signal::ctrl_c() => None,
+            signal = stop_requested() => {
+                STOPPED_BY.store(signal, Ordering::SeqCst);
+                None
+            }
         };
         let _ = self.sandbox.sweep(Some(self.label.as_str())).await;
         result

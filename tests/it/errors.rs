@@ -45,6 +45,18 @@ fn error_paths_print_each_cause_once_with_their_exit_code() {
     let variants = variants.to_str().unwrap();
     let cases: Vec<Case> = vec![
         (
+            "grade_run_id_outside_results_dir",
+            vec![
+                "grade",
+                "--dataset",
+                variants,
+                "--gold",
+                "--run-id",
+                "../elsewhere",
+            ],
+            vec![],
+        ),
+        (
             "validate_missing_dataset",
             vec!["validate", "missing.jsonl"],
             vec![],

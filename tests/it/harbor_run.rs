@@ -923,11 +923,14 @@ fn harbors_registry_takes_every_task_with_our_digests() {
         .filter(|p| p.is_dir())
         .map(|p| p.to_string_lossy().into_owned())
         .collect();
-    // Harbor hashes each task itself (every task directory named), and reads our manifest as a
-    // dataset of its own (the tasks directory, which holds it): both give our names and digests.
+    // Harbor hashes each task itself (every task directory named, or found by `--scan`), and
+    // reads our manifest as a dataset of its own (the tasks directory, which holds it): each
+    // gives our names and digests.
+    let tasks_dir = tasks.to_string_lossy().into_owned();
     for (label, sources) in [
         ("tasks", dirs.clone()),
-        ("manifest", vec![tasks.to_string_lossy().into_owned()]),
+        ("scan", vec![tasks_dir.clone(), "--scan".to_owned()]),
+        ("manifest", vec![tasks_dir.clone()]),
     ] {
         let theirs = work.path().join(format!("theirs-{label}"));
         std::fs::create_dir_all(&theirs).unwrap();

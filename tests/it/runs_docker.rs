@@ -234,39 +234,43 @@ fn killing_the_grader_at_any_moment_loses_and_duplicates_nothing() {
 
 #[test]
 #[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
-fn ctrl_c_stops_new_work_and_leaves_a_consistent_store() {
+fn ctrl_c_sigterm_and_sighup_stop_new_work_and_leave_a_consistent_store() {
     require_docker();
     fixture_images();
-    let dir = tempfile::tempdir().unwrap();
-    let mut child = grade_cmd(dir.path(), "c", &demo_preds())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let label = format!("label=beyondswe.pid={}", child.id());
-    super::support::wait_for_container(&format!("beyondswe.pid={}", child.id()));
-    assert!(
-        Command::new("kill")
-            .args(["-INT", &child.id().to_string()])
-            .status()
-            .unwrap()
-            .success()
-    );
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(130));
-    assert!(
-        docker(&["ps", "-aq", "--filter", &label]).trim().is_empty(),
-        "containers left after Ctrl-C"
-    );
-    // Every line in the store is whole, and a rerun completes the run.
-    let _ = outcomes(&dir.path().join("c"));
-    assert!(
-        grade_cmd(dir.path(), "c", &demo_preds())
-            .status()
-            .unwrap()
-            .success()
-    );
-    assert_eq!(outcomes(&dir.path().join("c")).len(), 11);
+    // Ctrl-C, what `kill`, systemd and engines send, and a closed terminal: each removes the
+    // run's containers and exits 128 plus the signal.
+    for (signal, code) in [("INT", 130), ("TERM", 143), ("HUP", 129)] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = grade_cmd(dir.path(), "c", &demo_preds())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let label = format!("label=beyondswe.pid={}", child.id());
+        super::support::wait_for_container(&format!("beyondswe.pid={}", child.id()));
+        assert!(
+            Command::new("kill")
+                .args([&format!("-{signal}"), &child.id().to_string()])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(code), "SIG{signal}");
+        assert!(
+            docker(&["ps", "-aq", "--filter", &label]).trim().is_empty(),
+            "containers left after SIG{signal}"
+        );
+        // Every line in the store is whole, and a rerun completes the run.
+        let _ = outcomes(&dir.path().join("c"));
+        assert!(
+            grade_cmd(dir.path(), "c", &demo_preds())
+                .status()
+                .unwrap()
+                .success()
+        );
+        assert_eq!(outcomes(&dir.path().join("c")).len(), 11, "SIG{signal}");
+    }
 }
 
 #[test]
