@@ -1,5 +1,7 @@
 //! Keeping the end of a long text: logs kept in results and errors hold their last bytes,
-//! cut at a character boundary.
+//! cut at a character boundary. And text made safe for a terminal: ids, task names and logs
+//! come from datasets and agents, and a control character in them must not reach the terminal
+//! as one.
 
 /// The last `max` bytes of `s` at most, starting on a character boundary.
 pub fn tail(s: &str, max: usize) -> &str {
@@ -59,6 +61,34 @@ impl TailBuf {
 }
 
 #[cfg(test)]
+mod terminal_tests {
+    use super::*;
+
+    #[test]
+    fn no_control_character_reaches_the_terminal() {
+        let hostile = "id\u{1b}]0;pwned\u{7}\u{1b}[2J\u{9b}31m\r\nnext\tcol\u{7f}";
+        let t = for_terminal(hostile);
+        assert!(
+            !t.chars().any(|c| c.is_control() && c != '\n' && c != '\t'),
+            "{t:?}"
+        );
+        assert!(t.contains("\\u001b]0;pwned\\u0007"), "{t}");
+        assert!(t.contains('\n'));
+        let l = one_line(hostile);
+        assert!(!l.chars().any(char::is_control), "{l:?}");
+        assert!(l.contains("\\r\\nnext\\tcol"), "{l}");
+        // In a JSON string the escapes read back as the characters.
+        let back: String =
+            serde_json::from_str(&format!("\"{}\"", one_line("a\u{1b}b\u{9b}"))).unwrap();
+        assert_eq!(back, "a\u{1b}b\u{9b}");
+        assert!(matches!(
+            for_terminal("plain é"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -73,4 +103,55 @@ mod tests {
         }
         assert_eq!(t.finish(), "efg");
     }
+}
+
+/// Whether a terminal acts on `c` rather than showing it: the C0 controls, DEL and the C1
+/// controls (U+0080–U+009F, among them a one-character CSI).
+fn is_terminal_control(c: char) -> bool {
+    c.is_control()
+}
+
+/// `c` as text a terminal shows and JSON reads back as the same character: `\u001b`.
+fn push_escaped(out: &mut String, c: char) {
+    out.push_str(&format!("\\u{:04x}", u32::from(c)));
+}
+
+/// `s` for a terminal: every control character but the newline and the tab written as `\uXXXX`
+/// (valid inside a JSON string, where it reads back as the same character), so no escape
+/// sequence from a dataset or an agent reaches the terminal. Borrowed when there is none.
+pub fn for_terminal(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s
+        .chars()
+        .any(|c| is_terminal_control(c) && c != '\n' && c != '\t')
+    {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        if is_terminal_control(c) && c != '\n' && c != '\t' {
+            push_escaped(&mut out, c);
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// `s` as one line of a table: [`for_terminal`], and the newline and the tab escaped too, so an
+/// id cannot start a row of its own.
+pub fn one_line(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(is_terminal_control) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if is_terminal_control(c) => push_escaped(&mut out, c),
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }

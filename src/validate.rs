@@ -483,14 +483,16 @@ pub fn render_table(report: &ValidationReport) -> String {
         .iter()
         .map(|p| {
             [
-                p.location.clone(),
-                p.instance.clone().unwrap_or_else(|| "-".into()),
+                crate::text::one_line(&p.location).into_owned(),
+                p.instance
+                    .as_deref()
+                    .map_or_else(|| "-".into(), |i| crate::text::one_line(i).into_owned()),
                 match p.severity {
                     Severity::Error => "error".into(),
                     Severity::Warning => "warning".into(),
                 },
                 p.field.clone().unwrap_or_else(|| "-".into()),
-                p.message.clone(),
+                crate::text::one_line(&p.message).into_owned(),
             ]
         })
         .collect();

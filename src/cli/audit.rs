@@ -107,10 +107,10 @@ fn audit_table(audits: &[TrajectoryAudit]) -> String {
         text.push_str(&format!(
             "{:<6} {:<52} {:<17} {:>6}  {}\n",
             a.line,
-            a.task_name,
+            beyondswe::text::one_line(&a.task_name),
             a.class.as_str(),
             reward,
-            findings(a)
+            beyondswe::text::one_line(&findings(a))
         ));
     }
     text

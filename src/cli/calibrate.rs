@@ -138,7 +138,7 @@ fn table(c: &Calibration) -> String {
                 format!("{d} (warning: {w})").trim_start().to_owned()
             });
             [
-                i.instance_id.clone(),
+                beyondswe::text::one_line(&i.instance_id).into_owned(),
                 i.family.as_str().to_owned(),
                 i.class.as_str().to_owned(),
                 runs_cell(&i.gold),

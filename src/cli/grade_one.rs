@@ -95,7 +95,9 @@ pub(crate) fn render(v: &Verdict) -> String {
     let (verdict, reason) = (v.verdict.as_str(), v.reason.as_str());
     let mut s = format!(
         "{}  {}  {verdict}  score {:.4}  ({reason})\n",
-        v.instance_id, v.family, v.score
+        beyondswe::text::one_line(&v.instance_id),
+        v.family,
+        v.score
     );
     for (title, tests) in [
         ("FAIL_TO_PASS", &v.fail_to_pass),

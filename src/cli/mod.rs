@@ -26,6 +26,7 @@ pub(crate) mod trajectory;
 pub(crate) mod validate;
 pub(crate) mod verify;
 
+use beyondswe::text::for_terminal;
 use clap::{Parser, Subcommand};
 use std::io::Write;
 
@@ -91,13 +92,18 @@ pub(crate) enum Command {
     Demo(demo::DemoArgs),
 }
 
-/// Writes one line to stderr (people-facing messages; never data).
+/// Writes one line to stderr (people-facing messages; never data), no control character of a
+/// dataset's or an agent's in it reaching the terminal as one ([`for_terminal`]).
 pub(crate) fn note(msg: impl std::fmt::Display) {
-    let _ = writeln!(std::io::stderr(), "{msg}");
+    let _ = writeln!(std::io::stderr(), "{}", for_terminal(&msg.to_string()));
 }
 
-/// Writes text to stdout (data); a closed pipe is not an error.
+/// Writes text to stdout (data); a closed pipe is not an error. Control characters other than
+/// the newline and the tab are written as `\uXXXX` ([`for_terminal`]): the tables and reports
+/// stay text, and JSON output reads back as the same strings.
 pub(crate) fn out(text: impl std::fmt::Display) -> std::io::Result<()> {
+    let text = text.to_string();
+    let text = for_terminal(&text);
     let mut stdout = std::io::stdout().lock();
     match write!(stdout, "{text}").and_then(|()| stdout.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),

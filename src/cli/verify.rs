@@ -77,7 +77,7 @@ fn render(stored: &[Stored]) -> String {
         let reason = st.verdict.reason.as_str();
         s.push_str(&format!(
             "  {}: claimed {}, measured {:.4} ({reason})\n",
-            attempt_label(&st.verdict.instance_id, st.attempt),
+            beyondswe::text::one_line(&attempt_label(&st.verdict.instance_id, st.attempt)),
             st.claimed_reward.unwrap_or_default(),
             st.verdict.score
         ));

@@ -167,7 +167,7 @@ fn table_notes(report: &Report) -> String {
         .map(|i| {
             format!(
                 "{} (claimed {}, measured {:.4})",
-                super::attempt_label(&i.instance_id, i.attempt),
+                crate::text::one_line(&super::attempt_label(&i.instance_id, i.attempt)),
                 i.claimed_reward.unwrap_or_default(),
                 i.score
             )
@@ -228,7 +228,7 @@ fn review_lines(report: &Report) -> String {
         s.push_str(&format!(
             "for review (forgery_suspected, scored 0): {}: {first}{}
 ",
-            super::attempt_label(&i.instance_id, i.attempt),
+            crate::text::one_line(&super::attempt_label(&i.instance_id, i.attempt)),
             if more > 0 {
                 format!(" and {more} more")
             } else {

@@ -577,3 +577,49 @@ fn doc2repo_solutions_and_the_prebuilt_image_opt_in() {
     let toml = std::fs::read_to_string(task.join("task.toml")).unwrap();
     assert!(toml.contains("docker_image = "), "{toml}");
 }
+
+/// Ids and task names come from datasets and agents: an escape sequence in one (a new terminal
+/// title, a cleared screen, a CSI) and a newline (a forged row) reach neither the terminal nor
+/// the table as such; JSON output keeps the exact string.
+#[test]
+fn hostile_ids_reach_the_terminal_as_text() {
+    let tmp = tempfile::tempdir().unwrap();
+    let evil = "evil\u{1b}]0;pwned\u{7}\u{1b}[2J\u{9b}31m\nFORGED ROW";
+    let line = serde_json::json!({"instance_id": evil, "task": "CrossRepo"}).to_string();
+    let dataset = tmp.path().join("evil.jsonl");
+    write(&dataset, &format!("{line}\n"));
+    let out = bin().arg("validate").arg(&dataset).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        !text.chars().any(|c| c.is_control() && c != '\n'),
+        "a control character reached the terminal: {text:?}"
+    );
+    assert!(
+        !text.lines().any(|l| l.starts_with("FORGED ROW")),
+        "a newline in an id made a row of its own:\n{text}"
+    );
+    assert!(text.contains("evil\\u001b]0;pwned\\u0007"), "{text}");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        !stderr
+            .chars()
+            .any(|c| c.is_control() && c != '\n' && c != '\t'),
+        "{stderr:?}"
+    );
+
+    let out = bin()
+        .arg("validate")
+        .arg(&dataset)
+        .arg("--json")
+        .output()
+        .unwrap();
+    // One problem per line, each naming the instance by its exact id.
+    let problems: Vec<serde_json::Value> = serde_json::Deserializer::from_slice(&out.stdout)
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    assert!(!problems.is_empty());
+    for p in &problems {
+        assert_eq!(p["instance"], evil, "JSON keeps the exact id: {p}");
+    }
+}
