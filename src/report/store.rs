@@ -142,6 +142,18 @@ pub enum StoreError {
         /// That dataset's hash.
         their_hash: String,
     },
+    /// Another process has the run open: two writers would each keep their own view of the
+    /// store, and one's verdicts would be lost.
+    #[error(
+        "{}: another process is writing this run ({holder}); wait for it, or choose another --run-id",
+        path.display()
+    )]
+    Locked {
+        /// The run directory.
+        path: PathBuf,
+        /// Who holds it, as its lock file says (`pid N on HOST since TIME`).
+        holder: String,
+    },
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
@@ -149,6 +161,49 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
         path: path.to_owned(),
         source,
     }
+}
+
+/// Takes the run directory's lock (`.lock`, an exclusive advisory lock on the file), or says who
+/// holds it. The file names the holder once the lock is taken.
+fn lock_run(dir: &Path) -> Result<std::fs::File, StoreError> {
+    use std::io::{Read, Write};
+    let path = dir.join(".lock");
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .read(true)
+        .write(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(io(&path))?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            let mut holder = String::new();
+            let _ = file.read_to_string(&mut holder);
+            let holder = holder.trim();
+            return Err(StoreError::Locked {
+                path: dir.to_owned(),
+                holder: if holder.is_empty() {
+                    "a process that has not said who it is yet".to_owned()
+                } else {
+                    crate::text::one_line(holder).into_owned()
+                },
+            });
+        }
+        Err(std::fs::TryLockError::Error(e)) => return Err(io(&path)(e)),
+    }
+    let host = fs_err::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_owned())
+        .unwrap_or_else(|_| "this host".to_owned());
+    let who = format!(
+        "pid {} on {host} since {}\n",
+        std::process::id(),
+        super::now_rfc3339()
+    );
+    file.set_len(0)
+        .and_then(|()| file.write_all(who.as_bytes()))
+        .map_err(io(&path))?;
+    Ok(file)
 }
 
 /// The latest verdict per (instance, attempt).
@@ -159,6 +214,9 @@ type Verdicts = BTreeMap<(String, u32), Stored>;
 pub struct Store {
     dir: PathBuf,
     results: fs_err::File,
+    /// `.lock`, locked while the store is open: one writer per run. The kernel releases the
+    /// lock when the process dies, so a crashed run's directory is taken over without a step.
+    _lock: std::fs::File,
     /// Latest verdict per instance.
     latest: Verdicts,
     /// Lines cut off because the process died while writing them.
@@ -169,6 +227,7 @@ impl Store {
     /// Opens (or creates) the store of a run; checks that it grades `meta`'s dataset.
     pub fn open(dir: &Path, meta: &RunMeta, force: bool) -> Result<Store, StoreError> {
         fs_err::create_dir_all(dir.join("instances")).map_err(io(dir))?;
+        let lock = lock_run(dir)?;
         let meta_path = dir.join("run.json");
         match fs_err::read_to_string(&meta_path) {
             Ok(text) => {
@@ -205,6 +264,7 @@ impl Store {
         Ok(Store {
             dir: dir.to_owned(),
             results,
+            _lock: lock,
             latest,
             repaired,
         })
@@ -352,4 +412,41 @@ pub fn error_log(dir: &Path, label: &str) -> Option<String> {
 /// Writes a file whole or not at all ([`crate::files::write_atomic`]).
 pub fn write_atomic(path: &Path, data: &[u8]) -> Result<(), StoreError> {
     crate::files::write_atomic(path, data).map_err(io(path))
+}
+
+#[cfg(test)]
+mod lock_tests {
+    use super::*;
+
+    fn meta() -> RunMeta {
+        RunMeta {
+            run: crate::report::RunIdentity::new(
+                "r".into(),
+                "d".into(),
+                "h".into(),
+                "p".into(),
+                "h".into(),
+            ),
+            created_at: "now".into(),
+        }
+    }
+
+    #[test]
+    fn one_writer_per_run_and_the_second_is_told_who() {
+        let tmp = tempfile::tempdir().unwrap();
+        let first = Store::open(tmp.path(), &meta(), false).unwrap();
+        let err = Store::open(tmp.path(), &meta(), false)
+            .err()
+            .expect("a second writer is refused");
+        let text = err.to_string();
+        assert!(matches!(err, StoreError::Locked { .. }), "{text}");
+        assert!(
+            text.contains(&format!("pid {}", std::process::id())),
+            "{text}"
+        );
+        // The holder gone (a process that exits releases its lock the same way), the run is
+        // taken over.
+        drop(first);
+        Store::open(tmp.path(), &meta(), false).unwrap();
+    }
 }

@@ -623,3 +623,50 @@ fn hostile_ids_reach_the_terminal_as_text() {
         assert_eq!(p["instance"], evil, "JSON keeps the exact id: {p}");
     }
 }
+
+/// One writer per run: while another process holds a run directory, `grade` into it is refused
+/// and told who holds it, before any grading; once the holder is gone the lock is free.
+#[test]
+fn a_second_writer_of_a_run_is_refused_and_told_who_holds_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("runs/held");
+    std::fs::create_dir_all(&run).unwrap();
+    let mut holder = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(run.join(".lock"))
+        .unwrap();
+    holder.lock().unwrap();
+    std::io::Write::write_all(
+        &mut holder,
+        b"pid 4242 on elsewhere since 2026-12-02T00:00:00Z\n",
+    )
+    .unwrap();
+    let out = bin()
+        .args(["grade", "--dataset"])
+        .arg(variants())
+        .args(["--gold", "--run-id", "held", "--results-dir"])
+        .arg(tmp.path().join("runs"))
+        .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("another process is writing this run (pid 4242 on elsewhere"),
+        "{stderr}"
+    );
+    assert!(!run.join("results.jsonl").exists(), "nothing was written");
+    drop(holder);
+    let out = bin()
+        .args(["grade", "--dataset"])
+        .arg(variants())
+        .args(["--gold", "--run-id", "held", "--results-dir"])
+        .arg(tmp.path().join("runs"))
+        .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("another process"), "{stderr}");
+}
