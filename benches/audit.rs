@@ -36,7 +36,7 @@ fn line(i: usize) -> String {
                 "WebSearch",
                 json!({"query": format!("pyramid renderer bug {s}")}),
             ),
-            3 if i % 7 == 0 && s == 3 => (
+            3 if i.is_multiple_of(7) && s == 3 => (
                 "Bash",
                 json!({"command": format!("curl -sL https://github.com/pylons/pyramid/pull/{}.diff", 1000 + i)}),
             ),

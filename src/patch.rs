@@ -65,7 +65,7 @@ impl From<BoundedReadError> for PatchFileError {
 }
 
 fn human(bytes: u64) -> String {
-    if bytes >= 1024 * 1024 && bytes % (1024 * 1024) == 0 {
+    if bytes >= 1024 * 1024 && bytes.is_multiple_of(1024 * 1024) {
         format!("{} MiB", bytes / (1024 * 1024))
     } else {
         format!("{bytes} bytes")

@@ -85,17 +85,17 @@ pub(super) fn runs(code: &str) -> Vec<Run> {
         }
         // A list literal anywhere (`cmd = ["git", "log", "--all"]`); tuples only as call
         // arguments, since `print("git", "fetch")` runs nothing.
-        if c == b'[' {
-            if let Some((words, end)) = string_list(b, i) {
-                if words
-                    .first()
-                    .is_some_and(|w| PROGRAMS.contains(&super::program::basename(w)))
-                {
-                    out.push(Run::Argv(words));
-                }
-                i = end;
-                continue;
+        if c == b'['
+            && let Some((words, end)) = string_list(b, i)
+        {
+            if words
+                .first()
+                .is_some_and(|w| PROGRAMS.contains(&super::program::basename(w)))
+            {
+                out.push(Run::Argv(words));
             }
+            i = end;
+            continue;
         }
         i += 1;
     }
