@@ -549,6 +549,46 @@ fn is_executable(_path: &Path) -> bool {
     false
 }
 
+/// The most bytes one archive header may carry beyond its 512-byte block: a GNU long name or
+/// long link, or a PAX header. Checked against the header's size field before any of it is
+/// read: a 14 MB archive can claim a 3 GiB name.
+const MAX_HEADER_BYTES: u64 = 16 * 1024;
+
+/// Names and links that the next entry takes from the extension headers before it.
+#[derive(Default)]
+struct Pending {
+    path: Option<Vec<u8>>,
+    link: Option<Vec<u8>>,
+}
+
+/// The PAX records `path` and `linkpath` of a PAX header's data (`LEN KEY=VALUE\n` each).
+fn pax_names(data: &[u8], pending: &mut Pending) -> Result<(), String> {
+    let mut rest = data;
+    while !rest.is_empty() {
+        let space = rest
+            .iter()
+            .position(|b| *b == b' ')
+            .ok_or("a PAX record without its length")?;
+        let len: usize = std::str::from_utf8(&rest[..space])
+            .ok()
+            .and_then(|t| t.parse().ok())
+            .filter(|n| *n > space + 1 && *n <= rest.len())
+            .ok_or("a PAX record whose length is not one")?;
+        let record = &rest[space + 1..len];
+        let record = record.strip_suffix(b"\n").unwrap_or(record);
+        if let Some(eq) = record.iter().position(|b| *b == b'=') {
+            let (key, value) = (&record[..eq], &record[eq + 1..]);
+            match key {
+                b"path" => pending.path = Some(value.to_vec()),
+                b"linkpath" => pending.link = Some(value.to_vec()),
+                _ => {}
+            }
+        }
+        rest = &rest[len..];
+    }
+    Ok(())
+}
+
 fn read_tar(reader: impl Read, c: &mut Collector<'_>) -> Result<(), SubmissionError> {
     let origin = c.origin.to_owned();
     let bad = |message: String| SubmissionError::BadArchive {
@@ -556,11 +596,51 @@ fn read_tar(reader: impl Read, c: &mut Collector<'_>) -> Result<(), SubmissionEr
         message,
     };
     let mut archive = tar::Archive::new(reader);
-    for entry in archive.entries().map_err(|e| bad(e.to_string()))? {
+    // Raw: the extension headers (long names, long links, PAX) come as entries of their own,
+    // so their size is checked before their data is read; the names are applied here.
+    let mut pending = Pending::default();
+    for entry in archive.entries().map_err(|e| bad(e.to_string()))?.raw(true) {
         let mut entry = entry.map_err(|e| bad(e.to_string()))?;
-        let raw = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
         let header = entry.header();
         let kind = header.entry_type();
+        if matches!(
+            kind,
+            tar::EntryType::GNULongName
+                | tar::EntryType::GNULongLink
+                | tar::EntryType::XHeader
+                | tar::EntryType::XGlobalHeader
+        ) {
+            let size = header.size().map_err(|e| bad(e.to_string()))?;
+            if size > MAX_HEADER_BYTES {
+                return Err(bad(format!(
+                    "an extension header ({kind:?}) claims {size} bytes; names, links and PAX \
+                     headers are refused past {MAX_HEADER_BYTES} bytes"
+                )));
+            }
+            let mut data = Vec::with_capacity(size as usize);
+            (&mut entry)
+                .take(size)
+                .read_to_end(&mut data)
+                .map_err(|e| bad(e.to_string()))?;
+            let name = || {
+                let end = data.iter().position(|b| *b == 0).unwrap_or(data.len());
+                data[..end].to_vec()
+            };
+            match kind {
+                tar::EntryType::GNULongName => pending.path = Some(name()),
+                tar::EntryType::GNULongLink => pending.link = Some(name()),
+                tar::EntryType::XHeader => pax_names(&data, &mut pending)
+                    .map_err(|m| bad(format!("bad PAX header: {m}")))?,
+                _ => {}
+            }
+            continue;
+        }
+        let taken = std::mem::take(&mut pending);
+        let path_bytes = taken
+            .path
+            .unwrap_or_else(|| entry.path_bytes().into_owned());
+        let raw = String::from_utf8_lossy(&path_bytes).into_owned();
+        let header = entry.header();
         let mode = header.mode().unwrap_or(0o644);
         let kind = match kind {
             tar::EntryType::Regular | tar::EntryType::Continuous => {
@@ -572,16 +652,13 @@ fn read_tar(reader: impl Read, c: &mut Collector<'_>) -> Result<(), SubmissionEr
             }
             tar::EntryType::Directory => EntryKind::Dir,
             tar::EntryType::Symlink => {
-                let target = entry
-                    .link_name_bytes()
+                let target = taken
+                    .link
+                    .or_else(|| entry.link_name_bytes().map(|b| b.into_owned()))
                     .map(|b| String::from_utf8_lossy(&b).into_owned())
                     .unwrap_or_default();
                 EntryKind::Symlink { target }
             }
-            tar::EntryType::XGlobalHeader
-            | tar::EntryType::XHeader
-            | tar::EntryType::GNULongName
-            | tar::EntryType::GNULongLink => continue,
             tar::EntryType::Link => return Err(c.unsafe_entry(&raw, "hard link (not supported)")),
             other => {
                 return Err(c.unsafe_entry(
@@ -630,6 +707,78 @@ fn read_zip(path: &Path, c: &mut Collector<'_>) -> Result<(), SubmissionError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn tar_of(bytes: &[u8]) -> Result<RepoTree, SubmissionError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("repo.tar");
+        fs_err::write(&path, bytes).unwrap();
+        read_tree(&path, TreeLimits::default())
+    }
+
+    /// A 512-byte header of `kind` claiming `size` bytes, its checksum right.
+    fn claiming_header(name: &str, kind: u8, size: u64) -> Vec<u8> {
+        let mut h = tar::Header::new_gnu();
+        h.set_path(name).unwrap();
+        h.set_mode(0o644);
+        h.set_size(size);
+        h.set_entry_type(tar::EntryType::new(kind));
+        h.set_cksum();
+        h.as_bytes().to_vec()
+    }
+
+    #[test]
+    fn a_long_name_header_claiming_gigabytes_is_refused_before_it_is_read() {
+        // The header says 3 GiB; the archive holds a few blocks. Nothing near that is read.
+        let mut bytes = claiming_header("././@LongLink", b'L', 3 << 30);
+        bytes.extend(vec![b'a'; 4096]);
+        let err = tar_of(&bytes).unwrap_err().to_string();
+        assert!(err.contains("claims 3221225472 bytes"), "{err}");
+        for kind in [b'K', b'x', b'g'] {
+            let mut bytes = claiming_header("h", kind, 1 << 20);
+            bytes.extend(vec![0u8; 1024]);
+            let err = tar_of(&bytes).unwrap_err().to_string();
+            assert!(err.contains("refused past 16384 bytes"), "{err}");
+        }
+    }
+
+    #[test]
+    fn long_names_long_links_and_pax_paths_within_the_bound_are_read() {
+        let long = format!("pkg/{}/mod.py", "d".repeat(300));
+        let mut b = tar::Builder::new(Vec::new());
+        let mut h = tar::Header::new_gnu();
+        h.set_size(3);
+        h.set_mode(0o644);
+        b.append_data(&mut h, &long, &b"x=1"[..]).unwrap();
+        let mut h = tar::Header::new_gnu();
+        h.set_entry_type(tar::EntryType::Symlink);
+        h.set_size(0);
+        b.append_link(&mut h, "pkg/link.py", format!("{}/mod.py", "d".repeat(300)))
+            .unwrap();
+        b.append_pax_extensions([("path", &b"pkg/pax_named.py"[..])])
+            .unwrap();
+        let mut h = tar::Header::new_ustar();
+        h.set_size(3);
+        h.set_mode(0o644);
+        b.append_data(&mut h, "pkg/short.py", &b"y=2"[..]).unwrap();
+        let tree = tar_of(&b.into_inner().unwrap()).unwrap();
+        let paths: Vec<&str> = tree.entries.iter().map(|e| e.path.as_str()).collect();
+        assert!(paths.contains(&long.as_str()), "{paths:?}");
+        assert!(paths.contains(&"pkg/pax_named.py"), "{paths:?}");
+        assert!(
+            !paths.contains(&"pkg/short.py"),
+            "the PAX path names it: {paths:?}"
+        );
+        let link = tree
+            .entries
+            .iter()
+            .find(|e| e.path == "pkg/link.py")
+            .unwrap();
+        assert!(
+            matches!(&link.kind, EntryKind::Symlink { target } if target.len() > 300),
+            "{:?}",
+            link.kind
+        );
+    }
 
     #[test]
     fn paths() {
