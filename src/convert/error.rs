@@ -86,6 +86,19 @@ pub enum ConvertError {
         /// The missing file (`task.toml`, `instruction.md`).
         missing: &'static str,
     },
+    /// A file of a task directory is a link (or lies under one) that leads out of the task:
+    /// reading it would put a host file into the record, the suite or a container.
+    #[error(
+        "{}: a link out of the task directory (to {}); task files are read only from inside it",
+        path.display(),
+        target.display()
+    )]
+    LinkOutOfTask {
+        /// The file as the task names it.
+        path: PathBuf,
+        /// Where it leads.
+        target: PathBuf,
+    },
     /// `task.toml` is not valid TOML or does not fit Harbor's task schema.
     #[error("{path}: {source}")]
     TaskToml {

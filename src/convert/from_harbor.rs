@@ -32,13 +32,33 @@ pub struct TaskRead {
     pub filled: Vec<&'static str>,
 }
 
-fn read_text(path: &Path) -> Result<Option<String>, ConvertError> {
+/// `dir/rel` when it exists and lies inside `dir` once every link on the way is followed; an
+/// error naming the link when it leads out of the task; `None` when it is not there.
+fn task_file(dir: &Path, rel: &str) -> Result<Option<PathBuf>, ConvertError> {
+    let path = dir.join(rel);
+    if fs::symlink_metadata(&path).is_err() {
+        return Ok(None);
+    }
+    let root = dir.canonicalize().map_err(io_err(dir))?;
+    match path.canonicalize() {
+        Ok(real) if real.starts_with(&root) => Ok(Some(path)),
+        Ok(real) => Err(ConvertError::LinkOutOfTask { path, target: real }),
+        // A dangling link: it leads nowhere a reader could follow.
+        Err(_) => Ok(None),
+    }
+}
+
+/// The text of `dir/rel` (bounded), never through a link out of the task.
+fn read_text(dir: &Path, rel: &str) -> Result<Option<String>, ConvertError> {
+    let Some(path) = task_file(dir, rel)? else {
+        return Ok(None);
+    };
     if !path.is_file() {
         return Ok(None);
     }
-    read_to_string_limited(path, MAX_TEXT)
+    read_to_string_limited(&path, MAX_TEXT)
         .map(Some)
-        .map_err(io_err(path))
+        .map_err(io_err(&path))
 }
 
 /// Whether `dir` looks like a task directory (has `task.toml`).
@@ -69,8 +89,8 @@ pub fn task_dirs(root: &Path) -> Result<Vec<PathBuf>, ConvertError> {
 pub fn read_task(dir: &Path) -> Result<TaskRead, ConvertError> {
     let task = read_task_toml(dir)?;
     let instance_path = dir.join(paths::INSTANCE_JSON);
-    let map = read_instance_json(&instance_path)?;
-    let config = read_test_config(&dir.join(paths::TEST_CONFIG))?;
+    let map = read_instance_json(dir, &instance_path)?;
+    let config = read_test_config(dir)?;
     // Our own directories carry the complete record in instance.json: take it as it is, so the
     // round trip is exact. Other producers' instance.json may be partial: fill what it lacks.
     let complete = task.meta_str(CONVERTED_BY_KEY) == Some(CONVERTED_BY) && instance_path.is_file();
@@ -83,8 +103,7 @@ pub fn read_task(dir: &Path) -> Result<TaskRead, ConvertError> {
     fill_statement(&mut f, dir)?;
     fill_tests(&mut f, &task, config.as_ref());
     fill_patches(&mut f, dir)?;
-    let zip = dir.join(paths::TEST_SUITE_ZIP);
-    let test_suite_zip = zip.is_file().then_some(zip);
+    let test_suite_zip = task_file(dir, paths::TEST_SUITE_ZIP)?.filter(|z| z.is_file());
     if test_suite_zip.is_some() {
         f.fill("test_suite", string(&format!("{instance_id}.zip")));
     }
@@ -99,10 +118,9 @@ pub fn read_task(dir: &Path) -> Result<TaskRead, ConvertError> {
         source,
     })?;
     super::to_harbor::check_test_suite_name(&record, &source_path.display().to_string())?;
-    let env = dir.join(paths::ENVIRONMENT);
-    let environment_to_build = (task.environment.docker_image.is_none()
-        && env.join("Dockerfile").is_file())
-    .then_some(env);
+    let env = task_file(dir, paths::ENVIRONMENT)?;
+    let environment_to_build = env
+        .filter(|env| task.environment.docker_image.is_none() && env.join("Dockerfile").is_file());
     Ok(TaskRead {
         record,
         test_suite_zip,
@@ -113,7 +131,7 @@ pub fn read_task(dir: &Path) -> Result<TaskRead, ConvertError> {
 
 fn read_task_toml(dir: &Path) -> Result<TaskToml, ConvertError> {
     let toml_path = dir.join(paths::TASK_TOML);
-    let toml_text = read_text(&toml_path)?.ok_or_else(|| ConvertError::NotATaskDir {
+    let toml_text = read_text(dir, paths::TASK_TOML)?.ok_or_else(|| ConvertError::NotATaskDir {
         path: dir.to_owned(),
         missing: paths::TASK_TOML,
     })?;
@@ -124,8 +142,8 @@ fn read_task_toml(dir: &Path) -> Result<TaskToml, ConvertError> {
 }
 
 /// `tests/instance.json` as a JSON object; empty when the file is not there.
-fn read_instance_json(path: &Path) -> Result<Map<String, Value>, ConvertError> {
-    let Some(text) = read_text(path)? else {
+fn read_instance_json(dir: &Path, path: &Path) -> Result<Map<String, Value>, ConvertError> {
+    let Some(text) = read_text(dir, paths::INSTANCE_JSON)? else {
         return Ok(Map::new());
     };
     match serde_json::from_str::<Value>(&text) {
@@ -141,8 +159,9 @@ fn read_instance_json(path: &Path) -> Result<Map<String, Value>, ConvertError> {
     }
 }
 
-fn read_test_config(path: &Path) -> Result<Option<TestConfig>, ConvertError> {
-    let Some(text) = read_text(path)? else {
+fn read_test_config(dir: &Path) -> Result<Option<TestConfig>, ConvertError> {
+    let path = dir.join(paths::TEST_CONFIG);
+    let Some(text) = read_text(dir, paths::TEST_CONFIG)? else {
         return Ok(None);
     };
     serde_json::from_str(&text)
@@ -212,7 +231,7 @@ fn fill_from_metadata(
         .docker_image
         .clone()
         .or_else(|| meta("image"))
-        .or(dockerfile_from(&dir.join(paths::DOCKERFILE))?);
+        .or(dockerfile_from(dir)?);
     f.fill("image", image.as_deref().and_then(string));
     if let Some(lang) = meta("language") {
         f.fill("language", string(&lang));
@@ -228,12 +247,12 @@ fn fill_statement(f: &mut Filler, dir: &Path) -> Result<(), ConvertError> {
         .and_then(Value::as_str)
         .map_or(Family::Unknown, Family::from_spelling);
     if family == Family::Doc2Repo {
-        let spec = read_text(&dir.join(paths::REPO_DOCUMENT))?;
+        let spec = read_text(dir, paths::REPO_DOCUMENT)?;
         if !f.map.contains_key("problem_statement") {
             f.fill("REPO_DOCUMENT_CONTENT", spec.map(Value::String));
         }
     } else {
-        let statement = read_text(&dir.join(paths::INSTRUCTION))?;
+        let statement = read_text(dir, paths::INSTRUCTION)?;
         f.fill("problem_statement", statement.map(Value::String));
     }
     Ok(())
@@ -262,12 +281,12 @@ fn fill_tests(f: &mut Filler, task: &TaskToml, config: Option<&TestConfig>) {
 fn fill_patches(f: &mut Filler, dir: &Path) -> Result<(), ConvertError> {
     f.fill(
         "f2p_patch",
-        read_text(&dir.join(paths::F2P_PATCH))?.map(Value::String),
+        read_text(dir, paths::F2P_PATCH)?.map(Value::String),
     );
     if !f.map.contains_key("fix_patch") {
         f.fill(
             "patch",
-            read_text(&dir.join(paths::SOLUTION_PATCH))?.map(Value::String),
+            read_text(dir, paths::SOLUTION_PATCH)?.map(Value::String),
         );
     }
     Ok(())
@@ -284,8 +303,8 @@ fn family_from_tags(task: &TaskToml) -> Option<Family> {
 }
 
 /// The image of the first `FROM` line of a Dockerfile (flags such as `--platform` skipped).
-fn dockerfile_from(path: &Path) -> Result<Option<String>, ConvertError> {
-    let Some(text) = read_text(path)? else {
+fn dockerfile_from(dir: &Path) -> Result<Option<String>, ConvertError> {
+    let Some(text) = read_text(dir, paths::DOCKERFILE)? else {
         return Ok(None);
     };
     Ok(text.lines().find_map(|line| {

@@ -670,3 +670,65 @@ fn a_second_writer_of_a_run_is_refused_and_told_who_holds_it() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("another process"), "{stderr}");
 }
+
+/// A task directory whose files link out of it (without `tests/instance.json`, so the reader
+/// rebuilds the record from them) puts no host file into the record, the suites or a grading:
+/// each link is named, the task refused, the others converted.
+#[test]
+fn task_files_that_link_out_of_the_task_are_refused_by_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tasks = tmp.path().join("tasks");
+    bin()
+        .args(["convert", "to-harbor"])
+        .arg(fixtures().join("dataset/fixtures.jsonl"))
+        .arg(&tasks)
+        .arg("--test-suites")
+        .arg(fixtures().join("test_suites"))
+        .assert()
+        .success();
+    let secret = tmp.path().join("host-secret.txt");
+    write(&secret, "HOST SECRET\n");
+    let calc = tasks.join("acme_calc_pr7");
+    let doc = tasks.join("minidoc_ac79166631ba81556e3f40c05aa8d00fe9178ca6");
+    for (task, rel) in [
+        (&calc, "instruction.md"),
+        (&calc, "tests/f2p_patch.diff"),
+        (&doc, "tests/test_suite.zip"),
+    ] {
+        std::fs::remove_file(task.join("tests/instance.json")).ok();
+        std::fs::remove_file(task.join(rel)).ok();
+        std::os::unix::fs::symlink(&secret, task.join(rel)).unwrap();
+    }
+    let out_jsonl = tmp.path().join("back.jsonl");
+    let suites = tmp.path().join("suites");
+    let out = bin()
+        .args(["convert", "from-harbor"])
+        .arg(&tasks)
+        .arg(&out_jsonl)
+        .arg("--test-suites")
+        .arg(&suites)
+        .arg("--keep-going")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("instruction.md: a link out of the task directory"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("test_suite.zip: a link out of the task directory"),
+        "{stderr}"
+    );
+    let back = std::fs::read_to_string(&out_jsonl).unwrap_or_default();
+    assert!(!back.contains("HOST SECRET"), "{back}");
+    assert!(
+        back.contains("acme_textkit_pr12"),
+        "the other task is converted: {back}"
+    );
+    for e in walkdir::WalkDir::new(&suites).into_iter().flatten() {
+        if e.file_type().is_file() {
+            assert_ne!(std::fs::read(e.path()).unwrap(), b"HOST SECRET\n");
+        }
+    }
+}
