@@ -9,7 +9,8 @@
 
 use crate::errors::message;
 use crate::harbor::{
-    JobError, ReleaseOptions, job_files, job_of, lookup_task, release_line, trial_dirs, write_trial,
+    JobError, ReleaseOptions, job_files, job_of, lookup_task, release_line, trial_dir, trial_dirs,
+    write_trial,
 };
 use crate::record::{JsonLines, JsonlError, JsonlWriter};
 use serde_json::Value;
@@ -125,13 +126,28 @@ pub fn release_to_jobs(
 ) -> Result<Restored, ReleaseError> {
     let mut lines = JsonLines::open(release)?;
     let mut restored = Restored::default();
+    // Trial directory → the line that wrote it: a second line naming the same trial would write
+    // over the first.
+    let mut written_by: HashMap<PathBuf, u64> = HashMap::new();
     while let Some(item) = lines.next_value() {
         let written = item.map_err(ReleaseError::from).and_then(|(line, v)| {
-            write_trial(out_dir, &v).map_err(|source| ReleaseError::Line {
+            let at = |source| ReleaseError::Line {
                 path: release.to_owned(),
                 line,
                 source,
-            })
+            };
+            let (_, dir) = trial_dir(out_dir, &v).map_err(at)?;
+            if let Some(first) = written_by.get(&dir) {
+                return Err(at(JobError::Bad {
+                    path: dir.clone(),
+                    message: format!(
+                        "line {first} already wrote this trial; two trials of one job cannot \
+                         share a name"
+                    ),
+                }));
+            }
+            written_by.insert(dir, line);
+            write_trial(out_dir, &v).map_err(at)
         });
         match written {
             Ok(_) => restored.trials += 1,
@@ -210,5 +226,97 @@ mod tests {
             .unwrap(),
             "1"
         );
+    }
+
+    /// A one-trial job under `root/jobs/job-1`, its trial directory named `trial`.
+    fn job(root: &Path, trial: &str) -> PathBuf {
+        let dir = root.join("jobs/job-1").join(trial);
+        fs_err::create_dir_all(dir.join("verifier")).unwrap();
+        fs_err::write(
+            root.join("jobs/job-1/config.json"),
+            json!({"job_name": "job-1"}).to_string(),
+        )
+        .unwrap();
+        let result = json!({"task_name": "t", "trial_name": trial,
+            "verifier_result": {"rewards": {"reward": 0}}});
+        fs_err::write(dir.join("result.json"), result.to_string()).unwrap();
+        dir
+    }
+
+    fn release_of(root: &Path) -> PathBuf {
+        let release = root.join("release.jsonl");
+        jobs_to_release(
+            &root.join("jobs"),
+            &release,
+            &HashMap::new(),
+            ReleaseOptions::default(),
+        )
+        .unwrap();
+        release
+    }
+
+    #[test]
+    fn a_trial_named_dot_dot_or_twice_writes_over_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        job(tmp.path(), "t__1");
+        let release = release_of(tmp.path());
+        let good = fs_err::read_to_string(&release).unwrap();
+        let mut evil: Value = serde_json::from_str(good.trim()).unwrap();
+        evil["trial_result"]["trial_name"] = json!("..");
+        evil["files"] = json!([{"path": "config.json", "text": "overwritten"}]);
+        fs_err::write(&release, format!("{good}{evil}\n{good}")).unwrap();
+        let mut notes = Vec::new();
+        let back = tmp.path().join("back");
+        let restored = release_to_jobs(&release, &back, &mut |n| notes.push(n.to_owned())).unwrap();
+        assert_eq!(
+            restored,
+            Restored {
+                trials: 1,
+                failed: 2
+            },
+            "{notes:?}"
+        );
+        assert!(
+            notes[0].contains("trial name \"..\" is not one directory name"),
+            "{notes:?}"
+        );
+        assert!(
+            notes[1].contains("line 1 already wrote this trial"),
+            "{notes:?}"
+        );
+        let config = fs_err::read_to_string(back.join("job-1/config.json")).unwrap();
+        assert!(!config.contains("overwritten"), "{config}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_name_that_is_not_utf8_is_named_and_left_out_and_a_sparse_terabyte_is_not_read() {
+        use std::os::unix::ffi::OsStrExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let trial = job(tmp.path(), "t__1");
+        let odd = trial.join(std::ffi::OsStr::from_bytes(b"agent-\xff.log"));
+        fs_err::write(&odd, "x").unwrap();
+        // 1 TB of holes: left out by its size, never read or hashed.
+        let sparse = fs_err::File::create(trial.join("huge.bin")).unwrap();
+        sparse.set_len(1 << 40).unwrap();
+        let started = std::time::Instant::now();
+        let release = release_of(tmp.path());
+        assert!(started.elapsed() < std::time::Duration::from_secs(10));
+        let line: Value =
+            serde_json::from_str(fs_err::read_to_string(&release).unwrap().trim()).unwrap();
+        let files = line["files"].as_array().unwrap();
+        let named = |p: &str| files.iter().find(|f| f["path"] == p).cloned();
+        assert_eq!(
+            named("agent-\u{fffd}.log").unwrap()["omitted"],
+            "name_not_utf8"
+        );
+        let huge = named("huge.bin").unwrap();
+        assert_eq!(huge["omitted"], "too_large");
+        assert!(huge.get("sha256").is_none(), "{huge}");
+        assert_eq!(huge["size"], 1u64 << 40);
+        // The rest of the trial travels, and comes back.
+        let back = tmp.path().join("back");
+        release_to_jobs(&release, &back, &mut |_| {}).unwrap();
+        assert!(back.join("job-1/t__1/result.json").is_file());
     }
 }

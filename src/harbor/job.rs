@@ -231,6 +231,10 @@ pub fn is_log(rel: &str) -> bool {
         || rel.starts_with("artifacts/logs/")
 }
 
+/// The largest file a release line still hashes when it leaves the file out: reading more would
+/// make one trial's release take minutes (a sparse file of 1 TB is read as 1 TB of zeros).
+const MAX_HASHED_BYTES: u64 = 256 << 20;
+
 /// Every file and directory below `root` as release entries, leaving out the subtrees in `skip`
 /// (trial directories, seen from their job): `(files, dirs)`, sorted by path.
 fn tree_entries(
@@ -258,8 +262,21 @@ fn tree_entries(
             }
             continue;
         }
-        let rel = rel_path(root, path)?;
         let ft = entry.file_type();
+        let rel = match rel_path(root, path)? {
+            Ok(rel) => rel,
+            Err(lossy) => {
+                // A name JSON cannot carry: named (lossily) and left out, with what is below it.
+                let mut m = Map::new();
+                m.insert("path".into(), json!(lossy));
+                m.insert("omitted".into(), json!("name_not_utf8"));
+                files.push(Value::Object(m));
+                if ft.is_dir() {
+                    walk.skip_current_dir();
+                }
+                continue;
+            }
+        };
         if ft.is_dir() {
             dirs.push(json!(rel));
             continue;
@@ -286,7 +303,9 @@ fn tree_entries(
             }
             Some(reason) => {
                 m.insert("size".into(), json!(size));
-                if ft.is_file() {
+                // Hashed only up to MAX_HASHED_BYTES: a huge or sparse file (1 TB of holes) is
+                // left out by its size, before any read.
+                if ft.is_file() && size <= MAX_HASHED_BYTES {
                     let mut h = sha2::Sha256::new();
                     let mut f = fs_err::File::open(path).map_err(io(path))?;
                     std::io::copy(&mut f, &mut h).map_err(io(path))?;
@@ -300,18 +319,19 @@ fn tree_entries(
     Ok((files, dirs))
 }
 
-fn rel_path(root: &Path, path: &Path) -> Result<String, JobError> {
+/// `path` relative to `root`, `/`-separated: `Ok(Err(lossy))` when a name on the way is not
+/// UTF-8 (a release line cannot name it exactly).
+fn rel_path(root: &Path, path: &Path) -> Result<Result<String, String>, JobError> {
     let rel = path.strip_prefix(root).unwrap_or(path);
     let mut parts = Vec::new();
+    let mut exact = true;
     for c in rel.components() {
         match c {
             std::path::Component::Normal(p) => match p.to_str() {
                 Some(s) => parts.push(s.to_owned()),
                 None => {
-                    return Err(JobError::Bad {
-                        path: path.to_owned(),
-                        message: "the file name is not UTF-8; a release cannot name it".into(),
-                    });
+                    exact = false;
+                    parts.push(p.to_string_lossy().into_owned());
                 }
             },
             _ => {
@@ -322,7 +342,8 @@ fn rel_path(root: &Path, path: &Path) -> Result<String, JobError> {
             }
         }
     }
-    Ok(parts.join("/"))
+    let joined = parts.join("/");
+    Ok(if exact { Ok(joined) } else { Err(joined) })
 }
 
 /// The job directory's own files (everything but its trial directories) as `{files, dirs}`, for
@@ -553,12 +574,7 @@ fn write_entries(root: &Path, files: Option<&Value>, dirs: Option<&Value>) -> Re
 /// Writes one release line back as a trial directory (and its job's files) under `out`; returns
 /// the trial directory.
 pub fn write_trial(out: &Path, line: &Value) -> Result<PathBuf, JobError> {
-    let job_name = line
-        .get("job")
-        .and_then(|j| j.get("name"))
-        .and_then(Value::as_str)
-        .unwrap_or("release");
-    let job_dir = out.join(crate::files::safe_name(job_name));
+    let (job_dir, dir) = trial_dir(out, line)?;
     write_job_models(&job_dir, line)?;
     let mut result = trial_result_of(line);
     let trial_name = trial_name_of(line, &result).ok_or_else(|| JobError::Bad {
@@ -570,7 +586,6 @@ pub fn write_trial(out: &Path, line: &Value) -> Result<PathBuf, JobError> {
     {
         r.insert("trial_name".into(), json!(trial_name));
     }
-    let dir = job_dir.join(crate::files::safe_name(&trial_name));
     if let Some(files) = line.get("files") {
         // A lossless release: every file as it was.
         if let Some(job_tree) = line.get("job").filter(|j| j.get("files").is_some()) {
@@ -582,6 +597,38 @@ pub fn write_trial(out: &Path, line: &Value) -> Result<PathBuf, JobError> {
         write_parsed_fields(out, &dir, line, &result)?;
     }
     Ok(dir)
+}
+
+/// Where [`write_trial`] writes a release line: `(job directory, trial directory)` under `out`.
+/// The job's and the trial's names must each be one directory name of their own: a name such as
+/// `..` would put the trial's files over its job's.
+pub fn trial_dir(out: &Path, line: &Value) -> Result<(PathBuf, PathBuf), JobError> {
+    let job_name = line
+        .get("job")
+        .and_then(|j| j.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or("release");
+    let result = trial_result_of(line);
+    let trial_name = trial_name_of(line, &result).ok_or_else(|| JobError::Bad {
+        path: out.to_owned(),
+        message: "a release line without trial_name or task_name".to_owned(),
+    })?;
+    let component = |what: &str, name: &str| -> Result<String, JobError> {
+        let safe = crate::files::safe_name(name);
+        if safe.is_empty() || name == "." || name == ".." || name.contains(['/', '\\']) {
+            return Err(JobError::Bad {
+                path: out.to_owned(),
+                message: format!(
+                    "{what} {:?} is not one directory name (no `/`, `..` or empty names)",
+                    crate::text::one_line(name)
+                ),
+            });
+        }
+        Ok(safe)
+    };
+    let job_dir = out.join(component("job name", job_name)?);
+    let dir = job_dir.join(component("trial name", &trial_name)?);
+    Ok((job_dir, dir))
 }
 
 /// The job's `config.json` and `result.json` from the line's `job`, where not written yet.
@@ -725,7 +772,7 @@ mod tests {
             .into_iter()
             .map(|e| e.unwrap())
             .map(|e| {
-                let rel = rel_path(root, e.path()).unwrap();
+                let rel = rel_path(root, e.path()).unwrap().unwrap();
                 let data = e
                     .file_type()
                     .is_file()
