@@ -151,6 +151,7 @@ fn line_message(err: &JsonlError) -> String {
         }
         JsonlError::Record { source, .. } => source.to_string(),
         JsonlError::Io { source, .. } => source.to_string(),
+        JsonlError::LineTooLong { line, .. } => crate::record::line_too_long_message(*line),
     }
 }
 

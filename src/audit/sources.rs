@@ -12,7 +12,7 @@ use crate::submission::{
 };
 use serde_json::Value;
 use std::collections::HashMap;
-use std::io::BufRead;
+
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
@@ -62,8 +62,10 @@ fn first_record(path: &Path) -> Option<Value> {
     let mut reader = std::io::BufReader::new(file);
     let mut buf = Vec::new();
     loop {
-        buf.clear();
-        if reader.read_until(b'\n', &mut buf).ok()? == 0 {
+        if crate::record::read_line_capped(&mut reader, &mut buf, crate::record::max_line_bytes())
+            .ok()??
+            == 0
+        {
             return None;
         }
         if !buf.iter().all(u8::is_ascii_whitespace) {
@@ -130,7 +132,7 @@ fn trial_item(dir: &Path, result: &Value) -> Result<Item, String> {
             dir.display()
         )));
     }
-    let text = fs_err::read_to_string(&traj).map_err(|_| {
+    let text = crate::record::read_text_capped(&traj).map_err(|_| {
         format!(
             "{}: no agent log (agent/claude-code.txt, agent/codex.txt, agent/sessions/) and no agent/trajectory.json",
             dir.display()

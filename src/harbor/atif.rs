@@ -755,7 +755,7 @@ pub fn validate_value(v: &Value, base: Option<&Path>) -> Vec<Problem> {
 
 /// Every problem of a trajectory file (unreadable or not JSON is one problem).
 pub fn validate_file(path: &Path) -> Vec<Problem> {
-    let text = match fs_err::read_to_string(path) {
+    let text = match crate::record::read_text_capped(path) {
         Ok(t) => t,
         Err(e) => {
             return vec![Problem {

@@ -38,6 +38,14 @@ pub enum JsonlError {
         /// The line's first 60 bytes, quoted.
         start: String,
     },
+    /// A line longer than [`max_line_bytes`]; reading stops there.
+    #[error("{}: {}", path.display(), line_too_long_message(*line))]
+    LineTooLong {
+        /// The JSONL file.
+        path: PathBuf,
+        /// The line, counting from 1.
+        line: u64,
+    },
     /// A line is valid JSON but not a usable record.
     #[error("{path}:{line}: {source}")]
     Record {
@@ -51,11 +59,82 @@ pub enum JsonlError {
     },
 }
 
+/// The longest line any reader of this crate takes, in bytes: 512 MiB, or
+/// `BEYONDSWE_MAX_LINE_MB` MiB. A file with no line end at all (`/dev/zero`) stops there instead
+/// of exhausting memory.
+pub fn max_line_bytes() -> usize {
+    static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *MAX.get_or_init(|| {
+        std::env::var("BEYONDSWE_MAX_LINE_MB")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .filter(|mb| *mb > 0)
+            .unwrap_or(512)
+            .saturating_mul(1 << 20)
+    })
+}
+
+/// What the error says of a line over [`max_line_bytes`].
+pub fn line_too_long_message(line: u64) -> String {
+    format!(
+        "line {line} is longer than {} MiB, the most one line may hold; reading stops here \
+         (BEYONDSWE_MAX_LINE_MB raises the limit)",
+        max_line_bytes() >> 20
+    )
+}
+
+/// A whole file that is one JSON value (a predictions array, a trajectory), read up to
+/// [`max_line_bytes`]: past it, an error (`InvalidData`) that says the limit and how to raise it,
+/// with no more than that much read. Any kind of file: a pipe or a device is bounded the same.
+pub fn read_whole_capped(path: &Path) -> std::io::Result<Vec<u8>> {
+    let max = max_line_bytes();
+    let mut bytes = Vec::new();
+    fs::File::open(path)?
+        .take(max as u64 + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() > max {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "longer than {} MiB, the most one JSON value may hold (BEYONDSWE_MAX_LINE_MB \
+                 raises the limit)",
+                max >> 20
+            ),
+        ));
+    }
+    Ok(bytes)
+}
+
+/// [`read_whole_capped`] as UTF-8 text.
+pub fn read_text_capped(path: &Path) -> std::io::Result<String> {
+    String::from_utf8(read_whole_capped(path)?)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+}
+
+/// Reads one line into `buf` (cleared first), at most `max` bytes of it: `Ok(Some(n))` with the
+/// bytes read (0 at the end), `Ok(None)` when the line is longer than `max` (`buf` then holds
+/// its first `max + 1` bytes and the reader stands inside the line).
+pub fn read_line_capped<R: BufRead>(
+    reader: &mut R,
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<Option<usize>> {
+    buf.clear();
+    let n = reader
+        .by_ref()
+        .take(max as u64 + 1)
+        .read_until(b'\n', buf)?;
+    if n > max && buf.last() != Some(&b'\n') {
+        return Ok(None);
+    }
+    Ok(Some(n))
+}
+
 impl JsonlError {
     /// The 1-based line the error is about, if it is about one line.
     pub fn line(&self) -> Option<u64> {
         match self {
-            JsonlError::Io { .. } => None,
+            JsonlError::Io { .. } | JsonlError::LineTooLong { .. } => None,
             JsonlError::Syntax { line, .. } | JsonlError::Record { line, .. } => Some(*line),
         }
     }
@@ -113,13 +192,19 @@ impl<R: BufRead> JsonLines<R> {
             if self.done {
                 return None;
             }
-            self.buf.clear();
-            match self.reader.read_until(b'\n', &mut self.buf) {
-                Ok(0) => {
+            match read_line_capped(&mut self.reader, &mut self.buf, max_line_bytes()) {
+                Ok(Some(0)) => {
                     self.done = true;
                     return None;
                 }
-                Ok(_) => {}
+                Ok(Some(_)) => {}
+                Ok(None) => {
+                    self.done = true;
+                    return Some(Err(JsonlError::LineTooLong {
+                        path: self.path.clone(),
+                        line: self.line + 1,
+                    }));
+                }
                 Err(source) => {
                     self.done = true;
                     return Some(Err(JsonlError::Io {

@@ -73,7 +73,7 @@ pub fn read_predictions(path: &Path) -> Result<Vec<Prediction>, PredictionsError
         path: path.to_owned(),
         source,
     };
-    let text = fs_err::read_to_string(path).map_err(io)?;
+    let text = crate::record::read_text_capped(path).map_err(io)?;
     let base = path.parent().unwrap_or(Path::new("."));
     let trimmed = text.trim_start_matches('\u{feff}').trim_start();
     let name = path.display().to_string();

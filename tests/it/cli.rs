@@ -732,3 +732,33 @@ fn task_files_that_link_out_of_the_task_are_refused_by_name() {
         }
     }
 }
+
+/// Input with no end (`/dev/zero`: no line end, ever) stops every reader at the line cap, in
+/// bounded memory (the test's address-space limit is far below what reading it whole takes),
+/// with an error that says the limit and how to raise it.
+#[test]
+fn input_without_end_stops_at_the_line_cap_in_bounded_memory() {
+    let bin = env!("CARGO_BIN_EXE_beyondswe");
+    for args in [
+        "validate /dev/zero",
+        "ingest /dev/zero -o /dev/null",
+        "ingest /dev/zero --format predictions -o /dev/null",
+        "audit /dev/zero",
+        "trajectory validate /dev/zero",
+    ] {
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("ulimit -v 1500000; exec {bin} {args}"))
+            .env("BEYONDSWE_MAX_LINE_MB", "4")
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(1), "{args}: {text}");
+        assert!(text.contains("longer than 4 MiB"), "{args}: {text}");
+        assert!(text.contains("BEYONDSWE_MAX_LINE_MB"), "{args}: {text}");
+    }
+}

@@ -317,7 +317,7 @@ fn exists(path: &Path) -> Result<(), IngestError> {
 }
 
 fn read_json(path: &Path) -> Result<Value, IngestError> {
-    let text = fs_err::read_to_string(path).map_err(io(path))?;
+    let text = crate::record::read_text_capped(path).map_err(io(path))?;
     serde_json::from_str(&text).map_err(|e| IngestError::Bad {
         path: path.to_owned(),
         message: format!("not valid JSON: {e}"),
@@ -326,9 +326,29 @@ fn read_json(path: &Path) -> Result<Value, IngestError> {
 
 /// Lines of a JSONL file: the values, and the bad lines as problems (`file:line: why`).
 fn read_jsonl(path: &Path, problems: &mut Vec<String>) -> Result<Vec<(usize, Value)>, IngestError> {
-    let text = fs_err::read(path).map_err(io(path))?;
+    let file = fs_err::File::open(path).map_err(io(path))?;
+    let mut reader = std::io::BufReader::new(file);
+    let mut buf = Vec::new();
     let mut out = Vec::new();
-    for (i, line) in text.split(|b| *b == b'\n').enumerate() {
+    for i in 0usize.. {
+        let line = match crate::record::read_line_capped(
+            &mut reader,
+            &mut buf,
+            crate::record::max_line_bytes(),
+        )
+        .map_err(io(path))?
+        {
+            Some(0) => break,
+            Some(_) => buf.strip_suffix(b"\n").unwrap_or(&buf),
+            None => {
+                problems.push(format!(
+                    "{}: {}",
+                    path.display(),
+                    crate::record::line_too_long_message(i as u64 + 1)
+                ));
+                break;
+            }
+        };
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
@@ -346,9 +366,25 @@ fn read_jsonl(path: &Path, problems: &mut Vec<String>) -> Result<Vec<(usize, Val
 }
 
 fn first_line_json(path: &Path) -> Option<Value> {
-    let text = fs_err::read_to_string(path).ok()?;
-    let line = text.lines().find(|l| !l.trim().is_empty())?;
-    serde_json::from_str(line.trim_start_matches('\u{feff}')).ok()
+    let file = fs_err::File::open(path).ok()?;
+    let mut reader = std::io::BufReader::new(file);
+    let mut buf = Vec::new();
+    loop {
+        match crate::record::read_line_capped(
+            &mut reader,
+            &mut buf,
+            crate::record::max_line_bytes(),
+        )
+        .ok()??
+        {
+            0 => return None,
+            _ if buf.iter().all(u8::is_ascii_whitespace) => continue,
+            _ => {
+                let line = buf.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&buf);
+                return serde_json::from_slice(line).ok();
+            }
+        }
+    }
 }
 
 fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {

@@ -3,7 +3,7 @@
 
 use super::transcript::{Agent, Transcript, TranscriptError, TranscriptShape, shape_of};
 use serde_json::Value;
-use std::io::BufRead;
+
 use std::path::{Path, PathBuf};
 
 /// Reads transcript records one at a time.
@@ -122,8 +122,15 @@ pub fn sniff(path: &Path) -> Result<Option<TranscriptShape>, TranscriptError> {
     let mut buf = Vec::new();
     let mut lines = 0;
     while lines < 200 {
-        buf.clear();
-        let n = reader.read_until(b'\n', &mut buf).map_err(io(path))?;
+        let Some(n) =
+            crate::record::read_line_capped(&mut reader, &mut buf, crate::record::max_line_bytes())
+                .map_err(io(path))?
+        else {
+            return Err(io(path)(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                crate::record::line_too_long_message(lines as u64 + 1),
+            )));
+        };
         if n == 0 {
             break;
         }
@@ -168,8 +175,15 @@ fn feed(path: &Path, b: &mut TranscriptBuilder) -> Result<(), TranscriptError> {
     let mut parsed_any = false;
     let mut pending_bad: Vec<(usize, Vec<u8>)> = Vec::new();
     loop {
-        buf.clear();
-        let n = reader.read_until(b'\n', &mut buf).map_err(io(path))?;
+        let Some(n) =
+            crate::record::read_line_capped(&mut reader, &mut buf, crate::record::max_line_bytes())
+                .map_err(io(path))?
+        else {
+            return Err(io(path)(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                crate::record::line_too_long_message(line as u64 + 1),
+            )));
+        };
         if n == 0 {
             break;
         }
