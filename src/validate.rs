@@ -13,6 +13,7 @@ use crate::patch;
 use crate::record::{Family, JsonlError, Record, RecordError};
 use crate::restore_rules;
 use serde::Serialize;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// How bad a [`Problem`] is.
@@ -84,6 +85,9 @@ pub fn validate_path(
 ) -> Result<ValidationReport, DatasetError> {
     let mut report = ValidationReport::default();
     let mut seen = Seen::new();
+    // Task directory name → (the id that has it, where): ids that differ only in case (or in
+    // what a directory name cannot hold) would be written to one task directory.
+    let mut dir_names: HashMap<String, (String, String)> = HashMap::new();
     for item in Source::open(path)? {
         let Item { location, entry } = item?;
         report.records += 1;
@@ -104,6 +108,30 @@ pub fn validate_path(
                 Some("instance_id"),
                 duplicate.to_string(),
             ));
+        } else {
+            let id = record.instance_id();
+            match dir_names.entry(crate::harbor::task_dir_name(id)) {
+                std::collections::hash_map::Entry::Occupied(e) if e.get().0 != id => {
+                    let (other, other_at) = e.get();
+                    report.problems.push(problem(
+                        &at,
+                        Some(record),
+                        Severity::Error,
+                        Some("instance_id"),
+                        format!(
+                            "`{}` and `{}` ({other_at}) differ only in case or in characters a \
+                             directory name cannot hold: both would be the task directory `{}`",
+                            crate::text::one_line(id),
+                            crate::text::one_line(other),
+                            e.key()
+                        ),
+                    ));
+                }
+                std::collections::hash_map::Entry::Occupied(_) => {}
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert((id.to_owned(), at.clone()));
+                }
+            }
         }
         match &location {
             Location::TaskDir(dir) => {
@@ -389,6 +417,9 @@ fn check_test_ids(f: &mut Findings<'_>) {
         if let Some(id) = ids.iter().find(|i| i.contains('\n')) {
             f.error(field, format!("test id contains a line break: {id:?}"));
         }
+        if let Some(message) = test_ids_shape(record.raw().get(field)) {
+            f.error(field, message);
+        }
         if let Some(raw) = record.raw().get(field).and_then(|v| v.as_str())
             && ids.len() == 1
             && raw.contains(", ")
@@ -406,6 +437,45 @@ fn check_test_ids(f: &mut Findings<'_>) {
     for (field, message) in warnings {
         f.warning(field, message);
     }
+}
+
+/// What is wrong with the shape of a FAIL_TO_PASS / PASS_TO_PASS value, if anything: text that
+/// starts like a JSON list but is not one (`"[[[not json"`, which the official reader would take
+/// as one id), and items that are not ids (`[1, 2, 3]`, nested lists, objects): no pytest node
+/// id is a number.
+fn test_ids_shape(raw: Option<&serde_json::Value>) -> Option<String> {
+    use serde_json::Value;
+    let items: Vec<Value> = match raw? {
+        Value::String(text) => {
+            let t = text.trim();
+            if !t.starts_with('[') {
+                return None;
+            }
+            match serde_json::from_str::<Value>(t) {
+                Ok(Value::Array(items)) => items,
+                Ok(_) | Err(_) => {
+                    return Some(format!(
+                        "starts like a JSON list but is not one: {}",
+                        crate::record::snippet(&raw?.clone())
+                    ));
+                }
+            }
+        }
+        Value::Array(items) => items.clone(),
+        _ => return None,
+    };
+    items
+        .iter()
+        .enumerate()
+        .find(|(_, v)| !matches!(v, Value::String(_) | Value::Null))
+        .map(|(i, v)| {
+            format!(
+                "item {} is {}, not a test id (a pytest node id is a string such as \
+                 `tests/test_x.py::test_y`)",
+                i + 1,
+                crate::record::snippet(v)
+            )
+        })
 }
 
 /// The gold and test patches parse; a missing gold patch is said.

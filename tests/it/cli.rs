@@ -762,3 +762,72 @@ fn input_without_end_stops_at_the_line_cap_in_bounded_memory() {
         assert!(text.contains("BEYONDSWE_MAX_LINE_MB"), "{args}: {text}");
     }
 }
+
+/// `validate` catches what `convert` or the grader would trip on later: FAIL_TO_PASS text that
+/// starts like a JSON list but is not one, ids that are numbers, and two ids that differ only
+/// in case (one task directory for both).
+#[test]
+fn validate_catches_malformed_test_id_lists_and_ids_clashing_in_case() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = serde_json::json!({
+        "task": "CrossRepo", "image": "x/y:1", "base_commit": "a".repeat(40),
+        "problem_statement": "Fix it.", "patch": "", "PASS_TO_PASS": "[]",
+    });
+    let with = |id: &str, f2p: serde_json::Value| {
+        let mut v = base.clone();
+        v["instance_id"] = id.into();
+        v["FAIL_TO_PASS"] = f2p;
+        v.to_string()
+    };
+    let lines = [
+        with("o_r_pr1", "[[[not json".into()),
+        with("o_r_pr2", serde_json::json!([1, 2, 3])),
+        with("o_r_pr3", "[\"t.py::a\", [\"nested\"]]".into()),
+        with("Acme_r_pr4", serde_json::json!(["t.py::a"])),
+        with("acme_r_pr4", serde_json::json!(["t.py::a"])),
+    ];
+    let dataset = tmp.path().join("d.jsonl");
+    write(&dataset, &(lines.join("\n") + "\n"));
+    let out = bin()
+        .arg("validate")
+        .arg(&dataset)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let problems: Vec<serde_json::Value> = serde_json::Deserializer::from_slice(&out.stdout)
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    let about = |id: &str, field: &str, text: &str| {
+        problems.iter().any(|p| {
+            p["instance"] == id
+                && p["field"] == field
+                && p["message"].as_str().unwrap_or_default().contains(text)
+        })
+    };
+    assert!(
+        about(
+            "o_r_pr1",
+            "FAIL_TO_PASS",
+            "starts like a JSON list but is not one"
+        ),
+        "{problems:#?}"
+    );
+    assert!(
+        about("o_r_pr2", "FAIL_TO_PASS", "item 1 is 1, not a test id"),
+        "{problems:#?}"
+    );
+    assert!(
+        about("o_r_pr3", "FAIL_TO_PASS", "item 2 is"),
+        "{problems:#?}"
+    );
+    assert!(
+        about("acme_r_pr4", "instance_id", "differ only in case"),
+        "{problems:#?}"
+    );
+    assert!(
+        !about("Acme_r_pr4", "instance_id", "differ only in case"),
+        "{problems:#?}"
+    );
+}
