@@ -22,13 +22,24 @@ pub(crate) struct CaptureArgs {
     /// not dropped because of a `.gitignore`).
     #[arg(long)]
     pub(crate) respect_gitignore: bool,
+    /// Files larger than this many MiB are left out (unread) and listed.
+    #[arg(long, default_value_t = 100)]
+    pub(crate) max_file_mb: u64,
 }
 
 pub(crate) fn run(args: &CaptureArgs) -> Result<i32> {
     let opts = CaptureOptions {
         respect_gitignore: args.respect_gitignore,
+        max_file_bytes: args.max_file_mb.saturating_mul(1 << 20),
     };
-    let patch = capture(&args.workspace, &args.base, &opts)?;
+    let captured = capture(&args.workspace, &args.base, &opts)?;
+    for (rel, bytes) in &captured.left_out {
+        note(format!(
+            "left out {rel}: {bytes} bytes, over --max-file-mb {}",
+            args.max_file_mb
+        ));
+    }
+    let patch = captured.diff;
     if args.output.as_os_str() == "-" {
         std::io::stdout()
             .lock()

@@ -39,25 +39,84 @@ pub enum CaptureError {
 }
 
 /// How [`capture`] chooses the files of the diff.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct CaptureOptions {
     /// Leave out files that `.gitignore` rules (repository, global, info/exclude) ignore.
     pub respect_gitignore: bool,
+    /// Files larger than this (their apparent size) are left out, unread, and listed: a sparse
+    /// disk image of a terabyte would otherwise be hashed whole.
+    pub max_file_bytes: u64,
 }
 
-/// The diff from `base` to the workspace as it is now (bytes: binary-safe).
+impl Default for CaptureOptions {
+    /// Ignored files kept; files up to 100 MiB.
+    fn default() -> Self {
+        CaptureOptions {
+            respect_gitignore: false,
+            max_file_bytes: 100 << 20,
+        }
+    }
+}
+
+/// What [`capture`] produced.
+#[derive(Debug, Clone, Default)]
+pub struct Captured {
+    /// The diff from the base to the workspace (bytes: binary-safe).
+    pub diff: Vec<u8>,
+    /// Files left out for their size: (path in the workspace, bytes).
+    pub left_out: Vec<(String, u64)>,
+}
+
+/// Regular files under `workspace` (outside `.git`) larger than `max`, by their size alone.
+fn oversized(workspace: &Path, max: u64) -> Vec<(String, u64)> {
+    let mut out = Vec::new();
+    let walk = walkdir::WalkDir::new(workspace)
+        .min_depth(1)
+        .follow_links(false)
+        .into_iter()
+        .filter_entry(|e| e.file_name() != ".git");
+    for e in walk.flatten() {
+        if !e.file_type().is_file() {
+            continue;
+        }
+        let Ok(meta) = e.metadata() else { continue };
+        if meta.len() > max
+            && let Ok(rel) = e.path().strip_prefix(workspace)
+            && let Some(rel) = rel.to_str()
+        {
+            out.push((rel.to_owned(), meta.len()));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The diff from `base` to the workspace as it is now (bytes: binary-safe). Nothing is written
+/// into the workspace: the index is a private one, and the objects git makes while hashing the
+/// workspace go to a temporary object directory (the repository's own are read through it).
 pub fn capture(
     workspace: &Path,
     base: &str,
     opts: &CaptureOptions,
-) -> Result<Vec<u8>, CaptureError> {
+) -> Result<Captured, CaptureError> {
     let tmp = tempfile::tempdir().map_err(|source| CaptureError::Io {
         path: std::env::temp_dir(),
         source,
     })?;
     let index = tmp.path().join("index");
-    let git = |args: &[&str]| -> Result<Vec<u8>, CaptureError> {
-        let out = Command::new("git")
+    let objects = tmp.path().join("objects");
+    fs_err::create_dir_all(&objects).map_err(|source| CaptureError::Io {
+        path: objects.clone(),
+        source,
+    })?;
+    let git_in = |args: &[&str], own_objects: Option<&Path>| -> Result<Vec<u8>, CaptureError> {
+        let mut cmd = Command::new("git");
+        cmd.arg("-C").arg(workspace);
+        if let Some(repo_objects) = own_objects {
+            cmd.env("GIT_OBJECT_DIRECTORY", &objects)
+                .env("GIT_ALTERNATE_OBJECT_DIRECTORIES", repo_objects);
+        }
+        let out = cmd
             .arg("-C")
             .arg(workspace)
             .args([
@@ -83,6 +142,18 @@ pub fn capture(
         }
         Ok(out.stdout)
     };
+    let repo_objects = String::from_utf8_lossy(&git_in(
+        &[
+            "rev-parse",
+            "--path-format=absolute",
+            "--git-path",
+            "objects",
+        ],
+        None,
+    )?)
+    .trim()
+    .to_owned();
+    let git = |args: &[&str]| git_in(args, Some(Path::new(&repo_objects)));
     let commit = String::from_utf8_lossy(&git(&[
         "rev-parse",
         "--verify",
@@ -101,8 +172,14 @@ pub fn capture(
         ":(exclude,glob)**/*.rej",
         ":(exclude,glob)**/*.orig",
     ]);
+    let left_out = oversized(workspace, opts.max_file_bytes);
+    let excluded: Vec<String> = left_out
+        .iter()
+        .map(|(rel, _)| format!(":(exclude,literal){rel}"))
+        .collect();
+    add.extend(excluded.iter().map(String::as_str));
     git(&add)?;
-    git(&[
+    let diff = git(&[
         "diff",
         "--cached",
         "--binary",
@@ -111,5 +188,6 @@ pub fn capture(
         "--no-ext-diff",
         "--no-textconv",
         &commit,
-    ])
+    ])?;
+    Ok(Captured { diff, left_out })
 }

@@ -25,7 +25,7 @@ pub use agents::{
     detect, ingest, ingest_with, instance_from_file_name, read_transcript, read_transcripts,
     shape_of, shell_join, sniff, transcript_from_values,
 };
-pub use capture::{CaptureError, CaptureOptions, capture};
+pub use capture::{CaptureError, CaptureOptions, Captured, capture};
 pub use predictions::{Prediction, PredictionsError, read_predictions};
 pub use read::{
     DEFAULT_MAX_PATCH_BYTES, ReadLimits, Submitted, check_patch_file, read_patch, read_submission,

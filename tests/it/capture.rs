@@ -139,3 +139,50 @@ fn applying_the_capture_to_the_base_reproduces_the_workspace() {
         .code(1)
         .stderr(predicates::str::contains("rev-parse"));
 }
+
+/// `capture` writes nothing into the workspace's repository (its objects go to a temporary
+/// object directory), and a huge sparse file is left out by its size, unread, and named.
+#[test]
+fn capture_leaves_the_repository_alone_and_huge_files_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("a.py"), "x = 1\n").unwrap();
+    git(&ws, &["init", "-q"]);
+    git(&ws, &["add", "-A"]);
+    git(&ws, &["commit", "-qm", "base"]);
+    let base = git(&ws, &["rev-parse", "HEAD"]).trim().to_owned();
+    let objects = |ws: &Path| {
+        walkdir::WalkDir::new(ws.join(".git/objects"))
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_file())
+            .count()
+    };
+    let before = objects(&ws);
+    std::fs::write(ws.join("a.py"), "x = 2\n").unwrap();
+    std::fs::write(ws.join("new.py"), "y = 3\n".repeat(1000)).unwrap();
+    let disk = std::fs::File::create(ws.join("disk.img")).unwrap();
+    disk.set_len(1 << 40).unwrap();
+    let started = std::time::Instant::now();
+    let out = cargo_bin_cmd!("beyondswe")
+        .arg("capture")
+        .arg(&ws)
+        .args(["--base", &base, "-o", "-"])
+        .assert()
+        .success();
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(text.contains("new.py") && text.contains("a.py"), "{text}");
+    assert!(!text.contains("disk.img"), "{text}");
+    assert!(
+        stderr.contains("left out disk.img: 1099511627776 bytes"),
+        "{stderr}"
+    );
+    assert_eq!(
+        objects(&ws),
+        before,
+        "capture wrote objects into the workspace"
+    );
+}
