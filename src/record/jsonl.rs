@@ -130,6 +130,18 @@ pub fn read_line_capped<R: BufRead>(
     Ok(Some(n))
 }
 
+/// [`read_line_capped`] at [`max_line_bytes`], a line over it an `InvalidData` error that names
+/// the line (`line`, counting from 1) and the limit: the bytes read, 0 at the end.
+pub fn read_line_or_stop<R: BufRead>(
+    reader: &mut R,
+    buf: &mut Vec<u8>,
+    line: u64,
+) -> std::io::Result<usize> {
+    read_line_capped(reader, buf, max_line_bytes())?.ok_or_else(|| {
+        std::io::Error::new(std::io::ErrorKind::InvalidData, line_too_long_message(line))
+    })
+}
+
 impl JsonlError {
     /// The 1-based line the error is about, if it is about one line.
     pub fn line(&self) -> Option<u64> {

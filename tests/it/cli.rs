@@ -643,14 +643,17 @@ fn a_second_writer_of_a_run_is_refused_and_told_who_holds_it() {
         b"pid 4242 on elsewhere since 2026-12-02T00:00:00Z\n",
     )
     .unwrap();
-    let out = bin()
-        .args(["grade", "--dataset"])
-        .arg(variants())
-        .args(["--gold", "--run-id", "held", "--results-dir"])
-        .arg(tmp.path().join("runs"))
-        .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
-        .output()
-        .unwrap();
+    let grade = || {
+        bin()
+            .args(["grade", "--dataset"])
+            .arg(variants())
+            .args(["--gold", "--run-id", "held", "--results-dir"])
+            .arg(tmp.path().join("runs"))
+            .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+            .output()
+            .unwrap()
+    };
+    let out = grade();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
@@ -659,14 +662,7 @@ fn a_second_writer_of_a_run_is_refused_and_told_who_holds_it() {
     );
     assert!(!run.join("results.jsonl").exists(), "nothing was written");
     drop(holder);
-    let out = bin()
-        .args(["grade", "--dataset"])
-        .arg(variants())
-        .args(["--gold", "--run-id", "held", "--results-dir"])
-        .arg(tmp.path().join("runs"))
-        .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
-        .output()
-        .unwrap();
+    let out = grade();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("another process"), "{stderr}");
 }

@@ -122,15 +122,8 @@ pub fn sniff(path: &Path) -> Result<Option<TranscriptShape>, TranscriptError> {
     let mut buf = Vec::new();
     let mut lines = 0;
     while lines < 200 {
-        let Some(n) =
-            crate::record::read_line_capped(&mut reader, &mut buf, crate::record::max_line_bytes())
-                .map_err(io(path))?
-        else {
-            return Err(io(path)(std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                crate::record::line_too_long_message(lines as u64 + 1),
-            )));
-        };
+        let n = crate::record::read_line_or_stop(&mut reader, &mut buf, lines as u64 + 1)
+            .map_err(io(path))?;
         if n == 0 {
             break;
         }
@@ -175,15 +168,8 @@ fn feed(path: &Path, b: &mut TranscriptBuilder) -> Result<(), TranscriptError> {
     let mut parsed_any = false;
     let mut pending_bad: Vec<(usize, Vec<u8>)> = Vec::new();
     loop {
-        let Some(n) =
-            crate::record::read_line_capped(&mut reader, &mut buf, crate::record::max_line_bytes())
-                .map_err(io(path))?
-        else {
-            return Err(io(path)(std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                crate::record::line_too_long_message(line as u64 + 1),
-            )));
-        };
+        let n = crate::record::read_line_or_stop(&mut reader, &mut buf, line as u64 + 1)
+            .map_err(io(path))?;
         if n == 0 {
             break;
         }
