@@ -19,15 +19,29 @@ pub(crate) fn show(done: &RunOutcome, format: Format) -> Result<i32> {
             "interrupted: no new gradings started; containers removed; the results so far are kept",
         );
     }
+    if done.planned == 0 && !done.interrupted {
+        note(
+            "error: nothing was graded: no submission names an instance in scope (check --ids, \
+             the predictions' instance_id and the dataset)",
+        );
+    } else if !done.input_problems.is_empty() {
+        note(format!(
+            "error: {} input problem(s), named above; everything else was graded",
+            done.input_problems.len()
+        ));
+    }
     Ok(exit_code(done))
 }
 
-/// 130 when interrupted, 3 when any verdict is an infrastructure error, else 0.
+/// 128 plus the signal when one stopped it, 3 when any verdict is an infrastructure error, 1
+/// when nothing was graded or some input could not be used, else 0.
 fn exit_code(done: &RunOutcome) -> i32 {
     if done.interrupted {
         exit::interrupted()
     } else if done.report.swebench.error_instances > 0 {
         exit::INFRASTRUCTURE
+    } else if done.planned == 0 || !done.input_problems.is_empty() {
+        exit::FAILURE
     } else {
         exit::SUCCESS
     }

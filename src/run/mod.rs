@@ -59,6 +59,10 @@ pub struct RunOutcome {
     pub run_dir: PathBuf,
     /// Ctrl-C stopped it: no new gradings started, those in flight were dropped.
     pub interrupted: bool,
+    /// Gradings the run set out to make (with those kept from before, on a resume).
+    pub planned: usize,
+    /// What was wrong with the input though the run went on ([`Plan::input_problems`]).
+    pub input_problems: Vec<String>,
 }
 
 impl RunOutcome {
@@ -72,6 +76,8 @@ impl RunOutcome {
 /// error the store keeps what was graded before it.
 pub fn grade_run(spec: &RunSpec, progress: &dyn Progress) -> Result<RunOutcome, RunError> {
     let mut plan = plan(spec, progress)?;
+    let planned = plan.jobs.len();
+    let input_problems = std::mem::take(&mut plan.input_problems);
     let run_dir = spec.store.dir();
     let store = open_store(&spec.store, &plan.meta, progress)?;
     let store = Mutex::new(store);
@@ -110,6 +116,8 @@ pub fn grade_run(spec: &RunSpec, progress: &dyn Progress) -> Result<RunOutcome, 
         report,
         run_dir,
         interrupted,
+        planned,
+        input_problems,
     })
 }
 

@@ -31,6 +31,9 @@ pub struct Plan {
     pub meta: RunMeta,
     /// The calibration the spec names, read; `None` when it names none.
     pub calibration: Option<Loaded>,
+    /// What was wrong with the input though the run goes on: bad predictions, `--ids` the
+    /// dataset lacks. Each was said to the notes; the run's exit code says there were some.
+    pub input_problems: Vec<String>,
 }
 
 /// Reads the dataset and the submissions and makes the jobs; nothing runs yet. What a person
@@ -38,11 +41,13 @@ pub struct Plan {
 /// dataset) goes to `notes` as it is found, so nothing said is lost when a later step fails.
 pub fn plan(spec: &RunSpec, notes: &dyn Progress) -> Result<Plan, RunError> {
     let (instances, dataset_digest) = load_instances(&spec.dataset, notes)?;
+    let mut input_problems = missing_ids(&spec.dataset, &instances);
     let calibration = match &spec.calibration {
         Some(c) => Some(calibration::read(&c.path)?),
         None => None,
     };
     let made = make_jobs(spec, &instances, notes)?;
+    input_problems.extend(made.problems.iter().cloned());
     let mut jobs = made.jobs;
     if let (Some(loaded), Some(c)) = (&calibration, &spec.calibration) {
         if loaded.calibration.dataset_hash != dataset_digest {
@@ -83,7 +88,22 @@ pub fn plan(spec: &RunSpec, notes: &dyn Progress) -> Result<Plan, RunError> {
         jobs,
         meta,
         calibration,
+        input_problems,
     })
+}
+
+/// `--ids` the dataset lacks, each named.
+fn missing_ids(dataset: &DatasetSpec, instances: &[Instance]) -> Vec<String> {
+    let known: HashSet<&str> = instances.iter().map(|i| i.record.instance_id()).collect();
+    let mut missing: Vec<String> = dataset
+        .ids
+        .iter()
+        .filter(|i| !known.contains(i.as_str()))
+        .map(|i| format!("--ids `{i}` is not in the dataset"))
+        .collect();
+    missing.sort();
+    missing.dedup();
+    missing
 }
 
 /// The dataset's instances, and its hash (over all of them); with `ids`, only those (an id the
@@ -122,6 +142,8 @@ struct Made {
     unknown: Vec<String>,
     label: String,
     digest: String,
+    /// Submissions that could not be read at all (a bad predictions line), each named.
+    problems: Vec<String>,
 }
 
 fn make_jobs(
@@ -149,7 +171,9 @@ fn make_jobs(
             for line in ing.describe(path, None) {
                 notes.note(&line);
             }
-            return Ok(prediction_jobs(spec, instances, &ing, path, notes));
+            let mut made = prediction_jobs(spec, instances, &ing, path, notes);
+            made.problems.clone_from(&ing.problems);
+            return Ok(made);
         }
         Submissions::Gold => {
             for inst in instances {
@@ -183,6 +207,7 @@ fn make_jobs(
         unknown: Vec::new(),
         label: name.into(),
         digest: name.into(),
+        problems: Vec::new(),
     })
 }
 
@@ -232,6 +257,7 @@ fn prediction_jobs(
         unknown,
         label: path.display().to_string(),
         digest: hex::encode(h.finalize()),
+        problems: Vec::new(),
     }
 }
 

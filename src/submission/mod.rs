@@ -26,7 +26,9 @@ pub use agents::{
     shape_of, shell_join, sniff, transcript_from_values,
 };
 pub use capture::{CaptureError, CaptureOptions, Captured, capture};
-pub use predictions::{Prediction, PredictionsError, read_predictions};
+pub use predictions::{
+    Prediction, PredictionsError, PredictionsRead, read_predictions, read_predictions_keeping_going,
+};
 pub use read::{
     DEFAULT_MAX_PATCH_BYTES, ReadLimits, Submitted, check_patch_file, read_patch, read_submission,
 };

@@ -69,6 +69,28 @@ pub enum PredictionsError {
 
 /// Reads every prediction; the first problem stops with an error that names where it is.
 pub fn read_predictions(path: &Path) -> Result<Vec<Prediction>, PredictionsError> {
+    let read = read_predictions_keeping_going(path)?;
+    match read.bad.into_iter().next() {
+        Some(first) => Err(first),
+        None => Ok(read.predictions),
+    }
+}
+
+/// What [`read_predictions_keeping_going`] found: the usable predictions and, for every other
+/// one, why not (each naming its file and line, or index, or key).
+#[derive(Debug, Default)]
+pub struct PredictionsRead {
+    /// The usable predictions, in file order.
+    pub predictions: Vec<Prediction>,
+    /// The predictions that could not be used (a bad field, a second one for the same attempt,
+    /// a JSONL line that is not JSON).
+    pub bad: Vec<PredictionsError>,
+}
+
+/// Reads every prediction, the way the SWE-bench harness takes a predictions file: a bad line
+/// is reported and the others are kept. Only a file that cannot be read, or a whole-file JSON
+/// document that is not JSON, is an error.
+pub fn read_predictions_keeping_going(path: &Path) -> Result<PredictionsRead, PredictionsError> {
     let io = |source| PredictionsError::Io {
         path: path.to_owned(),
         source,
@@ -77,7 +99,7 @@ pub fn read_predictions(path: &Path) -> Result<Vec<Prediction>, PredictionsError
     let base = path.parent().unwrap_or(Path::new("."));
     let trimmed = text.trim_start_matches('\u{feff}').trim_start();
     let name = path.display().to_string();
-    let mut out = Vec::new();
+    let mut found: Vec<Result<Prediction, PredictionsError>> = Vec::new();
     if trimmed.starts_with('[') {
         let value: Value =
             serde_json::from_str(trimmed).map_err(|e| PredictionsError::NotJson {
@@ -85,33 +107,43 @@ pub fn read_predictions(path: &Path) -> Result<Vec<Prediction>, PredictionsError
                 message: e.to_string(),
             })?;
         for (i, item) in value.as_array().into_iter().flatten().enumerate() {
-            out.push(one(item, None, &format!("{name}[{i}]"), base)?);
+            found.push(one(item, None, &format!("{name}[{i}]"), base));
         }
     } else if let Some(map) = whole_object_keyed_by_id(trimmed) {
         for (id, item) in &map {
-            out.push(one(item, Some(id), &format!("{name}{{{id}}}"), base)?);
+            found.push(one(item, Some(id), &format!("{name}{{{id}}}"), base));
         }
     } else {
         let mut lines = JsonLines::new(text.as_bytes(), path.to_owned());
         while let Some(item) = lines.next_value() {
-            let (line, value) = item.map_err(|e| PredictionsError::NotJson {
-                path: path.to_owned(),
-                message: e.to_string(),
-            })?;
-            out.push(one(&value, None, &format!("{name}:{line}"), base)?);
-        }
-    }
-    let mut seen: HashMap<(&str, u32), &str> = HashMap::new();
-    for p in &out {
-        if let Some(first) = seen.insert((&p.instance_id, p.attempt), &p.location) {
-            return Err(PredictionsError::Duplicate {
-                id: p.instance_id.clone(),
-                first: first.to_owned(),
-                second: p.location.clone(),
+            found.push(match item {
+                Ok((line, value)) => one(&value, None, &format!("{name}:{line}"), base),
+                Err(e) => Err(PredictionsError::NotJson {
+                    path: path.to_owned(),
+                    message: e.to_string(),
+                }),
             });
         }
     }
-    Ok(out)
+    let mut read = PredictionsRead::default();
+    let mut seen: HashMap<(String, u32), String> = HashMap::new();
+    for item in found {
+        match item {
+            Ok(p) => match seen.get(&(p.instance_id.clone(), p.attempt)) {
+                Some(first) => read.bad.push(PredictionsError::Duplicate {
+                    id: p.instance_id.clone(),
+                    first: first.clone(),
+                    second: p.location.clone(),
+                }),
+                None => {
+                    seen.insert((p.instance_id.clone(), p.attempt), p.location.clone());
+                    read.predictions.push(p);
+                }
+            },
+            Err(e) => read.bad.push(e),
+        }
+    }
+    Ok(read)
 }
 
 /// A whole-file JSON object whose values are predictions (not a single JSONL record).
@@ -185,12 +217,9 @@ fn one(
                 crate::base64::decode(&b64)
                     .ok_or_else(|| bad("field `model_patch_base64`: not valid base64".into()))?,
             ),
-            None => {
-                return Err(bad(
-                    "no `model_patch` (or `model_patch_base64`, or `model_repo` for Doc2Repo)"
-                        .into(),
-                ));
-            }
+            // `"model_patch": null` (SWE-agent writes it for a failed run) or no patch at all:
+            // an empty patch, as the SWE-bench harness counts it.
+            None => Submitted::Patch(Vec::new()),
         },
     };
     Ok(Prediction {

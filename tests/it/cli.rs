@@ -827,3 +827,57 @@ fn validate_catches_malformed_test_id_lists_and_ids_clashing_in_case() {
         "{problems:#?}"
     );
 }
+
+/// Predictions the way the SWE-bench harness takes them: `"model_patch": null` (SWE-agent's
+/// failed runs) and a missing patch are empty patches; a bad line, a line that is not JSON and a
+/// second prediction for one attempt are each named with their line while the good lines are
+/// kept; the exit code says some line was bad.
+#[test]
+fn a_bad_predictions_line_is_named_and_the_rest_are_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let preds = tmp.path().join("preds.jsonl");
+    write(
+        &preds,
+        &[
+            r#"{"instance_id": "a", "model_name_or_path": "m", "model_patch": "diff --git a/x b/x\n"}"#,
+            r#"{"instance_id": "b", "model_name_or_path": "m", "model_patch": null}"#,
+            r#"{"instance_id": "c", "model_name_or_path": "m"}"#,
+            r#"{"instance_id": "d", "model_name_or_path": "m", "model_patch": 42}"#,
+            r#"this line is not json"#,
+            r#"{"instance_id": "a", "model_name_or_path": "m", "model_patch": "again"}"#,
+        ]
+        .join("\n"),
+    );
+    let out_path = tmp.path().join("out.jsonl");
+    let out = bin()
+        .arg("ingest")
+        .arg(&preds)
+        .arg("-o")
+        .arg(&out_path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    for named in [
+        "preds.jsonl:4: field `model_patch`: expected a string, found 42",
+        "preds.jsonl:5",
+        "two predictions for `a`: ",
+    ] {
+        assert!(stderr.contains(named), "{named}:\n{stderr}");
+    }
+    let kept: Vec<serde_json::Value> = std::fs::read_to_string(&out_path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let ids: Vec<&str> = kept
+        .iter()
+        .map(|v| v["instance_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["a", "b", "c"], "{kept:#?}");
+    assert_eq!(kept[1]["model_patch"], "", "null is an empty patch");
+    assert_eq!(
+        kept[2]["model_patch"], "",
+        "a missing patch is an empty patch"
+    );
+}

@@ -524,3 +524,51 @@ fn another_timeout_grades_again_and_verbose_shows_the_gradings() {
         "{longer}"
     );
 }
+
+/// Exit codes that mean something: a predictions file with a bad line grades its good lines and
+/// exits 1 naming the line; predictions whose ids are all unknown, or `--ids` that match none,
+/// grade nothing and exit 1 saying so.
+#[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
+fn grading_nothing_or_a_bad_line_exits_one_and_says_why() {
+    require_docker();
+    fixture_images();
+    let dir = tempfile::tempdir().unwrap();
+    let good = std::fs::read_to_string(demo_preds()).unwrap();
+    let first = good.lines().next().unwrap();
+    let preds = dir.path().join("mixed.jsonl");
+    std::fs::write(
+        &preds,
+        format!("{first}\n{{\"instance_id\": \"acme_calc_pr71\", \"model_patch\": 7}}\n"),
+    )
+    .unwrap();
+    let out = grade_cmd(dir.path(), "mixed", &preds).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("mixed.jsonl:2"), "{stderr}");
+    assert!(stderr.contains("1 input problem(s)"), "{stderr}");
+    assert_eq!(
+        outcomes(&dir.path().join("mixed")).len(),
+        1,
+        "the good line was graded"
+    );
+
+    let unknown = dir.path().join("unknown.jsonl");
+    std::fs::write(
+        &unknown,
+        "{\"instance_id\": \"no_such_instance\", \"model_patch\": \"\"}\n",
+    )
+    .unwrap();
+    let out = grade_cmd(dir.path(), "unknown", &unknown).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("nothing was graded"), "{stderr}");
+
+    let out = grade_cmd(dir.path(), "ids", &demo_preds())
+        .args(["--ids", "acme_calc_pr7_typo"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("acme_calc_pr7_typo"), "{stderr}");
+}

@@ -24,7 +24,7 @@ pub use transcript::{
 };
 
 use super::Submitted;
-use super::predictions::read_predictions;
+use super::predictions::{read_predictions, read_predictions_keeping_going};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
@@ -520,15 +520,19 @@ fn file_format(path: &Path, tried: &mut Tried) -> ControlFlow<AgentFormat> {
         shape.is_some_and(|s| s.agent() == Agent::ClaudeCode),
         &format!("not a Claude Code transcript ({found})"),
     )?;
-    let preds = read_predictions(path);
+    // Predictions when at least one entry is one (the others are reported when it is read).
+    let preds = read_predictions_keeping_going(path);
     let why = match &preds {
-        Ok(p) if p.is_empty() => "no prediction in it".to_owned(),
+        Ok(p) if p.predictions.is_empty() => match p.bad.first() {
+            Some(e) => e.to_string(),
+            None => "no prediction in it".to_owned(),
+        },
         Ok(_) => String::new(),
         Err(e) => e.to_string(),
     };
     tried.check(
         AgentFormat::Predictions,
-        preds.is_ok_and(|p| !p.is_empty()),
+        preds.is_ok_and(|p| !p.predictions.is_empty()),
         &why,
     )
 }
@@ -724,8 +728,10 @@ fn predictions(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
     } else {
         path.to_owned()
     };
-    let preds = read_predictions(&file)?;
-    for p in preds {
+    let read = read_predictions_keeping_going(&file)?;
+    ing.problems
+        .extend(read.bad.iter().map(|e| format!("skipped: {e}")));
+    for p in read.predictions {
         ing.items.push(Ingested {
             instance_id: p.instance_id,
             attempt: p.attempt,
