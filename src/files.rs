@@ -32,10 +32,16 @@ impl AtomicFile {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
         };
-        let tmp = tempfile::Builder::new()
-            .prefix(".beyondswe-")
-            .suffix(".tmp")
-            .tempfile_in(dir)?;
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(".beyondswe-").suffix(".tmp");
+        // Created as any file is (0666 less the umask), not 0600: reports and predictions are
+        // read by other users and tools.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(std::fs::Permissions::from_mode(0o666));
+        }
+        let tmp = builder.tempfile_in(dir)?;
         Ok(AtomicFile {
             path: path.to_owned(),
             tmp,
@@ -202,6 +208,19 @@ pub fn safe_name(id: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn written_files_have_the_mode_any_new_file_gets() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("plain");
+        fs_err::File::create(&plain).unwrap();
+        let ours = dir.path().join("ours.json");
+        write_atomic(&ours, b"{}").unwrap();
+        let mode = |p: &Path| fs_err::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&ours), mode(&plain));
+    }
 
     #[test]
     fn a_file_appears_whole_and_an_abandoned_one_not_at_all() {
