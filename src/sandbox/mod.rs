@@ -44,7 +44,7 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            memory_mb: 4096,
+            memory_mb: 8192,
             cpus: 2.0,
             pids: 1024,
             disk_mb: 2048,
