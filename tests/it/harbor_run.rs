@@ -800,7 +800,13 @@ fn root_agent_attacks_through_harbor() {
             let with_gold = format!(
                 "#!/bin/sh\ncd {workdir} && git apply --whitespace=nowarn /solution/gold.patch || exit 1\ncd /\nsh /solution/attack.sh\n"
             );
-            for (label, solve) in [("alone", script.clone()), ("gold", with_gold)] {
+            // The shared layout's list is about the attacks alone: no gold runs there.
+            let labels = if verifier_mode(version) == "separate" {
+                vec![("alone", script.clone()), ("gold", with_gold)]
+            } else {
+                vec![("alone", script.clone())]
+            };
+            for (label, solve) in labels {
                 task_with_solution(
                     &tasks,
                     "acme_calc_pr7",
@@ -816,7 +822,12 @@ fn root_agent_attacks_through_harbor() {
         }
         let job = work.run(version, &name, "oracle", &format!("root-{version}"));
         let got = trials(&job);
-        assert_eq!(got.len(), attacks.len() * 2, "{version}");
+        let per_attack = if verifier_mode(version) == "separate" {
+            2
+        } else {
+            1
+        };
+        assert_eq!(got.len(), attacks.len() * per_attack, "{version}");
         let mut lines = Vec::new();
         let mut through = BTreeSet::new();
         let mut failed = Vec::new();
