@@ -19,8 +19,9 @@ pub(crate) struct DatasetArgs {
     /// The dataset: a BeyondSWE JSONL file or a directory of Harbor task directories.
     #[arg(long)]
     pub(crate) dataset: PathBuf,
-    /// Directory with the Doc2Repo test-suite zips.
-    #[arg(long)]
+    /// Directory with the Doc2Repo test-suite zips (the official evaluator's
+    /// BEYONDSWE_TEST_SUITE_DIR when not given).
+    #[arg(long, env = "BEYONDSWE_TEST_SUITE_DIR")]
     pub(crate) test_suites: Option<PathBuf>,
 }
 

@@ -21,8 +21,9 @@ pub(crate) struct ToHarborArgs {
     pub(crate) dataset: PathBuf,
     /// Where the task directories go (created if missing).
     pub(crate) out_dir: PathBuf,
-    /// Directory with the Doc2Repo test-suite zips (named by each record's `test_suite`).
-    #[arg(long)]
+    /// Directory with the Doc2Repo test-suite zips (named by each record's `test_suite`; the
+    /// official evaluator's BEYONDSWE_TEST_SUITE_DIR when not given).
+    #[arg(long, env = "BEYONDSWE_TEST_SUITE_DIR")]
     pub(crate) test_suites: Option<PathBuf>,
     /// Only these instance ids.
     #[arg(long, num_args = 1..)]

@@ -10,8 +10,9 @@ use std::path::PathBuf;
 pub(crate) struct ValidateArgs {
     /// A BeyondSWE JSONL file or a directory of Harbor task directories.
     pub(crate) dataset: PathBuf,
-    /// Directory with the Doc2Repo test-suite zips (JSONL datasets).
-    #[arg(long)]
+    /// Directory with the Doc2Repo test-suite zips (JSONL datasets; the official evaluator's
+    /// BEYONDSWE_TEST_SUITE_DIR when not given).
+    #[arg(long, env = "BEYONDSWE_TEST_SUITE_DIR")]
     pub(crate) test_suites: Option<PathBuf>,
     /// One JSON object per problem instead of a table.
     #[arg(long)]
@@ -38,9 +39,16 @@ pub(crate) fn run(args: &ValidateArgs) -> Result<i32> {
         report.warnings()
     ));
     if args.test_suites.is_none() && args.dataset.is_file() {
+        // A folder is suggested only when it is there.
+        let beside = validate::suites_hint(&args.dataset);
+        let example = if beside.is_dir() {
+            format!(" (e.g. {})", beside.display())
+        } else {
+            String::new()
+        };
         note(format!(
-            "hint: Doc2Repo suites were not checked; pass --test-suites DIR (e.g. {})",
-            validate::suites_hint(&args.dataset).display()
+            "hint: Doc2Repo suites were not checked; pass --test-suites DIR{example} or set \
+             BEYONDSWE_TEST_SUITE_DIR"
         ));
     }
     Ok(if report.errors() > 0 {

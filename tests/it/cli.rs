@@ -881,3 +881,36 @@ fn a_bad_predictions_line_is_named_and_the_rest_are_kept() {
         "a missing patch is an empty patch"
     );
 }
+
+/// The official evaluator's BEYONDSWE_TEST_SUITE_DIR stands for --test-suites, and the hint
+/// without either names no folder that is not there.
+#[test]
+fn the_official_test_suite_variable_is_honoured() {
+    let tmp = tempfile::tempdir().unwrap();
+    let empty = tmp.path().join("no-suites-here");
+    std::fs::create_dir_all(&empty).unwrap();
+    let dataset = fixtures().join("dataset/fixtures.jsonl");
+    let with = |dir: &Path| {
+        bin()
+            .arg("validate")
+            .arg(&dataset)
+            .env("BEYONDSWE_TEST_SUITE_DIR", dir)
+            .output()
+            .unwrap()
+    };
+    assert_eq!(with(&fixtures().join("test_suites")).status.code(), Some(0));
+    let out = with(&empty);
+    assert_eq!(out.status.code(), Some(1), "the suite is looked for there");
+    let out = bin()
+        .arg("validate")
+        .arg(&dataset)
+        .env_remove("BEYONDSWE_TEST_SUITE_DIR")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("BEYONDSWE_TEST_SUITE_DIR"), "{stderr}");
+    assert!(
+        !stderr.contains("e.g."),
+        "no folder that is not there: {stderr}"
+    );
+}
