@@ -17,12 +17,14 @@ pub enum DatasetError {
     #[error(transparent)]
     Convert(#[from] ConvertError),
     /// The dataset holds no instance with the requested id.
-    #[error("{dataset}: no instance `{id}`")]
+    #[error("{dataset}: no instance `{id}`{hint}")]
     UnknownInstance {
         /// The JSONL file or task directory searched.
         dataset: PathBuf,
         /// The instance id asked for.
         id: String,
+        /// The id that differs only in case, as a suggestion; empty when there is none.
+        hint: String,
     },
     /// Two items share an `instance_id`.
     #[error(transparent)]

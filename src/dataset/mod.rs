@@ -77,16 +77,24 @@ pub fn find_instance(
     } else {
         Source::open(dataset)?
     };
+    let mut same_but_case = None;
     for item in source {
         let item = item?;
         let entry = item.entry?;
-        if entry.record.instance_id() == id {
+        let theirs = entry.record.instance_id();
+        if theirs == id {
             return Instance::new(item.location, entry, test_suites);
+        }
+        if same_but_case.is_none() && theirs.eq_ignore_ascii_case(id) {
+            same_but_case = Some(theirs.to_owned());
         }
     }
     Err(DatasetError::UnknownInstance {
         dataset: dataset.to_owned(),
         id: id.to_owned(),
+        hint: same_but_case
+            .map(|t| format!(" (ids are case-sensitive: did you mean `{t}`?)"))
+            .unwrap_or_default(),
     })
 }
 

@@ -43,7 +43,22 @@ fn error_paths_print_each_cause_once_with_their_exit_code() {
     std::fs::write(d.join("ctx/Dockerfile"), "FROM scratch\n").unwrap();
     let variants = fixtures().join("dataset/variants.jsonl");
     let variants = variants.to_str().unwrap();
+    let fixtures_jsonl = fixtures().join("dataset/fixtures.jsonl");
+    let fixtures_jsonl = fixtures_jsonl.to_str().unwrap();
     let cases: Vec<Case> = vec![
+        (
+            "grade_one_instance_in_the_wrong_case",
+            vec![
+                "grade-one",
+                "--dataset",
+                fixtures_jsonl,
+                "--instance",
+                "ACME_CALC_PR7",
+                "--patch",
+                "empty.diff",
+            ],
+            vec![],
+        ),
         (
             "grade_run_id_outside_results_dir",
             vec![
