@@ -229,10 +229,21 @@ fn prediction_jobs(
     let mut h = Sha256::new();
     let mut jobs = Vec::new();
     let mut unknown = Vec::new();
+    let mut outside = 0usize;
+    let scoped = &spec.dataset.ids;
     for p in &ing.items {
         let Some(inst) = lookup_task(&names, &p.instance_id).and_then(|id| by_id.get(id.as_str()))
         else {
-            unknown.push(format!("{} ({})", p.instance_id, p.source));
+            // Left out by --ids, which is no problem of the prediction's.
+            if !scoped.is_empty()
+                && !scoped
+                    .iter()
+                    .any(|i| i.eq_ignore_ascii_case(&p.instance_id))
+            {
+                outside += 1;
+            } else {
+                unknown.push(format!("{} ({})", p.instance_id, p.source));
+            }
             continue;
         };
         let Some(submission) = item_submission(spec, p, inst) else {
@@ -251,6 +262,11 @@ fn prediction_jobs(
         let mut j = Job::new(inst, submission, &p.model, p.attempt);
         j.claimed_reward = p.reward;
         jobs.push(j);
+    }
+    if outside > 0 {
+        notes.note(&format!(
+            "note: {outside} prediction(s) for instances outside --ids (not graded)"
+        ));
     }
     Made {
         jobs,

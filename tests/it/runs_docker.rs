@@ -571,4 +571,14 @@ fn grading_nothing_or_a_bad_line_exits_one_and_says_why() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("acme_calc_pr7_typo"), "{stderr}");
+
+    // Predictions that --ids leaves out are said to be outside it, not missing from the dataset.
+    let out = grade_cmd(dir.path(), "scoped", &demo_preds())
+        .args(["--ids", "acme_calc_pr7"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("outside --ids"), "{stderr}");
+    assert!(!stderr.contains("not in the dataset"), "{stderr}");
 }
