@@ -100,7 +100,9 @@ pub(crate) fn run(args: &GradeArgs, quiet: bool) -> Result<i32> {
 /// `beyondswe report RUN_DIR`.
 #[derive(Debug, Args)]
 pub(crate) struct ReportArgs {
+    /// A run's directory (RESULTS_DIR/RUN_ID), holding its results.jsonl.
     pub(crate) run_dir: PathBuf,
+    /// What to print: the summary table, report.json, Markdown, or the HTML page.
     #[arg(long, value_parser = args::report_format(), default_value_t = Format::Table)]
     pub(crate) format: Format,
     /// Accept the static evidence of this instance's `forgery_suspected` verdict after review
@@ -128,7 +130,9 @@ pub(crate) fn report(args: &ReportArgs) -> Result<i32> {
 /// `beyondswe compare RUN_A RUN_B`.
 #[derive(Debug, Args)]
 pub(crate) struct CompareArgs {
+    /// The first run's directory (the baseline).
     pub(crate) run_a: PathBuf,
+    /// The second run's directory, compared against the first.
     pub(crate) run_b: PathBuf,
     /// JSON instead of a table (the same as --format json).
     #[arg(long, conflicts_with = "format")]

@@ -14,7 +14,9 @@ use std::path::{Path, PathBuf};
 pub(crate) enum ReleaseCommand {
     /// Harbor jobs directory → release JSONL (one line per trial).
     FromHarbor {
+        /// A Harbor jobs directory (or one job's directory).
         jobs_dir: PathBuf,
+        /// The release JSONL to write (written whole or not at all).
         #[arg(short, long)]
         output: PathBuf,
         /// Adds each trial's family.
@@ -33,7 +35,12 @@ pub(crate) enum ReleaseCommand {
         max_patch_mb: u64,
     },
     /// Release JSONL → Harbor job directory (loadable by Harbor's models and `harbor view`).
-    ToHarbor { release: PathBuf, out_dir: PathBuf },
+    ToHarbor {
+        /// The release JSONL.
+        release: PathBuf,
+        /// Where the job directories go.
+        out_dir: PathBuf,
+    },
 }
 
 pub(crate) fn run(cmd: &ReleaseCommand) -> Result<i32> {

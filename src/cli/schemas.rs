@@ -9,11 +9,13 @@ use std::path::PathBuf;
 pub(crate) enum SchemasCommand {
     /// Regenerate the schema files.
     Write {
+        /// Where the schema files go.
         #[arg(default_value = "schemas")]
         dir: PathBuf,
     },
     /// Fail when a schema file is missing or stale.
     Check {
+        /// Where the schema files are.
         #[arg(default_value = "schemas")]
         dir: PathBuf,
     },
