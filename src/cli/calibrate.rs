@@ -105,7 +105,7 @@ fn table(c: &Calibration) -> String {
                     if i.failing_tests.is_empty() {
                         "(none ran)".to_owned()
                     } else {
-                        i.failing_tests.join(", ")
+                        shown(&i.failing_tests)
                     },
                     if i.gold.reasons.is_empty() {
                         String::new()
@@ -113,17 +113,16 @@ fn table(c: &Calibration) -> String {
                         format!(" [{}]", i.gold.reasons.join(", "))
                     }
                 ),
-                CalibrationClass::Flaky => format!("flaky: {}", i.flaky_tests.join(", ")),
-                CalibrationClass::Trivial => format!(
-                    "passing without a fix: {}",
-                    i.passing_without_fix.join(", ")
-                ),
+                CalibrationClass::Flaky => format!("flaky: {}", shown(&i.flaky_tests)),
+                CalibrationClass::Trivial => {
+                    format!("passing without a fix: {}", shown(&i.passing_without_fix))
+                }
                 CalibrationClass::Error => {
                     format!("no gold grading finished: {}", i.gold.reasons.join(", "))
                 }
                 CalibrationClass::NoReference => "no gold patch".to_owned(),
                 CalibrationClass::Ok if !i.failing_tests.is_empty() => {
-                    format!("failing under gold: {}", i.failing_tests.join(", "))
+                    format!("failing under gold: {}", shown(&i.failing_tests))
                 }
                 CalibrationClass::Ok => String::new(),
             };
@@ -169,4 +168,40 @@ fn table(c: &Calibration) -> String {
         n.ok, n.broken, n.flaky, n.trivial, n.error, n.no_reference, c.repeat
     ));
     s
+}
+
+/// Test ids for one table cell: the first few, then how many more (calibration.json has them
+/// all), so that a table line stays a line.
+fn shown(ids: &[String]) -> String {
+    const SHOWN: usize = 5;
+    let mut text = ids
+        .iter()
+        .take(SHOWN)
+        .map(|i| beyondswe::text::one_line(i).into_owned())
+        .collect::<Vec<_>>()
+        .join(", ");
+    if ids.len() > SHOWN {
+        text.push_str(&format!(
+            " and {} more (all in the calibration file)",
+            ids.len() - SHOWN
+        ));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shown;
+
+    #[test]
+    fn a_long_list_of_ids_stays_on_one_short_line() {
+        let ids: Vec<String> = (0..201).map(|i| format!("tests/t.py::test_{i}")).collect();
+        let cell = shown(&ids);
+        assert!(
+            cell.ends_with("and 196 more (all in the calibration file)"),
+            "{cell}"
+        );
+        assert!(cell.len() < 200, "{cell}");
+        assert_eq!(shown(&ids[..2]), "tests/t.py::test_0, tests/t.py::test_1");
+    }
 }
