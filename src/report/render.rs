@@ -83,7 +83,14 @@ fn rows(report: &Report) -> Vec<[String; 6]> {
     rows
 }
 
-const HEADER: [&str; 6] = ["FAMILY", "INSTANCES", "RESOLVED", "ERRORS", "SCORE", ""];
+const HEADER: [&str; 6] = [
+    "FAMILY",
+    "INSTANCES",
+    "RESOLVED",
+    "ERRORS",
+    "SCORE",
+    "WHAT THE SCORE IS",
+];
 
 /// The report in `format`; HTML without error messages (see [`super::render_html`]).
 pub fn render(report: &Report, format: Format) -> String {
@@ -102,7 +109,7 @@ pub fn render(report: &Report, format: Format) -> String {
 
 fn markdown(report: &Report) -> String {
     let mut s = format!(
-        "### Run `{}`\n\n| family | instances | resolved | errors | score | |\n|---|---:|---:|---:|---:|---|\n",
+        "### Run `{}`\n\n| family | instances | resolved | errors | score | what the score is |\n|---|---:|---:|---:|---:|---|\n",
         report.run.run_id
     );
     for r in rows(report) {
@@ -181,11 +188,20 @@ fn table_notes(report: &Report) -> String {
         ));
     }
     s.push_str(&review_lines(report));
+    let unresolved = &report.swebench.unresolved_ids;
+    if !unresolved.is_empty() {
+        s.push_str(&format!(
+            "not resolved ({}): {}\n",
+            unresolved.len(),
+            first_ids(unresolved)
+        ));
+    }
     let errors = &report.swebench.error_ids;
     if !errors.is_empty() {
         s.push_str(&format!(
-            "errors (infrastructure, not the agent's): {}\n",
-            errors.join(", ")
+            "errors (infrastructure, not the agent's; {}): {}\n",
+            errors.len(),
+            first_ids(errors)
         ));
     }
     if !report.missing_families.is_empty() {
@@ -195,6 +211,24 @@ fn table_notes(report: &Report) -> String {
         ));
     }
     s
+}
+
+/// Up to twenty ids, then how many more (report.json lists every one).
+fn first_ids(ids: &[String]) -> String {
+    const SHOWN: usize = 20;
+    let mut text = ids
+        .iter()
+        .take(SHOWN)
+        .map(|i| crate::text::one_line(i).into_owned())
+        .collect::<Vec<_>>()
+        .join(", ");
+    if ids.len() > SHOWN {
+        text.push_str(&format!(
+            " and {} more (report.json lists them)",
+            ids.len() - SHOWN
+        ));
+    }
+    text
 }
 
 /// The `forgery_suspected` instances a person should look at: the first unexplained use in each,

@@ -468,3 +468,43 @@ fn grade_writes_report_html() {
     );
     assert_eq!(again, std::fs::read_to_string(&page).unwrap());
 }
+
+/// The table says what its score column measures, and lists the instances not resolved and the
+/// errors by id (the first twenty, then how many more).
+#[test]
+fn the_table_names_its_measure_and_the_ids_not_resolved() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    let mut lines = vec![line(
+        "o_r_pr1",
+        "CrossRepo",
+        "resolved",
+        "all_tests_passed",
+        1.0,
+        json!({}),
+    )];
+    for i in 0..25 {
+        lines.push(line(
+            &format!("o_r_pr{}", 100 + i),
+            "CrossRepo",
+            "unresolved",
+            "tests_failed",
+            0.0,
+            json!({}),
+        ));
+    }
+    synthetic_run(&dir, "r", &lines);
+    let table = run_ok(bin().arg("report").arg(&dir));
+    assert!(table.contains("WHAT THE SCORE IS"), "{table}");
+    assert!(table.contains("% resolved"), "{table}");
+    let line = table
+        .lines()
+        .find(|l| l.starts_with("not resolved (25): "))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(line.contains("o_r_pr100, o_r_pr101"), "{line}");
+    assert!(
+        line.ends_with("and 5 more (report.json lists them)"),
+        "{line}"
+    );
+    assert!(!line.contains("o_r_pr1,"), "resolved is not listed: {line}");
+}
