@@ -15,6 +15,18 @@ pub fn message(err: &(dyn std::error::Error + 'static)) -> String {
     let mut text = String::new();
     let mut cause = Some(err);
     while let Some(e) = cause {
+        // A missing file or a refused permission said plainly already: the I/O error that says
+        // it again in the words of the call (and its OS error below it) adds nothing.
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            let said = match io.kind() {
+                std::io::ErrorKind::NotFound => "no such file or directory",
+                std::io::ErrorKind::PermissionDenied => "permission denied",
+                _ => "",
+            };
+            if !said.is_empty() && text.contains(said) {
+                break;
+            }
+        }
         let part = e.to_string();
         cause = e.source();
         if part.is_empty() || text.contains(&part) {
@@ -28,10 +40,23 @@ pub fn message(err: &(dyn std::error::Error + 'static)) -> String {
     text
 }
 
-/// `path: reason`, or the I/O error alone when it already names `path`.
+/// `path: reason`, or the I/O error alone when it already names `path`. A missing file or a
+/// refused permission is said plainly (`PATH: no such file or directory`), never in the words of
+/// the call that met it (`failed to query resolved metadata`).
 pub(crate) fn io_message(path: &Path, err: &std::io::Error) -> String {
-    let text = err.to_string();
     let shown = path.display().to_string();
+    let text = err.to_string();
+    // The operating system's words (an error of our own wording is kept as it is).
+    let from_os = err.raw_os_error().is_some() || text.contains("(os error ");
+    match err.kind() {
+        std::io::ErrorKind::NotFound if from_os && !shown.is_empty() => {
+            return format!("{shown}: no such file or directory");
+        }
+        std::io::ErrorKind::PermissionDenied if from_os && !shown.is_empty() => {
+            return format!("{shown}: permission denied");
+        }
+        _ => {}
+    }
     if !shown.is_empty() && text.contains(&shown) {
         text
     } else {
@@ -49,9 +74,18 @@ mod tests {
         let fs_err = fs_err::File::open(p).expect_err("missing");
         assert_eq!(
             io_message(p, &fs_err),
-            "failed to open file `/no/such.jsonl`: No such file or directory (os error 2)"
+            "/no/such.jsonl: no such file or directory"
         );
+        let meta = fs_err::metadata(p).expect_err("missing");
+        assert_eq!(
+            io_message(p, &meta),
+            "/no/such.jsonl: no such file or directory"
+        );
+        let busy = std::io::Error::other("disk on fire");
+        assert_eq!(io_message(p, &busy), "/no/such.jsonl: disk on fire");
         let plain = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
         assert_eq!(io_message(p, &plain), "/no/such.jsonl: permission denied");
+        let ours = std::io::Error::new(std::io::ErrorKind::NotFound, "not a run directory");
+        assert_eq!(io_message(p, &ours), "/no/such.jsonl: not a run directory");
     }
 }
