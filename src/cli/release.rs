@@ -71,11 +71,24 @@ fn from_harbor(
     dataset: Option<&Path>,
     opts: ReleaseOptions,
 ) -> Result<i32> {
+    if !jobs_dir.exists() {
+        anyhow::bail!("{}: no such file or directory", jobs_dir.display());
+    }
+    if !jobs_dir.is_dir() {
+        anyhow::bail!("{}: not a directory of Harbor jobs", jobs_dir.display());
+    }
     let families = match dataset {
         Some(d) => beyondswe::dataset::families_by_task_name(d)?,
         None => Default::default(),
     };
     let released = convert::jobs_to_release(jobs_dir, output, &families, opts)?;
+    if released.trials == 0 {
+        note(format!(
+            "error: no Harbor trial under {} (a trial is a directory whose result.json names its \
+             task_name and trial_name)",
+            jobs_dir.display()
+        ));
+    }
     if released.omitted_files > 0 {
         note(format!(
             "{} file(s) listed but not carried (over --max-file-mb, --no-logs, links)",

@@ -72,6 +72,11 @@ fn error_paths_print_each_cause_once_with_their_exit_code() {
             vec![],
         ),
         (
+            "release_from_a_missing_jobs_dir",
+            vec!["release", "from-harbor", "missing-jobs", "-o", "r.jsonl"],
+            vec![],
+        ),
+        (
             "validate_missing_dataset",
             vec!["validate", "missing.jsonl"],
             vec![],
