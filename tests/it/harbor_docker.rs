@@ -74,6 +74,17 @@ pub(crate) fn build_task_with(id: &str, verifier_mode: VerifierMode) -> Task {
 /// container `c`, `/logs/artifacts` is carried into a fresh container of the task's image, and
 /// test.sh runs there. In shared mode (Harbor 0.1.x): test.sh runs in `c` itself.
 pub(crate) fn verify(c: &Container, task: &Task) -> (Option<String>, serde_json::Value) {
+    verify_in(c, task, &task.image, "true")
+}
+
+/// [`verify`] with the separate verifier's container started from `image` and `setup` run in it
+/// first (a prebuilt `docker_image`, which Harbor starts as it is for the verifier too).
+pub(crate) fn verify_in(
+    c: &Container,
+    task: &Task,
+    image: &str,
+    setup: &str,
+) -> (Option<String>, serde_json::Value) {
     let toml =
         TaskToml::parse(&std::fs::read_to_string(task.dir.join("task.toml")).unwrap()).unwrap();
     if toml.verifier.environment_mode.as_deref() != Some("separate") {
@@ -85,7 +96,9 @@ pub(crate) fn verify(c: &Container, task: &Task) -> (Option<String>, serde_json:
     }
     let carried = tempfile::tempdir().unwrap();
     c.copy_out("/logs/artifacts", &carried.path().join("artifacts"));
-    let v = Container::run(&task.image);
+    let v = Container::run(image);
+    let (code, out) = v.sh(setup);
+    assert_eq!(code, 0, "{out}");
     v.sh("mkdir -p /logs");
     v.copy_in(&carried.path().join("artifacts"), "/logs/artifacts");
     run_test_sh(&v, task)
@@ -352,7 +365,7 @@ fn without_the_environment_build_gold_passes_and_a_planted_plugin_does_not() {
     let (code, out) = c.sh(&prepare);
     assert_eq!(code, 0, "{out}");
     solve(&c, &task);
-    let (reward, report) = verify(&c, &task);
+    let (reward, report) = verify_in(&c, &task, record.image().unwrap(), &prepare);
     assert_eq!(reward.as_deref(), Some("1"), "{report:#}");
     drop(c);
 
@@ -366,7 +379,7 @@ fn without_the_environment_build_gold_passes_and_a_planted_plugin_does_not() {
         w = task.workdir
     ));
     assert_eq!(code, 0, "{out}");
-    let (reward, report) = verify(&c, &task);
+    let (reward, report) = verify_in(&c, &task, record.image().unwrap(), &prepare);
     assert_eq!(reward.as_deref(), Some("0"), "{report:#}");
     assert!(
         report["flags"]["files_removed"]

@@ -29,12 +29,23 @@ no_reward() {
 }
 
 record=/var/lib/beyondswe/verifier-python
+want= py=
 if ! read -r want py 2>/dev/null <"$record" || [ -z "$py" ]; then
-    no_reward no_python_in_image "no interpreter recorded at $record"
+    # An image used as it is (a prebuilt docker_image: no environment build, no prepare step):
+    # the usual places, by absolute path; there is no record to check a hash against.
+    want= py=
+    for candidate in /usr/local/bin/python3 /usr/bin/python3 /opt/conda/bin/python3 \
+        /usr/local/bin/python /usr/bin/python; do
+        if [ -x "$candidate" ]; then
+            py=$candidate
+            break
+        fi
+    done
+    [ -n "$py" ] || no_reward no_python_in_image "no interpreter recorded at $record and none at the usual paths"
 fi
 sum=
 for tool in /usr/bin/sha256sum /bin/sha256sum; do
-    if [ -x "$tool" ]; then
+    if [ -n "$want" ] && [ -x "$tool" ]; then
         sum=$("$tool" "$py" 2>/dev/null) && sum=${sum%% *}
         break
     fi
