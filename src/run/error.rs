@@ -72,6 +72,21 @@ pub enum RunError {
         #[source]
         source: SandboxError,
     },
+    /// The run already holds another model's verdicts: grading these submissions into it would
+    /// mix two models in one report.
+    #[error(
+        "{}: this run holds the verdicts of {theirs}; grading {ours} into it would mix models in \
+         one report: choose another --run-id (or --force to mix them)",
+        run_dir.display()
+    )]
+    OtherModel {
+        /// The run's directory.
+        run_dir: PathBuf,
+        /// The models already in it, quoted and joined.
+        theirs: String,
+        /// The models of these submissions, quoted and joined.
+        ours: String,
+    },
     /// A Harbor jobs directory given to a parity experiment holds no trial.
     #[error("{}: no Harbor trial there (no */result.json with task_name and trial_name)", .0.display())]
     NoTrials(PathBuf),

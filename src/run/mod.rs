@@ -80,6 +80,9 @@ pub fn grade_run(spec: &RunSpec, progress: &dyn Progress) -> Result<RunOutcome, 
     let input_problems = std::mem::take(&mut plan.input_problems);
     let run_dir = spec.store.dir();
     let store = open_store(&spec.store, &plan.meta, progress)?;
+    if !spec.store.force {
+        check_one_model(&store, &plan.jobs, &run_dir)?;
+    }
     let store = Mutex::new(store);
     let started = now_rfc3339();
     let label = spec.store.process_label();
@@ -118,6 +121,34 @@ pub fn grade_run(spec: &RunSpec, progress: &dyn Progress) -> Result<RunOutcome, 
         interrupted,
         planned,
         input_problems,
+    })
+}
+
+/// One model per run: the models of `jobs` are those the store already holds verdicts of, or the
+/// store holds none yet.
+fn check_one_model(store: &Store, jobs: &[Job], run_dir: &std::path::Path) -> Result<(), RunError> {
+    use std::collections::BTreeSet;
+    let theirs: BTreeSet<&str> = store.all().map(|s| s.model_name_or_path.as_str()).collect();
+    let ours: BTreeSet<&str> = jobs.iter().map(|j| j.model.as_str()).collect();
+    if theirs.is_empty() || ours.is_empty() || theirs == ours || ours.is_subset(&theirs) {
+        return Ok(());
+    }
+    let names = |set: &BTreeSet<&str>| {
+        set.iter()
+            .map(|m| {
+                if m.is_empty() {
+                    "(no model name)".to_owned()
+                } else {
+                    format!("`{}`", crate::text::one_line(m))
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Err(RunError::OtherModel {
+        run_dir: run_dir.to_owned(),
+        theirs: names(&theirs),
+        ours: names(&ours),
     })
 }
 

@@ -582,3 +582,54 @@ fn grading_nothing_or_a_bad_line_exits_one_and_says_why() {
     assert!(stderr.contains("outside --ids"), "{stderr}");
     assert!(!stderr.contains("not in the dataset"), "{stderr}");
 }
+
+/// One model per run: a second model's predictions graded into a run that holds another's are
+/// refused, both named; the same model resumes; --force mixes them on purpose.
+#[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
+fn a_second_model_is_not_mixed_into_a_run() {
+    require_docker();
+    fixture_images();
+    let dir = tempfile::tempdir().unwrap();
+    let preds = |model: &str| {
+        let p = dir.path().join(format!("{model}.jsonl"));
+        std::fs::write(
+            &p,
+            format!(
+                "{{\"instance_id\":\"acme_calc_pr71\",\"model_name_or_path\":\"{model}\",\"model_patch\":\"\"}}\n"
+            ),
+        )
+        .unwrap();
+        p
+    };
+    let out = grade_cmd(dir.path(), "r", &preds("model-a"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = grade_cmd(dir.path(), "r", &preds("model-a"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "the same model resumes");
+    let out = grade_cmd(dir.path(), "r", &preds("model-b"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("holds the verdicts of `model-a`; grading `model-b` into it"),
+        "{stderr}"
+    );
+    let out = grade_cmd(dir.path(), "r", &preds("model-b"))
+        .arg("--force")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
