@@ -542,9 +542,8 @@ fn grading_nothing_or_a_bad_line_exits_one_and_says_why() {
         format!("{first}\n{{\"instance_id\": \"acme_calc_pr71\", \"model_patch\": 7}}\n"),
     )
     .unwrap();
-    let out = grade_cmd(dir.path(), "mixed", &preds).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let (code, stderr) = exit_and_stderr(&mut grade_cmd(dir.path(), "mixed", &preds));
+    assert_eq!(code, Some(1), "{stderr}");
     assert!(stderr.contains("mixed.jsonl:2"), "{stderr}");
     assert!(stderr.contains("1 input problem(s)"), "{stderr}");
     assert_eq!(
@@ -559,28 +558,32 @@ fn grading_nothing_or_a_bad_line_exits_one_and_says_why() {
         "{\"instance_id\": \"no_such_instance\", \"model_patch\": \"\"}\n",
     )
     .unwrap();
-    let out = grade_cmd(dir.path(), "unknown", &unknown).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let (code, stderr) = exit_and_stderr(&mut grade_cmd(dir.path(), "unknown", &unknown));
+    assert_eq!(code, Some(1), "{stderr}");
     assert!(stderr.contains("nothing was graded"), "{stderr}");
 
-    let out = grade_cmd(dir.path(), "ids", &demo_preds())
-        .args(["--ids", "acme_calc_pr7_typo"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let (code, stderr) = exit_and_stderr(
+        grade_cmd(dir.path(), "ids", &demo_preds()).args(["--ids", "acme_calc_pr7_typo"]),
+    );
+    assert_eq!(code, Some(1), "{stderr}");
     assert!(stderr.contains("acme_calc_pr7_typo"), "{stderr}");
 
     // Predictions that --ids leaves out are said to be outside it, not missing from the dataset.
-    let out = grade_cmd(dir.path(), "scoped", &demo_preds())
-        .args(["--ids", "acme_calc_pr7"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let (code, stderr) = exit_and_stderr(
+        grade_cmd(dir.path(), "scoped", &demo_preds()).args(["--ids", "acme_calc_pr7"]),
+    );
+    assert_eq!(code, Some(0), "{stderr}");
     assert!(stderr.contains("outside --ids"), "{stderr}");
     assert!(!stderr.contains("not in the dataset"), "{stderr}");
+}
+
+/// A finished command's exit code and standard error.
+fn exit_and_stderr(cmd: &mut Command) -> (Option<i32>, String) {
+    let out = cmd.output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 /// One model per run: a second model's predictions graded into a run that holds another's are
