@@ -573,6 +573,8 @@ fn grading_nothing_or_a_bad_line_exits_one_and_says_why() {
         grade_cmd(dir.path(), "scoped", &demo_preds()).args(["--ids", "acme_calc_pr7"]),
     );
     assert_eq!(code, Some(0), "{stderr}");
+    // stderr is a pipe here, as in CI: progress comes as lines, the last one at the end.
+    assert!(stderr.contains("[progress] 1/1  resolved 1"), "{stderr}");
     assert!(stderr.contains("outside --ids"), "{stderr}");
     assert!(!stderr.contains("not in the dataset"), "{stderr}");
 }
