@@ -225,6 +225,12 @@ pub struct SwebenchSummary {
     pub empty_patch_ids: Vec<String>,
     /// Labels of the attempts that ended in an error.
     pub error_ids: Vec<String>,
+    /// Labels of every attempt with a verdict (the harness's `submitted_ids`).
+    #[serde(default)]
+    pub submitted_ids: Vec<String>,
+    /// Instances in the run's scope with no verdict at all (the harness's `incomplete_ids`).
+    #[serde(default)]
+    pub incomplete_ids: Vec<String>,
     /// The SWE-bench report's schema version (2).
     pub schema_version: u32,
 }
@@ -242,6 +248,7 @@ pub fn swebench_summary<'a>(
     for v in verdicts {
         let id = v.label();
         s.submitted_instances += 1;
+        s.submitted_ids.push(id.clone());
         match (v.verdict.verdict, v.verdict.reason) {
             (Outcome::Error, _) => s.error_ids.push(id),
             (_, Reason::EmptyPatch) => s.empty_patch_ids.push(id),

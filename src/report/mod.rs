@@ -211,10 +211,11 @@ pub struct Report {
 pub fn build_report(
     meta: Option<&RunMeta>,
     stored: &[Stored],
-    total_instances: usize,
+    scope: &Scope<'_>,
     timing: (Option<String>, Option<String>, Option<usize>),
     calibration: Option<&CalibrationUse>,
 ) -> Report {
+    let total_instances = scope.total;
     let excluded = |id: &str| calibration.is_some_and(|c| c.excluded.iter().any(|e| e == id));
     let s = scores(
         stored
@@ -258,8 +259,31 @@ pub fn build_report(
                 excluded: excluded(&st.verdict.instance_id),
             })
             .collect(),
-        swebench: swebench_summary(stored.iter(), total_instances.max(stored.len())),
+        swebench: {
+            let mut sw = swebench_summary(stored.iter(), total_instances.max(stored.len()));
+            let graded: std::collections::HashSet<&str> = stored
+                .iter()
+                .map(|s| s.verdict.instance_id.as_str())
+                .collect();
+            sw.incomplete_ids = scope
+                .ids
+                .iter()
+                .filter(|id| !graded.contains(id.as_str()))
+                .cloned()
+                .collect();
+            sw
+        },
     }
+}
+
+/// The instances a report covers: how many, and which (those without a verdict are the
+/// SWE-bench report's `incomplete_ids`).
+#[derive(Debug, Clone, Copy)]
+pub struct Scope<'a> {
+    /// How many instances the run covers.
+    pub total: usize,
+    /// Their ids, where known.
+    pub ids: &'a [String],
 }
 
 /// The report of a stored run. The report written when it was graded, if there is one, gives
@@ -281,10 +305,15 @@ pub fn load_report(dir: &std::path::Path) -> Result<Report, StoreError> {
             .filter(|s| ids.contains(s.verdict.instance_id.as_str()))
             .cloned()
             .collect();
+        // The instances without a verdict are those the saved report named.
+        let scope_ids: Vec<String> = saved.swebench.incomplete_ids.clone();
         return Ok(build_report(
             meta.as_ref(),
             &scoped,
-            saved.swebench.total_instances,
+            &Scope {
+                total: saved.swebench.total_instances,
+                ids: &scope_ids,
+            },
             (saved.started_at, saved.finished_at, saved.jobs),
             saved.calibration.as_ref(),
         ));
@@ -293,7 +322,7 @@ pub fn load_report(dir: &std::path::Path) -> Result<Report, StoreError> {
     Ok(build_report(
         meta.as_ref(),
         &stored,
-        n,
+        &Scope { total: n, ids: &[] },
         (None, None, None),
         None,
     ))

@@ -201,10 +201,18 @@ fn finish(spec: &RunSpec, plan: &Plan, store: &Store, started: String) -> Result
         )),
         _ => None,
     };
+    let scope_ids: Vec<String> = plan
+        .instances
+        .iter()
+        .map(|i| i.record.instance_id().to_owned())
+        .collect();
     let report = build_report(
         Some(&plan.meta),
         &in_scope,
-        plan.instances.len(),
+        &report::Scope {
+            total: plan.instances.len(),
+            ids: &scope_ids,
+        },
         (Some(started), Some(now_rfc3339()), Some(spec.jobs)),
         cal_use.as_ref(),
     );

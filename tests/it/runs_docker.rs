@@ -551,6 +551,22 @@ fn grading_nothing_or_a_bad_line_exits_one_and_says_why() {
         1,
         "the good line was graded"
     );
+    // The SWE-bench report names what was submitted and what has no verdict at all.
+    let sw: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("mixed/swebench_report.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        sw["submitted_ids"],
+        serde_json::json!(["acme_calc_pr7"]),
+        "{sw}"
+    );
+    let incomplete = sw["incomplete_ids"].as_array().unwrap();
+    assert_eq!(incomplete.len(), 10, "{sw}");
+    assert!(
+        incomplete.contains(&serde_json::json!("acme_calc_pr71")),
+        "{sw}"
+    );
 
     let unknown = dir.path().join("unknown.jsonl");
     std::fs::write(
