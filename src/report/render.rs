@@ -16,11 +16,20 @@ pub enum Format {
     Markdown,
     /// One self-contained HTML page.
     Html,
+    /// One leaderboard row as Markdown: model, run, date, the four families, AVG and the
+    /// resolved counts.
+    Leaderboard,
 }
 
 impl Format {
     /// Every format, in the order `--format` lists them.
-    pub const ALL: [Format; 4] = [Format::Table, Format::Json, Format::Markdown, Format::Html];
+    pub const ALL: [Format; 5] = [
+        Format::Table,
+        Format::Json,
+        Format::Markdown,
+        Format::Html,
+        Format::Leaderboard,
+    ];
 
     /// The name `--format` takes.
     pub fn as_str(self) -> &'static str {
@@ -29,6 +38,7 @@ impl Format {
             Format::Json => "json",
             Format::Markdown => "markdown",
             Format::Html => "html",
+            Format::Leaderboard => "leaderboard",
         }
     }
 }
@@ -98,6 +108,7 @@ pub fn render(report: &Report, format: Format) -> String {
         Format::Html => super::render_html(report, &std::collections::BTreeMap::new()),
         Format::Json => serde_json::to_string_pretty(report).unwrap_or_default() + "\n",
         Format::Markdown => markdown(report),
+        Format::Leaderboard => leaderboard(report),
         Format::Table => {
             let mut s = aligned_table(&rows(report));
             s.push_str(&table_notes(report));
@@ -105,6 +116,69 @@ pub fn render(report: &Report, format: Format) -> String {
             s
         }
     }
+}
+
+/// The leaderboard's header and this run's row: the paper's four families in its order, then
+/// AVG, then the resolved counts (issue families) and the fully passing repositories (Doc2Repo).
+fn leaderboard(report: &Report) -> String {
+    let order = [
+        Family::CrossRepo,
+        Family::DomainFix,
+        Family::DepMigrate,
+        Family::Doc2Repo,
+    ];
+    let mut models: Vec<&str> = report
+        .instances
+        .iter()
+        .map(|i| i.model_name_or_path.as_str())
+        .filter(|m| !m.is_empty())
+        .collect();
+    models.sort_unstable();
+    models.dedup();
+    let model = if models.is_empty() {
+        "unknown".to_owned()
+    } else {
+        models.join(", ")
+    };
+    let date = report
+        .finished_at
+        .as_deref()
+        .map(|d| d.chars().take(10).collect::<String>())
+        .unwrap_or_default();
+    let mut row = vec![
+        crate::text::one_line(&model).into_owned(),
+        crate::text::one_line(&report.run.run_id).into_owned(),
+        date,
+    ];
+    let mut counts = Vec::new();
+    for fam in order {
+        match report.families.iter().find(|f| f.family == fam) {
+            Some(f) => {
+                row.push(format!("{:.2}", round2(f.score)));
+                counts.push(if fam == Family::Doc2Repo {
+                    format!(
+                        "{} {}/{} fully",
+                        fam.as_str(),
+                        f.fully_correct.unwrap_or(0),
+                        f.instances
+                    )
+                } else {
+                    format!("{} {}/{}", fam.as_str(), f.resolved, f.instances)
+                });
+            }
+            None => row.push("-".into()),
+        }
+    }
+    row.push(format!("{:.2}", round2(report.avg)));
+    row.push(counts.join(", "));
+    format!(
+        "| model | run | date | CrossRepo | DomainFix | DepMigrate | Doc2Repo | AVG | resolved |\n\
+         |---|---|---|---:|---:|---:|---:|---:|---|\n| {} |\n",
+        row.iter()
+            .map(|c| c.replace('|', "\\|"))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    )
 }
 
 fn markdown(report: &Report) -> String {

@@ -508,3 +508,43 @@ fn the_table_names_its_measure_and_the_ids_not_resolved() {
     );
     assert!(!line.contains("o_r_pr1,"), "resolved is not listed: {line}");
 }
+
+/// `report --format leaderboard`: one Markdown row with the model, the run, the four families in
+/// the paper's order, AVG and the resolved counts.
+#[test]
+fn a_leaderboard_row() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    let lines = vec![
+        line(
+            "o_r_pr1",
+            "CrossRepo",
+            "resolved",
+            "all_tests_passed",
+            1.0,
+            json!({}),
+        ),
+        line(
+            "o_r_pr2",
+            "CrossRepo",
+            "unresolved",
+            "tests_failed",
+            0.0,
+            json!({}),
+        ),
+    ];
+    synthetic_run(&dir, "r1", &lines);
+    let text = run_ok(bin().args(["report", "--format", "leaderboard"]).arg(&dir));
+    let rows: Vec<&str> = text.lines().collect();
+    assert_eq!(rows.len(), 3, "{text}");
+    assert!(
+        rows[0].starts_with("| model | run | date | CrossRepo | DomainFix"),
+        "{text}"
+    );
+    assert!(
+        rows[2].contains("| r1 |") && rows[2].contains("| 50.00 | - | - | - |"),
+        "{text}"
+    );
+    assert!(rows[2].ends_with("| CrossRepo 1/2 |"), "{text}");
+    assert!(rows[2].starts_with("| agent<b>x</b> |"), "{text}");
+}
