@@ -33,6 +33,10 @@ pub(crate) struct GradeArgs {
     /// Grade empty patches (sanity run: nothing should resolve).
     #[arg(long)]
     pub(crate) empty: bool,
+    /// With --gold: the Doc2Repo reference repositories, `DIR/<instance_id>/` or an archive
+    /// named by the id (Doc2Repo records carry no gold patch).
+    #[arg(long, requires = "gold")]
+    pub(crate) solutions: Option<PathBuf>,
     /// The run's name; its results go to RESULTS_DIR/RUN_ID (one directory name).
     #[arg(long, value_parser = super::args::run_id)]
     pub(crate) run_id: String,
@@ -71,7 +75,9 @@ impl GradeArgs {
                 format: self.predictions_format,
                 patches: self.patches.clone(),
             },
-            None if self.gold => Submissions::Gold,
+            None if self.gold => Submissions::Gold {
+                solutions: self.solutions.clone(),
+            },
             None => Submissions::Empty,
         };
         RunSpec {

@@ -175,18 +175,39 @@ fn make_jobs(
             made.problems.clone_from(&ing.problems);
             return Ok(made);
         }
-        Submissions::Gold => {
+        Submissions::Gold { solutions } => {
             for inst in instances {
-                match inst.record.gold_patch() {
-                    Some(p) => jobs.push(Job::new(
+                let id = inst.record.instance_id();
+                let reference = solutions
+                    .as_deref()
+                    .filter(|_| inst.record.family() == Family::Doc2Repo)
+                    .and_then(|dir| crate::convert::find_solution(&inst.record, dir));
+                match (inst.record.gold_patch(), reference) {
+                    (Some(p), _) => jobs.push(Job::new(
                         inst,
                         Submission::Patch(p.as_bytes().to_vec()),
                         "gold",
                         1,
                     )),
-                    None => notes.note(&format!(
-                        "note: `{}` has no gold patch; not graded",
-                        inst.record.instance_id()
+                    (None, Some(repo)) => {
+                        let submission = match read_submission(
+                            &crate::submission::Submitted::Repo(repo.clone()),
+                            id,
+                            inst.record.family(),
+                            &spec.limits.read,
+                        ) {
+                            Ok(s) => s,
+                            Err(e) => Submission::Unreadable(format!("{}: {e}", repo.display())),
+                        };
+                        jobs.push(Job::new(inst, submission, "gold", 1));
+                    }
+                    (None, None) => notes.note(&format!(
+                        "note: `{id}` has no gold patch{}; not graded",
+                        if inst.record.family() == Family::Doc2Repo {
+                            " and no reference repository (--solutions DIR)"
+                        } else {
+                            ""
+                        }
                     )),
                 }
             }
@@ -197,7 +218,7 @@ fn make_jobs(
             }
         }
     }
-    let name = if matches!(spec.submissions, Submissions::Gold) {
+    let name = if matches!(spec.submissions, Submissions::Gold { .. }) {
         "gold"
     } else {
         "empty"

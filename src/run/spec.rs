@@ -79,8 +79,13 @@ pub enum Submissions {
         /// transcripts; `None` when there is none.
         patches: Option<PathBuf>,
     },
-    /// The dataset's gold patches (every instance should resolve).
-    Gold,
+    /// The dataset's gold patches (every instance should resolve); Doc2Repo instances, which
+    /// have none, take their reference repository from `solutions` (`DIR/<instance_id>/` or an
+    /// archive named by the id, as `convert to-harbor --solutions` reads them).
+    Gold {
+        /// The Doc2Repo reference repositories; `None` when there are none.
+        solutions: Option<PathBuf>,
+    },
     /// Empty patches (nothing should resolve).
     Empty,
 }
@@ -89,7 +94,7 @@ impl Submissions {
     /// The dataset's own patches: graded without canaries, which are there to catch a submission
     /// forging its outcomes (see [`GradeOptions::trusted_submissions`]).
     pub fn trusted(&self) -> bool {
-        matches!(self, Submissions::Gold | Submissions::Empty)
+        matches!(self, Submissions::Gold { .. } | Submissions::Empty)
     }
 }
 

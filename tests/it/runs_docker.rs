@@ -654,3 +654,80 @@ fn a_second_model_is_not_mixed_into_a_run() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// `grade --gold --solutions DIR`: Doc2Repo records carry no gold patch, so their reference
+/// repository stands in; without one they are named and left out.
+#[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
+fn gold_runs_take_doc2repo_reference_repositories() {
+    require_docker();
+    fixture_images();
+    let dir = tempfile::tempdir().unwrap();
+    let doc = "minidoc_ac79166631ba81556e3f40c05aa8d00fe9178ca6";
+    let solutions = dir.path().join("solutions");
+    let copy = solutions.join(doc);
+    for e in walkdir::WalkDir::new(fixtures().join("submissions/minidoc_gold")) {
+        let e = e.unwrap();
+        let to = copy.join(
+            e.path()
+                .strip_prefix(fixtures().join("submissions/minidoc_gold"))
+                .unwrap(),
+        );
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&to).unwrap();
+        } else {
+            std::fs::copy(e.path(), &to).unwrap();
+        }
+    }
+    // The fixture's Doc2Repo record carries a patch of its own; as published, such records
+    // have none.
+    let dataset = dir.path().join("d.jsonl");
+    let text: String = std::fs::read_to_string(fixtures().join("dataset/fixtures.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            if v["task"] == "Doc2Repo" {
+                v.as_object_mut().unwrap().remove("patch");
+            }
+            format!("{v}\n")
+        })
+        .collect();
+    std::fs::write(&dataset, text).unwrap();
+    let gold = |run: &str, with: bool| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_beyondswe"));
+        cmd.args([
+            "grade",
+            "--gold",
+            "--jobs",
+            "2",
+            "--run-id",
+            run,
+            "--dataset",
+        ])
+        .arg(&dataset)
+        .arg("--test-suites")
+        .arg(fixtures().join("test_suites"))
+        .arg("--results-dir")
+        .arg(dir.path());
+        if with {
+            cmd.arg("--solutions").arg(&solutions);
+        }
+        exit_and_stderr(&mut cmd)
+    };
+    let (code, stderr) = gold("with", true);
+    assert_eq!(code, Some(0), "{stderr}");
+    let got = outcomes(&dir.path().join("with"));
+    assert_eq!(got.len(), 3, "{got:?}");
+    assert_eq!(
+        got[doc].1, 1.0,
+        "the reference repository passes its suite: {got:?}"
+    );
+    let (code, stderr) = gold("without", false);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains("no reference repository (--solutions DIR)"),
+        "{stderr}"
+    );
+    assert_eq!(outcomes(&dir.path().join("without")).len(), 2);
+}
