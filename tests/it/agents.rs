@@ -2,7 +2,7 @@
 //! cases (CRLF and non-UTF-8 patches, an empty patch, a truncated line, an errored trial, a
 //! misleading trial directory name, a transcript without a patch, an unknown format).
 
-use super::support::{fixture_images, fixtures, require_docker};
+use super::support::{copy_dir, fixture_images, fixtures, require_docker};
 use assert_cmd::cargo::cargo_bin_cmd;
 use predicates::prelude::PredicateBooleanExt;
 use predicates::str::contains;
@@ -284,7 +284,7 @@ fn a_missing_path_is_named_as_missing() {
 fn links_out_of_a_harbor_job_are_not_followed() {
     let dir = tempfile::tempdir().unwrap();
     let job = dir.path().join("jobs");
-    copy_tree(&agents("harbor-job"), &job);
+    copy_dir(&agents("harbor-job"), &job);
     let host = dir.path().join("host-secret.txt");
     std::fs::write(&host, "HOST SECRET: not an agent's patch\n").unwrap();
     let trial = job.join("2026-03-25__10-00-00/acme_calc_pr7__a8Kp2Qz/artifacts");
@@ -339,7 +339,7 @@ fn links_out_of_a_harbor_job_are_not_followed() {
 fn release_and_ingest_read_patches_within_max_patch_mb() {
     let dir = tempfile::tempdir().unwrap();
     let job = dir.path().join("jobs");
-    copy_tree(&agents("harbor-job"), &job);
+    copy_dir(&agents("harbor-job"), &job);
     let patch = job.join("2026-03-25__10-00-00/acme_calc_pr7__a8Kp2Qz/artifacts/patch.diff");
     let mut text = String::from("--- a/x\n+++ b/x\n@@ -1 +1,30000 @@\n-x\n");
     text.push_str(&"+yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy\n".repeat(30_000));
@@ -390,18 +390,6 @@ fn release_and_ingest_read_patches_within_max_patch_mb() {
         .lines()
         .any(|l| serde_json::from_str::<Value>(l).unwrap()["model_patch"] == text.as_str());
     assert!(ingested, "the patch under the raised limit is ingested");
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    for entry in walkdir::WalkDir::new(from) {
-        let entry = entry.unwrap();
-        let dest = to.join(entry.path().strip_prefix(from).unwrap());
-        if entry.file_type().is_dir() {
-            std::fs::create_dir_all(&dest).unwrap();
-        } else {
-            std::fs::copy(entry.path(), &dest).unwrap();
-        }
-    }
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! history; gold, empty and half patches; and a tamper suite in which every attempt must end
 //! unresolved (or with an unchanged Doc2Repo score) and be flagged, with no container left behind.
 
-use super::support::{fixture_images, fixtures, require_docker};
+use super::support::{copy_dir, fixture_images, fixtures, require_docker};
 use beyondswe::grade::{self, GradeInput, GradeOptions, Outcome, Reason, TestOutcome, Verdict};
 use beyondswe::record::{Record, RecordReader};
 use beyondswe::sandbox::{DockerSandbox, Limits};
@@ -45,19 +45,6 @@ fn patch_from_base(fixture: &str, edit: impl FnOnce(&Path)) -> String {
     edit(dir.path());
     git(&["add", "-A"]);
     git(&["diff", "--cached", "--binary", "HEAD"])
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    for entry in walkdir::WalkDir::new(from) {
-        let entry = entry.unwrap();
-        let rel = entry.path().strip_prefix(from).unwrap();
-        let dest = to.join(rel);
-        if entry.file_type().is_dir() {
-            std::fs::create_dir_all(&dest).unwrap();
-        } else {
-            std::fs::copy(entry.path(), &dest).unwrap();
-        }
-    }
 }
 
 fn future_file(fixture: &str, rel: &str) -> String {

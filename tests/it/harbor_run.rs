@@ -9,7 +9,7 @@
 //! engine or the client image.
 
 use super::adversarial::{Case, cases, meets};
-use super::support::{fixture_images, fixtures, repo_root, require_docker, run_ok};
+use super::support::{copy_dir, fixture_images, fixtures, repo_root, require_docker, run_ok};
 use beyondswe::grade::Outcome;
 use beyondswe::harbor::{TaskToml, lookup_task, task_dir_name, task_name_index, trial_dirs};
 use serde_json::Value;
@@ -159,18 +159,6 @@ fn verifier_mode(version: &str) -> &'static str {
         "shared"
     } else {
         "separate"
-    }
-}
-
-fn copy_dir(src: &Path, dst: &Path) {
-    for e in walkdir::WalkDir::new(src) {
-        let e = e.unwrap();
-        let to = dst.join(e.path().strip_prefix(src).unwrap());
-        if e.file_type().is_dir() {
-            std::fs::create_dir_all(&to).unwrap();
-        } else {
-            std::fs::copy(e.path(), &to).unwrap();
-        }
     }
 }
 

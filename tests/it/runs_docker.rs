@@ -666,19 +666,7 @@ fn gold_runs_take_doc2repo_reference_repositories() {
     let doc = "minidoc_ac79166631ba81556e3f40c05aa8d00fe9178ca6";
     let solutions = dir.path().join("solutions");
     let copy = solutions.join(doc);
-    for e in walkdir::WalkDir::new(fixtures().join("submissions/minidoc_gold")) {
-        let e = e.unwrap();
-        let to = copy.join(
-            e.path()
-                .strip_prefix(fixtures().join("submissions/minidoc_gold"))
-                .unwrap(),
-        );
-        if e.file_type().is_dir() {
-            std::fs::create_dir_all(&to).unwrap();
-        } else {
-            std::fs::copy(e.path(), &to).unwrap();
-        }
-    }
+    super::support::copy_dir(&fixtures().join("submissions/minidoc_gold"), &copy);
     // The fixture's Doc2Repo record carries a patch of its own; as published, such records
     // have none.
     let dataset = dir.path().join("d.jsonl");

@@ -256,3 +256,16 @@ pub fn load_in_browser(browser: &Path, page: &Path, fragment: &str) -> Loaded {
         console,
     }
 }
+
+/// Copies the tree `from` to `to` (directories and files; links copied as the files they name).
+pub fn copy_dir(from: &Path, to: &Path) {
+    for entry in walkdir::WalkDir::new(from) {
+        let entry = entry.unwrap();
+        let dest = to.join(entry.path().strip_prefix(from).unwrap());
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&dest).unwrap();
+        } else {
+            std::fs::copy(entry.path(), &dest).unwrap();
+        }
+    }
+}
