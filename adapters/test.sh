@@ -18,6 +18,8 @@ set -u
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export PATH
 mode=@MODE@
+# Whether the environment's build records the interpreter (no only for a prebuilt docker_image).
+recorded=@RECORDED@
 logs=/logs/verifier
 mkdir -p "$logs"
 rm -f "$logs/reward.txt" "$logs/reward.json"
@@ -31,6 +33,9 @@ no_reward() {
 record=/var/lib/beyondswe/verifier-python
 want= py=
 if ! read -r want py 2>/dev/null <"$record" || [ -z "$py" ]; then
+    # The build wrote a record and it is gone: someone who had this container removed it, to
+    # have an interpreter of theirs found at the usual paths.
+    [ "$recorded" = no ] || no_reward no_python_in_image "the interpreter record $record the build wrote is gone"
     # An image used as it is (a prebuilt docker_image: no environment build, no prepare step):
     # the usual places, by absolute path; there is no record to check a hash against.
     want= py=

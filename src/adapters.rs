@@ -162,9 +162,13 @@ pub fn digest() -> String {
     hex::encode(h.finalize())
 }
 
-/// Harbor `tests/test.sh` for a verifier mode (`separate` or `shared`).
-pub fn test_sh(mode: &str) -> String {
-    TEST_SH.replace("@MODE@", mode)
+/// Harbor `tests/test.sh` for a verifier mode (`separate` or `shared`); `recorded`: the task's
+/// environment build records the interpreter (every task but one with a prebuilt image), so a
+/// missing record is someone's doing, never a reason to look elsewhere.
+pub fn test_sh(mode: &str, recorded: bool) -> String {
+    TEST_SH
+        .replace("@MODE@", mode)
+        .replace("@RECORDED@", if recorded { "yes" } else { "no" })
 }
 
 /// Where the verifier's modules live in a Harbor task's image (the environment's Dockerfile

@@ -424,7 +424,7 @@ fn write_tests(
     write(
         dir,
         paths::TEST_SH,
-        adapters::test_sh(opts.verifier_mode.as_str()).as_bytes(),
+        adapters::test_sh(opts.verifier_mode.as_str(), !opts.prebuilt_image).as_bytes(),
     )?;
     write(
         dir,
@@ -737,6 +737,7 @@ mod tests {
         }
         let test_sh = fs::read_to_string(dir.join(paths::TEST_SH)).unwrap();
         assert!(test_sh.contains("mode=separate\n"), "{test_sh}");
+        assert!(test_sh.contains("recorded=yes\n"), "{test_sh}");
         assert!(
             !test_sh.contains("command -v"),
             "no interpreter through PATH"

@@ -43,12 +43,22 @@ pub(crate) fn build_task(id: &str) -> Task {
 
 /// [`build_task`] with the verifier mode given.
 pub(crate) fn build_task_with(id: &str, verifier_mode: VerifierMode) -> Task {
+    build_task_opts(
+        id,
+        ToHarborOptions {
+            verifier_mode,
+            ..ToHarborOptions::default()
+        },
+    )
+}
+
+/// [`build_task`] with the conversion's options given (the fixtures' suites added).
+pub(crate) fn build_task_opts(id: &str, opts: ToHarborOptions) -> Task {
     let record = fixture(id);
     let tmp = tempfile::tempdir().unwrap();
     let opts = ToHarborOptions {
         test_suites: Some(fixtures().join("test_suites")),
-        verifier_mode,
-        ..ToHarborOptions::default()
+        ..opts
     };
     let dir = convert::write_task(&record, tmp.path(), &opts).unwrap();
     let image = format!("beyondswe-test/harbor-{}:latest", id.to_lowercase());
@@ -355,7 +365,14 @@ fn without_the_environment_build_gold_passes_and_a_planted_plugin_does_not() {
     require_docker();
     fixture_images();
     let record = fixture("acme_calc_pr7");
-    let task = build_task("acme_calc_pr7");
+    // Converted for a prebuilt image: its test.sh expects no interpreter record.
+    let task = build_task_opts(
+        "acme_calc_pr7",
+        ToHarborOptions {
+            prebuilt_image: true,
+            ..ToHarborOptions::default()
+        },
+    );
     let base = record.base_commit().unwrap();
     let prepare = format!(
         "cd {w} && git -c advice.detachedHead=false checkout -q -f {base} && test ! -e /var/lib/beyondswe",
