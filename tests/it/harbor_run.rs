@@ -747,9 +747,10 @@ fn tamper_solutions_through_harbor() {
 }
 
 /// The root-agent attacks of the issue (fixtures/root_attacks/*.sh: pytest patched, a
-/// site-packages hook, a plugin added to the prepare record, a python3 shim on PATH, an atexit
-/// hook in the standard library, the recorded interpreter replaced, a reward planted, a diff
-/// planted), each as the oracle's solve.sh on the calc task, alone and after the gold patch.
+/// site-packages hook, a plugin added to the prepare record, a python3 shim on PATH and the same
+/// with the interpreter record removed, an atexit hook in the standard library, the recorded
+/// interpreter replaced, a reward planted, a diff planted), each as the oracle's solve.sh on the
+/// calc task, alone and after the gold patch.
 /// With a separate verifier (Harbor 0.26) every one scores its true reward: 0 alone (nothing in
 /// the repository changed), 1 with the gold patch. With the shared layout
 /// (Harbor 0.1.45) the ones the README lists still get 1, and no others.
