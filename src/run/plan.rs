@@ -41,7 +41,10 @@ pub struct Plan {
 /// dataset) goes to `notes` as it is found, so nothing said is lost when a later step fails.
 pub fn plan(spec: &RunSpec, notes: &dyn Progress) -> Result<Plan, RunError> {
     let (instances, dataset_digest) = load_instances(&spec.dataset, notes)?;
-    let mut input_problems = missing_ids(&spec.dataset, &instances);
+    let mut input_problems: Vec<String> = missing_ids(&spec.dataset, &instances)
+        .iter()
+        .map(|i| format!("--ids `{i}` is not in the dataset"))
+        .collect();
     let calibration = match &spec.calibration {
         Some(c) => Some(calibration::read(&c.path)?),
         None => None,
@@ -92,14 +95,15 @@ pub fn plan(spec: &RunSpec, notes: &dyn Progress) -> Result<Plan, RunError> {
     })
 }
 
-/// `--ids` the dataset lacks, each named.
-fn missing_ids(dataset: &DatasetSpec, instances: &[Instance]) -> Vec<String> {
+/// `--ids` the dataset lacks (`instances`: the dataset, or its part in scope), sorted, once
+/// each.
+fn missing_ids<'a>(dataset: &'a DatasetSpec, instances: &[Instance]) -> Vec<&'a str> {
     let known: HashSet<&str> = instances.iter().map(|i| i.record.instance_id()).collect();
-    let mut missing: Vec<String> = dataset
+    let mut missing: Vec<&str> = dataset
         .ids
         .iter()
-        .filter(|i| !known.contains(i.as_str()))
-        .map(|i| format!("--ids `{i}` is not in the dataset"))
+        .map(String::as_str)
+        .filter(|i| !known.contains(i))
         .collect();
     missing.sort();
     missing.dedup();
@@ -117,20 +121,14 @@ pub fn load_instances(
     let dataset_digest = dataset_hash(&instances);
     if !ids.is_empty() {
         let wanted: HashSet<&str> = ids.iter().map(String::as_str).collect();
-        let known: HashSet<&str> = instances.iter().map(|i| i.record.instance_id()).collect();
-        let mut missing: Vec<&str> = wanted
-            .iter()
-            .copied()
-            .filter(|i| !known.contains(i))
-            .collect();
-        missing.sort_unstable();
+        instances.retain(|i| wanted.contains(i.record.instance_id()));
+        let missing = missing_ids(dataset, &instances);
         if !missing.is_empty() {
             notes.note(&format!(
                 "warning: --ids not in the dataset: {}",
                 missing.join(", ")
             ));
         }
-        instances.retain(|i| wanted.contains(i.record.instance_id()));
     }
     Ok((instances, dataset_digest))
 }
