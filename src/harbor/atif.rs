@@ -5,10 +5,23 @@
 //!
 //! Like Harbor, it does not reject fields newer than the file's declared version; unlike Harbor,
 //! it never stops at the first problem of a kind.
+//!
+//! A file is read as a stream ([`validate_file`]): each step is parsed, checked and dropped in
+//! turn, so memory follows the largest step, not the file. The problems are the same, in the same
+//! order, as those of [`validate_value`] on the whole document (a test holds the two equal).
 
 use serde::Serialize;
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
+use std::cell::Cell;
+use std::io::Read;
 use std::path::Path;
+use std::rc::Rc;
+
+/// The most problems listed for one trajectory; past it they are counted, and the last problem
+/// says how many more there were (a file of `{},` steps would otherwise list more text than it
+/// holds).
+pub const MAX_LISTED: usize = 1000;
 
 /// The `schema_version` values accepted (Harbor 0.1.x writes `ATIF-v1.6`, current Harbor
 /// `ATIF-v1.8`); a trajectory without one is not faulted for it.
@@ -40,13 +53,64 @@ impl std::fmt::Display for Problem {
     }
 }
 
+/// Problems in the order found: the first [`MAX_LISTED`] of them, and how many more.
+#[derive(Debug, Default)]
+struct Problems {
+    listed: Vec<Problem>,
+    more: usize,
+}
+
+impl Problems {
+    fn push(&mut self, p: Problem) {
+        if self.listed.len() < MAX_LISTED {
+            self.listed.push(p);
+        } else {
+            self.more += 1;
+        }
+    }
+
+    /// How many were found, listed or not.
+    fn count(&self) -> usize {
+        self.listed.len() + self.more
+    }
+
+    fn extend(&mut self, other: Problems) {
+        let room = MAX_LISTED.saturating_sub(self.listed.len());
+        let mut rest = other.listed;
+        let over = rest.split_off(room.min(rest.len()));
+        self.listed.extend(rest);
+        self.more += over.len() + other.more;
+    }
+
+    /// The listed problems, the last one saying how many more were found.
+    fn finish(mut self) -> Vec<Problem> {
+        if self.more > 0 {
+            self.listed.push(Problem {
+                path: "trajectory".to_owned(),
+                message: format!(
+                    "{} more problems, not listed (the first {MAX_LISTED} are)",
+                    self.more
+                ),
+            });
+        }
+        self.listed
+    }
+}
+
 struct Checker<'a> {
-    problems: Vec<Problem>,
+    problems: Problems,
     /// Directory for relative media paths (`None`: media not checked).
     base: Option<&'a Path>,
 }
 
-impl Checker<'_> {
+impl<'a> Checker<'a> {
+    fn new(base: Option<&'a Path>) -> Self {
+        Checker {
+            problems: Problems::default(),
+            base,
+        }
+    }
+
     fn err(&mut self, path: &str, message: impl Into<String>) {
         self.problems.push(Problem {
             path: path.to_owned(),
@@ -260,43 +324,57 @@ impl Checker<'_> {
             Some(_) => return self.err(&format!("{path}.steps"), "expected a list"),
             None => return self.err(&format!("{path}.steps"), "required"),
         };
-        let before = self.problems.len();
+        let before = self.problems.count();
         for (i, s) in steps.iter().enumerate() {
             self.step(&format!("{path}.steps[{i}]"), s);
         }
-        if self.problems.len() != before {
+        if self.problems.count() != before {
             return;
         }
         for (i, s) in steps.iter().enumerate() {
-            if step_id(s.get("step_id").unwrap_or(&Value::Null)) != Some(i as i64 + 1) {
-                self.err(
-                    &format!("{path}.steps[{i}].step_id"),
-                    format!("step ids must be 1, 2, 3, … in order; expected {}", i + 1),
-                );
+            if !step_in_order(i, s) {
+                self.step_out_of_order(path, i);
             }
         }
+    }
+
+    fn step_out_of_order(&mut self, path: &str, i: usize) {
+        self.err(
+            &format!("{path}.steps[{i}].step_id"),
+            format!("step ids must be 1, 2, 3, … in order; expected {}", i + 1),
+        );
     }
 
     /// Embedded subagent trajectories: each needs a `trajectory_id` of its own.
     fn subagent_trajectories(&mut self, path: &str, t: &Map<String, Value>) {
         let mut seen = std::collections::HashSet::new();
         self.list(path, t, "subagent_trajectories", |c, p, sub| {
-            match sub.get("trajectory_id").and_then(Value::as_str) {
-                Some(id) => {
-                    if !seen.insert(id.to_owned()) {
-                        c.err(
-                            &format!("{p}.trajectory_id"),
-                            format!("duplicate embedded trajectory_id `{id}`"),
-                        );
-                    }
-                }
-                None => c.err(
-                    &format!("{p}.trajectory_id"),
-                    "an embedded subagent trajectory needs a trajectory_id",
-                ),
-            }
+            c.embedded_id(p, sub.get("trajectory_id"), &mut seen);
             c.trajectory(p, sub);
         });
+    }
+
+    /// An embedded trajectory's `trajectory_id`: present, and not one seen before.
+    fn embedded_id(
+        &mut self,
+        p: &str,
+        id: Option<&Value>,
+        seen: &mut std::collections::HashSet<String>,
+    ) {
+        match id.and_then(Value::as_str) {
+            Some(id) => {
+                if !seen.insert(id.to_owned()) {
+                    self.err(
+                        &format!("{p}.trajectory_id"),
+                        format!("duplicate embedded trajectory_id `{id}`"),
+                    );
+                }
+            }
+            None => self.err(
+                &format!("{p}.trajectory_id"),
+                "an embedded subagent trajectory needs a trajectory_id",
+            ),
+        }
     }
 
     fn step(&mut self, path: &str, v: &Value) {
@@ -645,6 +723,11 @@ impl Checker<'_> {
     }
 }
 
+/// Whether step `i` (from 0) has the step id `i + 1`.
+fn step_in_order(i: usize, s: &Value) -> bool {
+    step_id(s.get("step_id").unwrap_or(&Value::Null)) == Some(i as i64 + 1)
+}
+
 /// `step_id` as pydantic reads an int in lax mode: integers, integral floats, numeric strings,
 /// booleans.
 fn step_id(v: &Value) -> Option<i64> {
@@ -745,31 +828,358 @@ fn time_ok(t: &str) -> bool {
 
 /// Every problem of one trajectory value; media paths are checked against `base` when given.
 pub fn validate_value(v: &Value, base: Option<&Path>) -> Vec<Problem> {
-    let mut c = Checker {
-        problems: Vec::new(),
-        base,
-    };
+    let mut c = Checker::new(base);
     c.trajectory("trajectory", v);
-    c.problems
+    c.problems.finish()
 }
 
-/// Every problem of a trajectory file (unreadable or not JSON is one problem).
+/// Every problem of a trajectory file (unreadable, not JSON or a value over the cap is one
+/// problem), read as a stream: one step at a time is held, and no step or other value may be
+/// longer than [`crate::record::max_line_bytes`].
 pub fn validate_file(path: &Path) -> Vec<Problem> {
-    let text = match crate::record::read_text_capped(path) {
-        Ok(t) => t,
-        Err(e) => {
-            return vec![Problem {
-                path: path.display().to_string(),
-                message: e.to_string(),
-            }];
+    let one = |message: String| {
+        vec![Problem {
+            path: path.display().to_string(),
+            message,
+        }]
+    };
+    let file = match fs_err::File::open(path) {
+        Ok(f) => f,
+        Err(e) => return one(crate::errors::io_message(path, &e)),
+    };
+    let used = Rc::new(Cell::new(0));
+    let reader = Budgeted {
+        inner: std::io::BufReader::with_capacity(1 << 16, file),
+        used: Rc::clone(&used),
+        max: crate::record::max_line_bytes() as u64,
+    };
+    let mut de = serde_json::Deserializer::from_reader(reader);
+    let base = path.parent().unwrap_or(Path::new("."));
+    let seed = TrajectorySeed {
+        path: "trajectory",
+        base: Some(base),
+        used: &used,
+    };
+    match seed.deserialize(&mut de).and_then(|t| de.end().map(|()| t)) {
+        Ok(t) => t.problems.finish(),
+        Err(e) if e.is_io() => one(e.to_string()),
+        Err(e) => one(format!("not valid JSON: {e}")),
+    }
+}
+
+/// [`validate_file`] on JSON text in memory, through the same stream (for tests that hold it
+/// equal to [`validate_value`]).
+pub fn validate_stream(text: &[u8], base: Option<&Path>) -> Result<Vec<Problem>, String> {
+    let used = Cell::new(0);
+    let mut de = serde_json::Deserializer::from_slice(text);
+    let seed = TrajectorySeed {
+        path: "trajectory",
+        base,
+        used: &used,
+    };
+    seed.deserialize(&mut de)
+        .and_then(|t| de.end().map(|()| t))
+        .map(|t| t.problems.finish())
+        .map_err(|e| e.to_string())
+}
+
+/// A reader that fails once more than `max` bytes were read since `used` was last set to 0:
+/// the stream sets it before each value it holds in memory, so that no one value passes the cap.
+struct Budgeted<R> {
+    inner: R,
+    used: Rc<Cell<u64>>,
+    max: u64,
+}
+
+impl<R: Read> Read for Budgeted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.used.get() > self.max {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "one value (a step, or another field of the trajectory) is longer than {} \
+                     MiB, the most one JSON value may hold (BEYONDSWE_MAX_LINE_MB raises the \
+                     limit)",
+                    self.max >> 20
+                ),
+            ));
+        }
+        let n = self.inner.read(buf)?;
+        self.used.set(self.used.get() + n as u64);
+        Ok(n)
+    }
+}
+
+/// The `visit_*` methods of a visitor for a boolean, a number and a string: each is
+/// `Ok(self.$other())`, what the visitor makes of a value of the wrong kind.
+macro_rules! scalars_are {
+    ($other:ident, $ty:ty) => {
+        fn visit_bool<E>(self, _: bool) -> Result<$ty, E> {
+            Ok(self.$other())
+        }
+
+        fn visit_i64<E>(self, _: i64) -> Result<$ty, E> {
+            Ok(self.$other())
+        }
+
+        fn visit_u64<E>(self, _: u64) -> Result<$ty, E> {
+            Ok(self.$other())
+        }
+
+        fn visit_f64<E>(self, _: f64) -> Result<$ty, E> {
+            Ok(self.$other())
+        }
+
+        fn visit_str<E>(self, _: &str) -> Result<$ty, E> {
+            Ok(self.$other())
         }
     };
-    match serde_json::from_str::<Value>(&text) {
-        Ok(v) => validate_value(&v, Some(path.parent().unwrap_or(Path::new(".")))),
-        Err(e) => vec![Problem {
-            path: path.display().to_string(),
-            message: format!("not valid JSON: {e}"),
-        }],
+}
+
+/// One trajectory read from the stream: its problems, and its `trajectory_id` (`None`: not an
+/// object, or the field missing), which an embedding trajectory checks.
+struct Streamed {
+    problems: Problems,
+    id: Option<Value>,
+}
+
+/// A trajectory (the root, or one of `subagent_trajectories`) read from the stream. Fields other
+/// than `steps` and `subagent_trajectories` are read whole (they are small); those two are read
+/// item by item.
+struct TrajectorySeed<'a> {
+    path: &'a str,
+    base: Option<&'a Path>,
+    /// The bytes read since the current value began ([`Budgeted`]).
+    used: &'a Cell<u64>,
+}
+
+/// What `steps` was: missing, not a list, or a list whose items were checked.
+enum StepsSeen {
+    Missing,
+    Checked(Problems),
+}
+
+impl<'de> DeserializeSeed<'de> for TrajectorySeed<'_> {
+    type Value = Streamed;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Streamed, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TrajectorySeed<'_> {
+    type Value = Streamed;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a trajectory")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Streamed, A::Error> {
+        let mut fields = Map::new();
+        let mut steps = StepsSeen::Missing;
+        let mut embedded = Problems::default();
+        while let Some(key) = map.next_key::<String>()? {
+            self.used.set(0);
+            match key.as_str() {
+                "steps" => {
+                    steps = StepsSeen::Checked(map.next_value_seed(StepsSeed {
+                        path: self.path,
+                        base: self.base,
+                        used: self.used,
+                    })?);
+                }
+                "subagent_trajectories" => {
+                    embedded = map.next_value_seed(EmbeddedSeed {
+                        path: self.path,
+                        base: self.base,
+                        used: self.used,
+                    })?;
+                }
+                _ => {
+                    let v: Value = map.next_value()?;
+                    fields.insert(key, v);
+                }
+            }
+        }
+        let path = self.path;
+        let mut c = Checker::new(self.base);
+        c.trajectory_fields(path, &fields);
+        c.agent(path, &fields);
+        c.nested(path, &fields, "final_metrics", Checker::final_metrics);
+        match steps {
+            StepsSeen::Missing => c.err(&format!("{path}.steps"), "required"),
+            StepsSeen::Checked(p) => c.problems.extend(p),
+        }
+        c.problems.extend(embedded);
+        Ok(Streamed {
+            problems: c.problems,
+            id: fields.swap_remove("trajectory_id"),
+        })
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Streamed, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(self.not_an_object())
+    }
+
+    scalars_are!(not_an_object, Streamed);
+
+    fn visit_unit<E>(self) -> Result<Streamed, E> {
+        Ok(self.not_an_object())
+    }
+}
+
+impl TrajectorySeed<'_> {
+    fn not_an_object(&self) -> Streamed {
+        let mut c = Checker::new(self.base);
+        c.err(self.path, "expected a JSON object");
+        Streamed {
+            problems: c.problems,
+            id: None,
+        }
+    }
+}
+
+/// A trajectory's `steps`, each step parsed, checked and dropped in turn; the order of their ids
+/// is checked, as [`Checker::steps`] does, only when the steps themselves are sound.
+struct StepsSeed<'a> {
+    path: &'a str,
+    base: Option<&'a Path>,
+    used: &'a Cell<u64>,
+}
+
+impl<'de> DeserializeSeed<'de> for StepsSeed<'_> {
+    type Value = Problems;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Problems, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl StepsSeed<'_> {
+    fn not_a_list(&self) -> Problems {
+        let mut c = Checker::new(self.base);
+        c.err(&format!("{}.steps", self.path), "expected a list");
+        c.problems
+    }
+}
+
+impl<'de> Visitor<'de> for StepsSeed<'_> {
+    type Value = Problems;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a list of steps")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Problems, A::Error> {
+        let path = self.path;
+        let mut c = Checker::new(self.base);
+        // The steps out of order, by index: the first MAX_LISTED, and how many more.
+        let mut out_of_order = Vec::new();
+        let mut more_out_of_order = 0;
+        let mut n = 0;
+        loop {
+            self.used.set(0);
+            let Some(step) = seq.next_element::<Value>()? else {
+                break;
+            };
+            c.step(&format!("{path}.steps[{n}]"), &step);
+            if !step_in_order(n, &step) {
+                if out_of_order.len() < MAX_LISTED {
+                    out_of_order.push(n);
+                } else {
+                    more_out_of_order += 1;
+                }
+            }
+            n += 1;
+        }
+        if n == 0 {
+            c.err(&format!("{path}.steps"), "must have at least one step");
+        } else if c.problems.count() == 0 {
+            for i in out_of_order {
+                c.step_out_of_order(path, i);
+            }
+            c.problems.more += more_out_of_order;
+        }
+        Ok(c.problems)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Problems, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(self.not_a_list())
+    }
+
+    scalars_are!(not_a_list, Problems);
+
+    fn visit_unit<E>(self) -> Result<Problems, E> {
+        Ok(self.not_a_list())
+    }
+}
+
+/// A trajectory's `subagent_trajectories`, each read as a trajectory of its own from the stream.
+struct EmbeddedSeed<'a> {
+    path: &'a str,
+    base: Option<&'a Path>,
+    used: &'a Cell<u64>,
+}
+
+impl<'de> DeserializeSeed<'de> for EmbeddedSeed<'_> {
+    type Value = Problems;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Problems, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl EmbeddedSeed<'_> {
+    fn not_a_list(&self) -> Problems {
+        let mut c = Checker::new(self.base);
+        c.err(
+            &format!("{}.subagent_trajectories", self.path),
+            "expected a list",
+        );
+        c.problems
+    }
+}
+
+impl<'de> Visitor<'de> for EmbeddedSeed<'_> {
+    type Value = Problems;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a list of trajectories")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Problems, A::Error> {
+        let mut c = Checker::new(self.base);
+        let mut seen = std::collections::HashSet::new();
+        let mut i = 0;
+        loop {
+            let p = format!("{}.subagent_trajectories[{i}]", self.path);
+            let Some(t) = seq.next_element_seed(TrajectorySeed {
+                path: &p,
+                base: self.base,
+                used: self.used,
+            })?
+            else {
+                break;
+            };
+            c.embedded_id(&p, t.id.as_ref(), &mut seen);
+            c.problems.extend(t.problems);
+            i += 1;
+        }
+        Ok(c.problems)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Problems, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(self.not_a_list())
+    }
+
+    scalars_are!(not_a_list, Problems);
+
+    /// `null` is no embedded trajectories, as in [`Checker::list`].
+    fn visit_unit<E>(self) -> Result<Problems, E> {
+        Ok(Problems::default())
     }
 }
 

@@ -88,3 +88,46 @@ fn the_cli_reports_the_expected_outcomes() {
         .collect();
     assert_eq!(ours, expected());
 }
+
+/// The file is read as a stream, a step at a time; what it finds is what the whole document
+/// checked at once finds, problem for problem and in the same order, on every sample (the
+/// proptest in `never_panic` holds the same on mutated ones).
+#[test]
+fn the_stream_finds_what_the_whole_document_finds() {
+    use beyondswe::harbor::atif::validate_value;
+    let mut compared = 0;
+    for file in samples() {
+        let path = fixtures().join("atif").join(&file);
+        let text = std::fs::read(&path).unwrap();
+        let Ok(v) = serde_json::from_slice::<Value>(&text) else {
+            continue;
+        };
+        assert_eq!(
+            validate_file(&path),
+            validate_value(&v, path.parent()),
+            "{file}"
+        );
+        compared += 1;
+    }
+    assert!(compared > 20, "only {compared} samples parse");
+}
+
+/// Problems past the first thousand are counted, not listed: a file of empty steps lists no more
+/// text than it holds. The count is exact, and the step-order check still waits for sound steps.
+#[test]
+fn problems_past_the_first_thousand_are_counted() {
+    use beyondswe::harbor::atif::{MAX_LISTED, validate_stream};
+    let steps = vec!["{}"; 2000].join(",");
+    let doc = format!(r#"{{"agent": {{"name": "a", "version": "1"}}, "steps": [{steps}]}}"#);
+    let problems = validate_stream(doc.as_bytes(), None).unwrap();
+    assert_eq!(problems.len(), MAX_LISTED + 1);
+    // Each empty step lacks step_id, source and message.
+    assert_eq!(
+        problems.last().unwrap().message,
+        format!(
+            "{} more problems, not listed (the first 1000 are)",
+            3 * 2000 - MAX_LISTED
+        )
+    );
+    assert!(problems.iter().all(|p| !p.message.contains("in order")));
+}

@@ -740,7 +740,10 @@ fn input_without_end_stops_at_the_line_cap_in_bounded_memory() {
         "ingest /dev/zero -o /dev/null",
         "ingest /dev/zero --format predictions -o /dev/null",
         "audit /dev/zero",
-        "trajectory validate /dev/zero",
+        // A trajectory is read as a stream, so NUL bytes are not JSON from the first; a string
+        // with no end is what reaches the cap.
+        "trajectory validate /dev/stdin < /dev/zero",
+        "trajectory validate /dev/stdin <<EOF\n{\"notes\": \"$(head -c 5000000 /dev/zero | tr '\\0' a)\nEOF",
     ] {
         let out = std::process::Command::new("sh")
             .arg("-c")
@@ -754,6 +757,10 @@ fn input_without_end_stops_at_the_line_cap_in_bounded_memory() {
             String::from_utf8_lossy(&out.stderr)
         );
         assert_eq!(out.status.code(), Some(1), "{args}: {text}");
+        if args.ends_with("< /dev/zero") {
+            assert!(text.contains("not valid JSON"), "{args}: {text}");
+            continue;
+        }
         assert!(text.contains("longer than 4 MiB"), "{args}: {text}");
         assert!(text.contains("BEYONDSWE_MAX_LINE_MB"), "{args}: {text}");
     }

@@ -21,6 +21,7 @@ mod harbor_adapter;
 mod harbor_docker;
 mod harbor_loader;
 mod harbor_run;
+mod memory;
 mod never_panic;
 mod report_html;
 mod roundtrip;

@@ -373,7 +373,9 @@ proptest! {
         let _ = atif::iso8601(&ts);
         let _ = atif::iso8601(&lossy(&bytes));
         if let Ok(mut v) = serde_json::from_slice::<Value>(&bytes) {
-            let _ = atif::validate_value(&v, None);
+            // The stream that reads files finds what the whole document finds.
+            let whole = atif::validate_value(&v, None);
+            prop_assert_eq!(atif::validate_stream(&bytes, None), Ok(whole));
             // The same trajectory with the mutated timestamp on its first step.
             if let Some(step) = v.pointer_mut("/steps/0").and_then(Value::as_object_mut) {
                 step.insert("timestamp".into(), Value::String(ts));
