@@ -4,8 +4,8 @@
 # Builds what the tests need on a machine with a Docker engine and no registry: the offline base
 # image and the fixture images (cached by tag), a headless Chromium (installed from the Debian
 # packages when missing), the Harbor client image with the real Harbor CLI at 0.26.0 and 0.1.45
-# (cached by tag), and Harbor's task-loader environments (cached under target/). Then checks the
-# generated schemas and runs every test.
+# (cached by tag), Harbor's task-loader environments and a JUnit consumer (cached under target/).
+# Then checks the generated schemas and runs every test.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -20,6 +20,8 @@ bash scripts/build-harbor-client-image.sh >/dev/null
 log "Harbor task loaders (0.1.45 and latest)"
 bash scripts/harbor-venv.sh 0.1.45 >/dev/null
 bash scripts/harbor-venv.sh latest >/dev/null
+log "JUnit consumer (junitparser)"
+bash scripts/junit-venv.sh >/dev/null
 log "schemas"
 cargo run --quiet -- schemas check schemas
 log "tests"

@@ -139,7 +139,7 @@ pub fn validate_path(
                 report.problems.extend(check_record(record, &at, suites));
                 check_task_files(dir, &at, record, &mut report.problems);
             }
-            Location::Line { .. } => {
+            Location::Line { .. } | Location::Row { .. } => {
                 let suites = Suites::Dir(test_suites);
                 report.problems.extend(check_record(record, &at, suites));
             }
@@ -160,6 +160,13 @@ fn unreadable(location: &str, err: &DatasetError) -> Problem {
                 _ => None,
             },
             line_message(err),
+        ),
+        DatasetError::Parquet(crate::dataset::ParquetError::Row { source, .. }) => (
+            match source {
+                RecordError::Field { field, .. } => Some(field.clone()),
+                RecordError::NotAnObject { .. } => None,
+            },
+            source.to_string(),
         ),
         other => (None, other.to_string()),
     };

@@ -16,7 +16,8 @@ use std::time::Duration;
 /// The dataset and its Doc2Repo suites.
 #[derive(Debug, Args, Clone)]
 pub(crate) struct DatasetArgs {
-    /// The dataset: a BeyondSWE JSONL file or a directory of Harbor task directories.
+    /// The dataset: a BeyondSWE JSONL file, its Parquet copy, a directory of Harbor task
+    /// directories, or a Hugging Face dataset name (`AweAI-Team/BeyondSWE`) in the local cache.
     #[arg(long)]
     pub(crate) dataset: PathBuf,
     /// Directory with the Doc2Repo test-suite zips (the official evaluator's

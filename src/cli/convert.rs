@@ -17,7 +17,8 @@ pub(crate) enum ConvertCommand {
 
 #[derive(Debug, Args)]
 pub(crate) struct ToHarborArgs {
-    /// The dataset (JSONL, one record per line).
+    /// The dataset: JSONL (one record per line), its Parquet copy, or a Hugging Face dataset
+    /// name (`AweAI-Team/BeyondSWE`) in the local cache.
     pub(crate) dataset: PathBuf,
     /// Where the task directories go (created if missing).
     pub(crate) out_dir: PathBuf,

@@ -52,7 +52,8 @@ pub(crate) enum Command {
     /// Convert between BeyondSWE JSONL and Harbor task directories.
     #[command(subcommand)]
     Convert(convert::ConvertCommand),
-    /// Check a dataset (JSONL or Harbor tasks directory) and list every problem.
+    /// Check a dataset (JSONL, Parquet, Harbor tasks directory or a cached Hugging Face name)
+    /// and list every problem.
     Validate(validate::ValidateArgs),
     /// Write or check the JSON Schemas in schemas/.
     #[command(subcommand)]

@@ -8,7 +8,8 @@ use std::path::PathBuf;
 
 #[derive(Debug, Args)]
 pub(crate) struct ValidateArgs {
-    /// A BeyondSWE JSONL file or a directory of Harbor task directories.
+    /// A BeyondSWE JSONL file, its Parquet copy, a directory of Harbor task directories, or a
+    /// Hugging Face dataset name (`AweAI-Team/BeyondSWE`) in the local cache.
     pub(crate) dataset: PathBuf,
     /// Directory with the Doc2Repo test-suite zips (JSONL datasets; the official evaluator's
     /// BEYONDSWE_TEST_SUITE_DIR when not given).

@@ -138,7 +138,7 @@ pub fn dataset_to_tasks(
     let mut found: HashSet<String> = HashSet::new();
     let mut seen = Seen::new();
     let mut summary = Summary::default();
-    for item in Source::jsonl(dataset)? {
+    for item in Source::records(dataset)? {
         let Some((location, Entry { record, .. })) =
             next_entry(item, keep_going, &mut summary, note)?
         else {

@@ -29,4 +29,10 @@ pub enum DatasetError {
     /// Two items share an `instance_id`.
     #[error(transparent)]
     Duplicate(#[from] Duplicate),
+    /// The Parquet file could not be read, or a row in it is not a valid record.
+    #[error(transparent)]
+    Parquet(#[from] super::parquet::ParquetError),
+    /// A Hugging Face Hub name that the local cache does not hold.
+    #[error(transparent)]
+    Hub(#[from] super::hub::HubError),
 }

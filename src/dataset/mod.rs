@@ -9,11 +9,14 @@
 
 mod batch;
 mod error;
+pub mod hub;
+mod parquet;
 mod seen;
 mod source;
 
 pub use batch::{BatchError, ItemError, Summary, dataset_to_tasks, round_trip, tasks_to_dataset};
 pub use error::DatasetError;
+pub use parquet::{ParquetError, ParquetRows, is_parquet};
 pub use seen::{Duplicate, Seen};
 pub use source::{Entry, Item, Location, Source};
 
@@ -109,15 +112,18 @@ pub fn load_all(dataset: &Path, test_suites: Option<&Path>) -> Result<Vec<Instan
     Ok(out)
 }
 
-/// A digest of the dataset's records (order-independent), to recognise a results directory.
+/// A digest of the dataset's records, to recognise a results directory: independent of the
+/// records' order and of the order of the keys in each (the JSONL and its Parquet copy, whose
+/// columns come in one order for every row, are one dataset).
 pub fn dataset_hash(instances: &[Instance]) -> String {
     use sha2::{Digest, Sha256};
     let mut items: Vec<(String, Vec<u8>)> = instances
         .iter()
         .map(|i| {
+            let raw = serde_json::Value::Object(i.record.raw().clone());
             (
                 i.record.instance_id().to_owned(),
-                serde_json::to_vec(i.record.raw()).unwrap_or_default(),
+                serde_json::to_vec(&keys_sorted(&raw)).unwrap_or_default(),
             )
         })
         .collect();
@@ -130,6 +136,24 @@ pub fn dataset_hash(instances: &[Instance]) -> String {
         h.update([0]);
     }
     hex::encode(h.finalize())
+}
+
+/// `v` with every object's keys in sorted order.
+fn keys_sorted(v: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match v {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), keys_sorted(&map[k])))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(keys_sorted).collect()),
+        other => other.clone(),
+    }
 }
 
 /// Harbor task name → family: the dataset's ids and the directory names Harbor names tasks

@@ -1,5 +1,6 @@
-//! A dataset as a stream of items, whatever holds it: a BeyondSWE JSONL file or a directory of
-//! Harbor task directories.
+//! A dataset as a stream of items, whatever holds it: a BeyondSWE JSONL file, its Parquet copy
+//! (one or more files), a directory of Harbor task directories, or a Hugging Face Hub name found
+//! in the local cache (`hub.rs`).
 //!
 //! [`Source`] yields every item in order (file order, or task directories by name), each with
 //! where it is ([`Location`]) and what was read there: a record with what a task directory
@@ -10,6 +11,7 @@
 //! does either. Another format is one more variant of the private `Items`.
 
 use super::error::DatasetError;
+use super::parquet::{ParquetRows, is_parquet};
 use super::seen::Seen;
 use crate::convert::{TaskRead, read_task, task_dirs};
 use crate::record::{Record, RecordReader};
@@ -31,13 +33,20 @@ pub enum Location {
     },
     /// A Harbor task directory, shown as its path.
     TaskDir(Arc<Path>),
+    /// A row of a Parquet file, shown as `file row N`.
+    Row {
+        /// The Parquet file.
+        file: Arc<Path>,
+        /// The row, counting from 1.
+        row: u64,
+    },
 }
 
 impl Location {
     /// The file or directory the item is in: the JSONL file, or the task directory.
     pub fn path(&self) -> &Path {
         match self {
-            Location::Line { file, .. } => file,
+            Location::Line { file, .. } | Location::Row { file, .. } => file,
             Location::TaskDir(dir) => dir,
         }
     }
@@ -48,6 +57,7 @@ impl fmt::Display for Location {
         match self {
             Location::Line { file, line } => write!(f, "{}:{line}", file.display()),
             Location::TaskDir(dir) => write!(f, "{}", dir.display()),
+            Location::Row { file, row } => write!(f, "{} row {row}", file.display()),
         }
     }
 }
@@ -96,16 +106,56 @@ enum Items {
         records: RecordReader<BufReader<fs::File>>,
     },
     Tasks(std::vec::IntoIter<Arc<Path>>),
+    /// Parquet files, read in turn: the one being read, and those after it.
+    Parquet {
+        current: Option<(Arc<Path>, ParquetRows)>,
+        rest: std::vec::IntoIter<Arc<Path>>,
+    },
 }
 
 impl Source {
-    /// A directory as Harbor tasks, anything else as a JSONL file.
+    /// A directory as Harbor tasks, anything else as [`Source::records`].
     pub fn open(path: &Path) -> Result<Source, DatasetError> {
         if path.is_dir() {
             Source::tasks(path)
         } else {
-            Source::jsonl(path)
+            Source::records(path)
         }
+    }
+
+    /// A dataset of records: a JSONL file, a Parquet file (by its name or its first bytes), or
+    /// a Hugging Face Hub name (`AweAI-Team/BeyondSWE`) where nothing on disk has that path,
+    /// found in the local cache.
+    pub fn records(path: &Path) -> Result<Source, DatasetError> {
+        if let Some(name) = super::hub::hub_name(path) {
+            let files = super::hub::resolve(&name, &super::hub::cache_dir())?;
+            tracing::info!(name, files = ?files, "dataset found in the Hugging Face cache");
+            return match files.as_slice() {
+                [one] if !is_parquet(one) => Source::jsonl(one),
+                _ => Source::parquet(path, files),
+            };
+        }
+        if is_parquet(path) {
+            return Source::parquet(path, vec![path.to_owned()]);
+        }
+        Source::jsonl(path)
+    }
+
+    /// Parquet files read in turn as one dataset; `path` names it.
+    fn parquet(path: &Path, files: Vec<PathBuf>) -> Result<Source, DatasetError> {
+        let mut rest = files
+            .into_iter()
+            .map(Arc::from)
+            .collect::<Vec<Arc<Path>>>()
+            .into_iter();
+        let current = match rest.next() {
+            Some(first) => Some((first.clone(), ParquetRows::open(&first)?)),
+            None => None,
+        };
+        Ok(Source {
+            path: path.to_owned(),
+            items: Items::Parquet { current, rest },
+        })
     }
 
     /// A BeyondSWE JSONL file, one record per line.
@@ -182,6 +232,48 @@ impl Iterator for Source {
                     location: Location::TaskDir(dir),
                 }))
             }
+            Items::Parquet { current, rest } => loop {
+                let Some((file, rows)) = current else {
+                    return None;
+                };
+                let at = |row| Location::Row {
+                    file: file.clone(),
+                    row,
+                };
+                match rows.next() {
+                    Some(Ok((row, record))) => {
+                        return Some(Ok(Item {
+                            location: at(row),
+                            entry: Ok(Entry {
+                                record,
+                                test_suite_zip: None,
+                                environment_to_build: None,
+                            }),
+                        }));
+                    }
+                    Some(Err(err)) => {
+                        return Some(match err.row() {
+                            Some(row) => Ok(Item {
+                                location: at(row),
+                                entry: Err(err.into()),
+                            }),
+                            None => Err(err.into()),
+                        });
+                    }
+                    None => {
+                        *current = match rest.next() {
+                            Some(next) => match ParquetRows::open(&next) {
+                                Ok(rows) => Some((next, rows)),
+                                Err(e) => {
+                                    *current = None;
+                                    return Some(Err(e.into()));
+                                }
+                            },
+                            None => None,
+                        };
+                    }
+                }
+            },
         }
     }
 }

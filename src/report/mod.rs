@@ -5,6 +5,7 @@
 
 mod compare;
 mod html;
+mod junit;
 mod metrics;
 mod render;
 mod review;
@@ -12,6 +13,7 @@ mod store;
 
 pub use compare::{Comparison, compare, render_comparison};
 pub use html::{escape as escape_html, render_comparison_html, render_html};
+pub use junit::render_junit;
 pub use metrics::{
     FamilyScore, Scores, SwebenchSummary, avg, pass_at_k, round2, scores, swebench_summary,
 };

@@ -1,4 +1,5 @@
-//! Renderings of a report: an aligned table, Markdown, JSON, or HTML (`html.rs`).
+//! Renderings of a report: an aligned table, Markdown, JSON, a leaderboard row, HTML (`html.rs`)
+//! or JUnit XML (`junit.rs`).
 
 use super::Report;
 use super::metrics::round2;
@@ -19,16 +20,19 @@ pub enum Format {
     /// One leaderboard row as Markdown: model, run, date, the four families, AVG and the
     /// resolved counts.
     Leaderboard,
+    /// JUnit XML for CI: a test suite per family, a test case per graded attempt.
+    Junit,
 }
 
 impl Format {
     /// Every format, in the order `--format` lists them.
-    pub const ALL: [Format; 5] = [
+    pub const ALL: [Format; 6] = [
         Format::Table,
         Format::Json,
         Format::Markdown,
         Format::Html,
         Format::Leaderboard,
+        Format::Junit,
     ];
 
     /// The name `--format` takes.
@@ -39,6 +43,7 @@ impl Format {
             Format::Markdown => "markdown",
             Format::Html => "html",
             Format::Leaderboard => "leaderboard",
+            Format::Junit => "junit",
         }
     }
 }
@@ -109,6 +114,7 @@ pub fn render(report: &Report, format: Format) -> String {
         Format::Json => serde_json::to_string_pretty(report).unwrap_or_default() + "\n",
         Format::Markdown => markdown(report),
         Format::Leaderboard => leaderboard(report),
+        Format::Junit => super::junit::render_junit(report),
         Format::Table => {
             let mut s = aligned_table(&rows(report));
             s.push_str(&table_notes(report));

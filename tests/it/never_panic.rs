@@ -120,6 +120,12 @@ fn input(samples: &'static [Vec<u8>]) -> impl Strategy<Value = Vec<u8>> {
     ]
 }
 
+/// The Parquet fixtures, as pyarrow wrote them.
+fn parquet_samples() -> &'static [Vec<u8>] {
+    static S: OnceLock<Vec<Vec<u8>>> = OnceLock::new();
+    S.get_or_init(|| files("dataset", "parquet"))
+}
+
 fn read(path: &Path) -> Vec<u8> {
     std::fs::read(path).unwrap()
 }
@@ -360,6 +366,15 @@ proptest! {
             let _ = validate::render_table(&report);
         }
         let _ = submission::read_predictions(&p);
+    }
+
+    #[test]
+    fn parquet_datasets(bytes in mutated(parquet_samples())) {
+        let dir = tempfile::tempdir().unwrap();
+        let p = write(dir.path(), "d.parquet", &bytes);
+        if let Ok(report) = validate::validate_path(&p, None) {
+            let _ = validate::render_table(&report);
+        }
     }
 
     #[test]

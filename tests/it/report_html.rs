@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Command;
 
 /// Markup and script a submission could carry in an instance id, a test name or a log.
-const HOSTILE: &str = "<script>document.body.setAttribute('data-pwned','1')</script>\
+pub const HOSTILE: &str = "<script>document.body.setAttribute('data-pwned','1')</script>\
 <img src=x onerror=\"document.body.setAttribute('data-pwned','2')\">\"'&";
 
 fn sel(s: &str) -> Selector {
@@ -21,7 +21,14 @@ fn bin() -> Command {
 }
 
 /// One stored verdict line.
-fn line(id: &str, family: &str, verdict: &str, reason: &str, score: f64, tests: Value) -> Value {
+pub fn line(
+    id: &str,
+    family: &str,
+    verdict: &str,
+    reason: &str,
+    score: f64,
+    tests: Value,
+) -> Value {
     json!({
         "key": format!("k-{id}"), "attempt": 1, "model_name_or_path": "agent<b>x</b>",
         "instance_id": id, "family": family, "verdict": verdict, "score": score, "reason": reason,
@@ -31,7 +38,7 @@ fn line(id: &str, family: &str, verdict: &str, reason: &str, score: f64, tests: 
 }
 
 /// A run directory as `grade` leaves it, with the verdicts given.
-fn synthetic_run(dir: &Path, run_id: &str, lines: &[Value]) {
+pub fn synthetic_run(dir: &Path, run_id: &str, lines: &[Value]) {
     std::fs::create_dir_all(dir.join("instances")).unwrap();
     std::fs::write(
         dir.join("run.json"),

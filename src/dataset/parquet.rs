@@ -1,0 +1,135 @@
+//! The dataset as the Hugging Face Hub serves it in Parquet: each row one record. A row's columns
+//! become the record's fields (lists as JSON lists, structs as objects); a column that is null in
+//! a row is a field the record does not have, as in the JSONL the Hub converted (its Parquet
+//! copy puts a null wherever a line lacked a key). Rows are read one row group at a time.
+
+use crate::record::{Record, RecordError};
+use parquet::file::reader::SerializedFileReader;
+use parquet::record::reader::RowIter;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// Why a Parquet file, or one row of it, could not be read.
+#[derive(Debug, Error)]
+pub enum ParquetError {
+    /// The file cannot be opened.
+    #[error("{}", crate::errors::io_message(path, source))]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file is not Parquet, or a page of it cannot be decoded.
+    #[error("{}: not a Parquet file this reader can read: {message}", path.display())]
+    Format {
+        /// The file.
+        path: PathBuf,
+        /// The reader's words.
+        message: String,
+    },
+    /// A row is not a usable record.
+    #[error("{}: row {row}: {source}", path.display())]
+    Row {
+        /// The file.
+        path: PathBuf,
+        /// The row, counting from 1.
+        row: u64,
+        /// What is wrong with it.
+        source: RecordError,
+    },
+}
+
+impl ParquetError {
+    /// The row of a bad record; `None` when the file itself cannot be read on.
+    pub fn row(&self) -> Option<u64> {
+        match self {
+            ParquetError::Row { row, .. } => Some(*row),
+            _ => None,
+        }
+    }
+}
+
+/// The records of one Parquet file, in row order, with their row numbers (from 1).
+pub struct ParquetRows {
+    path: PathBuf,
+    rows: RowIter<'static>,
+    row: u64,
+    /// A decoding error ends the file: nothing after it is read.
+    done: bool,
+}
+
+impl ParquetRows {
+    /// Opens `path` and reads its footer.
+    pub fn open(path: &Path) -> Result<ParquetRows, ParquetError> {
+        let file = fs_err::File::open(path)
+            .map_err(|source| ParquetError::Io {
+                path: path.to_owned(),
+                source,
+            })?
+            .into_parts()
+            .0;
+        let reader = SerializedFileReader::try_from(file).map_err(|e| ParquetError::Format {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })?;
+        Ok(ParquetRows {
+            path: path.to_owned(),
+            rows: reader.into_iter(),
+            row: 0,
+            done: false,
+        })
+    }
+}
+
+impl Iterator for ParquetRows {
+    type Item = Result<(u64, Record), ParquetError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let row = match self.rows.next()? {
+            Ok(row) => row,
+            Err(e) => {
+                self.done = true;
+                return Some(Err(ParquetError::Format {
+                    path: self.path.clone(),
+                    message: e.to_string(),
+                }));
+            }
+        };
+        self.row += 1;
+        let value = match row.to_json_value() {
+            Value::Object(mut map) => {
+                map.retain(|_, v| !v.is_null());
+                Value::Object(map)
+            }
+            other => other,
+        };
+        Some(
+            Record::from_value(value)
+                .map(|r| (self.row, r))
+                .map_err(|source| ParquetError::Row {
+                    path: self.path.clone(),
+                    row: self.row,
+                    source,
+                }),
+        )
+    }
+}
+
+/// Whether `path` is a Parquet file: by its name, or by the magic bytes it starts with.
+pub fn is_parquet(path: &Path) -> bool {
+    if path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("parquet"))
+    {
+        return true;
+    }
+    let mut magic = [0u8; 4];
+    fs_err::File::open(path)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
+        .is_ok_and(|()| &magic == b"PAR1")
+}
