@@ -4,6 +4,7 @@
 //! reviewer's acceptance of `forgery_suspected` verdicts.
 
 mod compare;
+mod harness;
 mod html;
 mod junit;
 mod metrics;
@@ -12,6 +13,7 @@ mod review;
 mod store;
 
 pub use compare::{Comparison, compare, render_comparison};
+pub use harness::{harness_report, model_dir_name, write_harness_files};
 pub use html::{escape as escape_html, render_comparison_html, render_html};
 pub use junit::render_junit;
 pub use metrics::{

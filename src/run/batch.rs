@@ -317,10 +317,15 @@ async fn grade_job<S: Sandbox>(
         model_name_or_path: job.model.clone(),
         verdict,
     };
-    store
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .append(stored.clone())?;
+    let patch = match &job.submission {
+        Submission::Patch(p) => Some(p.as_slice()),
+        _ => None,
+    };
+    {
+        let mut store = store.lock().unwrap_or_else(|e| e.into_inner());
+        store.append(stored.clone())?;
+        crate::report::write_harness_files(store.dir(), &stored, patch)?;
+    }
     Ok(JobEvent::Graded { stored, retried })
 }
 

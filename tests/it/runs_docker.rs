@@ -567,6 +567,29 @@ fn grading_nothing_or_a_bad_line_exits_one_and_says_why() {
         incomplete.contains(&serde_json::json!("acme_calc_pr71")),
         "{sw}"
     );
+    // The harness's per-instance layout beside ours: report.json with its keys, the patch as
+    // submitted, the logs.
+    let harness = dir.path().join("mixed/demo-agent/acme_calc_pr7");
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(harness.join("report.json")).unwrap())
+            .unwrap();
+    let r = &report["acme_calc_pr7"];
+    assert_eq!(r["resolved"], true, "{report}");
+    assert_eq!(r["patch_successfully_applied"], true, "{report}");
+    assert!(
+        !r["tests_status"]["FAIL_TO_PASS"]["success"]
+            .as_array()
+            .unwrap()
+            .is_empty(),
+        "{report}"
+    );
+    let submitted: Value = serde_json::from_str(first).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(harness.join("patch.diff")).unwrap(),
+        submitted["model_patch"].as_str().unwrap()
+    );
+    assert!(harness.join("test_output.txt").is_file());
+    assert!(harness.join("run_instance.log").is_file());
 
     let unknown = dir.path().join("unknown.jsonl");
     std::fs::write(
