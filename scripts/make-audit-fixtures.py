@@ -1105,6 +1105,11 @@ def _lists(obj):
             yield from _lists(v)
 
 
+# The classes, most serious first.
+RANK = ["tier_a", "tier_b_candidate", "blocklist", "prompt_supplied", "search_only", "incomplete",
+        "clean"]
+
+
 def expectation(n, task, exp):
     entry = {"line": n, "task_name": task, "shape": exp.pop("shape"), "class": exp.pop("class")}
     if not exp.get("error"):
@@ -1116,6 +1121,13 @@ def expectation(n, task, exp):
         if key in exp:
             entry[key] = exp.pop(key)
     assert not exp, exp
+    # The class is the most serious that applies: a blocklist hit outranks everything but the
+    # PR's own pages, and is never clean.
+    if entry.get("blocklist") and RANK.index(entry["class"]) > RANK.index("blocklist"):
+        # What the PR finding alone would be stays in the evidence (`pr_class`).
+        if entry["class"] != "clean":
+            entry["pr_class"] = entry["class"]
+        entry["class"] = "blocklist"
     for h in entry.get("blocklist_commands", []) + entry.get("blocklist_non_hits", []):
         h["official_regex"] = official_regex(h["command"])
     return entry
@@ -1171,11 +1183,13 @@ def main():
                        "(checked against dataset.jsonl). See README.md.",
         "release": "release.jsonl",
         "dataset": "dataset.jsonl",
-        "classes": ["tier_a", "tier_b_candidate", "search_only", "prompt_supplied", "clean"],
-        "precedence": "tier_a > tier_b_candidate > search_only > clean. When the prompt (the "
+        "classes": RANK,
+        "precedence": "tier_a > tier_b_candidate > blocklist > prompt_supplied > search_only > "
+                      "incomplete > clean: the most serious that applies. When the prompt (the "
                       "first user message; for shapes that carry none, the dataset's "
                       "problem_statement) contains the task's own PR URL, opening that "
-                      "conversation page gives prompt_supplied instead of tier_b_candidate.",
+                      "conversation page gives prompt_supplied instead of tier_b_candidate. A "
+                      "blocklist hit is never clean.",
         "blocklist_names": BLOCKLIST_NAMES,
         "blocklist_if_no_search_names": NO_SEARCH_NAMES,
         "official_regex_source": "AweAI-Team/AweAgent awe_agent/scaffold/search_swe/agent.py "

@@ -22,7 +22,7 @@ pub use rules::{
     TargetPr, UrlClass, blocklist_hits, classify_url, command_pr_access, query_names_pr, urls,
 };
 pub use shapes::{Event, EventKind, Read, TrajectoryShape, events, from_transcript};
-pub use shell::split_commands;
+pub use shell::{split_commands, unread_reason};
 pub use sources::{Item, SourceError, audit_item, for_each_item, task_infos};
 pub use writes::command_writes;
 
@@ -30,36 +30,53 @@ use crate::record::{Family, parse_issue_instance_id};
 use serde::Serialize;
 use serde_json::Value;
 
-/// The class of one trajectory: its strongest finding about the task's own pull request.
+/// The class of one trajectory: its strongest finding, in one order from least to most serious
+/// (the order `Ord` gives, and the one the table and the report list them in, reversed). A
+/// trajectory is `clean` only when every step was read and nothing was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TrajectoryClass {
-    /// Nothing found, and every tool call was read.
+    /// Nothing found, and every tool call was read to its end.
     Clean,
-    /// Nothing found in what was read, but some tool calls could not be read.
+    /// Nothing found in what was read, but some tool calls (or commands inside them) could not
+    /// be read.
     Incomplete,
     /// A web search query named the PR; the PR itself was not opened.
     SearchOnly,
+    /// The PR's conversation page was opened, but the prompt itself links the PR: allowed.
+    PromptSupplied,
+    /// A command SearchSWE's blocklist forbids was run (`git pull`, `git log --all`, …).
+    Blocklist,
     /// The PR's conversation page was opened (a URL or `gh pr view`): whether it gave the fix
     /// away is for a person to judge from the evidence's excerpt.
     TierBCandidate,
     /// The PR's changes were reached: its diff or patch, files or commits views, REST endpoints,
     /// patch mirror, or its commits fetched (`git fetch … pull/N/head`, `gh pr diff|checkout`).
     TierA,
-    /// The PR's conversation page was opened, but the prompt itself links the PR: allowed.
-    PromptSupplied,
 }
 
 impl TrajectoryClass {
+    /// Every class, from the most serious to the least (as the table lists them).
+    pub const MOST_SERIOUS_FIRST: [TrajectoryClass; 7] = [
+        TrajectoryClass::TierA,
+        TrajectoryClass::TierBCandidate,
+        TrajectoryClass::Blocklist,
+        TrajectoryClass::PromptSupplied,
+        TrajectoryClass::SearchOnly,
+        TrajectoryClass::Incomplete,
+        TrajectoryClass::Clean,
+    ];
+
     /// The class as the audit writes it (`tier_a`, `search_only`, …), as in its JSON.
     pub fn as_str(self) -> &'static str {
         match self {
             TrajectoryClass::Clean => "clean",
             TrajectoryClass::Incomplete => "incomplete",
             TrajectoryClass::SearchOnly => "search_only",
+            TrajectoryClass::PromptSupplied => "prompt_supplied",
+            TrajectoryClass::Blocklist => "blocklist",
             TrajectoryClass::TierBCandidate => "tier_b_candidate",
             TrajectoryClass::TierA => "tier_a",
-            TrajectoryClass::PromptSupplied => "prompt_supplied",
         }
     }
 }
@@ -248,9 +265,17 @@ fn audit_read(
         .or_else(|| info.problem_statement.clone())
         .unwrap_or_default();
     let mut found = Findings::default();
+    let mut unread = unread;
     for (i, e) in evs.iter().enumerate() {
         if e.kind == EventKind::Command {
             found.blocklist(e, opts);
+            if let Some(why) = shell::unread_reason(&e.text) {
+                unread.push(crate::submission::Unread {
+                    step: e.step,
+                    tool: e.tool.clone(),
+                    why: format!("a command not read to its end: {why}"),
+                });
+            }
         }
         let Some(pr) = &pr else { continue };
         found.pr_access(e, &evs[i + 1..], pr);
@@ -358,22 +383,23 @@ impl Findings {
         }
     }
 
-    /// The class, the strongest finding first; `in_prompt`: the prompt links the PR itself.
+    /// The class: the most serious of every class that applies; `in_prompt`: the prompt links
+    /// the PR itself.
     fn class(&self, in_prompt: bool, some_unread: bool) -> TrajectoryClass {
-        if self.tier_a {
-            TrajectoryClass::TierA
-        } else if self.tier_b && in_prompt {
+        [
+            (self.tier_a, TrajectoryClass::TierA),
+            (self.tier_b && !in_prompt, TrajectoryClass::TierBCandidate),
+            (!self.blocklist.is_empty(), TrajectoryClass::Blocklist),
             // The prompt itself links the PR: opening it is allowed.
-            TrajectoryClass::PromptSupplied
-        } else if self.tier_b {
-            TrajectoryClass::TierBCandidate
-        } else if self.search_only {
-            TrajectoryClass::SearchOnly
-        } else if some_unread {
-            TrajectoryClass::Incomplete
-        } else {
-            TrajectoryClass::Clean
-        }
+            (self.tier_b && in_prompt, TrajectoryClass::PromptSupplied),
+            (self.search_only, TrajectoryClass::SearchOnly),
+            (some_unread, TrajectoryClass::Incomplete),
+        ]
+        .into_iter()
+        .filter(|(applies, _)| *applies)
+        .map(|(_, class)| class)
+        .max()
+        .unwrap_or(TrajectoryClass::Clean)
     }
 }
 
@@ -480,11 +506,85 @@ mod tests {
             "cd r && git  fetch; curl https://github.com/Pylons/pyramid/pull/3055",
             "x",
         );
-        assert_eq!(c.class, TrajectoryClass::Clean);
+        // A blocklist hit is never clean.
+        assert_eq!(c.class, TrajectoryClass::Blocklist);
         assert_eq!(c.blocklist_hits, ["git fetch"]);
         assert!(c.evidence.iter().any(|e| e.finding == "same_repo"));
         let r = rescore(&[a, b, c], false);
         assert_eq!(r[0].tier_a_successes, 1);
         assert!((r[0].corrected - 200.0 / 3.0).abs() < 1e-9);
+        // A hit beside an allowed PR view is still the hit; beside tier A, tier A.
+        let both = run(
+            "git pull; curl -s https://github.com/Pylons/pyramid/pull/3054",
+            "See https://github.com/Pylons/pyramid/pull/3054",
+        );
+        assert_eq!(both.class, TrajectoryClass::Blocklist);
+        let both = run("git pull; gh pr diff 3054 -R Pylons/pyramid", "x");
+        assert_eq!(both.class, TrajectoryClass::TierA);
+        assert_eq!(run("ls -la", "x").class, TrajectoryClass::Clean);
+    }
+
+    /// A command the reader cannot follow to its end (nesting past its depth, expansions past
+    /// its budget) hides what it runs: the trajectory is `incomplete`, with the reason, never
+    /// `clean`.
+    #[test]
+    fn commands_too_deep_or_too_expanded_are_unread() {
+        let line = |cmd: &str| {
+            json!({"task_name": "pylons_pyramid_pr3054", "trajectory": {
+            "schema_version": "ATIF-v1.6", "session_id": "s", "agent": {"name": "a", "version": "1"},
+            "steps": [
+                {"step_id": 1, "source": "agent", "message": "", "tool_calls": [{"tool_call_id": "c", "function_name": "Bash", "arguments": {"command": cmd}}]},
+            ]}})
+        };
+        let run = |cmd: &str| {
+            audit_line(1, &line(cmd), &TaskInfo::default(), AuditOptions::default()).unwrap()
+        };
+        // Twenty doubling assignments, then eval.
+        let mut doubling = String::from("a='git pull;'; ");
+        for _ in 0..20 {
+            doubling.push_str("a=$a$a; ");
+        }
+        doubling.push_str("eval \"$a\"");
+        // Thirteen levels of `bash -c`, then of `$(…)`.
+        let mut deep = String::from("git pull");
+        for _ in 0..13 {
+            deep = format!("bash -c {}", shell_quote(&deep));
+        }
+        let mut subst = String::from("git pull");
+        for _ in 0..13 {
+            subst = format!("echo $({subst})");
+        }
+        for cmd in [&doubling, &deep, &subst] {
+            let a = run(cmd);
+            assert!(
+                a.class >= TrajectoryClass::Incomplete,
+                "{cmd}: {:?}",
+                a.class
+            );
+            if a.class == TrajectoryClass::Incomplete {
+                assert!(
+                    a.unread[0].why.contains("not read to its end"),
+                    "{:?}",
+                    a.unread
+                );
+            }
+        }
+        assert_eq!(run(&doubling).class, TrajectoryClass::Incomplete);
+        // Two levels, as real commands nest, are read whole: the hit is found.
+        assert_eq!(
+            run("bash -c \"echo $(git pull)\"").class,
+            TrajectoryClass::Blocklist
+        );
+    }
+
+    fn shell_quote(s: &str) -> String {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+
+    #[test]
+    fn classes_are_ordered_most_serious_first() {
+        let mut sorted = TrajectoryClass::MOST_SERIOUS_FIRST;
+        sorted.sort_by(|a, b| b.cmp(a));
+        assert_eq!(sorted, TrajectoryClass::MOST_SERIOUS_FIRST);
     }
 }

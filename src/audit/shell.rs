@@ -29,18 +29,36 @@ const SHELLS: [&str; 6] = ["sh", "bash", "zsh", "dash", "ksh", "busybox"];
 
 /// Every simple command in `script`, as words.
 pub fn split_commands(script: &str) -> Vec<Vec<String>> {
+    read(script).out
+}
+
+/// Why `script` could not be read to its end, when it could not: nesting past [`MAX_DEPTH`], or
+/// expansions past the budget. What such a script runs beyond that point is unknown, so an
+/// audit that found nothing in it cannot call it clean.
+pub fn unread_reason(script: &str) -> Option<&'static str> {
+    read(script).cut
+}
+
+fn read(script: &str) -> Reader {
     let mut r = Reader {
         out: Vec::new(),
         vars: HashMap::new(),
         aliases: HashMap::new(),
         budget: script.len().saturating_mul(4).saturating_add(64 * 1024),
+        cut: None,
     };
     r.script(script, 0);
     // Tool calls that run Python code directly (`run_ipython`, a `code` argument) are read as
     // Python too.
     r.python(script, 0);
-    r.out
+    r
 }
+
+/// Why reading stopped short of the end.
+const TOO_DEEP: &str = "nested more than 12 levels deep (substitutions, `sh -c`, `eval`, scripts \
+                        fed to a shell, Python calls)";
+const TOO_LARGE: &str = "its expansions grow past what the reader follows (variables that \
+                         double, long substitutions)";
 
 struct Reader {
     out: Vec<Vec<String>>,
@@ -48,6 +66,8 @@ struct Reader {
     aliases: HashMap<String, String>,
     /// Bytes that expansions (variables, substitutions) may still produce.
     budget: usize,
+    /// Why reading stopped short somewhere ([`TOO_DEEP`], [`TOO_LARGE`]).
+    cut: Option<&'static str>,
 }
 
 /// One simple command as read.
@@ -172,6 +192,7 @@ impl Reader {
     /// Reads a whole script (a `-c` argument, an `eval`, what a shell reads on its input).
     fn script(&mut self, text: &str, depth: usize) {
         if depth > MAX_DEPTH {
+            self.cut.get_or_insert(TOO_DEEP);
             return;
         }
         let mut i = 0;
@@ -181,6 +202,7 @@ impl Reader {
     /// Runs what Python code would run.
     fn python(&mut self, code: &str, depth: usize) {
         if depth > MAX_DEPTH {
+            self.cut.get_or_insert(TOO_DEEP);
             return;
         }
         for run in python::runs(code) {
@@ -200,6 +222,7 @@ impl Reader {
             value
         } else {
             self.budget = 0;
+            self.cut.get_or_insert(TOO_LARGE);
             String::new()
         }
     }
@@ -390,6 +413,7 @@ impl Reader {
     /// A substitution read in place (or skipped past once nesting is too deep).
     fn nested(&mut self, b: &[u8], i: &mut usize, stop: Stop, depth: usize) -> String {
         if depth >= MAX_DEPTH {
+            self.cut.get_or_insert(TOO_DEEP);
             *i = skip_past(b, *i, stop);
             return String::new();
         }

@@ -145,14 +145,7 @@ fn findings(a: &TrajectoryAudit) -> String {
 /// How many trajectories fall in each class, and how many hit the blocklist.
 fn class_counts(audits: &[TrajectoryAudit]) -> String {
     let mut text = String::new();
-    for class in [
-        TrajectoryClass::TierA,
-        TrajectoryClass::TierBCandidate,
-        TrajectoryClass::SearchOnly,
-        TrajectoryClass::PromptSupplied,
-        TrajectoryClass::Incomplete,
-        TrajectoryClass::Clean,
-    ] {
+    for class in TrajectoryClass::MOST_SERIOUS_FIRST {
         text.push_str(&format!(
             "{:<17} {}\n",
             class.as_str(),

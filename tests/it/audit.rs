@@ -66,6 +66,22 @@ fn every_line_gets_its_expected_class_and_blocklist_hits() {
         let got = &ours[&n];
         assert_eq!(got["task_name"], l["task_name"], "line {n}");
         assert_eq!(got["class"], l["class"], "line {n}: {got:#}");
+        // A blocklist hit outranks a milder PR finding, which stays in the evidence.
+        if let Some(pr) = l["pr_class"].as_str() {
+            let finding = if pr == "prompt_supplied" {
+                "tier_b_candidate"
+            } else {
+                pr
+            };
+            assert!(
+                got["evidence"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|e| e["finding"] == finding),
+                "line {n}: no {finding} evidence: {got:#}"
+            );
+        }
         assert_eq!(got["shape"], l["shape"], "line {n}");
         assert_eq!(
             sorted(&got["blocklist_hits"]),
