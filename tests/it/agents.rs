@@ -431,3 +431,59 @@ fn ingest_reads_patch_files_up_to_the_cap_it_is_given() {
         );
     }
 }
+
+/// Every prediction carries a model name: a SWE-agent or mini-swe-agent trajectory without a
+/// `preds.json` beside it names its model in its own configuration (SWE-agent 1.x's
+/// `replay_config`, mini-swe-agent's `info.config.model.model_name`); one that names none is
+/// recorded as `<agent>/unknown`, with a warning.
+#[test]
+fn every_prediction_carries_a_model_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let copy = |from: &str, to: &str, edit: &dyn Fn(&mut Value)| {
+        let mut v: Value =
+            serde_json::from_str(&std::fs::read_to_string(agents(from)).unwrap()).unwrap();
+        edit(&mut v);
+        let p = tmp.path().join(to);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, v.to_string()).unwrap();
+        p
+    };
+    let swe = copy(
+        "swe-agent/acme_calc_pr7/acme_calc_pr7.traj",
+        "swe/acme_calc_pr7.traj",
+        &|v| {
+            v["replay_config"] = Value::String(
+                serde_json::json!({"agent": {"model": {"name": "claude-sonnet-4"}}}).to_string(),
+            );
+        },
+    );
+    let (lines, stderr, _) = ingest(&swe);
+    assert_eq!(
+        lines[0]["model_name_or_path"], "claude-sonnet-4",
+        "{stderr}"
+    );
+    assert!(!stderr.contains("no model name"), "{stderr}");
+
+    let mini = copy(
+        "mini-swe-agent/acme_calc_pr7/acme_calc_pr7.traj.json",
+        "mini/acme_calc_pr7.traj.json",
+        &|v| v["info"]["config"] = serde_json::json!({"model": {"model_name": "openai/gpt-5"}}),
+    );
+    let (lines, stderr, _) = ingest(&mini);
+    assert_eq!(lines[0]["model_name_or_path"], "openai/gpt-5", "{stderr}");
+
+    let bare = copy(
+        "swe-agent/acme_calc_pr7/acme_calc_pr7.traj",
+        "bare/acme_calc_pr7.traj",
+        &|_| {},
+    );
+    let (lines, stderr, _) = ingest(&bare);
+    assert_eq!(
+        lines[0]["model_name_or_path"], "swe-agent/unknown",
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("acme_calc_pr7: no model name in the output or its preds.json; recorded as `swe-agent/unknown`"),
+        "{stderr}"
+    );
+}

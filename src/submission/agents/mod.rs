@@ -655,6 +655,7 @@ pub fn ingest_with(path: &Path, opts: &IngestOptions) -> Result<Ingest, IngestEr
     }
     number_repeats(&mut ing);
     for item in &mut ing.items {
+        name_unknown_model(item, &mut ing.problems);
         if let Some(Submitted::Patch(p)) = &mut item.submitted {
             let (fixed, changed) = crate::patch::normalize_transport(p);
             if changed {
@@ -771,10 +772,13 @@ fn trajectories(
                 continue;
             }
         };
-        let item = trajectory_item(&file, &v, suffix, format, &mut from_preds);
+        let mut item = trajectory_item(&file, &v, suffix, format, &mut from_preds);
         if item.submitted.is_none() {
             ing.problems
                 .push(format!("{}: no info.submission", file.display()));
+        }
+        if item.model.is_empty() {
+            item.model = model_from_config(&v).unwrap_or_default();
         }
         ing.items.push(item);
     }
@@ -789,6 +793,35 @@ fn trajectories(
         ));
     }
     Ok(())
+}
+
+/// The model a SWE-agent or mini-swe-agent trajectory names in its own configuration:
+/// mini-swe-agent's `info.config.model.model_name`; SWE-agent 1.x's `replay_config` (a JSON
+/// string, or an object) at `agent.model.name`.
+fn model_from_config(v: &Value) -> Option<String> {
+    if let Some(m) = str_at(v, &["info", "config", "model", "model_name"]) {
+        return Some(m.to_owned());
+    }
+    let replay = match v.get("replay_config")? {
+        Value::String(text) => serde_json::from_str::<Value>(text).ok()?,
+        other => other.clone(),
+    };
+    str_at(&replay, &["agent", "model", "name"])
+        .or_else(|| str_at(&replay, &["agent", "model", "model_name"]))
+        .filter(|m| !m.is_empty())
+        .map(str::to_owned)
+}
+
+/// A submission that names no model is recorded as `<agent>/unknown`, with a warning: every
+/// prediction carries a model name, and runs keep one model each.
+fn name_unknown_model(item: &mut Ingested, problems: &mut Vec<String>) {
+    if item.model.trim().is_empty() {
+        item.model = format!("{}/unknown", item.format.name());
+        problems.push(format!(
+            "{}: {}: no model name in the output or its preds.json; recorded as `{}`",
+            item.source, item.instance_id, item.model
+        ));
+    }
 }
 
 /// The directory a single file was given in.
