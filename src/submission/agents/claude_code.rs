@@ -29,6 +29,13 @@ pub(crate) struct ClaudeReader {
     sidechain_model: Option<String>,
     /// From a result object's `modelUsage`: the model that wrote the most.
     usage_model: Option<String>,
+    /// The `agentId` of the line being read (a Claude Code 2.0 sub-agent's lines carry it).
+    line_agent: Option<String>,
+    /// Sub-agents' tool calls read, by `agentId` (`""`: sidechain lines that name none).
+    subagent_calls: HashMap<String, u64>,
+    /// Sub-agent runs the main chain reports (a `Task` result's `totalToolUseCount`): the step of
+    /// the result, the sub-agent's id, and how many tool calls it made.
+    subagent_runs: Vec<(usize, String, u64)>,
 }
 
 impl ClaudeReader {
@@ -42,6 +49,9 @@ impl ClaudeReader {
             message_model: None,
             sidechain_model: None,
             usage_model: None,
+            line_agent: None,
+            subagent_calls: HashMap::new(),
+            subagent_runs: Vec::new(),
         }
     }
 
@@ -58,6 +68,7 @@ impl ClaudeReader {
         }
         let sidechain = v.get("isSidechain").and_then(Value::as_bool) == Some(true)
             || v.get("parent_tool_use_id").is_some_and(|p| !p.is_null());
+        self.line_agent = str_of(v, "agentId").map(str::to_owned);
         if self.parts.session_id.is_none() {
             self.parts.session_id = str_of(v, "session_id")
                 .or(str_of(v, "sessionId"))
@@ -162,6 +173,12 @@ impl ClaudeReader {
             return;
         }
         self.parts.tool_calls += 1;
+        if sidechain {
+            *self
+                .subagent_calls
+                .entry(self.line_agent.clone().unwrap_or_default())
+                .or_default() += 1;
+        }
         let name = str_of(block, "name").unwrap_or("tool").to_owned();
         let before = self.parts.actions.len();
         let input = match block.get("input") {
@@ -285,6 +302,13 @@ impl ClaudeReader {
                 // `toolUseResult` (sessions) or `tool_use_result` (stream-json): the tool's own
                 // account of the call this line answers.
                 let result = v.get("toolUseResult").or(v.get("tool_use_result"));
+                if let Some(r) = result
+                    && let Some(n) = r.get("totalToolUseCount").and_then(Value::as_u64)
+                    && n > 0
+                {
+                    let id = str_of(r, "agentId").unwrap_or_default().to_owned();
+                    self.subagent_runs.push((step, id, n));
+                }
                 for block in blocks {
                     match str_of(block, "type") {
                         Some("tool_result") => {
@@ -333,7 +357,39 @@ impl ClaudeReader {
         }
     }
 
+    /// Sub-agent runs whose tool calls are not all in what was read (Claude Code 2.0 keeps a
+    /// sub-agent's steps in `agent-<id>.jsonl` beside the session) are unread: what those calls
+    /// did is unknown.
+    fn check_subagents(&mut self) {
+        for (step, id, made) in std::mem::take(&mut self.subagent_runs) {
+            let mut seen = 0;
+            for key in [id.as_str(), ""] {
+                if let Some(n) = self.subagent_calls.get_mut(key) {
+                    let take = (*n).min(made - seen);
+                    *n -= take;
+                    seen += take;
+                }
+            }
+            if seen < made {
+                let file = if id.is_empty() {
+                    "its own file".to_owned()
+                } else {
+                    format!("agent-{id}.jsonl")
+                };
+                self.parts.unread(
+                    step,
+                    "Task",
+                    format!(
+                        "the sub-agent made {made} tool calls and {seen} of them are in what was \
+                         read; Claude Code keeps a sub-agent's steps in {file} beside the session"
+                    ),
+                );
+            }
+        }
+    }
+
     pub(crate) fn finish(mut self) -> Transcript {
+        self.check_subagents();
         self.parts.model = self
             .init_model
             .take()
@@ -367,6 +423,30 @@ mod tests {
         assert_eq!(t.edits[0].outcome, EditOutcome::Applied);
         assert_eq!(t.edits[0].original, Some(Some("a\n".into())));
         assert_eq!(t.cwd.as_deref(), Some("/app"));
+    }
+
+    /// A `Task` result that reports the sub-agent's tool calls, with those calls not in what was
+    /// read, leaves the transcript with an unread step; with them read, none.
+    #[test]
+    fn sub_agent_calls_kept_in_another_file_are_unread() {
+        let main = [
+            json!({"type": "user", "sessionId": "s", "uuid": "u1", "parentUuid": null, "message": {"role": "user", "content": "Fix the bug"}}),
+            json!({"type": "assistant", "sessionId": "s", "uuid": "a1", "parentUuid": "u1", "message": {"id": "m1", "content": [{"type": "tool_use", "id": "t1", "name": "Task", "input": {"description": "look around", "prompt": "find it"}}]}}),
+            json!({"type": "user", "sessionId": "s", "uuid": "u2", "parentUuid": "a1", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "found"}]}]}, "toolUseResult": {"status": "completed", "agentId": "5f3e", "totalToolUseCount": 2, "totalDurationMs": 900}}),
+        ];
+        let t = transcript_from_values(&main, None).unwrap();
+        assert_eq!(t.unread.len(), 1, "{:?}", t.unread);
+        assert_eq!(t.unread[0].step, 3);
+        assert!(t.unread[0].why.contains("made 2 tool calls and 0 of them"));
+        assert!(t.unread[0].why.contains("agent-5f3e.jsonl"));
+
+        let mut all = main.to_vec();
+        for (i, cmd) in ["ls", "git log --all"].iter().enumerate() {
+            all.push(json!({"type": "assistant", "sessionId": "s", "agentId": "5f3e", "isSidechain": true, "uuid": format!("s{i}"), "parentUuid": null, "message": {"id": format!("sm{i}"), "content": [{"type": "tool_use", "id": format!("st{i}"), "name": "Bash", "input": {"command": cmd}}]}}));
+        }
+        let t = transcript_from_values(&all, None).unwrap();
+        assert!(t.unread.is_empty(), "{:?}", t.unread);
+        assert_eq!(t.commands().count(), 2);
     }
 
     #[test]
