@@ -65,6 +65,10 @@ pub enum TrajectoryShape {
     OpenhandsHistory,
     /// AweAgent's steps.
     AweagentSteps,
+    /// A SWE-agent `.traj` file (`trajectory` steps whose `action` is the command line).
+    SweAgentTraj,
+    /// A mini-swe-agent `.traj.json` file (`messages`; commands in code blocks or tool calls).
+    MiniSweAgent,
 }
 
 impl TrajectoryShape {
@@ -75,6 +79,8 @@ impl TrajectoryShape {
             TrajectoryShape::Transcript(t) => t.name(),
             TrajectoryShape::OpenhandsHistory => "openhands-history",
             TrajectoryShape::AweagentSteps => "aweagent-steps",
+            TrajectoryShape::SweAgentTraj => "swe-agent-traj",
+            TrajectoryShape::MiniSweAgent => "mini-swe-agent",
         }
     }
 }
@@ -247,6 +253,23 @@ pub fn events(line: &Value) -> Result<Read, Vec<String>> {
         return Ok(Read::of(TrajectoryShape::Atif, atif(line)));
     }
     if let Some(Value::Array(steps)) = traj
+        && !steps.is_empty()
+        && steps
+            .iter()
+            .all(|s| s.get("action").is_none_or(Value::is_string))
+        && steps.iter().any(|s| s.get("action").is_some())
+    {
+        return Ok(swe_agent(steps, line));
+    }
+    if let Some(Value::Array(msgs)) = line.get("messages")
+        && line
+            .get("trajectory_format")
+            .and_then(Value::as_str)
+            .is_some_and(|f| f.starts_with("mini-swe-agent"))
+    {
+        return Ok(mini_swe_agent(msgs));
+    }
+    if let Some(Value::Array(steps)) = traj
         && steps.iter().any(|s| s.get("action").is_some())
     {
         return Ok(Read::of(
@@ -399,6 +422,152 @@ fn openhands_action(n: usize, action: &str, h: &Value, args: &Value, out: &mut V
                 from_arguments(n, tool, args, out);
             }
         }
+    }
+}
+
+/// SWE-agent's own file tools: their text is a file's content or a location, not a shell
+/// command (an `edit` may well write the words `git pull` into a file).
+const SWE_AGENT_FILE_TOOLS: [&str; 16] = [
+    "open",
+    "goto",
+    "scroll_up",
+    "scroll_down",
+    "create",
+    "edit",
+    "insert",
+    "append",
+    "search_file",
+    "search_dir",
+    "find_file",
+    "str_replace_editor",
+    "filemap",
+    "submit",
+    "exit_forfeit",
+    "review_on_submit_m",
+];
+
+/// A SWE-agent trajectory: the first user message of `history` is the prompt; each step's
+/// `thought` is the agent's words and its `action` the command it ran, unless the action is one
+/// of SWE-agent's file tools.
+fn swe_agent(steps: &[Value], line: &Value) -> Read {
+    let mut out = Vec::new();
+    if let Some(p) = line
+        .get("history")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .find(|m| m.get("role").and_then(s) == Some("user"))
+        .and_then(|m| m.get("content"))
+        .map(text_of)
+        .filter(|p| !p.is_empty())
+    {
+        out.push(Event::new(0, "prompt", EventKind::Prompt, p));
+    }
+    for (i, st) in steps.iter().enumerate() {
+        let n = i + 1;
+        if let Some(t) = st.get("thought").and_then(s).filter(|t| !t.is_empty()) {
+            out.push(Event::new(n, "message", EventKind::Reasoning, t));
+        }
+        let Some(action) = st.get("action").and_then(s).map(str::trim) else {
+            continue;
+        };
+        let tool = action.split_whitespace().next().unwrap_or_default();
+        if action.is_empty() || SWE_AGENT_FILE_TOOLS.contains(&tool) {
+            continue;
+        }
+        out.push(Event::new(n, "bash", EventKind::Command, action));
+    }
+    Read::of(TrajectoryShape::SweAgentTraj, out)
+}
+
+/// The commands in a mini-swe-agent response: its ```` ```bash ```` (v1) or
+/// ```` ```mswea_bash_command ```` (v2) blocks.
+fn fenced_commands(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("```") {
+        let after = &rest[start + 3..];
+        let (lang, body) = after.split_once('\n').unwrap_or((after, ""));
+        let Some(end) = body.find("```") else {
+            break;
+        };
+        if matches!(lang.trim(), "bash" | "sh" | "shell" | "mswea_bash_command") {
+            out.push(body[..end].trim_end().to_owned());
+        }
+        rest = &body[end + 3..];
+    }
+    out
+}
+
+/// A mini-swe-agent trajectory: the first `user` message is the prompt; an assistant message's
+/// words are the agent's, its commands those of its code blocks, tool calls (`function.arguments`
+/// with a `command`) and `extra.actions`. A tool call whose arguments cannot be read is unread.
+fn mini_swe_agent(msgs: &[Value]) -> Read {
+    let mut out = Vec::new();
+    let mut unread = Vec::new();
+    let mut prompt_seen = false;
+    for (i, m) in msgs.iter().enumerate() {
+        let n = i + 1;
+        let content = m.get("content").map(text_of).unwrap_or_default();
+        match m.get("role").and_then(s) {
+            Some("user") if !prompt_seen => {
+                prompt_seen = true;
+                out.push(Event::new(n, "prompt", EventKind::Prompt, content));
+            }
+            Some("assistant") => {
+                if !content.is_empty() {
+                    out.push(Event::new(n, "message", EventKind::Reasoning, &content));
+                }
+                let mut commands = fenced_commands(&content);
+                for call in m
+                    .get("tool_calls")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    let f = call.get("function").unwrap_or(call);
+                    let tool = f.get("name").and_then(s).unwrap_or("tool");
+                    let args = args_object(f.get("arguments").unwrap_or(&Value::Null));
+                    let before = out.len();
+                    from_arguments(n, tool, &args, &mut out);
+                    if out.len() == before && !args.is_object() {
+                        unread.push(Unread {
+                            step: n,
+                            tool: tool.to_owned(),
+                            why: "the tool call's arguments are not a JSON object".into(),
+                        });
+                    }
+                }
+                for a in m
+                    .get("extra")
+                    .and_then(|e| e.get("actions"))
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    if let Some(c) = a.get("command").and_then(s) {
+                        commands.push(c.to_owned());
+                    }
+                }
+                commands.sort();
+                commands.dedup();
+                for c in commands {
+                    if !out
+                        .iter()
+                        .any(|e| e.step == n && e.kind == EventKind::Command && e.text == c)
+                    {
+                        out.push(Event::new(n, "bash", EventKind::Command, c));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Read {
+        shape: TrajectoryShape::MiniSweAgent,
+        events: out,
+        unread,
+        empty_because: None,
     }
 }
 

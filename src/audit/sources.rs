@@ -1,6 +1,7 @@
 //! Where the trajectories to audit come from: a release (JSONL, one trajectory a line), a raw
-//! Claude Code or Codex transcript, a directory of transcripts, or a Harbor jobs directory (each
-//! trial's raw agent log, else its ATIF trajectory); each numbered and handed over one at a time
+//! Claude Code or Codex transcript, a SWE-agent or mini-swe-agent trajectory file, a folder of
+//! any of those (read whole, every other file named), or a Harbor jobs directory (each trial's
+//! raw agent log, else its ATIF trajectory); each numbered and handed over one at a time
 //! ([`for_each_item`]), with what the dataset says of its task ([`task_infos`]), and audited
 //! ([`audit_item`]). Reading only: what is printed is the caller's.
 
@@ -39,6 +40,14 @@ pub enum Item {
     /// A release line, or a Harbor trial's ATIF trajectory made into one (`task_name`, `reward`,
     /// `trajectory`).
     Line(Value),
+    /// A file that is one trajectory document (SWE-agent `.traj`, mini-swe-agent `.traj.json`),
+    /// read as a release line naming its task.
+    Document {
+        /// The document, with `task_name` set.
+        line: Value,
+        /// The file it was read from.
+        source: String,
+    },
     /// A trial of one of Harbor's own agents (`oracle`, `nop`): no model ran, so there is no
     /// trajectory, and nothing to audit; the reason, for a person.
     NothingToAudit(String),
@@ -158,23 +167,7 @@ pub fn for_each_item(
             }
             return Ok(());
         }
-        let mut files: Vec<PathBuf> = walkdir::WalkDir::new(path)
-            .max_depth(6)
-            .into_iter()
-            .filter_map(Result::ok)
-            .filter(|e| e.file_type().is_file())
-            .map(walkdir::DirEntry::into_path)
-            .filter(|p| matches!(sniff(p), Ok(Some(_))))
-            .collect();
-        files.sort();
-        if files.is_empty() {
-            return Err(SourceError::NothingToAudit(path.to_owned()));
-        }
-        let one = (files.len() == 1).then_some(instance).flatten();
-        for (n, file) in files.iter().enumerate() {
-            f(n as u64 + 1, transcript_item(file, one));
-        }
-        return Ok(());
+        return folder_items(path, instance, f);
     }
     if !path.exists() {
         return Err(SourceError::Missing(path.to_owned()));
@@ -183,6 +176,14 @@ pub fn for_each_item(
     if !release && matches!(sniff(path), Ok(Some(_))) {
         f(1, transcript_item(path, instance));
         return Ok(());
+    }
+    if !release && first_record(path).is_none() {
+        // Not JSON Lines: one JSON document (a SWE-agent `.traj`, a mini-swe-agent
+        // `.traj.json`), audited whole or refused once, never line by line.
+        if let Some(item) = document_item(path, instance) {
+            f(1, item);
+            return Ok(());
+        }
     }
     let mut lines = JsonLines::open(path)?;
     while let Some(item) = lines.next_value() {
@@ -195,6 +196,119 @@ pub fn for_each_item(
         }
     }
     Ok(())
+}
+
+/// A folder of agent output, read whole: every transcript and trajectory file in it (six levels
+/// deep) in its own format; every other file is named as not audited, with the reason.
+fn folder_items(
+    path: &Path,
+    instance: Option<&str>,
+    mut f: impl FnMut(u64, Result<Item, String>),
+) -> Result<(), SourceError> {
+    let mut files: Vec<PathBuf> = walkdir::WalkDir::new(path)
+        .max_depth(6)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(walkdir::DirEntry::into_path)
+        .collect();
+    files.sort();
+    let kind = |p: &Path| {
+        if matches!(sniff(p), Ok(Some(_))) {
+            FileKind::Transcript
+        } else if trajectory_file_name(p).is_some() {
+            FileKind::Document
+        } else {
+            FileKind::Other
+        }
+    };
+    let kinds: Vec<FileKind> = files.iter().map(|p| kind(p)).collect();
+    let auditable = kinds.iter().filter(|k| **k != FileKind::Other).count();
+    if auditable == 0 {
+        return Err(SourceError::NothingToAudit(path.to_owned()));
+    }
+    let one = (auditable == 1).then_some(instance).flatten();
+    let mut n = 0;
+    for (file, kind) in files.iter().zip(kinds) {
+        n += 1;
+        let item = match kind {
+            FileKind::Transcript => transcript_item(file, one),
+            FileKind::Document => document_item(file, one).unwrap_or_else(|| {
+                Err(format!(
+                    "{}: not one JSON document; nothing to audit",
+                    file.display()
+                ))
+            }),
+            FileKind::Other => Ok(Item::NothingToAudit(format!(
+                "{}: skipped: not a transcript or trajectory this audit reads (a release or an \
+                 OpenHands output.jsonl is audited on its own)",
+                file.display()
+            ))),
+        };
+        f(n, item);
+    }
+    Ok(())
+}
+
+/// What a file in a folder is to the audit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FileKind {
+    Transcript,
+    Document,
+    Other,
+}
+
+/// The instance a trajectory file's name gives: `<id>.traj` (SWE-agent), `<id>.traj.json`
+/// (mini-swe-agent).
+fn trajectory_file_name(path: &Path) -> Option<String> {
+    let name = path.file_name()?.to_str()?;
+    name.strip_suffix(".traj.json")
+        .or_else(|| name.strip_suffix(".traj"))
+        .filter(|id| !id.is_empty())
+        .map(str::to_owned)
+}
+
+/// A file that is one JSON document: an item to audit when it is an object in a shape the audit
+/// reads, with its instance from `instance`, its own `instance_id` or its file name; one error
+/// naming the file when it is JSON of no such shape; `None` when it is not one JSON document.
+fn document_item(path: &Path, instance: Option<&str>) -> Option<Result<Item, String>> {
+    let text = crate::record::read_text_capped(path).ok()?;
+    let mut v: Value = serde_json::from_str(text.trim_start_matches('\u{feff}')).ok()?;
+    drop(text);
+    let Some(obj) = v.as_object_mut() else {
+        return Some(Err(format!(
+            "{}: one JSON document that is not an object; nothing to audit",
+            path.display()
+        )));
+    };
+    if let Err(keys) = super::events(&Value::Object(obj.clone())) {
+        return Some(Err(format!(
+            "{}: not a trajectory this audit reads (SWE-agent .traj, mini-swe-agent .traj.json, \
+             ATIF); keys found: {}",
+            path.display(),
+            keys.join(", ")
+        )));
+    }
+    let task = instance
+        .map(str::to_owned)
+        .or_else(|| {
+            obj.get("instance_id")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
+        .or_else(|| trajectory_file_name(path))
+        .or_else(|| instance_from_file_name(path));
+    let Some(task) = task else {
+        return Some(Err(format!(
+            "{}: the file does not say which instance it is about (pass --instance)",
+            path.display()
+        )));
+    };
+    obj.insert("task_name".into(), Value::String(task));
+    Some(Ok(Item::Document {
+        line: v,
+        source: path.display().to_string(),
+    }))
 }
 
 /// What the dataset says of each task, by instance id and by the directory name Harbor names
@@ -261,6 +375,21 @@ pub fn audit_item(
                 ..Trajectory::default()
             };
             audit_transcript(n, about, &transcript, &info, opts)
+                .map_err(|e| format!("{source}: {e}"))
+        }
+        Item::Document { line, source } => {
+            let name = line
+                .get("task_name")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let info = crate::harbor::lookup_task(infos, name)
+                .cloned()
+                .unwrap_or_default();
+            audit_line(n, &line, &info, opts)
+                .map(|mut a| {
+                    a.source = source.clone();
+                    a
+                })
                 .map_err(|e| format!("{source}: {e}"))
         }
         // Taken out by the caller before it gets here.

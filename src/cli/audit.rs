@@ -78,7 +78,8 @@ pub(crate) fn run(args: &AuditArgs) -> Result<i32> {
     out(text)?;
     if skipped > 0 {
         note(format!(
-            "{skipped} trial(s) of Harbor's own agents (oracle, nop) have no trajectory: not audited, nothing to audit there"
+            "{skipped} item(s) not audited, each named above with the reason (trials of Harbor's \
+             own agents, files that are no trajectory)"
         ));
     }
     if bad > 0 {

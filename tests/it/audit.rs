@@ -371,10 +371,7 @@ fn trials_of_harbors_own_agents_are_not_failures() {
     };
     let (code, stderr) = run();
     assert_eq!(code, Some(0), "{stderr}");
-    assert!(
-        stderr.contains("2 trial(s) of Harbor's own agents"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("2 item(s) not audited"), "{stderr}");
     assert!(
         stderr.contains("Ora1") && stderr.contains("not audited"),
         "{stderr}"
@@ -414,4 +411,120 @@ fn trials_of_harbors_own_agents_are_not_failures() {
         );
         std::fs::remove_dir_all(&t).unwrap();
     }
+}
+
+/// `audit` reads what `ingest` reads: SWE-agent `.traj` and mini-swe-agent `.traj.json` files
+/// (one JSON document each, never reported line by line), and a folder of mixed agents' output
+/// whole, naming every file it does not audit.
+#[test]
+fn audit_reads_swe_agent_and_mini_swe_agent_files_and_mixed_folders() {
+    let agents = fixtures().join("agents");
+    let tmp = tempfile::tempdir().unwrap();
+    let edit = |from: &str, to: &str, f: &dyn Fn(&mut Value)| {
+        let mut v: Value =
+            serde_json::from_str(&std::fs::read_to_string(agents.join(from)).unwrap()).unwrap();
+        f(&mut v);
+        let p = tmp.path().join(to);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+        p
+    };
+    let run = |p: &std::path::Path| {
+        let out = cargo_bin_cmd!("beyondswe")
+            .arg("audit")
+            .arg(p)
+            .arg("--json")
+            .output()
+            .unwrap();
+        let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        (
+            lines,
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+            out.status.code(),
+        )
+    };
+    // A SWE-agent step that runs a forbidden command is a hit; an `edit` whose text holds the
+    // same words writes a file and runs nothing.
+    let swe = edit(
+        "swe-agent/acme_calc_pr7/acme_calc_pr7.traj",
+        "mixed/swe/acme_calc_pr7.traj",
+        &|v| {
+            let steps = v["trajectory"].as_array_mut().unwrap();
+            steps[0]["action"] = "cd /calc && git log --all --oneline".into();
+            steps[1]["action"] = "edit 1:1\n# run git pull first\nend_of_edit".into();
+        },
+    );
+    let (lines, stderr, code) = run(&swe);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(lines.len(), 1, "{stderr}");
+    assert_eq!(lines[0]["shape"], "swe-agent-traj");
+    assert_eq!(lines[0]["class"], "blocklist");
+    assert_eq!(
+        lines[0]["blocklist_hits"],
+        serde_json::json!(["git log --all"])
+    );
+
+    // mini-swe-agent: commands in code blocks and in tool calls.
+    let mini = edit(
+        "mini-swe-agent/acme_textkit_pr12/acme_textkit_pr12.traj.json",
+        "mixed/mini/acme_textkit_pr12.traj.json",
+        &|v| {
+            let msgs = v["messages"].as_array_mut().unwrap();
+            let i = msgs
+                .iter()
+                .position(|m| {
+                    m["role"] == "assistant"
+                        && m["content"]
+                            .as_str()
+                            .unwrap_or("")
+                            .contains("mswea_bash_command")
+                })
+                .unwrap();
+            msgs[i]["content"] =
+                "THOUGHT: look at the history.\n\n```mswea_bash_command\ngit fetch origin\n```"
+                    .into();
+        },
+    );
+    let (lines, stderr, _) = run(&mini);
+    assert_eq!(lines[0]["shape"], "mini-swe-agent", "{stderr}");
+    assert_eq!(
+        lines[0]["blocklist_hits"],
+        serde_json::json!(["git fetch"]),
+        "{stderr}"
+    );
+
+    // A JSON document of no known shape is one error, not one per line.
+    let other = tmp.path().join("other.json");
+    std::fs::write(&other, "{\n  \"foo\": 1,\n  \"bar\": 2\n}\n").unwrap();
+    let (_, stderr, code) = run(&other);
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        stderr.matches("not a trajectory this audit reads").count(),
+        1,
+        "{stderr}"
+    );
+    assert!(stderr.contains("keys found: foo, bar"), "{stderr}");
+
+    // A mixed folder: both files audited, in their own shapes; the rest named.
+    std::fs::copy(
+        agents.join("codex/acme_calc_pr7.jsonl"),
+        tmp.path().join("mixed/acme_calc_pr7.jsonl"),
+    )
+    .unwrap();
+    std::fs::write(tmp.path().join("mixed/NOTES.md"), "run notes\n").unwrap();
+    let (lines, stderr, code) = run(&tmp.path().join("mixed"));
+    assert_eq!(code, Some(0), "{stderr}");
+    let shapes: Vec<&str> = lines.iter().map(|l| l["shape"].as_str().unwrap()).collect();
+    assert_eq!(
+        shapes,
+        ["codex-exec", "mini-swe-agent", "swe-agent-traj"],
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("NOTES.md: skipped: not a transcript or trajectory"),
+        "{stderr}"
+    );
 }
