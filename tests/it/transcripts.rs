@@ -1,4 +1,4 @@
-//! Claude Code and Codex transcripts in every shape they are written in (fixtures/agents/
+//! Claude Code, Codex and Gemini CLI transcripts in every shape they are written in (fixtures/agents/
 //! transcripts): ingest detection, a forced format checked against the content, the model kept,
 //! every command extracted (counted against the file independently), the audit with the commands
 //! swapped for blocklisted ones and for the task's own PR diff, and calls that cannot be read.
@@ -6,7 +6,7 @@
 use super::support::fixtures;
 use assert_cmd::cargo::cargo_bin_cmd;
 use beyondswe::audit::split_commands;
-use beyondswe::submission::{TranscriptShape, read_transcript};
+use beyondswe::submission::{ActionKind, EditOutcome, TranscriptShape, read_transcript};
 use predicates::str::contains;
 use serde_json::{Value, json};
 use std::collections::HashSet;
@@ -29,7 +29,7 @@ pub fn only_file(rel: &str) -> PathBuf {
 
 /// Every variant: its directory, the shape, the instance (`None`: the file is named by the
 /// agent's session, so `--instance` says it), the model ingest must report.
-pub const VARIANTS: [(&str, TranscriptShape, &str, bool, &str); 6] = [
+pub const VARIANTS: [(&str, TranscriptShape, &str, bool, &str); 7] = [
     (
         "claude-code-stream",
         TranscriptShape::ClaudeStreamJson,
@@ -72,13 +72,26 @@ pub const VARIANTS: [(&str, TranscriptShape, &str, bool, &str); 6] = [
         false,
         "codex/gpt-5-codex",
     ),
+    (
+        "gemini-chat",
+        TranscriptShape::GeminiChat,
+        "acme_calc_pr7",
+        true,
+        "gemini-cli/gemini-2.5-pro",
+    ),
 ];
 
 fn records(path: &Path) -> Vec<Value> {
     let text = std::fs::read_to_string(path).unwrap();
-    text.lines()
+    let lines: Vec<Value> = text
+        .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
+        .collect();
+    if lines.is_empty() {
+        // One pretty-printed document (a Gemini CLI recording).
+        return serde_json::from_str(&text).into_iter().collect();
+    }
+    lines
 }
 
 /// The shell commands in a transcript file, read straight from the JSON without the tool's
@@ -103,6 +116,14 @@ fn commands_in_file(path: &Path) -> Vec<String> {
         // Older exec events: the argument list's script.
         if v["msg"]["type"] == "exec_command_begin" {
             out.push(v["msg"]["command"][2].as_str().unwrap().to_owned());
+        }
+        // Gemini CLI: `run_shell_command` tool calls of `gemini` messages.
+        for m in v["messages"].as_array().into_iter().flatten() {
+            for call in m["toolCalls"].as_array().into_iter().flatten() {
+                if call["name"] == "run_shell_command" {
+                    out.push(call["args"]["command"].as_str().unwrap().to_owned());
+                }
+            }
         }
         // Rollouts: `shell` calls, arguments a JSON string.
         if v["payload"]["type"] == "function_call" && v["payload"]["name"] == "shell" {
@@ -180,6 +201,22 @@ fn every_variant_is_detected_and_its_commands_extracted() {
     // The stream's six tool calls (two Bash, four edits, one failed) are all counted.
     let t = read_transcript(&only_file("claude-code-stream")).unwrap();
     assert_eq!((t.tool_calls, t.edits.len()), (7, 4));
+    // The Gemini CLI recording's eight calls: two shell commands, a file read, a search, a
+    // fetch, two replacements (one failed) and a new file; its prompt and thoughts are read.
+    let t = read_transcript(&only_file("gemini-chat")).unwrap();
+    assert_eq!((t.tool_calls, t.edits.len()), (8, 3));
+    let kinds = |k: ActionKind| t.actions.iter().filter(|a| a.kind == k).count();
+    assert_eq!((kinds(ActionKind::Url), kinds(ActionKind::Search)), (1, 1));
+    assert!(t.prompt.as_deref().unwrap().starts_with("Operands"));
+    let outcomes: Vec<EditOutcome> = t.edits.iter().map(|e| e.outcome).collect();
+    assert_eq!(
+        outcomes,
+        [
+            EditOutcome::Applied,
+            EditOutcome::Failed,
+            EditOutcome::Applied
+        ]
+    );
 }
 
 /// The model is kept beside the agent in the predictions, for transcripts paired with a diff.
@@ -222,6 +259,14 @@ fn a_forced_format_is_checked_against_the_content() {
     assert_eq!(code, 1);
     assert!(
         stderr.contains("expected a Claude Code transcript") && stderr.contains("codex"),
+        "{stderr}"
+    );
+    // A Gemini CLI recording is not Claude Code's, though both say `sessionId`.
+    let (_, stderr, code) = ingest(&only_file("gemini-chat"), &["--format", "claude-code"]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("expected a Claude Code transcript")
+            && stderr.contains("found a Gemini CLI chat recording"),
         "{stderr}"
     );
     // A transcript is not a predictions file either.
@@ -287,6 +332,17 @@ pub fn swap_commands(from: &Path, to: &str, dest: &Path) {
     }
     let text = std::fs::read_to_string(from).unwrap();
     let mut out = String::new();
+    if text
+        .lines()
+        .all(|l| serde_json::from_str::<Value>(l).is_err())
+        && let Ok(mut doc) = serde_json::from_str::<Value>(&text)
+    {
+        // One pretty-printed document, written back the same way.
+        swap(&mut doc, to);
+        std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+        std::fs::write(dest, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+        return;
+    }
     for line in text.lines() {
         match serde_json::from_str::<Value>(line) {
             Ok(mut v) => {

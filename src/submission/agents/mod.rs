@@ -11,6 +11,7 @@
 mod apply_patch;
 mod claude_code;
 mod codex;
+mod gemini;
 mod reading;
 mod transcript;
 
@@ -49,6 +50,9 @@ pub enum AgentFormat {
     ClaudeCode,
     /// Codex CLI transcripts, one per instance and named after it, paired with captured diffs.
     Codex,
+    /// Gemini CLI chat recordings, one per instance and named after it, paired with captured
+    /// diffs.
+    GeminiCli,
     /// An AweAgent run: `trajectories.jsonl` (`patch`, `score`) and `run_config.json`.
     Aweagent,
     /// A Harbor job directory: one trial directory per attempt (`result.json`, the collected
@@ -58,13 +62,14 @@ pub enum AgentFormat {
 
 impl AgentFormat {
     /// Every format, for the command line's choices.
-    pub const ALL: [AgentFormat; 8] = [
+    pub const ALL: [AgentFormat; 9] = [
         AgentFormat::Predictions,
         AgentFormat::SweAgent,
         AgentFormat::MiniSweAgent,
         AgentFormat::Openhands,
         AgentFormat::ClaudeCode,
         AgentFormat::Codex,
+        AgentFormat::GeminiCli,
         AgentFormat::Aweagent,
         AgentFormat::HarborJob,
     ];
@@ -78,6 +83,7 @@ impl AgentFormat {
             AgentFormat::Openhands => "openhands",
             AgentFormat::ClaudeCode => "claude-code",
             AgentFormat::Codex => "codex",
+            AgentFormat::GeminiCli => "gemini-cli",
             AgentFormat::Aweagent => "aweagent",
             AgentFormat::HarborJob => "harbor-job",
         }
@@ -471,6 +477,11 @@ fn dir_format(path: &Path, tried: &mut Tried) -> ControlFlow<AgentFormat> {
         "no Codex transcript (exec --json events, older exec events, session rollouts)",
     )?;
     tried.check(
+        AgentFormat::GeminiCli,
+        shapes.iter().any(|s| s.agent() == Agent::GeminiCli),
+        "no Gemini CLI chat recording",
+    )?;
+    tried.check(
         AgentFormat::ClaudeCode,
         shapes.iter().any(|s| s.agent() == Agent::ClaudeCode),
         "no Claude Code transcript (stream-json, a result object, session files)",
@@ -514,6 +525,11 @@ fn file_format(path: &Path, tried: &mut Tried) -> ControlFlow<AgentFormat> {
         AgentFormat::Codex,
         shape.is_some_and(|s| s.agent() == Agent::Codex),
         &format!("not a Codex transcript ({found})"),
+    )?;
+    tried.check(
+        AgentFormat::GeminiCli,
+        shape.is_some_and(|s| s.agent() == Agent::GeminiCli),
+        &format!("not a Gemini CLI chat recording ({found})"),
     )?;
     tried.check(
         AgentFormat::ClaudeCode,
@@ -609,7 +625,10 @@ pub fn ingest(
 }
 
 fn is_transcript_format(f: AgentFormat) -> bool {
-    matches!(f, AgentFormat::ClaudeCode | AgentFormat::Codex)
+    matches!(
+        f,
+        AgentFormat::ClaudeCode | AgentFormat::Codex | AgentFormat::GeminiCli
+    )
 }
 
 /// Reads `path` as `opts` say.
@@ -650,7 +669,9 @@ pub fn ingest_with(path: &Path, opts: &IngestOptions) -> Result<Ingest, IngestEr
         AgentFormat::MiniSweAgent => trajectories(path, ".traj.json", format, &mut ing)?,
         AgentFormat::Openhands => openhands(path, &mut ing)?,
         AgentFormat::Aweagent => aweagent(path, &mut ing)?,
-        AgentFormat::ClaudeCode | AgentFormat::Codex => transcripts(path, format, opts, &mut ing)?,
+        AgentFormat::ClaudeCode | AgentFormat::Codex | AgentFormat::GeminiCli => {
+            transcripts(path, format, opts, &mut ing)?
+        }
         AgentFormat::HarborJob => harbor(path, opts.patch_cap(), &mut ing)?,
     }
     number_repeats(&mut ing);
@@ -982,6 +1003,7 @@ fn expected_of(format: AgentFormat) -> String {
     match format {
         AgentFormat::ClaudeCode => Agent::ClaudeCode.shapes().to_owned(),
         AgentFormat::Codex => Agent::Codex.shapes().to_owned(),
+        AgentFormat::GeminiCli => Agent::GeminiCli.shapes().to_owned(),
         other => format!("{} output", other.name()),
     }
 }
@@ -996,6 +1018,7 @@ fn transcripts(
 ) -> Result<(), IngestError> {
     let agent = match format {
         AgentFormat::ClaudeCode => Agent::ClaudeCode,
+        AgentFormat::GeminiCli => Agent::GeminiCli,
         _ => Agent::Codex,
     };
     let (dir, files) = if path.is_dir() {

@@ -1,5 +1,5 @@
 //! Reading a transcript record by record into a [`Transcript`]: the reader for its agent
-//! (Claude Code or Codex) chosen from its shape, whole files sniffed and fed line by line.
+//! (Claude Code, Codex or Gemini CLI) chosen from its shape, whole files sniffed and fed line by line.
 
 use super::transcript::{Agent, Transcript, TranscriptError, TranscriptShape, shape_of};
 use serde_json::Value;
@@ -16,6 +16,7 @@ pub struct TranscriptBuilder {
 enum Inner {
     Claude(super::claude_code::ClaudeReader),
     Codex(super::codex::CodexReader),
+    Gemini(super::gemini::GeminiReader),
 }
 
 impl TranscriptBuilder {
@@ -25,6 +26,7 @@ impl TranscriptBuilder {
             inner: match shape.agent() {
                 Agent::ClaudeCode => Inner::Claude(super::claude_code::ClaudeReader::new(shape)),
                 Agent::Codex => Inner::Codex(super::codex::CodexReader::new(shape)),
+                Agent::GeminiCli => Inner::Gemini(super::gemini::GeminiReader::new(shape)),
             },
         }
     }
@@ -34,6 +36,7 @@ impl TranscriptBuilder {
         match &mut self.inner {
             Inner::Claude(r) => r.push(step, record),
             Inner::Codex(r) => r.push(step, record),
+            Inner::Gemini(r) => r.push(step, record),
         }
     }
 
@@ -43,6 +46,7 @@ impl TranscriptBuilder {
         let parts = match &mut self.inner {
             Inner::Claude(r) => r.parts(),
             Inner::Codex(r) => r.parts(),
+            Inner::Gemini(r) => r.parts(),
         };
         let trimmed = line.trim_ascii_start();
         if trimmed.starts_with(b"{") || trimmed.starts_with(b"[") {
@@ -57,6 +61,7 @@ impl TranscriptBuilder {
         match self.inner {
             Inner::Claude(r) => r.finish(),
             Inner::Codex(r) => r.finish(),
+            Inner::Gemini(r) => r.finish(),
         }
     }
 }
@@ -69,6 +74,7 @@ pub fn transcript_from_values(values: &[Value], agent: Option<Agent>) -> Option<
         (Some(s), _) => s,
         (None, Some(Agent::ClaudeCode)) => TranscriptShape::ClaudeStreamJson,
         (None, Some(Agent::Codex)) => TranscriptShape::CodexExec,
+        (None, Some(Agent::GeminiCli)) => TranscriptShape::GeminiChat,
         (None, None) => return None,
     };
     let mut b = TranscriptBuilder::new(shape);

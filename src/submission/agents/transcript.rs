@@ -22,6 +22,8 @@ pub enum Agent {
     ClaudeCode,
     /// OpenAI's Codex CLI.
     Codex,
+    /// Google's Gemini CLI.
+    GeminiCli,
 }
 
 impl Agent {
@@ -30,6 +32,7 @@ impl Agent {
         match self {
             Agent::ClaudeCode => "claude-code",
             Agent::Codex => "codex",
+            Agent::GeminiCli => "gemini-cli",
         }
     }
 
@@ -41,6 +44,9 @@ impl Agent {
             }
             Agent::Codex => {
                 "a Codex transcript (`codex exec --json` events, the older `{\"id\",\"msg\"}` events or a session rollout)"
+            }
+            Agent::GeminiCli => {
+                "a Gemini CLI chat recording (`~/.gemini/tmp/<project>/chats/session-*.json`)"
             }
         }
     }
@@ -61,6 +67,8 @@ pub enum TranscriptShape {
     CodexExecLegacy,
     /// `~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`.
     CodexRollout,
+    /// `~/.gemini/tmp/<project_hash>/chats/session-*.json`: one document with `messages`.
+    GeminiChat,
 }
 
 impl serde::Serialize for TranscriptShape {
@@ -79,6 +87,7 @@ impl TranscriptShape {
             TranscriptShape::CodexExec => "codex-exec",
             TranscriptShape::CodexExecLegacy => "codex-exec-legacy",
             TranscriptShape::CodexRollout => "codex-rollout",
+            TranscriptShape::GeminiChat => "gemini-chat",
         }
     }
 
@@ -91,6 +100,7 @@ impl TranscriptShape {
             TranscriptShape::CodexExec
             | TranscriptShape::CodexExecLegacy
             | TranscriptShape::CodexRollout => Agent::Codex,
+            TranscriptShape::GeminiChat => Agent::GeminiCli,
         }
     }
 
@@ -103,6 +113,7 @@ impl TranscriptShape {
             TranscriptShape::CodexExec => "a Codex `exec --json` event stream",
             TranscriptShape::CodexExecLegacy => "an older Codex `exec --json` event stream",
             TranscriptShape::CodexRollout => "a Codex session rollout",
+            TranscriptShape::GeminiChat => "a Gemini CLI chat recording",
         }
     }
 }
@@ -372,6 +383,10 @@ pub enum TranscriptError {
 /// Which agent a single record belongs to and in which shape, when it says so.
 pub fn classify_record(v: &Value) -> Option<TranscriptShape> {
     let obj = v.as_object()?;
+    // A Gemini CLI recording has `sessionId` too, which alone would read as Claude Code's.
+    if obj.contains_key("projectHash") && obj.get("messages").is_some_and(Value::is_array) {
+        return Some(TranscriptShape::GeminiChat);
+    }
     let ty = obj.get("type").and_then(Value::as_str).unwrap_or("");
     if obj.contains_key("payload")
         && matches!(
@@ -458,6 +473,7 @@ pub fn shape_of<'a>(records: impl IntoIterator<Item = &'a Value>) -> Option<Tran
     // The strongest marker wins: rollouts, item events and sessions all contain lines that alone
     // would read as something else.
     for s in [
+        TranscriptShape::GeminiChat,
         TranscriptShape::CodexRollout,
         TranscriptShape::CodexExec,
         TranscriptShape::CodexExecLegacy,
