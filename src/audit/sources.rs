@@ -1,5 +1,6 @@
 //! Where the trajectories to audit come from: a release (JSONL, one trajectory a line), a raw
-//! Claude Code or Codex transcript, a SWE-agent or mini-swe-agent trajectory file, a folder of
+//! Claude Code or Codex transcript, a SWE-agent or mini-swe-agent trajectory file, an OpenHands
+//! event stream (a JSON list of actions and observations), a folder of
 //! any of those (read whole, every other file named), or a Harbor jobs directory (each trial's
 //! raw agent log, else its ATIF trajectory); each numbered and handed over one at a time
 //! ([`for_each_item`]), with what the dataset says of its task ([`task_infos`]), and audited
@@ -172,14 +173,16 @@ pub fn for_each_item(
     if !path.exists() {
         return Err(SourceError::Missing(path.to_owned()));
     }
-    let release = first_record(path).is_some_and(|v| is_release_line(&v));
+    let first = first_record(path);
+    let release = first.as_ref().is_some_and(is_release_line);
     if !release && matches!(sniff(path), Ok(Some(_))) {
         f(1, transcript_item(path, instance));
         return Ok(());
     }
-    if !release && first_record(path).is_none() {
-        // Not JSON Lines: one JSON document (a SWE-agent `.traj`, a mini-swe-agent
-        // `.traj.json`), audited whole or refused once, never line by line.
+    if !release && first.as_ref().is_none_or(|v| !v.is_object()) {
+        // Not JSON Lines of objects: one JSON document (a SWE-agent `.traj`, a mini-swe-agent
+        // `.traj.json`, an OpenHands event list), audited whole or refused once, never line by
+        // line.
         if let Some(item) = document_item(path, instance) {
             f(1, item);
             return Ok(());
@@ -216,7 +219,7 @@ fn folder_items(
     let kind = |p: &Path| {
         if matches!(sniff(p), Ok(Some(_))) {
             FileKind::Transcript
-        } else if trajectory_file_name(p).is_some() {
+        } else if trajectory_file_name(p).is_some() || openhands_events_file(p) {
             FileKind::Document
         } else {
             FileKind::Other
@@ -250,6 +253,26 @@ fn folder_items(
     Ok(())
 }
 
+/// An OpenHands event stream: a JSON list of events, each an action (`action`) or an observation
+/// (`observation`), at least one an action.
+fn is_openhands_events(v: &Value) -> bool {
+    v.as_array().is_some_and(|events| {
+        events
+            .iter()
+            .all(|e| e.get("action").is_some() || e.get("observation").is_some())
+            && events.iter().any(|e| e.get("action").is_some())
+    })
+}
+
+/// Whether a `.json` file in a folder is an OpenHands event stream.
+fn openhands_events_file(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "json")
+        && crate::record::read_text_capped(path)
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .is_some_and(|v| is_openhands_events(&v))
+}
+
 /// What a file in a folder is to the audit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum FileKind {
@@ -275,6 +298,12 @@ fn document_item(path: &Path, instance: Option<&str>) -> Option<Result<Item, Str
     let text = crate::record::read_text_capped(path).ok()?;
     let mut v: Value = serde_json::from_str(text.trim_start_matches('\u{feff}')).ok()?;
     drop(text);
+    if is_openhands_events(&v) {
+        // An OpenHands event stream: its actions and observations are a history.
+        let mut line = serde_json::Map::new();
+        line.insert("history".into(), v);
+        v = Value::Object(line);
+    }
     let Some(obj) = v.as_object_mut() else {
         return Some(Err(format!(
             "{}: one JSON document that is not an object; nothing to audit",
@@ -284,7 +313,7 @@ fn document_item(path: &Path, instance: Option<&str>) -> Option<Result<Item, Str
     if let Err(keys) = super::events(&Value::Object(obj.clone())) {
         return Some(Err(format!(
             "{}: not a trajectory this audit reads (SWE-agent .traj, mini-swe-agent .traj.json, \
-             ATIF); keys found: {}",
+             an OpenHands event list, ATIF); keys found: {}",
             path.display(),
             keys.join(", ")
         )));

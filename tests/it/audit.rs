@@ -528,3 +528,37 @@ fn audit_reads_swe_agent_and_mini_swe_agent_files_and_mixed_folders() {
         "{stderr}"
     );
 }
+
+/// An OpenHands event stream (a JSON list of actions and observations, as its history is) is
+/// audited whole, pretty-printed or on one line, alone or in a folder.
+#[test]
+fn an_openhands_event_stream_is_audited() {
+    let output = std::fs::read_to_string(fixtures().join("agents/openhands/output.jsonl")).unwrap();
+    let first: Value = serde_json::from_str(output.lines().next().unwrap()).unwrap();
+    let mut events = first["history"].as_array().unwrap().clone();
+    let run = events
+        .iter()
+        .position(|e| e["action"] == "run")
+        .expect("a run action in the fixture's history");
+    events[run]["args"]["command"] = "git log --all --oneline".into();
+    let tmp = tempfile::tempdir().unwrap();
+    let pretty = tmp.path().join("dir/acme_calc_pr7.json");
+    std::fs::create_dir_all(pretty.parent().unwrap()).unwrap();
+    std::fs::write(&pretty, serde_json::to_string_pretty(&events).unwrap()).unwrap();
+    let compact = tmp.path().join("acme_calc_pr7.json");
+    std::fs::write(&compact, Value::Array(events).to_string()).unwrap();
+    for path in [&pretty, &compact, &pretty.parent().unwrap().to_path_buf()] {
+        let out = cargo_bin_cmd!("beyondswe")
+            .arg("audit")
+            .arg(path)
+            .arg("--json")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{}: {stderr}", path.display());
+        let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(got["task_name"], "acme_calc_pr7");
+        assert_eq!(got["shape"], "openhands-history");
+        assert_eq!(got["class"], "blocklist", "{got}");
+    }
+}
