@@ -477,10 +477,14 @@ fn every_prediction_carries_a_model_name() {
         "bare/acme_calc_pr7.traj",
         &|_| {},
     );
-    let (lines, stderr, _) = ingest(&bare);
+    let (lines, stderr, code) = ingest(&bare);
     assert_eq!(
         lines[0]["model_name_or_path"], "swe-agent/unknown",
         "{stderr}"
+    );
+    assert_eq!(
+        code, 0,
+        "a missing model name is a warning, not a fault: {stderr}"
     );
     assert!(
         stderr.contains("acme_calc_pr7: no model name in the output or its preds.json; recorded as `swe-agent/unknown`"),

@@ -561,4 +561,19 @@ fn an_openhands_event_stream_is_audited() {
         assert_eq!(got["shape"], "openhands-history");
         assert_eq!(got["class"], "blocklist", "{got}");
     }
+    // ingest reads it too: a submission with no patch, said so, and not a fault of the input.
+    let out = cargo_bin_cmd!("beyondswe")
+        .arg("ingest")
+        .arg(&compact)
+        .arg("-o")
+        .arg(tmp.path().join("p.jsonl"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("openhands: 1 submission(s), 0 with a patch"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("an OpenHands event stream ("), "{stderr}");
 }

@@ -145,8 +145,11 @@ impl IngestOptions {
 pub struct Ingest {
     /// Every submission found, with or without a patch.
     pub items: Vec<Ingested>,
-    /// Bad records and missing pieces: each names its file (and line).
+    /// Bad records and missing pieces: each names its file (and line). Any makes the input
+    /// faulty (the exit code says so).
     pub problems: Vec<String>,
+    /// What is worth knowing but faults nothing (a model name the output does not give).
+    pub warnings: Vec<String>,
     /// The format the path was read as; `None` only in an empty [`Ingest::default`].
     pub format: Option<AgentFormat>,
 }
@@ -199,7 +202,12 @@ impl Ingest {
             path.display(),
             self.items.len()
         )];
-        lines.extend(self.problems.iter().map(|p| format!("warning: {p}")));
+        lines.extend(
+            self.problems
+                .iter()
+                .chain(&self.warnings)
+                .map(|p| format!("warning: {p}")),
+        );
         let missing = self.without_patch();
         if !missing.is_empty() {
             lines.push(format!(
@@ -493,6 +501,21 @@ fn dir_format(path: &Path, tried: &mut Tried) -> ControlFlow<AgentFormat> {
     )
 }
 
+/// The events of an OpenHands event stream file (a JSON list of actions and observations).
+fn openhands_events(path: &Path) -> Option<Vec<Value>> {
+    if path.extension().is_none_or(|e| e != "json") {
+        return None;
+    }
+    let v = read_json(path).ok()?;
+    let events = v.as_array()?;
+    (!events.is_empty()
+        && events
+            .iter()
+            .all(|e| e.get("action").is_some() || e.get("observation").is_some())
+        && events.iter().any(|e| e.get("action").is_some()))
+    .then(|| events.clone())
+}
+
 /// A file's format, from its name and then its first records.
 fn file_format(path: &Path, tried: &mut Tried) -> ControlFlow<AgentFormat> {
     let name = path
@@ -509,8 +532,8 @@ fn file_format(path: &Path, tried: &mut Tried) -> ControlFlow<AgentFormat> {
     let has = |k: &str| first.as_ref().is_some_and(|v| v.get(k).is_some());
     tried.check(
         AgentFormat::Openhands,
-        has("test_result"),
-        "first record has no `test_result`",
+        has("test_result") || openhands_events(path).is_some(),
+        "first record has no `test_result`, and the file is no list of OpenHands events",
     )?;
     tried.check(
         AgentFormat::Aweagent,
@@ -676,7 +699,7 @@ pub fn ingest_with(path: &Path, opts: &IngestOptions) -> Result<Ingest, IngestEr
     }
     number_repeats(&mut ing);
     for item in &mut ing.items {
-        name_unknown_model(item, &mut ing.problems);
+        name_unknown_model(item, &mut ing.warnings);
         if let Some(Submitted::Patch(p)) = &mut item.submitted {
             let (fixed, changed) = crate::patch::normalize_transport(p);
             if changed {
@@ -833,12 +856,12 @@ fn model_from_config(v: &Value) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// A submission that names no model is recorded as `<agent>/unknown`, with a warning: every
-/// prediction carries a model name, and runs keep one model each.
-fn name_unknown_model(item: &mut Ingested, problems: &mut Vec<String>) {
+/// A submission that names no model is recorded as `<agent>/unknown`, with a warning (not a
+/// fault of the input): every prediction carries a model name, and runs keep one model each.
+fn name_unknown_model(item: &mut Ingested, warnings: &mut Vec<String>) {
     if item.model.trim().is_empty() {
         item.model = format!("{}/unknown", item.format.name());
-        problems.push(format!(
+        warnings.push(format!(
             "{}: {}: no model name in the output or its preds.json; recorded as `{}`",
             item.source, item.instance_id, item.model
         ));
@@ -928,6 +951,29 @@ fn openhands(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
     } else {
         path.to_owned()
     };
+    if let Some(events) = openhands_events(&file) {
+        // An event stream: what the agent did, with no patch (the workspace's diff is not in
+        // it); its instance is the file's name.
+        let id = instance_from_file_name(&file).unwrap_or_default();
+        let model = events
+            .iter()
+            .find_map(|e| str_at(e, &["tool_call_metadata", "model_response", "model"]))
+            .unwrap_or_default()
+            .to_owned();
+        let actions = events.iter().filter(|e| e.get("action").is_some()).count();
+        ing.items.push(Ingested::new(
+            id,
+            model,
+            None,
+            AgentFormat::Openhands,
+            file.display().to_string(),
+            Some(format!(
+                "an OpenHands event stream ({actions} actions): no patch in it; capture the \
+                 workspace's diff (`beyondswe capture`) to grade it"
+            )),
+        ));
+        return Ok(());
+    }
     for (line, v) in read_jsonl(&file, &mut ing.problems)? {
         let source = format!("{}:{line}", file.display());
         let Some(id) = instance_id(&v, &source, &mut ing.problems) else {
