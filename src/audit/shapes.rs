@@ -172,6 +172,24 @@ fn args_object(v: &Value) -> Value {
     }
 }
 
+/// A message's OpenAI-style `tool_calls`: each tool's name (`tool` when it has none) and its
+/// arguments, given as an object or as a JSON string.
+fn openai_tool_calls(message: &Value) -> impl Iterator<Item = (&str, Value)> {
+    message
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|call| {
+            let f = call.get("function").unwrap_or(call);
+            let tool = f.get("name").and_then(s).unwrap_or("tool");
+            (
+                tool,
+                args_object(f.get("arguments").unwrap_or(&Value::Null)),
+            )
+        })
+}
+
 /// Events from tool-call arguments: commands, URLs, queries.
 fn from_arguments(step: usize, tool: &str, args: &Value, out: &mut Vec<Event>) {
     let push = |kind, text: &str, out: &mut Vec<Event>| {
@@ -519,15 +537,7 @@ fn mini_swe_agent(msgs: &[Value]) -> Read {
                     out.push(Event::new(n, "message", EventKind::Reasoning, &content));
                 }
                 let mut commands = fenced_commands(&content);
-                for call in m
-                    .get("tool_calls")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
-                    let f = call.get("function").unwrap_or(call);
-                    let tool = f.get("name").and_then(s).unwrap_or("tool");
-                    let args = args_object(f.get("arguments").unwrap_or(&Value::Null));
+                for (tool, args) in openai_tool_calls(m) {
                     let before = out.len();
                     from_arguments(n, tool, &args, &mut out);
                     if out.len() == before && !args.is_object() {
@@ -599,15 +609,7 @@ fn aweagent(steps: &[Value], line: &Value) -> Vec<Event> {
                 text: c.to_owned(),
             });
         }
-        for call in action
-            .get("tool_calls")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let f = call.get("function").unwrap_or(call);
-            let tool = f.get("name").and_then(s).unwrap_or("tool");
-            let args = args_object(f.get("arguments").unwrap_or(&Value::Null));
+        for (tool, args) in openai_tool_calls(action) {
             from_arguments(n, tool, &args, &mut out);
         }
     }

@@ -138,6 +138,19 @@ impl HubCache {
         c.env("HF_HUB_CACHE", &self.root).env_remove("HF_HOME");
         c
     }
+
+    /// `validate AweAI-Team/BeyondSWE` against this cache: its exit code and standard error.
+    fn validate(&self) -> (Option<i32>, String) {
+        let out = self
+            .cmd()
+            .args(["validate", "AweAI-Team/BeyondSWE"])
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
 }
 
 /// `validate AweAI-Team/BeyondSWE` and `convert to-harbor AweAI-Team/BeyondSWE` read the cached
@@ -155,13 +168,8 @@ fn the_dataset_is_found_by_its_name_in_the_hub_cache() {
         "README.md",
         &fixtures().join("agents/README.md"),
     );
-    let out = hub
-        .cmd()
-        .args(["validate", "AweAI-Team/BeyondSWE", "--json"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{err}");
+    let (code, err) = hub.validate();
+    assert_eq!(code, Some(0), "{err}");
     assert!(err.contains("3 record(s), 0 error(s)"), "{err}");
 
     let tasks = hub._tmp.path().join("tasks");
@@ -215,13 +223,8 @@ fn the_hub_parquet_conversion_is_read_when_main_has_no_jsonl() {
         &dataset("demo.jsonl"),
     );
     // The second shard is not Parquet: the error names it, after the first shard's records.
-    let out = hub
-        .cmd()
-        .args(["validate", "AweAI-Team/BeyondSWE"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    let (code, err) = hub.validate();
+    assert_eq!(code, Some(1), "{err}");
     assert!(
         err.contains("0001.parquet: not a Parquet file this reader can read"),
         "{err}"
@@ -233,13 +236,8 @@ fn the_hub_parquet_conversion_is_read_when_main_has_no_jsonl() {
         "default/test/0000.parquet",
         &dataset("fixtures.parquet"),
     );
-    let out = hub
-        .cmd()
-        .args(["validate", "AweAI-Team/BeyondSWE"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{err}");
+    let (code, err) = hub.validate();
+    assert_eq!(code, Some(0), "{err}");
     assert!(err.contains("3 record(s)"), "{err}");
 }
 
@@ -248,13 +246,8 @@ fn the_hub_parquet_conversion_is_read_when_main_has_no_jsonl() {
 #[test]
 fn a_missing_name_or_a_link_out_of_the_cache_is_refused() {
     let hub = HubCache::new();
-    let out = hub
-        .cmd()
-        .args(["validate", "AweAI-Team/BeyondSWE"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_ne!(out.status.code(), Some(0));
+    let (code, err) = hub.validate();
+    assert_ne!(code, Some(0));
     assert!(err.contains("datasets--AweAI-Team--BeyondSWE"), "{err}");
     assert!(
         err.contains("hf download --repo-type dataset AweAI-Team/BeyondSWE"),
@@ -271,13 +264,8 @@ fn a_missing_name_or_a_link_out_of_the_cache_is_refused() {
     let snapshot = hub.repo().join("snapshots").join(&commit);
     std::os::unix::fs::symlink(dataset("fixtures.jsonl"), snapshot.join("beyondswe.jsonl"))
         .unwrap();
-    let out = hub
-        .cmd()
-        .args(["validate", "AweAI-Team/BeyondSWE"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_ne!(out.status.code(), Some(0));
+    let (code, err) = hub.validate();
+    assert_ne!(code, Some(0));
     assert!(
         err.contains("no snapshot of it has a JSONL or Parquet file"),
         "{err}"
