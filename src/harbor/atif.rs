@@ -982,17 +982,19 @@ impl<'de> Visitor<'de> for TrajectorySeed<'_> {
             self.used.set(0);
             match key.as_str() {
                 "steps" => {
-                    steps = StepsSeen::Checked(map.next_value_seed(StepsSeed {
+                    steps = StepsSeen::Checked(map.next_value_seed(ListSeed {
                         path: self.path,
                         base: self.base,
                         used: self.used,
+                        of: ListOf::Steps,
                     })?);
                 }
                 "subagent_trajectories" => {
-                    embedded = map.next_value_seed(EmbeddedSeed {
+                    embedded = map.next_value_seed(ListSeed {
                         path: self.path,
                         base: self.base,
                         used: self.used,
+                        of: ListOf::Embedded,
                     })?;
                 }
                 _ => {
@@ -1040,15 +1042,33 @@ impl TrajectorySeed<'_> {
     }
 }
 
-/// A trajectory's `steps`, each step parsed, checked and dropped in turn; the order of their ids
-/// is checked, as [`Checker::steps`] does, only when the steps themselves are sound.
-struct StepsSeed<'a> {
+/// What a list of a trajectory holds: its `steps`, or its `subagent_trajectories`.
+#[derive(Clone, Copy)]
+enum ListOf {
+    Steps,
+    Embedded,
+}
+
+impl ListOf {
+    fn key(self) -> &'static str {
+        match self {
+            ListOf::Steps => "steps",
+            ListOf::Embedded => "subagent_trajectories",
+        }
+    }
+}
+
+/// A list of a trajectory read from the stream: `steps`, each step parsed, checked and dropped
+/// in turn (the order of their ids checked, as [`Checker::steps`] does, only when the steps
+/// themselves are sound), or `subagent_trajectories`, each read as a trajectory of its own.
+struct ListSeed<'a> {
     path: &'a str,
     base: Option<&'a Path>,
     used: &'a Cell<u64>,
+    of: ListOf,
 }
 
-impl<'de> DeserializeSeed<'de> for StepsSeed<'_> {
+impl<'de> DeserializeSeed<'de> for ListSeed<'_> {
     type Value = Problems;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Problems, D::Error> {
@@ -1056,22 +1076,17 @@ impl<'de> DeserializeSeed<'de> for StepsSeed<'_> {
     }
 }
 
-impl StepsSeed<'_> {
+impl ListSeed<'_> {
     fn not_a_list(&self) -> Problems {
         let mut c = Checker::new(self.base);
-        c.err(&format!("{}.steps", self.path), "expected a list");
+        c.err(
+            &format!("{}.{}", self.path, self.of.key()),
+            "expected a list",
+        );
         c.problems
     }
-}
 
-impl<'de> Visitor<'de> for StepsSeed<'_> {
-    type Value = Problems;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a list of steps")
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Problems, A::Error> {
+    fn steps<'de, A: SeqAccess<'de>>(&self, mut seq: A) -> Result<Problems, A::Error> {
         let path = self.path;
         let mut c = Checker::new(self.base);
         // The steps out of order, by index: the first MAX_LISTED, and how many more.
@@ -1104,52 +1119,7 @@ impl<'de> Visitor<'de> for StepsSeed<'_> {
         Ok(c.problems)
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Problems, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(self.not_a_list())
-    }
-
-    scalars_are!(not_a_list, Problems);
-
-    fn visit_unit<E>(self) -> Result<Problems, E> {
-        Ok(self.not_a_list())
-    }
-}
-
-/// A trajectory's `subagent_trajectories`, each read as a trajectory of its own from the stream.
-struct EmbeddedSeed<'a> {
-    path: &'a str,
-    base: Option<&'a Path>,
-    used: &'a Cell<u64>,
-}
-
-impl<'de> DeserializeSeed<'de> for EmbeddedSeed<'_> {
-    type Value = Problems;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Problems, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl EmbeddedSeed<'_> {
-    fn not_a_list(&self) -> Problems {
-        let mut c = Checker::new(self.base);
-        c.err(
-            &format!("{}.subagent_trajectories", self.path),
-            "expected a list",
-        );
-        c.problems
-    }
-}
-
-impl<'de> Visitor<'de> for EmbeddedSeed<'_> {
-    type Value = Problems;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a list of trajectories")
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Problems, A::Error> {
+    fn embedded<'de, A: SeqAccess<'de>>(&self, mut seq: A) -> Result<Problems, A::Error> {
         let mut c = Checker::new(self.base);
         let mut seen = std::collections::HashSet::new();
         let mut i = 0;
@@ -1169,6 +1139,21 @@ impl<'de> Visitor<'de> for EmbeddedSeed<'_> {
         }
         Ok(c.problems)
     }
+}
+
+impl<'de> Visitor<'de> for ListSeed<'_> {
+    type Value = Problems;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "a list of {}", self.of.key())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Problems, A::Error> {
+        match self.of {
+            ListOf::Steps => self.steps(seq),
+            ListOf::Embedded => self.embedded(seq),
+        }
+    }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Problems, A::Error> {
         while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
@@ -1177,9 +1162,13 @@ impl<'de> Visitor<'de> for EmbeddedSeed<'_> {
 
     scalars_are!(not_a_list, Problems);
 
-    /// `null` is no embedded trajectories, as in [`Checker::list`].
+    /// `null` steps are not a list; `null` embedded trajectories are none, as in
+    /// [`Checker::list`].
     fn visit_unit<E>(self) -> Result<Problems, E> {
-        Ok(Problems::default())
+        Ok(match self.of {
+            ListOf::Steps => self.not_a_list(),
+            ListOf::Embedded => Problems::default(),
+        })
     }
 }
 
