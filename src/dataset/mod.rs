@@ -138,6 +138,31 @@ pub fn dataset_hash(instances: &[Instance]) -> String {
     hex::encode(h.finalize())
 }
 
+/// [`dataset_hash`] as it was before key order was left out of it: each record's keys in the
+/// order read. A results directory or a calibration made then names this hash, and still
+/// matches the same dataset.
+pub fn dataset_hash_as_read(instances: &[Instance]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut items: Vec<(&str, Vec<u8>)> = instances
+        .iter()
+        .map(|i| {
+            (
+                i.record.instance_id(),
+                serde_json::to_vec(i.record.raw()).unwrap_or_default(),
+            )
+        })
+        .collect();
+    items.sort();
+    let mut h = Sha256::new();
+    for (id, raw) in items {
+        h.update(id.as_bytes());
+        h.update([0]);
+        h.update(raw);
+        h.update([0]);
+    }
+    hex::encode(h.finalize())
+}
+
 /// `v` with every object's keys in sorted order.
 fn keys_sorted(v: &serde_json::Value) -> serde_json::Value {
     use serde_json::Value;

@@ -104,6 +104,10 @@ pub struct RunMeta {
     pub run: RunIdentity,
     /// When the results directory was first opened.
     pub created_at: String,
+    /// The dataset's hash as this grader computed it before key order was left out of it
+    /// ([`crate::dataset::dataset_hash_as_read`]): a directory made then names it. Not written.
+    #[serde(skip)]
+    pub dataset_hash_as_read: Option<String>,
 }
 
 /// Why a results directory could not be read or written.
@@ -233,6 +237,7 @@ impl Store {
             Ok(text) => {
                 if let Ok(old) = serde_json::from_str::<RunMeta>(&text)
                     && old.run.dataset_hash != meta.run.dataset_hash
+                    && meta.dataset_hash_as_read.as_ref() != Some(&old.run.dataset_hash)
                     && !force
                 {
                     return Err(StoreError::OtherDataset {
@@ -428,7 +433,26 @@ mod lock_tests {
                 "h".into(),
             ),
             created_at: "now".into(),
+            dataset_hash_as_read: None,
         }
+    }
+
+    /// A directory made before the dataset hash left key order out names the hash as it was; the
+    /// same dataset still opens it, another dataset does not.
+    #[test]
+    fn a_run_made_with_the_hash_as_read_still_opens() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut old = meta();
+        old.run.dataset_hash = "as-read".into();
+        drop(Store::open(tmp.path(), &old, false).unwrap());
+        let mut now = meta();
+        now.run.dataset_hash = "sorted".into();
+        assert!(matches!(
+            Store::open(tmp.path(), &now, false),
+            Err(StoreError::OtherDataset { .. })
+        ));
+        now.dataset_hash_as_read = Some("as-read".into());
+        assert!(Store::open(tmp.path(), &now, false).is_ok());
     }
 
     #[test]

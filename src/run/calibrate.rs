@@ -44,10 +44,10 @@ pub enum Calibrated {
 /// Grades the gold patches `repeat` times and the empty patches once, then classifies each
 /// instance from its verdicts.
 pub fn calibrate(spec: &CalibrateSpec, progress: &dyn Progress) -> Result<Calibrated, RunError> {
-    let (instances, dataset_digest) = load_instances(&spec.dataset, progress)?;
+    let (instances, digests) = load_instances(&spec.dataset, progress)?;
     let (mut gold_jobs, mut empty_jobs) = jobs(&instances, spec.repeat, progress);
     let run_dir = spec.store.dir();
-    let (gold_store, empty_store) = open_stores(spec, &dataset_digest, progress)?;
+    let (gold_store, empty_store) = open_stores(spec, &digests, progress)?;
     let (gold_store, empty_store) = (Mutex::new(gold_store), Mutex::new(empty_store));
     progress.note(&format!(
         "calibrating {} instance(s): the gold patch {} time(s) each, the empty patch once ({} gradings, {} at once)",
@@ -105,7 +105,7 @@ pub fn calibrate(spec: &CalibrateSpec, progress: &dyn Progress) -> Result<Calibr
     Ok(Calibrated::Done(build(
         spec,
         &instances,
-        &dataset_digest,
+        &digests.hash,
         &gold,
         &empty,
     )))
@@ -114,7 +114,7 @@ pub fn calibrate(spec: &CalibrateSpec, progress: &dyn Progress) -> Result<Calibr
 /// The two stores of a calibration, `gold/` and `empty/` under the spec's store.
 fn open_stores(
     spec: &CalibrateSpec,
-    dataset_digest: &str,
+    digests: &super::plan::DatasetDigests,
     progress: &dyn Progress,
 ) -> Result<(Store, Store), RunError> {
     let open = |which: &str| {
@@ -122,11 +122,12 @@ fn open_stores(
             run: RunIdentity::new(
                 format!("{}/{which}", spec.store.run_id),
                 spec.dataset.path.display().to_string(),
-                dataset_digest.to_owned(),
+                digests.hash.clone(),
                 which.to_owned(),
                 which.to_owned(),
             ),
             created_at: now_rfc3339(),
+            dataset_hash_as_read: Some(digests.as_read.clone()),
         };
         let store = StoreSpec {
             results_dir: spec.store.dir(),

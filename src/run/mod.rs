@@ -37,7 +37,7 @@ pub use calibrate::{CalibrateSpec, Calibrated, calibrate};
 pub use error::RunError;
 pub use image::{ImageSpec, build_image};
 pub use parity::{Parity, ParityExperiment, ParitySpec, mean_sem, parity};
-pub use plan::{Plan, load_instances, plan};
+pub use plan::{DatasetDigests, Plan, load_instances, plan};
 pub use reconstruct::reconstruct;
 pub use session::{Session, grade_one, runtime, stop_signal};
 pub use spec::{
@@ -191,14 +191,24 @@ fn finish(spec: &RunSpec, plan: &Plan, store: &Store, started: String) -> Result
     let accepted = report::accept(&spec.store.dir(), &spec.accept_suspected)?;
     report::apply_accepted(&mut in_scope, &accepted);
     let cal_use = match (&plan.calibration, &spec.calibration) {
-        (Some(loaded), Some(c)) => Some(CalibrationUse::new(
-            &c.path.display().to_string(),
-            loaded,
-            in_scope.iter().map(|s| s.verdict.instance_id.as_str()),
-            &plan.meta.run.dataset_hash,
-            c.exclude_flaky,
-            c.exclude_broken,
-        )),
+        (Some(loaded), Some(c)) => {
+            // A calibration made before the hash left key order out names the hash as read.
+            let hash = if plan.meta.dataset_hash_as_read.as_ref()
+                == Some(&loaded.calibration.dataset_hash)
+            {
+                &loaded.calibration.dataset_hash
+            } else {
+                &plan.meta.run.dataset_hash
+            };
+            Some(CalibrationUse::new(
+                &c.path.display().to_string(),
+                loaded,
+                in_scope.iter().map(|s| s.verdict.instance_id.as_str()),
+                hash,
+                c.exclude_flaky,
+                c.exclude_broken,
+            ))
+        }
         _ => None,
     };
     let scope_ids: Vec<String> = plan

@@ -8,7 +8,7 @@ use super::batch::{Job, Progress};
 use super::error::RunError;
 use super::spec::{DatasetSpec, RunSpec, Submissions};
 use crate::calibration::{self, Calibration, Loaded};
-use crate::dataset::{Instance, dataset_hash, load_all};
+use crate::dataset::{Instance, dataset_hash, dataset_hash_as_read, load_all};
 use crate::harbor::{lookup_task, task_name_index, trial_dirs, trial_patch};
 use crate::record::Family;
 use crate::report::{RunIdentity, RunMeta, now_rfc3339};
@@ -40,7 +40,8 @@ pub struct Plan {
 /// should know (an unknown id, a submission that cannot be read, a calibration made for another
 /// dataset) goes to `notes` as it is found, so nothing said is lost when a later step fails.
 pub fn plan(spec: &RunSpec, notes: &dyn Progress) -> Result<Plan, RunError> {
-    let (instances, dataset_digest) = load_instances(&spec.dataset, notes)?;
+    let (instances, digests) = load_instances(&spec.dataset, notes)?;
+    let dataset_digest = digests.hash;
     let mut input_problems: Vec<String> = missing_ids(&spec.dataset, &instances)
         .iter()
         .map(|i| format!("--ids `{i}` is not in the dataset"))
@@ -53,7 +54,9 @@ pub fn plan(spec: &RunSpec, notes: &dyn Progress) -> Result<Plan, RunError> {
     input_problems.extend(made.problems.iter().cloned());
     let mut jobs = made.jobs;
     if let (Some(loaded), Some(c)) = (&calibration, &spec.calibration) {
-        if loaded.calibration.dataset_hash != dataset_digest {
+        if loaded.calibration.dataset_hash != dataset_digest
+            && loaded.calibration.dataset_hash != digests.as_read
+        {
             notes.note(&format!(
                 "warning: {} was made for another dataset ({}, hash {}); instances are matched by id",
                 c.path.display(),
@@ -85,6 +88,7 @@ pub fn plan(spec: &RunSpec, notes: &dyn Progress) -> Result<Plan, RunError> {
             made.digest,
         ),
         created_at: now_rfc3339(),
+        dataset_hash_as_read: Some(digests.as_read),
     };
     Ok(Plan {
         instances,
@@ -110,15 +114,27 @@ fn missing_ids<'a>(dataset: &'a DatasetSpec, instances: &[Instance]) -> Vec<&'a 
     missing
 }
 
-/// The dataset's instances, and its hash (over all of them); with `ids`, only those (an id the
-/// dataset lacks is named in a warning).
+/// The hashes of a dataset (over all of its instances).
+#[derive(Debug, Clone)]
+pub struct DatasetDigests {
+    /// [`dataset_hash`]: what a run records now.
+    pub hash: String,
+    /// [`dataset_hash_as_read`]: what a run or a calibration made before recorded.
+    pub as_read: String,
+}
+
+/// The dataset's instances, and its hashes (over all of them); with `ids`, only those (an id
+/// the dataset lacks is named in a warning).
 pub fn load_instances(
     dataset: &DatasetSpec,
     notes: &dyn Progress,
-) -> Result<(Vec<Instance>, String), RunError> {
+) -> Result<(Vec<Instance>, DatasetDigests), RunError> {
     let ids = &dataset.ids;
     let mut instances = load_all(&dataset.path, dataset.test_suites.as_deref())?;
-    let dataset_digest = dataset_hash(&instances);
+    let dataset_digest = DatasetDigests {
+        hash: dataset_hash(&instances),
+        as_read: dataset_hash_as_read(&instances),
+    };
     if !ids.is_empty() {
         let wanted: HashSet<&str> = ids.iter().map(String::as_str).collect();
         instances.retain(|i| wanted.contains(i.record.instance_id()));
