@@ -319,6 +319,7 @@ fn agent_samples() -> &'static [Vec<u8>] {
         let mut out = files("agents", ".json");
         out.extend(files("agents", ".jsonl"));
         out.extend(files("agents", ".traj"));
+        out.extend(files("agents", ".history.md"));
         out
     })
 }

@@ -1,4 +1,4 @@
-//! Claude Code, Codex and Gemini CLI transcripts in every shape they are written in (fixtures/agents/
+//! Claude Code, Codex, Gemini CLI and Aider transcripts in every shape they are written in (fixtures/agents/
 //! transcripts): ingest detection, a forced format checked against the content, the model kept,
 //! every command extracted (counted against the file independently), the audit with the commands
 //! swapped for blocklisted ones and for the task's own PR diff, and calls that cannot be read.
@@ -6,7 +6,7 @@
 use super::support::fixtures;
 use assert_cmd::cargo::cargo_bin_cmd;
 use beyondswe::audit::split_commands;
-use beyondswe::submission::{ActionKind, EditOutcome, TranscriptShape, read_transcript};
+use beyondswe::submission::{ActionKind, EditOp, EditOutcome, TranscriptShape, read_transcript};
 use predicates::str::contains;
 use serde_json::{Value, json};
 use std::collections::HashSet;
@@ -29,7 +29,7 @@ pub fn only_file(rel: &str) -> PathBuf {
 
 /// Every variant: its directory, the shape, the instance (`None`: the file is named by the
 /// agent's session, so `--instance` says it), the model ingest must report.
-pub const VARIANTS: [(&str, TranscriptShape, &str, bool, &str); 7] = [
+pub const VARIANTS: [(&str, TranscriptShape, &str, bool, &str); 8] = [
     (
         "claude-code-stream",
         TranscriptShape::ClaudeStreamJson,
@@ -79,6 +79,13 @@ pub const VARIANTS: [(&str, TranscriptShape, &str, bool, &str); 7] = [
         true,
         "gemini-cli/gemini-2.5-pro",
     ),
+    (
+        "aider-history",
+        TranscriptShape::AiderHistory,
+        "acme_calc_pr7",
+        false,
+        "aider/anthropic/claude-sonnet-4-20250514",
+    ),
 ];
 
 fn records(path: &Path) -> Vec<Value> {
@@ -98,6 +105,15 @@ fn records(path: &Path) -> Vec<Value> {
 /// parser: the scripts the agent asked a shell to run, each tool call once.
 fn commands_in_file(path: &Path) -> Vec<String> {
     let mut out = Vec::new();
+    if path.extension().is_some_and(|e| e == "md") {
+        // Aider: what it says it runs.
+        let text = std::fs::read_to_string(path).unwrap();
+        return text
+            .lines()
+            .filter_map(|l| l.strip_prefix("> Running "))
+            .map(|c| c.trim_end().to_owned())
+            .collect();
+    }
     let mut seen = HashSet::new();
     for v in records(path) {
         // Claude Code: Bash tool_use blocks.
@@ -217,6 +233,34 @@ fn every_variant_is_detected_and_its_commands_extracted() {
             EditOutcome::Applied
         ]
     );
+    // The Aider history: the two-line request is the prompt; `/run` and the command it echoes
+    // are one command; two SEARCH/REPLACE blocks (one creating a file) applied; the `/web` page.
+    let t = read_transcript(&only_file("aider-history")).unwrap();
+    assert!(
+        t.prompt.as_deref().unwrap().starts_with("Operands")
+            && t.prompt.as_deref().unwrap().ends_with("run the tests."),
+        "{:?}",
+        t.prompt
+    );
+    assert_eq!((t.commands().count(), t.edits.len()), (2, 2));
+    assert!(t.edits.iter().all(|e| e.outcome == EditOutcome::Applied));
+    match &t.edits[1].ops[0] {
+        EditOp::Replace { path, old, new, .. } => {
+            assert_eq!(path, "tests/test_signs.py");
+            assert!(old.is_empty() && new.starts_with("from calc.ops import add"));
+        }
+        other => panic!("{other:?}"),
+    }
+    let urls: Vec<&str> = t
+        .actions
+        .iter()
+        .filter(|a| a.kind == ActionKind::Url)
+        .map(|a| a.text.as_str())
+        .collect();
+    assert_eq!(
+        urls,
+        ["https://docs.python.org/3/library/functions.html#float"]
+    );
 }
 
 /// The model is kept beside the agent in the predictions, for transcripts paired with a diff.
@@ -332,6 +376,22 @@ pub fn swap_commands(from: &Path, to: &str, dest: &Path) {
     }
     let text = std::fs::read_to_string(from).unwrap();
     let mut out = String::new();
+    if from.extension().is_some_and(|e| e == "md") {
+        // Aider: the commands it runs, and the `/run` inputs they echo.
+        for line in text.lines() {
+            if line.starts_with("> Running ") {
+                out.push_str(&format!("> Running {to}  "));
+            } else if line.starts_with("#### /run ") {
+                out.push_str(&format!("#### /run {to}"));
+            } else {
+                out.push_str(line);
+            }
+            out.push('\n');
+        }
+        std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+        std::fs::write(dest, out).unwrap();
+        return;
+    }
     if text
         .lines()
         .all(|l| serde_json::from_str::<Value>(l).is_err())

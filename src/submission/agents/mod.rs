@@ -8,6 +8,7 @@
 //! nothing recognisable says which formats were tried and why each did not match, and a format
 //! given on the command line is checked against the content.
 
+mod aider;
 mod apply_patch;
 mod claude_code;
 mod codex;
@@ -53,6 +54,9 @@ pub enum AgentFormat {
     /// Gemini CLI chat recordings, one per instance and named after it, paired with captured
     /// diffs.
     GeminiCli,
+    /// Aider chat histories (`.aider.chat.history.md`, or `<instance_id>.md`), paired with
+    /// captured diffs.
+    Aider,
     /// An AweAgent run: `trajectories.jsonl` (`patch`, `score`) and `run_config.json`.
     Aweagent,
     /// A Harbor job directory: one trial directory per attempt (`result.json`, the collected
@@ -62,7 +66,7 @@ pub enum AgentFormat {
 
 impl AgentFormat {
     /// Every format, for the command line's choices.
-    pub const ALL: [AgentFormat; 9] = [
+    pub const ALL: [AgentFormat; 10] = [
         AgentFormat::Predictions,
         AgentFormat::SweAgent,
         AgentFormat::MiniSweAgent,
@@ -70,6 +74,7 @@ impl AgentFormat {
         AgentFormat::ClaudeCode,
         AgentFormat::Codex,
         AgentFormat::GeminiCli,
+        AgentFormat::Aider,
         AgentFormat::Aweagent,
         AgentFormat::HarborJob,
     ];
@@ -84,6 +89,7 @@ impl AgentFormat {
             AgentFormat::ClaudeCode => "claude-code",
             AgentFormat::Codex => "codex",
             AgentFormat::GeminiCli => "gemini-cli",
+            AgentFormat::Aider => "aider",
             AgentFormat::Aweagent => "aweagent",
             AgentFormat::HarborJob => "harbor-job",
         }
@@ -490,6 +496,11 @@ fn dir_format(path: &Path, tried: &mut Tried) -> ControlFlow<AgentFormat> {
         "no Gemini CLI chat recording",
     )?;
     tried.check(
+        AgentFormat::Aider,
+        shapes.iter().any(|s| s.agent() == Agent::Aider),
+        "no Aider chat history",
+    )?;
+    tried.check(
         AgentFormat::ClaudeCode,
         shapes.iter().any(|s| s.agent() == Agent::ClaudeCode),
         "no Claude Code transcript (stream-json, a result object, session files)",
@@ -555,6 +566,11 @@ fn file_format(path: &Path, tried: &mut Tried) -> ControlFlow<AgentFormat> {
         &format!("not a Gemini CLI chat recording ({found})"),
     )?;
     tried.check(
+        AgentFormat::Aider,
+        shape.is_some_and(|s| s.agent() == Agent::Aider),
+        &format!("not an Aider chat history ({found})"),
+    )?;
+    tried.check(
         AgentFormat::ClaudeCode,
         shape.is_some_and(|s| s.agent() == Agent::ClaudeCode),
         &format!("not a Claude Code transcript ({found})"),
@@ -590,7 +606,10 @@ fn transcript_files(dir: &Path) -> Vec<(PathBuf, TranscriptShape)> {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            (name.ends_with(".json") || name.ends_with(".jsonl") || name.ends_with(".txt"))
+            (name.ends_with(".json")
+                || name.ends_with(".jsonl")
+                || name.ends_with(".txt")
+                || name.ends_with(".md"))
                 && !name.ends_with(".traj.json")
                 && !name.ends_with(".meta.json")
         })
@@ -622,10 +641,15 @@ pub fn agent_file_name(stem: &str) -> bool {
 /// The instance id a transcript file names: `<instance_id>.jsonl` (or `.json`, `.txt`).
 pub fn instance_from_file_name(path: &Path) -> Option<String> {
     let name = path.file_name()?.to_string_lossy().into_owned();
+    if name.starts_with(".aider") {
+        // `.aider.chat.history.md` names no instance.
+        return None;
+    }
     let stem = name
         .strip_suffix(".jsonl")
         .or_else(|| name.strip_suffix(".json"))
         .or_else(|| name.strip_suffix(".txt"))
+        .or_else(|| name.strip_suffix(".md"))
         .unwrap_or(&name);
     (!stem.is_empty() && !agent_file_name(stem)).then(|| stem.to_owned())
 }
@@ -650,7 +674,7 @@ pub fn ingest(
 fn is_transcript_format(f: AgentFormat) -> bool {
     matches!(
         f,
-        AgentFormat::ClaudeCode | AgentFormat::Codex | AgentFormat::GeminiCli
+        AgentFormat::ClaudeCode | AgentFormat::Codex | AgentFormat::GeminiCli | AgentFormat::Aider
     )
 }
 
@@ -692,9 +716,10 @@ pub fn ingest_with(path: &Path, opts: &IngestOptions) -> Result<Ingest, IngestEr
         AgentFormat::MiniSweAgent => trajectories(path, ".traj.json", format, &mut ing)?,
         AgentFormat::Openhands => openhands(path, &mut ing)?,
         AgentFormat::Aweagent => aweagent(path, &mut ing)?,
-        AgentFormat::ClaudeCode | AgentFormat::Codex | AgentFormat::GeminiCli => {
-            transcripts(path, format, opts, &mut ing)?
-        }
+        AgentFormat::ClaudeCode
+        | AgentFormat::Codex
+        | AgentFormat::GeminiCli
+        | AgentFormat::Aider => transcripts(path, format, opts, &mut ing)?,
         AgentFormat::HarborJob => harbor(path, opts.patch_cap(), &mut ing)?,
     }
     number_repeats(&mut ing);
@@ -1050,6 +1075,7 @@ fn expected_of(format: AgentFormat) -> String {
         AgentFormat::ClaudeCode => Agent::ClaudeCode.shapes().to_owned(),
         AgentFormat::Codex => Agent::Codex.shapes().to_owned(),
         AgentFormat::GeminiCli => Agent::GeminiCli.shapes().to_owned(),
+        AgentFormat::Aider => Agent::Aider.shapes().to_owned(),
         other => format!("{} output", other.name()),
     }
 }
@@ -1065,6 +1091,7 @@ fn transcripts(
     let agent = match format {
         AgentFormat::ClaudeCode => Agent::ClaudeCode,
         AgentFormat::GeminiCli => Agent::GeminiCli,
+        AgentFormat::Aider => Agent::Aider,
         _ => Agent::Codex,
     };
     let (dir, files) = if path.is_dir() {

@@ -1,5 +1,5 @@
 //! Reading a transcript record by record into a [`Transcript`]: the reader for its agent
-//! (Claude Code, Codex or Gemini CLI) chosen from its shape, whole files sniffed and fed line by line.
+//! (Claude Code, Codex, Gemini CLI; Aider's Markdown read whole) chosen from its shape, whole files sniffed and fed line by line.
 
 use super::transcript::{Agent, Transcript, TranscriptError, TranscriptShape, shape_of};
 use serde_json::Value;
@@ -17,6 +17,8 @@ enum Inner {
     Claude(super::claude_code::ClaudeReader),
     Codex(super::codex::CodexReader),
     Gemini(super::gemini::GeminiReader),
+    /// Aider's history is Markdown, read whole ([`read_transcripts`]); records add nothing.
+    Aider(Transcript),
 }
 
 impl TranscriptBuilder {
@@ -27,6 +29,7 @@ impl TranscriptBuilder {
                 Agent::ClaudeCode => Inner::Claude(super::claude_code::ClaudeReader::new(shape)),
                 Agent::Codex => Inner::Codex(super::codex::CodexReader::new(shape)),
                 Agent::GeminiCli => Inner::Gemini(super::gemini::GeminiReader::new(shape)),
+                Agent::Aider => Inner::Aider(Transcript::new(shape)),
             },
         }
     }
@@ -37,6 +40,7 @@ impl TranscriptBuilder {
             Inner::Claude(r) => r.push(step, record),
             Inner::Codex(r) => r.push(step, record),
             Inner::Gemini(r) => r.push(step, record),
+            Inner::Aider(_) => {}
         }
     }
 
@@ -47,6 +51,7 @@ impl TranscriptBuilder {
             Inner::Claude(r) => r.parts(),
             Inner::Codex(r) => r.parts(),
             Inner::Gemini(r) => r.parts(),
+            Inner::Aider(t) => t,
         };
         let trimmed = line.trim_ascii_start();
         if trimmed.starts_with(b"{") || trimmed.starts_with(b"[") {
@@ -62,6 +67,7 @@ impl TranscriptBuilder {
             Inner::Claude(r) => r.finish(),
             Inner::Codex(r) => r.finish(),
             Inner::Gemini(r) => r.finish(),
+            Inner::Aider(t) => t,
         }
     }
 }
@@ -75,6 +81,7 @@ pub fn transcript_from_values(values: &[Value], agent: Option<Agent>) -> Option<
         (None, Some(Agent::ClaudeCode)) => TranscriptShape::ClaudeStreamJson,
         (None, Some(Agent::Codex)) => TranscriptShape::CodexExec,
         (None, Some(Agent::GeminiCli)) => TranscriptShape::GeminiChat,
+        (None, Some(Agent::Aider)) => return None,
         (None, None) => return None,
     };
     let mut b = TranscriptBuilder::new(shape);
@@ -105,6 +112,10 @@ pub fn read_transcripts(paths: &[PathBuf]) -> Result<Transcript, TranscriptError
         expected: "a Claude Code or Codex transcript".into(),
         found: "no record of either agent's shapes".into(),
     })?;
+    if shape == TranscriptShape::AiderHistory {
+        let text = crate::record::read_text_capped(first).map_err(io(first))?;
+        return Ok(super::aider::read_aider(&text));
+    }
     let mut b = TranscriptBuilder::new(shape);
     for path in paths {
         feed(path, &mut b)?;
@@ -123,6 +134,14 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> TranscriptError + '_ {
 pub fn sniff(path: &Path) -> Result<Option<TranscriptShape>, TranscriptError> {
     let file = fs_err::File::open(path).map_err(io(path))?;
     let mut reader = std::io::BufReader::new(file);
+    {
+        use std::io::BufRead;
+        let head = reader.fill_buf().map_err(io(path))?;
+        let text = String::from_utf8_lossy(&head[..head.len().min(4096)]);
+        if super::aider::is_aider_history(&text) {
+            return Ok(Some(TranscriptShape::AiderHistory));
+        }
+    }
     let mut head: Vec<Value> = Vec::new();
     let mut first_text = Vec::new();
     let mut buf = Vec::new();

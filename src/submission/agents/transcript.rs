@@ -24,6 +24,8 @@ pub enum Agent {
     Codex,
     /// Google's Gemini CLI.
     GeminiCli,
+    /// Aider.
+    Aider,
 }
 
 impl Agent {
@@ -33,6 +35,7 @@ impl Agent {
             Agent::ClaudeCode => "claude-code",
             Agent::Codex => "codex",
             Agent::GeminiCli => "gemini-cli",
+            Agent::Aider => "aider",
         }
     }
 
@@ -48,6 +51,7 @@ impl Agent {
             Agent::GeminiCli => {
                 "a Gemini CLI chat recording (`~/.gemini/tmp/<project>/chats/session-*.json`)"
             }
+            Agent::Aider => "an Aider chat history (`.aider.chat.history.md`)",
         }
     }
 }
@@ -69,6 +73,8 @@ pub enum TranscriptShape {
     CodexRollout,
     /// `~/.gemini/tmp/<project_hash>/chats/session-*.json`: one document with `messages`.
     GeminiChat,
+    /// Aider's `.aider.chat.history.md`: Markdown, not JSON.
+    AiderHistory,
 }
 
 impl serde::Serialize for TranscriptShape {
@@ -88,6 +94,7 @@ impl TranscriptShape {
             TranscriptShape::CodexExecLegacy => "codex-exec-legacy",
             TranscriptShape::CodexRollout => "codex-rollout",
             TranscriptShape::GeminiChat => "gemini-chat",
+            TranscriptShape::AiderHistory => "aider-history",
         }
     }
 
@@ -101,6 +108,7 @@ impl TranscriptShape {
             | TranscriptShape::CodexExecLegacy
             | TranscriptShape::CodexRollout => Agent::Codex,
             TranscriptShape::GeminiChat => Agent::GeminiCli,
+            TranscriptShape::AiderHistory => Agent::Aider,
         }
     }
 
@@ -114,6 +122,7 @@ impl TranscriptShape {
             TranscriptShape::CodexExecLegacy => "an older Codex `exec --json` event stream",
             TranscriptShape::CodexRollout => "a Codex session rollout",
             TranscriptShape::GeminiChat => "a Gemini CLI chat recording",
+            TranscriptShape::AiderHistory => "an Aider chat history",
         }
     }
 }

@@ -1,0 +1,240 @@
+//! Aider's chat history (`.aider.chat.history.md`): Markdown, one session after another, each
+//! starting `# aider chat started at <time>`. The user's input is written a line at a time after
+//! `#### `; aider's own output (the model it runs, commands it runs, edits it applied, commits it
+//! made) after `> `; the model's replies as they are.
+//!
+//! Read from it: the first input that is not a command is the prompt; `/run CMD` and `!CMD`
+//! inputs and `> Running CMD` outputs are commands (one event where aider echoes the command it
+//! was asked to run); `/web URL` is a page; each SEARCH/REPLACE block of a reply is an edit of
+//! the file named on the line before its fence, `Applied edit to PATH` marks it made and
+//! `Failed to apply edit` failed; `Main model:` (or the older `Model:`) names the model. Where
+//! the repository's commits are at hand they are the better record of the edits; these are for
+//! when they are not.
+
+use super::transcript::{ActionKind, EditOp, EditOutcome, FileEdit, Transcript, TranscriptShape};
+
+/// Whether `text` is an Aider chat history: its first non-blank line opens a session.
+pub(crate) fn is_aider_history(text: &str) -> bool {
+    text.lines()
+        .find(|l| !l.trim().is_empty())
+        .is_some_and(|l| l.trim_start().starts_with("# aider chat started at"))
+}
+
+/// The transcript of an Aider chat history.
+pub(crate) fn read_aider(text: &str) -> Transcript {
+    let mut t = Transcript::new(TranscriptShape::AiderHistory);
+    let mut reply: Vec<&str> = Vec::new();
+    let mut reply_start = 0;
+    let mut last_command: Option<String> = None;
+    let mut input: Vec<&str> = Vec::new();
+    let mut input_start = 0;
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, raw) in lines.iter().enumerate() {
+        let step = i + 1;
+        let line = raw.trim_end();
+        if let Some(rest) = line.strip_prefix("####") {
+            flush_reply(&mut t, &mut reply, reply_start);
+            if input.is_empty() {
+                input_start = step;
+            }
+            input.push(rest.strip_prefix(' ').unwrap_or(rest));
+            continue;
+        }
+        flush_input(&mut t, &mut input, input_start, &mut last_command);
+        // Aider's own output is `> ` and its text; `>>>>>>> REPLACE` ends an edit block.
+        if let Some(out) = line
+            .strip_prefix("> ")
+            .or_else(|| (line == ">").then_some(""))
+        {
+            flush_reply(&mut t, &mut reply, reply_start);
+            tool_output(&mut t, step, out.trim(), &mut last_command);
+            continue;
+        }
+        if line.starts_with("# aider chat started at") {
+            flush_reply(&mut t, &mut reply, reply_start);
+            continue;
+        }
+        if reply.is_empty() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            reply_start = step;
+        }
+        reply.push(raw);
+    }
+    flush_input(&mut t, &mut input, input_start, &mut last_command);
+    flush_reply(&mut t, &mut reply, reply_start);
+    t
+}
+
+/// One input of the user's (its `#### ` lines joined).
+fn flush_input(
+    t: &mut Transcript,
+    input: &mut Vec<&str>,
+    step: usize,
+    last_command: &mut Option<String>,
+) {
+    if input.is_empty() {
+        return;
+    }
+    let text = input.join("\n");
+    input.clear();
+    let trimmed = text.trim();
+    if let Some(cmd) = trimmed
+        .strip_prefix("/run ")
+        .or_else(|| trimmed.strip_prefix("/test "))
+        .or_else(|| trimmed.strip_prefix('!'))
+    {
+        command(t, step, "/run", cmd.trim(), last_command);
+    } else if let Some(url) = trimmed.strip_prefix("/web ") {
+        t.act(step, "/web", ActionKind::Url, url.trim());
+    } else if trimmed.starts_with('/') {
+        // Aider's own commands (`/add`, `/drop`, `/undo`, …): nothing run, nothing fetched.
+        t.act(
+            step,
+            trimmed.split_whitespace().next().unwrap_or("/"),
+            ActionKind::Other,
+            "",
+        );
+    } else if !trimmed.is_empty() {
+        if t.prompt.is_none() {
+            t.prompt = Some(trimmed.to_owned());
+            t.act(step, "prompt", ActionKind::Prompt, trimmed);
+        } else {
+            t.act(step, "user", ActionKind::Message, trimmed);
+        }
+    }
+}
+
+/// A command run, once: aider echoes as `Running CMD` the command it was just asked to run.
+fn command(t: &mut Transcript, step: usize, tool: &str, cmd: &str, last: &mut Option<String>) {
+    if cmd.is_empty() {
+        return;
+    }
+    if last.as_deref() == Some(cmd) {
+        *last = None;
+        return;
+    }
+    t.tool_calls += 1;
+    t.act(step, tool, ActionKind::Command, cmd);
+    *last = Some(cmd.to_owned());
+}
+
+/// One line of aider's own output (after `> `).
+fn tool_output(t: &mut Transcript, step: usize, out: &str, last_command: &mut Option<String>) {
+    if let Some(cmd) = out.strip_prefix("Running ") {
+        command(t, step, "run", cmd.trim(), last_command);
+    } else if let Some(rest) = out
+        .strip_prefix("Main model: ")
+        .or_else(|| out.strip_prefix("Model: "))
+    {
+        if t.model.is_none() {
+            let model = rest.split(" with ").next().unwrap_or(rest).trim();
+            if !model.is_empty() {
+                t.model = Some(model.to_owned());
+            }
+        }
+    } else if let Some(path) = out.strip_prefix("Applied edit to ") {
+        mark(t, path.trim(), EditOutcome::Applied);
+    } else if out.starts_with("Failed to apply edit") || out.contains("SearchReplaceNoExactMatch") {
+        let path = out.rsplit(' ').next().unwrap_or_default();
+        mark(t, path, EditOutcome::Failed);
+    } else if let Some(url) = out.strip_prefix("Scraping ") {
+        // `Scraping URL...`: the page the user's `/web` already named.
+        let url = url.trim().trim_end_matches("...");
+        if !t
+            .actions
+            .iter()
+            .any(|a| a.kind == ActionKind::Url && a.text == url)
+        {
+            t.act(step, "/web", ActionKind::Url, url);
+        }
+    }
+}
+
+/// The edits of `path` not yet marked, marked `outcome` (all of them when `path` names none).
+fn mark(t: &mut Transcript, path: &str, outcome: EditOutcome) {
+    for e in t
+        .edits
+        .iter_mut()
+        .filter(|e| e.outcome == EditOutcome::Unknown)
+    {
+        if path.is_empty() || e.ops.iter().any(|op| op.paths().contains(&path)) {
+            e.outcome = outcome;
+        }
+    }
+}
+
+/// A reply of the model's: its words, and each SEARCH/REPLACE block as an edit.
+fn flush_reply(t: &mut Transcript, reply: &mut Vec<&str>, step: usize) {
+    if reply.is_empty() {
+        return;
+    }
+    let text = reply.join("\n");
+    let trimmed = text.trim();
+    if !trimmed.is_empty() {
+        t.act(step, "message", ActionKind::Message, trimmed);
+    }
+    let mut i = 0;
+    while i < reply.len() {
+        if reply[i].trim_end() == "<<<<<<< SEARCH" {
+            // The file is named on the line before the fence that opens the block.
+            let path = (0..i)
+                .rev()
+                .map(|j| reply[j].trim())
+                .find(|l| !l.is_empty() && !l.starts_with("```"))
+                .unwrap_or_default()
+                .trim_matches('`')
+                .to_owned();
+            let mut j = i + 1;
+            let mut old = Vec::new();
+            while j < reply.len() && reply[j].trim_end() != "=======" {
+                old.push(reply[j]);
+                j += 1;
+            }
+            let mut k = j + 1;
+            let mut new = Vec::new();
+            while k < reply.len() && !reply[k].trim_end().starts_with(">>>>>>> REPLACE") {
+                new.push(reply[k]);
+                k += 1;
+            }
+            if k >= reply.len() || path.is_empty() {
+                t.unread(
+                    step + i,
+                    "edit",
+                    "a SEARCH/REPLACE block without its file or its end",
+                );
+                break;
+            }
+            let join = |ls: &[&str]| {
+                if ls.is_empty() {
+                    String::new()
+                } else {
+                    ls.join("\n") + "\n"
+                }
+            };
+            let action = t.act(step + i, "edit", ActionKind::Edit, &path);
+            t.tool_calls += 1;
+            t.edits.push(FileEdit {
+                step: step + i,
+                tool: "edit".into(),
+                call_id: None,
+                ops: vec![EditOp::Replace {
+                    path,
+                    old: join(&old),
+                    new: join(&new),
+                    replace_all: false,
+                }],
+                outcome: EditOutcome::Unknown,
+                original: None,
+                user_modified: false,
+                cwd: None,
+                action,
+            });
+            i = k + 1;
+            continue;
+        }
+        i += 1;
+    }
+    reply.clear();
+}
