@@ -491,3 +491,37 @@ fn every_prediction_carries_a_model_name() {
         "{stderr}"
     );
 }
+
+/// A folder holding several agents' output is read whole, each part in its own format, and
+/// says so; no part is a problem of another's.
+#[test]
+fn a_folder_of_mixed_agents_is_read_whole() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("mixed");
+    std::fs::create_dir_all(dir.join("acme_calc_pr7")).unwrap();
+    std::fs::copy(
+        agents("swe-agent/acme_calc_pr7/acme_calc_pr7.traj"),
+        dir.join("acme_calc_pr7/acme_calc_pr7.traj"),
+    )
+    .unwrap();
+    std::fs::copy(
+        fixtures().join("agents/transcripts/claude-code-stream/acme_textkit_pr12.jsonl"),
+        dir.join("acme_textkit_pr12.jsonl"),
+    )
+    .unwrap();
+    let (lines, stderr, code) = ingest(&dir);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(lines.len(), 1, "{stderr}");
+    assert_eq!(lines[0]["instance_id"], "acme_calc_pr7");
+    assert_eq!(lines[0]["source_format"], "swe-agent");
+    assert!(
+        stderr.contains("each part is read in its own format: swe-agent, claude-code"),
+        "{stderr}"
+    );
+    // The transcript was read too: it has no patch, and is listed as such.
+    assert!(
+        stderr.contains("acme_textkit_pr12") && stderr.contains("transcript but no patch"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("skipped"), "{stderr}");
+}

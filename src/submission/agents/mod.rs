@@ -710,17 +710,25 @@ pub fn ingest_with(path: &Path, opts: &IngestOptions) -> Result<Ingest, IngestEr
         format: Some(format),
         ..Ingest::default()
     };
-    match format {
-        AgentFormat::Predictions => predictions(path, &mut ing)?,
-        AgentFormat::SweAgent => trajectories(path, ".traj", format, &mut ing)?,
-        AgentFormat::MiniSweAgent => trajectories(path, ".traj.json", format, &mut ing)?,
-        AgentFormat::Openhands => openhands(path, &mut ing)?,
-        AgentFormat::Aweagent => aweagent(path, &mut ing)?,
-        AgentFormat::ClaudeCode
-        | AgentFormat::Codex
-        | AgentFormat::GeminiCli
-        | AgentFormat::Aider => transcripts(path, format, opts, &mut ing)?,
-        AgentFormat::HarborJob => harbor(path, opts.patch_cap(), &mut ing)?,
+    // A folder holding several agents' output is read whole, each part in its own format.
+    let formats = if opts.format.is_none() && path.is_dir() {
+        dir_formats(path)
+    } else {
+        vec![format]
+    };
+    if formats.len() > 1 {
+        ing.warnings.push(format!(
+            "{}: holds the output of several agents; each part is read in its own format: {}",
+            path.display(),
+            formats
+                .iter()
+                .map(|f| f.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    for &format in &formats {
+        read_format(path, format, &formats, opts, &mut ing)?;
     }
     number_repeats(&mut ing);
     for item in &mut ing.items {
@@ -737,6 +745,63 @@ pub fn ingest_with(path: &Path, opts: &IngestOptions) -> Result<Ingest, IngestEr
         }
     }
     Ok(ing)
+}
+
+/// Every agent format a folder holds, in the order [`detect`] tries them: a Harbor job is one
+/// thing; `preds.json` is SWE-agent's or mini-swe-agent's when their trajectories are there.
+fn dir_formats(path: &Path) -> Vec<AgentFormat> {
+    if !crate::harbor::trial_dirs(path).is_empty() {
+        return vec![AgentFormat::HarborJob];
+    }
+    let shapes: Vec<TranscriptShape> = transcript_files(path).into_iter().map(|(_, s)| s).collect();
+    let agent = |a: Agent| shapes.iter().any(|s| s.agent() == a);
+    let mini = !files_with(path, ".traj.json", 3).is_empty();
+    let swe = !files_with(path, ".traj", 3).is_empty();
+    [
+        (AgentFormat::MiniSweAgent, mini),
+        (AgentFormat::SweAgent, swe),
+        (
+            AgentFormat::Aweagent,
+            path.join("trajectories.jsonl").is_file(),
+        ),
+        (AgentFormat::Openhands, path.join("output.jsonl").is_file()),
+        (AgentFormat::Codex, agent(Agent::Codex)),
+        (AgentFormat::GeminiCli, agent(Agent::GeminiCli)),
+        (AgentFormat::Aider, agent(Agent::Aider)),
+        (AgentFormat::ClaudeCode, agent(Agent::ClaudeCode)),
+        (
+            AgentFormat::Predictions,
+            !mini && !swe && path.join("preds.json").is_file(),
+        ),
+    ]
+    .into_iter()
+    .filter(|(_, present)| *present)
+    .map(|(f, _)| f)
+    .collect()
+}
+
+/// Reads `path` in one format into `ing`; `all`: every format it is read in (a transcript of
+/// another of them is that format's, not a problem of this one's).
+fn read_format(
+    path: &Path,
+    format: AgentFormat,
+    all: &[AgentFormat],
+    opts: &IngestOptions,
+    ing: &mut Ingest,
+) -> Result<(), IngestError> {
+    match format {
+        AgentFormat::Predictions => predictions(path, ing)?,
+        AgentFormat::SweAgent => trajectories(path, ".traj", format, ing)?,
+        AgentFormat::MiniSweAgent => trajectories(path, ".traj.json", format, ing)?,
+        AgentFormat::Openhands => openhands(path, ing)?,
+        AgentFormat::Aweagent => aweagent(path, ing)?,
+        AgentFormat::ClaudeCode
+        | AgentFormat::Codex
+        | AgentFormat::GeminiCli
+        | AgentFormat::Aider => transcripts(path, format, all, opts, ing)?,
+        AgentFormat::HarborJob => harbor(path, opts.patch_cap(), ing)?,
+    }
+    Ok(())
 }
 
 /// Repeated records for one instance (repeated runs written into one output) become further
@@ -1085,6 +1150,7 @@ fn expected_of(format: AgentFormat) -> String {
 fn transcripts(
     path: &Path,
     format: AgentFormat,
+    all: &[AgentFormat],
     opts: &IngestOptions,
     ing: &mut Ingest,
 ) -> Result<(), IngestError> {
@@ -1097,7 +1163,7 @@ fn transcripts(
     let (dir, files) = if path.is_dir() {
         (
             path.to_owned(),
-            agent_transcripts(path, format, agent, ing)?,
+            agent_transcripts(path, format, agent, all, ing)?,
         )
     } else {
         match sniff(path)? {
@@ -1139,12 +1205,15 @@ fn agent_transcripts(
     path: &Path,
     format: AgentFormat,
     agent: Agent,
+    all: &[AgentFormat],
     ing: &mut Ingest,
 ) -> Result<Vec<PathBuf>, IngestError> {
     let mut files = Vec::new();
     for (p, shape) in transcript_files(path) {
         if shape.agent() == agent {
             files.push(p);
+        } else if all.iter().any(|f| f.name() == shape.agent().name()) {
+            // Read in its own format.
         } else {
             ing.problems.push(format!(
                 "{}: {}, not {}; skipped",
