@@ -116,39 +116,30 @@ pub fn load_all(dataset: &Path, test_suites: Option<&Path>) -> Result<Vec<Instan
 /// records' order and of the order of the keys in each (the JSONL and its Parquet copy, whose
 /// columns come in one order for every row, are one dataset).
 pub fn dataset_hash(instances: &[Instance]) -> String {
-    use sha2::{Digest, Sha256};
-    let mut items: Vec<(String, Vec<u8>)> = instances
-        .iter()
-        .map(|i| {
-            let raw = serde_json::Value::Object(i.record.raw().clone());
-            (
-                i.record.instance_id().to_owned(),
-                serde_json::to_vec(&keys_sorted(&raw)).unwrap_or_default(),
-            )
-        })
-        .collect();
-    items.sort();
-    let mut h = Sha256::new();
-    for (id, raw) in items {
-        h.update(id.as_bytes());
-        h.update([0]);
-        h.update(raw);
-        h.update([0]);
-    }
-    hex::encode(h.finalize())
+    digest(instances, |raw| {
+        serde_json::to_vec(&keys_sorted(&serde_json::Value::Object(raw.clone())))
+    })
 }
 
 /// [`dataset_hash`] as it was before key order was left out of it: each record's keys in the
 /// order read. A results directory or a calibration made then names this hash, and still
 /// matches the same dataset.
 pub fn dataset_hash_as_read(instances: &[Instance]) -> String {
+    digest(instances, serde_json::to_vec)
+}
+
+/// SHA-256 over the records sorted by id, each its id and `bytes` of its JSON object.
+fn digest(
+    instances: &[Instance],
+    bytes: impl Fn(&serde_json::Map<String, serde_json::Value>) -> serde_json::Result<Vec<u8>>,
+) -> String {
     use sha2::{Digest, Sha256};
     let mut items: Vec<(&str, Vec<u8>)> = instances
         .iter()
         .map(|i| {
             (
                 i.record.instance_id(),
-                serde_json::to_vec(i.record.raw()).unwrap_or_default(),
+                bytes(i.record.raw()).unwrap_or_default(),
             )
         })
         .collect();
@@ -202,6 +193,40 @@ pub fn families_by_task_name(dataset: &Path) -> Result<HashMap<String, String>, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The hash as read is what runs recorded before: SHA-256 over each record's id and its
+    /// JSON as read, by id. The hash now leaves key order out.
+    #[test]
+    fn the_hash_as_read_is_the_hash_runs_recorded_before() {
+        use sha2::{Digest, Sha256};
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dataset = tmp.path().join("data.jsonl");
+        let text = "{\"task\":\"CrossRepo\",\"instance_id\":\"o_r_pr2\",\"image\":\"x/y:1\",\"base_commit\":\"a\",\"problem_statement\":\"p\",\"FAIL_TO_PASS\":[\"t.py::a\"]}\n\
+                    {\"instance_id\":\"o_r_pr1\",\"task\":\"CrossRepo\",\"image\":\"x/y:1\",\"base_commit\":\"a\",\"problem_statement\":\"p\",\"FAIL_TO_PASS\":[\"t.py::a\"]}\n";
+        fs_err::write(&dataset, text).expect("write");
+        let instances = load_all(&dataset, None).expect("read");
+        let mut h = Sha256::new();
+        let mut lines: Vec<(&str, &str)> = text
+            .lines()
+            .map(|l| {
+                let id = if l.contains("o_r_pr1") {
+                    "o_r_pr1"
+                } else {
+                    "o_r_pr2"
+                };
+                (id, l)
+            })
+            .collect();
+        lines.sort();
+        for (id, line) in lines {
+            h.update(id.as_bytes());
+            h.update([0]);
+            h.update(line.as_bytes());
+            h.update([0]);
+        }
+        assert_eq!(dataset_hash_as_read(&instances), hex::encode(h.finalize()));
+        assert_ne!(dataset_hash(&instances), dataset_hash_as_read(&instances));
+    }
 
     #[test]
     fn families_are_found_by_id_and_by_harbors_task_name() {
