@@ -443,30 +443,33 @@ fn openhands_action(n: usize, action: &str, h: &Value, args: &Value, out: &mut V
     }
 }
 
-/// SWE-agent's own file tools: their text is a file's content or a location, not a shell
-/// command (an `edit` may well write the words `git pull` into a file).
-const SWE_AGENT_FILE_TOOLS: [&str; 16] = [
-    "open",
-    "goto",
-    "scroll_up",
-    "scroll_down",
-    "create",
-    "edit",
-    "insert",
-    "append",
-    "search_file",
-    "search_dir",
-    "find_file",
-    "str_replace_editor",
-    "filemap",
-    "submit",
-    "exit_forfeit",
-    "review_on_submit_m",
-];
+/// SWE-agent's tools that take a block of file text after their first line, up to
+/// `end_of_edit`: that text is a file's content, not a shell command (an `edit` may well write
+/// the words `git pull` into a file). Their first line, and anything after the block, runs in the
+/// shell like any other action (`open x && git log --all` runs both).
+const SWE_AGENT_BLOCK_TOOLS: [&str; 4] = ["edit", "insert", "append", "create"];
+
+/// The shell text of a SWE-agent action: the whole action, less the file text of a block tool.
+fn swe_agent_shell_text(action: &str) -> String {
+    let tool = action.split_whitespace().next().unwrap_or_default();
+    if !SWE_AGENT_BLOCK_TOOLS.contains(&tool) {
+        return action.to_owned();
+    }
+    let mut lines = action.lines();
+    let first = lines.next().unwrap_or_default();
+    let after: Vec<&str> = lines
+        .skip_while(|l| l.trim() != "end_of_edit")
+        .skip(1)
+        .collect();
+    std::iter::once(first)
+        .chain(after)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
 
 /// A SWE-agent trajectory: the first user message of `history` is the prompt; each step's
-/// `thought` is the agent's words and its `action` the command it ran, unless the action is one
-/// of SWE-agent's file tools.
+/// `thought` is the agent's words and its `action` what the shell ran (SWE-agent's tools are
+/// shell functions), less the file text of an edit block.
 fn swe_agent(steps: &[Value], line: &Value) -> Read {
     let mut out = Vec::new();
     if let Some(p) = line
@@ -489,11 +492,14 @@ fn swe_agent(steps: &[Value], line: &Value) -> Read {
         let Some(action) = st.get("action").and_then(s).map(str::trim) else {
             continue;
         };
-        let tool = action.split_whitespace().next().unwrap_or_default();
-        if action.is_empty() || SWE_AGENT_FILE_TOOLS.contains(&tool) {
-            continue;
+        if !action.is_empty() {
+            out.push(Event::new(
+                n,
+                "bash",
+                EventKind::Command,
+                swe_agent_shell_text(action),
+            ));
         }
-        out.push(Event::new(n, "bash", EventKind::Command, action));
     }
     Read::of(TrajectoryShape::SweAgentTraj, out)
 }

@@ -466,6 +466,27 @@ fn audit_reads_swe_agent_and_mini_swe_agent_files_and_mixed_folders() {
         lines[0]["blocklist_hits"],
         serde_json::json!(["git log --all"])
     );
+    // SWE-agent's tools are shell functions: a forbidden command chained after one runs, and
+    // after an edit block's `end_of_edit` too. Both are found.
+    for action in [
+        "open calc/ops.py && git pull",
+        "edit 1:1\nx = 1\nend_of_edit\ngit pull",
+    ] {
+        let hidden = edit(
+            "swe-agent/acme_calc_pr7/acme_calc_pr7.traj",
+            "hidden/acme_calc_pr7.traj",
+            &|v| {
+                v["trajectory"][0]["action"] = action.into();
+            },
+        );
+        let (lines, stderr, _) = run(&hidden);
+        assert_eq!(lines[0]["class"], "blocklist", "{action}: {stderr}");
+        assert_eq!(
+            lines[0]["blocklist_hits"],
+            serde_json::json!(["git pull"]),
+            "{action}"
+        );
+    }
 
     // mini-swe-agent: commands in code blocks and in tool calls.
     let mini = edit(
