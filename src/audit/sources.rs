@@ -253,15 +253,11 @@ fn folder_items(
     Ok(())
 }
 
-/// An OpenHands event stream: a JSON list of events, each an action (`action`) or an observation
-/// (`observation`), at least one an action.
+/// An OpenHands event stream: a JSON list of events (see
+/// [`crate::submission::is_openhands_events`]).
 fn is_openhands_events(v: &Value) -> bool {
-    v.as_array().is_some_and(|events| {
-        events
-            .iter()
-            .all(|e| e.get("action").is_some() || e.get("observation").is_some())
-            && events.iter().any(|e| e.get("action").is_some())
-    })
+    v.as_array()
+        .is_some_and(|events| crate::submission::is_openhands_events(events))
 }
 
 /// Whether a `.json` file in a folder is an OpenHands event stream.
@@ -304,13 +300,13 @@ fn document_item(path: &Path, instance: Option<&str>) -> Option<Result<Item, Str
         line.insert("history".into(), v);
         v = Value::Object(line);
     }
-    let Some(obj) = v.as_object_mut() else {
+    if !v.is_object() {
         return Some(Err(format!(
             "{}: one JSON document that is not an object; nothing to audit",
             path.display()
         )));
-    };
-    if let Err(keys) = super::events(&Value::Object(obj.clone())) {
+    }
+    if let Err(keys) = super::events(&v) {
         return Some(Err(format!(
             "{}: not a trajectory this audit reads (SWE-agent .traj, mini-swe-agent .traj.json, \
              an OpenHands event list, ATIF); keys found: {}",
@@ -318,6 +314,7 @@ fn document_item(path: &Path, instance: Option<&str>) -> Option<Result<Item, Str
             keys.join(", ")
         )));
     }
+    let obj = v.as_object_mut()?;
     let task = instance
         .map(str::to_owned)
         .or_else(|| {

@@ -424,6 +424,29 @@ fn files_with(dir: &Path, suffix: &str, depth: usize) -> Vec<PathBuf> {
     out
 }
 
+/// [`detect`], for a folder every format it holds ([`dir_checks`]; a Harbor job is one thing).
+fn detect_all(path: &Path) -> Result<Vec<AgentFormat>, IngestError> {
+    if !path.is_dir() {
+        return detect(path).map(|f| vec![f]);
+    }
+    let checks = dir_checks(path);
+    let present: Vec<AgentFormat> = checks.iter().filter(|c| c.1).map(|c| c.0).collect();
+    match present.first() {
+        Some(AgentFormat::HarborJob) => Ok(vec![AgentFormat::HarborJob]),
+        Some(_) => Ok(present),
+        None => {
+            let mut tried = Tried::default();
+            for (format, present, why) in checks {
+                let _ = tried.check(format, present, why);
+            }
+            Err(IngestError::Unknown {
+                path: path.to_owned(),
+                tried: tried.0.join("\n"),
+            })
+        }
+    }
+}
+
 /// Which format `path` is, with the reasons the others were ruled out.
 pub fn detect(path: &Path) -> Result<AgentFormat, IngestError> {
     exists(path)?;
@@ -459,72 +482,88 @@ impl Tried {
 
 /// A directory's format, from the files in it, strongest markers first.
 fn dir_format(path: &Path, tried: &mut Tried) -> ControlFlow<AgentFormat> {
-    tried.check(
-        AgentFormat::HarborJob,
-        !crate::harbor::trial_dirs(path).is_empty(),
-        "no trial directory with a result.json naming a task_name",
-    )?;
-    tried.check(
-        AgentFormat::MiniSweAgent,
-        !files_with(path, ".traj.json", 3).is_empty(),
-        "no <id>/<id>.traj.json files",
-    )?;
-    tried.check(
-        AgentFormat::SweAgent,
-        !files_with(path, ".traj", 3).is_empty(),
-        "no *.traj files",
-    )?;
-    tried.check(
-        AgentFormat::Aweagent,
-        path.join("trajectories.jsonl").is_file(),
-        "no trajectories.jsonl",
-    )?;
-    tried.check(
-        AgentFormat::Openhands,
-        path.join("output.jsonl").is_file(),
-        "no output.jsonl",
-    )?;
-    let shapes: Vec<TranscriptShape> = transcript_files(path).into_iter().map(|(_, s)| s).collect();
-    tried.check(
-        AgentFormat::Codex,
-        shapes.iter().any(|s| s.agent() == Agent::Codex),
-        "no Codex transcript (exec --json events, older exec events, session rollouts)",
-    )?;
-    tried.check(
-        AgentFormat::GeminiCli,
-        shapes.iter().any(|s| s.agent() == Agent::GeminiCli),
-        "no Gemini CLI chat recording",
-    )?;
-    tried.check(
-        AgentFormat::Aider,
-        shapes.iter().any(|s| s.agent() == Agent::Aider),
-        "no Aider chat history",
-    )?;
-    tried.check(
-        AgentFormat::ClaudeCode,
-        shapes.iter().any(|s| s.agent() == Agent::ClaudeCode),
-        "no Claude Code transcript (stream-json, a result object, session files)",
-    )?;
-    tried.check(
-        AgentFormat::Predictions,
-        path.join("preds.json").is_file(),
-        "no preds.json",
-    )
+    for (format, present, why) in dir_checks(path) {
+        tried.check(format, present, why)?;
+    }
+    ControlFlow::Continue(())
 }
 
-/// The events of an OpenHands event stream file (a JSON list of actions and observations).
+/// What a folder is checked for, in the order [`detect`] tries it: each format, whether the
+/// folder holds it, and why not when it does not. `preds.json` beside SWE-agent or mini-swe-agent
+/// trajectories is theirs, not predictions of their own.
+fn dir_checks(path: &Path) -> Vec<(AgentFormat, bool, &'static str)> {
+    let shapes: Vec<TranscriptShape> = transcript_files(path).into_iter().map(|(_, s)| s).collect();
+    let agent = |a: Agent| shapes.iter().any(|s| s.agent() == a);
+    let mini = !files_with(path, ".traj.json", 3).is_empty();
+    let swe = !files_with(path, ".traj", 3).is_empty();
+    vec![
+        (
+            AgentFormat::HarborJob,
+            !crate::harbor::trial_dirs(path).is_empty(),
+            "no trial directory with a result.json naming a task_name",
+        ),
+        (
+            AgentFormat::MiniSweAgent,
+            mini,
+            "no <id>/<id>.traj.json files",
+        ),
+        (AgentFormat::SweAgent, swe, "no *.traj files"),
+        (
+            AgentFormat::Aweagent,
+            path.join("trajectories.jsonl").is_file(),
+            "no trajectories.jsonl",
+        ),
+        (
+            AgentFormat::Openhands,
+            path.join("output.jsonl").is_file(),
+            "no output.jsonl",
+        ),
+        (
+            AgentFormat::Codex,
+            agent(Agent::Codex),
+            "no Codex transcript (exec --json events, older exec events, session rollouts)",
+        ),
+        (
+            AgentFormat::GeminiCli,
+            agent(Agent::GeminiCli),
+            "no Gemini CLI chat recording",
+        ),
+        (
+            AgentFormat::Aider,
+            agent(Agent::Aider),
+            "no Aider chat history",
+        ),
+        (
+            AgentFormat::ClaudeCode,
+            agent(Agent::ClaudeCode),
+            "no Claude Code transcript (stream-json, a result object, session files)",
+        ),
+        (
+            AgentFormat::Predictions,
+            !mini && !swe && path.join("preds.json").is_file(),
+            "no preds.json",
+        ),
+    ]
+}
+
+/// Whether `events` is an OpenHands event stream: each an action (`action`) or an observation
+/// (`observation`), at least one an action.
+pub fn is_openhands_events(events: &[Value]) -> bool {
+    events
+        .iter()
+        .all(|e| e.get("action").is_some() || e.get("observation").is_some())
+        && events.iter().any(|e| e.get("action").is_some())
+}
+
+/// The events of an OpenHands event stream file (`.json`, see [`is_openhands_events`]).
 fn openhands_events(path: &Path) -> Option<Vec<Value>> {
     if path.extension().is_none_or(|e| e != "json") {
         return None;
     }
-    let v = read_json(path).ok()?;
-    let events = v.as_array()?;
-    (!events.is_empty()
-        && events
-            .iter()
-            .all(|e| e.get("action").is_some() || e.get("observation").is_some())
-        && events.iter().any(|e| e.get("action").is_some()))
-    .then(|| events.clone())
+    match read_json(path).ok()? {
+        Value::Array(events) if is_openhands_events(&events) => Some(events),
+        _ => None,
+    }
 }
 
 /// A file's format, from its name and then its first records.
@@ -681,7 +720,8 @@ fn is_transcript_format(f: AgentFormat) -> bool {
 /// Reads `path` as `opts` say.
 pub fn ingest_with(path: &Path, opts: &IngestOptions) -> Result<Ingest, IngestError> {
     exists(path)?;
-    let format = match opts.format {
+    // A folder holding several agents' output is read whole, each part in its own format.
+    let formats = match opts.format {
         Some(forced) => {
             // A format given by hand must match what is there.
             if let Ok(found) = detect(path)
@@ -702,19 +742,14 @@ pub fn ingest_with(path: &Path, opts: &IngestOptions) -> Result<Ingest, IngestEr
                     found: what,
                 });
             }
-            forced
+            vec![forced]
         }
-        None => detect(path)?,
+        None => detect_all(path)?,
     };
+    let format = formats[0];
     let mut ing = Ingest {
         format: Some(format),
         ..Ingest::default()
-    };
-    // A folder holding several agents' output is read whole, each part in its own format.
-    let formats = if opts.format.is_none() && path.is_dir() {
-        dir_formats(path)
-    } else {
-        vec![format]
     };
     if formats.len() > 1 {
         ing.warnings.push(format!(
@@ -745,39 +780,6 @@ pub fn ingest_with(path: &Path, opts: &IngestOptions) -> Result<Ingest, IngestEr
         }
     }
     Ok(ing)
-}
-
-/// Every agent format a folder holds, in the order [`detect`] tries them: a Harbor job is one
-/// thing; `preds.json` is SWE-agent's or mini-swe-agent's when their trajectories are there.
-fn dir_formats(path: &Path) -> Vec<AgentFormat> {
-    if !crate::harbor::trial_dirs(path).is_empty() {
-        return vec![AgentFormat::HarborJob];
-    }
-    let shapes: Vec<TranscriptShape> = transcript_files(path).into_iter().map(|(_, s)| s).collect();
-    let agent = |a: Agent| shapes.iter().any(|s| s.agent() == a);
-    let mini = !files_with(path, ".traj.json", 3).is_empty();
-    let swe = !files_with(path, ".traj", 3).is_empty();
-    [
-        (AgentFormat::MiniSweAgent, mini),
-        (AgentFormat::SweAgent, swe),
-        (
-            AgentFormat::Aweagent,
-            path.join("trajectories.jsonl").is_file(),
-        ),
-        (AgentFormat::Openhands, path.join("output.jsonl").is_file()),
-        (AgentFormat::Codex, agent(Agent::Codex)),
-        (AgentFormat::GeminiCli, agent(Agent::GeminiCli)),
-        (AgentFormat::Aider, agent(Agent::Aider)),
-        (AgentFormat::ClaudeCode, agent(Agent::ClaudeCode)),
-        (
-            AgentFormat::Predictions,
-            !mini && !swe && path.join("preds.json").is_file(),
-        ),
-    ]
-    .into_iter()
-    .filter(|(_, present)| *present)
-    .map(|(f, _)| f)
-    .collect()
 }
 
 /// Reads `path` in one format into `ing`; `all`: every format it is read in (a transcript of
