@@ -21,6 +21,9 @@ pub fn render_junit(report: &Report) -> String {
     text
 }
 
+/// An attempt, with what it is in JUnit's terms.
+type Graded<'a> = (&'a InstanceReport, Case<'a>);
+
 /// What one attempt is in JUnit's terms.
 enum Case<'a> {
     Passed,
@@ -84,8 +87,19 @@ fn case(i: &InstanceReport) -> Case<'_> {
     }
 }
 
-fn seconds(i: &InstanceReport) -> String {
-    format!("{:.3}", i.timings.get("total").copied().unwrap_or(0.0))
+/// An attempt's grading time in seconds (0 when it recorded none).
+fn seconds(i: &InstanceReport) -> f64 {
+    i.timings.get("total").copied().unwrap_or(0.0)
+}
+
+/// How many of `cases` failed, erred and were skipped.
+fn counts<'a, 'b: 'a>(cases: impl Iterator<Item = &'a Case<'b>>) -> (usize, usize, usize) {
+    cases.fold((0, 0, 0), |(f, e, s), c| match c {
+        Case::Failed { .. } => (f + 1, e, s),
+        Case::Error { .. } => (f, e + 1, s),
+        Case::Skipped { .. } => (f, e, s + 1),
+        Case::Passed => (f, e, s),
+    })
 }
 
 /// `<tag a="…" …>`, each value made [`xml_safe`] (quick-xml escapes it).
@@ -116,35 +130,28 @@ fn xml_safe(s: &str) -> std::borrow::Cow<'_, str> {
 
 fn write(w: &mut Writer<Vec<u8>>, report: &Report) -> std::io::Result<()> {
     w.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))?;
-    let mut by_family: BTreeMap<usize, (Family, Vec<&InstanceReport>)> = BTreeMap::new();
+    // Each attempt's case is worked out once, for the counts and for its element.
+    let mut by_family: BTreeMap<usize, (Family, Vec<Graded<'_>>)> = BTreeMap::new();
     for i in &report.instances {
         let order = Family::ALL.iter().position(|f| *f == i.family).unwrap_or(0);
         by_family
             .entry(order)
             .or_insert_with(|| (i.family, Vec::new()))
             .1
-            .push(i);
+            .push((i, case(i)));
     }
-    let count = |pred: &dyn Fn(&Case<'_>) -> bool, cases: &[&InstanceReport]| {
-        cases.iter().filter(|i| pred(&case(i))).count().to_string()
-    };
-    let failed = |c: &Case<'_>| matches!(c, Case::Failed { .. });
-    let error = |c: &Case<'_>| matches!(c, Case::Error { .. });
-    let skipped = |c: &Case<'_>| matches!(c, Case::Skipped { .. });
-    let all: Vec<&InstanceReport> = report.instances.iter().collect();
-    let total_time: f64 = all
-        .iter()
-        .map(|i| i.timings.get("total").copied().unwrap_or(0.0))
-        .sum();
+    let all: Vec<&Graded<'_>> = by_family.values().flat_map(|(_, cases)| cases).collect();
+    let (failures, errors, skipped) = counts(all.iter().map(|(_, c)| c));
+    let total_time: f64 = all.iter().map(|(i, _)| seconds(i)).sum();
     let name = format!("beyondswe run {}", report.run.run_id);
     w.write_event(Event::Start(start(
         "testsuites",
         &[
             ("name", &name),
             ("tests", &all.len().to_string()),
-            ("failures", &count(&failed, &all)),
-            ("errors", &count(&error, &all)),
-            ("skipped", &count(&skipped, &all)),
+            ("failures", &failures.to_string()),
+            ("errors", &errors.to_string()),
+            ("skipped", &skipped.to_string()),
             ("time", &format!("{total_time:.3}")),
         ],
     )))?;
@@ -154,16 +161,14 @@ fn write(w: &mut Writer<Vec<u8>>, report: &Report) -> std::io::Result<()> {
             .iter()
             .find(|f| f.family == *family)
             .map(|f| f.score);
-        let time: f64 = cases
-            .iter()
-            .map(|i| i.timings.get("total").copied().unwrap_or(0.0))
-            .sum();
+        let time: f64 = cases.iter().map(|(i, _)| seconds(i)).sum();
+        let (failures, errors, skipped) = counts(cases.iter().map(|(_, c)| c));
         let mut attrs = vec![
             ("name", family.as_str().to_owned()),
             ("tests", cases.len().to_string()),
-            ("failures", count(&failed, cases)),
-            ("errors", count(&error, cases)),
-            ("skipped", count(&skipped, cases)),
+            ("failures", failures.to_string()),
+            ("errors", errors.to_string()),
+            ("skipped", skipped.to_string()),
             ("time", format!("{time:.3}")),
         ];
         if let Some(t) = &report.finished_at {
@@ -186,8 +191,8 @@ fn write(w: &mut Writer<Vec<u8>>, report: &Report) -> std::io::Result<()> {
             )))?;
         }
         w.write_event(Event::End(BytesEnd::new("properties")))?;
-        for i in cases {
-            testcase(w, family, i)?;
+        for (i, c) in cases {
+            testcase(w, family, i, c)?;
         }
         w.write_event(Event::End(BytesEnd::new("testsuite")))?;
     }
@@ -195,30 +200,35 @@ fn write(w: &mut Writer<Vec<u8>>, report: &Report) -> std::io::Result<()> {
     Ok(())
 }
 
-fn testcase(w: &mut Writer<Vec<u8>>, family: &Family, i: &InstanceReport) -> std::io::Result<()> {
+fn testcase(
+    w: &mut Writer<Vec<u8>>,
+    family: &Family,
+    i: &InstanceReport,
+    case: &Case<'_>,
+) -> std::io::Result<()> {
     let name = if i.attempt > 1 {
         format!("{} (attempt {})", i.instance_id, i.attempt)
     } else {
         i.instance_id.clone()
     };
     let classname = format!("beyondswe.{}", family.as_str());
-    let time = seconds(i);
+    let time = format!("{:.3}", seconds(i));
     let open = start(
         "testcase",
         &[("name", &name), ("classname", &classname), ("time", &time)],
     );
-    match case(i) {
+    match case {
         Case::Passed => {
             w.write_event(Event::Empty(open))?;
         }
         Case::Failed { message, text } => {
             w.write_event(Event::Start(open))?;
-            let f = start("failure", &[("message", &message), ("type", "unresolved")]);
+            let f = start("failure", &[("message", message), ("type", "unresolved")]);
             if text.is_empty() {
                 w.write_event(Event::Empty(f))?;
             } else {
                 w.write_event(Event::Start(f))?;
-                w.write_event(Event::Text(BytesText::new(&xml_safe(&text))))?;
+                w.write_event(Event::Text(BytesText::new(&xml_safe(text))))?;
                 w.write_event(Event::End(BytesEnd::new("failure")))?;
             }
             w.write_event(Event::End(BytesEnd::new("testcase")))?;
@@ -227,7 +237,7 @@ fn testcase(w: &mut Writer<Vec<u8>>, family: &Family, i: &InstanceReport) -> std
             w.write_event(Event::Start(open))?;
             w.write_event(Event::Empty(start(
                 "error",
-                &[("message", &message), ("type", "grading_error")],
+                &[("message", message), ("type", "grading_error")],
             )))?;
             w.write_event(Event::End(BytesEnd::new("testcase")))?;
         }
