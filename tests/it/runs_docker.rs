@@ -742,3 +742,38 @@ fn gold_runs_take_doc2repo_reference_repositories() {
     );
     assert_eq!(outcomes(&dir.path().join("without")).len(), 2);
 }
+
+/// A submission names its own model, and the per-instance layout puts files under that name: a
+/// model named to climb out of the run (`../..`), or to take one of the run's own entries
+/// (`instances`), stays inside the run directory, in a directory of its own.
+#[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
+fn a_hostile_model_name_writes_nothing_outside_the_run() {
+    require_docker();
+    fixture_images();
+    let dir = tempfile::tempdir().unwrap();
+    let good = std::fs::read_to_string(demo_preds()).unwrap();
+    let mut first: Value = serde_json::from_str(good.lines().next().unwrap()).unwrap();
+    for (run, model, expected) in [
+        ("climb", "../../escape", "__..__escape"),
+        ("taken", "instances", "instances__model"),
+    ] {
+        first["model_name_or_path"] = model.into();
+        let preds = dir.path().join(format!("{run}.jsonl"));
+        std::fs::write(&preds, format!("{first}\n")).unwrap();
+        let (code, stderr) = exit_and_stderr(&mut grade_cmd(dir.path(), run, &preds));
+        assert_eq!(code, Some(0), "{stderr}");
+        let run_dir = dir.path().join(run);
+        assert!(
+            run_dir
+                .join(expected)
+                .join("acme_calc_pr7/report.json")
+                .is_file(),
+            "{model}: {stderr}"
+        );
+        assert!(!dir.path().join("escape").exists(), "{model}");
+        // The run's own entries are untouched: its verdict logs are where they were.
+        assert!(run_dir.join("instances/acme_calc_pr7").is_dir(), "{model}");
+        assert!(!run_dir.join("instances/acme_calc_pr7/report.json").exists());
+    }
+}
