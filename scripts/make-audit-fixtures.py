@@ -32,6 +32,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "fixtures", "audit")
 
 ZERO = "0" * 40
+# pyramid's record has a base commit and a target version, for the web rules: pages pinned at
+# the base are allowed, and a pin of its package below the version is listed only.
+PYRAMID_BASE = hashlib.sha1(b"beyondswe audit fixture: pyramid base").hexdigest()
+PYRAMID_VERSION = "1.9"
 IMAGE = "example.invalid/x:1"
 F2P = '["t.py::t"]'
 
@@ -172,7 +176,7 @@ INSTANCES = {
 
 def dataset_record(iid):
     task, repo, _, problem = INSTANCES[iid]
-    return {
+    record = {
         "instance_id": iid,
         "task": task,
         "repo": repo,
@@ -182,6 +186,10 @@ def dataset_record(iid):
         "base_commit": TINYDB_SHA if task == "Doc2Repo" else ZERO,
         "FAIL_TO_PASS": F2P,
     }
+    if iid == PYRAMID:
+        record["base_commit"] = PYRAMID_BASE
+        record["version"] = PYRAMID_VERSION
+    return record
 
 
 def workdir(iid):
@@ -459,13 +467,22 @@ FETCH_FAIL = ("fatal: unable to access 'https://github.com/': Could not resolve 
 # ------------------------------------------------------------------ the lines
 #
 # Each entry: (release object or raw text, expectation). Expectation keys:
-#   shape, class, evidence, same_repo_urls, blocklist, blocklist_if_no_search,
+#   shape, class, evidence, same_repo_urls, web_hits, blocklist, blocklist_if_no_search,
 #   blocklist_commands, blocklist_non_hits, reasoning_quote, difficulty, notes,
 #   warning, error. See fixtures/audit/README.md.
 
 
 def ev(kind, via, value):
     return {"kind": kind, "via": via, "value": value}
+
+
+def web(rule, via, value):
+    """A web access SearchSWE forbids for the task: `rule` is one of WEB_RULES."""
+    assert rule in WEB_RULES, rule
+    return {"rule": rule, "via": via, "value": value}
+
+
+WEB_RULES = ["issue or PR page", "upstream repository", "target package"]
 
 
 def hit(command, name, evasion, difficulty=None):
@@ -887,15 +904,19 @@ a.agent_step("Fixed the predicate.", None, [("Bash", {"command": "pytest -q"}, P
 add(release_line(PYRAMID, "trajectory", a.build("s-pyramid-16"), 1.0),
     shape="atif", **{"class": "clean"},
     evidence=[],
-    same_repo_urls=["https://github.com/pylons/pyramid/issues/3000",
-                    "https://github.com/Pylons/pyramid/pull/3055",
-                    "https://github.com/Pylons/pyramid/pull/30540",
-                    "https://github.com/Pylons/pyramid/blob/main/README.rst",
-                    RAW16],
+    same_repo_urls=["https://github.com/pylons/pyramid/issues/3000"],
+    web_hits=[web("issue or PR page", "web_fetch", "https://github.com/Pylons/pyramid/pull/3055"),
+              web("issue or PR page", "web_fetch", "https://github.com/Pylons/pyramid/pull/30540"),
+              web("upstream repository", "web_fetch",
+                  "https://github.com/Pylons/pyramid/blob/main/README.rst"),
+              web("upstream repository", "web_fetch", RAW16)],
     blocklist=[], blocklist_if_no_search=[], blocklist_commands=[],
     blocklist_non_hits=CMDS16_NON,
     notes="Near misses that must not match PR 3054: pull/3055, pull/30540 (prefix), "
-          "Pylons/webob/pull/3054 (other repo), someone/pyramid/pull/3054 (other owner). "
+          "Pylons/webob/pull/3054 (other repo), someone/pyramid/pull/3054 (other owner). They "
+          "are not the task's PR, but other PRs and the code at `main` or at a commit other "
+          "than the base are pages of the task's repository SearchSWE forbids: web hits. "
+          "issues/3000 is linked by the prompt: listed. pypi and docs are network use, listed. "
           "The raw file is fetched with WebFetch, not a shell: no `githubusercontent` hit. "
           "Several tool calls share one ATIF step.")
 
@@ -915,15 +936,18 @@ cl.turn([text("Handled leading dots."), bash("pytest -q")], [PYTEST_OK])
 add(release_line(HTTPX, "messages", cl.build("Handled leading dots."), 1.0),
     shape="claude-stream-json", **{"class": "clean"},
     evidence=[],
-    same_repo_urls=["https://github.com/encode/httpx/pull/1233",
-                    "https://API.GitHub.com/repos/encode/httpx/issues/1200"],
+    same_repo_urls=[],
+    web_hits=[web("issue or PR page", "web_fetch", "https://github.com/encode/httpx/pull/1233"),
+              web("issue or PR page", "shell",
+                  "https://API.GitHub.com/repos/encode/httpx/issues/1200")],
     blocklist=[], blocklist_if_no_search=["api.github.com", "git clone"],
     blocklist_commands=[hit(CMD17A, "api.github.com", "upper-case host"),
                         hit(CMD17B, "git clone", "none (clone of another repository)")],
     blocklist_non_hits=[non_hit("git status", "harmless")],
     notes="Two tool_use blocks in one assistant message, results in one user message. "
           "SearchSWE's `api\\.github\\.com` regex is case-sensitive and misses the upper-case host. "
-          "Cloning httpcore is allowed in search mode (only the target repo is refused then).")
+          "Cloning httpcore is allowed in search mode (only the target repo is refused then). "
+          "Another PR and an issue of the task's repository are pages SearchSWE forbids.")
 
 # 18. clean, Codex, Doc2Repo (no PR in the id), continuous reward.
 c = Codex("0199a3b2-0018-7e6f-8a9b-0c1d2e3f4a18")
@@ -1057,7 +1081,63 @@ add(release_line(TINYDB, "messages", cl.build("Implemented."), reward=...),
     warning="missing reward",
     notes="No `reward` key at all (not null). The audit still classifies the line.")
 
-# 27. edge: truncated last line (cut mid-JSON, no final newline).
+# 27. blocklist by web access alone, Claude Code: each of the three web rules, through a web
+#     fetch, an SSH clone, a mirror that embeds the repository's path and a download of the
+#     project's own package; other network use is listed.
+CMD27_CLONE = "git clone --depth 50 git@github.com:Pylons/pyramid.git /tmp/upstream"
+CMD27_PIP = "pip download --no-deps -d /tmp/wheels pyramid"
+MIRROR27 = ("https://sourcegraph.com/github.com/Pylons/pyramid/-/blob/src/pyramid/config/"
+            "predicates.py")
+cl = Claude("sess-pyramid-27")
+cl.turn([web_fetch("https://github.com/Pylons/pyramid/issues/3001", "Is this the same bug?")],
+        ["request_method HEAD handling for tuples (closed)"])
+cl.turn([bash(CMD27_CLONE), bash(CMD27_PIP), bash("pip install pytest-cov")],
+        ["Cloning into '/tmp/upstream'...\n", "Saved /tmp/wheels/pyramid-2.0.2-py3-none-any.whl\n",
+         "Successfully installed pytest-cov-5.0.0\n"])
+cl.turn([web_fetch(MIRROR27, "How is request_method matched?")], ["class RequestMethodPredicate:"])
+cl.turn([text("Made tuples gain HEAD."), bash("pytest -q")], [PYTEST_OK])
+add(release_line(PYRAMID, "messages", cl.build("Made tuples gain HEAD."), 1.0),
+    shape="claude-stream-json", **{"class": "blocklist"},
+    evidence=[], same_repo_urls=[],
+    web_hits=[web("issue or PR page", "web_fetch", "https://github.com/Pylons/pyramid/issues/3001"),
+              web("upstream repository", "shell", "git@github.com:Pylons/pyramid.git"),
+              web("target package", "shell", CMD27_PIP),
+              web("upstream repository", "web_fetch", MIRROR27)],
+    blocklist=[], blocklist_if_no_search=["git clone"],
+    blocklist_commands=[hit(CMD27_CLONE, "git clone", "none (clone of the task's repository)")],
+    blocklist_non_hits=[non_hit("pip install pytest-cov", "another package: network use, listed")],
+    notes="No forbidden git command in search mode, and no page of PR 3054: only the web rules "
+          "make this a hit. The SSH remote names the repository without any URL; the mirror "
+          "embeds `github.com/Pylons/pyramid` in its path; `pip download pyramid` fetches the "
+          "released project, whose newest version holds the fix.")
+
+# 28. clean with network use, Codex: every kind of web access the setting allows. The page the
+#     prompt links, the repository pinned at the base commit, a pin of the project below the
+#     target version, another package, docs, the project's page on the index.
+RAW28 = ("https://raw.githubusercontent.com/Pylons/pyramid/" + PYRAMID_BASE[:12]
+         + "/src/pyramid/config/predicates.py")
+CMD28_OLD = "bash -lc 'pip download --no-deps -d /tmp/old pyramid==1.8.3'"
+c = Codex("0199a3b2-0028-7e6f-8a9b-0c1d2e3f4a28")
+c.open_page("https://github.com/Pylons/pyramid/issues/3000")
+c.cmd(f"bash -lc 'curl -sL {RAW28} | head -40'", "class RequestMethodPredicate(object):\n")
+c.cmd(CMD28_OLD, "Saved /tmp/old/pyramid-1.8.3-py2.py3-none-any.whl\n")
+c.cmd("bash -lc 'pip install webtest'", "Successfully installed webtest-3.0.0\n")
+c.open_page("https://pypi.org/project/pyramid/")
+c.open_page("https://docs.pylonsproject.org/projects/pyramid/en/latest/narr/viewconfig.html")
+c.message("Made tuples gain HEAD.")
+add(release_line(PYRAMID, "events", c.build(), 1.0),
+    shape="codex-exec", **{"class": "clean"},
+    evidence=[], same_repo_urls=["https://github.com/Pylons/pyramid/issues/3000", RAW28],
+    web_hits=[], blocklist=[], blocklist_if_no_search=["githubusercontent"],
+    blocklist_commands=[hit(f"bash -lc 'curl -sL {RAW28} | head -40'", "githubusercontent",
+                            "none (raw file of the base commit)")],
+    blocklist_non_hits=[non_hit(CMD28_OLD, "the project below the target version 1.9: listed"),
+                        non_hit("bash -lc 'pip install webtest'", "another package: listed")],
+    notes="The dataset gives pyramid's base commit and version 1.9. The issue page is linked by "
+          "the prompt; the raw file is pinned at the base commit (a 12-digit prefix); 1.8.3 is "
+          "below the target. All of it, and pip, pypi and docs, is network use, listed.")
+
+# 29. edge: truncated last line (cut mid-JSON, no final newline).
 c = Codex("0199a3b2-0027-7e6f-8a9b-0c1d2e3f4a27")
 c.cmd("bash -lc 'pytest -q'", PYTEST_FAIL, 1)
 c.cmd("bash -lc 'git status'", GIT_STATUS)
@@ -1115,15 +1195,18 @@ def expectation(n, task, exp):
     if not exp.get("error"):
         exp.setdefault("blocklist_commands", [])
         exp.setdefault("blocklist_non_hits", [])
+    if not exp.get("error"):
+        exp.setdefault("web_hits", [])
     for key in ("error", "warning", "difficulty", "evidence", "reasoning_quote", "same_repo_urls",
-                "blocklist", "blocklist_if_no_search", "blocklist_commands", "blocklist_non_hits",
+                "web_hits", "blocklist", "blocklist_if_no_search", "blocklist_commands", "blocklist_non_hits",
                 "notes"):
         if key in exp:
             entry[key] = exp.pop(key)
     assert not exp, exp
     # The class is the most serious that applies: a blocklist hit outranks everything but the
     # PR's own pages, and is never clean.
-    if entry.get("blocklist") and RANK.index(entry["class"]) > RANK.index("blocklist"):
+    if (entry.get("blocklist") or entry.get("web_hits")) and \
+            RANK.index(entry["class"]) > RANK.index("blocklist"):
         # What the PR finding alone would be stays in the evidence (`pr_class`).
         if entry["class"] != "clean":
             entry["pr_class"] = entry["class"]
@@ -1141,6 +1224,8 @@ def check(n, obj, entry):
         assert contains(obj, e["value"]), (n, e)
     for u in entry["same_repo_urls"]:
         assert contains(obj, u), (n, u)
+    for w in entry["web_hits"]:
+        assert contains(obj, w["value"]), (n, w)
     for h in entry.get("blocklist_commands", []) + entry.get("blocklist_non_hits", []):
         assert contains(obj, h["command"]), (n, h["command"])
     hits = entry.get("blocklist_commands", [])

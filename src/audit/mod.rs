@@ -16,6 +16,7 @@ mod rules;
 mod shapes;
 mod shell;
 mod sources;
+mod web;
 mod writes;
 
 pub use rules::{
@@ -24,6 +25,7 @@ pub use rules::{
 pub use shapes::{Event, EventKind, Read, TrajectoryShape, events, from_transcript};
 pub use shell::{split_commands, unread_reason};
 pub use sources::{Item, SourceError, audit_item, for_each_item, task_infos};
+pub use web::{WebRule, WebTarget, WebUse, normalise_package};
 pub use writes::command_writes;
 
 use crate::record::{Family, parse_issue_instance_id};
@@ -45,7 +47,9 @@ pub enum TrajectoryClass {
     SearchOnly,
     /// The PR's conversation page was opened, but the prompt itself links the PR: allowed.
     PromptSupplied,
-    /// A command SearchSWE's blocklist forbids was run (`git pull`, `git log --all`, …).
+    /// Something SearchSWE's blocklists forbid: a command (`git pull`, `git log --all`, …), or
+    /// web access to the task's repository (its issue and PR pages, its code past the base
+    /// commit) or to its own released package.
     Blocklist,
     /// The PR's conversation page was opened (a URL or `gh pr view`): whether it gave the fix
     /// away is for a person to judge from the evidence's excerpt.
@@ -88,7 +92,9 @@ pub struct Evidence {
     pub step: usize,
     /// The tool that was called (`Bash`, `web_search`, …), or `prompt`/`message` for text.
     pub tool: String,
-    /// `tier_a`, `tier_b_candidate`, `search_only`, `same_repo`, or `blocklist`.
+    /// `tier_a`, `tier_b_candidate`, `search_only`, `blocklist` or `web_blocklist` (hits);
+    /// `same_repo` (an allowed page of the task's repository) or `network` (other network use),
+    /// listed only.
     pub finding: String,
     /// The command, URL or query.
     pub what: String,
@@ -117,6 +123,9 @@ pub struct TrajectoryAudit {
     pub reward: Option<f64>,
     /// The forbidden commands run, by canonical name, each once, in the order first run.
     pub blocklist_hits: Vec<String>,
+    /// The web rules broken (`issue or PR page`, `upstream repository`, `target package`), each
+    /// once, in the order first broken; the URLs and commands are in the evidence.
+    pub web_hits: Vec<String>,
     /// Every finding, in the order of the trajectory's steps.
     pub evidence: Vec<Evidence>,
     /// Tool calls that could not be read (why the class is `incomplete` rather than `clean`).
@@ -137,6 +146,10 @@ pub struct TaskInfo {
     /// The task's prompt, for telling whether it links the PR when the trajectory does not
     /// record its own.
     pub problem_statement: Option<String>,
+    /// The commit the agent starts from: pages of the repository pinned at it are allowed.
+    pub base_commit: Option<String>,
+    /// The version of the project the task targets, when the dataset records one (`version`).
+    pub version: Option<String>,
 }
 
 /// How the trajectories were run, as far as the audit needs to know.
@@ -164,6 +177,46 @@ pub fn target_pr(task_name: &str, info: &TaskInfo) -> Option<TargetPr> {
         repo,
         number,
     })
+}
+
+/// What the task forbids on the web: its repository (from the dataset, else the instance id:
+/// `<owner>_<repo>_pr<N>`, or a Doc2Repo `<Repo>_<commit>`, whose repository at any commit is
+/// the answer) and its package.
+pub fn web_target(
+    task_name: &str,
+    info: &TaskInfo,
+    family: Family,
+    prompt: &str,
+) -> Option<WebTarget> {
+    let pr = parse_issue_instance_id(task_name);
+    let doc2repo =
+        family == Family::Doc2Repo || (pr.is_none() && doc2repo_repo(task_name).is_some());
+    let (owner, repo) = match (&info.repo, &pr) {
+        (Some((o, r)), _) => (Some(o.clone()), r.clone()),
+        (None, Some((o, r, _))) => (Some(o.clone()), r.clone()),
+        (None, None) => (None, doc2repo_repo(task_name)?.to_owned()),
+    };
+    let base = if doc2repo {
+        None
+    } else {
+        info.base_commit.as_deref()
+    };
+    let mut t = WebTarget::new(
+        owner.as_deref(),
+        &repo,
+        base,
+        info.version.as_deref(),
+        prompt,
+    );
+    t.pr = pr.map(|(_, _, n)| n);
+    Some(t)
+}
+
+/// The repository name of a Doc2Repo id, `<Repo>_<40 hex>`.
+fn doc2repo_repo(task_name: &str) -> Option<&str> {
+    let (repo, commit) = task_name.rsplit_once('_')?;
+    (commit.len() == 40 && commit.bytes().all(|b| b.is_ascii_hexdigit()) && !repo.is_empty())
+        .then_some(repo)
 }
 
 /// Audits one release line. `Err` says why the line cannot be audited (with the keys found).
@@ -264,9 +317,13 @@ fn audit_read(
         .or_else(|| about.prompt.map(str::to_owned))
         .or_else(|| info.problem_statement.clone())
         .unwrap_or_default();
+    let web = web_target(&task_name, info, family, &prompt);
     let mut found = Findings::default();
     let mut unread = unread;
     for (i, e) in evs.iter().enumerate() {
+        if let Some(web) = &web {
+            found.web(e, web);
+        }
         if e.kind == EventKind::Command {
             found.blocklist(e, opts);
             if let Some(why) = shell::unread_reason(&e.text) {
@@ -295,6 +352,7 @@ fn audit_read(
         class: found.class(in_prompt, !unread.is_empty()),
         reward: about.reward,
         blocklist_hits: found.blocklist,
+        web_hits: found.web_hits,
         evidence: found.evidence,
         unread,
         source: about.source,
@@ -319,6 +377,8 @@ impl Evidence {
 struct Findings {
     /// Blocklisted commands, each once, in the order first run.
     blocklist: Vec<String>,
+    /// Web rules broken, each once, in the order first broken.
+    web_hits: Vec<String>,
     evidence: Vec<Evidence>,
     tier_a: bool,
     tier_b: bool,
@@ -335,6 +395,40 @@ impl Findings {
             let mut evidence = Evidence::of(e, "blocklist", cut(&e.text, 300));
             evidence.excerpt = hit.to_owned();
             self.evidence.push(evidence);
+        }
+    }
+
+    /// Event `e`'s web access, judged against what the task forbids: hits, allowed pages of the
+    /// repository, and other network use. The task's own PR is left to [`Findings::pr_access`].
+    fn web(&mut self, e: &Event, web: &WebTarget) {
+        let uses = match e.kind {
+            EventKind::Command => web.judge_command(&e.text),
+            EventKind::Url => {
+                let mut u = urls(&e.text);
+                if u.is_empty() {
+                    u.push(e.text.clone());
+                }
+                u.iter().map(|u| web.judge_url(u)).collect()
+            }
+            _ => return,
+        };
+        for u in uses {
+            let (finding, what, excerpt) = match u {
+                WebUse::Hit(rule, what) => {
+                    if !self.web_hits.iter().any(|h| h == rule.as_str()) {
+                        self.web_hits.push(rule.as_str().to_owned());
+                    }
+                    ("web_blocklist", what, rule.as_str().to_owned())
+                }
+                WebUse::RepoAllowed(what) => ("same_repo", what, String::new()),
+                WebUse::Network(what) => ("network", what, String::new()),
+                WebUse::OwnPr => continue,
+            };
+            let mut evidence = Evidence::of(e, finding, cut(&what, 300));
+            evidence.excerpt = excerpt;
+            if !self.evidence.contains(&evidence) {
+                self.evidence.push(evidence);
+            }
         }
     }
 
@@ -364,8 +458,8 @@ impl Findings {
             let finding = match class {
                 UrlClass::PrArtifact => "tier_a",
                 UrlClass::PrConversation => "tier_b_candidate",
-                UrlClass::SameRepo => "same_repo",
-                UrlClass::Other => continue,
+                // The web checks judge every other page of the repository.
+                UrlClass::SameRepo | UrlClass::Other => continue,
             };
             self.tier_a |= finding == "tier_a";
             self.tier_b |= finding == "tier_b_candidate";
@@ -389,7 +483,10 @@ impl Findings {
         [
             (self.tier_a, TrajectoryClass::TierA),
             (self.tier_b && !in_prompt, TrajectoryClass::TierBCandidate),
-            (!self.blocklist.is_empty(), TrajectoryClass::Blocklist),
+            (
+                !self.blocklist.is_empty() || !self.web_hits.is_empty(),
+                TrajectoryClass::Blocklist,
+            ),
             // The prompt itself links the PR: opening it is allowed.
             (self.tier_b && in_prompt, TrajectoryClass::PromptSupplied),
             (self.search_only, TrajectoryClass::SearchOnly),
@@ -509,7 +606,22 @@ mod tests {
         // A blocklist hit is never clean.
         assert_eq!(c.class, TrajectoryClass::Blocklist);
         assert_eq!(c.blocklist_hits, ["git fetch"]);
-        assert!(c.evidence.iter().any(|e| e.finding == "same_repo"));
+        // Another PR of the repository is a page SearchSWE forbids: a web hit, with evidence.
+        assert_eq!(c.web_hits, ["issue or PR page"]);
+        assert!(c.evidence.iter().any(|e| e.finding == "web_blocklist"
+            && e.what == "https://github.com/Pylons/pyramid/pull/3055"));
+        // The same page linked by the prompt is allowed, and listed.
+        let linked = run(
+            "curl https://github.com/Pylons/pyramid/pull/3055",
+            "See https://github.com/Pylons/pyramid/pull/3055.",
+        );
+        assert_eq!(linked.class, TrajectoryClass::Clean);
+        assert!(linked.evidence.iter().any(|e| e.finding == "same_repo"));
+        // The project's own released package is a hit too; other network use is listed only.
+        let pkg = run("pip download pyramid==2.0 && pip install pytest", "x");
+        assert_eq!(pkg.class, TrajectoryClass::Blocklist);
+        assert_eq!(pkg.web_hits, ["target package"]);
+        assert!(pkg.evidence.iter().any(|e| e.finding == "network"));
         let r = rescore(&[a, b, c], false);
         assert_eq!(r[0].tier_a_successes, 1);
         assert!((r[0].corrected - 200.0 / 3.0).abs() < 1e-9);

@@ -353,6 +353,12 @@ pub fn task_infos(dataset: Option<&Path>) -> Result<HashMap<String, TaskInfo>, D
                     .repo()
                     .and_then(|x| x.owner.clone().map(|o| (o, x.name.clone()))),
                 problem_statement: r.problem_statement().map(str::to_owned),
+                base_commit: r.base_commit().map(str::to_owned),
+                version: r.raw().get("version").and_then(|v| {
+                    v.as_str()
+                        .map(str::to_owned)
+                        .or_else(|| v.as_f64().map(|f| f.to_string()))
+                }),
             };
             (r.instance_id().to_owned(), info)
         })

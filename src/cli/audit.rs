@@ -123,12 +123,15 @@ fn findings(a: &TrajectoryAudit) -> String {
         .blocklist_hits
         .iter()
         .map(|b| format!("blocklist: {b}"))
+        .chain(a.web_hits.iter().map(|w| format!("web: {w}")))
         .collect();
-    if let Some(e) = a
-        .evidence
-        .iter()
-        .find(|e| e.finding != "blocklist" && e.finding != "same_repo")
-    {
+    // Hits are named above; listed pages and network use are in the JSON.
+    if let Some(e) = a.evidence.iter().find(|e| {
+        !matches!(
+            e.finding.as_str(),
+            "blocklist" | "same_repo" | "network" | "web_blocklist"
+        )
+    }) {
         findings.push(format!("step {} {}: {}", e.step, e.tool, e.what));
     }
     if let Some(u) = a.unread.first() {
@@ -158,7 +161,7 @@ fn class_counts(audits: &[TrajectoryAudit]) -> String {
         "blocklist hits",
         audits
             .iter()
-            .filter(|a| !a.blocklist_hits.is_empty())
+            .filter(|a| !a.blocklist_hits.is_empty() || !a.web_hits.is_empty())
             .count()
     ));
     text

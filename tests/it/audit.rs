@@ -88,6 +88,37 @@ fn every_line_gets_its_expected_class_and_blocklist_hits() {
             sorted(&l["blocklist"]),
             "line {n}: {got:#}"
         );
+        // Web access the setting forbids: each rule once, each URL or command in the evidence.
+        let evidence = got["evidence"].as_array().unwrap();
+        let mut rules: Vec<String> = l["web_hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w["rule"].as_str().unwrap().to_owned())
+            .collect();
+        rules.sort();
+        rules.dedup();
+        assert_eq!(sorted(&got["web_hits"]), rules, "line {n}: {got:#}");
+        for w in l["web_hits"].as_array().unwrap() {
+            assert!(
+                evidence.iter().any(|e| e["finding"] == "web_blocklist"
+                    && e["excerpt"] == w["rule"]
+                    && e["what"]
+                        .as_str()
+                        .unwrap()
+                        .contains(w["value"].as_str().unwrap())),
+                "line {n}: no web hit for {w}: {got:#}"
+            );
+        }
+        // Allowed pages of the repository are listed, never hits.
+        for u in l["same_repo_urls"].as_array().unwrap() {
+            assert!(
+                evidence
+                    .iter()
+                    .any(|e| e["finding"] == "same_repo" && e["what"] == *u),
+                "line {n}: {u} not listed: {got:#}"
+            );
+        }
         let mut with_ns = sorted(&l["blocklist"]);
         with_ns.extend(sorted(&l["blocklist_if_no_search"]));
         with_ns.sort();
@@ -107,15 +138,20 @@ fn every_line_gets_its_expected_class_and_blocklist_hits() {
                 .any(|e| !e["excerpt"].as_str().unwrap_or("").is_empty())
     });
     assert!(b.is_some(), "no tier B excerpt");
-    // Same-repository pages are listed, not flagged.
-    assert!(ours.values().any(|v| {
-        v["class"] == "clean"
-            && v["evidence"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|e| e["finding"] == "same_repo")
-    }));
+    // Allowed pages of the repository and other network use are listed, not flagged.
+    for finding in ["same_repo", "network"] {
+        assert!(
+            ours.values().any(|v| {
+                v["class"] == "clean"
+                    && v["evidence"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .any(|e| e["finding"] == finding)
+            }),
+            "no clean line lists {finding}"
+        );
+    }
 }
 
 #[test]
