@@ -19,6 +19,7 @@ fn main() {
         Command::Calibrate(args) => cli::calibrate::run(&args, cli.quiet),
         Command::Report(args) => cli::grade::report(&args),
         Command::Compare(args) => cli::grade::compare(&args),
+        Command::Merge(args) => cli::grade::merge(&args),
         Command::Image(cmd) => cli::image::run(&cmd),
         Command::Capture(args) => cli::capture::run(&args),
         Command::Ingest(args) => cli::ingest::run(&args),

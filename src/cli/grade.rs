@@ -62,6 +62,11 @@ pub(crate) struct GradeArgs {
     /// the run directory).
     #[arg(long, value_name = "INSTANCE_ID")]
     pub(crate) accept_suspected: Vec<String>,
+    /// Grade only part K of N of the run (for example 2/4): the instances in scope are dealt
+    /// round the parts in id order, every attempt at one instance in the same part. Run each
+    /// part on its own machine with the same inputs and options, then join them with `merge`.
+    #[arg(long, value_name = "K/N", value_parser = clap::value_parser!(report::Shard))]
+    pub(crate) shard: Option<report::Shard>,
     #[command(flatten)]
     pub(crate) limits: LimitArgs,
 }
@@ -92,6 +97,7 @@ impl GradeArgs {
                 exclude_broken: self.exclude_broken,
             }),
             accept_suspected: self.accept_suspected.clone(),
+            shard: self.shard,
         }
     }
 }
@@ -128,6 +134,40 @@ pub(crate) fn report(args: &ReportArgs) -> Result<i32> {
     let text = match args.format {
         Format::Html => report::html_for_run(&args.run_dir, &r),
         other => report::render(&r, other),
+    };
+    out(text)?;
+    Ok(exit::SUCCESS)
+}
+
+/// `beyondswe merge RUN_DIR... -o RUN_DIR`.
+#[derive(Debug, Args)]
+pub(crate) struct MergeArgs {
+    /// The run directories to join: the parts of a `grade --shard K/N` run, or runs of the same
+    /// submissions, dataset and options over other instances.
+    #[arg(required = true)]
+    pub(crate) runs: Vec<PathBuf>,
+    /// The run directory to write (new; its name is the joined run's id).
+    #[arg(short, long)]
+    pub(crate) out: PathBuf,
+    /// How to print the joined run's summary.
+    #[arg(long, value_parser = args::report_format(), default_value_t = Format::Table)]
+    pub(crate) format: Format,
+}
+
+pub(crate) fn merge(args: &MergeArgs) -> Result<i32> {
+    let merged = run::merge(&run::MergeSpec {
+        runs: args.runs.clone(),
+        out: args.out.clone(),
+    })?;
+    super::note(format!(
+        "merged {} run(s): {} grading(s) into {}",
+        args.runs.len(),
+        merged.verdicts,
+        args.out.display()
+    ));
+    let text = match args.format {
+        Format::Html => report::html_for_run(&args.out, &merged.report),
+        other => report::render(&merged.report, other),
     };
     out(text)?;
     Ok(exit::SUCCESS)

@@ -67,6 +67,8 @@ pub(crate) enum Command {
     Report(grade::ReportArgs),
     /// Compare two runs: per-family scores with Δ, and the instances that flipped.
     Compare(grade::CompareArgs),
+    /// Join the parts of a run graded apart (`grade --shard K/N`) into one run directory.
+    Merge(grade::MergeArgs),
     /// Grade one submission for one instance in a fresh container.
     GradeOne(grade_one::GradeOneArgs),
     /// Build images through the engine API.

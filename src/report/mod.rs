@@ -22,7 +22,7 @@ pub use metrics::{
 pub use render::{Format, render};
 pub use review::{ACCEPTED_FILE, accept, apply_accepted, read_accepted};
 pub use store::{
-    RunIdentity, RunMeta, Store, StoreError, Stored, attempt_label, error_log, read_run,
+    RunIdentity, RunMeta, Shard, Store, StoreError, Stored, attempt_label, error_log, read_run,
     write_atomic,
 };
 

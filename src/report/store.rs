@@ -96,8 +96,63 @@ impl RunIdentity {
     }
 }
 
+/// One part of a run split across machines: the `index`-th of `count` (from 1), as `--shard
+/// K/N` names it and `run.json` records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Shard {
+    /// Which part, from 1.
+    pub index: u32,
+    /// How many parts.
+    pub count: u32,
+}
+
+impl Shard {
+    /// Whether the `i`-th (from 0) of the run's instances, in id order, is this shard's: the
+    /// instances are dealt round the shards, so every shard gets its share of each family
+    /// that sorts together, and all attempts at one instance go to one shard (its images are
+    /// prepared once).
+    pub fn holds(&self, i: usize) -> bool {
+        i % self.count as usize == (self.index - 1) as usize
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Shard, String> {
+        let bad = || format!("`{s}` is not a shard: expected K/N with 1 <= K <= N, e.g. 2/4");
+        let (k, n) = s.split_once('/').ok_or_else(bad)?;
+        let (index, count) = (
+            k.trim().parse::<u32>().map_err(|_| bad())?,
+            n.trim().parse::<u32>().map_err(|_| bad())?,
+        );
+        if index == 0 || count == 0 || index > count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl Serialize for Shard {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Shard {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Shard, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 /// What a run grades (`run.json`); a results directory refuses another dataset unless forced.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct RunMeta {
     /// The run and what it grades.
     #[serde(flatten)]
@@ -108,6 +163,14 @@ pub struct RunMeta {
     /// ([`crate::dataset::dataset_hash_as_read`]): a directory made then names it. Not written.
     #[serde(skip)]
     pub dataset_hash_as_read: Option<String>,
+    /// A digest of every option that can change a verdict or the report: the grading options
+    /// (limits, timeouts, the verifier's files) and the calibration applied. Runs with another
+    /// digest do not merge. `None` in directories made before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub options_digest: Option<String>,
+    /// The part of a split run this directory holds (`--shard K/N`); `None` for a whole run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
 }
 
 /// Why a results directory could not be read or written.
@@ -433,7 +496,7 @@ mod lock_tests {
                 "h".into(),
             ),
             created_at: "now".into(),
-            dataset_hash_as_read: None,
+            ..Default::default()
         }
     }
 

@@ -378,7 +378,7 @@ mod tests {
         let meta = RunMeta {
             run: RunIdentity::new("r".into(), "d".into(), "h".into(), "p".into(), "h".into()),
             created_at: "now".into(),
-            dataset_hash_as_read: None,
+            ..Default::default()
         };
         Mutex::new(Store::open(dir, &meta, false).unwrap())
     }

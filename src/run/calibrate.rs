@@ -128,6 +128,7 @@ fn open_stores(
             ),
             created_at: now_rfc3339(),
             dataset_hash_as_read: Some(digests.as_read.clone()),
+            ..Default::default()
         };
         let store = StoreSpec {
             results_dir: spec.store.dir(),

@@ -72,6 +72,9 @@ pub enum RunError {
         #[source]
         source: SandboxError,
     },
+    /// Runs that do not merge.
+    #[error(transparent)]
+    Merge(#[from] super::merge::MergeError),
     /// The run already holds another model's verdicts: grading these submissions into it would
     /// mix two models in one report.
     #[error(

@@ -25,6 +25,7 @@ mod batch;
 mod calibrate;
 mod error;
 mod image;
+mod merge;
 mod parity;
 mod plan;
 mod reconstruct;
@@ -36,6 +37,7 @@ pub use batch::{Job, JobEvent, Progress, Silent, job_key, options_digest, run_jo
 pub use calibrate::{CalibrateSpec, Calibrated, calibrate};
 pub use error::RunError;
 pub use image::{ImageSpec, build_image};
+pub use merge::{MergeError, MergeSpec, Merged, merge};
 pub use parity::{Parity, ParityExperiment, ParitySpec, mean_sem, parity};
 pub use plan::{DatasetDigests, Plan, load_instances, plan};
 pub use reconstruct::reconstruct;
@@ -79,16 +81,17 @@ pub fn grade_run(spec: &RunSpec, progress: &dyn Progress) -> Result<RunOutcome, 
     let planned = plan.jobs.len();
     let input_problems = std::mem::take(&mut plan.input_problems);
     let run_dir = spec.store.dir();
+    let label = spec.store.process_label();
+    let mut opts = spec.limits.grade_options(&label);
+    // `--gold` and `--empty` grade the dataset's own patches: no canaries.
+    opts.trusted_submissions = spec.submissions.trusted();
+    plan.meta.options_digest = Some(run_options_digest(&opts, spec, plan.calibration.as_ref()));
     let store = open_store(&spec.store, &plan.meta, progress)?;
     if !spec.store.force {
         check_one_model(&store, &plan.jobs, &run_dir)?;
     }
     let store = Mutex::new(store);
     let started = now_rfc3339();
-    let label = spec.store.process_label();
-    let mut opts = spec.limits.grade_options(&label);
-    // `--gold` and `--empty` grade the dataset's own patches: no canaries.
-    opts.trusted_submissions = spec.submissions.trusted();
     let outcome = runtime()?.block_on(async {
         let session = Session::open(&label, progress).await?;
         session
@@ -122,6 +125,30 @@ pub fn grade_run(spec: &RunSpec, progress: &dyn Progress) -> Result<RunOutcome, 
         planned,
         input_problems,
     })
+}
+
+/// What `run.json` records as the run's options ([`report::RunMeta::options_digest`]): the
+/// grading options' digest (the resume keys' too), and the calibration file's hash and how it
+/// is applied.
+fn run_options_digest(
+    opts: &crate::grade::GradeOptions,
+    spec: &RunSpec,
+    calibration: Option<&crate::calibration::Loaded>,
+) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for part in [
+        options_digest(opts),
+        calibration.map(|c| c.hash.clone()).unwrap_or_default(),
+        spec.calibration
+            .as_ref()
+            .map(|c| format!("flaky={} broken={}", c.exclude_flaky, c.exclude_broken))
+            .unwrap_or_default(),
+    ] {
+        h.update(part.as_bytes());
+        h.update([0]);
+    }
+    hex::encode(h.finalize())
 }
 
 /// One model per run: the models of `jobs` are those the store already holds verdicts of, or the

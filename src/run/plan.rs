@@ -11,7 +11,7 @@ use crate::calibration::{self, Calibration, Loaded};
 use crate::dataset::{Instance, dataset_hash, dataset_hash_as_read, load_all};
 use crate::harbor::{lookup_task, task_name_index, trial_dirs, trial_patch};
 use crate::record::Family;
-use crate::report::{RunIdentity, RunMeta, now_rfc3339};
+use crate::report::{RunIdentity, RunMeta, Shard, now_rfc3339};
 use crate::submission::{
     AgentFormat, Ingest, IngestOptions, Submission, check_patch_file, detect, ingest_with,
     read_submission,
@@ -79,6 +79,11 @@ pub fn plan(spec: &RunSpec, notes: &dyn Progress) -> Result<Plan, RunError> {
             made.unknown.join(", ")
         ));
     }
+    let mut instances = instances;
+    if let Some(shard) = spec.shard {
+        // The submissions' digest above covers every shard's: the parts of one run share it.
+        take_shard(shard, &mut instances, &mut jobs);
+    }
     let meta = RunMeta {
         run: RunIdentity::new(
             spec.store.run_id.clone(),
@@ -89,6 +94,8 @@ pub fn plan(spec: &RunSpec, notes: &dyn Progress) -> Result<Plan, RunError> {
         ),
         created_at: now_rfc3339(),
         dataset_hash_as_read: Some(digests.as_read),
+        options_digest: None,
+        shard: spec.shard,
     };
     Ok(Plan {
         instances,
@@ -97,6 +104,23 @@ pub fn plan(spec: &RunSpec, notes: &dyn Progress) -> Result<Plan, RunError> {
         calibration,
         input_problems,
     })
+}
+
+/// Keeps `shard`'s part of the run: the instances in scope are dealt round the shards in id
+/// order ([`Shard::holds`]), and each keeps the jobs of its instances. The same dataset, scope
+/// and submissions split the same way on every machine.
+fn take_shard(shard: Shard, instances: &mut Vec<Instance>, jobs: &mut Vec<Job>) {
+    let mut ids: Vec<&str> = instances.iter().map(|i| i.record.instance_id()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let mine: HashSet<String> = ids
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| shard.holds(*i))
+        .map(|(_, id)| (*id).to_owned())
+        .collect();
+    instances.retain(|i| mine.contains(i.record.instance_id()));
+    jobs.retain(|j| mine.contains(j.record.instance_id()));
 }
 
 /// `--ids` the dataset lacks (`instances`: the dataset, or its part in scope), sorted, once

@@ -47,6 +47,8 @@ pub struct RunSpec {
     /// Instances whose `forgery_suspected` evidence a reviewer accepted; added to the run's
     /// accepted ids (`report::ACCEPTED_FILE`).
     pub accept_suspected: Vec<String>,
+    /// Grade only this part of the run (`--shard K/N`); `merge` joins the parts.
+    pub shard: Option<crate::report::Shard>,
 }
 
 impl RunSpec {
@@ -61,6 +63,7 @@ impl RunSpec {
             limits: RunLimits::default(),
             calibration: None,
             accept_suspected: Vec::new(),
+            shard: None,
         }
     }
 }

@@ -74,6 +74,7 @@ pub fn verify(spec: &VerifySpec, progress: &dyn Progress) -> Result<Verified, Ru
         limits: spec.limits.clone(),
         calibration: None,
         accept_suspected: Vec::new(),
+        shard: None,
     };
     let run = grade_run(&run, progress)?;
     let (_, stored) = read_run(&spec.store.dir())?;

@@ -777,3 +777,154 @@ fn a_hostile_model_name_writes_nothing_outside_the_run() {
         assert!(!run_dir.join("instances/acme_calc_pr7/report.json").exists());
     }
 }
+
+/// report.json without what differs between two gradings of the same submissions: the run's
+/// name, its times and each grading's timings.
+fn comparable_report(run_dir: &Path) -> Value {
+    let mut r: Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("report.json")).unwrap())
+            .unwrap();
+    let o = r.as_object_mut().unwrap();
+    for k in ["started_at", "finished_at", "run_id"] {
+        o.remove(k);
+    }
+    for i in o["instances"].as_array_mut().unwrap() {
+        i.as_object_mut().unwrap().remove("timings");
+    }
+    r
+}
+
+/// (instance, attempt) → resume key, from a run's results.jsonl.
+fn keys(run_dir: &Path) -> std::collections::BTreeMap<String, String> {
+    std::fs::read_to_string(run_dir.join("results.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            (
+                format!("{}@{}", v["instance_id"].as_str().unwrap(), v["attempt"]),
+                v["key"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
+fn shards_merge_into_the_run_a_single_machine_would_make() {
+    require_docker();
+    fixture_images();
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path();
+    // Five of the demo's instances, of three families, one with no patch: the scope without
+    // a submission is part of the report too.
+    let scope = [
+        "acme_calc_pr7",
+        "acme_calc_pr71",
+        "acme_textkit_pr12",
+        "minidoc_ac79166631ba81556e3f40c05aa8d00fe9178ca6",
+        "minidocb_ac79166631ba81556e3f40c05aa8d00fe9178ca6",
+    ];
+    let grade = |run: &str, shard: Option<&str>| {
+        let mut cmd = grade_cmd(results, run, &demo_preds());
+        for id in scope {
+            cmd.args(["--ids", id]);
+        }
+        if let Some(s) = shard {
+            cmd.args(["--shard", s]);
+        }
+        run_ok(&mut cmd);
+    };
+    grade("whole", None);
+    grade("part1", Some("1/2"));
+    grade("part2", Some("2/2"));
+    let (a, b) = (keys(&results.join("part1")), keys(&results.join("part2")));
+    assert!(!a.is_empty() && !b.is_empty(), "{a:?} {b:?}");
+    assert!(a.keys().all(|k| !b.contains_key(k)), "the parts overlap");
+    let merge = |out: &str, parts: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_beyondswe"));
+        cmd.arg("merge");
+        for p in parts {
+            cmd.arg(results.join(p));
+        }
+        cmd.arg("-o").arg(results.join(out));
+        cmd
+    };
+    let stdout = run_ok(&mut merge("joined", &["part2", "part1"]));
+    assert!(stdout.contains("AVG"), "{stdout}");
+    let joined = results.join("joined");
+    // The same verdicts, keys (a resume of the joined run grades nothing) and report.
+    assert_eq!(outcomes(&joined), outcomes(&results.join("whole")));
+    assert_eq!(keys(&joined), keys(&results.join("whole")));
+    assert_eq!(
+        comparable_report(&joined),
+        comparable_report(&results.join("whole"))
+    );
+    // Each grading's logs and harness files came along.
+    assert!(
+        joined
+            .join("instances/acme_calc_pr7/test_output.log")
+            .is_file()
+    );
+    assert!(
+        joined
+            .join("demo-agent/acme_calc_pr7/report.json")
+            .is_file()
+    );
+    assert!(joined.join("demo-agent/acme_calc_pr7/patch.diff").is_file());
+    // `report` on the joined run renders it as its own.
+    cargo_bin_cmd!("beyondswe")
+        .arg("report")
+        .arg(&joined)
+        .args(["--format", "json"])
+        .assert()
+        .success();
+
+    // What does not merge, and the message says which part and what.
+    let copy = |from: &str, to: &str, edit: &dyn Fn(&mut Value)| {
+        let (src, dst) = (results.join(from), results.join(to));
+        std::fs::create_dir_all(&dst).unwrap();
+        for f in ["results.jsonl", "report.json", "run.json"] {
+            std::fs::copy(src.join(f), dst.join(f)).unwrap();
+        }
+        let mut meta: Value =
+            serde_json::from_str(&std::fs::read_to_string(dst.join("run.json")).unwrap()).unwrap();
+        edit(&mut meta);
+        std::fs::write(dst.join("run.json"), meta.to_string()).unwrap();
+    };
+    copy("part2", "options", &|m| {
+        m["options_digest"] = "other".into()
+    });
+    copy("part2", "grader", &|m| m["grader_version"] = "0.0.1".into());
+    copy("part2", "dataset", &|m| m["dataset_hash"] = "0000".into());
+    copy("part2", "preds", &|m| m["predictions_hash"] = "0000".into());
+    for (other, what) in [
+        ("options", "another options"),
+        ("grader", "another grader version"),
+        ("dataset", "another dataset"),
+        ("preds", "another submissions"),
+    ] {
+        let (code, stderr) = exit_and_stderr(&mut merge(&format!("no-{other}"), &["part1", other]));
+        assert_ne!(code, Some(0), "{other}");
+        assert!(
+            stderr.contains(what) && stderr.contains(other),
+            "{other}: {stderr}"
+        );
+        assert!(!results.join(format!("no-{other}/results.jsonl")).exists());
+    }
+    let (code, stderr) = exit_and_stderr(&mut merge("half", &["part1"]));
+    assert_ne!(code, Some(0));
+    assert!(
+        stderr.contains("2/2") && stderr.contains("missing"),
+        "{stderr}"
+    );
+    let (code, stderr) = exit_and_stderr(&mut merge("twice", &["part1", "part1", "part2"]));
+    assert_ne!(code, Some(0));
+    assert!(stderr.contains("given twice"), "{stderr}");
+    let (code, stderr) = exit_and_stderr(&mut merge("mixed", &["part1", "whole"]));
+    assert_ne!(code, Some(0));
+    assert!(stderr.contains("not the parts of one split"), "{stderr}");
+    let (code, stderr) = exit_and_stderr(&mut merge("joined", &["part1", "part2"]));
+    assert_ne!(code, Some(0));
+    assert!(stderr.contains("already holds a run"), "{stderr}");
+}

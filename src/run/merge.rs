@@ -1,0 +1,420 @@
+//! Joining runs graded apart (`grade --shard K/N` on several machines) into one run directory
+//! whose store, logs and report are those a single run would have written: every verdict with its
+//! resume key, each grading's logs and harness files, the reviewers' accepted ids, and the report
+//! over the union of the parts' scopes. Parts of another dataset, other submissions, other
+//! options or another grader version are refused, naming the part and what differs; so are two
+//! verdicts of one grading that disagree, and a split run with parts missing.
+
+use super::error::RunError;
+use crate::files::safe_name;
+use crate::report::{
+    self, CalibrationUse, Report, RunMeta, Scope, Store, Stored, build_report, model_dir_name,
+    now_rfc3339, read_run,
+};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Which runs to join, and where.
+#[derive(Debug, Clone)]
+pub struct MergeSpec {
+    /// The run directories (`RESULTS_DIR/RUN_ID` of each part).
+    pub runs: Vec<PathBuf>,
+    /// The run directory to write; it must not hold a run yet. Its name is the run's id.
+    pub out: PathBuf,
+}
+
+/// What a merge wrote.
+#[derive(Debug)]
+pub struct Merged {
+    /// The joined run's report, as written to `out`.
+    pub report: Report,
+    /// How many verdicts the joined store holds.
+    pub verdicts: usize,
+}
+
+/// Why runs do not merge.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    /// A directory given is not a finished run.
+    #[error("{}: {why}", run.display())]
+    NotARun {
+        /// The directory.
+        run: PathBuf,
+        /// What is missing.
+        why: String,
+    },
+    /// Two parts differ in what they graded or how.
+    #[error(
+        "{}: another {what} than {} ({theirs} there, {ours} here): runs merge only when they grade the same submissions of the same dataset with the same options and grader",
+        run.display(),
+        first.display()
+    )]
+    Differs {
+        /// The part that differs.
+        run: PathBuf,
+        /// The first part, which the others are held to.
+        first: PathBuf,
+        /// `dataset`, `submissions`, `options` or `grader version`.
+        what: &'static str,
+        /// The first part's value.
+        theirs: String,
+        /// This part's value.
+        ours: String,
+    },
+    /// A split run is not whole, or a part is given twice, or whole and split runs are mixed.
+    #[error("{0}")]
+    Shards(String),
+    /// Two parts hold different verdicts of the same grading.
+    #[error(
+        "`{label}` was graded in both {} and {}, with different resume keys (another submission, image or suite): merge runs of disjoint gradings",
+        a.display(),
+        b.display()
+    )]
+    Conflict {
+        /// The grading (`id` or `id@N`).
+        label: String,
+        /// The first run holding it.
+        a: PathBuf,
+        /// The second.
+        b: PathBuf,
+    },
+    /// The output directory already holds a run.
+    #[error("{}: already holds a run (results.jsonl); choose a new directory", .0.display())]
+    OutExists(PathBuf),
+}
+
+/// One part as read.
+struct Part {
+    dir: PathBuf,
+    meta: RunMeta,
+    stored: Vec<Stored>,
+    saved: Report,
+}
+
+fn read_part(dir: &Path) -> Result<Part, RunError> {
+    let (meta, stored) = read_run(dir)?;
+    let not_a_run = |why: &str| MergeError::NotARun {
+        run: dir.to_owned(),
+        why: why.to_owned(),
+    };
+    let meta = meta.ok_or_else(|| not_a_run("no readable run.json"))?;
+    let text = fs_err::read_to_string(dir.join("report.json"))
+        .map_err(|_| not_a_run("no report.json: let the run finish (or resume it) first"))?;
+    let saved: Report = serde_json::from_str(&text)
+        .map_err(|e| not_a_run(&format!("report.json cannot be read: {e}")))?;
+    Ok(Part {
+        dir: dir.to_owned(),
+        meta,
+        stored,
+        saved,
+    })
+}
+
+/// Every part graded the same dataset and submissions with the same options and grader as the
+/// first; a split run has each of its parts once.
+fn check_parts(parts: &[Part]) -> Result<(), MergeError> {
+    let first = &parts[0];
+    let dataset = |m: &RunMeta| format!("{} hash {}", m.run.dataset, m.run.dataset_hash);
+    let submissions =
+        |m: &RunMeta| format!("{} hash {}", m.run.predictions, m.run.predictions_hash);
+    let options = |m: &RunMeta| {
+        m.options_digest
+            .clone()
+            .unwrap_or_else(|| "none recorded".into())
+    };
+    for p in &parts[1..] {
+        let (a, b) = (&first.meta, &p.meta);
+        for (what, same, theirs, ours) in [
+            (
+                "dataset",
+                a.run.dataset_hash == b.run.dataset_hash,
+                dataset(a),
+                dataset(b),
+            ),
+            (
+                "submissions",
+                a.run.predictions_hash == b.run.predictions_hash,
+                submissions(a),
+                submissions(b),
+            ),
+            (
+                // A run made before options were recorded cannot show it used the same.
+                "options",
+                a.options_digest.is_some() && a.options_digest == b.options_digest,
+                options(a),
+                options(b),
+            ),
+            (
+                "grader version",
+                a.run.grader_version == b.run.grader_version,
+                a.run.grader_version.clone(),
+                b.run.grader_version.clone(),
+            ),
+        ] {
+            if !same {
+                return Err(MergeError::Differs {
+                    run: p.dir.clone(),
+                    first: first.dir.clone(),
+                    what,
+                    theirs,
+                    ours,
+                });
+            }
+        }
+    }
+    if parts.iter().all(|p| p.meta.shard.is_none()) {
+        return Ok(());
+    }
+    let counts: BTreeSet<Option<u32>> = parts
+        .iter()
+        .map(|p| p.meta.shard.map(|s| s.count))
+        .collect();
+    let count = match counts.into_iter().collect::<Vec<_>>()[..] {
+        [Some(count)] => count,
+        _ => {
+            let listed: Vec<String> = parts
+                .iter()
+                .map(|p| {
+                    let what = p
+                        .meta
+                        .shard
+                        .map_or_else(|| "a whole run".to_owned(), |s| format!("shard {s}"));
+                    format!("{} ({what})", p.dir.display())
+                })
+                .collect();
+            return Err(MergeError::Shards(format!(
+                "the runs are not the parts of one split: {}",
+                listed.join(", ")
+            )));
+        }
+    };
+    let mut seen: BTreeMap<u32, &Path> = BTreeMap::new();
+    for p in parts {
+        let Some(s) = p.meta.shard else { continue };
+        if let Some(other) = seen.insert(s.index, &p.dir) {
+            return Err(MergeError::Shards(format!(
+                "shard {s} is given twice: {} and {}",
+                other.display(),
+                p.dir.display()
+            )));
+        }
+    }
+    let missing: Vec<String> = (1..=count)
+        .filter(|k| !seen.contains_key(k))
+        .map(|k| format!("{k}/{count}"))
+        .collect();
+    if !missing.is_empty() {
+        return Err(MergeError::Shards(format!(
+            "shard(s) {} missing: a merge of part of a split run would report part of it as the whole",
+            missing.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+/// Joins the runs of `spec` into `spec.out`.
+pub fn merge(spec: &MergeSpec) -> Result<Merged, RunError> {
+    if spec.runs.is_empty() {
+        return Err(MergeError::Shards("no run to merge".into()).into());
+    }
+    if spec.out.join("results.jsonl").exists() {
+        return Err(MergeError::OutExists(spec.out.clone()).into());
+    }
+    let parts = spec
+        .runs
+        .iter()
+        .map(|d| read_part(d))
+        .collect::<Result<Vec<_>, _>>()?;
+    check_parts(&parts)?;
+
+    // Every grading once; the same grading twice only with the same key.
+    let mut verdicts: BTreeMap<(String, u32), (&Stored, &Path)> = BTreeMap::new();
+    for p in &parts {
+        for s in &p.stored {
+            let at = (s.verdict.instance_id.clone(), s.attempt);
+            match verdicts.get(&at) {
+                Some((earlier, dir)) if earlier.key != s.key => {
+                    return Err(MergeError::Conflict {
+                        label: s.label(),
+                        a: dir.to_path_buf(),
+                        b: p.dir.clone(),
+                    }
+                    .into());
+                }
+                Some(_) => {}
+                None => {
+                    verdicts.insert(at, (s, &p.dir));
+                }
+            }
+        }
+    }
+
+    let first = &parts[0];
+    let meta = RunMeta {
+        run: report::RunIdentity {
+            run_id: spec
+                .out
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            ..first.meta.run.clone()
+        },
+        created_at: now_rfc3339(),
+        dataset_hash_as_read: None,
+        options_digest: first.meta.options_digest.clone(),
+        shard: None,
+    };
+    let mut store = Store::open(&spec.out, &meta, false)?;
+    for (s, from) in verdicts.values() {
+        store.append((*s).clone())?;
+        // The logs and the harness files of the grading, as its part wrote them.
+        let label = safe_name(&s.label());
+        for rel in [
+            PathBuf::from("instances").join(&label),
+            PathBuf::from(model_dir_name(&s.model_name_or_path)).join(&label),
+        ] {
+            copy_dir(&from.join(&rel), &spec.out.join(&rel))?;
+        }
+    }
+    store.compact()?;
+    let mut accepted = BTreeSet::new();
+    for p in &parts {
+        accepted.extend(report::read_accepted(&p.dir)?);
+    }
+    if !accepted.is_empty() {
+        report::accept(&spec.out, &accepted.into_iter().collect::<Vec<_>>())?;
+    }
+
+    let report = joined_report(&parts, &meta, store.all().cloned().collect(), &spec.out)?;
+    report::write_report_files(&spec.out, &report)?;
+    Ok(Merged {
+        report,
+        verdicts: store.all().count(),
+    })
+}
+
+/// The report a single run of the parts' scopes would have written: their verdicts, their scopes
+/// joined, the earliest start and the latest end, their calibration's lists joined.
+fn joined_report(
+    parts: &[Part],
+    meta: &RunMeta,
+    mut stored: Vec<Stored>,
+    out: &Path,
+) -> Result<Report, RunError> {
+    let mut scope: BTreeSet<String> = BTreeSet::new();
+    for p in parts {
+        scope.extend(p.saved.instances.iter().map(|i| i.instance_id.clone()));
+        scope.extend(p.saved.swebench.incomplete_ids.iter().cloned());
+    }
+    // A store may hold verdicts of instances outside its run's scope (an earlier run's).
+    stored.retain(|s| scope.contains(&s.verdict.instance_id));
+    report::apply_accepted(&mut stored, &report::read_accepted(out)?);
+    let ids: Vec<String> = scope.iter().cloned().collect();
+    let started = parts
+        .iter()
+        .filter_map(|p| p.saved.started_at.clone())
+        .min();
+    let finished = parts
+        .iter()
+        .filter_map(|p| p.saved.finished_at.clone())
+        .max();
+    let jobs: BTreeSet<Option<usize>> = parts.iter().map(|p| p.saved.jobs).collect();
+    let jobs = if jobs.len() == 1 {
+        jobs.into_iter().next().flatten()
+    } else {
+        None
+    };
+    let calibration = joined_calibration(parts);
+    Ok(build_report(
+        Some(meta),
+        &stored,
+        &Scope {
+            total: ids.len(),
+            ids: &ids,
+        },
+        (started, finished, jobs),
+        calibration.as_ref(),
+    ))
+}
+
+/// The parts' calibration use with its per-instance lists joined (each part lists its own
+/// instances); the file, its hash and the switches are the same in every part (the options
+/// digest covers them).
+fn joined_calibration(parts: &[Part]) -> Option<CalibrationUse> {
+    let mut joined: Option<CalibrationUse> = None;
+    for c in parts.iter().filter_map(|p| p.saved.calibration.as_ref()) {
+        let Some(j) = joined.as_mut() else {
+            joined = Some(c.clone());
+            continue;
+        };
+        for (into, from) in [
+            (&mut j.broken, &c.broken),
+            (&mut j.trivial, &c.trivial),
+            (&mut j.excluded, &c.excluded),
+            (&mut j.uncalibrated, &c.uncalibrated),
+        ] {
+            into.extend(from.iter().cloned());
+            into.sort();
+            into.dedup();
+        }
+        j.flaky_tests.extend(c.flaky_tests.clone());
+        j.other_dataset |= c.other_dataset;
+    }
+    joined
+}
+
+/// Copies a directory's files (one level of subdirectories and below), if it exists.
+fn copy_dir(from: &Path, to: &Path) -> Result<(), RunError> {
+    if !from.is_dir() {
+        return Ok(());
+    }
+    for entry in walkdir::WalkDir::new(from).follow_links(false) {
+        let entry = entry.map_err(|e| {
+            RunError::Write(std::io::Error::other(format!(
+                "reading {}: {e}",
+                from.display()
+            )))
+        })?;
+        let rel = entry.path().strip_prefix(from).unwrap_or(entry.path());
+        let dest = to.join(rel);
+        if entry.file_type().is_dir() {
+            fs_err::create_dir_all(&dest)?;
+        } else if entry.file_type().is_file() {
+            fs_err::copy(entry.path(), &dest)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::report::Shard;
+
+    #[test]
+    fn shards_parse_and_deal_instances_round() {
+        let s: Shard = "2/3".parse().unwrap();
+        assert_eq!((s.index, s.count), (2, 3));
+        assert_eq!(s.to_string(), "2/3");
+        let held: Vec<usize> = (0..7).filter(|i| s.holds(*i)).collect();
+        assert_eq!(held, [1, 4]);
+        for bad in ["0/3", "4/3", "3", "a/b", "1/0", ""] {
+            let e = bad.parse::<Shard>().unwrap_err();
+            assert!(e.contains("K/N"), "{bad}: {e}");
+        }
+        // Every instance falls in exactly one shard.
+        for n in 1..6u32 {
+            for i in 0..20 {
+                let holders = (1..=n)
+                    .filter(|k| {
+                        Shard {
+                            index: *k,
+                            count: n,
+                        }
+                        .holds(i)
+                    })
+                    .count();
+                assert_eq!(holders, 1);
+            }
+        }
+    }
+}
