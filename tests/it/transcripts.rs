@@ -768,3 +768,40 @@ fn reconstructed_patches_grade_to_the_expected_verdicts() {
         );
     }
 }
+
+/// Aider's whole-file formats (`whole`, and `editor-whole` behind an architect, with `<source>`
+/// or backtick fences) write each file whole after its path line; an applied edit whose text the
+/// reader cannot find (a `udiff` session) is an unread step, so the audit cannot call it clean.
+#[test]
+fn aider_whole_file_edits_are_read_and_an_unknown_format_is_unread() {
+    let file = fixtures().join("agents/transcripts/aider-whole/.aider.chat.history.md");
+    let t = read_transcript(&file).unwrap();
+    let written: Vec<(&str, &str)> = t
+        .edits
+        .iter()
+        .map(|e| match &e.ops[0] {
+            EditOp::Write { path, content } => (path.as_str(), content.as_str()),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        written.iter().map(|w| w.0).collect::<Vec<_>>(),
+        ["calc/ops.py", "tests/test_signs.py", "README.md"]
+    );
+    assert!(
+        written[0].1.starts_with("\"\"\"The four operations.")
+            && written[0].1.ends_with("return float(value)\n")
+    );
+    assert!(written[1].1.starts_with("from calc.ops import add\n"));
+    assert!(t.edits.iter().all(|e| e.outcome == EditOutcome::Applied));
+    assert_eq!(t.unread.len(), 1, "{:?}", t.unread);
+    assert!(t.unread[0].why.contains("README.md"), "{:?}", t.unread);
+    let out = cargo_bin_cmd!("beyondswe")
+        .args(["audit", "--json", "--instance", "acme_calc_pr7"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let v: Value =
+        serde_json::from_slice(out.stdout.split(|b| *b == b'\n').next().unwrap()).unwrap();
+    assert_eq!(v["class"], "incomplete", "{v}");
+}

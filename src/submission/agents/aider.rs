@@ -7,7 +7,11 @@
 //! inputs and `> Running CMD` outputs are commands (one event where aider echoes the command it
 //! was asked to run); `/web URL` is a page; each SEARCH/REPLACE block of a reply is an edit of
 //! the file named on the line before its fence, `Applied edit to PATH` marks it made and
-//! `Failed to apply edit` failed; `Main model:` (or the older `Model:`) names the model. Where
+//! `Failed to apply edit` failed; in the whole-file formats (`whole`, and `editor-whole` behind an
+//! architect, as `… with whole edit format` says) a path on its own line before a fenced block
+//! (backticks, or `<source>`) writes that file whole; an `Applied edit to PATH` with no edit of
+//! PATH read is an unread step (an edit format this reader does not know, such as `udiff`);
+//! `Main model:` (or the older `Model:`) names the model. Where
 //! the repository's commits are at hand they are the better record of the edits; these are for
 //! when they are not.
 
@@ -28,12 +32,14 @@ pub(crate) fn read_aider(text: &str) -> Transcript {
     let mut last_command: Option<String> = None;
     let mut input: Vec<&str> = Vec::new();
     let mut input_start = 0;
+    // The session's edit format writes whole files (`whole`, `editor-whole`).
+    let mut whole = false;
     let lines: Vec<&str> = text.lines().collect();
     for (i, raw) in lines.iter().enumerate() {
         let step = i + 1;
         let line = raw.trim_end();
         if let Some(rest) = line.strip_prefix("####") {
-            flush_reply(&mut t, &mut reply, reply_start);
+            flush_reply(&mut t, &mut reply, reply_start, whole);
             if input.is_empty() {
                 input_start = step;
             }
@@ -46,12 +52,24 @@ pub(crate) fn read_aider(text: &str) -> Transcript {
             .strip_prefix("> ")
             .or_else(|| (line == ">").then_some(""))
         {
-            flush_reply(&mut t, &mut reply, reply_start);
-            tool_output(&mut t, step, out.trim(), &mut last_command);
+            flush_reply(&mut t, &mut reply, reply_start, whole);
+            let out = out.trim();
+            if let Some((_, format)) = out.split_once(" with ")
+                && let Some(format) = format.strip_suffix(" edit format")
+                && (out.starts_with("Model: ")
+                    || out.starts_with("Main model: ")
+                    || out.starts_with("Editor model: "))
+            {
+                // An architect's editor names the format its edits are written in.
+                whole = matches!(format.trim(), "whole" | "editor-whole")
+                    || (whole && out.starts_with("Main model: ") && format.trim() == "architect");
+            }
+            tool_output(&mut t, step, out, &mut last_command);
             continue;
         }
         if line.starts_with("# aider chat started at") {
-            flush_reply(&mut t, &mut reply, reply_start);
+            flush_reply(&mut t, &mut reply, reply_start, whole);
+            whole = false;
             continue;
         }
         if reply.is_empty() {
@@ -63,7 +81,7 @@ pub(crate) fn read_aider(text: &str) -> Transcript {
         reply.push(raw);
     }
     flush_input(&mut t, &mut input, input_start, &mut last_command);
-    flush_reply(&mut t, &mut reply, reply_start);
+    flush_reply(&mut t, &mut reply, reply_start, whole);
     t
 }
 
@@ -135,7 +153,22 @@ fn tool_output(t: &mut Transcript, step: usize, out: &str, last_command: &mut Op
             }
         }
     } else if let Some(path) = out.strip_prefix("Applied edit to ") {
-        mark(t, path.trim(), EditOutcome::Applied);
+        let path = path.trim();
+        let read = t.edits.iter().any(|e| {
+            e.outcome == EditOutcome::Unknown && e.ops.iter().any(|op| op.paths().contains(&path))
+        });
+        if read {
+            mark(t, path, EditOutcome::Applied);
+        } else {
+            t.unread(
+                step,
+                "edit",
+                format!(
+                    "aider applied an edit to {path} whose text was not found in the reply before \
+                     it (an edit format this reader does not read)"
+                ),
+            );
+        }
     } else if out.starts_with("Failed to apply edit") || out.contains("SearchReplaceNoExactMatch") {
         let path = out.rsplit(' ').next().unwrap_or_default();
         mark(t, path, EditOutcome::Failed);
@@ -165,8 +198,60 @@ fn mark(t: &mut Transcript, path: &str, outcome: EditOutcome) {
     }
 }
 
-/// A reply of the model's: its words, and each SEARCH/REPLACE block as an edit.
-fn flush_reply(t: &mut Transcript, reply: &mut Vec<&str>, step: usize) {
+/// The end of a whole-file block opened by `line` (`` ``` `` fences, `<source>` tags), or `None`
+/// when `line` opens none.
+fn fence_close(line: &str) -> Option<String> {
+    let l = line.trim();
+    if l.starts_with("```") {
+        let ticks = l.chars().take_while(|c| *c == '`').count();
+        Some("`".repeat(ticks))
+    } else if l == "<source>" || l.starts_with("<source ") {
+        Some("</source>".to_owned())
+    } else {
+        None
+    }
+}
+
+/// Whether a line names a file on its own, as the whole-file formats write it before the block.
+fn names_a_file(line: &str) -> bool {
+    let l = line.trim().trim_matches('`');
+    !l.is_empty()
+        && !l.contains(char::is_whitespace)
+        && !l.ends_with(':')
+        && (l.contains('.') || l.contains('/'))
+        && !l.starts_with(['#', '>', '-', '*', '<'])
+}
+
+/// A whole-file block at `i` (a file's name, then a fenced block on the next line), as the
+/// edit, and the index past its end.
+fn whole_file(reply: &[&str], i: usize) -> Option<(String, String, usize)> {
+    let close = fence_close(reply.get(i + 1)?)?;
+    if !names_a_file(reply[i]) {
+        return None;
+    }
+    let end = (i + 2..reply.len()).find(|&k| reply[k].trim_end() == close)?;
+    let body = &reply[i + 2..end];
+    if body
+        .first()
+        .is_some_and(|l| l.trim_end() == "<<<<<<< SEARCH")
+    {
+        return None;
+    }
+    let content = if body.is_empty() {
+        String::new()
+    } else {
+        body.join("\n") + "\n"
+    };
+    Some((
+        reply[i].trim().trim_matches('`').to_owned(),
+        content,
+        end + 1,
+    ))
+}
+
+/// A reply of the model's: its words, and each SEARCH/REPLACE block (or, in a whole-file
+/// format, each whole-file block) as an edit.
+fn flush_reply(t: &mut Transcript, reply: &mut Vec<&str>, step: usize, whole: bool) {
     if reply.is_empty() {
         return;
     }
@@ -177,6 +262,23 @@ fn flush_reply(t: &mut Transcript, reply: &mut Vec<&str>, step: usize) {
     }
     let mut i = 0;
     while i < reply.len() {
+        if whole && let Some((path, content, next)) = whole_file(reply, i) {
+            let action = t.act(step + i, "edit", ActionKind::Edit, &path);
+            t.tool_calls += 1;
+            t.edits.push(FileEdit {
+                step: step + i,
+                tool: "edit".into(),
+                call_id: None,
+                ops: vec![EditOp::Write { path, content }],
+                outcome: EditOutcome::Unknown,
+                original: None,
+                user_modified: false,
+                cwd: None,
+                action,
+            });
+            i = next;
+            continue;
+        }
         if reply[i].trim_end() == "<<<<<<< SEARCH" {
             // The file is named on the line before the fence that opens the block.
             let path = (0..i)
