@@ -214,6 +214,8 @@ fn folder_items(
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_file())
         .map(walkdir::DirEntry::into_path)
+        // A Claude Code session's sub-agent files are read with the session.
+        .filter(|p| !crate::submission::is_subagent_file(p))
         .collect();
     files.sort();
     let kind = |p: &Path| {

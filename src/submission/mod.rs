@@ -22,8 +22,8 @@ pub use agents::{
     Action, ActionKind, Agent, AgentFormat, Chunk, EditOp, EditOutcome, FileEdit, Ingest,
     IngestError, IngestOptions, Ingested, OpaqueEdit, Transcript, TranscriptBuilder,
     TranscriptError, TranscriptShape, Unread, agent_file_name, apply_chunks, classify_record,
-    detect, ingest, ingest_with, instance_from_file_name, is_openhands_events, read_transcript,
-    read_transcripts, shape_of, shell_join, sniff, transcript_from_values,
+    detect, ingest, ingest_with, instance_from_file_name, is_openhands_events, is_subagent_file,
+    read_transcript, read_transcripts, shape_of, shell_join, sniff, transcript_from_values,
 };
 pub use capture::{CaptureError, CaptureOptions, Captured, capture};
 pub use predictions::{

@@ -805,3 +805,48 @@ fn aider_whole_file_edits_are_read_and_an_unknown_format_is_unread() {
         serde_json::from_slice(out.stdout.split(|b| *b == b'\n').next().unwrap()).unwrap();
     assert_eq!(v["class"], "incomplete", "{v}");
 }
+
+/// A Claude Code session whose sub-agent's steps live in `<session>/subagents/agent-*.jsonl`
+/// (the layout Claude Code 2.x writes): read with the session, so a forbidden command the
+/// sub-agent ran is found and nothing is unread; in a folder the sub-agent's file is no item of
+/// its own.
+#[test]
+fn a_sessions_sub_agent_files_are_read_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let id = "acme_calc_pr7";
+    let main = [
+        json!({"type": "user", "sessionId": "s", "uuid": "u1", "parentUuid": null, "cwd": "/app", "message": {"role": "user", "content": "Fix the bug"}}),
+        json!({"type": "assistant", "sessionId": "s", "uuid": "a1", "parentUuid": "u1", "message": {"id": "m1", "model": "claude-opus-4-5", "content": [{"type": "tool_use", "id": "t1", "name": "Task", "input": {"description": "look around", "prompt": "find it"}}]}}),
+        json!({"type": "user", "sessionId": "s", "uuid": "u2", "parentUuid": "a1", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "found"}]}]}, "toolUseResult": {"status": "completed", "agentId": "5f3e", "totalToolUseCount": 2, "totalDurationMs": 900}}),
+    ];
+    let lines = |v: &[Value]| v.iter().map(|l| format!("{l}\n")).collect::<String>();
+    std::fs::write(dir.path().join(format!("{id}.jsonl")), lines(&main)).unwrap();
+    let audit = |path: &Path| -> Vec<Value> {
+        let out = cargo_bin_cmd!("beyondswe")
+            .args(["audit", "--json"])
+            .arg(path)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let session = dir.path().join(format!("{id}.jsonl"));
+    assert_eq!(audit(&session)[0]["class"], "incomplete");
+    let sub = dir.path().join(id).join("subagents");
+    std::fs::create_dir_all(&sub).unwrap();
+    let calls: Vec<Value> = ["ls", "git pull"]
+        .iter()
+        .enumerate()
+        .map(|(i, cmd)| json!({"type": "assistant", "sessionId": "s", "agentId": "5f3e", "isSidechain": true, "uuid": format!("s{i}"), "parentUuid": null, "message": {"id": format!("sm{i}"), "content": [{"type": "tool_use", "id": format!("st{i}"), "name": "Bash", "input": {"command": cmd}}]}}))
+        .collect();
+    std::fs::write(sub.join("agent-5f3e.jsonl"), lines(&calls)).unwrap();
+    for path in [session.as_path(), dir.path()] {
+        let got = audit(path);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0]["class"], "blocklist", "{}", got[0]);
+        assert_eq!(got[0]["blocklist_hits"], json!(["git pull"]));
+        assert!(got[0].get("unread").is_none(), "{}", got[0]);
+    }
+}

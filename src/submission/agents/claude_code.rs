@@ -90,6 +90,22 @@ impl ClaudeReader {
                     self.init_model.get_or_insert_with(|| m.to_owned());
                 }
             }
+            // Claude Code 2.1 writes each sub-agent message into the session as it happens
+            // (`progress` of type `agent_progress`): the sub-agent's steps, inline.
+            Some("progress")
+                if v.pointer("/data/type").and_then(Value::as_str) == Some("agent_progress") =>
+            {
+                if let Some(inner) = v.pointer("/data/message").filter(|m| m.is_object()) {
+                    let mut inner = inner.clone();
+                    if let Some(o) = inner.as_object_mut() {
+                        o.insert("isSidechain".into(), Value::Bool(true));
+                        if let Some(id) = v.pointer("/data/agentId").cloned() {
+                            o.insert("agentId".into(), id);
+                        }
+                    }
+                    self.push(step, &inner);
+                }
+            }
             Some("assistant") => self.assistant(step, v, sidechain),
             Some("user") => self.user(step, v, sidechain),
             Some("result") => {
@@ -447,6 +463,23 @@ mod tests {
         let t = transcript_from_values(&all, None).unwrap();
         assert!(t.unread.is_empty(), "{:?}", t.unread);
         assert_eq!(t.commands().count(), 2);
+
+        // Claude Code 2.1 also writes each sub-agent message into the session, as `progress` of
+        // type `agent_progress`: the calls are read from there, and once only when the
+        // sub-agent's own file (the same messages, the same uuids) is read too.
+        let mut inline = main.to_vec();
+        let mut sub = Vec::new();
+        for (i, cmd) in ["ls", "git log --all"].iter().enumerate() {
+            let m = json!({"type": "assistant", "uuid": format!("s{i}"), "message": {"id": format!("sm{i}"), "content": [{"type": "tool_use", "id": format!("st{i}"), "name": "Bash", "input": {"command": cmd}}]}});
+            inline.push(json!({"type": "progress", "sessionId": "s", "isSidechain": false, "uuid": format!("p{i}"), "data": {"type": "agent_progress", "agentId": "5f3e", "message": m.clone()}}));
+            sub.push(m);
+        }
+        let t = transcript_from_values(&inline, None).unwrap();
+        assert!(t.unread.is_empty(), "{:?}", t.unread);
+        assert_eq!(t.commands().count(), 2);
+        inline.extend(sub);
+        let t = transcript_from_values(&inline, None).unwrap();
+        assert_eq!((t.commands().count(), t.tool_calls), (2, 3));
     }
 
     #[test]

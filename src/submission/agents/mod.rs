@@ -18,7 +18,8 @@ mod transcript;
 
 pub use apply_patch::apply_chunks;
 pub use reading::{
-    TranscriptBuilder, read_transcript, read_transcripts, sniff, transcript_from_values,
+    TranscriptBuilder, is_subagent_file, read_transcript, read_transcripts, sniff,
+    transcript_from_values,
 };
 pub use transcript::{
     Action, ActionKind, Agent, Chunk, EditOp, EditOutcome, FileEdit, OpaqueEdit, Transcript,
@@ -640,6 +641,8 @@ fn transcript_files(dir: &Path) -> Vec<(PathBuf, TranscriptShape)> {
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_file())
         .map(walkdir::DirEntry::into_path)
+        // A session's sub-agent files are read with the session.
+        .filter(|p| !reading::is_subagent_file(p))
         .filter(|p| {
             let name = p
                 .file_name()

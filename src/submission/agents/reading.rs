@@ -92,9 +92,51 @@ pub fn transcript_from_values(values: &[Value], agent: Option<Agent>) -> Option<
 }
 
 /// Reads a transcript file: JSONL (one record a line), or one JSON value (a result object, or the
-/// `--verbose` array of messages). Lines are read one at a time.
+/// `--verbose` array of messages). Lines are read one at a time. A Claude Code session is read
+/// with its sub-agents' files (`<session>/subagents/agent-*.jsonl` beside `<session>.jsonl`).
 pub fn read_transcript(path: &Path) -> Result<Transcript, TranscriptError> {
-    read_transcripts(&[path.to_owned()])
+    let mut paths = vec![path.to_owned()];
+    paths.extend(subagent_files(path));
+    read_transcripts(&paths)
+}
+
+/// The sub-agents' files Claude Code keeps for session `<dir>/<id>.jsonl`: `<dir>/<id>/subagents/
+/// *.jsonl`, in name order (none for other files).
+pub(crate) fn subagent_files(session: &Path) -> Vec<PathBuf> {
+    let (Some(dir), Some(stem)) = (session.parent(), session.file_stem()) else {
+        return Vec::new();
+    };
+    if session.extension().is_none_or(|e| e != "jsonl") {
+        return Vec::new();
+    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join(stem).join("subagents"))
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Whether `path` is a sub-agent's file of a Claude Code session beside it
+/// (`<dir>/<id>/subagents/x.jsonl` with `<dir>/<id>.jsonl`): it is read with that session.
+pub fn is_subagent_file(path: &Path) -> bool {
+    let Some(sub) = path.parent() else {
+        return false;
+    };
+    if sub.file_name().is_none_or(|n| n != "subagents") {
+        return false;
+    }
+    let Some(session_dir) = sub.parent() else {
+        return false;
+    };
+    let (Some(dir), Some(name)) = (session_dir.parent(), session_dir.file_name()) else {
+        return false;
+    };
+    dir.join(format!("{}.jsonl", name.to_string_lossy()))
+        .is_file()
 }
 
 /// Reads a transcript written across several files (a Claude Code session and its subagents'
