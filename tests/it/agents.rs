@@ -490,6 +490,23 @@ fn every_prediction_carries_a_model_name() {
         stderr.contains("acme_calc_pr7: no model name in the output or its preds.json; recorded as `swe-agent/unknown`"),
         "{stderr}"
     );
+
+    // SWE-agent 0.x wrote `all_preds.jsonl` beside its trajectories, naming the run there.
+    let old = copy(
+        "swe-agent/acme_calc_pr7/acme_calc_pr7.traj",
+        "old/gpt4__dev__default/acme_calc_pr7.traj",
+        &|_| {},
+    );
+    std::fs::write(
+        old.parent().unwrap().join("all_preds.jsonl"),
+        "{\"model_name_or_path\": \"gpt4__dev__default\", \"instance_id\": \"acme_calc_pr7\", \"model_patch\": \"\"}\n",
+    )
+    .unwrap();
+    let (lines, stderr, _) = ingest(old.parent().unwrap());
+    assert_eq!(
+        lines[0]["model_name_or_path"], "gpt4__dev__default",
+        "{stderr}"
+    );
 }
 
 /// A folder holding several agents' output is read whole, each part in its own format, and

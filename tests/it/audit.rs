@@ -618,19 +618,22 @@ fn an_openhands_event_stream_is_audited() {
         assert_eq!(got["shape"], "openhands-history");
         assert_eq!(got["class"], "blocklist", "{got}");
     }
-    // ingest reads it too: a submission with no patch, said so, and not a fault of the input.
-    let out = cargo_bin_cmd!("beyondswe")
-        .arg("ingest")
-        .arg(&compact)
-        .arg("-o")
-        .arg(tmp.path().join("p.jsonl"))
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert!(
-        stderr.contains("openhands: 1 submission(s), 0 with a patch"),
-        "{stderr}"
-    );
-    assert!(stderr.contains("an OpenHands event stream ("), "{stderr}");
+    // ingest reads it too, alone or in a folder: a submission with no patch, said so, and not a
+    // fault of the input.
+    for path in [&compact, &pretty.parent().unwrap().to_path_buf()] {
+        let out = cargo_bin_cmd!("beyondswe")
+            .arg("ingest")
+            .arg(path)
+            .arg("-o")
+            .arg(tmp.path().join("p.jsonl"))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{}: {stderr}", path.display());
+        assert!(
+            stderr.contains("openhands: 1 submission(s), 0 with a patch"),
+            "{stderr}"
+        );
+        assert!(stderr.contains("an OpenHands event stream ("), "{stderr}");
+    }
 }

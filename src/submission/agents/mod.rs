@@ -516,8 +516,9 @@ fn dir_checks(path: &Path) -> Vec<(AgentFormat, bool, &'static str)> {
         ),
         (
             AgentFormat::Openhands,
-            path.join("output.jsonl").is_file(),
-            "no output.jsonl",
+            path.join("output.jsonl").is_file() || !openhands_event_files(path).is_empty(),
+            "no output.jsonl, and no OpenHands event stream (a .json list of actions and \
+             observations)",
         ),
         (
             AgentFormat::Codex,
@@ -889,7 +890,8 @@ fn predictions(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
 }
 
 /// SWE-agent (`*.traj`) and mini-swe-agent (`*.traj.json`): `info.submission`, with `preds.json`
-/// for instances that have no trajectory (and for the model name).
+/// (SWE-agent 0.x: `all_preds.jsonl`) for instances that have no trajectory (and for the model
+/// name).
 fn trajectories(
     path: &Path,
     suffix: &str,
@@ -901,7 +903,12 @@ fn trajectories(
     } else {
         (parent_dir(path), vec![path.to_owned()])
     };
-    let preds_path = root.join("preds.json");
+    // SWE-agent 0.x wrote `all_preds.jsonl` (its `model_name_or_path` names the run).
+    let preds_path = ["preds.json", "all_preds.jsonl"]
+        .iter()
+        .map(|n| root.join(n))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| root.join("preds.json"));
     let mut from_preds = patches_by_instance(&preds_path, &mut ing.problems);
     for file in files {
         let v = match read_json(&file) {
@@ -928,7 +935,13 @@ fn trajectories(
             Some(patch),
             format,
             preds_path.display().to_string(),
-            Some("from preds.json (no trajectory file)".into()),
+            Some(format!(
+                "from {} (no trajectory file)",
+                preds_path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            )),
         ));
     }
     Ok(())
@@ -1040,12 +1053,27 @@ fn instance_id<'v>(v: &'v Value, source: &str, problems: &mut Vec<String>) -> Op
     id
 }
 
+/// OpenHands event-stream files (`*.json`) in a folder, to three levels.
+fn openhands_event_files(dir: &Path) -> Vec<PathBuf> {
+    files_with(dir, ".json", 3)
+        .into_iter()
+        .filter(|p| openhands_events(p).is_some())
+        .collect()
+}
+
 fn openhands(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
-    let file = if path.is_dir() {
-        path.join("output.jsonl")
-    } else {
-        path.to_owned()
-    };
+    if path.is_dir() {
+        // `output.jsonl` and any event streams beside it, each read as a file.
+        let output = path.join("output.jsonl");
+        if output.is_file() {
+            openhands(&output, ing)?;
+        }
+        for file in openhands_event_files(path) {
+            openhands(&file, ing)?;
+        }
+        return Ok(());
+    }
+    let file = path.to_owned();
     if let Some(events) = openhands_events(&file) {
         // An event stream: what the agent did, with no patch (the workspace's diff is not in
         // it); its instance is the file's name.
