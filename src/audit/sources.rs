@@ -301,6 +301,19 @@ fn document_item(path: &Path, instance: Option<&str>) -> Option<Result<Item, Str
         let mut line = serde_json::Map::new();
         line.insert("history".into(), v);
         v = Value::Object(line);
+    } else if path.to_string_lossy().ends_with(".traj.json")
+        && v.as_array().is_some_and(|msgs| {
+            !msgs.is_empty()
+                && msgs
+                    .iter()
+                    .all(|m| m.get("role").is_some_and(Value::is_string))
+        })
+    {
+        // A mini-swe-agent trajectory saved as its messages alone (as ingest reads it).
+        let mut line = serde_json::Map::new();
+        line.insert("messages".into(), v);
+        line.insert("trajectory_format".into(), "mini-swe-agent-1".into());
+        v = Value::Object(line);
     }
     if !v.is_object() {
         return Some(Err(format!(

@@ -502,6 +502,27 @@ fn audit_reads_swe_agent_and_mini_swe_agent_files_and_mixed_folders() {
         lines[0]["blocklist_hits"],
         serde_json::json!(["git log --all"])
     );
+    // A mini-swe-agent trajectory saved as its messages alone (a JSON list) is read too.
+    let msgs = tmp.path().join("bare/acme_calc_pr7.traj.json");
+    std::fs::create_dir_all(msgs.parent().unwrap()).unwrap();
+    std::fs::write(
+        &msgs,
+        serde_json::json!([
+            {"role": "system", "content": "You are a helpful assistant."},
+            {"role": "user", "content": "Fix the bug in calc."},
+            {"role": "assistant", "content": "THOUGHT: look at history.\n\n```mswea_bash_command\ngit log --all --oneline\n```"},
+            {"role": "user", "content": "<returncode>0</returncode>"}
+        ])
+        .to_string(),
+    )
+    .unwrap();
+    let (lines, stderr, code) = run(&msgs);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(lines[0]["shape"], "mini-swe-agent", "{stderr}");
+    assert_eq!(
+        lines[0]["blocklist_hits"],
+        serde_json::json!(["git log --all"])
+    );
     // SWE-agent's tools are shell functions: a forbidden command chained after one runs, and
     // after an edit block's `end_of_edit` too. Both are found.
     for action in [
