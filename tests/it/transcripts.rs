@@ -689,6 +689,28 @@ fn reconstructed_patches_grade_to_the_expected_verdicts() {
         assert_eq!(grade(&preds, rel), resolved(id), "{rel}");
     }
 
+    // Aider's SEARCH/REPLACE blocks replay into a patch that applies: the history's fix is
+    // partial (the sign characters only), so the tests fail rather than the patch.
+    let (preds, stderr) = reconstruct(
+        &transcripts("aider-history").join(".aider.chat.history.md"),
+        &["--instance", "acme_calc_pr7"],
+    );
+    assert_eq!(preds.len(), 1, "{stderr}");
+    assert_eq!(preds[0]["reconstructed"], true);
+    let patch = preds[0]["model_patch"].as_str().unwrap();
+    assert!(
+        patch.contains("+_MINUS_SIGNS") && patch.contains("b/tests/test_signs.py"),
+        "{patch}"
+    );
+    assert_eq!(
+        grade(&preds, "aider"),
+        [(
+            "acme_calc_pr7".to_owned(),
+            "unresolved".to_owned(),
+            "tests_failed".to_owned()
+        )]
+    );
+
     // A Harbor job with raw logs only: the Claude Code trial's edits fix textkit, the Codex
     // trial's rollout holds a half fix of calc.
     let (preds, stderr) = reconstruct(&transcripts("harbor-raw"), &[]);
