@@ -101,6 +101,10 @@ pub(crate) struct LimitArgs {
     /// files wait in a temporary file on disk, never in memory.
     #[arg(long, default_value_t = DEFAULT_MAX_TREE_BYTES / MIB)]
     pub(crate) max_repo_mb: u64,
+    /// Keep the prepared images under this many GiB: at the end of the run the least recently
+    /// used are removed first (0: no limit; `image prune` does it by hand).
+    #[arg(long, default_value_t = beyondswe::run::DEFAULT_MAX_PREPARED_BYTES >> 30)]
+    pub(crate) max_prepared_gb: u64,
 }
 
 /// Sizes on the command line are in MiB.
@@ -123,6 +127,7 @@ impl LimitArgs {
                     ..TreeLimits::default()
                 },
             },
+            max_prepared_bytes: self.max_prepared_gb.saturating_mul(1 << 30),
         }
     }
 }

@@ -29,16 +29,29 @@ pub(crate) enum ImageCommand {
         #[arg(long, default_value_t = beyondswe::DEFAULT_TIMEOUT_SECS)]
         timeout: u64,
     },
+    /// Remove the images the grader prepared (every dangling one, then the least recently used)
+    /// until they hold at most --max-gb; the next grading of their instances prepares again.
+    Prune {
+        /// Keep at most this many GiB of prepared images (0, the default: remove them all).
+        #[arg(long, default_value_t = 0.0)]
+        max_gb: f64,
+        /// Only list what would be removed.
+        #[arg(long)]
+        dry_run: bool,
+    },
 }
 
 pub(crate) fn run(cmd: &ImageCommand) -> Result<i32> {
-    let ImageCommand::Build {
-        context,
-        tag,
-        labels,
-        if_missing,
-        timeout,
-    } = cmd;
+    let (context, tag, labels, if_missing, timeout) = match cmd {
+        ImageCommand::Build {
+            context,
+            tag,
+            labels,
+            if_missing,
+            timeout,
+        } => (context, tag, labels, if_missing, timeout),
+        ImageCommand::Prune { max_gb, dry_run } => return prune(*max_gb, *dry_run),
+    };
     let mut label_map = HashMap::new();
     for l in labels {
         let Some((k, v)) = l.split_once('=') else {
@@ -55,5 +68,45 @@ pub(crate) fn run(cmd: &ImageCommand) -> Result<i32> {
     };
     let id = run::build_image(&spec, &Bar::new(true))?;
     out(format!("{tag} {id}\n"))?;
+    Ok(exit::SUCCESS)
+}
+
+/// `image prune`: one line per image removed (or, dry, to remove) on stdout, the totals on
+/// stderr.
+fn prune(max_gb: f64, dry_run: bool) -> Result<i32> {
+    if !(max_gb.is_finite() && max_gb >= 0.0) {
+        return Err(exit::Usage(format!(
+            "--max-gb {max_gb}: expected a size in GiB, 0 or more"
+        ))
+        .into());
+    }
+    let max_bytes = (max_gb * f64::from(1u32 << 30)) as u64;
+    let p = run::prune_images(max_bytes, dry_run)?;
+    let mib = |b: u64| b as f64 / f64::from(1u32 << 20);
+    let mut text = String::new();
+    for i in &p.removed {
+        text.push_str(&format!(
+            "{}\t{}\t{:.1} MiB\tlast used {}\t{}\n",
+            if dry_run { "would remove" } else { "removed" },
+            i.tag.as_deref().unwrap_or("(dangling)"),
+            mib(i.bytes),
+            i.last_used,
+            i.instance.as_deref().unwrap_or("-")
+        ));
+    }
+    out(text)?;
+    for i in &p.in_use {
+        super::note(format!(
+            "kept {}: a container uses it",
+            i.tag.as_deref().unwrap_or(&i.id)
+        ));
+    }
+    super::note(format!(
+        "{} {} prepared image(s), {:.1} MiB; {:.1} MiB of prepared images left",
+        if dry_run { "would remove" } else { "removed" },
+        p.removed.len(),
+        mib(p.freed_bytes),
+        mib(p.remaining_bytes)
+    ));
     Ok(exit::SUCCESS)
 }

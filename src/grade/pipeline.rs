@@ -21,8 +21,8 @@ use crate::record::{Family, Record};
 use crate::restore_rules;
 
 use crate::sandbox::{
-    CheckedOut, Checkout, ContainerSpec, ExecSpec, INSTANCE_LABEL, Limits, Sandbox, SandboxError,
-    TarBuilder, check_out,
+    CheckedOut, Checkout, ContainerSpec, ExecSpec, INSTANCE_LABEL, Limits, PREPARED_FROM_LABEL,
+    PREPARED_LABEL, Sandbox, SandboxError, TarBuilder, check_out,
 };
 use crate::submission::{EntryKind, Submission, TreeLimits, read_tree};
 use crate::verifier_spec::{DEFAULT_SETUP_TIMEOUT, VerifierSpec, instance_config};
@@ -272,6 +272,18 @@ async fn grade_in_container<S: Sandbox>(
     result
 }
 
+/// The lock that makes one preparation of `tag` at a time in this process.
+fn prepare_lock(tag: &str) -> std::sync::Arc<tokio::sync::Mutex<()>> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock};
+    static LOCKS: OnceLock<Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>> = OnceLock::new();
+    let mut locks = LOCKS
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    locks.entry(tag.to_owned()).or_default().clone()
+}
+
 /// The prepared image's tag for this instance: made once, reused while its inputs are the same.
 async fn ensure_prepared<S: Sandbox>(
     sandbox: &S,
@@ -305,7 +317,14 @@ async fn ensure_prepared<S: Sandbox>(
     let key = hex::encode(key.finalize());
     // Content-addressed: instances with the same image, base and setup share one prepared image.
     let tag = format!("beyondswe-prepared:{}", &key[..24]);
+    // One preparation per image at a time in this process: a second grading of the same
+    // instance (another attempt, or an instance sharing its image and setup) waits for the
+    // first's image instead of preparing its own and leaving one of the two dangling.
+    let lock = prepare_lock(&tag);
+    let _held = lock.lock().await;
     if sandbox.image_id(&tag).await?.is_some() {
+        // Used now: the least recently used prepared images are the first pruned.
+        sandbox.touch_image(&tag).await?;
         return Ok(tag);
     }
     let container = sandbox.start(spec).await?;
@@ -313,7 +332,8 @@ async fn ensure_prepared<S: Sandbox>(
     let committed = match prepared {
         Ok(()) => {
             let labels = [
-                ("beyondswe.prepared".to_owned(), "1".to_owned()),
+                (PREPARED_LABEL.to_owned(), "1".to_owned()),
+                (PREPARED_FROM_LABEL.to_owned(), image_id.to_owned()),
                 (INSTANCE_LABEL.to_owned(), record.instance_id().to_owned()),
             ]
             .into_iter()

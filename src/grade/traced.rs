@@ -80,6 +80,10 @@ impl<S: Sandbox> Sandbox for Traced<'_, S> {
         id
     }
 
+    async fn touch_image(&self, tag: &str) -> Result<(), SandboxError> {
+        self.0.touch_image(tag).await
+    }
+
     async fn remove(&self, container: &S::Handle) -> Result<(), SandboxError> {
         let removed = self.0.remove(container).await;
         match &removed {

@@ -365,6 +365,11 @@ pub fn now_rfc3339() -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
         .unwrap_or_default();
+    rfc3339_of(secs)
+}
+
+/// `secs` since the Unix epoch as RFC 3339, UTC, to the second.
+pub fn rfc3339_of(secs: i64) -> String {
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
     let z = days + 719_468;

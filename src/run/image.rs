@@ -1,11 +1,12 @@
 //! Images built from a build context through the engine API (`image build`): no registry is
 //! needed when the Dockerfile is `FROM` a local image such as the offline base. Cached by tag
-//! when asked (`if_missing`).
+//! when asked (`if_missing`). And the prepared images kept under a size limit, least recently
+//! used first (`image prune`, and at the end of every run).
 
 use super::batch::Progress;
 use super::error::RunError;
 use super::session::{context_tar, runtime};
-use crate::sandbox::{DockerSandbox, Sandbox};
+use crate::sandbox::{DockerSandbox, PreparedImage, Sandbox, SandboxError, prune_plan};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -55,4 +56,88 @@ pub fn build_image(spec: &ImageSpec, progress: &dyn Progress) -> Result<String, 
         }
         Ok(sandbox.image_id(tag).await?.unwrap_or_default())
     })
+}
+
+/// What pruning the prepared images did (or, dry, would do).
+#[derive(Debug, Clone, Default)]
+pub struct Pruned {
+    /// The images removed (or to remove), dangling ones first, then least recently used first.
+    pub removed: Vec<PreparedImage>,
+    /// Images the plan named that the engine kept: a container uses them.
+    pub in_use: Vec<PreparedImage>,
+    /// What the removed images freed.
+    pub freed_bytes: u64,
+    /// The prepared images' total after pruning.
+    pub remaining_bytes: u64,
+}
+
+/// Removes prepared images until their total is at most `max_bytes` (every dangling one, then
+/// the least recently used); `dry_run` only says which.
+pub async fn prune_prepared(
+    sandbox: &DockerSandbox,
+    max_bytes: u64,
+    dry_run: bool,
+) -> Result<Pruned, SandboxError> {
+    let images = sandbox.prepared_images().await?;
+    let total: u64 = images.iter().map(|i| i.bytes).sum();
+    let mut pruned = Pruned {
+        remaining_bytes: total,
+        ..Pruned::default()
+    };
+    for img in prune_plan(&images, max_bytes) {
+        if dry_run || sandbox.remove_image(&img.id).await? {
+            pruned.freed_bytes += img.bytes;
+            pruned.remaining_bytes = pruned.remaining_bytes.saturating_sub(img.bytes);
+            pruned.removed.push(img.clone());
+        } else {
+            pruned.in_use.push(img.clone());
+        }
+    }
+    Ok(pruned)
+}
+
+/// [`prune_prepared`] on its own connection (`image prune`).
+pub fn prune_images(max_bytes: u64, dry_run: bool) -> Result<Pruned, RunError> {
+    runtime()?.block_on(async {
+        let sandbox = DockerSandbox::connect().await?;
+        Ok(prune_prepared(&sandbox, max_bytes, dry_run).await?)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::sandbox::{PreparedImage, prune_plan};
+
+    fn img(id: &str, tagged: bool, mib: u64, used: &str) -> PreparedImage {
+        PreparedImage {
+            id: id.into(),
+            tag: tagged.then(|| format!("beyondswe-prepared:{id}")),
+            instance: None,
+            bytes: mib << 20,
+            last_used: used.into(),
+        }
+    }
+
+    /// Dangling images go first whatever the limit; then the least recently used until the
+    /// rest fits.
+    #[test]
+    fn pruning_takes_dangling_then_least_recently_used() {
+        let images = [
+            img("new", true, 300, "2026-12-02T10:00:00"),
+            img("old", true, 300, "2026-11-01T10:00:00"),
+            img("lost", false, 300, "2026-12-02T11:00:00"),
+            img("mid", true, 300, "2026-11-20T10:00:00"),
+        ];
+        let ids = |max_mib: u64| -> Vec<String> {
+            prune_plan(&images, max_mib << 20)
+                .iter()
+                .map(|i| i.id.clone())
+                .collect()
+        };
+        assert_eq!(ids(10_000), ["lost"]);
+        assert_eq!(ids(900), ["lost"]);
+        assert_eq!(ids(899), ["lost", "old"]);
+        assert_eq!(ids(300), ["lost", "old", "mid"]);
+        assert_eq!(ids(0), ["lost", "old", "mid", "new"]);
+    }
 }

@@ -36,14 +36,15 @@ mod verify;
 pub use batch::{Job, JobEvent, Progress, Silent, job_key, options_digest, run_jobs};
 pub use calibrate::{CalibrateSpec, Calibrated, calibrate};
 pub use error::RunError;
-pub use image::{ImageSpec, build_image};
+pub use image::{ImageSpec, Pruned, build_image, prune_images, prune_prepared};
 pub use merge::{MergeError, MergeSpec, Merged, merge};
 pub use parity::{Parity, ParityExperiment, ParitySpec, mean_sem, parity};
 pub use plan::{DatasetDigests, Plan, load_instances, plan};
 pub use reconstruct::reconstruct;
 pub use session::{Session, grade_one, runtime, stop_signal};
 pub use spec::{
-    CalibrationSpec, DatasetSpec, RunLimits, RunSpec, StoreSpec, Submissions, default_jobs,
+    CalibrationSpec, DEFAULT_MAX_PREPARED_BYTES, DatasetSpec, RunLimits, RunSpec, StoreSpec,
+    Submissions, default_jobs,
 };
 pub use verify::{Verified, VerifySpec, disagrees, verify};
 
@@ -101,7 +102,9 @@ pub fn grade_run(spec: &RunSpec, progress: &dyn Progress) -> Result<RunOutcome, 
         let jobs = std::mem::take(&mut plan.jobs);
         let sandbox = session.sandbox();
         let work = run_jobs(&sandbox, jobs, &store, &opts, spec.jobs, progress);
-        Ok::<_, RunError>(session.until_interrupted(work).await)
+        let outcome = session.until_interrupted(work).await;
+        keep_prepared_under(&session, spec.limits.max_prepared_bytes, progress).await;
+        Ok::<_, RunError>(outcome)
     })?;
     progress.finish();
     let mut store = store.into_inner().unwrap_or_else(|e| e.into_inner());
@@ -125,6 +128,28 @@ pub fn grade_run(spec: &RunSpec, progress: &dyn Progress) -> Result<RunOutcome, 
         planned,
         input_problems,
     })
+}
+
+/// Prunes the prepared images to at most `max_bytes` (least recently used first; `0`: no
+/// limit), saying what it freed. A failure is a warning: the run's verdicts stand.
+pub(crate) async fn keep_prepared_under(
+    session: &Session,
+    max_bytes: u64,
+    progress: &dyn Progress,
+) {
+    if max_bytes == 0 {
+        return;
+    }
+    match image::prune_prepared(session.docker(), max_bytes, false).await {
+        Ok(p) if !p.removed.is_empty() => progress.note(&format!(
+            "removed {} prepared image(s), least recently used first, freeing {} MiB: the prepared images are kept under {} MiB (--max-prepared-gb)",
+            p.removed.len(),
+            p.freed_bytes >> 20,
+            max_bytes >> 20
+        )),
+        Ok(_) => {}
+        Err(e) => progress.note(&format!("warning: pruning the prepared images: {e}")),
+    }
 }
 
 /// What `run.json` records as the run's options ([`report::RunMeta::options_digest`]): the

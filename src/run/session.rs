@@ -101,6 +101,11 @@ impl Session {
         Traced(&self.sandbox)
     }
 
+    /// The engine connection itself, for work outside gradings (pruning images).
+    pub fn docker(&self) -> &DockerSandbox {
+        &self.sandbox
+    }
+
     /// Runs `work` until it ends or a signal asks the process to stop (`None`): Ctrl-C
     /// (SIGINT), SIGTERM (what `kill`, systemd and container engines send) or SIGHUP (a closed
     /// terminal). Then removes every container of this process's run: none of its gradings is

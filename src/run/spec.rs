@@ -145,7 +145,13 @@ pub struct RunLimits {
     pub test_timeout: Duration,
     /// How much of a submission is read from disk (`--max-patch-mb`, `--max-repo-mb`).
     pub read: ReadLimits,
+    /// The prepared images are kept under this total at the end of a run, the least recently
+    /// used removed first (`--max-prepared-gb`); `0`: no limit.
+    pub max_prepared_bytes: u64,
 }
+
+/// The prepared images' default limit: 50 GiB.
+pub const DEFAULT_MAX_PREPARED_BYTES: u64 = 50 << 30;
 
 impl Default for RunLimits {
     fn default() -> Self {
@@ -153,6 +159,7 @@ impl Default for RunLimits {
             container: Limits::default(),
             test_timeout: Duration::from_secs(crate::DEFAULT_TIMEOUT_SECS),
             read: ReadLimits::default(),
+            max_prepared_bytes: DEFAULT_MAX_PREPARED_BYTES,
         }
     }
 }

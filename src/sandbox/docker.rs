@@ -16,7 +16,8 @@ use bollard::exec::{StartExecOptions, StartExecResults};
 use bollard::models::{ContainerConfig, ContainerCreateBody, ExecConfig, HostConfig};
 use bollard::query_parameters::{
     BuildImageOptionsBuilder, CommitContainerOptionsBuilder, DownloadFromContainerOptionsBuilder,
-    ListContainersOptionsBuilder, RemoveContainerOptionsBuilder, UploadToContainerOptionsBuilder,
+    ListContainersOptionsBuilder, ListImagesOptionsBuilder, RemoveContainerOptionsBuilder,
+    RemoveImageOptionsBuilder, TagImageOptionsBuilder, UploadToContainerOptionsBuilder,
 };
 use futures_util::StreamExt;
 use std::collections::HashMap;
@@ -30,6 +31,11 @@ pub const MANAGED_LABEL: &str = "beyondswe.managed";
 pub const RUN_LABEL: &str = "beyondswe.run";
 /// Label naming the instance a container grades or replays.
 pub const INSTANCE_LABEL: &str = "beyondswe.instance";
+/// Label of the images the grader prepares (one per instance image, base and setup).
+pub const PREPARED_LABEL: &str = "beyondswe.prepared";
+/// Label of a prepared image naming the image it was prepared from (its own size is the
+/// difference).
+pub const PREPARED_FROM_LABEL: &str = "beyondswe.prepared.from";
 const HOST_LABEL: &str = "beyondswe.host";
 const PID_LABEL: &str = "beyondswe.pid";
 
@@ -135,7 +141,124 @@ fn hostname() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
+/// A prepared image, as pruning weighs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreparedImage {
+    /// The image id.
+    pub id: String,
+    /// Its `beyondswe-prepared:<key>` tag; `None` for a dangling one (another preparation of the
+    /// same key took the tag).
+    pub tag: Option<String>,
+    /// The instance it was first prepared for.
+    pub instance: Option<String>,
+    /// What removing it frees: its size less the image it was prepared from.
+    pub bytes: u64,
+    /// When it was last used (made, or reused by a grading), RFC 3339 to the second.
+    pub last_used: String,
+}
+
+/// The prepared images pruning removes to bring their total to at most `max_bytes`: every
+/// dangling one, then the least recently used first.
+pub fn prune_plan(images: &[PreparedImage], max_bytes: u64) -> Vec<&PreparedImage> {
+    let mut out: Vec<&PreparedImage> = images.iter().filter(|i| i.tag.is_none()).collect();
+    let mut kept: Vec<&PreparedImage> = images.iter().filter(|i| i.tag.is_some()).collect();
+    kept.sort_by(|a, b| a.last_used.cmp(&b.last_used).then(a.id.cmp(&b.id)));
+    let mut total: u64 = kept.iter().map(|i| i.bytes).sum();
+    for i in kept {
+        if total <= max_bytes {
+            break;
+        }
+        total = total.saturating_sub(i.bytes);
+        out.push(i);
+    }
+    out
+}
+
 impl DockerSandbox {
+    /// Every image the grader prepared, with what removing it frees and when it was last used.
+    pub async fn prepared_images(&self) -> Result<Vec<PreparedImage>, SandboxError> {
+        let filters = HashMap::from([("label".to_owned(), vec![PREPARED_LABEL.to_owned()])]);
+        let options = ListImagesOptionsBuilder::default()
+            .filters(&filters)
+            .build();
+        let list = bounded(
+            "list images",
+            API_TIMEOUT,
+            self.docker.list_images(Some(options)),
+        )
+        .await?;
+        let mut sizes: HashMap<String, u64> = HashMap::new();
+        let mut out = Vec::new();
+        for img in list {
+            let info = bounded(
+                "inspect image",
+                API_TIMEOUT,
+                self.docker.inspect_image(&img.id),
+            )
+            .await?;
+            let size = u64::try_from(img.size).unwrap_or(0);
+            let from = img.labels.get(PREPARED_FROM_LABEL).cloned();
+            let base = match from {
+                Some(from) => match sizes.get(&from) {
+                    Some(s) => *s,
+                    None => {
+                        let s = match self.docker.inspect_image(&from).await {
+                            Ok(i) => i.size.and_then(|s| u64::try_from(s).ok()).unwrap_or(0),
+                            Err(_) => 0,
+                        };
+                        sizes.insert(from, s);
+                        s
+                    }
+                },
+                None => 0,
+            };
+            let tag = img
+                .repo_tags
+                .iter()
+                .find(|t| t.starts_with("beyondswe-prepared:"))
+                .cloned();
+            let tagged = info
+                .metadata
+                .and_then(|m| m.last_tag_time)
+                .filter(|t| t.len() >= 19 && !t.starts_with("0001"));
+            let created = crate::report::rfc3339_of(img.created);
+            let last_used = match tagged {
+                Some(t) if t[..19] > created[..19] => t[..19].to_owned(),
+                _ => created[..19].to_owned(),
+            };
+            out.push(PreparedImage {
+                id: img.id,
+                tag,
+                instance: img.labels.get(INSTANCE_LABEL).cloned(),
+                bytes: size.saturating_sub(base),
+                last_used,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Removes a prepared image; `false` when the engine keeps it (a container uses it).
+    pub async fn remove_image(&self, id: &str) -> Result<bool, SandboxError> {
+        let options = RemoveImageOptionsBuilder::default().build();
+        match tokio::time::timeout(
+            API_TIMEOUT,
+            self.docker.remove_image(id, Some(options), None),
+        )
+        .await
+        {
+            Ok(Ok(_)) => Ok(true),
+            Ok(Err(e)) if is_not_found(&e) => Ok(true),
+            Ok(Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 409, ..
+            })) => Ok(false),
+            Ok(Err(e)) => Err(api("remove image")(e)),
+            Err(_) => Err(SandboxError::Timeout {
+                op: "remove image",
+                secs: API_TIMEOUT.as_secs(),
+            }),
+        }
+    }
+
     /// The exit code of a finished exec: the stream ends a moment before the engine records it,
     /// so it is asked for a few times (for up to two seconds).
     async fn exit_code(&self, exec_id: &str) -> Result<Option<i64>, SandboxError> {
@@ -575,6 +698,20 @@ impl Sandbox for DockerSandbox {
         Ok(ContainerState {
             oom_killed: state.oom_killed.unwrap_or(false),
         })
+    }
+
+    async fn touch_image(&self, tag: &str) -> Result<(), SandboxError> {
+        let (repo, tag_part) = tag.rsplit_once(':').unwrap_or((tag, "latest"));
+        let options = TagImageOptionsBuilder::default()
+            .repo(repo)
+            .tag(tag_part)
+            .build();
+        bounded(
+            "tag image",
+            API_TIMEOUT,
+            self.docker.tag_image(tag, Some(options)),
+        )
+        .await
     }
 
     async fn commit(

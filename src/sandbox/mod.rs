@@ -18,7 +18,10 @@ pub(crate) mod scripted;
 mod tar_io;
 
 pub use checkout::{CheckedOut, Checkout, check_out};
-pub use docker::{DockerSandbox, INSTANCE_LABEL, MANAGED_LABEL, RUN_LABEL};
+pub use docker::{
+    DockerSandbox, INSTANCE_LABEL, MANAGED_LABEL, PREPARED_FROM_LABEL, PREPARED_LABEL,
+    PreparedImage, RUN_LABEL, prune_plan,
+};
 pub use tar_io::{TarBuilder, files_in_tar};
 
 use std::collections::BTreeMap;
@@ -295,6 +298,13 @@ pub trait Sandbox: Send + Sync {
         tag: &str,
         labels: &BTreeMap<String, String>,
     ) -> impl Future<Output = Result<String, SandboxError>> + Send;
+
+    /// Marks image `tag` as used now (the engine's last-tagged time), so that pruning takes the
+    /// least recently used prepared images first.
+    fn touch_image(&self, tag: &str) -> impl Future<Output = Result<(), SandboxError>> + Send {
+        let _ = tag;
+        async { Ok(()) }
+    }
 
     /// Removes the container (killing what runs in it).
     fn remove(

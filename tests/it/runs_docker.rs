@@ -872,6 +872,21 @@ fn shards_merge_into_the_run_a_single_machine_would_make() {
             .is_file()
     );
     assert!(joined.join("demo-agent/acme_calc_pr7/patch.diff").is_file());
+    // The prepared images are listed for pruning (dry: other tests' gradings may use them), the
+    // one these gradings used among them, marked used during this test.
+    let listed = run_ok(Command::new(env!("CARGO_BIN_EXE_beyondswe")).args([
+        "image",
+        "prune",
+        "--dry-run",
+        "--max-gb",
+        "0",
+    ]));
+    assert!(
+        listed
+            .lines()
+            .any(|l| l.starts_with("would remove\tbeyondswe-prepared:")),
+        "{listed}"
+    );
     // `report` on the joined run renders it as its own.
     cargo_bin_cmd!("beyondswe")
         .arg("report")
