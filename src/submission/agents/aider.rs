@@ -249,6 +249,28 @@ fn whole_file(reply: &[&str], i: usize) -> Option<(String, String, usize)> {
     ))
 }
 
+/// One edit of a reply, as a step and a tool call; its outcome comes from aider's output after.
+fn push_edit(t: &mut Transcript, step: usize, op: EditOp) {
+    let path = op
+        .paths()
+        .first()
+        .map(|p| (*p).to_owned())
+        .unwrap_or_default();
+    let action = t.act(step, "edit", ActionKind::Edit, &path);
+    t.tool_calls += 1;
+    t.edits.push(FileEdit {
+        step,
+        tool: "edit".into(),
+        call_id: None,
+        ops: vec![op],
+        outcome: EditOutcome::Unknown,
+        original: None,
+        user_modified: false,
+        cwd: None,
+        action,
+    });
+}
+
 /// A reply of the model's: its words, and each SEARCH/REPLACE block (or, in a whole-file
 /// format, each whole-file block) as an edit.
 fn flush_reply(t: &mut Transcript, reply: &mut Vec<&str>, step: usize, whole: bool) {
@@ -263,19 +285,7 @@ fn flush_reply(t: &mut Transcript, reply: &mut Vec<&str>, step: usize, whole: bo
     let mut i = 0;
     while i < reply.len() {
         if whole && let Some((path, content, next)) = whole_file(reply, i) {
-            let action = t.act(step + i, "edit", ActionKind::Edit, &path);
-            t.tool_calls += 1;
-            t.edits.push(FileEdit {
-                step: step + i,
-                tool: "edit".into(),
-                call_id: None,
-                ops: vec![EditOp::Write { path, content }],
-                outcome: EditOutcome::Unknown,
-                original: None,
-                user_modified: false,
-                cwd: None,
-                action,
-            });
+            push_edit(t, step + i, EditOp::Write { path, content });
             i = next;
             continue;
         }
@@ -315,24 +325,16 @@ fn flush_reply(t: &mut Transcript, reply: &mut Vec<&str>, step: usize, whole: bo
                     ls.join("\n") + "\n"
                 }
             };
-            let action = t.act(step + i, "edit", ActionKind::Edit, &path);
-            t.tool_calls += 1;
-            t.edits.push(FileEdit {
-                step: step + i,
-                tool: "edit".into(),
-                call_id: None,
-                ops: vec![EditOp::Replace {
+            push_edit(
+                t,
+                step + i,
+                EditOp::Replace {
                     path,
                     old: join(&old),
                     new: join(&new),
                     replace_all: false,
-                }],
-                outcome: EditOutcome::Unknown,
-                original: None,
-                user_modified: false,
-                cwd: None,
-                action,
-            });
+                },
+            );
             i = k + 1;
             continue;
         }
