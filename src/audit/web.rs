@@ -376,7 +376,12 @@ impl WebTarget {
 }
 
 /// Options of the installers that take a separate argument.
-const INSTALL_OPTS_WITH_ARG: [&str; 22] = [
+const INSTALL_OPTS_WITH_ARG: [&str; 26] = [
+    // conda and mamba
+    "-n",
+    "--name",
+    "--channel",
+    "-p",
     "-r",
     "--requirement",
     "-c",
@@ -414,7 +419,10 @@ fn requirements(words: &[String]) -> Option<Vec<String>> {
         &words[m + 2..]
     } else if prog == "uv" && words.get(1).map(String::as_str) == Some("pip") {
         &words[2..]
-    } else if matches!(prog, "uv" | "poetry" | "pdm") {
+    } else if matches!(
+        prog,
+        "uv" | "poetry" | "pdm" | "conda" | "mamba" | "micromamba"
+    ) {
         &words[1..]
     } else {
         return None;
@@ -621,6 +629,14 @@ mod tests {
                 vec![WebRule::TargetPackage],
             ),
             ("uv pip install Pyramid", vec![WebRule::TargetPackage]),
+            (
+                "conda install -y -c conda-forge -n base pyramid=2.0",
+                vec![WebRule::TargetPackage],
+            ),
+            (
+                "pip install \"pyramid>=2\" --no-binary :all:",
+                vec![WebRule::TargetPackage],
+            ),
             // Older than the target, local, another package: listed only.
             ("pip install pyramid==1.8.3", vec![]),
             ("pip install -e .", vec![]),

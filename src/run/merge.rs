@@ -363,12 +363,17 @@ fn joined_calibration(parts: &[Part]) -> Option<CalibrationUse> {
     joined
 }
 
-/// Copies a directory's files (one level of subdirectories and below), if it exists.
+/// Copies a directory's regular files and subdirectories, if it is a directory: links are not
+/// followed, the directory itself included (a part's `instances/x` that links to `/etc` copies
+/// nothing).
 fn copy_dir(from: &Path, to: &Path) -> Result<(), RunError> {
-    if !from.is_dir() {
+    if !std::fs::symlink_metadata(from).is_ok_and(|m| m.is_dir()) {
         return Ok(());
     }
-    for entry in walkdir::WalkDir::new(from).follow_links(false) {
+    for entry in walkdir::WalkDir::new(from)
+        .follow_links(false)
+        .follow_root_links(false)
+    {
         let entry = entry.map_err(|e| {
             RunError::Write(std::io::Error::other(format!(
                 "reading {}: {e}",
@@ -389,6 +394,28 @@ fn copy_dir(from: &Path, to: &Path) -> Result<(), RunError> {
 #[cfg(test)]
 mod tests {
     use crate::report::Shard;
+
+    /// A part's log directory that is a link, or holds links, copies no file from elsewhere.
+    #[cfg(unix)]
+    #[test]
+    fn linked_logs_are_not_followed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let secret = tmp.path().join("secret");
+        fs_err::create_dir_all(&secret).unwrap();
+        fs_err::write(secret.join("key"), "s3cret").unwrap();
+        let part = tmp.path().join("part/instances");
+        fs_err::create_dir_all(part.join("real")).unwrap();
+        fs_err::write(part.join("real/test_output.log"), "ok").unwrap();
+        std::os::unix::fs::symlink(secret.join("key"), part.join("real/leak.log")).unwrap();
+        std::os::unix::fs::symlink(&secret, part.join("linked")).unwrap();
+        let out = tmp.path().join("out/instances");
+        for name in ["real", "linked"] {
+            super::copy_dir(&part.join(name), &out.join(name)).unwrap();
+        }
+        assert!(out.join("real/test_output.log").is_file());
+        assert!(!out.join("real/leak.log").exists());
+        assert!(!out.join("linked").exists());
+    }
 
     #[test]
     fn shards_parse_and_deal_instances_round() {
