@@ -84,7 +84,9 @@ pub fn calibrate(spec: &CalibrateSpec, progress: &dyn Progress) -> Result<Calibr
             .await?;
             run_jobs(&sandbox, gold_jobs, &gold_store, &opts, spec.jobs, progress).await
         };
-        Ok::<_, RunError>(session.until_interrupted(work).await)
+        let outcome = session.until_interrupted(work).await;
+        super::keep_prepared_under(&session, spec.limits.max_prepared_bytes, progress).await;
+        Ok::<_, RunError>(outcome)
     })?;
     progress.finish();
     let mut gold = gold_store.into_inner().unwrap_or_else(|e| e.into_inner());
