@@ -542,3 +542,27 @@ fn a_folder_of_mixed_agents_is_read_whole() {
     );
     assert!(!stderr.contains("skipped"), "{stderr}");
 }
+
+/// A run that ended without submitting (`info.submission` empty: a timeout, an API error) is
+/// kept as an empty patch, graded as `empty_patch`, and counted apart from the patches.
+#[test]
+fn an_empty_submission_is_counted_apart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut v: Value = serde_json::from_str(
+        &std::fs::read_to_string(agents(
+            "mini-swe-agent/acme_calc_pr7/acme_calc_pr7.traj.json",
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    v["info"]["submission"] = "".into();
+    v["info"]["exit_status"] = "TimeoutError".into();
+    let p = tmp.path().join("acme_calc_pr7.traj.json");
+    std::fs::write(&p, v.to_string()).unwrap();
+    let (lines, stderr, _) = ingest(&p);
+    assert!(
+        stderr.contains("1 submission(s), 0 with a patch, 1 with an empty one"),
+        "{stderr}"
+    );
+    assert_eq!(lines[0]["model_patch"], "", "{stderr}");
+}

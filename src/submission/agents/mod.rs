@@ -203,12 +203,26 @@ impl Ingest {
         known: Option<&std::collections::HashSet<String>>,
     ) -> Vec<String> {
         let format = self.format.map_or("?", AgentFormat::name);
-        let with_patch = self.items.iter().filter(|i| i.submitted.is_some()).count();
-        let mut lines = vec![format!(
+        // An empty patch (a run that ended without submitting) is graded as `empty_patch`: it
+        // is counted apart, not as a patch.
+        let empty = |i: &&Ingested| match &i.submitted {
+            Some(Submitted::Patch(p)) => p.iter().all(u8::is_ascii_whitespace),
+            _ => false,
+        };
+        let empty_patches = self.items.iter().filter(empty).count();
+        let with_patch =
+            self.items.iter().filter(|i| i.submitted.is_some()).count() - empty_patches;
+        let mut head = format!(
             "{}: {format}: {} submission(s), {with_patch} with a patch",
             path.display(),
             self.items.len()
-        )];
+        );
+        if empty_patches > 0 {
+            head.push_str(&format!(
+                ", {empty_patches} with an empty one (graded as empty_patch)"
+            ));
+        }
+        let mut lines = vec![head];
         lines.extend(
             self.problems
                 .iter()
