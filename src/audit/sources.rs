@@ -330,13 +330,12 @@ fn document_item(path: &Path, instance: Option<&str>) -> Option<Result<Item, Str
         )));
     }
     let obj = v.as_object_mut()?;
-    let task = instance
+    // The trajectory's own instance id wins, as ingest takes it; `--instance` names the rest.
+    let task = obj
+        .get("instance_id")
+        .and_then(Value::as_str)
         .map(str::to_owned)
-        .or_else(|| {
-            obj.get("instance_id")
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        })
+        .or_else(|| instance.map(str::to_owned))
         .or_else(|| trajectory_file_name(path))
         .or_else(|| instance_from_file_name(path));
     let Some(task) = task else {
