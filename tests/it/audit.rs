@@ -523,6 +523,20 @@ fn audit_reads_swe_agent_and_mini_swe_agent_files_and_mixed_folders() {
         lines[0]["blocklist_hits"],
         serde_json::json!(["git log --all"])
     );
+    // A trajectory that names its instance keeps it, as ingest reads it, whatever --instance
+    // says.
+    let named = edit(
+        "mini-swe-agent/acme_calc_pr7/acme_calc_pr7.traj.json",
+        "named/run.traj.json",
+        &|v| v["instance_id"] = "acme_calc_pr7".into(),
+    );
+    let out = cargo_bin_cmd!("beyondswe")
+        .args(["audit", "--json", "--instance", "other_repo_pr1"])
+        .arg(&named)
+        .output()
+        .unwrap();
+    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(got["task_name"], "acme_calc_pr7");
     // SWE-agent's tools are shell functions: a forbidden command chained after one runs, and
     // after an edit block's `end_of_edit` too. Both are found.
     for action in [
