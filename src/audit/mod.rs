@@ -410,6 +410,9 @@ impl Findings {
                 }
                 u.iter().map(|u| web.judge_url(u)).collect()
             }
+            // A search fetches no page: what it returned is the search tool's to filter. It is
+            // network use, listed.
+            EventKind::Search => vec![WebUse::Network(e.text.clone())],
             _ => return,
         };
         for u in uses {

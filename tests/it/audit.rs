@@ -138,6 +138,17 @@ fn every_line_gets_its_expected_class_and_blocklist_hits() {
                 .any(|e| !e["excerpt"].as_str().unwrap_or("").is_empty())
     });
     assert!(b.is_some(), "no tier B excerpt");
+    // A web search is network use too, listed with its query.
+    assert!(
+        ours[&18]["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["finding"] == "network"
+                && e["what"] == "tinydb query api insert search update remove"),
+        "{:#}",
+        ours[&18]
+    );
     // Allowed pages of the repository and other network use are listed, not flagged.
     for finding in ["same_repo", "network"] {
         assert!(
