@@ -182,20 +182,22 @@ pub fn target_pr(task_name: &str, info: &TaskInfo) -> Option<TargetPr> {
 /// What the task forbids on the web: its repository (from the dataset, else the instance id:
 /// `<owner>_<repo>_pr<N>`, or a Doc2Repo `<Repo>_<commit>`, whose repository at any commit is
 /// the answer) and its package.
+/// `pr` is the task's PR ([`target_pr`]), which names the repository of an issue task.
 pub fn web_target(
     task_name: &str,
     info: &TaskInfo,
     family: Family,
     prompt: &str,
+    pr: Option<&TargetPr>,
 ) -> Option<WebTarget> {
-    let pr = parse_issue_instance_id(task_name);
-    let doc2repo =
-        family == Family::Doc2Repo || (pr.is_none() && doc2repo_repo(task_name).is_some());
-    let (owner, repo) = match (&info.repo, &pr) {
-        (Some((o, r)), _) => (Some(o.clone()), r.clone()),
-        (None, Some((o, r, _))) => (Some(o.clone()), r.clone()),
+    let (owner, repo) = match (pr, &info.repo) {
+        (Some(pr), _) => (Some(pr.owner.clone()), pr.repo.clone()),
+        (None, Some((o, r))) => (Some(o.clone()), r.clone()),
         (None, None) => (None, doc2repo_repo(task_name)?.to_owned()),
     };
+    // A Doc2Repo task has no commit to allow: its repository at any commit is the answer.
+    let doc2repo =
+        family == Family::Doc2Repo || (pr.is_none() && doc2repo_repo(task_name).is_some());
     let base = if doc2repo {
         None
     } else {
@@ -208,7 +210,7 @@ pub fn web_target(
         info.version.as_deref(),
         prompt,
     );
-    t.pr = pr.map(|(_, _, n)| n);
+    t.pr = pr.map(|p| p.number);
     Some(t)
 }
 
@@ -317,16 +319,16 @@ fn audit_read(
         .or_else(|| about.prompt.map(str::to_owned))
         .or_else(|| info.problem_statement.clone())
         .unwrap_or_default();
-    let web = web_target(&task_name, info, family, &prompt);
+    let web = web_target(&task_name, info, family, &prompt, pr.as_ref());
     let mut found = Findings::default();
     let mut unread = unread;
     for (i, e) in evs.iter().enumerate() {
-        if let Some(web) = &web {
-            found.web(e, web);
-        }
-        if e.kind == EventKind::Command {
-            found.blocklist(e, opts);
-            if let Some(why) = shell::unread_reason(&e.text) {
+        // A command is read once; every check takes its words and URLs from here.
+        let commands = (e.kind == EventKind::Command).then(|| shell::read_commands(&e.text));
+        let reached = event_urls(e, commands.as_ref());
+        if let Some(c) = &commands {
+            found.blocklist(e, c, opts);
+            if let Some(why) = c.cut {
                 unread.push(crate::submission::Unread {
                     step: e.step,
                     tool: e.tool.clone(),
@@ -334,8 +336,11 @@ fn audit_read(
                 });
             }
         }
+        if let Some(web) = &web {
+            found.web(e, &reached, commands.as_ref(), web);
+        }
         let Some(pr) = &pr else { continue };
-        found.pr_access(e, &evs[i + 1..], pr);
+        found.pr_access(e, &reached, commands.as_ref(), &evs[i + 1..], pr);
         if e.kind == EventKind::Search && query_names_pr(&e.text, pr) {
             found.search_only = true;
             found
@@ -357,6 +362,23 @@ fn audit_read(
         unread,
         source: about.source,
     })
+}
+
+/// The URLs event `e` reaches: a page tool's URL (its text, when it holds none that looks like
+/// one), or those of a command as the shell passes them ([`rules::command_urls`]).
+fn event_urls(e: &Event, commands: Option<&shell::Commands>) -> Vec<String> {
+    match (e.kind, commands) {
+        (EventKind::Command, Some(c)) => rules::command_urls(&e.text, &c.words),
+        (EventKind::Url, _) => {
+            let u = urls(&e.text);
+            if u.is_empty() {
+                vec![e.text.clone()]
+            } else {
+                u
+            }
+        }
+        _ => Vec::new(),
+    }
 }
 
 impl Evidence {
@@ -386,9 +408,9 @@ struct Findings {
 }
 
 impl Findings {
-    /// The blocklisted commands in command event `e`.
-    fn blocklist(&mut self, e: &Event, opts: AuditOptions) {
-        for hit in blocklist_hits(&e.text, !opts.search_disallowed) {
+    /// The blocklisted commands in command event `e`, read into `commands`.
+    fn blocklist(&mut self, e: &Event, commands: &shell::Commands, opts: AuditOptions) {
+        for hit in rules::blocklist_hits_in(&e.text, &commands.words, !opts.search_disallowed) {
             if !self.blocklist.iter().any(|b| b == hit) {
                 self.blocklist.push(hit.to_owned());
             }
@@ -400,21 +422,22 @@ impl Findings {
 
     /// Event `e`'s web access, judged against what the task forbids: hits, allowed pages of the
     /// repository, and other network use. The task's own PR is left to [`Findings::pr_access`].
-    fn web(&mut self, e: &Event, web: &WebTarget) {
-        let uses = match e.kind {
-            EventKind::Command => web.judge_command(&e.text),
-            EventKind::Url => {
-                let mut u = urls(&e.text);
-                if u.is_empty() {
-                    u.push(e.text.clone());
-                }
-                u.iter().map(|u| web.judge_url(u)).collect()
-            }
-            // A search fetches no page: what it returned is the search tool's to filter. It is
-            // network use, listed.
-            EventKind::Search => vec![WebUse::Network(e.text.clone())],
-            _ => return,
-        };
+    fn web(
+        &mut self,
+        e: &Event,
+        reached: &[String],
+        commands: Option<&shell::Commands>,
+        web: &WebTarget,
+    ) {
+        let mut uses: Vec<WebUse> = reached.iter().map(|u| web.judge_url(u)).collect();
+        if let Some(c) = commands {
+            uses.extend(web.judge_words(&c.words));
+        }
+        // A search fetches no page: what it returned is the search tool's to filter. It is
+        // network use, listed.
+        if e.kind == EventKind::Search {
+            uses.push(WebUse::Network(e.text.clone()));
+        }
         for u in uses {
             let (finding, what, excerpt) = match u {
                 WebUse::Hit(rule, what) => {
@@ -437,23 +460,20 @@ impl Findings {
 
     /// Every way event `e` reaches the repository: URLs, and git/gh commands naming the PR. A
     /// tier B candidate quotes the agent's next words (from `after`).
-    fn pr_access(&mut self, e: &Event, after: &[Event], pr: &TargetPr) {
-        let found: Vec<String> = match e.kind {
-            EventKind::Command | EventKind::Url => {
-                let mut u = urls(&e.text);
-                if e.kind == EventKind::Url && u.is_empty() {
-                    u.push(e.text.clone());
-                }
-                u
-            }
-            _ => Vec::new(),
-        };
-        let mut reached: Vec<(UrlClass, String)> = found
-            .into_iter()
-            .map(|u| (classify_url(&u, pr), u))
+    fn pr_access(
+        &mut self,
+        e: &Event,
+        urls: &[String],
+        commands: Option<&shell::Commands>,
+        after: &[Event],
+        pr: &TargetPr,
+    ) {
+        let mut reached: Vec<(UrlClass, String)> = urls
+            .iter()
+            .map(|u| (classify_url(u, pr), u.clone()))
             .collect();
-        if e.kind == EventKind::Command
-            && let Some(c) = command_pr_access(&e.text, pr)
+        if let Some(c) = commands
+            && let Some(c) = rules::command_pr_access_in(&c.words, pr)
         {
             reached.push((c, cut(&e.text, 300)));
         }
@@ -637,6 +657,14 @@ mod tests {
         let both = run("git pull; gh pr diff 3054 -R Pylons/pyramid", "x");
         assert_eq!(both.class, TrajectoryClass::TierA);
         assert_eq!(run("ls -la", "x").class, TrajectoryClass::Clean);
+        // The PR's diff with its URL split by quotes, or held in a variable, is still tier A: the
+        // PR checks read the URLs the shell passes, as the web checks do.
+        for hidden in [
+            "curl -s \"https://github.com/Pylons/\"pyramid\"/pull/3054.diff\"",
+            "u=github.com/Pylons; curl -s https://$u/pyramid/pull/3054.diff",
+        ] {
+            assert_eq!(run(hidden, "x").class, TrajectoryClass::TierA, "{hidden}");
+        }
     }
 
     /// A command the reader cannot follow to its end (nesting past its depth, expansions past

@@ -19,9 +19,17 @@ const GIT_OPTS_WITH_ARG: [&str; 6] = [
 /// …). `search_allowed: false` adds `git clone` and any mention of `api.github.com` (also any
 /// `gh` command), `github.io` or `githubusercontent`.
 pub fn blocklist_hits(script: &str, search_allowed: bool) -> Vec<&'static str> {
+    blocklist_hits_in(script, &split_commands(script), search_allowed)
+}
+
+/// [`blocklist_hits`] of `script` already read into `commands` (commands run from Python,
+/// `subprocess.run(["git", "log", "--all"])`, among them).
+pub(super) fn blocklist_hits_in(
+    script: &str,
+    commands: &[Vec<String>],
+    search_allowed: bool,
+) -> Vec<&'static str> {
     let mut hits = Vec::new();
-    // Commands run from Python (`subprocess.run(["git", "log", "--all"])`) are among them.
-    let commands = split_commands(script);
     if !search_allowed {
         let lower = script.to_ascii_lowercase();
         let gh = commands.iter().any(|w| basename(&w[0]) == "gh");
@@ -69,6 +77,11 @@ pub fn blocklist_hits(script: &str, search_allowed: bool) -> Vec<&'static str> {
 /// PR access through git or the GitHub CLI: `git fetch origin pull/N/head` fetches the PR's
 /// commits (tier A); `gh pr diff|checkout N` too; `gh pr view N` shows the conversation.
 pub fn command_pr_access(script: &str, pr: &TargetPr) -> Option<UrlClass> {
+    command_pr_access_in(&split_commands(script), pr)
+}
+
+/// [`command_pr_access`] of a script already read into `commands`.
+pub(super) fn command_pr_access_in(commands: &[Vec<String>], pr: &TargetPr) -> Option<UrlClass> {
     let n = pr.number.to_string();
     let mut best: Option<UrlClass> = None;
     let mut note = |c: UrlClass| {
@@ -76,7 +89,7 @@ pub fn command_pr_access(script: &str, pr: &TargetPr) -> Option<UrlClass> {
             best = Some(c);
         }
     };
-    for words in split_commands(script) {
+    for words in commands {
         let prog = basename(&words[0]);
         if prog == "git" && words.iter().any(|w| w == "fetch" || w == "pull") {
             let refs = [
@@ -155,6 +168,19 @@ impl TargetPr {
             self.owner, self.repo, self.number
         )
     }
+}
+
+/// The URLs a command reaches: those in its text, and those its words hold once the shell has
+/// joined quotes and expanded variables (`curl "https://github.com/o/"r"/pull/1.diff"`,
+/// `u=github.com/o; curl https://$u/r`), each once.
+pub(super) fn command_urls(script: &str, commands: &[Vec<String>]) -> Vec<String> {
+    let mut out = urls(script);
+    for u in commands.iter().flatten().flat_map(|w| urls(w)) {
+        if !out.contains(&u) {
+            out.push(u);
+        }
+    }
+    out
 }
 
 /// Every URL-looking substring of `text` (with or without a scheme, for GitHub hosts).

@@ -27,14 +27,33 @@ pub(super) const MAX_DEPTH: usize = 12;
 
 const SHELLS: [&str; 6] = ["sh", "bash", "zsh", "dash", "ksh", "busybox"];
 
+/// A script as the shell would run it: its simple commands, and why reading stopped short, if
+/// it did. Read once per command; every check takes its words from here.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Commands {
+    /// Every simple command, as words.
+    pub words: Vec<Vec<String>>,
+    /// Why the script could not be read to its end: nesting past [`MAX_DEPTH`], or expansions
+    /// past the budget. What such a script runs beyond that point is unknown, so an audit that
+    /// found nothing in it cannot call it clean.
+    pub cut: Option<&'static str>,
+}
+
+/// `script` read once: its commands and whether it was read to its end.
+pub(super) fn read_commands(script: &str) -> Commands {
+    let r = read(script);
+    Commands {
+        words: r.out,
+        cut: r.cut,
+    }
+}
+
 /// Every simple command in `script`, as words.
 pub fn split_commands(script: &str) -> Vec<Vec<String>> {
     read(script).out
 }
 
-/// Why `script` could not be read to its end, when it could not: nesting past [`MAX_DEPTH`], or
-/// expansions past the budget. What such a script runs beyond that point is unknown, so an
-/// audit that found nothing in it cannot call it clean.
+/// Why `script` could not be read to its end, when it could not ([`Commands::cut`]).
 pub fn unread_reason(script: &str) -> Option<&'static str> {
     read(script).cut
 }

@@ -7,7 +7,7 @@
 //! are listed as the repository's own pages, not hits.
 
 use super::program::basename;
-use super::rules::{TargetPr, UrlClass, classify_url, urls};
+use super::rules::{TargetPr, UrlClass, classify_url, command_urls, urls};
 use super::shell::split_commands;
 
 /// What the task forbids on the web.
@@ -256,22 +256,25 @@ impl WebTarget {
         })
     }
 
-    /// Every web access of one shell command: its URLs, `git clone` over SSH, GitHub CLI calls
-    /// on the repository, and installs or downloads by package name.
+    /// Every web access of one shell command: its URLs ([`command_urls`]), `git clone` over
+    /// SSH, GitHub CLI calls on the repository, and installs or downloads by package name.
     pub fn judge_command(&self, script: &str) -> Vec<WebUse> {
-        let mut out: Vec<WebUse> = urls(script).iter().map(|u| self.judge_url(u)).collect();
-        for words in split_commands(script) {
-            // URLs as the shell passes them: quotes removed, variables expanded
-            // (`curl "https://github.com/o/"r"/issues/1"`, `u=github.com/o; curl $u/r`).
-            for u in words.iter().flat_map(|w| urls(w)) {
-                let judged = self.judge_url(&u);
-                if !out.contains(&judged) {
-                    out.push(judged);
-                }
-            }
-            out.extend(self.ssh_remotes(&words));
-            out.extend(self.gh(&words));
-            out.extend(self.installs(&words));
+        let commands = split_commands(script);
+        let mut out: Vec<WebUse> = command_urls(script, &commands)
+            .iter()
+            .map(|u| self.judge_url(u))
+            .collect();
+        out.extend(self.judge_words(&commands));
+        out
+    }
+
+    /// The web access of commands that no URL shows: SSH remotes, the GitHub CLI, installs.
+    pub(super) fn judge_words(&self, commands: &[Vec<String>]) -> Vec<WebUse> {
+        let mut out = Vec::new();
+        for words in commands {
+            out.extend(self.ssh_remotes(words));
+            out.extend(self.gh(words));
+            out.extend(self.installs(words));
         }
         out
     }
