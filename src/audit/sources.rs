@@ -221,7 +221,9 @@ fn folder_items(
     let kind = |p: &Path| {
         if matches!(sniff(p), Ok(Some(_))) {
             FileKind::Transcript
-        } else if trajectory_file_name(p).is_some() || openhands_events_file(p) {
+        } else if trajectory_file_name(p).is_some()
+            || crate::submission::openhands_events(p).is_some()
+        {
             FileKind::Document
         } else {
             FileKind::Other
@@ -260,15 +262,6 @@ fn folder_items(
 fn is_openhands_events(v: &Value) -> bool {
     v.as_array()
         .is_some_and(|events| crate::submission::is_openhands_events(events))
-}
-
-/// Whether a `.json` file in a folder is an OpenHands event stream.
-fn openhands_events_file(path: &Path) -> bool {
-    path.extension().is_some_and(|e| e == "json")
-        && crate::record::read_text_capped(path)
-            .ok()
-            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-            .is_some_and(|v| is_openhands_events(&v))
 }
 
 /// What a file in a folder is to the audit.

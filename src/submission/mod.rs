@@ -23,7 +23,8 @@ pub use agents::{
     IngestError, IngestOptions, Ingested, OpaqueEdit, Transcript, TranscriptBuilder,
     TranscriptError, TranscriptShape, Unread, agent_file_name, apply_chunks, classify_record,
     detect, ingest, ingest_with, instance_from_file_name, is_openhands_events, is_subagent_file,
-    read_transcript, read_transcripts, shape_of, shell_join, sniff, transcript_from_values,
+    openhands_events, read_transcript, read_transcripts, shape_of, shell_join, sniff,
+    transcript_from_values,
 };
 pub use capture::{CaptureError, CaptureOptions, Captured, capture};
 pub use predictions::{

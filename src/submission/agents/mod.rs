@@ -530,7 +530,7 @@ fn dir_checks(path: &Path) -> Vec<(AgentFormat, bool, &'static str)> {
         ),
         (
             AgentFormat::Openhands,
-            path.join("output.jsonl").is_file() || !openhands_event_files(path).is_empty(),
+            path.join("output.jsonl").is_file() || has_openhands_events(path),
             "no output.jsonl, and no OpenHands event stream (a .json list of actions and \
              observations)",
         ),
@@ -571,9 +571,21 @@ pub fn is_openhands_events(events: &[Value]) -> bool {
         && events.iter().any(|e| e.get("action").is_some())
 }
 
-/// The events of an OpenHands event stream file (`.json`, see [`is_openhands_events`]).
-fn openhands_events(path: &Path) -> Option<Vec<Value>> {
+/// The events of an OpenHands event stream file (`.json`, see [`is_openhands_events`]). A file
+/// whose first character is not `[` is no list, and is not parsed (a folder's Gemini CLI
+/// recordings and trajectories are objects, some of them large).
+pub fn openhands_events(path: &Path) -> Option<Vec<Value>> {
     if path.extension().is_none_or(|e| e != "json") {
+        return None;
+    }
+    let mut head = [0u8; 512];
+    let n = std::io::Read::read(&mut fs_err::File::open(path).ok()?, &mut head).ok()?;
+    let first = head[..n]
+        .strip_prefix(b"\xef\xbb\xbf")
+        .unwrap_or(&head[..n])
+        .iter()
+        .find(|b| !b.is_ascii_whitespace());
+    if first != Some(&b'[') {
         return None;
     }
     match read_json(path).ok()? {
@@ -1067,50 +1079,55 @@ fn instance_id<'v>(v: &'v Value, source: &str, problems: &mut Vec<String>) -> Op
     id
 }
 
-/// OpenHands event-stream files (`*.json`) in a folder, to three levels.
-fn openhands_event_files(dir: &Path) -> Vec<PathBuf> {
+/// Whether a folder holds an OpenHands event-stream file (`*.json`), to three levels.
+fn has_openhands_events(dir: &Path) -> bool {
     files_with(dir, ".json", 3)
-        .into_iter()
-        .filter(|p| openhands_events(p).is_some())
-        .collect()
+        .iter()
+        .any(|p| openhands_events(p).is_some())
+}
+
+/// An OpenHands event stream: what the agent did, with no patch (the workspace's diff is not in
+/// it); its instance is the file's name.
+fn openhands_stream(file: &Path, events: &[Value], ing: &mut Ingest) {
+    let id = instance_from_file_name(file).unwrap_or_default();
+    let model = events
+        .iter()
+        .find_map(|e| str_at(e, &["tool_call_metadata", "model_response", "model"]))
+        .unwrap_or_default()
+        .to_owned();
+    let actions = events.iter().filter(|e| e.get("action").is_some()).count();
+    ing.items.push(Ingested::new(
+        id,
+        model,
+        None,
+        AgentFormat::Openhands,
+        file.display().to_string(),
+        Some(format!(
+            "an OpenHands event stream ({actions} actions): no patch in it; capture the \
+             workspace's diff (`beyondswe capture`) to grade it"
+        )),
+    ));
 }
 
 fn openhands(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
     if path.is_dir() {
-        // `output.jsonl` and any event streams beside it, each read as a file.
+        // `output.jsonl` and any event streams beside it, each read once.
         let output = path.join("output.jsonl");
         if output.is_file() {
             openhands(&output, ing)?;
         }
-        for file in openhands_event_files(path) {
-            openhands(&file, ing)?;
+        for file in files_with(path, ".json", 3) {
+            if let Some(events) = openhands_events(&file) {
+                openhands_stream(&file, &events, ing);
+            }
         }
         return Ok(());
     }
-    let file = path.to_owned();
-    if let Some(events) = openhands_events(&file) {
-        // An event stream: what the agent did, with no patch (the workspace's diff is not in
-        // it); its instance is the file's name.
-        let id = instance_from_file_name(&file).unwrap_or_default();
-        let model = events
-            .iter()
-            .find_map(|e| str_at(e, &["tool_call_metadata", "model_response", "model"]))
-            .unwrap_or_default()
-            .to_owned();
-        let actions = events.iter().filter(|e| e.get("action").is_some()).count();
-        ing.items.push(Ingested::new(
-            id,
-            model,
-            None,
-            AgentFormat::Openhands,
-            file.display().to_string(),
-            Some(format!(
-                "an OpenHands event stream ({actions} actions): no patch in it; capture the \
-                 workspace's diff (`beyondswe capture`) to grade it"
-            )),
-        ));
+    if let Some(events) = openhands_events(path) {
+        openhands_stream(path, &events, ing);
         return Ok(());
     }
+    let file = path.to_owned();
     for (line, v) in read_jsonl(&file, &mut ing.problems)? {
         let source = format!("{}:{line}", file.display());
         let Some(id) = instance_id(&v, &source, &mut ing.problems) else {
