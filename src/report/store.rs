@@ -98,7 +98,8 @@ impl RunIdentity {
 
 /// One part of a run split across machines: the `index`-th of `count` (from 1), as `--shard
 /// K/N` names it and `run.json` records it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
 pub struct Shard {
     /// Which part, from 1.
     pub index: u32,
@@ -138,16 +139,16 @@ impl std::str::FromStr for Shard {
     }
 }
 
-impl Serialize for Shard {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
+impl TryFrom<String> for Shard {
+    type Error = String;
+    fn try_from(s: String) -> Result<Shard, String> {
+        s.parse()
     }
 }
 
-impl<'de> Deserialize<'de> for Shard {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Shard, D::Error> {
-        let text = String::deserialize(d)?;
-        text.parse().map_err(serde::de::Error::custom)
+impl From<Shard> for String {
+    fn from(s: Shard) -> String {
+        s.to_string()
     }
 }
 

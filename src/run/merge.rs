@@ -422,6 +422,10 @@ mod tests {
         let s: Shard = "2/3".parse().unwrap();
         assert_eq!((s.index, s.count), (2, 3));
         assert_eq!(s.to_string(), "2/3");
+        // run.json holds it as its text, and refuses a bad one.
+        assert_eq!(serde_json::to_string(&s).unwrap(), "\"2/3\"");
+        assert_eq!(serde_json::from_str::<Shard>("\"2/3\"").unwrap(), s);
+        assert!(serde_json::from_str::<Shard>("\"0/3\"").is_err());
         let held: Vec<usize> = (0..7).filter(|i| s.holds(*i)).collect();
         assert_eq!(held, [1, 4]);
         for bad in ["0/3", "4/3", "3", "a/b", "1/0", ""] {

@@ -202,10 +202,17 @@ impl DockerSandbox {
                 Some(from) => match sizes.get(&from) {
                     Some(s) => *s,
                     None => {
-                        let s = match self.docker.inspect_image(&from).await {
-                            Ok(i) => i.size.and_then(|s| u64::try_from(s).ok()).unwrap_or(0),
-                            Err(_) => 0,
-                        };
+                        // The source image may be gone: then the whole size is this one's.
+                        let s = bounded(
+                            "inspect image",
+                            API_TIMEOUT,
+                            self.docker.inspect_image(&from),
+                        )
+                        .await
+                        .ok()
+                        .and_then(|i| i.size)
+                        .and_then(|s| u64::try_from(s).ok())
+                        .unwrap_or(0);
                         sizes.insert(from, s);
                         s
                     }

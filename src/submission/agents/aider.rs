@@ -60,9 +60,8 @@ pub(crate) fn read_aider(text: &str) -> Transcript {
                     || out.starts_with("Main model: ")
                     || out.starts_with("Editor model: "))
             {
-                // An architect's editor names the format its edits are written in.
-                whole = matches!(format.trim(), "whole" | "editor-whole")
-                    || (whole && out.starts_with("Main model: ") && format.trim() == "architect");
+                // An architect's editor names, after it, the format its edits are written in.
+                whole = matches!(format.trim(), "whole" | "editor-whole");
             }
             tool_output(&mut t, step, out, &mut last_command);
             continue;
