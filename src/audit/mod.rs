@@ -438,6 +438,8 @@ impl Findings {
         if e.kind == EventKind::Search {
             uses.push(WebUse::Network(e.text.clone()));
         }
+        // The same URL can come twice from one command (its text, and its words): once each.
+        let this_event = self.evidence.len();
         for u in uses {
             let (finding, what, excerpt) = match u {
                 WebUse::Hit(rule, what) => {
@@ -452,7 +454,7 @@ impl Findings {
             };
             let mut evidence = Evidence::of(e, finding, cut(&what, 300));
             evidence.excerpt = excerpt;
-            if !self.evidence.contains(&evidence) {
+            if !self.evidence[this_event..].contains(&evidence) {
                 self.evidence.push(evidence);
             }
         }

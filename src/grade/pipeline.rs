@@ -272,11 +272,13 @@ async fn grade_in_container<S: Sandbox>(
     result
 }
 
-/// The lock that makes one preparation of `tag` at a time in this process.
-fn prepare_lock(tag: &str) -> std::sync::Arc<tokio::sync::Mutex<()>> {
+/// The lock that makes one preparation of `tag` at a time in this process; it holds whether this
+/// process has marked the image used already (once is enough for pruning's order).
+fn prepare_lock(tag: &str) -> std::sync::Arc<tokio::sync::Mutex<bool>> {
     use std::collections::HashMap;
     use std::sync::{Arc, Mutex, OnceLock};
-    static LOCKS: OnceLock<Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>> = OnceLock::new();
+    type Locks = Mutex<HashMap<String, Arc<tokio::sync::Mutex<bool>>>>;
+    static LOCKS: OnceLock<Locks> = OnceLock::new();
     let mut locks = LOCKS
         .get_or_init(Mutex::default)
         .lock()
@@ -321,10 +323,14 @@ async fn ensure_prepared<S: Sandbox>(
     // instance (another attempt, or an instance sharing its image and setup) waits for the
     // first's image instead of preparing its own and leaving one of the two dangling.
     let lock = prepare_lock(&tag);
-    let _held = lock.lock().await;
+    let mut touched = lock.lock().await;
     if sandbox.image_id(&tag).await?.is_some() {
-        // Used now: the least recently used prepared images are the first pruned.
-        sandbox.touch_image(&tag).await?;
+        // Used now: the least recently used prepared images are the first pruned. Once per
+        // process, not at every grading.
+        if !*touched {
+            sandbox.touch_image(&tag).await?;
+            *touched = true;
+        }
         return Ok(tag);
     }
     let container = sandbox.start(spec).await?;
@@ -347,6 +353,8 @@ async fn ensure_prepared<S: Sandbox>(
         Err(stop) => Err(stop),
     };
     let _ = sandbox.remove(&container).await;
+    // A commit tags the image: it counts as used now.
+    *touched = committed.is_ok();
     committed.map(|()| tag)
 }
 
