@@ -54,6 +54,7 @@ pub const RESTORE_RULES_JSON: &str = include_str!("../adapters/restore_rules.jso
 pub const TEST_SH: &str = include_str!("../adapters/test.sh");
 const SOLVE_SH: &str = include_str!("../adapters/solve.sh");
 const SOLVE_REPO_SH: &str = include_str!("../adapters/solve_repo.sh");
+const SOLVE_SUBMISSION_SH: &str = include_str!("../adapters/solve_submission.sh");
 
 /// The verifier's root-only state directory, in a prepared image and in a Harbor environment
 /// alike: the prepare step's record, and the setup commands' exports below.
@@ -120,7 +121,7 @@ const fn concat<const A: usize, const B: usize, const N: usize>(
 }
 
 /// Every embedded file, by its name in `adapters/` (a test checks none is missing).
-pub const FILES: [(&str, &str); 25] = [
+pub const FILES: [(&str, &str); 26] = [
     ("strip_history.sh", STRIP_HISTORY_SH),
     ("setup_step.sh", SETUP_STEP_SH),
     ("verify.py", VERIFY_PY),
@@ -146,6 +147,7 @@ pub const FILES: [(&str, &str); 25] = [
     ("test.sh", TEST_SH),
     ("solve.sh", SOLVE_SH),
     ("solve_repo.sh", SOLVE_REPO_SH),
+    ("solve_submission.sh", SOLVE_SUBMISSION_SH),
 ];
 
 /// A digest of every embedded file: what runs in the container, part of each resume key (a
@@ -216,6 +218,17 @@ pub fn solve_sh(workdir: &str) -> String {
 pub fn solve_repo_sh(workdir: &str) -> String {
     SOLVE_REPO_SH.replace("@WORKDIR@", &shell_quote(workdir))
 }
+
+/// Harbor `solution/solve.sh` of a task made to grade one submission (`grade --via-harbor`): the
+/// patch `solution/submission.patch` applied as the verifier applies one, and whether it applied
+/// written to [`APPLY_RECORD`].
+pub fn solve_submission_sh(workdir: &str) -> String {
+    SOLVE_SUBMISSION_SH.replace("@WORKDIR@", &shell_quote(workdir))
+}
+
+/// Where [`solve_submission_sh`] says whether the patch applied, below a trial's `agent/`
+/// directory: `applied: HOW` or `failed`, then git's log.
+pub const APPLY_RECORD: &str = "beyondswe-apply.txt";
 
 /// Quotes a string for POSIX sh with single quotes.
 pub fn shell_quote(s: &str) -> String {

@@ -6,7 +6,7 @@ use super::progress::Bar;
 use super::{exit, out, outcome};
 use anyhow::Result;
 use beyondswe::report::{self, Format};
-use beyondswe::run::{self, CalibrationSpec, RunSpec, Submissions};
+use beyondswe::run::{self, Backend, CalibrationSpec, HarborBackend, RunSpec, Submissions};
 use beyondswe::submission::AgentFormat;
 use clap::Args;
 use std::path::PathBuf;
@@ -67,6 +67,23 @@ pub(crate) struct GradeArgs {
     /// part on its own machine with the same inputs and options, then join them with `merge`.
     #[arg(long, value_name = "K/N", value_parser = clap::value_parser!(report::Shard))]
     pub(crate) shard: Option<report::Shard>,
+    /// Grade through Harbor instead of this machine's engine: each submission becomes a Harbor
+    /// task whose oracle solution it is, graded by the task's separate verifier (Harbor 0.26 or
+    /// later) on the environment --harbor-env names; the job is read back into this run.
+    #[arg(long)]
+    pub(crate) via_harbor: bool,
+    /// With --via-harbor: Harbor's environment type (`docker`, `daytona`, `modal`, `gke`, …).
+    #[arg(short = 'e', long, requires = "via_harbor", default_value = "docker")]
+    pub(crate) harbor_env: String,
+    /// With --via-harbor: the command that runs Harbor's CLI, split at spaces (a wrapper such as
+    /// `bash scripts/harbor-run.sh 0.26.0` runs it from the Harbor client image).
+    #[arg(
+        long,
+        requires = "via_harbor",
+        default_value = "harbor",
+        env = "BEYONDSWE_HARBOR"
+    )]
+    pub(crate) harbor_command: String,
     #[command(flatten)]
     pub(crate) limits: LimitArgs,
 }
@@ -98,6 +115,18 @@ impl GradeArgs {
             }),
             accept_suspected: self.accept_suspected.clone(),
             shard: self.shard,
+            backend: if self.via_harbor {
+                Backend::Harbor(HarborBackend {
+                    command: self
+                        .harbor_command
+                        .split_whitespace()
+                        .map(str::to_owned)
+                        .collect(),
+                    environment: self.harbor_env.clone(),
+                })
+            } else {
+                Backend::Local
+            },
         }
     }
 }

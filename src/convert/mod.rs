@@ -19,6 +19,7 @@ pub use error::ConvertError;
 pub use from_harbor::{TaskRead, is_task_dir, read_task, store_test_suite, task_dirs};
 pub use release::{ReleaseError, Released, Restored, jobs_to_release, release_to_jobs};
 pub use to_harbor::{
-    DEFAULT_ORG, Resources, ToHarborOptions, VerifierMode, check_dir_name, check_test_suite_name,
-    find_solution, find_test_suite, suite_name_problem, write_task,
+    DEFAULT_ORG, Oracle, Resources, ToHarborOptions, VerifierMode, check_dir_name,
+    check_test_suite_name, find_solution, find_test_suite, suite_name_problem, write_oracle_task,
+    write_task,
 };

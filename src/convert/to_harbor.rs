@@ -103,6 +103,25 @@ pub struct ToHarborOptions {
     pub verifier_mode: VerifierMode,
 }
 
+/// What a task's oracle solution is when it is not the dataset's: a submission to grade through
+/// Harbor (`grade --via-harbor`).
+#[derive(Debug, Clone)]
+pub enum Oracle {
+    /// A patch, applied as the verifier applies one; whether it applied is written to the
+    /// trial's `agent/` directory ([`adapters::APPLY_RECORD`]).
+    Patch(Vec<u8>),
+    /// A repository tree for a Doc2Repo task, as a tar archive.
+    Tree(Vec<u8>),
+}
+
+/// What a task's `solution/` holds.
+enum Solution<'a> {
+    /// The dataset's: its gold patch, or a Doc2Repo reference repository as a tar archive.
+    Dataset(Option<Vec<u8>>),
+    /// A submission to grade.
+    Oracle(&'a Oracle),
+}
+
 /// The organisation of the package names when none is given.
 pub const DEFAULT_ORG: &str = "beyondswe";
 
@@ -220,29 +239,67 @@ pub fn write_task(
     out_dir: &Path,
     opts: &ToHarborOptions,
 ) -> Result<PathBuf, ConvertError> {
+    check_dir_name(record.instance_id())?;
+    check_test_suite_name(record, &format!("instance `{}`", record.instance_id()))?;
+    let suite = suite_zip(record, opts)?;
+    let solution = Solution::Dataset(solution_tar(record, opts)?);
+    write_task_as(
+        record,
+        out_dir,
+        &task_dir_name(record.instance_id()),
+        suite.as_deref(),
+        solution,
+        opts,
+    )
+}
+
+/// Writes a task directory `out_dir/<name>` (a name Docker takes for an image: lowercase
+/// alphanumerics and `._-`) whose oracle solution is `oracle` instead of the dataset's, for
+/// Harbor to grade one submission; returns its path. `[task] name` is `ORG/<name>`; `suite` is
+/// a Doc2Repo record's suite zip.
+pub fn write_oracle_task(
+    record: &Record,
+    out_dir: &Path,
+    name: &str,
+    oracle: &Oracle,
+    suite: Option<&Path>,
+    opts: &ToHarborOptions,
+) -> Result<PathBuf, ConvertError> {
+    if record.family() == Family::Doc2Repo && suite.is_none() {
+        return Err(ConvertError::MissingTestSuite {
+            id: record.instance_id().to_owned(),
+            what: "not given".into(),
+        });
+    }
+    if task_dir_name(name) != name {
+        return Err(ConvertError::InvalidInstanceId {
+            id: name.to_owned(),
+            reason: "a task made for one submission needs a name Docker takes for an image",
+        });
+    }
+    write_task_as(record, out_dir, name, suite, Solution::Oracle(oracle), opts)
+}
+
+fn write_task_as(
+    record: &Record,
+    out_dir: &Path,
+    name: &str,
+    suite: Option<&Path>,
+    solution: Solution<'_>,
+    opts: &ToHarborOptions,
+) -> Result<PathBuf, ConvertError> {
     let id = record.instance_id();
-    check_dir_name(id)?;
     let image = record
         .image()
         .ok_or_else(|| ConvertError::MissingImage { id: id.to_owned() })?;
-    check_test_suite_name(record, &format!("instance `{id}`"))?;
-    let suite = suite_zip(record, opts)?;
-    let solution = solution_tar(record, opts)?;
-    let target = out_dir.join(task_dir_name(id));
+    let target = out_dir.join(name);
     check_target(&target, id, opts.force)?;
     fs::create_dir_all(out_dir).map_err(io_err(out_dir))?;
     let tmp = tempfile::Builder::new()
-        .prefix(&format!(".{id}.tmp-"))
+        .prefix(&format!(".{name}.tmp-"))
         .tempdir_in(out_dir)
         .map_err(io_err(out_dir))?;
-    write_task_files(
-        record,
-        image,
-        tmp.path(),
-        suite.as_deref(),
-        solution.as_deref(),
-        opts,
-    )?;
+    write_task_files(record, image, name, tmp.path(), suite, solution, opts)?;
     install_dir(tmp, &target)?;
     Ok(target)
 }
@@ -355,20 +412,23 @@ fn make_executable(_path: &Path) -> Result<(), ConvertError> {
 fn write_task_files(
     record: &Record,
     image: &str,
+    name: &str,
     dir: &Path,
     suite: Option<&Path>,
-    solution_tar: Option<&[u8]>,
+    solution: Solution<'_>,
     opts: &ToHarborOptions,
 ) -> Result<(), ConvertError> {
     write(
         dir,
         paths::TASK_TOML,
-        task_toml(record, image, opts).to_toml_string().as_bytes(),
+        task_toml(record, image, name, opts)
+            .to_toml_string()
+            .as_bytes(),
     )?;
     write(dir, paths::INSTRUCTION, instruction(record).as_bytes())?;
     write_environment(record, image, dir)?;
     write_tests(record, dir, suite, opts)?;
-    write_solution(record, dir, solution_tar)
+    write_solution(record, dir, solution)
 }
 
 /// environment/: the Dockerfile, the history strip, the verifier's modules that its `prepare`
@@ -443,15 +503,14 @@ fn write_tests(
     Ok(())
 }
 
-/// solution/: a Doc2Repo reference repository, else the gold patch. Without either, Harbor's
-/// oracle agent has nothing to run (README: "Tasks without a solution").
-fn write_solution(
-    record: &Record,
-    dir: &Path,
-    solution_tar: Option<&[u8]>,
-) -> Result<(), ConvertError> {
+/// solution/: a submission to grade, or a Doc2Repo reference repository, else the gold patch.
+/// Without any, Harbor's oracle agent has nothing to run (README: "Tasks without a solution").
+fn write_solution(record: &Record, dir: &Path, solution: Solution<'_>) -> Result<(), ConvertError> {
     let workdir = record.workdir();
-    let solve_sh = if let Some(tar) = solution_tar {
+    let solve_sh = if let Solution::Oracle(Oracle::Patch(patch)) = solution {
+        write(dir, paths::SOLUTION_SUBMISSION, patch)?;
+        adapters::solve_submission_sh(workdir)
+    } else if let Solution::Oracle(Oracle::Tree(tar)) | Solution::Dataset(Some(tar)) = &solution {
         write(dir, paths::SOLUTION_REPO, tar)?;
         adapters::solve_repo_sh(workdir)
     } else if let Some(gold) = record.gold_patch() {
@@ -470,7 +529,7 @@ fn json_pretty<T: serde::Serialize>(value: &T) -> Vec<u8> {
     out
 }
 
-fn task_toml(record: &Record, image: &str, opts: &ToHarborOptions) -> TaskToml {
+fn task_toml(record: &Record, image: &str, name: &str, opts: &ToHarborOptions) -> TaskToml {
     let family = record.family();
     let mut meta = Table::new();
     let mut put = |k: &str, v: &str| {
@@ -521,7 +580,7 @@ fn task_toml(record: &Record, image: &str, opts: &ToHarborOptions) -> TaskToml {
     TaskToml {
         version: crate::harbor::SCHEMA_VERSION.into(),
         task: Some(TaskTable {
-            name: format!("{}/{}", opts.org(), task_dir_name(record.instance_id())),
+            name: format!("{}/{name}", opts.org()),
             description: format!(
                 "BeyondSWE {} instance {}",
                 family.as_str(),
@@ -682,6 +741,52 @@ mod tests {
 
     fn toml_of(dir: &Path) -> TaskToml {
         TaskToml::parse(&fs::read_to_string(dir.join(paths::TASK_TOML)).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn an_oracle_task_grades_the_submission_it_is_given() {
+        let tmp = tempfile::tempdir().unwrap();
+        let rec = record("Acme_X_pr1", "CrossRepo", Some("the gold patch"));
+        let sub = Oracle::Patch(b"the submission".to_vec());
+        let opts = ToHarborOptions::default();
+        let dir =
+            write_oracle_task(&rec, tmp.path(), "s00003-acme_x_pr1", &sub, None, &opts).unwrap();
+        assert_eq!(dir, tmp.path().join("s00003-acme_x_pr1"));
+        assert_eq!(
+            toml_of(&dir).task.unwrap().name,
+            "beyondswe/s00003-acme_x_pr1"
+        );
+        assert_eq!(
+            fs::read(dir.join(paths::SOLUTION_SUBMISSION)).unwrap(),
+            b"the submission"
+        );
+        assert!(!dir.join(paths::SOLUTION_PATCH).exists());
+        let solve = fs::read_to_string(dir.join(paths::SOLVE_SH)).unwrap();
+        assert!(solve.contains(adapters::APPLY_RECORD), "{solve}");
+        assert!(solve.contains("'/workspace/x'"), "{solve}");
+        // The verifier still knows the gold patch (what it uses is allowed to the submission).
+        assert!(dir.join(paths::GOLD_PATCH).exists());
+
+        // A tree is unpacked; a Doc2Repo task needs its suite; the name must be an image name.
+        let d2r = record("minidoc_1", "Doc2Repo", None);
+        let tree = Oracle::Tree(b"tar".to_vec());
+        let err =
+            write_oracle_task(&d2r, tmp.path(), "s1-minidoc_1", &tree, None, &opts).unwrap_err();
+        assert!(
+            matches!(err, ConvertError::MissingTestSuite { .. }),
+            "{err}"
+        );
+        let zip = suites(tmp.path()).join("s.zip");
+        let dir =
+            write_oracle_task(&d2r, tmp.path(), "s1-minidoc_1", &tree, Some(&zip), &opts).unwrap();
+        assert_eq!(fs::read(dir.join(paths::SOLUTION_REPO)).unwrap(), b"tar");
+        assert!(dir.join(paths::TEST_SUITE_ZIP).exists());
+        for bad in ["S1-Upper", "a/b", "", "-x"] {
+            assert!(
+                write_oracle_task(&rec, tmp.path(), bad, &sub, None, &opts).is_err(),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -10,7 +10,9 @@ mod result;
 mod traced;
 mod verdict;
 
-pub use pipeline::{GradeInput, GradeOptions, forgery_signs, grade};
+pub use pipeline::{
+    Checked, GradeInput, GradeOptions, HostChecked, forgery_signs, grade, host_checks, note_crlf,
+};
 pub use result::{VerifierResult, test_outcome};
 pub use traced::Traced;
 pub use verdict::{

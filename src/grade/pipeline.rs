@@ -111,6 +111,19 @@ impl Stop {
     fn internal(e: impl std::fmt::Display) -> Stop {
         Stop::error(Reason::SandboxFailed, e.to_string())
     }
+
+    /// Ends the verdict with this stop: a Doc2Repo score a failed step leaves stands unless the
+    /// stop is an error.
+    fn apply_to(self, v: &mut Verdict) {
+        v.verdict = self.verdict;
+        v.reason = self.reason;
+        if v.family != Family::Doc2Repo || self.verdict == Outcome::Error {
+            v.score = 0.0;
+        }
+        if !self.message.is_empty() {
+            v.logs.error = tail(&self.message);
+        }
+    }
 }
 
 impl From<SandboxError> for Stop {
@@ -148,55 +161,90 @@ fn random_token() -> String {
 /// Finds the interpreter inside the container, in every script.
 const FIND_PYTHON: &str = "PY=$(command -v python3 || command -v python) || { echo 'no python3 or python on PATH' >&2; exit 96; }";
 
-/// Grades one submission. Never fails: problems become the verdict's `error` or `unresolved`.
-pub async fn grade<S: Sandbox>(sandbox: &S, input: GradeInput<'_>, opts: &GradeOptions) -> Verdict {
-    // A patch whose every line end was turned into CRLF in transit is put back first.
-    let normalized;
-    let mut crlf = false;
-    let input = match input.submission {
-        Submission::Patch(p) => {
-            let (fixed, changed) = patch::normalize_transport(p);
-            crlf = changed;
-            normalized = Submission::Patch(fixed);
-            GradeInput {
-                submission: &normalized,
-                ..input
-            }
-        }
-        Submission::Tree(_) | Submission::Unreadable(_) => input,
-    };
-    let record = input.record;
-    let mut v = Verdict::new(record.instance_id(), record.family());
-    let total = Instant::now();
-    if let Submission::Unreadable(why) = input.submission {
-        v.set(Outcome::Unresolved, Reason::PatchFailed, 0.0);
-        v.logs.apply = format!("the submission could not be read: {why}");
-        return v;
-    }
-    if input.submission.is_empty_patch() && !opts.test_empty_patch {
-        v.set(Outcome::Unresolved, Reason::EmptyPatch, 0.0);
-        return v;
-    }
-    let graded = match check_submission(record, input.submission, &mut v) {
-        Ok(()) => grade_in_container(sandbox, input, opts, &mut v).await,
-        Err(stop) => Err(stop),
-    };
-    if let Err(stop) = graded {
-        v.verdict = stop.verdict;
-        v.reason = stop.reason;
-        if v.family != Family::Doc2Repo || stop.verdict == Outcome::Error {
-            v.score = 0.0;
-        }
-        if !stop.message.is_empty() {
-            v.logs.error = tail(&stop.message);
-        }
-    }
+/// What the host decides of a submission before any container exists.
+#[derive(Debug)]
+pub enum HostChecked {
+    /// The whole grading: the submission could not be read, is empty (and empty patches are
+    /// not tested), does not parse, touches `.git`, or is a tree for an issue task.
+    Decided(Verdict),
+    /// The verifier must run: the verdict to fill in (with the covered paths the patch touches
+    /// and its signs of forging) and the submission to grade.
+    Verify(Checked),
+}
+
+/// A submission that passed the host's checks, as it is to be graded.
+#[derive(Debug)]
+pub struct Checked {
+    /// The verdict the verifier's result is to complete.
+    pub verdict: Verdict,
+    /// The submission, its patch's line ends put back when every one was made CRLF in transit.
+    pub submission: Submission,
+    /// Whether the line ends were put back ([`note_crlf`] says so in the verdict).
+    pub crlf: bool,
+}
+
+/// Says in the verdict's apply log that the host put back the patch's line ends.
+pub fn note_crlf(crlf: bool, v: &mut Verdict) {
     if crlf {
         v.logs.apply = format!(
             "(the patch's CRLF line endings were normalised before applying)\n{}",
             v.logs.apply
         );
     }
+}
+
+/// The host's checks of a submission, the same wherever its verifier then runs (here, or in a
+/// Harbor task's separate verifier).
+pub fn host_checks(record: &Record, submission: &Submission, opts: &GradeOptions) -> HostChecked {
+    let mut verdict = Verdict::new(record.instance_id(), record.family());
+    // A patch whose every line end was turned into CRLF in transit is put back first.
+    let (submission, crlf) = match submission {
+        Submission::Patch(p) => {
+            let (fixed, changed) = patch::normalize_transport(p);
+            (Submission::Patch(fixed), changed)
+        }
+        Submission::Unreadable(why) => {
+            verdict.set(Outcome::Unresolved, Reason::PatchFailed, 0.0);
+            verdict.logs.apply = format!("the submission could not be read: {why}");
+            return HostChecked::Decided(verdict);
+        }
+        Submission::Tree(_) => (submission.clone(), false),
+    };
+    if submission.is_empty_patch() && !opts.test_empty_patch {
+        verdict.set(Outcome::Unresolved, Reason::EmptyPatch, 0.0);
+        return HostChecked::Decided(verdict);
+    }
+    if let Err(stop) = check_submission(record, &submission, &mut verdict) {
+        stop.apply_to(&mut verdict);
+        note_crlf(crlf, &mut verdict);
+        return HostChecked::Decided(verdict);
+    }
+    HostChecked::Verify(Checked {
+        verdict,
+        submission,
+        crlf,
+    })
+}
+
+/// Grades one submission. Never fails: problems become the verdict's `error` or `unresolved`.
+pub async fn grade<S: Sandbox>(sandbox: &S, input: GradeInput<'_>, opts: &GradeOptions) -> Verdict {
+    let total = Instant::now();
+    let Checked {
+        verdict: mut v,
+        submission,
+        crlf,
+    } = match host_checks(input.record, input.submission, opts) {
+        HostChecked::Decided(v) => return v,
+        HostChecked::Verify(checked) => checked,
+    };
+    let input = GradeInput {
+        submission: &submission,
+        ..input
+    };
+    if let Err(stop) = grade_in_container(sandbox, input, opts, &mut v).await {
+        stop.apply_to(&mut v);
+    }
+    note_crlf(crlf, &mut v);
     v.timings
         .insert("total".into(), total.elapsed().as_secs_f64());
     v

@@ -161,6 +161,8 @@ pub mod paths {
     pub const SOLUTION_PATCH: &str = "solution/gold.patch";
     /// Doc2Repo: the reference repository (`convert to-harbor --solutions`), as a tar archive.
     pub const SOLUTION_REPO: &str = "solution/repo.tar";
+    /// `grade --via-harbor`: the submission graded, for `solve.sh`.
+    pub const SOLUTION_SUBMISSION: &str = "solution/submission.patch";
 }
 
 #[cfg(test)]

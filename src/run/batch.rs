@@ -198,7 +198,7 @@ async fn grade_caught<S: Sandbox>(
     }
 }
 
-fn file_digest(path: Option<&PathBuf>) -> String {
+pub(super) fn file_digest(path: Option<&PathBuf>) -> String {
     path.and_then(|p| fs_err::read(p).ok())
         .map(|b| hex::encode(Sha256::digest(b)))
         .unwrap_or_default()
@@ -257,7 +257,7 @@ async fn resume_key<S: Sandbox>(sandbox: &S, job: &Job, options: &str) -> String
 }
 
 /// The verdict stored for this job under the same key, if any (the run resumes past it).
-fn stored_verdict(store: &Mutex<Store>, job: &Job, key: &str) -> Option<Stored> {
+pub(super) fn stored_verdict(store: &Mutex<Store>, job: &Job, key: &str) -> Option<Stored> {
     let store = store.lock().unwrap_or_else(|e| e.into_inner());
     let stored = store
         .get(job.record.instance_id(), job.attempt)
@@ -310,6 +310,18 @@ async fn grade_job<S: Sandbox>(
         secs = started.elapsed().as_secs_f64(),
         "graded"
     );
+    store_verdict(store, &job, key, verdict, retried)
+}
+
+/// Appends a job's verdict to the store (and its harness files to the run directory); the event
+/// that says so.
+pub(super) fn store_verdict(
+    store: &Mutex<Store>,
+    job: &Job,
+    key: String,
+    verdict: Verdict,
+    retried: bool,
+) -> Result<JobEvent, StoreError> {
     let stored = Stored {
         key,
         attempt: job.attempt,

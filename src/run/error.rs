@@ -93,6 +93,9 @@ pub enum RunError {
     /// A Harbor jobs directory given to a parity experiment holds no trial.
     #[error("{}: no Harbor trial there (no */result.json with task_name and trial_name)", .0.display())]
     NoTrials(PathBuf),
+    /// Harbor could not be run (`grade --via-harbor`).
+    #[error("harbor: {0}")]
+    Harbor(String),
     /// Writing a report file (the message names it). Not transparent: the I/O error itself
     /// must stay in the chain, where a full disk is told apart.
     #[error("{0}")]

@@ -49,6 +49,19 @@ pub struct RunSpec {
     pub accept_suspected: Vec<String>,
     /// Grade only this part of the run (`--shard K/N`); `merge` joins the parts.
     pub shard: Option<crate::report::Shard>,
+    /// Where the gradings happen: on this machine's engine, or through Harbor.
+    pub backend: Backend,
+}
+
+/// Where a run's gradings happen.
+#[derive(Debug, Clone, Default)]
+pub enum Backend {
+    /// In containers of this machine's engine.
+    #[default]
+    Local,
+    /// Through Harbor (`grade --via-harbor`): each submission a task whose oracle solution it is,
+    /// graded by the task's separate verifier on Harbor's environment.
+    Harbor(super::via_harbor::HarborBackend),
 }
 
 impl RunSpec {
@@ -64,6 +77,7 @@ impl RunSpec {
             calibration: None,
             accept_suspected: Vec::new(),
             shard: None,
+            backend: Backend::Local,
         }
     }
 }

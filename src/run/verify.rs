@@ -75,6 +75,7 @@ pub fn verify(spec: &VerifySpec, progress: &dyn Progress) -> Result<Verified, Ru
         calibration: None,
         accept_suspected: Vec::new(),
         shard: None,
+        backend: super::spec::Backend::Local,
     };
     let run = grade_run(&run, progress)?;
     let (_, stored) = read_run(&spec.store.dir())?;

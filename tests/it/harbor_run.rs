@@ -984,3 +984,116 @@ fn harbors_registry_takes_every_task_with_our_digests() {
         }
     }
 }
+
+/// `grade --via-harbor -e docker` with the real Harbor 0.26 (each submission a task whose oracle
+/// solution it is, graded by the separate verifier) gives, for each of the demo's submissions,
+/// the verdict the local grader gives: outcome, reason, score and every test's outcome. The
+/// demo holds a gold fix, half a fix, an empty patch, three tamperings, another repository's
+/// patch (which does not apply) and two Doc2Repo repositories (whole and partial). Run again,
+/// nothing goes to Harbor: every verdict is resumed.
+#[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
+fn via_harbor_gives_the_local_graders_verdicts() {
+    client_ready();
+    let work = Work::new();
+    let runs = work.path().join("runs");
+    let grade = |run: &str, extra: &[String]| {
+        let t = std::time::Instant::now();
+        run_ok(
+            bin()
+                .args(["grade", "--dataset"])
+                .arg(fixtures().join("dataset/demo.jsonl"))
+                .arg("--predictions")
+                .arg(fixtures().join("predictions/demo.jsonl"))
+                .arg("--test-suites")
+                .arg(fixtures().join("test_suites"))
+                .arg("--results-dir")
+                .arg(&runs)
+                .args(["--run-id", run, "--jobs", "2"])
+                .args(extra),
+        );
+        eprintln!("grade {run}: {:.1}s", t.elapsed().as_secs_f64());
+    };
+    grade("local", &[]);
+    let harbor = [
+        "--via-harbor".to_owned(),
+        "-e".to_owned(),
+        "docker".to_owned(),
+        "--harbor-command".to_owned(),
+        format!(
+            "bash {} 0.26.0",
+            repo_root().join("scripts/harbor-run.sh").display()
+        ),
+    ];
+    {
+        let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
+        grade("harbor", &harbor);
+    }
+    type Seen = (
+        String,
+        String,
+        String,
+        BTreeMap<String, String>,
+        Option<(u64, BTreeMap<String, String>)>,
+    );
+    let verdicts = |run: &str| -> BTreeMap<(String, u32), Seen> {
+        let (_, stored) = beyondswe::report::read_run(&runs.join(run)).unwrap();
+        stored
+            .into_iter()
+            .map(|s| {
+                let v = &s.verdict;
+                let tests = v
+                    .fail_to_pass
+                    .iter()
+                    .chain(&v.pass_to_pass)
+                    .map(|(k, o)| (k.clone(), format!("{o:?}")))
+                    .collect();
+                let suite = v.suite.as_ref().map(|s| {
+                    (
+                        s.passed,
+                        s.tests
+                            .iter()
+                            .map(|(k, o)| (k.clone(), format!("{o:?}")))
+                            .collect(),
+                    )
+                });
+                (
+                    (v.instance_id.clone(), s.attempt),
+                    (
+                        format!("{:?}", v.verdict),
+                        format!("{:?}", v.reason),
+                        format!("{:.4}", v.score),
+                        tests,
+                        suite,
+                    ),
+                )
+            })
+            .collect()
+    };
+    let (local, via) = (verdicts("local"), verdicts("harbor"));
+    assert_eq!(local.len(), 11, "{local:#?}");
+    for (k, want) in &local {
+        assert_eq!(
+            via.get(k),
+            Some(want),
+            "{k:?}: through Harbor, then locally"
+        );
+    }
+    assert_eq!(local.len(), via.len());
+    // Every submission but the empty one went through Harbor: one trial each.
+    let jobs = runs.join("harbor/harbor/jobs");
+    let trials = trial_dirs(&jobs);
+    assert_eq!(trials.len(), 10, "{trials:#?}");
+    let reasons: BTreeSet<&str> = local.values().map(|v| v.1.as_str()).collect();
+    for want in ["AllTestsPassed", "TestsFailed", "PatchFailed", "EmptyPatch"] {
+        assert!(
+            reasons.iter().any(|r| r.contains(want)),
+            "the demo no longer covers {want}: {reasons:?}"
+        );
+    }
+    // Again: every verdict resumes, and no second Harbor job is made.
+    grade("harbor", &harbor);
+    assert_eq!(verdicts("harbor"), via);
+    let job_dirs = std::fs::read_dir(&jobs).unwrap().count();
+    assert_eq!(job_dirs, 1, "a resumed run made another Harbor job");
+}

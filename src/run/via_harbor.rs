@@ -1,0 +1,439 @@
+//! Grading through Harbor (`grade --via-harbor`): each submission becomes a Harbor task whose
+//! oracle solution is that submission, Harbor runs them on whatever environment it has (its
+//! `--env`: `docker`, `daytona`, `modal`, …) at the run's concurrency, and each task's separate
+//! verifier (the same `adapters/verify.py` the local grader runs, in a fresh container of the
+//! task's image) grades what the oracle left. The job is read back into the run's store: the
+//! verifier's own result (`verifier/report.json`) becomes the verdict, as the local grader's
+//! result does, so the store, the resume keys and the report are those of any run.
+//!
+//! The host's checks run here first, as they do before a local grading (a submission that
+//! cannot be read, an empty patch, a patch that does not parse or touches `.git`, a tree for an
+//! issue task): those need no task. A patch that does not apply is recorded by the task's
+//! `solve.sh` in the trial's `agent/` directory and read back as `patch_failed`.
+
+use super::Job;
+use super::batch::store_verdict;
+use super::batch::{JobEvent, Progress, file_digest, job_key, options_digest, stored_verdict};
+use super::error::RunError;
+use crate::adapters::APPLY_RECORD;
+use crate::convert::{Oracle, Resources, ToHarborOptions, VerifierMode, write_oracle_task};
+use crate::grade::{
+    Checked, GradeOptions, HostChecked, Outcome, Reason, Verdict, VerifierResult, host_checks,
+    note_crlf,
+};
+use crate::harbor::{task_dir_name, trial_dirs};
+use crate::report::Store;
+use crate::submission::Submission;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+
+/// How to reach Harbor.
+#[derive(Debug, Clone)]
+pub struct HarborBackend {
+    /// The command that runs Harbor's CLI, as words: `["harbor"]`, or a wrapper such as
+    /// `["bash", "scripts/harbor-run.sh", "0.26.0"]`. It runs in the directory that holds the
+    /// tasks and the jobs (`RUN_DIR/harbor`), with paths relative to it.
+    pub command: Vec<String>,
+    /// Harbor's environment type, passed as `--env` (`docker`, `daytona`, `modal`, …).
+    pub environment: String,
+}
+
+/// A grading the verifier must make, waiting for its trial.
+struct Pending {
+    job: Job,
+    key: String,
+    checked: Checked,
+}
+
+/// The largest verifier result or apply record read back from a trial.
+const MAX_READ: u64 = 32 << 20;
+
+/// Grades `work` through Harbor into `store`; every verdict is stored as soon as it is known.
+pub(super) fn grade_via_harbor(
+    harbor: &HarborBackend,
+    work: Vec<Job>,
+    store: &Mutex<Store>,
+    opts: &GradeOptions,
+    concurrency: usize,
+    progress: &dyn Progress,
+) -> Result<(), RunError> {
+    let options = harbor_options_digest(opts, harbor);
+    let mut pending = Vec::new();
+    for job in work {
+        let image = job.record.image().unwrap_or_default();
+        let key = job_key(
+            &job,
+            &format!("harbor:{image}"),
+            &file_digest(job.test_suite.as_ref()),
+            &options,
+        );
+        if let Some(stored) = stored_verdict(store, &job, &key) {
+            progress.event(&JobEvent::Cached(stored));
+            continue;
+        }
+        match host_checks(&job.record, &job.submission, opts) {
+            HostChecked::Decided(v) => progress.event(&store_verdict(store, &job, key, v, false)?),
+            HostChecked::Verify(checked) => pending.push(Pending { job, key, checked }),
+        }
+    }
+    if pending.is_empty() {
+        return Ok(());
+    }
+    let dir = store
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .dir()
+        .join("harbor");
+    let job_name = format!("grade-{}", job_stamp());
+    let tasks_rel = format!("tasks-{job_name}");
+    let tasks = dir.join(&tasks_rel);
+    let topts = task_options(opts);
+    let mut by_name: HashMap<String, usize> = HashMap::new();
+    let mut written = Vec::new();
+    for (i, p) in pending.iter().enumerate() {
+        let name = task_name(i, p.job.record.instance_id());
+        let oracle = match &p.checked.submission {
+            Submission::Patch(bytes) => Ok(Oracle::Patch(bytes.clone())),
+            Submission::Tree(tree) => tree.to_tar().map(Oracle::Tree),
+            Submission::Unreadable(_) => continue, // decided by the host's checks
+        };
+        let made = oracle.map_err(|e| e.to_string()).and_then(|oracle| {
+            write_oracle_task(
+                &p.job.record,
+                &tasks,
+                &name,
+                &oracle,
+                p.job.test_suite.as_deref(),
+                &topts,
+            )
+            .map_err(|e| e.to_string())
+        });
+        match made {
+            Ok(_) => {
+                by_name.insert(name, i);
+                written.push(i);
+            }
+            Err(e) => {
+                let mut v = p.checked.verdict.clone();
+                v.set(Outcome::Error, Reason::GraderFailed, 0.0);
+                v.logs.error = format!("writing the Harbor task for this submission: {e}");
+                progress.event(&store_verdict(store, &p.job, p.key.clone(), v, false)?);
+            }
+        }
+    }
+    if written.is_empty() {
+        return Ok(());
+    }
+    progress.note(&format!(
+        "harbor: {} task(s) in {}, running them as job {job_name} on `{}` ({} at a time)",
+        written.len(),
+        tasks.display(),
+        harbor.environment,
+        concurrency.max(1)
+    ));
+    let status = run_harbor(harbor, &dir, &tasks_rel, &job_name, concurrency)?;
+    let mut trials: HashMap<usize, (PathBuf, Value)> = HashMap::new();
+    for (trial, result) in trial_dirs(&dir.join("jobs").join(&job_name)) {
+        let task = result["task_name"].as_str().unwrap_or_default();
+        let local = task.rsplit_once('/').map_or(task, |(_, n)| n);
+        if let Some(&i) = by_name.get(local) {
+            trials.insert(i, (trial, result));
+        }
+    }
+    let log = dir.join(format!("{job_name}.log"));
+    for i in written {
+        let p = &pending[i];
+        let mut v = p.checked.verdict.clone();
+        match trials.get(&i) {
+            Some((trial, result)) => read_trial(&mut v, &p.checked.submission, trial, result),
+            None => {
+                v.set(Outcome::Error, Reason::VerifierFailed, 0.0);
+                v.logs.error = format!(
+                    "Harbor left no trial for task {} ({status}; its output is in {})",
+                    task_name(i, p.job.record.instance_id()),
+                    log.display()
+                );
+            }
+        }
+        note_crlf(p.checked.crlf, &mut v);
+        progress.event(&store_verdict(store, &p.job, p.key.clone(), v, false)?);
+    }
+    Ok(())
+}
+
+/// What the resume keys of gradings through Harbor hold as their options: the grading options,
+/// the path and the environment.
+fn harbor_options_digest(opts: &GradeOptions, harbor: &HarborBackend) -> String {
+    format!(
+        "{}\0via-harbor\0{}",
+        options_digest(opts),
+        harbor.environment
+    )
+}
+
+/// The name of the task made for the `i`-th grading: unique in the job, and one Docker takes
+/// for an image (Harbor names the environment's image after it).
+fn task_name(i: usize, id: &str) -> String {
+    let mut name = format!("s{i:05}-{}", task_dir_name(id));
+    name.truncate(120);
+    task_dir_name(&name)
+}
+
+/// The tasks' options: a separate verifier, and the run's limits as the task's resources.
+fn task_options(opts: &GradeOptions) -> ToHarborOptions {
+    let test = opts.test_timeout.as_secs().max(1);
+    ToHarborOptions {
+        force: true,
+        resources: Resources {
+            cpus: opts.limits.cpus.ceil().max(1.0) as u32,
+            memory_mb: opts.limits.memory_mb,
+            // As the local grader bounds its one verifier run: setup, tests and two minutes.
+            verifier_timeout_sec: (opts.setup_timeout.as_secs() + test + 120) as f64,
+            test_timeout_sec: test,
+            ..Resources::default()
+        },
+        verifier_mode: VerifierMode::Separate,
+        ..ToHarborOptions::default()
+    }
+}
+
+/// Seconds since the epoch and the process id: a job name unique within one run directory.
+fn job_stamp() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default();
+    format!("{secs}-{}", std::process::id())
+}
+
+/// Runs `harbor run` on the tasks, its output into `dir/<job>.log`; returns how it ended. A
+/// command that cannot be started is the run's error (nothing was graded through it).
+fn run_harbor(
+    harbor: &HarborBackend,
+    dir: &Path,
+    tasks_rel: &str,
+    job_name: &str,
+    concurrency: usize,
+) -> Result<String, RunError> {
+    let (program, args) = harbor
+        .command
+        .split_first()
+        .ok_or_else(|| RunError::Harbor("the Harbor command is empty".into()))?;
+    let log_path = dir.join(format!("{job_name}.log"));
+    let log = fs_err::File::create(&log_path)?;
+    let err = log.file().try_clone()?;
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .args(["run", "-p", tasks_rel, "-a", "oracle", "--env"])
+        .arg(&harbor.environment)
+        .args(["-n", &concurrency.max(1).to_string(), "-o", "jobs"])
+        .args(["--job-name", job_name, "-y"])
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(log.into_parts().0)
+        .stderr(err);
+    tracing::info!(?cmd, "running Harbor");
+    let status = cmd.status().map_err(|e| {
+        RunError::Harbor(format!(
+            "cannot run `{}` (set the Harbor command with --harbor-command): {e}",
+            harbor.command.join(" ")
+        ))
+    })?;
+    Ok(if status.success() {
+        "harbor exited successfully".to_owned()
+    } else {
+        format!("harbor failed: {status}")
+    })
+}
+
+/// Completes `v` from one trial: the oracle's apply record, then the separate verifier's
+/// result; without a result, why the trial has none.
+fn read_trial(v: &mut Verdict, submission: &Submission, trial: &Path, result: &Value) {
+    if let Submission::Patch(_) = submission {
+        match read_text(&trial.join("agent").join(APPLY_RECORD)) {
+            Some(text) if text.starts_with("failed") => {
+                v.set(Outcome::Unresolved, Reason::PatchFailed, 0.0);
+                v.logs.apply = crate::text::tail_marked(
+                    text.trim_start_matches("failed").trim_start(),
+                    20_000,
+                );
+                return;
+            }
+            Some(_) => {}
+            None => {
+                v.set(Outcome::Error, Reason::VerifierFailed, 0.0);
+                v.logs.error = format!(
+                    "the oracle left no {APPLY_RECORD} in {}: {}",
+                    trial.join("agent").display(),
+                    exception(result).unwrap_or_else(|| "no exception recorded".into())
+                );
+                return;
+            }
+        }
+    }
+    let report = trial.join("verifier").join("report.json");
+    let tail = |s: &str| crate::text::tail_marked(s, 20_000);
+    match crate::files::read_bounded(&report, MAX_READ) {
+        Ok(bytes) => match VerifierResult::parse(&bytes) {
+            Ok(parsed) => parsed.apply_to(v, tail),
+            Err(e) => {
+                v.set(Outcome::Error, Reason::VerifierFailed, 0.0);
+                v.logs.error = format!(
+                    "{}: {e}: {}",
+                    report.display(),
+                    crate::text::tail(&String::from_utf8_lossy(&bytes), 2_000)
+                );
+            }
+        },
+        Err(e) => {
+            let why = exception(result);
+            let timed_out = result["exception_info"]["exception_type"]
+                .as_str()
+                .is_some_and(|t| t.contains("Timeout"));
+            if timed_out {
+                v.set(Outcome::Unresolved, Reason::Timeout, 0.0);
+            } else {
+                v.set(Outcome::Error, Reason::VerifierFailed, 0.0);
+            }
+            v.logs.error = format!(
+                "no verifier result ({}: {e}){}",
+                report.display(),
+                why.map(|w| format!("; the trial: {w}")).unwrap_or_default()
+            );
+        }
+    }
+}
+
+/// A trial's exception, as Harbor recorded it.
+fn exception(result: &Value) -> Option<String> {
+    let info = result.get("exception_info").filter(|v| !v.is_null())?;
+    Some(format!(
+        "{}: {}",
+        info["exception_type"].as_str().unwrap_or("exception"),
+        info["exception_message"].as_str().unwrap_or_default()
+    ))
+}
+
+fn read_text(path: &Path) -> Option<String> {
+    crate::files::read_bounded(path, MAX_READ)
+        .ok()
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::record::Family;
+
+    #[test]
+    fn task_names_are_unique_image_names() {
+        let a = task_name(0, "PyCQA_pyflakes_pr801");
+        let b = task_name(1, "PyCQA_pyflakes_pr801");
+        assert_eq!(a, "s00000-pycqa_pyflakes_pr801");
+        assert_ne!(a, b);
+        let long = task_name(7, &"x".repeat(300));
+        assert!(long.len() <= 120, "{long}");
+        assert_eq!(task_dir_name(&long), long);
+    }
+
+    fn trial(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (rel, text) in files {
+            let p = dir.path().join(rel);
+            fs_err::create_dir_all(p.parent().unwrap()).unwrap();
+            fs_err::write(p, text).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn a_patch_that_did_not_apply_is_patch_failed() {
+        let t = trial(&[(
+            "agent/beyondswe-apply.txt",
+            "failed\nerror: patch failed: a.py:1\n",
+        )]);
+        let mut v = Verdict::new("x", Family::CrossRepo);
+        read_trial(
+            &mut v,
+            &Submission::Patch(b"diff".to_vec()),
+            t.path(),
+            &Value::Null,
+        );
+        assert_eq!(
+            (v.verdict, v.reason),
+            (Outcome::Unresolved, Reason::PatchFailed)
+        );
+        assert!(
+            v.logs.apply.contains("patch failed: a.py"),
+            "{}",
+            v.logs.apply
+        );
+    }
+
+    #[test]
+    fn no_result_is_an_error_or_a_timeout_with_the_trials_exception() {
+        let t = trial(&[("agent/beyondswe-apply.txt", "applied: git apply\n")]);
+        let patch = Submission::Patch(b"diff".to_vec());
+        let mut v = Verdict::new("x", Family::CrossRepo);
+        let failed = serde_json::json!({"exception_info": {
+            "exception_type": "RuntimeError", "exception_message": "the engine went away"}});
+        read_trial(&mut v, &patch, t.path(), &failed);
+        assert_eq!(
+            (v.verdict, v.reason),
+            (Outcome::Error, Reason::VerifierFailed)
+        );
+        assert!(
+            v.logs.error.contains("the engine went away"),
+            "{}",
+            v.logs.error
+        );
+
+        let mut v = Verdict::new("x", Family::CrossRepo);
+        let slow = serde_json::json!({"exception_info": {
+            "exception_type": "VerifierTimeoutError", "exception_message": "3600 s"}});
+        read_trial(&mut v, &patch, t.path(), &slow);
+        assert_eq!(
+            (v.verdict, v.reason),
+            (Outcome::Unresolved, Reason::Timeout)
+        );
+
+        // The oracle never ran: no apply record.
+        let empty = trial(&[]);
+        let mut v = Verdict::new("x", Family::CrossRepo);
+        read_trial(&mut v, &patch, empty.path(), &failed);
+        assert_eq!(v.verdict, Outcome::Error);
+        assert!(v.logs.error.contains(APPLY_RECORD), "{}", v.logs.error);
+    }
+
+    #[test]
+    fn a_result_that_is_not_the_verifiers_is_an_error() {
+        let t = trial(&[
+            ("agent/beyondswe-apply.txt", "applied: git apply\n"),
+            (
+                "verifier/report.json",
+                r#"{"verdict": "error", "reason": "no_python_in_image"}"#,
+            ),
+        ]);
+        let mut v = Verdict::new("x", Family::CrossRepo);
+        read_trial(
+            &mut v,
+            &Submission::Patch(b"diff".to_vec()),
+            t.path(),
+            &Value::Null,
+        );
+        assert_eq!(
+            (v.verdict, v.reason),
+            (Outcome::Error, Reason::VerifierFailed)
+        );
+        assert!(
+            v.logs.error.contains("no_python_in_image"),
+            "{}",
+            v.logs.error
+        );
+    }
+}
