@@ -1085,7 +1085,13 @@ fn via_harbor_gives_the_local_graders_verdicts() {
     let trials = trial_dirs(&jobs);
     assert_eq!(trials.len(), 10, "{trials:#?}");
     let reasons: BTreeSet<&str> = local.values().map(|v| v.1.as_str()).collect();
-    for want in ["AllTestsPassed", "TestsFailed", "PatchFailed", "EmptyPatch"] {
+    for want in [
+        "AllTestsPassed",
+        "TestsFailed",
+        "PatchFailed",
+        "EmptyPatch",
+        "ForgerySuspected",
+    ] {
         assert!(
             reasons.iter().any(|r| r.contains(want)),
             "the demo no longer covers {want}: {reasons:?}"
