@@ -26,7 +26,7 @@ use crate::report::Store;
 use crate::submission::Submission;
 use serde_json::Value;
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
 
@@ -87,14 +87,30 @@ pub(super) fn grade_via_harbor(
         .unwrap_or_else(|e| e.into_inner())
         .dir()
         .join("harbor");
+    let jobs = dir.join("jobs");
+    let mut open: HashMap<String, Pending> = pending
+        .into_iter()
+        .map(|p| {
+            (
+                task_name(&p.key, p.job.attempt, p.job.record.instance_id()),
+                p,
+            )
+        })
+        .collect();
+    // What an earlier Harbor job finished of these very gradings (a run stopped while Harbor
+    // went on, or before it read the job back) is read, not run again.
+    take_finished(&jobs, &mut open, false, store, progress)?;
+    if open.is_empty() {
+        return Ok(());
+    }
     let job_name = format!("grade-{}", job_stamp());
     let tasks_rel = format!("tasks-{job_name}");
     let tasks = dir.join(&tasks_rel);
     let topts = task_options(opts);
-    let mut by_name: HashMap<String, usize> = HashMap::new();
-    let mut written = Vec::new();
-    for (i, p) in pending.iter().enumerate() {
-        let name = task_name(i, p.job.record.instance_id());
+    let mut names: Vec<String> = open.keys().cloned().collect();
+    names.sort();
+    for name in names {
+        let p = &open[&name];
         let oracle = match &p.checked.submission {
             Submission::Patch(bytes) => Ok(Oracle::Patch(bytes.clone())),
             Submission::Tree(tree) => tree.to_tar().map(Oracle::Tree),
@@ -111,57 +127,89 @@ pub(super) fn grade_via_harbor(
             )
             .map_err(|e| e.to_string())
         });
-        match made {
-            Ok(_) => {
-                by_name.insert(name, i);
-                written.push(i);
-            }
-            Err(e) => {
-                let mut v = p.checked.verdict.clone();
-                v.set(Outcome::Error, Reason::GraderFailed, 0.0);
-                v.logs.error = format!("writing the Harbor task for this submission: {e}");
-                progress.event(&store_verdict(store, &p.job, p.key.clone(), v, false)?);
-            }
+        if let Err(e) = made
+            && let Some(p) = open.remove(&name)
+        {
+            let mut v = p.checked.verdict;
+            v.set(Outcome::Error, Reason::GraderFailed, 0.0);
+            v.logs.error = format!("writing the Harbor task for this submission: {e}");
+            progress.event(&store_verdict(store, &p.job, p.key, v, false)?);
         }
     }
-    if written.is_empty() {
+    if open.is_empty() {
         return Ok(());
     }
     progress.note(&format!(
         "harbor: {} task(s) in {}, running them as job {job_name} on `{}` ({} at a time)",
-        written.len(),
+        open.len(),
         tasks.display(),
         harbor.environment,
         concurrency.max(1)
     ));
-    let status = run_harbor(harbor, &dir, &tasks_rel, &job_name, concurrency)?;
-    let mut trials: HashMap<usize, (PathBuf, Value)> = HashMap::new();
-    for (trial, result) in trial_dirs(&dir.join("jobs").join(&job_name)) {
-        let task = result["task_name"].as_str().unwrap_or_default();
-        let local = task.rsplit_once('/').map_or(task, |(_, n)| n);
-        if let Some(&i) = by_name.get(local) {
-            trials.insert(i, (trial, result));
+    let mut child = start_harbor(harbor, &dir, &tasks_rel, &job_name, concurrency)?;
+    let job_dir = jobs.join(&job_name);
+    // Each verdict is stored as soon as its trial is done, so a run stopped here keeps them.
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
         }
-    }
+        take_finished(&job_dir, &mut open, false, store, progress)?;
+        std::thread::sleep(POLL);
+    };
+    take_finished(&job_dir, &mut open, true, store, progress)?;
     let log = dir.join(format!("{job_name}.log"));
-    for i in written {
-        let p = &pending[i];
-        let mut v = p.checked.verdict.clone();
-        match trials.get(&i) {
-            Some((trial, result)) => read_trial(&mut v, &p.checked.submission, trial, result),
-            None => {
-                v.set(Outcome::Error, Reason::VerifierFailed, 0.0);
-                v.logs.error = format!(
-                    "Harbor left no trial for task {} ({status}; its output is in {})",
-                    task_name(i, p.job.record.instance_id()),
-                    log.display()
-                );
-            }
-        }
-        note_crlf(p.checked.crlf, &mut v);
-        progress.event(&store_verdict(store, &p.job, p.key.clone(), v, false)?);
+    for (name, p) in open {
+        let mut v = p.checked.verdict;
+        v.set(Outcome::Error, Reason::VerifierFailed, 0.0);
+        v.logs.error = format!(
+            "Harbor left no trial for task {name} (harbor {status}; its output is in {})",
+            log.display()
+        );
+        progress.event(&store_verdict(store, &p.job, p.key, v, false)?);
     }
     Ok(())
+}
+
+/// How often a running Harbor job is looked at for finished trials.
+const POLL: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Stores the verdict of every trial below `root` that grades one of `open` and is over (it has
+/// its `result.json`, which Harbor writes last), and takes it off `open`. Unless `last`, only a
+/// trial with a conclusive record counts (the verifier's result, or a patch that did not apply):
+/// one that failed otherwise may still be retried by Harbor, or belong to an earlier job.
+fn take_finished(
+    root: &Path,
+    open: &mut HashMap<String, Pending>,
+    last: bool,
+    store: &Mutex<Store>,
+    progress: &dyn Progress,
+) -> Result<(), RunError> {
+    if open.is_empty() || !root.is_dir() {
+        return Ok(());
+    }
+    for (trial, result) in trial_dirs(root) {
+        let task = result["task_name"].as_str().unwrap_or_default();
+        let local = task.rsplit_once('/').map_or(task, |(_, n)| n);
+        if !open.contains_key(local) || !(last || conclusive(&trial)) {
+            continue;
+        }
+        let Some(p) = open.remove(local) else {
+            continue;
+        };
+        let mut v = p.checked.verdict;
+        read_trial(&mut v, &p.checked.submission, &trial, &result);
+        note_crlf(p.checked.crlf, &mut v);
+        progress.event(&store_verdict(store, &p.job, p.key, v, false)?);
+    }
+    Ok(())
+}
+
+/// Whether a finished trial's record decides its verdict whatever comes after: the verifier
+/// wrote its result, or the patch did not apply.
+fn conclusive(trial: &Path) -> bool {
+    trial.join("verifier").join("report.json").is_file()
+        || read_text(&trial.join("agent").join(APPLY_RECORD))
+            .is_some_and(|t| t.starts_with("failed"))
 }
 
 /// What the resume keys of gradings through Harbor hold as their options: the grading options,
@@ -174,10 +222,15 @@ fn harbor_options_digest(opts: &GradeOptions, harbor: &HarborBackend) -> String 
     )
 }
 
-/// The name of the task made for the `i`-th grading: unique in the job, and one Docker takes
-/// for an image (Harbor names the environment's image after it).
-fn task_name(i: usize, id: &str) -> String {
-    let mut name = format!("s{i:05}-{}", task_dir_name(id));
+/// The name of the task made for a grading: its resume key's first 12 digits and its attempt
+/// (so a trial of an earlier job is known for the same grading), then the instance; a name
+/// Docker takes for an image (Harbor names the environment's image after it).
+fn task_name(key: &str, attempt: u32, id: &str) -> String {
+    let mut name = format!(
+        "{}a{attempt}-{}",
+        key.get(..12).unwrap_or(key),
+        task_dir_name(id)
+    );
     name.truncate(120);
     task_dir_name(&name)
 }
@@ -209,21 +262,20 @@ fn job_stamp() -> String {
     format!("{secs}-{}", std::process::id())
 }
 
-/// Runs `harbor run` on the tasks, its output into `dir/<job>.log`; returns how it ended. A
-/// command that cannot be started is the run's error (nothing was graded through it).
-fn run_harbor(
+/// Starts `harbor run` on the tasks, its output into `dir/<job>.log`. A command that cannot be
+/// started is the run's error (nothing was graded through it).
+fn start_harbor(
     harbor: &HarborBackend,
     dir: &Path,
     tasks_rel: &str,
     job_name: &str,
     concurrency: usize,
-) -> Result<String, RunError> {
+) -> Result<std::process::Child, RunError> {
     let (program, args) = harbor
         .command
         .split_first()
         .ok_or_else(|| RunError::Harbor("the Harbor command is empty".into()))?;
-    let log_path = dir.join(format!("{job_name}.log"));
-    let log = fs_err::File::create(&log_path)?;
+    let log = fs_err::File::create(dir.join(format!("{job_name}.log")))?;
     let err = log.file().try_clone()?;
     let mut cmd = Command::new(program);
     cmd.args(args)
@@ -236,16 +288,11 @@ fn run_harbor(
         .stdout(log.into_parts().0)
         .stderr(err);
     tracing::info!(?cmd, "running Harbor");
-    let status = cmd.status().map_err(|e| {
+    cmd.spawn().map_err(|e| {
         RunError::Harbor(format!(
             "cannot run `{}` (set the Harbor command with --harbor-command): {e}",
             harbor.command.join(" ")
         ))
-    })?;
-    Ok(if status.success() {
-        "harbor exited successfully".to_owned()
-    } else {
-        format!("harbor failed: {status}")
     })
 }
 
@@ -332,11 +379,12 @@ mod tests {
 
     #[test]
     fn task_names_are_unique_image_names() {
-        let a = task_name(0, "PyCQA_pyflakes_pr801");
-        let b = task_name(1, "PyCQA_pyflakes_pr801");
-        assert_eq!(a, "s00000-pycqa_pyflakes_pr801");
+        let key = "0123456789abcdef0123";
+        let a = task_name(key, 1, "PyCQA_pyflakes_pr801");
+        let b = task_name(key, 2, "PyCQA_pyflakes_pr801");
+        assert_eq!(a, "0123456789aba1-pycqa_pyflakes_pr801");
         assert_ne!(a, b);
-        let long = task_name(7, &"x".repeat(300));
+        let long = task_name(key, 7, &"x".repeat(300));
         assert!(long.len() <= 120, "{long}");
         assert_eq!(task_dir_name(&long), long);
     }

@@ -990,7 +990,8 @@ fn harbors_registry_takes_every_task_with_our_digests() {
 /// the verdict the local grader gives: outcome, reason, score and every test's outcome. The
 /// demo holds a gold fix, half a fix, an empty patch, three tamperings, another repository's
 /// patch (which does not apply) and two Doc2Repo repositories (whole and partial). Run again,
-/// nothing goes to Harbor: every verdict is resumed.
+/// nothing goes to Harbor: every verdict is resumed from the store, or without it from the
+/// trials Harbor finished.
 #[test]
 #[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
 fn via_harbor_gives_the_local_graders_verdicts() {
@@ -1102,4 +1103,13 @@ fn via_harbor_gives_the_local_graders_verdicts() {
     assert_eq!(verdicts("harbor"), via);
     let job_dirs = std::fs::read_dir(&jobs).unwrap().count();
     assert_eq!(job_dirs, 1, "a resumed run made another Harbor job");
+    // A run whose store lost the verdicts (stopped before it read the job back) takes them
+    // from the trials Harbor finished, without running them again.
+    copy_dir(&runs.join("harbor/harbor"), &runs.join("again/harbor"));
+    grade("again", &harbor);
+    assert_eq!(verdicts("again"), via);
+    let job_dirs = std::fs::read_dir(runs.join("again/harbor/jobs"))
+        .unwrap()
+        .count();
+    assert_eq!(job_dirs, 1, "finished trials were run again");
 }
