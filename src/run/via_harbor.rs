@@ -146,6 +146,7 @@ pub(super) fn grade_via_harbor(
         harbor.environment,
         concurrency.max(1)
     ));
+    let sent = open.len();
     let mut child = start_harbor(harbor, &dir, &tasks_rel, &job_name, concurrency)?;
     let job_dir = jobs.join(&job_name);
     // Each verdict is stored as soon as its trial is done, so a run stopped here keeps them.
@@ -158,6 +159,17 @@ pub(super) fn grade_via_harbor(
     };
     take_finished(&job_dir, &mut open, true, store, progress)?;
     let log = dir.join(format!("{job_name}.log"));
+    if !status.success() && open.len() == sent {
+        // Harbor itself failed (a wrong command or version, no engine): nothing was graded, so
+        // nothing is stored for these submissions and a run with the cause fixed grades them.
+        let output = read_text(&log).unwrap_or_default();
+        return Err(RunError::Harbor(format!(
+            "`{}` failed ({status}) and graded nothing; its output ({}) ends:\n{}",
+            harbor.command.join(" "),
+            log.display(),
+            crate::text::tail(&output, 4_000)
+        )));
+    }
     for (name, p) in open {
         let mut v = p.checked.verdict;
         v.set(Outcome::Error, Reason::VerifierFailed, 0.0);

@@ -1113,3 +1113,44 @@ fn via_harbor_gives_the_local_graders_verdicts() {
         .count();
     assert_eq!(job_dirs, 1, "finished trials were run again");
 }
+
+/// A Harbor command that fails and grades nothing is the run's error, with its output, and
+/// leaves no verdict for what it was sent (a run with the command fixed grades them); what the
+/// host decided alone (the empty patch) is kept. Needs no engine: nothing runs in a container.
+#[test]
+fn a_harbor_that_grades_nothing_fails_the_run_and_stores_no_verdict() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runs = tmp.path().join("runs");
+    let fake = tmp.path().join("harbor.sh");
+    std::fs::write(&fake, "echo no-such-harbor >&2\nexit 3\n").unwrap();
+    let out = bin()
+        .args(["grade", "--dataset"])
+        .arg(fixtures().join("dataset/demo.jsonl"))
+        .arg("--predictions")
+        .arg(fixtures().join("predictions/demo.jsonl"))
+        .args(["--ids", "acme_calc_pr7", "acme_calc_pr71", "--results-dir"])
+        .arg(&runs)
+        .args(["--run-id", "r", "--via-harbor", "--harbor-command"])
+        .arg(format!("sh {}", fake.display()))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("graded nothing"), "{stderr}");
+    let (_, stored) = beyondswe::report::read_run(&runs.join("r")).unwrap();
+    let ids: Vec<&str> = stored
+        .iter()
+        .map(|s| s.verdict.instance_id.as_str())
+        .collect();
+    assert_eq!(ids, ["acme_calc_pr71"], "{stored:#?}");
+    let log = std::fs::read_dir(runs.join("r/harbor"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "log"))
+        .expect("Harbor's output is kept");
+    assert!(
+        std::fs::read_to_string(log)
+            .unwrap()
+            .contains("no-such-harbor")
+    );
+}
