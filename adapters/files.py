@@ -204,12 +204,33 @@ def parent_is_link(root, rel):
 
 
 def chown_tree(root, uid, gid, skip_git=True):
-    os.lchown(root, uid, gid)
-    for rel, kind in walk_tree(root, skip_git).items():
+    """Everything below root (but .git) becomes uid:gid. Only what is not theirs yet is changed:
+    a change of owner copies the whole file up into the container's layer, and a prepared image
+    whose workdir the prepare step gave to the grading's user (`prepare --own-workdir`) leaves
+    only what the submission, the restore and the canaries wrote."""
+    stack = [""]
+    while stack:
+        rel = stack.pop()
+        full = os.path.join(root, rel) if rel else root
         try:
-            os.lchown(os.path.join(root, rel), uid, gid)
+            st = os.lstat(full)
         except OSError:
-            pass
+            continue
+        if st.st_uid != uid or st.st_gid != gid:
+            try:
+                os.lchown(full, uid, gid)
+            except OSError:
+                pass
+        if not stat.S_ISDIR(st.st_mode):
+            continue
+        try:
+            names = os.listdir(full)
+        except OSError:
+            continue
+        for name in names:
+            if skip_git and not rel and name == ".git":
+                continue
+            stack.append(rel + "/" + name if rel else name)
 
 
 def lock_paths(root, rels):

@@ -155,22 +155,45 @@ def kill_leftovers():
     return kill_all(None, ancestors() | main_processes())
 
 
-def ensure_test_user():
-    """A uid/gid with no other use in the image, in /etc/passwd so tools that look it up work.
-    Drawn at random for each grading: containers share the kernel's per-uid accounting, so a
-    fixed uid would let one grading's processes count against another's."""
-    # Never an entry that is already there: under Harbor the agent could have written one.
+TEST_UIDS = (200000, 1 << 30)
+
+
+def fresh_test_uid():
+    """A uid (and gid) no passwd or group entry of the image uses, drawn at random."""
+    used_u, used_g = used_ids()
+    rng = random.SystemRandom()
+    uid = rng.randint(*TEST_UIDS)
+    while uid in used_u or uid in used_g:
+        uid = rng.randint(*TEST_UIDS)
+    return uid
+
+
+def used_ids():
     try:
         import pwd
         import grp
-        used_u = set(p.pw_uid for p in pwd.getpwall())
-        used_g = set(g.gr_gid for g in grp.getgrall())
+        return set(p.pw_uid for p in pwd.getpwall()), set(g.gr_gid for g in grp.getgrall())
     except ImportError:
-        used_u, used_g = set(), set()
-    rng = random.SystemRandom()
-    uid = rng.randint(200000, 1 << 30)
-    while uid in used_u or uid in used_g:
-        uid = rng.randint(200000, 1 << 30)
+        return set(), set()
+
+
+def usable_uid(uid, used_u, used_g):
+    """Whether `uid` (the prepare record's) can be the tests' user: an integer in the range
+    test users are drawn from, and no passwd or group entry's (an agent that had the container
+    may have written one, or the record)."""
+    return (isinstance(uid, int) and not isinstance(uid, bool) and TEST_UIDS[0] <= uid <= TEST_UIDS[1]
+            and uid not in used_u and uid not in used_g)
+
+
+def ensure_test_user(prepared=None):
+    """A uid/gid with no other use in the image, in /etc/passwd so tools that look it up work.
+    Drawn at random (containers share the kernel's per-uid accounting, so a fixed uid would let
+    one grading's processes count against another's), once per prepared image when the prepare
+    step drew it and gave it the workdir (`prepared`): each grading's container is its own, so
+    only gradings of one instance at the same moment share it."""
+    # Never an entry that is already there: under Harbor the agent could have written one.
+    used_u, used_g = used_ids()
+    uid = prepared if usable_uid(prepared, used_u, used_g) else fresh_test_uid()
     name = "%s-%d" % (TEST_USER, uid)
     try:
         with open("/etc/group", "a") as fh:

@@ -254,7 +254,7 @@ def step_lock(ctx):
             with open(setup, encoding="utf-8") as fh:
                 ctx.facts["setup"] = json.load(fh)
     ctx.facts["prepared"] = bool(ctx.state)
-    ctx.uid, ctx.gid = processes.ensure_test_user()
+    ctx.uid, ctx.gid = processes.ensure_test_user(ctx.state.get("test_uid"))
     if ctx.git.available():
         before = ctx.git.sanitize_config()
         expected = ctx.state.get("git_config_sha256")
@@ -388,6 +388,12 @@ def cmd_prepare(args):
         ctx.git.sanitize_config()
         with open(os.path.join(ctx.git.git_dir, "config"), "rb") as fh:
             out["git_config_sha256"] = hashlib.sha256(fh.read()).hexdigest()
+    if args.own_workdir == "yes":
+        # The offline grader's prepared image only (never an image an agent works in, where a
+        # workdir root does not own would stop its git): the workdir is handed to the user
+        # every grading of this image runs the tests as, once here rather than at each grading.
+        out["test_uid"] = processes.fresh_test_uid()
+        files.chown_tree(args.workdir, out["test_uid"], out["test_uid"])
     if not os.path.isdir(args.state_dir):
         os.makedirs(args.state_dir, 0o700)
     os.chmod(args.state_dir, 0o700)
@@ -536,7 +542,7 @@ USAGE = """usage: beyondswe_verify.py COMMAND [--OPTION VALUE ...]
   harbor   --mode separate|shared [--tests-dir /tests] [--logs-dir /logs/verifier]
            [--submission /logs/artifacts/submission.diff]
   capture  --workdir W [--base C] --out PATH [--state-dir /var/lib/beyondswe]
-  prepare  --workdir W [--base C] [--state-dir /var/lib/beyondswe]
+  prepare  --workdir W [--base C] [--state-dir /var/lib/beyondswe] [--own-workdir yes|no]
   classify | decide   (JSON on stdin, for the tests)
 """
 
@@ -550,7 +556,7 @@ COMMANDS = {
     "harbor": ("cmd_harbor", {"mode": REQUIRED, "tests_dir": "/tests", "logs_dir": "/logs/verifier",
                               "submission": COLLECTED_DIFF}),
     "capture": ("cmd_capture", {"workdir": REQUIRED, "base": None, "out": REQUIRED, "state_dir": STATE_DIR}),
-    "prepare": ("cmd_prepare", {"workdir": REQUIRED, "base": None, "state_dir": STATE_DIR}),
+    "prepare": ("cmd_prepare", {"workdir": REQUIRED, "base": None, "state_dir": STATE_DIR, "own_workdir": "no"}),
     "classify": ("cmd_classify", {}),
     "decide": ("cmd_decide", {}),
 }

@@ -141,5 +141,44 @@ class ReadRegular(unittest.TestCase):
         with self.assertRaises(ValueError):
             files.read_regular(fifo)
 
+class ChownTree(unittest.TestCase):
+    """The hand-over to the test user changes only what is not theirs yet (each change copies a
+    file up into the container's layer), never inside the top-level .git, and follows no link."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.tmp)
+        write(os.path.join(self.tmp, "pkg", "a.py"))
+        write(os.path.join(self.tmp, "pkg", "sub", "b.py"))
+        write(os.path.join(self.tmp, ".git", "HEAD"))
+        os.symlink("/etc", os.path.join(self.tmp, "link"))
+        self.calls = []
+        real = os.lchown
+        os.lchown = lambda path, uid, gid: self.calls.append(os.path.relpath(path, self.tmp))
+        self.addCleanup(setattr, os, "lchown", real)
+
+    def test_what_is_theirs_already_is_left(self):
+        st = os.lstat(self.tmp)
+        files.chown_tree(self.tmp, st.st_uid, st.st_gid)
+        self.assertEqual(self.calls, [])
+
+    def test_everything_else_but_git_is_handed_over(self):
+        st = os.lstat(self.tmp)
+        files.chown_tree(self.tmp, st.st_uid + 1, st.st_gid)
+        self.assertEqual(sorted(self.calls), [".", "link", "pkg", "pkg/a.py", "pkg/sub", "pkg/sub/b.py"])
+
+
+class PreparedTestUser(unittest.TestCase):
+    def test_the_prepare_records_uid_is_used_only_when_it_is_free_and_in_range(self):
+        import processes
+        lo, hi = processes.TEST_UIDS
+        self.assertTrue(processes.usable_uid(lo + 5, {0, 1000}, {0}))
+        for bad in (None, 0, 1000, lo - 1, hi + 1, True, "300000", 300000.0):
+            self.assertFalse(processes.usable_uid(bad, {0, 1000}, {0}), bad)
+        # An entry an agent wrote for it, as a user or a group.
+        self.assertFalse(processes.usable_uid(lo + 5, {lo + 5}, set()))
+        self.assertFalse(processes.usable_uid(lo + 5, set(), {lo + 5}))
+
+
 if __name__ == "__main__":
     unittest.main()

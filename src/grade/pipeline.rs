@@ -32,7 +32,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// Bumped when the prepare step changes, so stale prepared images are not reused.
-const PREPARE_VERSION: &str = "3";
+const PREPARE_VERSION: &str = "4";
 /// The setup step script, installed with the verifier in the state directory.
 const SETUP_STEP: &str = "/var/lib/beyondswe/setup_step.sh";
 
@@ -526,9 +526,11 @@ async fn record_baseline<S: Sandbox>(
         .base_commit()
         .map(|b| format!(" --base {}", shell_quote(b)))
         .unwrap_or_default();
-    // In the environment the setup commands left: the prepare step records it for the tests.
+    // In the environment the setup commands left: the prepare step records it for the tests,
+    // and hands the workdir to the user the tests of this image's gradings run as (this image
+    // is the grader's own: no agent works in it).
     let script = format!(
-        "{source}; {FIND_PYTHON}; cd / && \"$PY\" -I {STATE_DIR}/beyondswe_verify.py prepare --workdir {w}{base} --state-dir {STATE_DIR}",
+        "{source}; {FIND_PYTHON}; cd / && \"$PY\" -I {STATE_DIR}/beyondswe_verify.py prepare --workdir {w}{base} --state-dir {STATE_DIR} --own-workdir yes",
         source = adapters::source_setup_env(),
         w = shell_quote(record.workdir())
     );
