@@ -10,6 +10,7 @@
 import importlib
 import os
 import sys
+import time
 
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -51,3 +52,16 @@ def sibling(name):
     if os.path.isfile(os.path.join(HERE, installed + ".py")):
         name = installed
     return importlib.import_module(name)
+
+
+def process_started_at(pid="self"):
+    """When a process of this container started (wall clock), from /proc; None where /proc
+    cannot tell."""
+    try:
+        with open("/proc/%s/stat" % pid, encoding="ascii") as fh:
+            ticks = int(fh.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime", encoding="ascii") as fh:
+            uptime = float(fh.read().split()[0])
+        return time.time() - (uptime - ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return None

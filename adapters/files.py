@@ -138,29 +138,35 @@ def list_dir(root, rel):
 
 def walk_tree(root, skip_git=True):
     """rel path -> 'file' | 'link' | 'other' for everything below root (no link is followed);
-    directories are yielded too, as 'dir'."""
+    directories are yielded too, as 'dir'. The kinds come from the directory listing (no stat
+    of each entry, where the file system gives them)."""
     out = {}
     stack = [""]
     while stack:
         rel = stack.pop()
-        full, names = list_dir(root, rel)
-        for name in names:
-            if skip_git and not rel and name == ".git":
-                continue
-            r = rel + "/" + name if rel else name
-            try:
-                st = os.lstat(os.path.join(full, name))
-            except OSError:
-                continue
-            if stat.S_ISDIR(st.st_mode):
-                out[r] = "dir"
-                stack.append(r)
-            elif stat.S_ISLNK(st.st_mode):
-                out[r] = "link"
-            elif stat.S_ISREG(st.st_mode):
-                out[r] = "file"
-            else:
-                out[r] = "other"
+        full = os.path.join(root, rel) if rel else root
+        try:
+            it = os.scandir(full)
+        except OSError:
+            continue
+        with it:
+            for entry in it:
+                name = entry.name
+                if skip_git and not rel and name == ".git":
+                    continue
+                r = rel + "/" + name if rel else name
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        out[r] = "dir"
+                        stack.append(r)
+                    elif entry.is_symlink():
+                        out[r] = "link"
+                    elif entry.is_file(follow_symlinks=False):
+                        out[r] = "file"
+                    else:
+                        out[r] = "other"
+                except OSError:
+                    continue
     return out
 
 
@@ -203,11 +209,12 @@ def parent_is_link(root, rel):
     return False
 
 
-def chown_tree(root, uid, gid, skip_git=True):
-    """Everything below root (but .git) becomes uid:gid. Only what is not theirs yet is changed:
-    a change of owner copies the whole file up into the container's layer, and a prepared image
-    whose workdir the prepare step gave to the grading's user (`prepare --own-workdir`) leaves
-    only what the submission, the restore and the canaries wrote."""
+def chown_tree(root, uid, gid, skip_git=True, keep=()):
+    """Everything below root (but .git and the paths in `keep`, rel paths that stay as they are:
+    what lock_paths locks) becomes uid:gid. Only what is not theirs yet is changed: a change of
+    owner copies the whole file up into the container's layer, and a prepared image whose workdir
+    the prepare step gave to the grading's user (`prepare --own-workdir`) leaves only what the
+    submission, the restore and the canaries wrote."""
     stack = [""]
     while stack:
         rel = stack.pop()
@@ -216,7 +223,7 @@ def chown_tree(root, uid, gid, skip_git=True):
             st = os.lstat(full)
         except OSError:
             continue
-        if st.st_uid != uid or st.st_gid != gid:
+        if (st.st_uid != uid or st.st_gid != gid) and rel not in keep:
             try:
                 os.lchown(full, uid, gid)
             except OSError:
@@ -233,11 +240,36 @@ def chown_tree(root, uid, gid, skip_git=True):
             stack.append(rel + "/" + name if rel else name)
 
 
+def lock_dirs(rels):
+    """Every directory from the root ("") down to the files `rels`."""
+    dirs = set()
+    for rel in rels:
+        d = os.path.dirname(rel)
+        while True:
+            dirs.add(d)
+            if not d:
+                break
+            d = os.path.dirname(d)
+    return dirs
+
+
+def lock_set(rels):
+    """Every rel path lock_paths(root, rels) makes root's: the files, the directories down to
+    them and those directories' __pycache__. chown_tree leaves them be (`keep`), so a file that
+    is root's already (a prepared image locks the base's test files once) is not handed over and
+    taken back, each a copy of the whole file."""
+    out = set(rels)
+    for d in lock_dirs(rels):
+        out.add(d)
+        out.add(d + "/__pycache__" if d else "__pycache__")
+    return out
+
+
 def lock_paths(root, rels):
     """The files `rels` become root's and read-only; every directory from root down to them
     becomes root's with the sticky bit (others may add files but not replace these), and gets a
-    root-owned empty __pycache__ so no bytecode can be planted for them."""
-    dirs = set()
+    root-owned empty __pycache__ so no bytecode can be planted for them. What is so already is
+    left as it is (a prepared image locks the base's test files once)."""
     for rel in rels:
         full = os.path.join(root, rel)
         try:
@@ -245,21 +277,36 @@ def lock_paths(root, rels):
         except OSError:
             continue
         if stat.S_ISREG(st.st_mode):
-            os.chown(full, 0, 0)
-            os.chmod(full, (st.st_mode & 0o111) | 0o644)
-        d = os.path.dirname(rel)
-        while True:
-            dirs.add(d)
-            if not d:
-                break
-            d = os.path.dirname(d)
-    for d in sorted(dirs):
+            if st.st_uid != 0 or st.st_gid != 0:
+                os.chown(full, 0, 0)
+            want = (st.st_mode & 0o111) | 0o644
+            if stat.S_IMODE(st.st_mode) != want:
+                os.chmod(full, want)
+    for d in sorted(lock_dirs(rels)):
         full = os.path.join(root, d) if d else root
-        if os.path.islink(full) or not os.path.isdir(full):
+        try:
+            st = os.lstat(full)
+        except OSError:
             continue
-        os.chown(full, 0, 0)
-        os.chmod(full, 0o1777)
+        if not stat.S_ISDIR(st.st_mode):
+            continue
+        if st.st_uid != 0 or st.st_gid != 0:
+            os.chown(full, 0, 0)
+        if stat.S_IMODE(st.st_mode) != 0o1777:
+            os.chmod(full, 0o1777)
         cache = os.path.join(full, "__pycache__")
+        if empty_root_dir(cache):
+            continue
         if lexists(cache):
             remove_entry(cache)
         os.mkdir(cache, 0o755)
+
+
+def empty_root_dir(path):
+    """Whether path is an empty directory (not a link) of root's that no one else may write."""
+    try:
+        st = os.lstat(path)
+        return (stat.S_ISDIR(st.st_mode) and st.st_uid == 0 and st.st_gid == 0
+                and not st.st_mode & 0o022 and not os.listdir(path))
+    except OSError:
+        return False

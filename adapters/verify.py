@@ -147,6 +147,9 @@ class Ctx(object):
         self.manifest = None
         # What `git apply` said the submission's patch touches (step_apply).
         self.applied_paths = []
+        # The restore step's covered files the prepared image has as the base has them, with
+        # their signatures before the apply (restore.note_prepared_clean).
+        self.prepared_clean = {}
         # Someone had the container before the verifier (Harbor's agent, as root): nothing it
         # could have rewritten (the prepare record, the interpreter) is taken on trust.
         self.shared_container = bool(spec.get("shared_container"))
@@ -177,7 +180,7 @@ def grade(spec):
     ctx = Ctx(spec)
     t = time.time()
     ctx.repo_paths = [ctx.workdir]
-    ctx.facts["timings"]["interpreter"] = round(max(0.0, LOADED_AT - process_started_at()), 3)
+    ctx.facts["timings"]["interpreter"] = round(max(0.0, LOADED_AT - (common.process_started_at() or LOADED_AT)), 3)
     try:
         t_lock = time.time()
         step_lock(ctx)
@@ -265,6 +268,7 @@ def step_lock(ctx):
 def grade_issue(ctx):
     spec = ctx.spec
     gold_kinds = static_step.gold_static_kinds(ctx)
+    restore.note_prepared_clean(ctx)
     if not submission.step_apply(ctx):
         return
     scrub.step_scrub(ctx)
@@ -307,7 +311,7 @@ def grade_issue(ctx):
 
 def lock_sub_owned(ctx, locked):
     """The workdir becomes the test user's, but for .git and the locked test baseline."""
-    files.chown_tree(ctx.workdir, ctx.uid, ctx.gid)
+    files.chown_tree(ctx.workdir, ctx.uid, ctx.gid, keep=files.lock_set(locked))
     files.lock_paths(ctx.workdir, locked)
     gitobjects.hide_git(ctx)
 
@@ -315,19 +319,6 @@ def lock_sub_owned(ctx, locked):
 def decide(facts):
     """The verdict from the facts (beyondswe_decide.decide): (verdict, reason, score)."""
     return decide_module.decide(facts)
-
-
-def process_started_at():
-    """When this process started (wall clock), from /proc: the interpreter's own start-up cost
-    is then a timing like the others. Now, where /proc cannot tell."""
-    try:
-        with open("/proc/self/stat", encoding="ascii") as fh:
-            ticks = int(fh.read().rsplit(")", 1)[1].split()[19])
-        with open("/proc/uptime", encoding="ascii") as fh:
-            uptime = float(fh.read().split()[0])
-        return time.time() - (uptime - ticks / os.sysconf("SC_CLK_TCK"))
-    except (OSError, ValueError, IndexError):
-        return time.time()
 
 
 def write_json(path, data):
@@ -392,8 +383,15 @@ def cmd_prepare(args):
         # The offline grader's prepared image only (never an image an agent works in, where a
         # workdir root does not own would stop its git): the workdir is handed to the user
         # every grading of this image runs the tests as, once here rather than at each grading.
+        # The base's covered files as the base has them (the restore step then reads only those
+        # something of the grading rewrote), and its test files and configuration locked as each
+        # grading locks them, here once rather than as a copy of every test file per grading.
         out["test_uid"] = processes.fresh_test_uid()
-        files.chown_tree(args.workdir, out["test_uid"], out["test_uid"])
+        clean = restore.prepared_clean_paths(ctx) if ctx.git.available() else []
+        out["restore_clean"] = clean
+        locked = restore.lockable(clean)
+        files.chown_tree(args.workdir, out["test_uid"], out["test_uid"], keep=files.lock_set(locked))
+        files.lock_paths(args.workdir, locked)
     if not os.path.isdir(args.state_dir):
         os.makedirs(args.state_dir, 0o700)
     os.chmod(args.state_dir, 0o700)

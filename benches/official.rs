@@ -20,7 +20,8 @@
 //! last two cost much more than the first, whoever runs them.
 //!
 //! Rounds are interleaved per instance (ours, then the official replay), so both see the same
-//! machine. Run with `cargo bench --bench official -- N` (N rounds, default 7; needs the Docker
+//! machine; before each timed run the disk is synced (untimed), so no run pays for the writes
+//! of the one before it. Run with `cargo bench --bench official -- N` (N rounds, default 7; needs the Docker
 //! engine; builds the fixture images first if they are missing). The instances are the fixtures',
 //! or those of `BEYONDSWE_BENCH_DATASET` (issue instances from real projects, made by
 //! `scripts/make-bench-project.py`). A Markdown table on stdout, progress on stderr.
@@ -253,6 +254,13 @@ async fn plain_cold(sandbox: &DockerSandbox, rec: &Record, prepared: &str) -> f6
     secs
 }
 
+/// Untimed, before each timed run: the page cache's dirty pages written out, so that neither
+/// side's run pays for the writes the run before it left (the official replay's `git gc`
+/// rewrites a whole pack, which the disk then writes while the next run works).
+fn settle() {
+    let _ = std::process::Command::new("sync").status();
+}
+
 fn main() {
     let rounds = repetitions(7);
     build_images();
@@ -297,6 +305,7 @@ fn main() {
         );
         for round in 0..rounds {
             eprintln!("{}: round {}/{rounds}…", rec.instance_id(), round + 1);
+            settle();
             let t = Instant::now();
             let v = rt.block_on(grade::grade(&sandbox, input, &opts));
             ours.push(t.elapsed().as_secs_f64());
@@ -304,9 +313,11 @@ fn main() {
             tests.push(v.timings.get("tests").copied().unwrap_or(f64::NAN));
             if rec.family() != Family::Doc2Repo {
                 let prepared = v.prepared_image.clone().expect("a prepared image");
+                settle();
                 cold.push(rt.block_on(plain_cold(&sandbox, rec, &prepared)));
             }
             verifier.push(v.timings.get("verifier").copied().unwrap_or(f64::NAN));
+            settle();
             let (wall, pytest, ok, as_user) =
                 rt.block_on(official(&sandbox, rec, &gold_tree, suite.as_deref()));
             assert!(ok);

@@ -168,6 +168,60 @@ class ChownTree(unittest.TestCase):
         self.assertEqual(sorted(self.calls), [".", "link", "pkg", "pkg/a.py", "pkg/sub", "pkg/sub/b.py"])
 
 
+class LockedOnce(unittest.TestCase):
+    """A prepared image locks the base's test files once; a grading then changes nothing that is
+    locked already, and the hand-over passes over what is to stay root's."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.tmp)
+        write(os.path.join(self.tmp, "tests", "unit", "test_a.py"))
+        write(os.path.join(self.tmp, "pkg", "a.py"))
+
+    def test_lock_set_names_the_files_their_directories_and_caches(self):
+        self.assertEqual(files.lock_set(["tests/unit/test_a.py"]),
+                         {"tests/unit/test_a.py", "tests/unit", "tests", "", "tests/unit/__pycache__",
+                          "tests/__pycache__", "__pycache__"})
+
+    def test_the_hand_over_passes_over_the_lock_set(self):
+        calls = []
+        real = os.lchown
+        os.lchown = lambda path, uid, gid: calls.append(os.path.relpath(path, self.tmp))
+        self.addCleanup(setattr, os, "lchown", real)
+        st = os.lstat(self.tmp)
+        files.chown_tree(self.tmp, st.st_uid + 1, st.st_gid, keep=files.lock_set(["tests/unit/test_a.py"]))
+        self.assertEqual(sorted(calls), ["pkg", "pkg/a.py"])
+
+    @unittest.skipUnless(os.geteuid() == 0, "changes owners: root only")
+    def test_a_second_lock_changes_nothing_and_a_cache_with_content_is_remade(self):
+        rels = ["tests/unit/test_a.py"]
+        files.lock_paths(self.tmp, rels)
+        cache = os.path.join(self.tmp, "tests", "unit", "__pycache__")
+        self.assertTrue(files.empty_root_dir(cache))
+        before = {p: os.lstat(os.path.join(self.tmp, p)).st_ctime_ns for p in rels + ["tests/unit/__pycache__"]}
+        files.lock_paths(self.tmp, rels)
+        after = {p: os.lstat(os.path.join(self.tmp, p)).st_ctime_ns for p in rels + ["tests/unit/__pycache__"]}
+        self.assertEqual(before, after)
+        # Bytecode planted in a cache, or a cache others may write, is not taken as locked.
+        write(os.path.join(cache, "test_a.cpython-311.pyc"))
+        self.assertFalse(files.empty_root_dir(cache))
+        files.lock_paths(self.tmp, rels)
+        self.assertEqual(os.listdir(cache), [])
+        os.chmod(cache, 0o777)
+        self.assertFalse(files.empty_root_dir(cache))
+        files.lock_paths(self.tmp, rels)
+        self.assertTrue(files.empty_root_dir(cache))
+        st = os.lstat(os.path.join(self.tmp, "tests", "unit", "test_a.py"))
+        self.assertEqual((st.st_uid, st.st_mode & 0o777), (0, 0o644))
+        self.assertEqual(os.lstat(os.path.join(self.tmp, "tests")).st_mode & 0o7777, 0o1777)
+
+    def test_a_link_or_a_file_is_no_empty_root_dir(self):
+        os.symlink(self.tmp, os.path.join(self.tmp, "ln"))
+        self.assertFalse(files.empty_root_dir(os.path.join(self.tmp, "ln")))
+        self.assertFalse(files.empty_root_dir(os.path.join(self.tmp, "pkg", "a.py")))
+        self.assertFalse(files.empty_root_dir(os.path.join(self.tmp, "missing")))
+
+
 class PreparedTestUser(unittest.TestCase):
     def test_the_prepare_records_uid_is_used_only_when_it_is_free_and_in_range(self):
         import processes

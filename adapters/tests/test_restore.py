@@ -166,5 +166,71 @@ class StepRestore(unittest.TestCase):
         self.assertEqual(ctx.flags["tests_restored"], [])
 
 
+class PreparedClean(unittest.TestCase):
+    """The restore reads only the covered files that something of the grading rewrote: the
+    prepare step records which files the image has as the base has them, and a file is taken as
+    still so only if its inode is unchanged since before the apply and changed last well before
+    the container started."""
+
+    def setUp(self):
+        self.repo = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.repo)
+        write(os.path.join(self.repo, "tests", "test_a.py"), "def test_a():\n    assert 1 + 1 == 2\n")
+        write(os.path.join(self.repo, "tests", "test_b.py"), "def test_b():\n    assert 2\n")
+        write(os.path.join(self.repo, "src", "calc.py"), "x = 1\n")
+        run = lambda *a: subprocess.run(["git"] + list(a), cwd=self.repo, check=True, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE).stdout.decode()
+        run("init", "-q")
+        run("add", "-A")
+        run("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "base")
+        self.base = run("rev-parse", "HEAD").strip()
+        write(os.path.join(self.repo, "tests", "test_b.py"), "def test_b():\n    pass\n")
+        ctx = verify.Ctx({"workdir": self.repo, "base_commit": self.base})
+        # At prepare: test_b.py differs from the base, so only test_a.py is recorded.
+        self.clean = restore.prepared_clean_paths(ctx)
+        write(os.path.join(self.repo, "tests", "test_b.py"), "def test_b():\n    assert 2\n")
+
+    def ctx(self, started, shared=False):
+        ctx = verify.Ctx({"workdir": self.repo, "base_commit": self.base, "shared_container": shared})
+        ctx.state = {"restore_clean": self.clean}
+        real = restore.common.process_started_at
+        restore.common.process_started_at = lambda pid="self": started
+        try:
+            restore.note_prepared_clean(ctx)
+        finally:
+            restore.common.process_started_at = real
+        return ctx
+
+    def test_prepare_records_only_covered_files_as_the_base_has_them(self):
+        self.assertEqual(self.clean, ["tests/test_a.py"])
+
+    def test_an_unchanged_file_is_not_read_and_a_rewritten_one_is_restored(self):
+        import time
+        ctx = self.ctx(time.time() + 60)
+        self.assertEqual(sorted(ctx.prepared_clean), ["tests/test_a.py"])
+        reads = []
+        real = restore.gitobjects.blob_sha
+        restore.gitobjects.blob_sha = lambda path, n: reads.append(os.path.relpath(path, self.repo)) or real(path, n)
+        self.addCleanup(setattr, restore.gitobjects, "blob_sha", real)
+        restore.step_restore(ctx)
+        self.assertEqual(reads, ["tests/test_b.py"])
+        self.assertEqual(sorted(ctx.facts["locked"]), ["tests/test_a.py", "tests/test_b.py"])
+        # The apply rewrites test_a.py after the note: it is read and put back.
+        ctx = self.ctx(time.time() + 60)
+        time.sleep(0.01)
+        write(os.path.join(self.repo, "tests", "test_a.py"), "def test_a():\n    pass\n")
+        del reads[:]
+        restore.step_restore(ctx)
+        self.assertIn("tests/test_a.py", reads)
+        self.assertEqual(read(os.path.join(self.repo, "tests", "test_a.py")), "def test_a():\n    assert 1 + 1 == 2\n")
+        self.assertEqual(ctx.flags["tests_restored"], ["tests/test_a.py"])
+
+    def test_files_written_near_the_containers_start_or_a_shared_container_are_read(self):
+        import time
+        self.assertEqual(self.ctx(time.time()).prepared_clean, {})
+        self.assertEqual(self.ctx(time.time() + 60, shared=True).prepared_clean, {})
+        self.assertEqual(self.ctx(None).prepared_clean, {})
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -32,7 +32,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// Bumped when the prepare step changes, so stale prepared images are not reused.
-const PREPARE_VERSION: &str = "4";
+const PREPARE_VERSION: &str = "5";
 /// The setup step script, installed with the verifier in the state directory.
 const SETUP_STEP: &str = "/var/lib/beyondswe/setup_step.sh";
 
