@@ -34,7 +34,9 @@ _CONFIG = json.loads(sys.stdin.read())
 sys.stdin.close()
 _REPO = [os.path.realpath(p) for p in _CONFIG.get("repo_paths", [])]
 _PRIVATE = [os.path.realpath(p) for p in _CONFIG.get("private_paths", [])]
-_TESTS = [os.path.realpath(p) for p in _CONFIG.get("test_paths", [])]
+# Resolved by the verifier (root) before this process started: nothing of the test user ran in
+# between, and resolving thousands of them here, cold, costs more than the runner's start-up.
+_TESTS = [os.path.normpath(p) for p in _CONFIG.get("test_paths", []) if p]
 _PROTECTED = tuple(_CONFIG.get("protected_modules", ["pytest", "_pytest", "pluggy"]))
 _SELF = os.path.realpath(__file__)
 _MAX_EVENT = 64 * 1024
@@ -102,6 +104,15 @@ def _under(path, roots):
     return False
 
 
+_TESTS_SET = frozenset(_TESTS)
+_TESTS_PREFIXES = tuple(p + os.sep for p in _TESTS)
+
+
+def _under_tests(path):
+    """_under(path, _TESTS) for thousands of test files: a set and one C-level prefix check."""
+    return bool(path) and (path in _TESTS_SET or path.startswith(_TESTS_PREFIXES))
+
+
 # Files and directories that belong to the clean interpreter: the standard library and every
 # sys.path entry outside the repository at start-up. Code from anywhere else is "repository code".
 _TRUSTED = []
@@ -109,7 +120,7 @@ for _p in sys.path:
     if not _p:
         continue
     _rp = os.path.realpath(_p)
-    if not _under(_rp, _REPO) and not _under(_rp, _TESTS):
+    if not _under(_rp, _REPO) and not _under_tests(_rp):
         _TRUSTED.append(_rp)
 _TRUSTED.append(os.path.dirname(_SELF))
 _TRUSTED_PREFIXES = tuple(p.rstrip(os.sep) + os.sep for p in _TRUSTED if p != os.sep and
@@ -137,7 +148,7 @@ def _is_trusted_file(filename):
     if filename.startswith("<frozen"):
         return True
     real = _real(filename)
-    if _under(real, _TESTS):
+    if _under_tests(real):
         return True
     if _under(real, _REPO):
         return False
@@ -176,7 +187,7 @@ _GUARDED_ROOTS = []
 def _guarded_file(filename):
     """The grader's, pytest's and the tests' own files: nobody may mint code in their name."""
     real = _real(filename)
-    return real == _SELF or _under(real, _TESTS) or _under(real, _GUARDED_ROOTS)
+    return real == _SELF or _under_tests(real) or _under(real, _GUARDED_ROOTS)
 
 
 def _audit(event, args):
@@ -268,14 +279,14 @@ if _AUDIT:
 # Step 2: no repository path while pytest and its plugins are imported.
 _removed = []
 for _i, _p in enumerate(list(sys.path)):
-    if not _p or _under(os.path.realpath(_p), _REPO) or _under(os.path.realpath(_p), _TESTS):
+    if not _p or _under(os.path.realpath(_p), _REPO) or _under_tests(os.path.realpath(_p)):
         _removed.append((_i, _p))
 for _i, _p in reversed(_removed):
     del sys.path[_i]
 for _name in list(sys.modules):
     _m = sys.modules.get(_name)
     _f = getattr(_m, "__file__", None)
-    if _f and (_under(os.path.realpath(_f), _REPO) or _under(os.path.realpath(_f), _TESTS)):
+    if _f and (_under(os.path.realpath(_f), _REPO) or _under_tests(os.path.realpath(_f))):
         # Imported during start-up from the repository (a .pth of the image's editable install).
         del sys.modules[_name]
 

@@ -47,7 +47,10 @@ def run_tests(ctx, ids, cwd, rootdir, extra_args, test_paths, prepend, timeout):
     args = ["-o", "addopts=", "-p", "no:cacheprovider", "--rootdir=" + rootdir, "--confcutdir=" + rootdir,
             "-q", "-rN", "--continue-on-collection-errors", "--junitxml=" + junit] + extra_args
     config = {
-        "args": args, "ids": ids, "repo_paths": ctx.repo_paths, "test_paths": test_paths,
+        "args": args, "ids": ids, "repo_paths": ctx.repo_paths,
+        # Resolved here, as root and while the tree is warm: the runner takes them as they are
+        # (thousands of files on a real project, each a chain of lookups, cold, as the test user).
+        "test_paths": [os.path.realpath(p) for p in test_paths],
         "private_paths": ctx.private + ([ctx.spec["tests_dir"]] if ctx.spec.get("tests_dir") else []),
         "protected_modules": files.RULES["protected_modules"], "plugins": ctx.plugins,
         "prepend_paths": prepend, "image_paths": ctx.image_paths, "short_messages": ctx.doc2repo,
