@@ -265,6 +265,13 @@ def lock_set(rels):
     return out
 
 
+def hand_over(root, uid, gid, locked):
+    """The tree below root (but .git) becomes uid:gid's, but for `locked`, which lock_paths makes
+    root's: what is as it should be already is left as it is."""
+    chown_tree(root, uid, gid, keep=lock_set(locked))
+    lock_paths(root, locked)
+
+
 def lock_paths(root, rels):
     """The files `rels` become root's and read-only; every directory from root down to them
     becomes root's with the sticky bit (others may add files but not replace these), and gets a

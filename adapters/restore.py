@@ -50,19 +50,19 @@ def signature(path):
     return (st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
+def matches_base(ctx, path, mode, oid):
+    """Whether the workdir has `path` as the base has it (blob `oid`, `mode`), through no link;
+    also the blob id and mode it has now."""
+    current, cur_mode = gitobjects.blob_sha(os.path.join(ctx.workdir, path), ctx.algo_len)
+    ok = current == oid and cur_mode == mode and not files.parent_is_link(ctx.workdir, path)
+    return ok, current, cur_mode
+
+
 def prepared_clean_paths(ctx):
     """At prepare (the offline grader's prepared image): the covered paths of the base that the
     image has as the base has them, and through no link."""
     listing = gitobjects.base_listing(ctx)
-    clean = []
-    for path in sorted(listing):
-        if files.classify(path) is None:
-            continue
-        mode, oid = listing[path]
-        current, cur_mode = gitobjects.blob_sha(os.path.join(ctx.workdir, path), ctx.algo_len)
-        if current == oid and cur_mode == mode and not files.parent_is_link(ctx.workdir, path):
-            clean.append(path)
-    return clean
+    return [p for p in sorted(listing) if files.classify(p) is not None and matches_base(ctx, p, *listing[p])[0]]
 
 
 # A covered file is taken as the prepared image's only if its inode changed last this long before
@@ -109,8 +109,8 @@ def restore_tracked(ctx, listing, keep, f2p):
                     and not files.parent_is_link(ctx.workdir, path)):
                 restored_ok.append(path)
                 continue
-            current, cur_mode = gitobjects.blob_sha(os.path.join(ctx.workdir, path), ctx.algo_len)
-            if current == oid and cur_mode == mode and not files.parent_is_link(ctx.workdir, path):
+            ok, current, cur_mode = matches_base(ctx, path, mode, oid)
+            if ok:
                 restored_ok.append(path)
                 continue
             if path in keep and path not in f2p:

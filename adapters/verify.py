@@ -311,8 +311,7 @@ def grade_issue(ctx):
 
 def lock_sub_owned(ctx, locked):
     """The workdir becomes the test user's, but for .git and the locked test baseline."""
-    files.chown_tree(ctx.workdir, ctx.uid, ctx.gid, keep=files.lock_set(locked))
-    files.lock_paths(ctx.workdir, locked)
+    files.hand_over(ctx.workdir, ctx.uid, ctx.gid, locked)
     gitobjects.hide_git(ctx)
 
 
@@ -387,11 +386,9 @@ def cmd_prepare(args):
         # something of the grading rewrote), and its test files and configuration locked as each
         # grading locks them, here once rather than as a copy of every test file per grading.
         out["test_uid"] = processes.fresh_test_uid()
-        clean = restore.prepared_clean_paths(ctx) if ctx.git.available() else []
+        clean = restore.prepared_clean_paths(ctx)
         out["restore_clean"] = clean
-        locked = restore.lockable(clean)
-        files.chown_tree(args.workdir, out["test_uid"], out["test_uid"], keep=files.lock_set(locked))
-        files.lock_paths(args.workdir, locked)
+        files.hand_over(args.workdir, out["test_uid"], out["test_uid"], restore.lockable(clean))
     if not os.path.isdir(args.state_dir):
         os.makedirs(args.state_dir, 0o700)
     os.chmod(args.state_dir, 0o700)
