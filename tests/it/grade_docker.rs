@@ -1089,3 +1089,40 @@ fn canaries_alone_catch_a_forger_the_static_step_cannot_see() {
         }
     }
 }
+
+/// The restore step reads only the covered files that something of the grading rewrote, once the
+/// prepared image is older than its margin. Against that: the adversarial suite's
+/// `restore-skip-same-size-weakened-test`, a P2P test weakened in place to the same size and mode
+/// beside a regression it would hide. Graded when the skip is active (the gold grading first, so
+/// the prepared image exists and is older than the margin), it must still be read and restored.
+#[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
+fn the_restore_still_reads_a_test_weakened_to_the_same_size_in_an_aged_prepared_image() {
+    let g = Grader::new();
+    let v = g.grade(CALC, &gold(CALC));
+    assert_eq!(v.verdict, Outcome::Resolved, "{v:?}");
+    // The restore's margin: a file counts as the image's if it changed last 2 s before the start.
+    std::thread::sleep(Duration::from_millis(2500));
+    let v = g.grade(CALC, &gold(CALC));
+    assert_eq!(v.verdict, Outcome::Resolved, "{v:?}");
+    assert!(v.timings.contains_key("note_clean"), "{:?}", v.timings);
+    assert!(v.flags.tests_restored.is_empty(), "{:?}", v.flags);
+    let patch = std::fs::read_to_string(
+        fixtures().join("adversarial/patches/restore-skip-same-size-weakened-test.patch"),
+    )
+    .unwrap();
+    let v = g.grade(CALC, &patch);
+    assert_eq!(v.verdict, Outcome::Unresolved, "{v:?}");
+    assert_eq!(
+        v.flags.tests_restored,
+        vec!["tests/test_calc.py".to_owned()],
+        "{:?}",
+        v.flags
+    );
+    assert_eq!(
+        v.pass_to_pass.get("tests/test_calc.py::test_add_ints"),
+        Some(&TestOutcome::Failed),
+        "{:?}",
+        v.pass_to_pass
+    );
+}
