@@ -1,56 +1,78 @@
-# beyondswe canaries: clones of a suite's own tests that the tests' process cannot tell from them.
+# beyondswe canary groups: each test that matters hidden among mutants of itself, under a key the
+# tested process never sees.
 #
 # In the repository this is adapters/canaries.py; beside the verifier it is installed as
-# beyondswe_canaries.py. The verifier (adapters/canary_steps.py) plans the canaries as root before the
-# tests run and judges them from the outcomes after. Everything here works on source text and
-# outcome maps, with no file or process of its own; unit tests: adapters/tests/test_canaries.py.
+# beyondswe_canaries.py. The verifier (adapters/canary_steps.py) plans the groups as root before
+# the tests run, keeps the key in its own memory, and judges the groups from the outcomes after.
+# Everything here works on source text and outcome maps, with no file or process of its own;
+# unit tests: adapters/tests/test_canaries.py.
 #
-# For one template (a real test of the suite, one the grading's ids name where it can) two
-# clones go into the same scope:
-#   twin    the template's code unchanged: where the template passes, it must not fail;
-#   poison  the template with one of its own top-level assertions negated: where the template
-#           passed, it cannot pass, so both passing means the outcomes were forged.
-# Nothing marks them. Names are made from the words of the module's own test names (and its
-# identifiers), with the template's prefix so the same collection pattern picks them up;
-# positions are random gaps of the template's scope (after it, where the file's order is the
-# run's order); decorators (parametrisation, marks, skips) and signatures (fixtures) are the
-# template's; the negated assertion is one the template makes, written the way tests write it
-# (`==` becomes `!=`, `assertTrue` becomes `assertFalse`). A new random plan at every grading.
+# A group is built from one test (the template) and one of its assertions (the site): a
+# top-level assertion, alone on its lines, that compares the value under test with a literal
+# (`assert f(x) == 5`, `assert "a" == g()`, `self.assertEqual(f(x), 5)`). The group's k+1
+# variants are the template with that literal replaced by k+1 distinct values of its type: the
+# real value and k mutants. For code whose results are deterministic and whose equality is
+# ordinary, "the real variant passes" implies "each mutant fails", for any implementation.
 #
-# A contradiction is proof only when it holds again with each test run alone in a fresh
-# interpreter (`solo`), so a test that depends on order, on shared state or on chance is flaky,
-# not forged, and a template that did not pass every time has not passed.
+# Every variant, the real one included, is presented the same way: a fresh name made of the
+# module's own words (the public name is gone), the literal written by the same renderer, the
+# template's decorators and signature, all of the group written in shuffled order where the
+# template was, in one write. Which variant is real (the key) is drawn by the caller's random
+# source at every grading and lives only in the records this module returns.
+#
+# The verdict rule (judge): two or more variants of a group passing, or a variant with no result
+# while the run finished and its group ran, is proof, once it holds again when the group runs
+# alone (`solo`); a passing mutant beside a failing real variant is what wrong honest code does,
+# and no flag. The real variant's outcome is the template's, mapped back to its public id.
 # Python 3.8+ (end positions in the ast); on an older interpreter nothing is planted.
 import ast
-import builtins
 import keyword
 import re
 
-# Compare operators: (how the source spells each, its exact negation).
-FLIP_OPS = {ast.Eq: (r"==", "!="), ast.NotEq: (r"!=", "=="), ast.In: (r"in", "not in"),
-            ast.NotIn: (r"not\s+in", "in"), ast.Is: (r"is", "is not"), ast.IsNot: (r"is\s+not", "is")}
-# unittest assertions whose pair fails exactly where they pass.
-UNITTEST_FLIPS = {
-    "assertEqual": "assertNotEqual", "assertNotEqual": "assertEqual",
-    "assertTrue": "assertFalse", "assertFalse": "assertTrue",
-    "assertIn": "assertNotIn", "assertNotIn": "assertIn",
-    "assertIs": "assertIsNot", "assertIsNot": "assertIs",
-    "assertIsNone": "assertIsNotNone", "assertIsNotNone": "assertIsNone",
-    "assertIsInstance": "assertNotIsInstance", "assertNotIsInstance": "assertIsInstance",
-}
 # Arguments through which a test depends on its own name: a clone of it would not behave alike.
 NAME_BOUND_ARGS = frozenset(["request", "snapshot", "data_regression", "file_regression", "num_regression",
                              "image_regression", "ndarrays_regression", "dataframe_regression",
                              "original_datadir", "datadir", "shared_datadir", "record_property",
-                             "record_testsuite_property", "record_xml_attribute"])
+                             "record_testsuite_property", "record_xml_attribute", "benchmark"])
 NAME_BOUND_ATTRS = frozenset(["_testMethodName", "_outcome", "__name__", "__qualname__"])
 # Words of tools that key a test's expectations by its name (snapshot, approval, golden-file and
-# recorded-HTTP libraries) or read it: a module that mentions one gets no canary, since a clone
+# recorded-HTTP libraries) or read it: a module that mentions one gets no group, since a variant
 # under another name finds no recording and fails where its template passes.
 NAME_BOUND_WORDS = re.compile(rb"snapshot|approvaltests|approvals|golden|regtest|_regression\b|cassette|vcr"
-                              rb"|betamax|PYTEST_CURRENT_TEST|nodeid|node\.name|_testMethodName", re.I)
-BUILTINS = frozenset(dir(builtins))
+                              rb"|betamax|PYTEST_CURRENT_TEST|nodeid|node\.name|_testMethodName|pytest_dependency"
+                              rb"|mark\.dependency|depends\s*=", re.I)
+# Decorators that make a test's outcome something other than its body's (expected failures,
+# reruns and retries would turn one failing mutant into a pass or a rerun).
+OUTCOME_DECORATORS = re.compile(rb"xfail|flaky|rerun|retry|repeat|expectedFailure", re.I)
 WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+PASSED = ("passed", "xpassed")
+SOLO_ROUNDS = 2
+MAX_K = 19
+LOWER, UPPER, DIGITS = "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "0123456789"
+
+
+# ---------------------------------------------------------------------------------------------
+# How many mutants a group gets
+
+def k_for(groups):
+    """Mutants per group for `groups` FAIL_TO_PASS groups, so that a forger choosing blindly
+    passes all of them undetected with a chance of at most 1 in 20 for one group and at most 1
+    in 100 from two up: 19 for one; else the smallest k with (k+1)**groups >= 100."""
+    if groups <= 1:
+        return MAX_K
+    k = 1
+    while (k + 1) ** groups < 100:
+        k += 1
+    return k
+
+
+def forge_chance(sizes):
+    """The chance that a forger who cannot tell the variants apart picks the real one in every
+    group: the product of 1/(k+1) over the groups' sizes (k+1). 1.0 with no group."""
+    p = 1.0
+    for n in sizes:
+        p /= max(1, n)
+    return p
 
 
 # ---------------------------------------------------------------------------------------------
@@ -83,7 +105,7 @@ def parse(source):
         if not isinstance(source, str):
             source.decode("utf-8")
         module = Module(source)
-    except (SyntaxError, ValueError, UnicodeError):
+    except (SyntaxError, ValueError, UnicodeError, MemoryError, RecursionError):
         return None
     if module.tree.body and not hasattr(module.tree.body[0], "end_lineno"):
         return None
@@ -108,6 +130,19 @@ def scopes(tree):
     return out
 
 
+def classes(tree):
+    """{class path: ClassDef} of every class of the module."""
+    out = {}
+
+    def visit(path, body):
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                out[path + (node.name,)] = node
+                visit(path + (node.name,), node.body)
+    visit((), tree.body)
+    return out
+
+
 def own_nodes(node):
     """The nodes of a function's own scope: nested functions, lambdas and classes not entered."""
     stack = list(node.body)
@@ -119,18 +154,30 @@ def own_nodes(node):
         stack.extend(ast.iter_child_nodes(sub))
 
 
+def block_lines(node):
+    """The 0-based line range of a def, its decorators included."""
+    return min([d.lineno for d in node.decorator_list] + [node.lineno]) - 1, node.end_lineno
+
+
+def names_in(module, name):
+    """How often `name` appears as a whole word in the module."""
+    return len(re.findall(rb"(?<![A-Za-z0-9_])" + re.escape(name.encode("ascii", "replace")) + rb"(?![A-Za-z0-9_])",
+                          module.data))
+
+
 def template_ok(node, module):
-    """A test whose clones behave like it: its body starts on a line of its own, nothing in its
-    own scope can end it early (return, yield) or rebind outer names (global, nonlocal), it is no
-    fixture, and it does not depend on its own name (through `request`, snapshot and regression
-    fixtures, `self.id()`, or by naming itself anywhere, a string included)."""
+    """A test whose variants behave like it: its body starts on a line of its own, nothing in
+    its own scope can end it early (return, yield) or rebind outer names (global, nonlocal), it
+    is no fixture, no decorator turns its failures into something else (xfail, reruns), it does
+    not depend on its own name (`request`, snapshot and regression fixtures, `self.id()`), and
+    nothing else in the module names it (a caller, a subclass's override, a marker's argument)."""
     if not node.body or node.body[0].lineno == node.lineno:
         return False
-    start, end = block_lines(node)
-    if b"".join(module.lines[start:end]).count(node.name.encode("ascii", "replace")) > 1:
-        return False  # it names itself (a traceback's frame name, a marker's name=): a clone would not
+    if names_in(module, node.name) != 1:
+        return False
     for deco in node.decorator_list:
-        if b"fixture" in module.text(deco):
+        text = module.text(deco)
+        if b"fixture" in text or OUTCOME_DECORATORS.search(text):
             return False
     args = node.args
     names = [a.arg for a in args.args + args.kwonlyargs + getattr(args, "posonlyargs", [])]
@@ -139,8 +186,6 @@ def template_ok(node, module):
     for sub in own_nodes(node):
         if isinstance(sub, (ast.Return, ast.Yield, ast.YieldFrom, ast.Global, ast.Nonlocal)):
             return False
-        if isinstance(sub, ast.Name) and sub.id == node.name:
-            return False
         if isinstance(sub, ast.Attribute) and (sub.attr in NAME_BOUND_ATTRS or (
                 sub.attr == "id" and isinstance(sub.value, ast.Name) and sub.value.id == "self")):
             return False
@@ -148,7 +193,29 @@ def template_ok(node, module):
 
 
 # ---------------------------------------------------------------------------------------------
-# The poison: one of the template's own top-level assertions, negated
+# Sites: an assertion's expected literal
+
+def literal_value(node):
+    """The value of an int, float, str or bytes literal (a negative number included), else None.
+    Booleans are left out: they have one other value, and `True == 1`."""
+    neg = False
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        neg, node = True, node.operand
+    if not isinstance(node, ast.Constant):
+        return None
+    v = node.value
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, (int, float)):
+        return -v if neg else v
+    if isinstance(v, (str, bytes)) and not neg and v:
+        return v
+    return None
+
+
+def is_literalish(node):
+    return isinstance(node, (ast.Constant, ast.List, ast.Tuple, ast.Set, ast.Dict)) or literal_value(node) is not None
+
 
 def alone_on_lines(body, i, module):
     """Statement i of a body starts its line and shares no line with its neighbours."""
@@ -161,50 +228,148 @@ def alone_on_lines(body, i, module):
     return i + 1 >= len(body) or body[i + 1].lineno > stmt.end_lineno
 
 
-def negation(stmt, module):
-    """(start, end, replacement) byte edits that negate an assertion statement, or None when it
-    is not one this knows how to negate exactly."""
-    if isinstance(stmt, ast.Assert):
-        test = stmt.test
-        if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in FLIP_OPS:
-            start = module.offset(test.left.end_lineno, test.left.end_col_offset)
-            end = module.offset(test.comparators[0].lineno, test.comparators[0].col_offset)
-            between = module.data[start:end].decode("utf-8")
-            spelled, op = FLIP_OPS[type(test.ops[0])]
-            m = re.match(r"^([\s)]*)(%s)([\s(]*)$" % spelled, between)
-            if m is None:
-                return None
-            return [(start, end, (m.group(1) + op + m.group(3)).encode("utf-8"))]
-        start = module.offset(test.lineno, test.col_offset)
-        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            m = re.match(rb"not\s*", module.data[start:])
-            return [(start, start + m.end(), b"")] if m else None
-        end = module.offset(test.end_lineno, test.end_col_offset)
-        if isinstance(test, (ast.Name, ast.Call, ast.Attribute, ast.Subscript)):
-            return [(start, start, b"not ")]
-        return [(start, start, b"not ("), (end, end, b")")]
-    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-        func = stmt.value.func
+def site_of(stmt):
+    """The literal node an assertion statement expects, or None: `assert X == LIT` (or
+    `LIT == X`), `self.assertEqual(X, LIT)` (or `(LIT, X)`), where X is no literal."""
+    pair = None
+    if isinstance(stmt, ast.Assert) and stmt.msg is None:
+        t = stmt.test
+        if isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], ast.Eq):
+            pair = (t.left, t.comparators[0])
+    elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        call, func = stmt.value, stmt.value.func
         if (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"
-                and func.attr in UNITTEST_FLIPS and func.end_lineno == func.lineno):
-            end = module.offset(func.end_lineno, func.end_col_offset)
-            start = end - len(func.attr)
-            if module.data[start:end] != func.attr.encode("ascii"):
-                return None
-            return [(start, end, UNITTEST_FLIPS[func.attr].encode("ascii"))]
+                and func.attr in ("assertEqual", "assertEquals") and len(call.args) == 2 and not call.keywords):
+            pair = (call.args[0], call.args[1])
+    if pair is None:
+        return None
+    a, b = pair
+    if literal_value(b) is not None and not is_literalish(a):
+        return b
+    if literal_value(a) is not None and not is_literalish(b):
+        return a
     return None
 
 
-def negations(node, module):
-    """Every top-level assertion of a test that can be negated, as byte edits: each one ran
-    wherever the test passed (nothing in its scope returns early)."""
+def sites(node, module):
+    """The literal nodes of a test's top-level assertions that can carry a group, in order."""
     out = []
     for i, stmt in enumerate(node.body):
         if alone_on_lines(node.body, i, module):
-            edits = negation(stmt, module)
-            if edits:
-                out.append(edits)
+            lit = site_of(stmt)
+            if lit is not None and lit.lineno == lit.end_lineno:
+                out.append(lit)
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Values: the real one among k others of its type and size, and how every one is written
+
+def decimals(v):
+    text = repr(v)
+    if "e" in text or "E" in text or "inf" in text or "nan" in text:
+        return None
+    return len(text.split(".", 1)[1].rstrip("0")) if "." in text else 0
+
+
+def number_values(v, k, rng):
+    """k+1 distinct numbers of v's type on a grid around v (v's own step), v at a random place
+    among them; all of v's sign (a count stays a count) as far as the grid allows."""
+    if isinstance(v, float):
+        d = decimals(v)
+        if d is None or d > 6 or abs(v) > 1e12:
+            return None
+        d = max(d, 1)
+        step = 10.0 ** -d
+    else:
+        d, step = None, 1
+    room = int(abs(v) // step) if v >= 0 else max(0, int(-(-abs(v) // step)) - 1)
+    if v >= 0:
+        below = rng.randint(0, min(k, room))
+    else:
+        below = k - rng.randint(0, min(k, room))
+    out = []
+    for i in range(-below, k - below + 1):
+        x = v + i * step
+        out.append(round(x, d) if d is not None else x)
+    out = list(dict.fromkeys(out))
+    if v not in out or len(out) != k + 1:
+        return None
+    return out
+
+
+def mutate_char(c, rng):
+    for alphabet in (LOWER, UPPER, DIGITS):
+        if c in alphabet:
+            other = c
+            while other == c or (other.lower() == c.lower()):
+                other = rng.choice(alphabet)
+            return other
+    return None
+
+
+def string_values(v, k, rng):
+    """k+1 distinct strings (or bytes) of v's length: v and k others that differ from it in
+    one letter or digit (never only in case or whitespace, which loose equalities forgive)."""
+    is_bytes = isinstance(v, bytes)
+    text = v.decode("latin-1") if is_bytes else v
+    spots = [i for i, c in enumerate(text) if c.isascii() and c.isalnum()]
+    if not spots:
+        return None
+    out = [text]
+    for _ in range(k * 30):
+        if len(out) == k + 1:
+            break
+        i = rng.choice(spots)
+        c = mutate_char(text[i], rng)
+        if c is None:
+            continue
+        m = text[:i] + c + text[i + 1:]
+        if m.lower() != text.lower() and m not in out:
+            out.append(m)
+    if len(out) != k + 1:
+        return None
+    return [s.encode("latin-1") for s in out] if is_bytes else out
+
+
+def group_values(v, k, rng):
+    """The k+1 values of a group (v among them), or None when v's type and value allow fewer."""
+    if isinstance(v, (str, bytes)):
+        return string_values(v, k, rng)
+    return number_values(v, k, rng)
+
+
+def render(v, quote):
+    """One literal as every variant writes it: numbers plainly, strings and bytes with the
+    site's quote character, printable characters as they are and the rest escaped."""
+    if isinstance(v, (int, float)):
+        return repr(v)
+    out = []
+    is_bytes = isinstance(v, bytes)
+    for c in (v.decode("latin-1") if is_bytes else v):
+        o = ord(c)
+        if c == "\\":
+            out.append("\\\\")
+        elif c == quote:
+            out.append("\\" + quote)
+        elif c == "\n":
+            out.append("\\n")
+        elif c == "\t":
+            out.append("\\t")
+        elif c == "\r":
+            out.append("\\r")
+        elif o < 32 or o == 127 or (is_bytes and o > 127):
+            out.append("\\x%02x" % o)
+        elif not c.isprintable():
+            out.append("\\u%04x" % o if o < 0x10000 else "\\U%08x" % o)
+        else:
+            out.append(c)
+    return ("b" if is_bytes else "") + quote + "".join(out) + quote
+
+
+def quote_of(module, lit):
+    text = module.text(lit).lstrip(b"bBrRuU")
+    return "'" if text[:1] == b"'" else '"'
 
 
 # ---------------------------------------------------------------------------------------------
@@ -216,8 +381,8 @@ def words_of(name):
 
 def vocabulary(module):
     """The module's words, in the order names are made from them: those of its test names, then
-    those of the identifiers its tests use, then every other word of the module (its imports,
-    helpers and strings). Returns the word list and where each of the first two parts ends."""
+    those of the identifiers its tests use, then every other word of the module. Returns the
+    word list and where each of the first two parts ends."""
     parts = ([], [], [])
     for node in ast.walk(module.tree):
         if is_test_def(node):
@@ -246,10 +411,11 @@ def vocabulary(module):
     return out, ends
 
 
-def make_name(template, module, lengths, vocab, rng, avoid):
-    """A new test name in the template's style (snake or camel case) and with its prefix, made of
-    the module's own words (the words of its test names first; then of what its tests use; then
-    any, with a number as tests are sometimes numbered); None when no name is left untaken."""
+def make_name(template, lengths, vocab, rng, avoid):
+    """A new test name in the template's style (snake or camel case) and with its prefix, made
+    of the module's own words (its test names' first; then of what its tests use; then any,
+    with a number as tests are sometimes numbered); None when no name is left untaken.
+    `avoid(name)` says whether a name is taken."""
     vocab, ends = vocab
     snake = "_" in template
     first = WORD.findall(template)
@@ -257,154 +423,51 @@ def make_name(template, module, lengths, vocab, rng, avoid):
     if not prefix or not template.startswith(prefix):
         return None
     words = [w for w in vocab if w != prefix.lower()]
-    for attempt in range(120):
-        stage = attempt // 30
+    for attempt in range(160):
+        stage = attempt // 40
         pool = words[:ends[min(stage, 2)]] if stage < 3 else words
         if not pool:
             continue
         k = rng.choice(lengths) if stage < 2 else rng.randint(1, 3)
         chosen = rng.sample(pool, max(1, min(len(pool), k)))
         if stage == 3:
-            chosen.append(str(rng.randint(2, 9)))
+            chosen.append(str(rng.randint(2, 99)))
         name = prefix + "_" + "_".join(chosen) if snake else prefix + "".join(w.capitalize() for w in chosen)
-        if name.encode("ascii") not in module.taken and name not in avoid and name.isidentifier():
+        if name != template and name.isidentifier() and not avoid(name):
             return name
     return None
 
 
 # ---------------------------------------------------------------------------------------------
-# Where the clones go
+# Finding a test by its id's names
 
-def bound_names(stmt):
-    """Names a statement of a scope binds there (None for `from x import *`)."""
-    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-        out = set()
-        for alias in stmt.names:
-            if alias.name == "*":
-                return None
-            out.add((alias.asname or alias.name).split(".")[0])
-        return out
-    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return set([stmt.name])
-    out = set()
-    stack = [stmt]
-    while stack:
-        sub = stack.pop()
-        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
-            out.add(sub.id)
-        if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out.add(sub.name)
+def find_def(module, path, name):
+    """(class path where the def is, its scope body, its index) of test `name` as collected
+    under class path `path`: in that class, else in a base class of the same module that it
+    inherits from (a mixin). None when the module does not define it there."""
+    if not path:
+        for i, node in enumerate(module.tree.body):
+            if is_test_def(node, "") and node.name == name:
+                return (), module.tree.body, i
+        return None
+    known = classes(module.tree)
+    todo, seen = [tuple(path)], set()
+    while todo:
+        p = todo.pop(0)
+        if p in seen or p not in known:
             continue
-        if isinstance(sub, ast.Lambda):
-            continue
-        stack.extend(ast.iter_child_nodes(sub))
-    return out
-
-
-def definition_names(node, future_annotations):
-    """Names a def's decorators, defaults and (unless postponed) annotations read when the def
-    statement runs."""
-    parts = list(node.decorator_list) + list(node.args.defaults) + [d for d in node.args.kw_defaults if d]
-    if not future_annotations:
-        args = node.args.args + node.args.kwonlyargs + getattr(node.args, "posonlyargs", [])
-        parts += [a.annotation for a in args if a.annotation] + ([node.returns] if node.returns else [])
-    return set(n.id for p in parts for n in ast.walk(p) if isinstance(n, ast.Name))
-
-
-def first_gap(body):
-    """The first gap a clone may go in: before the scope's first def or class, so that it sits
-    among the scope's other definitions (never above its docstring, imports or constants)."""
-    for i, s in enumerate(body):
-        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            return i
-    return len(body)
-
-
-def gaps(module, path, body, index, after_only):
-    """The gaps of a scope a clone of body[index] may go in (gap i: before statement i). Where
-    the file's order is the run's order, after the template only; else anywhere among the
-    scope's definitions where every name the def reads when it runs is bound already (names of
-    enclosing scopes count where they are bound before the class statement; a name bound
-    nowhere but perhaps by a star import counts after it)."""
-    node = body[index]
-    if after_only:
-        return list(range(index + 1, len(body) + 1))
-    future = any(isinstance(s, ast.ImportFrom) and s.module == "__future__" and
-                 any(a.name == "annotations" for a in s.names) for s in module.tree.body)
-    needed = definition_names(node, future) - BUILTINS
-    anywhere = set()
-    for sub in ast.walk(module.tree):
-        if isinstance(sub, ast.stmt):
-            anywhere |= bound_names(sub) or set()
-    outer, star = set(), False
-    scope_body = module.tree.body
-    for name in path:
-        for s in scope_body:
-            if isinstance(s, ast.ClassDef) and s.name == name:
-                scope_body = s.body
-                break
-            b = bound_names(s)
-            star = star or b is None
-            outer |= b or set()
-    out, here = [], set()
-    for i in range(len(body) + 1):
-        missing = needed - outer - here
-        if i >= first_gap(body) and (not missing or (star and not (missing & anywhere))):
-            out.append(i)
-        if i < len(body):
-            b = bound_names(body[i])
-            star = star or b is None
-            here |= b or set()
-    return out
-
-
-def block_lines(node):
-    """The 0-based line range of a def, its decorators included."""
-    return min([d.lineno for d in node.decorator_list] + [node.lineno]) - 1, node.end_lineno
-
-
-def blank_lines_before(module, start, path):
-    n = 0
-    while start - n - 1 >= 0 and not module.lines[start - n - 1].strip():
-        n += 1
-    return max(1, min(n, 2)) if n else (1 if path else 2)
-
-
-def rename(lines, old, new):
-    pat = re.compile(r"^(\s*(?:async\s+)?def\s+)%s(\s*\()" % re.escape(old))
-    out = list(lines)
-    for i, line in enumerate(out):
-        if pat.match(line):
-            out[i] = pat.sub(lambda m: m.group(1) + new + m.group(2), line, count=1)
-            return out
+        seen.add(p)
+        cls = known[p]
+        for i, node in enumerate(cls.body):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+                return p, cls.body, i
+        for base in cls.bases:
+            if isinstance(base, ast.Name):
+                # A base defined in the module: at the same nesting or at its top level.
+                for cand in (p[:-1] + (base.id,), (base.id,)):
+                    if cand in known:
+                        todo.append(cand)
     return None
-
-
-def clone(module, node, edits, name):
-    """The def's text (decorators included) under a new name, with the byte edits applied."""
-    start, end = block_lines(node)
-    lo, hi = module.starts[start], module.starts[end]
-    data = module.data[lo:hi]
-    for a, b, text in sorted(edits, reverse=True):
-        data = data[:a - lo] + text + data[b - lo:]
-    lines = data.decode("utf-8").splitlines(True)
-    if lines and not lines[-1].endswith("\n"):
-        lines[-1] += "\n"
-    return rename(lines, node.name, name)
-
-
-# ---------------------------------------------------------------------------------------------
-# A plan
-
-def candidates(module, prefix="test"):
-    """(class path, body, index) of every test def of the module that can be a template and has
-    an assertion to negate."""
-    out = []
-    for path, body in scopes(module.tree):
-        for i, node in enumerate(body):
-            if is_test_def(node, prefix) and template_ok(node, module) and negations(node, module):
-                out.append((path, body, i))
-    return out
 
 
 def shape_of(module, path, node):
@@ -413,10 +476,8 @@ def shape_of(module, path, node):
     `+parametrised` where they apply."""
     kind = "function"
     if path:
-        cls = module.tree
-        for name in path:
-            cls = next(s for s in cls.body if isinstance(s, ast.ClassDef) and s.name == name)
-        if any(b"TestCase" in module.text(b) for b in cls.bases):
+        cls = classes(module.tree).get(tuple(path))
+        if cls is not None and any(b"TestCase" in module.text(b) for b in cls.bases):
             kind = "unittest"
         else:
             kind = "method" if path[-1].startswith("Test") else "class"
@@ -427,131 +488,224 @@ def shape_of(module, path, node):
     return kind
 
 
-def plan(source, rng, preferred=(), after_only=False):
-    """Plants a twin and a poison of one test of a module. `preferred`: tiers of (class path,
-    name) pairs, the tests the grading names (FAIL_TO_PASS first): the template is drawn from the
-    first tier that has one, else from any test; `after_only`: the clones go after their
-    template (the run's order is the file's). Returns (new source bytes, record) or None when the
-    module has no test that can be a template. The record names the three tests by class path
-    and name."""
+def candidates(module):
+    """(class path, body, index) of every test def of the module that can carry a group."""
+    out = []
+    for path, body in scopes(module.tree):
+        for i, node in enumerate(body):
+            if is_test_def(node) and template_ok(node, module) and sites(node, module):
+                out.append((path, body, i))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# A plan
+
+def blank_lines_before(module, start, path):
+    n = 0
+    while start - n - 1 >= 0 and not module.lines[start - n - 1].strip():
+        n += 1
+    return max(1, min(n, 2)) if n else (1 if path else 2)
+
+
+def variant_text(module, node, lit, value, quote, name):
+    """The def's text (decorators included) under `name`, its site's literal written as
+    `value`. The site's literal is always rewritten, the real value's too, so that every
+    variant is written alike."""
+    start, end = block_lines(node)
+    lo, hi = module.starts[start], module.starts[end]
+    a = module.offset(lit.lineno, lit.col_offset) - lo
+    b = module.offset(lit.end_lineno, lit.end_col_offset) - lo
+    data = module.data[lo:hi]
+    data = data[:a] + render(value, quote).encode("utf-8") + data[b:]
+    text = data.decode("utf-8")
+    if not text.endswith("\n"):
+        text += "\n"
+    pat = re.compile(r"^(\s*(?:async\s+)?def\s+)%s(\s*\()" % re.escape(node.name), re.M)
+    out, n = pat.subn(lambda m: m.group(1) + name + m.group(2), text, count=1)
+    return out if n == 1 else None
+
+
+def plan(source, targets, rng, avoid=None):
+    """Replaces each target test of a module by its group. `targets`: [(class path as
+    collected, name, k)]; `avoid(name)`: names taken elsewhere (other modules of the suite).
+    Returns (new source bytes, records), or None when no target could carry a group; a target
+    that cannot (no literal site, bound to its name, too few values) is left as it is and has
+    no record. Each record names the group's variants and, as `real`, the index of the real
+    one: the key, which must stay in the caller's memory."""
     module = parse(source)
-    if module is None or NAME_BOUND_WORDS.search(module.data):
+    if module is None or NAME_BOUND_WORDS.search(module.data) or OUTCOME_DECORATORS.search(module.data):
         return None
-    usable = candidates(module)
-    if not usable:
-        return None
-    wanted = []
-    for tier in preferred:
-        tier = set((tuple(p), n) for p, n in tier)
-        wanted = [c for c in usable if (c[0], c[1][c[2]].name) in tier]
-        if wanted:
-            break
-    path, body, index = rng.choice(wanted or usable)
-    node = body[index]
     vocab = vocabulary(module)
-    lengths = [max(1, len(words_of(n.name)) - 1) for n in body if is_test_def(n)] or [2]
-    names = []
-    for _ in range(2):
-        name = make_name(node.name, module, lengths, vocab, rng, names)
-        if name is None:
-            return None
-        names.append(name)
-    twin = clone(module, node, [], names[0])
-    poison = clone(module, node, rng.choice(negations(node, module)), names[1])
-    places = gaps(module, path, body, index, after_only)
-    if twin is None or poison is None or not places:
+    taken = set(module.taken)
+    edits, records, done = [], [], set()
+    for path, name, k in targets:
+        found = find_def(module, tuple(path), name)
+        if found is None:
+            continue
+        def_path, body, index = found
+        node = body[index]
+        if (def_path, node.name) in done or not is_test_def(node) or not template_ok(node, module):
+            continue
+        lits = sites(node, module)
+        if not lits:
+            continue
+        # Numbers first: their values leave a reader nothing to weigh, where a string with one
+        # letter changed may read less like the real one.
+        numeric = [x for x in lits if isinstance(literal_value(x), (int, float))]
+        lit = rng.choice(numeric or lits)
+        real_value = literal_value(lit)
+        values = group_values(real_value, k, rng)
+        if values is None:
+            continue
+        real = values.index(real_value)
+        lengths = [max(1, len(words_of(n.name)) - 1) for n in body if is_test_def(n)] or [2]
+        names = []
+        for _ in values:
+            new = make_name(node.name, lengths, vocab, rng,
+                            lambda x: x.encode("ascii") in taken or x in names or (avoid is not None and avoid(x)))
+            if new is None:
+                break
+            names.append(new)
+        if len(names) != len(values):
+            continue
+        quote = quote_of(module, lit)
+        texts = [variant_text(module, node, lit, v, quote, n) for v, n in zip(values, names)]
+        if any(t is None for t in texts):
+            continue
+        for n in names:
+            taken.add(n.encode("ascii"))
+        done.add((def_path, node.name))
+        order = list(range(len(values)))
+        rng.shuffle(order)
+        start, end = block_lines(node)
+        blanks = "\n" * blank_lines_before(module, start, def_path)
+        block = blanks.join(texts[i] for i in order)
+        edits.append((start, end, block))
+        records.append({"path": list(def_path), "template": node.name, "variants": names, "real": real,
+                        "line": lit.lineno, "k": len(values) - 1, "shape": shape_of(module, def_path, node)})
+    if not records:
         return None
-    start, _ = block_lines(node)
-    blanks = "\n" * blank_lines_before(module, start, path)
-    inserts = [(rng.choice(places), rng.random(), twin), (rng.choice(places), rng.random(), poison)]
     lines = [l.decode("utf-8") for l in module.lines]
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
-    for gap, _, block in sorted(inserts, key=lambda x: x[:2], reverse=True):
-        if gap > 0:
-            lines[body[gap - 1].end_lineno:body[gap - 1].end_lineno] = [blanks] + block
-        else:  # before the scope's first statement, a def: ahead of its decorators
-            at = block_lines(body[0])[0]
-            lines[at:at] = block + [blanks]
-    record = {"path": list(path), "template": node.name, "twin": names[0], "poison": names[1],
-              "shape": shape_of(module, path, node)}
-    return "".join(lines).encode("utf-8"), record
+    for start, end, block in sorted(edits, reverse=True):
+        lines[start:end] = [block]
+    out = "".join(lines).encode("utf-8")
+    try:
+        ast.parse(out)
+    except (SyntaxError, ValueError):
+        return None
+    return out, records
+
+
+def module_candidates(source):
+    """(class path, name) of every test of a module that can carry a group (for a Doc2Repo
+    suite, where any test may be drawn)."""
+    module = parse(source)
+    if module is None or NAME_BOUND_WORDS.search(module.data) or OUTCOME_DECORATORS.search(module.data):
+        return []
+    return [(path, body[i].name) for path, body, i in candidates(module)]
 
 
 # ---------------------------------------------------------------------------------------------
 # Judging the outcomes
 
-SOLO_ROUNDS = 2
-PASSED = ("passed", "xpassed")
+def split_key(key):
+    """(module, class path, name, parameters) of a node id."""
+    base, bracket, params = key.partition("[")
+    parts = base.split("::")
+    return parts[0], tuple(parts[1:-1]), parts[-1] if len(parts) > 1 else "", bracket + params
 
 
-def node_ids(module_path, record):
-    """The node ids (without parameters) of a record's template, twin and poison."""
-    prefix = "::".join([module_path] + list(record["path"])) + "::"
-    return prefix + record["template"], prefix + record["twin"], prefix + record["poison"]
+def items(record, outcomes, anywhere=False):
+    """{(class path, parameters): {variant index: (node id, outcome)}} of a group's variants in
+    `outcomes`: each collected item of the group (a class inheriting the template, a parameter
+    set) is one group of its own. `anywhere`: variants collected in any module count (a suite's
+    other modules may inherit the template's class)."""
+    index = dict((n, i) for i, n in enumerate(record["variants"]))
+    out = {}
+    for key, outcome in outcomes.items():
+        module, path, name, params = split_key(key)
+        if name in index and (anywhere or module == record["module"]):
+            out.setdefault((module, path, params), {})[index[name]] = (key, outcome)
+    return out
 
 
-def group(outcomes, node):
-    """The outcomes of a node and of each of its parameter sets, by parameter suffix."""
-    return dict((k[len(node):], v) for k, v in outcomes.items() if k == node or k.startswith(node + "["))
+def public_id(record, item):
+    module, path, params = item
+    return "::".join([module] + list(path) + [record["template"]]) + params
 
 
-def confirm(solo, first, second, holds):
-    """Runs both tests alone, SOLO_ROUNDS times; returns (True, None) when `holds(a, b)` of their
-    outcomes every time, else (False, the first test's outcome where it did not pass, or None)."""
-    for _ in range(SOLO_ROUNDS):
-        now = solo([first, second])
-        a, b = now.get(first), now.get(second)
-        if a not in PASSED:
-            return False, a or "not_run"
-        if not holds(a, b):
-            return False, None
-    return True, None
+def variant_ids(record, item):
+    module, path, params = item
+    return ["::".join([module] + list(path) + [n]) + params for n in record["variants"]]
 
 
-def canary_keys(module_path, record, outcomes):
-    """The keys of `outcomes` that are this record's twin or poison (by exact node, so a real
-    test whose name merely starts with a canary's is never taken for one)."""
-    _, twin_id, poison_id = node_ids(module_path, record)
-    return set(node + p for node in (twin_id, poison_id) for p in group(outcomes, node))
+def contradiction(by_variant, size, finished):
+    """What is wrong with one item's outcomes, or None: two or more variants passed, or (when
+    the run finished) a variant has no result while others of its item have one."""
+    passed = sorted(i for i, (_, o) in by_variant.items() if o in PASSED)
+    if len(passed) >= 2:
+        return "%d of its %d variants passed" % (len(passed), size)
+    if finished and by_variant and len(by_variant) < size:
+        return "%d of its %d variants have no result" % (size - len(by_variant), size)
+    return None
 
 
-def judge(module_path, record, outcomes, solo=None):
-    """Facts about one template's canaries. Proof of forged outcomes, each confirmed alone in fresh
-    interpreters (`solo(ids) -> outcomes`; None: no rerun is possible and the first run stands):
-    the poison passed where its template passed; the twin failed where its template passed; or
-    the canaries are missing while their template ran. A contradiction that does not hold alone
-    is flakiness; a template that did not pass alone has not passed (`outcomes` is updated)."""
-    tmpl_id, twin_id, poison_id = node_ids(module_path, record)
-    tmpl, twin, poison = group(outcomes, tmpl_id), group(outcomes, twin_id), group(outcomes, poison_id)
-    fact = {"module": module_path, "template": tmpl_id, "twin": twin_id, "poison": poison_id,
-            "shape": record.get("shape"), "template_outcomes": tmpl, "twin_outcomes": twin,
-            "poison_outcomes": poison, "proof": [], "flaky": []}
-    checks = []
-    for param, outcome in sorted(tmpl.items()):
-        if outcome not in PASSED:
-            continue
-        if poison.get(param) in PASSED:
-            checks.append((param, poison_id, "the poisoned clone %s%s, which cannot pass where %s%s passed, was "
-                           "reported %s" % (poison_id, param, tmpl_id, param, poison[param]),
-                           lambda a, b: b in PASSED))
-        elif twin.get(param) not in PASSED + (None,):
-            checks.append((param, twin_id, "%s%s passed but its identical twin %s%s was reported %s"
-                           % (tmpl_id, param, twin_id, param, twin.get(param)),
-                           lambda a, b: b not in PASSED + (None,)))
-    for param, other, claim, holds in checks:
-        if solo is None:
-            fact["proof"].append(claim)
-            continue
-        held, outcome = confirm(solo, tmpl_id + param, other + param, holds)
-        if held:
-            fact["proof"].append(claim + " (and again, each alone, %d times)" % SOLO_ROUNDS)
-        else:
-            if outcome is not None:
-                outcomes[tmpl_id + param] = outcome
-            fact["flaky"].append(claim + ", but not when each ran alone: flaky, not counted as proof")
-    clones = canary_keys(module_path, record, outcomes)
-    module_ran = any(k.startswith(module_path + "::") and k not in clones for k in outcomes)
-    if module_ran and tmpl and (not twin or not poison):
-        fact["proof"].append("canaries planted in %s vanished while its tests ran" % module_path)
+def judge(record, outcomes, finished, solo=None, doubled=(), anywhere=False):
+    """Facts about one group. Proof of forged outcomes, each confirmed by running the item's
+    variants alone (`solo(ids) -> (outcomes, finished)`, SOLO_ROUNDS times; None: no rerun is
+    possible and the first run stands): two or more variants of an item passed; a variant has
+    no result where its item ran and the run finished; a variant was reported twice with
+    different outcomes (`doubled`). A contradiction that does not hold alone is flakiness; the
+    real variant's outcome is then the worst it had. Returns the facts with `real_outcomes`:
+    {public id: (the real variant's node id, its outcome)}."""
+    size = len(record["variants"])
+    fact = {"module": record["module"], "template": "::".join([record["module"]] + record["path"] +
+                                                              [record["template"]]),
+            "variants": len(record["variants"]), "k": record["k"], "line": record.get("line"),
+            "shape": record.get("shape"), "real": record["variants"][record["real"]],
+            "items": {}, "proof": [], "flaky": [], "real_outcomes": {}}
+    doubled = set(doubled)
+    for item, by_variant in sorted(items(record, outcomes, anywhere).items()):
+        pid = public_id(record, item)
+        ids = variant_ids(record, item)
+        real_id = ids[record["real"]]
+        real_outcome = by_variant.get(record["real"], (real_id, "not_run"))[1]
+        fact["items"][pid] = [by_variant.get(i, (None, "no result"))[1] for i in range(size)]
+        problem = contradiction(by_variant, size, finished)
+        twice = [i for i in ids if i in doubled]
+        if twice:
+            fact["proof"].append("%s: variant %s was reported twice with different outcomes" % (pid, twice[0]))
+        if problem is not None:
+            claim = "%s: %s" % (pid, problem)
+            if solo is None:
+                fact["proof"].append(claim)
+            else:
+                held, worst = True, real_outcome
+                for _ in range(SOLO_ROUNDS):
+                    shuffled = list(ids)
+                    now, done = solo(shuffled)
+                    again = dict((i, (x, now[x])) for i, x in enumerate(ids) if x in now)
+                    r = now.get(real_id, "not_run")
+                    if r not in PASSED:
+                        worst = r
+                    if contradiction(again, size, done) is None:
+                        held = False
+                if held:
+                    fact["proof"].append(claim + " (and again in each of %d runs of the group alone)" % SOLO_ROUNDS)
+                else:
+                    fact["flaky"].append(claim + ", but not when the group ran alone: flaky, not proof")
+                    real_outcome = worst
+        fact["real_outcomes"][pid] = (real_id, real_outcome)
     return fact
+
+
+def all_variant_keys(records, outcomes, anywhere=False):
+    """Every key of `outcomes` that is a variant of one of the groups."""
+    out = set()
+    for r in records:
+        for by_variant in items(r, outcomes, anywhere).values():
+            out.update(k for k, _ in by_variant.values())
+    return out

@@ -1,10 +1,14 @@
-# beyondswe verifier: the canaries in the tree: planned and planted among the real tests
-# (beyondswe_canaries.py plans and judges them), placed among the run's ids, and judged after
-# the run.
+# beyondswe verifier: the canary groups in the tree: planned and planted as root before the test
+# user gets the tree (beyondswe_canaries.py builds them), their variants put in the run's place
+# of the tests they hide, judged after the run, and the real variants' outcomes mapped back to
+# the dataset's ids.
 #
 # adapters/canary_steps.py, installed as beyondswe_canary_steps.py (see adapters/verify.py).
-# Used by both families, before the test user gets the tree and after its run.
+# Used by both families. The key (which variant of each group is real) exists only in the
+# records this module returns, in the verifier's memory: nothing written into the container
+# names it, and the result names it only after every process of the test user is gone.
 import os
+import re
 
 try:  # by its installed name, else by its name in adapters/ (the unit tests)
     import beyondswe_common as common
@@ -13,102 +17,239 @@ except ImportError:
 
 files = common.sibling("files")
 
+# PASS_TO_PASS tests drawn into groups at each grading (with P2P_K mutants each), and the
+# Doc2Repo suite's: up to DOC_GROUPS tests with DOC_K mutants each.
+P2P_GROUPS, P2P_K = 2, 2
+DOC_GROUPS, DOC_K = 6, 3
+
 
 def canaries_module():
     return common.sibling("canaries")
 
 
-def plan_canaries(ctx, modules, rng, plant=True, after_only=False):
-    """Plans a twin and a poison of one test in each of `modules` ((path under ctx.canary_root,
-    preferred (class path, name) pairs)), and plants them unless `plant` is false (the dataset's
-    own patches: the plan is only counted, for calibrate). Returns the records and the plan's
-    facts: how many templates were found, of which shapes, and why none where none."""
+def split_id(test_id):
+    """(module, class path, name, parameters) of a dataset id, or None when it names no test
+    function of a .py module."""
+    path, _, rest = test_id.partition("::")
+    if not path.endswith(".py") or not rest:
+        return None
+    base, bracket, params = rest.partition("[")
+    parts = base.split("::")
+    return path, tuple(parts[:-1]), parts[-1], bracket + params
+
+
+def read_module(root, path):
+    full = os.path.join(root, path)
+    try:
+        with open(full, "rb") as fh:
+            return fh.read(), os.stat(full)
+    except OSError:
+        return None, None
+
+
+def write_module(root, path, data, st):
+    files.safe_write(root, path, data, "100755" if st.st_mode & 0o100 else "100644")
+    os.utime(os.path.join(root, path), (st.st_atime, st.st_mtime))
+
+
+class Plan(object):
+    """The groups of one grading: their records (the key included), what the plan found, and
+    how the dataset's ids map to the variants that stand in for them."""
+
+    def __init__(self):
+        self.records = []
+        self.facts = {"planted": False, "groups": 0, "f2p_groups": 0, "sizes": [], "f2p_sizes": [],
+                      "f2p_ungrouped": [], "modules": 0, "shapes": [], "forge_chance": 1.0}
+
+
+def plan_issue(ctx, f2p, p2p, rng, plant=True):
+    """Groups for every FAIL_TO_PASS test that can carry one (k mutants each, k from the number
+    of them, see canaries.k_for) and for up to P2P_GROUPS PASS_TO_PASS tests drawn at random,
+    planted in ctx.canary_root (unless `plant` is false: counted only). A test whose name an id
+    of another module also names is left alone (its module's variants would not be found
+    there)."""
     cm = canaries_module()
-    records, shapes, modules_read = [], [], 0
-    for path, preferred in modules:
-        full = os.path.join(ctx.canary_root, path)
-        try:
-            with open(full, "rb") as fh:
-                source = fh.read()
-            st = os.stat(full)
-        except OSError:
-            continue
-        modules_read += 1
-        try:
-            planned = cm.plan(source, rng, preferred, after_only)
-        except Exception as exc:  # noqa: BLE001 - a module the planner cannot handle gets no canary
-            ctx.suspicious("no canary could be planned in %s: %r" % (path, exc))
-            planned = None
-        if planned is None:
-            continue
-        data, record = planned
-        record["module"] = path
-        shapes.append(record["shape"])
-        records.append(record)
-        if plant:
-            files.safe_write(ctx.canary_root, path, data, "100755" if st.st_mode & 0o100 else "100644")
-            os.utime(full, (st.st_atime, st.st_mtime))
-    plan = {"planted": plant, "templates": len(records), "shapes": shapes, "modules": modules_read}
-    if not records:
-        plan["none_because"] = ("no test module of the ids could be read" if not modules_read else
-                                "no test of the modules read can be cloned (a top-level assertion "
-                                "to negate, no return or yield, not bound to its own name)")
-    return (records if plant else []), plan
+    out = Plan()
+    parsed = dict((i, split_id(i)) for i in f2p + p2p)
+    by_name = {}
+    for test_id, s in parsed.items():
+        if s:
+            by_name.setdefault(s[2], set()).add(s[0])
+    sources = {}
 
+    def source(path):
+        if path not in sources:
+            sources[path] = read_module(ctx.canary_root, path)
+        return sources[path][0]
 
-def canary_modules_for_ids(f2p, p2p):
-    """Test modules of the ids, F2P's first, each with its preferred templates: the (class path,
-    name) pairs its F2P ids name, then those its P2P ids name."""
-    modules = []
-    seen = {}
-    for tier, ids in enumerate((f2p, p2p)):
-        for test_id in ids:
-            path, _, rest = test_id.partition("::")
-            if not path.endswith(".py") or not rest:
+    def usable(test_ids):
+        seen, out_ = set(), []
+        for test_id in test_ids:
+            s = parsed.get(test_id)
+            if not s or len(by_name.get(s[2], ())) > 1 or (s[0], s[1], s[2]) in seen:
                 continue
-            parts = rest.split("[", 1)[0].split("::")
-            if path not in seen:
-                seen[path] = ([], [])
-                modules.append((path, seen[path]))
-            seen[path][tier].append((tuple(parts[:-1]), parts[-1]))
-    return modules
+            seen.add((s[0], s[1], s[2]))
+            data = source(s[0])
+            if data is not None and can_carry(cm, data, s[1], s[2]):
+                out_.append((s[0], s[1], s[2]))
+        return out_
 
-
-def with_canary_ids(rng, ids, records):
-    """The run's ids with each canary at a random place after its template (or after the last
-    id of its module): where the ids are, nothing tells a canary by its place."""
-    cm = canaries_module()
-    out = list(ids)
-    for r in records:
-        tmpl, twin, poison = cm.node_ids(r["module"], r)
-        for cid in (twin, poison):
-            after = [i for i, x in enumerate(out) if x == tmpl or x.startswith(tmpl + "[")]
-            if not after:
-                after = [i for i, x in enumerate(out) if x.startswith(r["module"] + "::")] or [len(out) - 1]
-            out.insert(rng.randint(after[0] + 1, len(out)), cid)
+    f2p_targets = usable(f2p)
+    f2p_keys = set(f2p_targets)
+    p2p_targets = [t for t in usable(p2p) if t not in f2p_keys]
+    rng.shuffle(p2p_targets)
+    p2p_targets = p2p_targets[:P2P_GROUPS]
+    k = cm.k_for(len(f2p_targets))
+    per_module = {}
+    for t in f2p_targets:
+        per_module.setdefault(t[0], []).append((t[1], t[2], k))
+    for t in p2p_targets:
+        per_module.setdefault(t[0], []).append((t[1], t[2], P2P_K))
+    plant_modules(ctx, cm, out, per_module, sources, rng, plant, None)
+    grouped = set()
+    f2p_defs = set((t[0], t[2]) for t in f2p_targets)
+    for r in out.records:
+        r["tier"] = "f2p" if (r["module"], r["template"]) in f2p_defs else "p2p"
+        if r["tier"] == "f2p":
+            grouped.add((r["module"], r["template"]))
+    sizes = [r["k"] + 1 for r in out.records if r["tier"] == "f2p"]
+    out.facts["f2p_groups"] = len(sizes)
+    out.facts["f2p_sizes"] = sizes
+    out.facts["f2p_ungrouped"] = [i for i in f2p if not parsed.get(i) or (parsed[i][0], parsed[i][2]) not in grouped]
+    out.facts["forge_chance"] = cm.forge_chance(sizes)
+    if not sizes:
+        out.facts["none_because"] = ("no FAIL_TO_PASS test compares its result with a literal in a top-level "
+                                     "assertion that a group can be built on")
     return out
 
 
-def judge_canaries(ctx, records, outcomes, solo=None):
-    """Facts about the canaries (beyondswe_canaries.judge), their proof recorded as forgery and
-    their flaky contradictions as suspicious."""
+def can_carry(cm, data, path, name):
+    module = cm.parse(data)
+    if module is None or cm.NAME_BOUND_WORDS.search(module.data) or cm.OUTCOME_DECORATORS.search(module.data):
+        return False
+    found = cm.find_def(module, path, name)
+    if found is None:
+        return False
+    _, body, index = found
+    node = body[index]
+    return cm.is_test_def(node) and cm.template_ok(node, module) and bool(cm.sites(node, module))
+
+
+def plant_modules(ctx, cm, out, per_module, sources, rng, plant, avoid):
+    """Plans each module's targets in one pass and writes the module once."""
+    for path in sorted(per_module):
+        data, st = sources.get(path) or read_module(ctx.canary_root, path)
+        if data is None:
+            continue
+        out.facts["modules"] += 1
+        try:
+            planned = cm.plan(data, per_module[path], rng, avoid)
+        except Exception as exc:  # noqa: BLE001 - a module the planner cannot handle gets no group
+            ctx.suspicious("no canary group could be planned in %s: %r" % (path, exc))
+            planned = None
+        if planned is None:
+            continue
+        new, records = planned
+        for r in records:
+            r["module"] = path
+            out.records.append(r)
+            out.facts["shapes"].append(r["shape"])
+        if plant:
+            write_module(ctx.canary_root, path, new, st)
+    out.facts["planted"] = bool(plant and out.records)
+    out.facts["groups"] = len(out.records)
+    out.facts["sizes"] = [r["k"] + 1 for r in out.records]
+    if not plant:
+        out.records = []
+
+
+IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def plan_suite(ctx, suite, test_modules, rng, plant=True):
+    """Groups for up to DOC_GROUPS tests of a Doc2Repo suite drawn at random among those that
+    can carry one, DOC_K mutants each; every variant's name is new to the whole suite (a class
+    of one module may be inherited in another)."""
     cm = canaries_module()
-    facts = []
-    for rec in records:
-        fact = cm.judge(rec["module"], rec, outcomes, solo)
-        for b in fact["proof"]:
-            ctx.forgery(b)
+    out = Plan()
+    sources, taken, pool = {}, set(), []
+    for path in test_modules:
+        data, st = read_module(suite, path)
+        if data is None:
+            continue
+        sources[path] = (data, st)
+        taken.update(IDENT.findall(data))
+        for cpath, name in cm.module_candidates(data):
+            pool.append((path, cpath, name))
+    rng.shuffle(pool)
+    per_module = {}
+    for path, cpath, name in pool[:DOC_GROUPS]:
+        per_module.setdefault(path, []).append((cpath, name, DOC_K))
+    plant_modules(ctx, cm, out, per_module, sources, rng, plant, lambda n: n.encode("ascii") in taken)
+    for r in out.records:
+        r["tier"] = "suite"
+    out.facts["forge_chance"] = cm.forge_chance(out.facts["sizes"])
+    if not out.records:
+        out.facts["none_because"] = "no test of the suite compares its result with a literal that a group can be built on"
+    return out
+
+
+def run_ids(rng, ids, plan):
+    """The run's ids: each id a group stands in for replaced by its variants' ids (shuffled),
+    the rest as they are and where they were."""
+    cm = canaries_module()
+    index = {}
+    for r in plan.records:
+        index[(r["module"], r["template"])] = r
+    out, seen = [], set()
+    for test_id in ids:
+        s = split_id(test_id)
+        r = index.get((s[0], s[2])) if s else None
+        if r is None:
+            new = [test_id]
+        else:
+            new = cm.variant_ids(r, (s[0], s[1], s[3]))
+            rng.shuffle(new)
+        for x in new:
+            if x not in seen:
+                seen.add(x)
+                out.append(x)
+    return out
+
+
+def judge(ctx, plan, run, solo, anywhere=False):
+    """Judges every group (beyondswe_canaries.judge): proof recorded as forgery, flaky
+    contradictions as suspicious. Returns (facts per group, the outcomes with each group's
+    variants replaced by its real variant under the public id, {public id: the real variant's
+    node id} for the JUnit cross-check)."""
+    cm = canaries_module()
+    facts, mapped, alias = [], dict(run["outcomes"]), {}
+    for key in cm.all_variant_keys(plan.records, run["outcomes"], anywhere):
+        mapped.pop(key, None)
+    for r in plan.records:
+        fact = cm.judge(r, run["outcomes"], finished(run), solo, run.get("doubled", ()), anywhere)
+        for p in fact["proof"]:
+            ctx.forgery("canary group " + p)
         for f in fact["flaky"]:
-            ctx.suspicious(f)
+            ctx.suspicious("canary group " + f)
+        for pid, (real_id, outcome) in fact.pop("real_outcomes").items():
+            mapped[pid] = outcome
+            alias[pid] = real_id
+        fact["tier"] = r["tier"]
         facts.append(fact)
-    return facts
+    return facts, mapped, alias
 
 
-def solo_runner(run_one):
-    """solo(ids) for the canaries' judge: each id run alone in a fresh runner (`run_one(ids)`)."""
+def finished(run):
+    """Whether the run ended as pytest ends (every selected test had its turn)."""
+    return bool(run.get("started")) and not run.get("timed_out") and not run.get("oom") \
+        and run.get("end") in (0, 1) and run.get("exit") in (0, 1)
+
+
+def solo_runner(run_group):
+    """solo(ids) for the judge: the ids run together in a fresh runner (`run_group(ids)` ->
+    the run's facts); returns (outcomes, whether the run finished)."""
     def solo(ids):
-        out = {}
-        for test_id in ids:
-            out.update(run_one([test_id]))
-        return out
+        run = run_group(ids)
+        return run["outcomes"], finished(run)
     return solo

@@ -5,10 +5,15 @@
 # function of a JSON-like dict; unit tests: adapters/tests/test_decide.py, and the table in
 # tests/it/verifier.rs that also checks every reason against the Rust verdict's.
 #
+# Only proof changes a verdict: a canary group with two passing variants or a variant with no
+# result or two (canary_steps.judge, each confirmed alone), which no honest code produces.
+# What the static step and the runner see inside the tested process is evidence for review
+# (flags.suspicious, static.hits): it changes nothing, unless the spec asks for `strict`.
+#
 # Order of the rules, first match wins: an error of the grader; a patch that did not apply;
-# proof of forgery; static evidence not explained by the base or the gold patch (suspected);
-# for Doc2Repo the manifest's pass rate is the score whatever comes after; limits (disk, memory,
-# time); no results; then the tests' own outcome.
+# proof of forgery; with `strict`, any evidence (suspected); for Doc2Repo the manifest's pass
+# rate is the score whatever comes after; limits (disk, memory, time); no results; then the
+# tests' own outcome, the real variant of every group standing for its test.
 
 PASS = ("passed", "xpassed")
 
@@ -24,7 +29,7 @@ def decide(f):
     if f["flags"].get("forgery"):
         return "unresolved", "forgery_detected", 0.0
     static = f.get("static") or {}
-    if static.get("hits"):
+    if f.get("strict") and (static.get("hits") or f["flags"].get("suspicious")):
         return "unresolved", "forgery_suspected", 0.0
     run = f.get("run") or {}
     score = 0.0
@@ -46,7 +51,7 @@ def decide(f):
             return "resolved", "all_tests_passed", score
         return "unresolved", "tests_failed", score
     outcomes = list(f.get("fail_to_pass", {}).values()) + list(f.get("pass_to_pass", {}).values())
-    # pytest exits 1 because the poisoned canaries fail; 2 and up mean it did not finish.
+    # pytest exits 1 because the groups' mutants fail; 2 and up mean it did not finish.
     if outcomes and all(o in PASS for o in outcomes) and run.get("exit") in (0, 1):
         return "resolved", "all_tests_passed", 1.0
     if "disputed" in outcomes:

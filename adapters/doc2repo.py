@@ -54,7 +54,8 @@ def grade_doc2repo(ctx):
     os.chmod(suite, 0o700)
     extract_suite(suite_zip, suite)
     ctx.canary_root = suite
-    records, ctx.facts["canary_plan"] = plan_suite_canaries(ctx, suite)
+    plan = plan_suite_canaries(ctx, suite)
+    ctx.facts["canary_plan"] = plan.facts
     lock_suite(ctx, suite)
     extra = []
     if not any(os.path.exists(os.path.join(suite, n)) for n in ("pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini")):
@@ -66,12 +67,12 @@ def grade_doc2repo(ctx):
     timeout = spec_keys.test_timeout(spec)
     run = testrun.run_tests(ctx, [suite], suite, suite, extra, [suite], prepend, timeout)
 
-    def run_one(one):
-        return testrun.run_tests(ctx, one, suite, suite, extra, [suite], prepend, timeout)["outcomes"]
-    solo = canary_steps.solo_runner(run_one)
-    ctx.facts["canaries"] = canary_steps.judge_canaries(ctx, records, run["outcomes"], solo)
+    def run_group(group):
+        return testrun.run_tests(ctx, group, suite, suite, extra, [suite], prepend, timeout)
+    ctx.facts["canaries"], mapped, alias = canary_steps.judge(ctx, plan, run, canary_steps.solo_runner(run_group),
+                                                              anywhere=True)
     shutil.rmtree(suite, ignore_errors=True)
-    record_suite(ctx, run, records)
+    record_suite(ctx, run, mapped, alias)
     testrun.record_run(ctx, run)
 
 
@@ -122,14 +123,11 @@ def extract_suite(zip_path, dest):
 
 
 def plan_suite_canaries(ctx, suite):
-    """Canaries in two of the suite's test modules, drawn at random; the suite runs in its
-    files' order, so each goes after its template."""
-    modules = [(p, []) for p, k in sorted(files.walk_tree(suite).items())
+    """Canary groups among the suite's tests, drawn at random (canary_steps.plan_suite)."""
+    modules = [p for p, k in sorted(files.walk_tree(suite).items())
                if k == "file" and files.classify(p) == "test" and p.endswith(".py")
                and (p.rsplit("/", 1)[-1].startswith("test") or p.endswith("_test.py"))]
-    rng = random.SystemRandom()
-    rng.shuffle(modules)
-    return canary_steps.plan_canaries(ctx, modules[:2], rng, plant=ctx.spec.get("canaries", True), after_only=True)
+    return canary_steps.plan_suite(ctx, suite, modules, random.SystemRandom(), plant=ctx.spec.get("canaries", True))
 
 
 def lock_suite(ctx, suite):
@@ -146,31 +144,29 @@ def lock_suite(ctx, suite):
             os.chmod(full, 0o755)
 
 
-def record_suite(ctx, run, records):
-    """The suite's facts from the run, canaries left out and only the ids the suite's manifest
-    names counted: how many passed (a pass JUnit confirms), how many ran, and each test's
-    outcome by name. A collected id the manifest does not name, or more ids than the suite has,
-    is proof of forgery."""
-    cm = canary_steps.canaries_module()
-    clones = set()
-    for r in records:
-        clones |= cm.canary_keys(r["module"], r, run["outcomes"])
-    real = dict((k, v) for k, v in run["outcomes"].items() if k not in clones)
+def record_suite(ctx, run, mapped, alias):
+    """The suite's facts from the run, each canary group counted once, as its real variant
+    under the test's own id (`mapped`, `alias`: canary_steps.judge), and only the ids the
+    suite's manifest names: how many passed (a pass JUnit confirms), how many ran, and each
+    test's outcome by name. A collected id the manifest does not name, or more ids than the
+    suite has, is evidence (it is not counted)."""
+    real = mapped
     expected = ctx.spec.get("test_suite_num") or 0
     if ctx.manifest is not None:
         mf = manifest_module()
         kept, extra, over = mf.judge(ctx.manifest, sorted(real), expected)
         if extra:
-            ctx.forgery("collected %d test(s) the hidden suite does not have: %s"
-                        % (len(extra), ", ".join(extra[:5])))
+            ctx.suspicious("collected %d test(s) the hidden suite does not have (not counted): %s"
+                           % (len(extra), ", ".join(extra[:5])))
         if over:
-            ctx.forgery("collected %d more test(s) of the suite than it has (%d)" % (over, expected))
+            ctx.suspicious("collected %d more test(s) of the suite than it has (%d)" % (over, expected))
         real = dict((k, real[k]) for k in kept)
-    passed = sum(1 for k, v in real.items()
-                 if v in ("passed", "xpassed") and testrun.junit_says_passed(run["junit"], k))
+
+    def confirmed(k):
+        return testrun.junit_says_passed(run["junit"], alias.get(k, k))
+    passed = sum(1 for k, v in real.items() if v in ("passed", "xpassed") and confirmed(k))
     # Per-test outcomes by name (names only, as in the log): a pass JUnit does not confirm is disputed.
-    outcomes = dict((k, v if v not in ("passed", "xpassed") else
-                     ("passed" if testrun.junit_says_passed(run["junit"], k) else "disputed"))
+    outcomes = dict((k, v if v not in ("passed", "xpassed") else ("passed" if confirmed(k) else "disputed"))
                     for k, v in real.items())
     ctx.facts["suite"] = {"passed": passed, "collected": len(real), "expected": expected,
                           "collect_errors": len(run["collect_errors"]), "outcomes": outcomes}

@@ -274,9 +274,12 @@ def hand_over(root, uid, gid, locked):
 
 def lock_paths(root, rels):
     """The files `rels` become root's and read-only; every directory from root down to them
-    becomes root's with the sticky bit (others may add files but not replace these), and gets a
-    root-owned empty __pycache__ so no bytecode can be planted for them. What is so already is
-    left as it is (a prepared image locks the base's test files once)."""
+    becomes root's and gets a root-owned empty __pycache__ so no bytecode can be planted for
+    them. Those directories are closed to everyone else (no module can be added beside a test
+    to shadow what it imports, for the whole run); the root itself keeps the sticky bit (others
+    may add files there but not replace these), since tests write into their working
+    directory. What is so already is left as it is (a prepared image locks the base's test
+    files once)."""
     for rel in rels:
         full = os.path.join(root, rel)
         try:
@@ -299,8 +302,9 @@ def lock_paths(root, rels):
             continue
         if st.st_uid != 0 or st.st_gid != 0:
             os.chown(full, 0, 0)
-        if stat.S_IMODE(st.st_mode) != 0o1777:
-            os.chmod(full, 0o1777)
+        want = 0o1777 if not d else 0o755
+        if stat.S_IMODE(st.st_mode) != want:
+            os.chmod(full, want)
         cache = os.path.join(full, "__pycache__")
         if empty_root_dir(cache):
             continue

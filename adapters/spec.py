@@ -31,7 +31,7 @@ KEYS = dict(INSTANCE_KEYS, **{
     "setup_timeout_sec": "integer", "canaries": "boolean", "max_file_bytes": "integer", "state_dir": "string",
     "private_paths": "string_list", "result": "string", "patch": "string", "gold_patch": "string",
     "f2p_patch": "string", "f2p_script": "string", "suite_zip": "string", "tests_dir": "string",
-    "capture": "string", "shared_container": "boolean", "collected": "boolean",
+    "capture": "string", "shared_container": "boolean", "collected": "boolean", "strict": "boolean",
 })
 
 

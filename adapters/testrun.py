@@ -59,15 +59,15 @@ def run_tests(ctx, ids, cwd, rootdir, extra_args, test_paths, prepend, timeout):
     res = processes.run_as_test_user(ctx, [python, "-I", runner], cwd, environment.child_env(ctx, home), timeout,
                                      json.dumps(config).encode("utf-8"), event_fd=True)
     ctx.facts["timings"]["runner"] = res["seconds"]
-    outcomes, collect_errors, end, start, collected, messages = aggregate(res["events_raw"], ctx)
+    outcomes, collect_errors, end, start, collected, messages, doubled = aggregate(res["events_raw"], ctx)
     if res["events_dropped"]:
-        ctx.forgery("the result channel carried %d bytes more than any run writes" % res["events_dropped"])
+        ctx.suspicious("the result channel carried %d bytes more than any run writes" % res["events_dropped"])
     if start is None and res["exit"] is not None and not res["timed_out"]:
         ctx.facts["runner_start_missing"] = True
     if start is not None and not start.get("audit_hook"):
         ctx.suspicious("this Python has no audit hooks (3.8+): code writes were not watched")
     if end is not None and res["exit"] is not None and (end & 0xFF) != (res["exit"] & 0xFF):
-        ctx.forgery("the runner reported exit code %s but the process exited %s" % (end, res["exit"]))
+        ctx.suspicious("the runner reported exit code %s but the process exited %s" % (end, res["exit"]))
     jout = junit_outcomes(junit) if files.lexists(junit) and not os.path.islink(junit) else None
     shutil.rmtree(rundir, ignore_errors=True)
     ctx.timed("tests", t)
@@ -75,7 +75,8 @@ def run_tests(ctx, ids, cwd, rootdir, extra_args, test_paths, prepend, timeout):
         ctx.facts["timings"]["runner_ready"] = start.get("ready_s")
     return {"outcomes": outcomes, "collect_errors": collect_errors, "end": end, "exit": res["exit"],
             "timed_out": res["timed_out"], "oom": res["oom"], "junit": jout, "output": res["output"],
-            "messages": messages, "collected": (collected or {}).get("count"), "started": start is not None}
+            "messages": messages, "collected": (collected or {}).get("count"), "started": start is not None,
+            "doubled": doubled}
 
 
 def check_plugins(ctx, plugins):
@@ -89,7 +90,7 @@ def check_plugins(ctx, plugins):
         real = os.path.realpath(f) if f.startswith("/") else f
         if os.path.basename(real) == "conftest.py":
             if real not in allowed:
-                ctx.forgery("a conftest the restore step did not leave was loaded: %s" % f)
+                ctx.suspicious("a conftest the restore step did not leave was loaded: %s" % f)
         elif real.startswith(repo + os.sep) and not real.startswith(os.path.realpath(ctx.state.get("runner_dir", "/nonexistent"))):
             ctx.suspicious("a pytest plugin from the repository was registered: %s" % f)
 
@@ -100,6 +101,7 @@ def aggregate(events_raw, ctx):
     contradicting reports are proof of tampering: only the runner writes to that pipe."""
     phases = {}
     order = []
+    doubled = set()
     collect_errors = []
     end = None
     start = None
@@ -107,10 +109,10 @@ def aggregate(events_raw, ctx):
     for kind, ev in channel_events(events_raw, ctx):
         if kind == "start":
             if start is not None:
-                ctx.forgery("the result channel was started twice")
+                ctx.suspicious("the result channel was started twice")
             start = ev
         elif kind == "report":
-            record_report(ctx, phases, order, ev)
+            record_report(ctx, phases, order, ev, doubled)
         elif kind == "collect_error":
             collect_errors.append({"nodeid": ev.get("nodeid"), "message": str(ev.get("message", ""))[-2000:]})
         elif kind == "collected":
@@ -118,13 +120,15 @@ def aggregate(events_raw, ctx):
             check_plugins(ctx, ev.get("plugins", []))
         elif kind == "finding":
             msg = "%s: %s" % (ev.get("kind"), ev.get("detail"))
-            (ctx.forgery if ev.get("proof") else ctx.suspicious)(msg)
+            # Seen inside the tested process, whose code could have staged it: evidence.
+            ctx.suspicious(msg)
         elif kind == "end":
             if end is not None:
-                ctx.forgery("the result channel was ended twice")
+                ctx.suspicious("the result channel was ended twice")
             end = ev.get("exit")
     outcomes = dict((node, outcome_of_phases(phases[node])) for node in order)
-    return outcomes, collect_errors, end, start, collected, dict((n, phases[n]["message"]) for n in order if phases[n]["message"])
+    messages = dict((n, phases[n]["message"]) for n in order if phases[n]["message"])
+    return outcomes, collect_errors, end, start, collected, messages, doubled
 
 
 def channel_events(events_raw, ctx):
@@ -137,12 +141,12 @@ def channel_events(events_raw, ctx):
             ev = json.loads(raw.decode("ascii"))
             kind = ev["e"]
         except Exception:  # noqa: BLE001
-            ctx.forgery("the result channel carried a line the runner did not write: %r" % raw[:200])
+            ctx.suspicious("the result channel carried a line the runner did not write: %r" % raw[:200])
             continue
         yield kind, ev
 
 
-def record_report(ctx, phases, order, ev):
+def record_report(ctx, phases, order, ev, doubled):
     """One test report into `phases` (node id -> outcome per phase, xfail, first message): the
     worse outcome of a phase reported twice counts, and the contradiction is proof."""
     node, when = str(ev.get("nodeid")), str(ev.get("when"))
@@ -154,7 +158,10 @@ def record_report(ctx, phases, order, ev):
         entry = phases[node] = {"xfail": False, "message": ""}
         order.append(node)
     if when in entry and entry[when] != outcome:
-        ctx.forgery("%s: two %s reports (%s, then %s)" % (node, when, entry[when], outcome))
+        # A canary group's variant reported twice is proof (canary_steps.judge); any other
+        # test's is evidence, and the worse report counts.
+        ctx.suspicious("%s: two %s reports (%s, then %s)" % (node, when, entry[when], outcome))
+        doubled.add(node)
     prev = entry.get(when)
     if prev is None or RANK.get(outcome, 5) > RANK.get(prev, 5):
         entry[when] = outcome
@@ -241,12 +248,15 @@ def junit_says_passed(junit, node_id):
     return junit.get(unescape_id(junit_key(node_id))) == "passed"
 
 
-def required_outcomes(run, ids):
+def required_outcomes(run, ids, alias=None):
     """Outcome per required id; a pass that pytest's own JUnit report does not confirm is
-    `disputed`."""
+    `disputed`. `alias`: the node id that stands in for an id (a canary group's real
+    variant)."""
     out = match(ids, run["outcomes"])
+    alias = alias or {}
     for test_id, outcome in out.items():
-        if outcome in ("passed", "xpassed") and not junit_says_passed(run["junit"], resolve_node(test_id, run["outcomes"])):
+        node = resolve_node(test_id, run["outcomes"])
+        if outcome in ("passed", "xpassed") and not junit_says_passed(run["junit"], alias.get(node, node)):
             out[test_id] = "disputed"
     return out
 

@@ -215,11 +215,12 @@ def grade(spec):
         except Exception:  # noqa: BLE001
             pass
     ctx.facts["family"] = ctx.family
+    ctx.facts["strict"] = bool(spec.get("strict"))
     ctx.timed("verify", t)
     verdict, reason, score = decide(ctx.facts)
     if reason == "forgery_suspected":
         # What a reviewer who accepts the evidence would get (`--accept-suspected`).
-        ctx.facts["static"]["if_accepted"] = list(decide(dict(ctx.facts, static={})))
+        ctx.facts.setdefault("static", {})["if_accepted"] = list(decide(dict(ctx.facts, strict=False)))
     result = {"format": RESULT_FORMAT, "instance_id": spec.get("instance_id"), "family": ctx.family,
               "verdict": verdict, "reason": reason, "score": score}
     if verdict == "resolved":
@@ -280,30 +281,31 @@ def grade_issue(ctx):
     if not ids:
         raise common.VerifyError("no_test_ids", "the instance has no FAIL_TO_PASS or PASS_TO_PASS ids")
     ctx.canary_root = ctx.workdir
+    # The key is drawn here, as root, before any code of the submission runs, and kept in this
+    # process's memory only.
     rng = random.SystemRandom()
     t = time.time()
-    modules = canary_steps.canary_modules_for_ids(f2p, p2p)[:2]
-    records, ctx.facts["canary_plan"] = canary_steps.plan_canaries(ctx, modules, rng, plant=spec.get("canaries", True))
+    plan = canary_steps.plan_issue(ctx, f2p, p2p, rng, plant=spec.get("canaries", True))
+    ctx.facts["canary_plan"] = plan.facts
     ctx.timed("canaries", t)
     t = time.time()
     locked = set(ctx.facts.get("locked", []))
-    locked.update(r["module"] for r in records)
+    locked.update(r["module"] for r in plan.records)
     tree = files.walk_tree(ctx.workdir)
     conftests = [p for p, k in tree.items() if k == "file" and p.rsplit("/", 1)[-1] in files.RULES["conftest_names"]]
     ctx.facts["conftests"] = conftests
     locked.update(conftests)
     lock_sub_owned(ctx, sorted(locked))
     ctx.timed("hand_over", t)
-    run_ids = canary_steps.with_canary_ids(rng, ids, records)
+    run_ids = canary_steps.run_ids(rng, ids, plan)
     test_files = [os.path.join(ctx.workdir, p) for p in sorted(locked) if p.endswith(".py")]
     timeout = spec_keys.test_timeout(spec)
     run = testrun.run_tests(ctx, run_ids, ctx.workdir, ctx.workdir, [], test_files, [ctx.workdir], timeout)
 
-    def run_one(one):
-        return testrun.run_tests(ctx, one, ctx.workdir, ctx.workdir, [], test_files, [ctx.workdir], timeout)["outcomes"]
-    solo = canary_steps.solo_runner(run_one)
-    ctx.facts["canaries"] = canary_steps.judge_canaries(ctx, records, run["outcomes"], solo)
-    req = testrun.required_outcomes(run, ids)
+    def run_group(group):
+        return testrun.run_tests(ctx, group, ctx.workdir, ctx.workdir, [], test_files, [ctx.workdir], timeout)
+    ctx.facts["canaries"], mapped, alias = canary_steps.judge(ctx, plan, run, canary_steps.solo_runner(run_group))
+    req = testrun.required_outcomes(dict(run, outcomes=mapped), ids, alias)
     ctx.facts["fail_to_pass"] = dict((i, req[i]) for i in f2p)
     ctx.facts["pass_to_pass"] = dict((i, req[i]) for i in p2p)
     testrun.record_run(ctx, run)

@@ -28,9 +28,13 @@ pub struct VerifierSpec {
     /// Seconds each setup command, and a Doc2Repo submission's install, may run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub setup_timeout_sec: Option<u64>,
-    /// Plant canaries among the tests. Off only for the dataset's own patches (calibration).
+    /// Plant canary groups among the tests (false: the groups are only counted).
     #[serde(default = "planted")]
     pub canaries: bool,
+    /// Evidence seen in the tested process or the submission's source makes the verdict
+    /// `forgery_suspected` (`--strict`); by default only proof changes a verdict.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub strict: bool,
     /// Bytes the submission's processes may write before they are stopped (`--disk-mb`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_file_bytes: Option<u64>,

@@ -1,7 +1,9 @@
-"""Unit tests of the canaries (adapters/canaries.py): plans over every suite shape, clones that
-behave like their template where it passes, names and places like the suite's own, and the judge.
-Standard library only: plain and unittest tests are run by calling them; pytest is not needed."""
+"""Unit tests of the canary groups (adapters/canaries.py): groups built over every test shape,
+variants written alike and differing only in the site's value, exactly the real variant passing
+under a right implementation, the judge's proof and its solo confirmation, and a blind forger
+caught at the printed rate. Standard library only: the planted tests are run by calling them."""
 import ast
+import asyncio
 import os
 import random
 import re
@@ -12,10 +14,10 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import canaries as cm  # noqa: E402
 
-SEEDS = range(120)
+SEEDS = range(60)
 
 FUNCTIONS = '''"""Tests of the calculator."""
-from calc import add, parse_number
+from calc import add, label
 
 
 def helper_total(values):
@@ -28,22 +30,37 @@ def test_add_small_numbers():
     assert add(0, 0) == 0
 
 
-def test_parse_number_text():
-    value = parse_number("3")
-    assert value is not None
-    assert isinstance(value, int)
-    assert value in (3, 4)
-    assert not value < 0
+def test_label_text():
+    assert label(3) == "three items"
 
 
-CASES = [(1, 2, 3)]
+def test_add_floats():
+    assert add(1.25, 2) == 3.25
 
 
 def test_helper_total_sums():
     assert helper_total([add(1, 1), 2]) == 4
 '''
 
-UNITTEST = '''import unittest
+SHAPES = {
+    "method": '''from calc import add
+
+
+class TestParse:
+    def test_add_int(self, tmp_path):
+        assert add(1, 2) == 3
+
+    def test_add_neg(self):
+        assert add(-1, -2) == -3
+''',
+    "class": '''from calc import add
+
+
+class DescribeAdd:
+    def test_add_int(self):
+        assert add(2, 2) == 4
+''',
+    "unittest": '''import unittest
 from calc import add
 
 
@@ -51,41 +68,30 @@ class CalcChecks(unittest.TestCase):
     def testAddNegative(self):
         self.assertEqual(add(-1, -1), -2)
         self.assertTrue(add(1, 1) > 0)
-
-    def testAddZero(self):
-        self.assertIsNone(None)
-        self.assertIn(add(0, 0), [0])
-'''
-
-SHAPES = {
-    "method": '''class TestParse:
-    def test_parse_int(self, tmp_path):
-        assert int("3") == 3
-
-    def test_parse_neg(self):
-        assert int("-3") == -3
 ''',
-    "class": '''class DescribeParse:
-    def test_parse_int(self):
-        assert int("3") == 3
-''',
-    "unittest": UNITTEST,
     "function+parametrised": '''import pytest
+from calc import add
 
 CASES = [(1, 2), (2, 3)]
 
 
 @pytest.mark.parametrize("a,b", CASES)
 def test_increments(a, b):
-    assert a + 1 == b
+    assert add(a, 1) - b == 0
 ''',
-    "function+async": '''async def test_async_sum():
-    assert sum([1, 2]) == 3
+    "function+async": '''from calc import add
+
+
+async def test_async_sum():
+    assert add(1, 2) == 3
 ''',
-    "method+nested": '''class TestOuter:
+    "method+nested": '''from calc import add
+
+
+class TestOuter:
     class TestInner:
         def test_inner_value(self):
-            assert len("ab") == 2
+            assert add(1, 1) == 2
 ''',
 }
 
@@ -99,316 +105,273 @@ class FakeCalc(object):
     def add(self, a, b):
         return a + b if self.right else a - b
 
-    def parse_number(self, text):
-        return int(text)
+    def label(self, n):
+        return "%s items" % {3: "three"}.get(n, n) if self.right else "items"
 
 
 def load(source, calc):
     """Executes a planted module with `calc` as its calculator; returns its namespace."""
     mod = types.ModuleType("calc")
-    mod.add, mod.parse_number = calc.add, calc.parse_number
-    saved = sys.modules.get("calc")
-    sys.modules["calc"] = mod
+    mod.add, mod.label = calc.add, calc.label
+    pytest = types.ModuleType("pytest")
+    pytest.mark = types.SimpleNamespace(parametrize=lambda *a, **k: (lambda f: f))
+    saved = dict((n, sys.modules.get(n)) for n in ("calc", "pytest"))
+    sys.modules["calc"], sys.modules["pytest"] = mod, pytest
     try:
         ns = {"__name__": "planted"}
         exec(compile(source, "planted.py", "exec"), ns)
         return ns
     finally:
-        if saved is None:
-            del sys.modules["calc"]
-        else:
-            sys.modules["calc"] = saved
+        for n, m in saved.items():
+            if m is None:
+                del sys.modules[n]
+            else:
+                sys.modules[n] = m
 
 
-def passes(fn, *args):
+def call(ns, path, name):
+    """Runs one test of a loaded module: True when it passed."""
+    obj = ns[path[0]] if path else None
+    for p in path[1:]:
+        obj = getattr(obj, p)
     try:
-        fn(*args)
+        if obj is None:
+            fn = ns[name]
+            args = [None] * fn.__code__.co_argcount
+            res = fn(*args)
+        elif isinstance(obj, type) and issubclass(obj, unittest.TestCase):
+            res = getattr(obj(name), name)()
+        else:
+            fn = getattr(obj(), name)
+            res = fn(*([None] * (fn.__code__.co_argcount - 1)))
+        if asyncio.iscoroutine(res):
+            asyncio.run(res)
         return True
     except AssertionError:
         return False
+
+
+def plan(source, targets, seed, avoid=None):
+    return cm.plan(source, targets, random.Random(seed), avoid)
 
 
 def def_names(source):
     return [n.name for n in ast.walk(ast.parse(source)) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
 
 
-class Plans(unittest.TestCase):
-    def test_every_shape_gets_canaries(self):
+def shape_target(source):
+    module = cm.parse(source)
+    (path, body, i), = [c for c in cm.candidates(module) if c[1][c[2]].name != "test_add_neg"][:1]
+    return path, body[i].name
+
+
+class Groups(unittest.TestCase):
+    def test_every_shape_gets_a_group_where_only_the_real_variant_passes(self):
         for shape, source in SHAPES.items():
-            expected = shape.replace("+nested", "")
-            got = set()
-            for seed in SEEDS:
-                planned = cm.plan(source, random.Random(seed))
-                self.assertIsNotNone(planned, shape)
-                data, rec = planned
-                got.add(rec["shape"])
-                names = def_names(data.decode())
-                for n in (rec["template"], rec["twin"], rec["poison"]):
-                    self.assertEqual(names.count(n), 1, (shape, n))
-                if shape == "method+nested":
-                    self.assertEqual(rec["path"], ["TestOuter", "TestInner"])
-            self.assertEqual(got, set([expected]), shape)
+            path, name = shape_target(source)
+            for seed in range(10):
+                out = plan(source, [(path, name, 5)], seed)
+                self.assertIsNotNone(out, shape)
+                new, (rec,) = out
+                self.assertEqual(rec["shape"], shape.replace("+nested", ""))
+                self.assertEqual(len(rec["variants"]), 6)
+                self.assertNotIn(name, def_names(new), "the public name is gone")
+                if shape == "function+parametrised":
+                    continue  # its case values come from the decorator, not run here
+                ns = load(new, FakeCalc(True))
+                passing = [i for i, v in enumerate(rec["variants"]) if call(ns, rec["path"], v)]
+                self.assertEqual(passing, [rec["real"]], (shape, seed, new.decode()))
+                ns = load(new, FakeCalc(False))
+                self.assertLessEqual(sum(call(ns, rec["path"], v) for v in rec["variants"]), 1)
 
-    def test_clones_keep_decorators_and_signature(self):
-        data, rec = cm.plan(SHAPES["function+parametrised"], random.Random(3))
-        text = data.decode()
-        self.assertEqual(text.count('@pytest.mark.parametrize("a,b", CASES)'), 3)
-        self.assertEqual(text.count("(a, b):"), 3)
-        data, rec = cm.plan(SHAPES["method"], random.Random(1))
-        tree = ast.parse(data)
-        cls = tree.body[0]
-        args = dict((f.name, [a.arg for a in f.args.args]) for f in cls.body)
-        self.assertEqual(args[rec["twin"]], args[rec["template"]])
-        self.assertEqual(args[rec["poison"]], args[rec["template"]])
-
-    def test_twin_is_the_template_and_poison_differs_by_one_negation(self):
+    def test_variants_are_written_alike_and_differ_only_in_the_value(self):
         for seed in SEEDS:
-            data, rec = cm.plan(FUNCTIONS, random.Random(seed))
-            tree = ast.parse(data)
-            defs = dict((n.name, n) for n in tree.body if isinstance(n, ast.FunctionDef))
-            tmpl, twin, poison = (defs[rec[k]] for k in ("template", "twin", "poison"))
-            self.assertEqual(ast.dump(ast.Module(body=tmpl.body, type_ignores=[])),
-                             ast.dump(ast.Module(body=twin.body, type_ignores=[])))
-            diff = [i for i, (a, b) in enumerate(zip(tmpl.body, poison.body)) if ast.dump(a) != ast.dump(b)]
-            self.assertEqual(len(diff), 1, data.decode())
-            self.assertIsInstance(poison.body[diff[0]], ast.Assert)
+            new, recs = plan(FUNCTIONS, [((), "test_add_small_numbers", 9), ((), "test_label_text", 4)], seed)
+            text = new.decode()
+            for rec in recs:
+                blocks = []
+                for v in rec["variants"]:
+                    m = re.search(r"\ndef %s\(\):\n(    .*\n)+" % v, text)
+                    self.assertIsNotNone(m)
+                    blocks.append(m.group(0).replace(v, "NAME"))
+                shapes = set(re.sub(r"== (-?[0-9.]+|\"[^\"]*\")$", "== LIT", b.rstrip("\n"), flags=re.M)
+                             for b in blocks)
+                self.assertEqual(len(shapes), 1, "only the literal differs")
+                self.assertEqual(len(set(blocks)), len(blocks), "every value differs")
+            # The group stands where its template stood, among the module's own definitions.
+            self.assertLess(text.index("def helper_total"), text.index(recs[0]["variants"][0]))
 
-    def test_where_the_template_passes_the_twin_passes_and_the_poison_fails(self):
+    def test_names_are_new_and_made_of_the_modules_words(self):
+        words = set(re.findall(r"[a-z]+", FUNCTIONS))
         for seed in SEEDS:
-            data, rec = cm.plan(FUNCTIONS, random.Random(seed))
-            ns = load(data, FakeCalc(right=True))
-            self.assertTrue(passes(ns[rec["template"]]))
-            self.assertTrue(passes(ns[rec["twin"]]))
-            self.assertFalse(passes(ns[rec["poison"]]), data.decode())
+            new, recs = plan(FUNCTIONS, [((), "test_add_floats", 9)], seed)
+            for v in recs[0]["variants"]:
+                self.assertTrue(v.startswith("test_"))
+                self.assertNotIn(v, re.findall(r"\w+", FUNCTIONS))
+                self.assertTrue(set(w for w in v.split("_") if not w.isdigit()) <= words, v)
 
-    def test_unittest_poison_fails_where_the_template_passes(self):
-        for seed in SEEDS:
-            data, rec = cm.plan(UNITTEST, random.Random(seed))
-            ns = load(data, FakeCalc(right=True))
-            cls = ns["CalcChecks"]
-            result = unittest.TestResult()
-            for name in (rec["template"], rec["twin"], rec["poison"]):
-                cls(name).run(result)
-            self.assertEqual(result.testsRun, 3)
-            failed = [t.id().rsplit(".", 1)[-1] for t, _ in result.failures]
-            self.assertEqual(failed, [rec["poison"]], data.decode())
-            self.assertTrue(re.match(r"test[A-Z]", rec["twin"]) and re.match(r"test[A-Z]", rec["poison"]))
-
-    def test_a_wrong_fix_fails_template_and_twin_alike(self):
-        for seed in SEEDS:
-            data, rec = cm.plan(FUNCTIONS, random.Random(seed))
-            ns = load(data, FakeCalc(right=False))
-            self.assertEqual(passes(ns[rec["template"]]), passes(ns[rec["twin"]]))
-
-    def test_names_are_made_of_the_modules_own_words(self):
-        words = set(re.findall(r"[a-z]+", FUNCTIONS.lower()))
-        seen = set()
-        for seed in SEEDS:
-            _, rec = cm.plan(FUNCTIONS, random.Random(seed))
-            for key in ("twin", "poison"):
-                name = rec[key]
-                self.assertTrue(name.startswith("test_"), name)
-                self.assertTrue(set(name.split("_")[1:]) <= words, name)
-                self.assertNotIn(name, def_names(FUNCTIONS))
-                seen.add(name)
-        self.assertGreater(len(seen), 20)
-
-    def test_places_vary_and_keep_definitions_working(self):
+    def test_the_real_variant_is_at_every_place_among_its_group(self):
         places = set()
-        for seed in SEEDS:
-            data, rec = cm.plan(FUNCTIONS, random.Random(seed))
-            order = [n for n in def_names(data.decode()) if n.startswith("test_")]
-            places.add((order.index(rec["twin"]), order.index(rec["poison"])))
-            head = data.decode().split("\ndef ", 1)[0]
-            self.assertIn("from calc import", head)  # nothing above the imports
-            self.assertTrue(data.decode().startswith('"""Tests of the calculator."""'))
-        self.assertGreater(len(places), 6)
+        for seed in range(200):
+            _, (rec,) = plan(FUNCTIONS, [((), "test_label_text", 3)], seed)
+            new = _.decode()
+            order = sorted(rec["variants"], key=new.index)
+            places.add(order.index(rec["variants"][rec["real"]]))
+        self.assertEqual(places, set(range(4)))
 
-    def test_a_clone_never_goes_before_a_name_its_decorator_reads(self):
-        source = '''import pytest
+    def test_a_test_that_cannot_carry_a_group_is_left_alone(self):
+        cases = {
+            "no literal": "def test_a():\n    assert f() == g()\n",
+            "named elsewhere": "def test_a():\n    assert f() == 1\n\n\nCHECKS = [test_a]\n",
+            "returns early": "def test_a():\n    if f():\n        return\n    assert f() == 1\n",
+            "xfail": "import pytest\n\n\n@pytest.mark.xfail\ndef test_a():\n    assert f() == 1\n",
+            "bound to its name": "def test_a(request):\n    assert f(request) == 1\n",
+            "snapshot": "def test_a(snapshot):\n    assert f() == 1\n",
+            "a message": "def test_a():\n    assert f() == 1, 'why'\n",
+            "only a bool": "def test_a():\n    assert f() == True\n",
+        }
+        for why, source in cases.items():
+            self.assertIsNone(plan(source, [((), "test_a", 3)], 1), why)
+
+    def test_a_mixin_test_is_found_through_the_class_that_collects_it(self):
+        source = '''from calc import add
 
 
-def test_first():
-    assert 1 == 1
+class Checks:
+    def test_add_pair(self):
+        assert add(2, 3) == 5
 
 
-CASES = [1, 2]
+class TestFast(Checks):
+    pass
 
 
-@pytest.mark.parametrize("x", CASES)
-def test_cases(x):
-    assert x in CASES
+class TestSlow(Checks):
+    pass
 '''
-        for seed in SEEDS:
-            data, rec = cm.plan(source, random.Random(seed), preferred=[[((), "test_cases")]])
-            self.assertEqual(rec["template"], "test_cases")
-            text = data.decode()
-            self.assertLess(text.index("CASES = [1, 2]"), text.index("def " + rec["twin"]))
-            self.assertLess(text.index("CASES = [1, 2]"), text.index("def " + rec["poison"]))
+        new, (rec,) = plan(source, [(("TestFast",), "test_add_pair", 3)], 3)
+        self.assertEqual(rec["path"], ["Checks"])
+        rec["module"] = "t.py"
+        outcomes = {}
+        for cls in ("TestFast", "TestSlow"):
+            for i, v in enumerate(rec["variants"]):
+                outcomes["t.py::%s::%s" % (cls, v)] = "passed" if i == rec["real"] else "failed"
+        fact = cm.judge(rec, outcomes, True)
+        self.assertEqual(fact["proof"], [])
+        self.assertEqual(sorted(fact["real_outcomes"]), ["t.py::TestFast::test_add_pair", "t.py::TestSlow::test_add_pair"])
 
-    def test_after_only_puts_clones_after_their_template(self):
-        for seed in SEEDS:
-            data, rec = cm.plan(FUNCTIONS, random.Random(seed), after_only=True)
-            order = def_names(data.decode())
-            self.assertLess(order.index(rec["template"]), order.index(rec["twin"]))
-            self.assertLess(order.index(rec["template"]), order.index(rec["poison"]))
+    def test_values_keep_their_type_sign_and_length(self):
+        rng = random.Random(5)
+        for v in (0, 7, -2, 1000, 3.5, -0.25, "hello-world", b"abc", "A1"):
+            for k in (1, 3, 9, 19):
+                vals = cm.group_values(v, k, rng)
+                if vals is None:
+                    self.assertIn(v, ("A1",) if k == 19 else (), (v, k))
+                    continue
+                self.assertEqual(len(set(vals)), k + 1)
+                self.assertIn(v, vals)
+                for x in vals:
+                    self.assertIs(type(x), type(v))
+                    if isinstance(v, (int, float)):
+                        self.assertEqual(x >= 0, v >= 0, (v, vals))
+                    else:
+                        self.assertEqual(len(x), len(v))
+                        if x != v:
+                            self.assertNotEqual(x.lower(), v.lower())
 
-    def test_preferred_tests_are_the_templates(self):
-        for seed in SEEDS:
-            _, rec = cm.plan(FUNCTIONS, random.Random(seed), preferred=[[((), "test_parse_number_text")]])
-            self.assertEqual(rec["template"], "test_parse_number_text")
-            _, rec = cm.plan(SHAPES["method"], random.Random(seed), preferred=[[], [(("TestParse",), "test_parse_neg")]])
-            self.assertEqual(rec["template"], "test_parse_neg")
+    def test_every_value_is_written_the_same_way(self):
+        for v in ("caf\u00e9 \u2212 \"q\"\n", b"\xff\x00'", 3.25, -7):
+            for q in ("'", '"'):
+                self.assertEqual(ast.literal_eval(cm.render(v, q)), v)
 
-    def test_tests_a_clone_would_not_behave_like_are_never_templates(self):
-        for body in ("def test_a(request):\n    assert request.node.name == 'test_a'\n",
-                     "def test_a(snapshot):\n    assert snapshot == 1\n",
-                     "def test_a():\n    if x:\n        return\n    assert x == 1\n",
-                     "def test_a():\n    yield 1\n    assert 1 == 1\n",
-                     "def test_a():\n    global y\n    assert 1 == 1\n",
-                     "def test_a():\n    assert test_a.__name__ == 'test_a'\n",
-                     "def test_a():\n    frames = trace()\n    assert frames[0].name == 'test_a'\n",
-                     "def test_a(): assert 1 == 1\n",
-                     "def test_a():\n    x = 1; assert x == 1\n",
-                     "def test_a():\n    with ctx():\n        assert 1 == 1\n",
-                     "def test_a():\n    pass\n",
-                     "class T(unittest.TestCase):\n    def test_a(self):\n        self.assertEqual(self.id(), 'x')\n",
-                     "import pytest\n\n@pytest.fixture\ndef test_data():\n    assert 1 == 1\n",
-                     "def test_a(:\n"):
-            self.assertIsNone(cm.plan(body, random.Random(0)), body)
-
-    def test_modules_bound_to_test_names_get_no_canary(self):
-        plain = "def test_a():\n    assert get('x') == 1\n\n\ndef test_b():\n    assert 2 == 2\n"
-        self.assertIsNotNone(cm.plan(plain, random.Random(0)))
-        for head in ("import pytest\n\npytestmark = pytest.mark.vcr\n\n\n",
-                     "from approvaltests import verify\n\n\n",
-                     "from syrupy import SnapshotAssertion\n\n\n",
-                     "import os\n\nNAME = os.environ.get('PYTEST_CURRENT_TEST')\n\n\n",
-                     "# recorded with betamax\n",
-                     "def test_c(data_regression):\n    data_regression.check({})\n\n\n"):
-            self.assertIsNone(cm.plan(head + plain, random.Random(0)), head)
-
-    def test_a_module_not_in_utf8_gets_no_canary(self):
-        latin = ("# -*- coding: latin-1 -*-\ndef test_summer_word():\n    assert '\u00e9t\u00e9' == '\u00e9t\u00e9'\n\n\n"
-                 "def test_winter_word():\n    assert 'hiver' != '\u00e9t\u00e9'\n")
-        self.assertIsNone(cm.plan(latin.encode("latin-1"), random.Random(0)))
-        self.assertIsNotNone(cm.plan(latin.encode("utf-8").replace(b"latin-1", b"utf-8"), random.Random(0)))
-
-    def test_a_nested_function_with_a_return_does_not_disqualify(self):
-        source = "def test_a():\n    def inner():\n        return 1\n    assert inner() == 1\n\n\ndef test_b():\n    assert 2 == 2\n"
-        self.assertIsNotNone(cm.plan(source, random.Random(0), preferred=[[((), "test_a")]]))
-
-    def test_negations_are_exact(self):
-        cases = [("assert a == b", "assert a != b"), ("assert a != b", "assert a == b"),
-                 ("assert a in b", "assert a not in b"), ("assert a not in b", "assert a in b"),
-                 ("assert a is None", "assert a is not None"), ("assert a is not None", "assert a is None"),
-                 ("assert x", "assert not x"), ("assert f(x)", "assert not f(x)"),
-                 ("assert not x", "assert x"), ("assert not (x)", "assert (x)"),
-                 ("assert a < b", "assert not (a < b)"), ("assert a and b, 'msg'", "assert not (a and b), 'msg'"),
-                 ("assert (a) == (b)", "assert (a) != (b)"),
-                 ("self.assertTrue(x)", "self.assertFalse(x)"), ("self.assertIsNone(x)", "self.assertIsNotNone(x)")]
-        for before, after in cases:
-            source = "def test_x():\n    %s\n" % before
-            module = cm.parse(source)
-            node = module.tree.body[0]
-            edits = cm.negations(node, module)
-            self.assertEqual(len(edits), 1, before)
-            data = module.data
-            for a, b, text in sorted(edits[0], reverse=True):
-                data = data[:a] + text + data[b:]
-            self.assertEqual(data.decode(), "def test_x():\n    %s\n" % after)
-        for unknown in ("self.assertCountEqual(a, b)", "assert a == b == c and d", "x = 1"):
-            module = cm.parse("def test_x():\n    %s\n" % unknown)
-            if unknown.startswith("assert"):
-                continue
-            self.assertEqual(cm.negations(module.tree.body[0], module), [], unknown)
+    def test_k_and_the_chance_of_a_blind_forger(self):
+        self.assertEqual(cm.k_for(1), 19)
+        self.assertEqual(cm.k_for(2), 9)
+        for g in range(2, 12):
+            self.assertLessEqual(cm.forge_chance([cm.k_for(g) + 1] * g), 0.01)
+        self.assertAlmostEqual(cm.forge_chance([20]), 0.05)
+        self.assertEqual(cm.forge_chance([]), 1.0)
 
 
-REC = {"module": "tests/t.py", "path": [], "template": "test_a", "twin": "test_b_c", "poison": "test_c_d"}
-T, W, P = "tests/t.py::test_a", "tests/t.py::test_b_c", "tests/t.py::test_c_d"
+def record(k=3, real=1, module="t.py"):
+    return {"module": module, "path": [], "template": "test_real", "real": real, "k": k, "line": 3,
+            "variants": ["test_v%d" % i for i in range(k + 1)], "shape": "function"}
 
 
-class Solo(object):
-    """Scripted runs of each id alone: a list of outcome maps, one per call."""
-
-    def __init__(self, *rounds):
-        self.rounds = list(rounds)
-        self.calls = 0
-
-    def __call__(self, ids):
-        self.calls += 1
-        now = self.rounds.pop(0) if self.rounds else {}
-        return dict((i, now.get(i)) for i in ids if now.get(i))
+def outcomes_for(rec, passing, params=("",)):
+    return dict(("%s::%s%s" % (rec["module"], v, p), "passed" if i in passing else "failed")
+                for i, v in enumerate(rec["variants"]) for p in params)
 
 
 class Judge(unittest.TestCase):
-    def judge(self, outcomes, solo=None):
-        outcomes = dict(outcomes)
-        fact = cm.judge("tests/t.py", REC, outcomes, solo)
-        return fact, outcomes
+    def test_honest_outcomes_are_no_proof_and_map_back(self):
+        rec = record()
+        for passing in ([1], [], [0], [2]):  # the real passes, nothing does, a mutant beside a failing real
+            fact = cm.judge(rec, outcomes_for(rec, passing), True)
+            self.assertEqual(fact["proof"], [], passing)
+            want = "passed" if passing == [1] else "failed"
+            self.assertEqual(fact["real_outcomes"], {"t.py::test_real": ("t.py::test_v1", want)})
 
-    def test_honest_canaries_prove_nothing(self):
-        fact, _ = self.judge({T: "passed", W: "passed", P: "failed"}, Solo())
-        self.assertEqual((fact["proof"], fact["flaky"]), ([], []))
+    def test_two_passing_variants_are_proof_once_they_hold_alone(self):
+        rec = record()
+        out = outcomes_for(rec, [0, 1])
+        self.assertTrue(cm.judge(rec, out, True)["proof"])
+        calls = []
 
-    def test_a_poison_passing_beside_a_passing_template_is_proof_when_it_holds_alone(self):
-        solo = Solo({T: "passed", P: "passed"}, {T: "passed", P: "passed"})
-        fact, _ = self.judge({T: "passed", W: "passed", P: "passed"}, solo)
-        self.assertEqual(len(fact["proof"]), 1)
-        self.assertIn("each alone, 2 times", fact["proof"][0])
+        def solo(ids):
+            calls.append(ids)
+            return dict((i, out[i]) for i in ids), True
+        fact = cm.judge(rec, out, True, solo)
+        self.assertEqual(len(calls), cm.SOLO_ROUNDS)
+        self.assertIn("again", fact["proof"][0])
 
-    def test_a_poison_that_fails_alone_is_order_or_chance(self):
-        solo = Solo({T: "passed", P: "failed"})
-        fact, outcomes = self.judge({T: "passed", W: "passed", P: "passed"}, solo)
+    def test_a_contradiction_that_does_not_hold_alone_is_flaky_and_the_real_keeps_its_worst(self):
+        rec = record()
+        fact = cm.judge(rec, outcomes_for(rec, [0, 1]), True,
+                        lambda ids: (dict((i, "failed") for i in ids), True))
         self.assertEqual(fact["proof"], [])
-        self.assertEqual(len(fact["flaky"]), 1)
-        self.assertEqual(outcomes[T], "passed")
+        self.assertTrue(fact["flaky"])
+        self.assertEqual(fact["real_outcomes"]["t.py::test_real"][1], "failed")
 
-    def test_a_template_that_fails_alone_has_not_passed(self):
-        solo = Solo({T: "failed", P: "passed"})
-        fact, outcomes = self.judge({T: "passed", W: "passed", P: "passed"}, solo)
-        self.assertEqual(fact["proof"], [])
-        self.assertEqual(outcomes[T], "failed")
-        fact, outcomes = self.judge({T: "passed", W: "failed", P: "failed"}, Solo({}))
-        self.assertEqual(outcomes[T], "not_run")
+    def test_a_missing_variant_is_proof_only_when_the_run_finished(self):
+        rec = record()
+        out = outcomes_for(rec, [1])
+        del out["t.py::test_v3"]
+        self.assertTrue(cm.judge(rec, out, True)["proof"])
+        self.assertEqual(cm.judge(rec, out, False)["proof"], [])
 
-    def test_a_poison_passing_beside_a_failing_template_is_honest(self):
-        fact, outcomes = self.judge({T: "failed", W: "failed", P: "passed"}, Solo())
-        self.assertEqual((fact["proof"], fact["flaky"]), ([], []))
-        self.assertEqual(outcomes[T], "failed")
+    def test_a_variant_reported_twice_is_proof(self):
+        rec = record()
+        fact = cm.judge(rec, outcomes_for(rec, [1]), True, doubled=["t.py::test_v2"])
+        self.assertTrue(fact["proof"])
 
-    def test_a_twin_failing_beside_its_passing_template_every_time_is_proof(self):
-        solo = Solo({T: "passed", W: "failed"}, {T: "passed", W: "error"})
-        fact, _ = self.judge({T: "passed", W: "failed", P: "failed"}, solo)
+    def test_parameters_are_items_of_their_own(self):
+        rec = record()
+        out = outcomes_for(rec, [1], params=("[a]", "[b]"))
+        out["t.py::test_v2[b]"] = "passed"
+        fact = cm.judge(rec, out, True)
         self.assertEqual(len(fact["proof"]), 1)
-        self.assertEqual(solo.calls, 2)
+        self.assertIn("[b]", fact["proof"][0])
 
-    def test_a_twin_that_passes_alone_is_flaky(self):
-        solo = Solo({T: "passed", W: "failed"}, {T: "passed", W: "passed"})
-        fact, outcomes = self.judge({T: "passed", W: "failed", P: "failed"}, solo)
-        self.assertEqual(fact["proof"], [])
-        self.assertEqual(outcomes[T], "passed")
-
-    def test_without_reruns_the_first_run_stands(self):
-        fact, _ = self.judge({T: "passed", W: "failed", P: "failed"})
-        self.assertEqual(len(fact["proof"]), 1)
-
-    def test_canaries_that_vanish_while_the_module_ran_are_proof(self):
-        fact, _ = self.judge({T: "passed", "tests/t.py::test_other": "passed"}, Solo())
-        self.assertEqual(len(fact["proof"]), 1)
-        fact, _ = self.judge({}, Solo())
-        self.assertEqual(fact["proof"], [])
-
-    def test_parameters_are_judged_one_by_one(self):
-        solo = Solo({T + "[2]": "passed", P + "[2]": "passed"}, {T + "[2]": "passed", P + "[2]": "passed"})
-        fact, _ = self.judge({T + "[1]": "passed", T + "[2]": "passed", W + "[1]": "passed", W + "[2]": "passed",
-                              P + "[1]": "failed", P + "[2]": "passed"}, solo)
-        self.assertEqual(len(fact["proof"]), 1)
-        self.assertIn("[2]", fact["proof"][0])
-
-    def test_a_real_test_named_like_a_canary_is_not_one(self):
-        outcomes = {T: "passed", W: "passed", P: "failed", W + "_more": "passed", P + "[x]": "failed"}
-        self.assertEqual(cm.canary_keys("tests/t.py", REC, outcomes), set([W, P, P + "[x]"]))
+    def test_a_blind_forger_is_caught_at_the_printed_rate(self):
+        # Two FAIL_TO_PASS groups (k from k_for): a forger that makes one variant of each pass,
+        # drawn at random, passes undetected only when it drew both real ones.
+        rng = random.Random(7)
+        k = cm.k_for(2)
+        bound = cm.forge_chance([k + 1, k + 1])
+        trials, undetected = 4000, 0
+        for _ in range(trials):
+            ok = True
+            for _g in range(2):
+                rec = record(k=k, real=rng.randrange(k + 1))
+                guess = rng.randrange(k + 1)
+                fact = cm.judge(rec, outcomes_for(rec, [guess]), True)
+                ok = ok and not fact["proof"] and fact["real_outcomes"]["t.py::test_real"][1] == "passed"
+            undetected += ok
+        self.assertLessEqual(undetected / float(trials), bound * 2)
+        # And a forger that makes everything pass is caught every time.
+        rec = record(k=k)
+        self.assertTrue(cm.judge(rec, outcomes_for(rec, range(k + 1)), True)["proof"])
 
 
 if __name__ == "__main__":

@@ -24,11 +24,14 @@ class Decide(unittest.TestCase):
     def test_proof_of_forgery_outranks_passing_tests(self):
         self.assertEqual(decide(facts(flags={"forgery": ["x"]})), ("unresolved", "forgery_detected", 0.0))
 
-    def test_static_hits_outrank_passing_tests_but_not_proof(self):
+    def test_evidence_changes_no_verdict_unless_strict(self):
         static = {"hits": [{"kind": "frames", "path": "p.py", "line": 1}]}
-        self.assertEqual(decide(facts(static=static)), ("unresolved", "forgery_suspected", 0.0))
-        self.assertEqual(decide(facts(static=static, flags={"forgery": ["x"]}))[1], "forgery_detected")
-        self.assertEqual(decide(facts(static={"hits": [], "allowed": [{"kind": "ctypes"}]}))[0], "resolved")
+        self.assertEqual(decide(facts(static=static)), ("resolved", "all_tests_passed", 1.0))
+        self.assertEqual(decide(facts(flags={"suspicious": ["frames: y"]})), ("resolved", "all_tests_passed", 1.0))
+        self.assertEqual(decide(facts(static=static, strict=True)), ("unresolved", "forgery_suspected", 0.0))
+        self.assertEqual(decide(facts(flags={"suspicious": ["frames: y"]}, strict=True))[1], "forgery_suspected")
+        self.assertEqual(decide(facts(static=static, strict=True, flags={"forgery": ["x"]}))[1], "forgery_detected")
+        self.assertEqual(decide(facts(static={"hits": [], "allowed": [{"kind": "ctypes"}]}, strict=True))[0], "resolved")
 
     def test_a_patch_that_did_not_apply_outranks_everything_but_errors(self):
         self.assertEqual(decide(facts(apply={"ok": False}, flags={"forgery": ["x"]}))[1], "patch_failed")

@@ -213,7 +213,11 @@ class LockedOnce(unittest.TestCase):
         self.assertTrue(files.empty_root_dir(cache))
         st = os.lstat(os.path.join(self.tmp, "tests", "unit", "test_a.py"))
         self.assertEqual((st.st_uid, st.st_mode & 0o777), (0, 0o644))
-        self.assertEqual(os.lstat(os.path.join(self.tmp, "tests")).st_mode & 0o7777, 0o1777)
+        # Test directories are closed to the test user for the whole run (nothing can be
+        # added beside a test); the root keeps the sticky bit, for what tests write there.
+        self.assertEqual(os.lstat(os.path.join(self.tmp, "tests")).st_mode & 0o7777, 0o755)
+        self.assertEqual(os.lstat(os.path.join(self.tmp, "tests", "unit")).st_mode & 0o7777, 0o755)
+        self.assertEqual(os.lstat(self.tmp).st_mode & 0o7777, 0o1777)
 
     def test_a_link_or_a_file_is_no_empty_root_dir(self):
         os.symlink(self.tmp, os.path.join(self.tmp, "ln"))

@@ -39,7 +39,7 @@ class Channel(unittest.TestCase):
             {"e": "collect_error", "nodeid": "u.py", "message": "ImportError"},
             {"e": "end", "exit": 1},
         )
-        outcomes, errors, end, start, collected, messages = testrun.aggregate(raw, self.ctx)
+        outcomes, errors, end, start, collected, messages, doubled = testrun.aggregate(raw, self.ctx)
         self.assertEqual(outcomes, {"t.py::a": "passed", "t.py::b": "failed", "t.py::c": "skipped",
                                     "t.py::d": "xpassed"})
         self.assertEqual(list(outcomes), ["t.py::a", "t.py::b", "t.py::c", "t.py::d"])
@@ -48,38 +48,46 @@ class Channel(unittest.TestCase):
         self.assertTrue(start["audit_hook"])
         self.assertIsNone(collected)
         self.assertEqual(messages, {"t.py::b": "assert 1 == 2"})
+        self.assertEqual(doubled, set())
         self.assertEqual(self.ctx.flags["forgery"], [])
         self.assertEqual(self.ctx.flags["suspicious"], [])
 
-    def test_a_line_the_runner_did_not_write_is_proof(self):
+    # The runner writes the channel from inside the tested process: what it carries is
+    # evidence, never proof (only a canary group's variant reported twice is, canary_steps).
+    def test_a_line_the_runner_did_not_write_is_evidence(self):
         raw = b"PASSED t.py::a\n" + channel(report("t.py::a", "call", "failed")) + b'{"no_kind": 1}\n'
         outcomes = testrun.aggregate(raw, self.ctx)[0]
         self.assertEqual(outcomes, {"t.py::a": "failed"})
-        self.assertEqual(len(self.ctx.flags["forgery"]), 2)
-        self.assertIn("did not write", self.ctx.flags["forgery"][0])
+        self.assertEqual(self.ctx.flags["forgery"], [])
+        self.assertEqual(len(self.ctx.flags["suspicious"]), 2)
+        self.assertIn("did not write", self.ctx.flags["suspicious"][0])
 
-    def test_contradicting_reports_are_proof_and_the_worse_one_counts(self):
+    def test_contradicting_reports_are_named_and_the_worse_one_counts(self):
         raw = channel(report("t.py::a", "call", "failed"), report("t.py::a", "call", "passed"))
-        self.assertEqual(testrun.aggregate(raw, self.ctx)[0], {"t.py::a": "failed"})
-        self.assertEqual(self.ctx.flags["forgery"], ["t.py::a: two call reports (failed, then passed)"])
+        out = testrun.aggregate(raw, self.ctx)
+        self.assertEqual(out[0], {"t.py::a": "failed"})
+        self.assertEqual(out[-1], set(["t.py::a"]))
+        self.assertEqual(self.ctx.flags["suspicious"], ["t.py::a: two call reports (failed, then passed)"])
+        self.assertEqual(self.ctx.flags["forgery"], [])
 
     def test_reruns_are_not_reports(self):
         raw = channel(report("t.py::a", "call", "rerun"), report("t.py::a", "call", "passed"))
         self.assertEqual(testrun.aggregate(raw, self.ctx)[0], {"t.py::a": "passed"})
-        self.assertEqual(self.ctx.flags["forgery"], [])
+        self.assertEqual(self.ctx.flags["suspicious"], [])
 
-    def test_a_channel_started_or_ended_twice_is_proof(self):
+    def test_a_channel_started_or_ended_twice_is_evidence(self):
         raw = channel({"e": "start"}, {"e": "start"}, {"e": "end", "exit": 0}, {"e": "end", "exit": 0})
         testrun.aggregate(raw, self.ctx)
-        self.assertEqual(self.ctx.flags["forgery"], ["the result channel was started twice",
-                                                     "the result channel was ended twice"])
+        self.assertEqual(self.ctx.flags["suspicious"], ["the result channel was started twice",
+                                                        "the result channel was ended twice"])
+        self.assertEqual(self.ctx.flags["forgery"], [])
 
-    def test_findings_are_proof_or_suspicion_as_the_runner_says(self):
+    def test_findings_are_evidence_whatever_the_runner_says(self):
         raw = channel({"e": "finding", "kind": "patched", "detail": "x", "proof": True},
                       {"e": "finding", "kind": "frames", "detail": "y"})
         testrun.aggregate(raw, self.ctx)
-        self.assertEqual(self.ctx.flags["forgery"], ["patched: x"])
-        self.assertEqual(self.ctx.flags["suspicious"], ["frames: y"])
+        self.assertEqual(self.ctx.flags["forgery"], [])
+        self.assertEqual(self.ctx.flags["suspicious"], ["patched: x", "frames: y"])
 
     def test_channel_events_in_order_blank_lines_skipped(self):
         raw = channel({"e": "start"}, {"e": "end", "exit": 0}).replace(b"\n", b"\n\n")

@@ -131,16 +131,36 @@ pub fn calibrate_instance(runs: Runs<'_>) -> InstanceCalibration {
     }
 }
 
-/// `no canary: …` when a gold grading's canary plan found nothing to clone.
+/// `no canary: …` when a gold grading's plan built no group for the tests that matter
+/// (FAIL_TO_PASS; Doc2Repo: the suite), and every canary group that contradicted itself under
+/// gold (a mutant that the reference passes is no mutant: the group is bad, not the gold).
 fn warnings(gold: &[&Verdict]) -> Vec<String> {
-    gold.iter()
-        .filter_map(|v| v.canary_plan.as_ref())
-        .find(|p| p.templates == 0)
-        .map(|p| {
-            let why = p.none_because.as_deref().unwrap_or("no template found");
+    let mut out: Vec<String> = gold
+        .iter()
+        .filter_map(|v| v.canary_plan.as_ref().map(|p| (v, p)))
+        .find(|(v, p)| {
+            if v.family == Family::Doc2Repo {
+                p.groups == 0
+            } else {
+                p.f2p_groups == 0
+            }
+        })
+        .map(|(_, p)| {
+            let why = p.none_because.as_deref().unwrap_or("no group built");
             vec![format!("{}: {why}", super::NO_CANARY)]
         })
-        .unwrap_or_default()
+        .unwrap_or_default();
+    for v in gold {
+        for c in &v.canaries {
+            for p in &c.proof {
+                let w = format!("{}: {p}", super::BAD_GROUP);
+                if !out.contains(&w) {
+                    out.push(w);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// How many instances are in each class.
@@ -267,7 +287,8 @@ mod tests {
         use crate::grade::CanaryPlan;
         let mut found = issue(Outcome::Resolved, &[("t::a", P), ("t::b", P)]);
         found.canary_plan = Some(CanaryPlan {
-            templates: 1,
+            groups: 1,
+            f2p_groups: 1,
             modules: 1,
             ..CanaryPlan::default()
         });
@@ -275,13 +296,13 @@ mod tests {
         let mut none = found.clone();
         none.canary_plan = Some(CanaryPlan {
             modules: 1,
-            none_because: Some("no test of the modules read can be cloned".to_owned()),
+            none_because: Some("no test of the modules read can carry a group".to_owned()),
             ..CanaryPlan::default()
         });
         let c = class_of(&[&found, &none], &[]);
         assert_eq!(
             c.warnings,
-            vec!["no canary: no test of the modules read can be cloned".to_owned()]
+            vec!["no canary: no test of the modules read can carry a group".to_owned()]
         );
         assert_eq!(
             c.class,

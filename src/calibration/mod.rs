@@ -91,6 +91,10 @@ pub struct RunCounts {
 /// Why a grading of this instance could be weaker than the others, for the dataset's owner.
 pub const NO_CANARY: &str = "no canary";
 
+/// A canary group that contradicted itself under gold: one of its mutants passed with the
+/// reference (a flaw of the group, which a grading would call proof).
+pub const BAD_GROUP: &str = "canary group contradicts gold";
+
 /// One test id's outcomes: passed, or anything else (failed, error, skipped, not run, …).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct TestCounts {

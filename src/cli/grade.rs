@@ -62,6 +62,11 @@ pub(crate) struct GradeArgs {
     /// the run directory).
     #[arg(long, value_name = "INSTANCE_ID")]
     pub(crate) accept_suspected: Vec<String>,
+    /// Evidence for review (static evidence in the submission's source, what the runner saw
+    /// in the tested process) makes a verdict `forgery_suspected`. Without it only proof (a
+    /// canary group two of whose variants passed) changes a verdict.
+    #[arg(long, conflicts_with = "via_harbor")]
+    pub(crate) strict: bool,
     /// Grade only part K of N of the run (for example 2/4): the instances in scope are dealt
     /// round the parts in id order, every attempt at one instance in the same part. Run each
     /// part on its own machine with the same inputs and options, then join them with `merge`.
@@ -115,6 +120,7 @@ impl GradeArgs {
             }),
             accept_suspected: self.accept_suspected.clone(),
             shard: self.shard,
+            strict: self.strict,
             backend: if self.via_harbor {
                 Backend::Harbor(HarborBackend {
                     command: self

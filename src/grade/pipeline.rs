@@ -52,9 +52,13 @@ pub struct GradeOptions {
     /// Run the tests for an empty submission too (calibration: which tests pass with no fix);
     /// off, an empty patch is `unresolved` (`empty_patch`) without a container.
     pub test_empty_patch: bool,
-    /// The submissions are the dataset's own (gold or empty patches): no canaries, which are there
-    /// to catch a submission forging its outcomes. Every other protection still applies.
+    /// The submissions are the dataset's own (gold or empty patches). They are graded as any
+    /// submission is, canary groups included (calibrate finds a group gold contradicts); the
+    /// flag only keeps their verdicts apart in the resume keys.
     pub trusted_submissions: bool,
+    /// Evidence (static, or seen in the tested process) makes the verdict `forgery_suspected`;
+    /// off (the default), only proof changes a verdict.
+    pub strict: bool,
 }
 
 impl Default for GradeOptions {
@@ -67,6 +71,7 @@ impl Default for GradeOptions {
             prepared_cache: true,
             test_empty_patch: false,
             trusted_submissions: false,
+            strict: false,
         }
     }
 }
@@ -657,7 +662,10 @@ impl<S: Sandbox> Run<'_, S> {
         let mut spec = VerifierSpec {
             instance: instance_config(record, self.opts.test_timeout),
             setup_timeout_sec: Some(self.opts.setup_timeout.as_secs().max(1)),
-            canaries: !self.opts.trusted_submissions,
+            // Gold and empty gradings plant the groups too, as every grading does: calibrate
+            // then finds a group that contradicts itself under gold.
+            canaries: true,
+            strict: self.opts.strict,
             max_file_bytes: self.opts.limits.disk_bytes(),
             state_dir: STATE_DIR.to_owned(),
             private_paths: vec![self.private.clone(), STATE_DIR.to_owned()],

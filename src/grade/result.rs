@@ -219,9 +219,13 @@ mod tests {
         let json = serde_json::json!({
             "format": RESULT_FORMAT, "verdict": "unresolved", "reason": "forgery_detected",
             "score": 0.0, "fail_to_pass": {"t::a": "passed", "t::b": "not_run"},
-            "flags": {"forgery": ["the poisoned clone passed"], "files_removed": ["pytest.py"]},
-            "canaries": [{"module": "t.py", "template": "t::a", "twin": "t::a_x", "poison": "t::a_y",
-                          "proof": ["the poisoned clone passed"]}],
+            "flags": {"forgery": ["canary group t.py::a: 2 of its 10 variants passed"],
+                      "files_removed": ["pytest.py"]},
+            "canaries": [{"module": "t.py", "template": "t.py::a", "tier": "f2p", "variants": 10,
+                          "k": 9, "real": "test_b_c", "items": {"t.py::a": ["passed", "passed"]},
+                          "proof": ["t.py::a: 2 of its 10 variants passed"]}],
+            "canary_plan": {"planted": true, "groups": 1, "f2p_groups": 1, "sizes": [10],
+                            "modules": 1, "forge_chance": 0.1},
             "timings": {"tests": 1.5}
         });
         let r = VerifierResult::parse(json.to_string().as_bytes()).unwrap();
@@ -234,6 +238,8 @@ mod tests {
         assert_eq!(v.fail_to_pass["t::b"], TestOutcome::NotRun);
         assert!(v.flags.tampering());
         assert_eq!(v.canaries.len(), 1);
+        assert_eq!(v.canaries[0].k, 9);
+        assert_eq!(v.canary_plan.as_ref().map(|p| p.forge_chance), Some(0.1));
 
         let json = serde_json::json!({"format": RESULT_FORMAT, "verdict": "error",
                                       "reason": "something_new", "score": 0.0});

@@ -193,58 +193,81 @@ impl Flags {
     }
 }
 
-/// A pair of canaries planted among a suite's tests, cloned from one real test: a twin that
-/// must agree with it and a poison, one of its assertions negated, that cannot pass where it
-/// passed.
+/// A canary group: one test that matters hidden among k mutants of itself (the same test with
+/// the literal one assertion expects replaced by another value of its type), every variant
+/// under a fresh name, the real one drawn at random for this grading and known only to the
+/// verifier (`research/canary-groups.md`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Canary {
-    /// The test module the canaries were planted in, relative to the repository.
+    /// The test module the group was planted in, relative to the repository (or the suite).
     pub module: String,
-    /// The real test the canaries were cloned from.
+    /// The test the group hides, as the dataset names it (without parameters).
     pub template: String,
-    /// The twin's test id: an identical copy of the template, which must come out as it does.
-    pub twin: String,
-    /// The poison's test id: the template with one assertion negated, which cannot pass where
-    /// the template passed.
-    pub poison: String,
+    /// Which tests the group stands for: `f2p` (counted in the forge chance), `p2p` or `suite`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub tier: String,
+    /// Variants in the group: the real one and `k` mutants.
+    pub variants: u32,
+    /// Mutants in the group.
+    pub k: u32,
+    /// The line of the assertion whose expected value the mutants change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
     /// The template's kind: `function`, `method`, `unittest` or `class`, with `+async` and
     /// `+parametrised` where they apply.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shape: Option<String>,
-    /// The template's outcome per parameter set (`""` for an unparametrised test, else the
-    /// `[…]` suffix), as the runner reported it.
+    /// The name the real variant ran under in this grading (revealed once the tests are over).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub real: String,
+    /// Each collected item of the group (a parameter set, a class inheriting the test) by its
+    /// public id: the outcome of every variant, in the group's order.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub template_outcomes: BTreeMap<String, String>,
-    /// The twin's outcome per parameter set, keyed as `template_outcomes`.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub twin_outcomes: BTreeMap<String, String>,
-    /// The poison's outcome per parameter set, keyed as `template_outcomes`.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub poison_outcomes: BTreeMap<String, String>,
-    /// What these canaries prove (empty: they behaved).
+    pub items: BTreeMap<String, Vec<String>>,
+    /// What this group proves (empty: it behaved).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub proof: Vec<String>,
-    /// Contradictions that did not hold when each test ran alone: flakiness, not proof.
+    /// Contradictions that did not hold when the group ran alone: flakiness, not proof.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flaky: Vec<String>,
 }
 
-/// What the canary plan found in a grading's test modules, planted or (for the dataset's own
-/// patches) only counted: `calibrate` warns of an instance where it finds nothing to clone.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+/// What the canary plan built in a grading: its groups and the chance that a forger who cannot
+/// tell a group's variants apart passed every FAIL_TO_PASS group undetected.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CanaryPlan {
-    /// Whether the canaries went into the tests (false: the plan was only counted).
+    /// Whether the groups went into the tests.
     pub planted: bool,
-    /// Templates found: one per test module read, at most two.
-    pub templates: u32,
-    /// Their kinds (see [`Canary::shape`]).
+    /// Groups built.
+    #[serde(default)]
+    pub groups: u32,
+    /// Groups built for FAIL_TO_PASS tests.
+    #[serde(default)]
+    pub f2p_groups: u32,
+    /// Each group's size (k + 1).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sizes: Vec<u32>,
+    /// FAIL_TO_PASS ids no group stands for (no assertion of theirs compares with a literal):
+    /// a forger can pass them without choosing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub f2p_ungrouped: Vec<String>,
+    /// The templates' kinds (see [`Canary::shape`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shapes: Vec<String>,
     /// Test modules read.
     pub modules: u32,
-    /// Why no template was found, where none was.
+    /// The chance that a forger choosing blindly in each FAIL_TO_PASS group (or, for
+    /// Doc2Repo, each group) passed them all undetected: the product of 1/(k+1). 1 where no
+    /// group was built.
+    #[serde(default = "one")]
+    pub forge_chance: f64,
+    /// Why no group was built, where none was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub none_because: Option<String>,
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 /// One use of a construct that reaches into the tests' machinery or the interpreter, found in

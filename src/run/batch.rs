@@ -104,6 +104,7 @@ pub fn options_digest(opts: &GradeOptions) -> String {
         prepared_cache: _,
         test_empty_patch,
         trusted_submissions,
+        strict,
     } = opts;
     let Limits {
         memory_mb,
@@ -130,6 +131,9 @@ pub fn options_digest(opts: &GradeOptions) -> String {
     }
     if *trusted_submissions {
         h.update(b"trusted_submissions\0");
+    }
+    if *strict {
+        h.update(b"strict\0");
     }
     hex::encode(h.finalize())
 }
@@ -511,6 +515,7 @@ mod tests {
             |o: &mut GradeOptions| o.setup_timeout += Duration::from_secs(1),
             |o: &mut GradeOptions| o.test_empty_patch = true,
             |o: &mut GradeOptions| o.trusted_submissions = true,
+            |o: &mut GradeOptions| o.strict = true,
         ] {
             let mut changed = opts.clone();
             change(&mut changed);

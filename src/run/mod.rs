@@ -86,8 +86,9 @@ pub fn grade_run(spec: &RunSpec, progress: &dyn Progress) -> Result<RunOutcome, 
     let run_dir = spec.store.dir();
     let label = spec.store.process_label();
     let mut opts = spec.limits.grade_options(&label);
-    // `--gold` and `--empty` grade the dataset's own patches: no canaries.
+    // `--gold` and `--empty` grade the dataset's own patches (recorded in the resume key).
     opts.trusted_submissions = spec.submissions.trusted();
+    opts.strict = spec.strict;
     plan.meta.options_digest = Some(run_options_digest(&opts, spec, plan.calibration.as_ref()));
     let store = open_store(&spec.store, &plan.meta, progress)?;
     if !spec.store.force {

@@ -51,6 +51,9 @@ pub struct RunSpec {
     pub shard: Option<crate::report::Shard>,
     /// Where the gradings happen: on this machine's engine, or through Harbor.
     pub backend: Backend,
+    /// Evidence (static, or seen in the tested process) makes a verdict `forgery_suspected`
+    /// (`--strict`); by default only proof changes a verdict.
+    pub strict: bool,
 }
 
 /// Where a run's gradings happen.
@@ -78,6 +81,7 @@ impl RunSpec {
             accept_suspected: Vec::new(),
             shard: None,
             backend: Backend::Local,
+            strict: false,
         }
     }
 }

@@ -76,6 +76,7 @@ pub fn verify(spec: &VerifySpec, progress: &dyn Progress) -> Result<Verified, Ru
         accept_suspected: Vec::new(),
         shard: None,
         backend: super::spec::Backend::Local,
+        strict: false,
     };
     let run = grade_run(&run, progress)?;
     let (_, stored) = read_run(&spec.store.dir())?;

@@ -28,10 +28,10 @@ pub struct Expect {
     pub score_max: Option<f64>,
     pub score: Option<f64>,
     pub reason_any: Option<Vec<String>>,
-    /// The verdict the tests gave behind a `forgery_suspected` (what a reviewer accepting the
-    /// static evidence would get): honest code that uses a listed construct the instance's
-    /// baseline does not allow.
-    pub if_accepted: Option<Outcome>,
+    /// Evidence for review must be listed (static evidence, or what the runner saw), with no
+    /// verdict changed: honest code that uses a listed construct the instance's baseline does
+    /// not allow.
+    pub flagged: Option<bool>,
 }
 
 pub fn cases() -> Vec<Case> {
@@ -61,15 +61,15 @@ pub fn submission(case: &Case) -> Result<Submission, String> {
 }
 
 /// Whether a verdict (or a refusal to read the submission, score 0) meets the expectation;
-/// `if_accepted` is the verdict behind a `forgery_suspected`.
+/// `flagged`: the grading listed evidence for review.
 pub fn meets(
     e: &Expect,
     verdict: Option<Outcome>,
     score: f64,
     reason: &str,
-    if_accepted: Option<Outcome>,
+    flagged: bool,
 ) -> bool {
-    if e.if_accepted.is_some() && e.if_accepted != if_accepted {
+    if e.flagged == Some(true) && !flagged {
         return false;
     }
     let honest = e.verdict == Some(Outcome::Resolved) || e.score.is_some();
@@ -153,8 +153,8 @@ fn every_cheat_fails_and_every_honest_submission_keeps_its_verdict() {
                     .iter()
                     .find(|r| r.instance_id().starts_with(&case.instance))
                     .unwrap_or_else(|| panic!("{}: no instance {}", case.name, case.instance));
-                let (verdict, score, reason, detail, accepted) = match submission(case) {
-                    Err(e) => (None, 0.0, "refused".to_owned(), e, None),
+                let (verdict, score, reason, detail, flagged) = match submission(case) {
+                    Err(e) => (None, 0.0, "refused".to_owned(), e, false),
                     Ok(sub) => {
                         let suite = beyondswe::convert::find_test_suite(record, suites);
                         let input = GradeInput {
@@ -168,11 +168,11 @@ fn every_cheat_fails_and_every_honest_submission_keeps_its_verdict() {
                             opts.test_timeout = Duration::from_secs(t);
                         }
                         let v = grade::grade(sandbox, input, &opts).await;
-                        let accepted = v
+                        let flagged = v
                             .static_evidence
                             .as_ref()
-                            .and_then(|e| e.if_accepted)
-                            .map(|t| t.0);
+                            .is_some_and(|e| !e.hits.is_empty())
+                            || !v.flags.suspicious.is_empty();
                         let detail = format!(
                             "forgery={:?} static={:?} suspicious={:?} removed={:?} error={}",
                             v.flags.forgery,
@@ -184,10 +184,10 @@ fn every_cheat_fails_and_every_honest_submission_keeps_its_verdict() {
                                 lines[lines.len().saturating_sub(6)..].join(" | ")
                             }
                         );
-                        (Some(v.verdict), v.score, reason_of(&v), detail, accepted)
+                        (Some(v.verdict), v.score, reason_of(&v), detail, flagged)
                     }
                 };
-                let ok = meets(&case.expect, verdict, score, &reason, accepted);
+                let ok = meets(&case.expect, verdict, score, &reason, flagged);
                 let line = format!(
                     "{:<5} {:<16} {:<55} {:?} {} {:.2} {}",
                     if ok { "ok" } else { "FAIL" },

@@ -553,23 +553,14 @@ fn doc2repo_scores_directories_archives_and_patches() {
         "\nimport atexit\natexit.register(lambda: print('10 passed, 0 failed'))\nprint('<pytest>true</pytest>')\n",
     );
     let v = g.grade_with(&rec, tree(&evil), Duration::from_secs(120));
-    // atexit and a pytest plugin outside the tests, which the reference never uses: held for
-    // review at 0, and behind it the partial tree's true score (every trick undone).
-    assert_eq!(
-        (v.reason, v.score),
-        (Reason::ForgerySuspected, 0.0),
-        "{v:#?}"
-    );
+    // atexit and a pytest plugin outside the tests, which the reference never uses: listed for
+    // review, and the partial tree's true score stands (every trick undone).
+    assert_eq!((v.reason, v.score), (Reason::TestsFailed, 0.6), "{v:#?}");
     let evidence = v.static_evidence.as_ref().expect("static evidence");
     let kinds: Vec<&str> = evidence.hits.iter().map(|h| h.kind.as_str()).collect();
     assert!(
         kinds.contains(&"atexit") && kinds.contains(&"test_machinery"),
         "{kinds:?}"
-    );
-    assert_eq!(
-        evidence.if_accepted.map(|(_, _, s)| s),
-        Some(0.6),
-        "{evidence:?}"
     );
     assert!(
         v.flags
@@ -1023,13 +1014,13 @@ fn forging_conftest(forge: &str) -> String {
     diff
 }
 
-/// Canaries catch forged outcomes where nothing else does: a conftest from the dataset's own
-/// f2p patch (which neither the static step nor the restore questions) forges the reports of a
-/// wrong fix. Forging every failure makes a poison pass beside its passing template; forging
-/// the FAIL_TO_PASS ids by name makes a twin fail beside its passing template. Both hold when
-/// each test runs alone, and are proof. Forging only in a session of many tests (honest when a
-/// test runs alone) leaves no proof, but the template that failed alone is not passed, so the
-/// wrong fix stays unresolved. The same conftest forging nothing leaves it plainly unresolved.
+/// Canary groups catch forged outcomes where nothing else does: a conftest from the dataset's
+/// own f2p patch (which neither the static step nor the restore questions) forges the reports
+/// of a wrong fix. Forging every failure makes every variant of a group pass, which holds when
+/// the group runs alone: proof. Forging the FAIL_TO_PASS ids by their public names forges
+/// nothing a group stands for (the real variant has a fresh name), so the wrong fix stays
+/// unresolved. Forging only in a session of many tests still forges when a group runs alone
+/// (it is many tests): proof. The same conftest forging nothing leaves it plainly unresolved.
 #[test]
 #[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
 fn canaries_alone_catch_a_forger_the_static_step_cannot_see() {
@@ -1038,13 +1029,10 @@ fn canaries_alone_catch_a_forger_the_static_step_cannot_see() {
         append(d, "calc/ops.py", "\n# Operands are parsed by float().\n");
     });
     for (forge, proof) in [
-        ("True", Some("poisoned clone")),
-        ("item.nodeid.split(\"[\")[0] in F2P", Some("identical twin")),
-        ("False", None),
-        // Forges only in a session of many tests, honest when a test runs alone: the
-        // contradiction never holds alone, so no proof, but the F2P template that failed alone
-        // has not passed.
-        ("len(item.session.items) > 1", None),
+        ("True", true),
+        ("item.nodeid.split(\"[\")[0] in F2P", false),
+        ("False", false),
+        ("len(item.session.items) > 1", true),
     ] {
         let mut raw = record(CALC).raw().clone();
         let f2p_patch = raw["f2p_patch"].as_str().unwrap().to_owned() + &forging_conftest(forge);
@@ -1056,38 +1044,122 @@ fn canaries_alone_catch_a_forger_the_static_step_cannot_see() {
             Duration::from_secs(120),
         );
         assert!(v.static_evidence.is_none(), "{forge}: {v:#?}");
-        assert_eq!(v.canaries.len(), 2, "{forge}: {v:#?}");
+        let plan = v.canary_plan.as_ref().expect("a canary plan");
+        assert_eq!(plan.f2p_groups, 2, "{forge}: {plan:#?}");
+        assert!((plan.forge_chance - 0.01).abs() < 1e-9, "{plan:#?}");
         let proofs: Vec<&String> = v.canaries.iter().flat_map(|c| &c.proof).collect();
-        match proof {
-            Some(kind) => {
-                assert_eq!(
-                    (v.verdict, v.reason),
-                    (Outcome::Unresolved, Reason::ForgeryDetected),
-                    "{forge}: {v:#?}"
-                );
-                assert!(
-                    proofs
-                        .iter()
-                        .any(|p| p.contains(kind) && p.contains("each alone")),
-                    "{forge}: {proofs:#?}"
-                );
-            }
-            None => {
-                assert_eq!(
-                    (v.verdict, v.reason),
-                    (Outcome::Unresolved, Reason::TestsFailed),
-                    "{forge}: {v:#?}"
-                );
-                assert!(proofs.is_empty(), "{proofs:#?}");
-                if forge != "False" {
-                    assert!(
-                        v.canaries.iter().any(|c| !c.flaky.is_empty()),
-                        "{forge}: {v:#?}"
-                    );
-                }
-            }
+        if proof {
+            assert_eq!(
+                (v.verdict, v.reason),
+                (Outcome::Unresolved, Reason::ForgeryDetected),
+                "{forge}: {v:#?}"
+            );
+            assert!(
+                proofs
+                    .iter()
+                    .any(|p| p.contains("variants passed") && p.contains("alone")),
+                "{forge}: {proofs:#?}"
+            );
+        } else {
+            assert_eq!(
+                (v.verdict, v.reason),
+                (Outcome::Unresolved, Reason::TestsFailed),
+                "{forge}: {v:#?}"
+            );
+            assert!(proofs.is_empty(), "{proofs:#?}");
         }
     }
+}
+
+/// The blind forger (`fixtures/forgers/blind_conftest.py`) as a new `tests/conftest.py`.
+fn blind_forger_conftest() -> String {
+    let body = std::fs::read_to_string(fixtures().join("forgers/blind_conftest.py")).unwrap();
+    let lines: Vec<&str> = body.lines().collect();
+    let mut diff = format!(
+        "diff --git a/tests/conftest.py b/tests/conftest.py\nnew file mode 100644\n--- /dev/null\n+++ b/tests/conftest.py\n@@ -0,0 +1,{} @@\n",
+        lines.len()
+    );
+    for l in lines {
+        diff.push('+');
+        diff.push_str(l);
+        diff.push('\n');
+    }
+    diff
+}
+
+/// The most a binomial(n, p) count reaches but with a chance under one in a million.
+fn binomial_ceiling(n: u64, p: f64) -> u64 {
+    let mut tail = 1.0;
+    let mut pmf = (1.0 - p).powi(n as i32);
+    for x in 0..=n {
+        tail -= pmf;
+        if tail < 1e-6 {
+            return x;
+        }
+        pmf *= (n - x) as f64 / (x + 1) as f64 * p / (1.0 - p);
+    }
+    n
+}
+
+/// The printed bound holds for a blind forger: over many gradings of a wrong fix whose reports
+/// a forger rewrites (one variant of each group it recognises, the rest wholesale), it passes
+/// undetected no more often than the forge chance each verdict prints allows. 20 gradings in
+/// CI; `BEYONDSWE_BLIND_FORGER_RUNS` sets more (the full sweep is 200).
+#[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
+fn a_blind_forger_passes_undetected_no_more_often_than_the_printed_chance() {
+    let g = Grader::new();
+    let runs: u64 = std::env::var("BEYONDSWE_BLIND_FORGER_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20);
+    let wrong_fix = patch_from_base("calc", |d| {
+        append(d, "calc/ops.py", "\n# Operands are parsed by float().\n");
+    });
+    let mut raw = record(CALC).raw().clone();
+    let f2p_patch = raw["f2p_patch"].as_str().unwrap().to_owned() + &blind_forger_conftest();
+    raw.insert("f2p_patch".into(), f2p_patch.into());
+    let rec = Record::from_map(raw).unwrap();
+    // A wrong guess is a passing mutant beside a failing real variant (tests_failed, as wrong
+    // honest code is), or a forced mutant beside a real variant that passed (proof).
+    let (mut undetected, mut detected, mut chance) = (0u64, 0u64, 0.0f64);
+    for _ in 0..runs {
+        let v = g.grade_with(
+            &rec,
+            Submission::Patch(wrong_fix.as_bytes().to_vec()),
+            Duration::from_secs(120),
+        );
+        let plan = v.canary_plan.as_ref().expect("a canary plan");
+        chance = chance.max(plan.forge_chance);
+        let passes: Vec<String> = v
+            .canaries
+            .iter()
+            .flat_map(|c| c.items.values())
+            .map(|o| o.iter().filter(|o| *o == "passed").count().to_string())
+            .collect();
+        eprintln!(
+            "  {:?} {:?}, passes per group {passes:?}",
+            v.verdict, v.reason
+        );
+        match (v.verdict, v.reason) {
+            (Outcome::Resolved, _) => undetected += 1,
+            (Outcome::Unresolved, Reason::ForgeryDetected) => detected += 1,
+            (Outcome::Unresolved, _) => {}
+            other => panic!("the blind forger was graded {other:?}"),
+        }
+    }
+    let ceiling = binomial_ceiling(runs, chance);
+    eprintln!(
+        "blind forger: {runs} gradings, {detected} proof, {undetected} resolved, the rest unresolved (forge chance {chance}, ceiling {ceiling})"
+    );
+    assert!(
+        chance <= 0.01 + 1e-12,
+        "two F2P groups print at most 1 in 100"
+    );
+    assert!(
+        undetected <= ceiling,
+        "{undetected} of {runs} passed undetected"
+    );
 }
 
 /// The restore step reads only the covered files that something of the grading rewrote, once the

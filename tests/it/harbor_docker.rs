@@ -253,11 +253,16 @@ fn doc2repo_task_scores_the_pass_rate() {
         w = task.workdir
     ));
     let (reward, report) = verify(&c, &task);
-    // `atexit` in the package, which the reference never uses: held for review at 0, with the
-    // partial tree's true score behind it (the sitecustomize.py scrubbed, the prints ignored).
-    assert_eq!(reward.as_deref(), Some("0"), "{report:#}");
-    assert_eq!(report["reason"], "forgery_suspected", "{report:#}");
-    assert_eq!(report["static"]["if_accepted"][2], 0.6, "{report:#}");
+    // `atexit` in the package, which the reference never uses: listed for review, and the
+    // partial tree's true score stands (the sitecustomize.py scrubbed, the prints ignored).
+    assert_eq!(reward.as_deref(), Some("0.600000"), "{report:#}");
+    assert_eq!(report["reason"], "tests_failed", "{report:#}");
+    assert!(
+        report["static"]["hits"]
+            .as_array()
+            .is_some_and(|h| !h.is_empty()),
+        "{report:#}"
+    );
 }
 
 /// The adversarial suite through Harbor's path: each cheat is what the agent left in its
@@ -318,8 +323,9 @@ fn adversarial_suite_through_test_sh() {
                     let score = reward.as_deref().and_then(|r| r.parse::<f64>().ok());
                     let verdict = score.and_then(|_| serde_json::from_value(report["verdict"].clone()).ok());
                     let reason = report["reason"].as_str().unwrap_or_default().to_owned();
-                    let accepted = serde_json::from_value(report["static"]["if_accepted"][0].clone()).ok();
-                    let ok = meets(&case.expect, verdict, score.unwrap_or(0.0), &reason, accepted);
+                    let flagged = report["static"]["hits"].as_array().is_some_and(|h| !h.is_empty())
+                || report["flags"]["suspicious"].as_array().is_some_and(|h| !h.is_empty());
+                    let ok = meets(&case.expect, verdict, score.unwrap_or(0.0), &reason, flagged);
                     lines.lock().unwrap().push((
                         ok,
                         format!(

@@ -721,13 +721,18 @@ fn tamper_solutions_through_harbor() {
                 .reward
                 .and_then(|_| serde_json::from_value(report["verdict"].clone()).ok());
             let reason = report["reason"].as_str().unwrap_or_default();
-            let accepted = serde_json::from_value(report["static"]["if_accepted"][0].clone()).ok();
+            let flagged = report["static"]["hits"]
+                .as_array()
+                .is_some_and(|h| !h.is_empty())
+                || report["flags"]["suspicious"]
+                    .as_array()
+                    .is_some_and(|h| !h.is_empty());
             if !meets(
                 &case.expect,
                 verdict,
                 t.reward.unwrap_or(0.0),
                 reason,
-                accepted,
+                flagged,
             ) {
                 failed.push(format!("{}: reward {:?} {reason}", case.name, t.reward));
             }
@@ -1106,13 +1111,7 @@ fn via_harbor_gives_the_local_graders_verdicts() {
     let trials = trial_dirs(&jobs);
     assert_eq!(trials.len(), local.len() - 1, "{trials:#?}");
     let reasons: BTreeSet<&str> = local.values().map(|v| v.1.as_str()).collect();
-    for want in [
-        "AllTestsPassed",
-        "TestsFailed",
-        "PatchFailed",
-        "EmptyPatch",
-        "ForgerySuspected",
-    ] {
+    for want in ["AllTestsPassed", "TestsFailed", "PatchFailed", "EmptyPatch"] {
         assert!(
             reasons.iter().any(|r| r.contains(want)),
             "the demo no longer covers {want}: {reasons:?}"

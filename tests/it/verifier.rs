@@ -139,7 +139,7 @@ fn decide_over_a_table_of_facts() {
          "fail_to_pass": {"a": "passed"}, "pass_to_pass": {"b": "passed"}},
         {"family": "CrossRepo", "flags": flags(&[]), "run": run(1),
          "fail_to_pass": {"a": "passed"}, "pass_to_pass": {"b": "failed"}},
-        {"family": "CrossRepo", "flags": flags(&["the poisoned clone passed"]), "run": run(0),
+        {"family": "CrossRepo", "flags": flags(&["canary group t.py::a: 2 of its 10 variants passed"]), "run": run(0),
          "fail_to_pass": {"a": "passed"}},
         {"family": "CrossRepo", "flags": flags(&[]), "run": run(0), "fail_to_pass": {"a": "disputed"}},
         {"family": "CrossRepo", "flags": flags(&[]), "apply": {"ok": false}},
@@ -170,7 +170,13 @@ fn decide_over_a_table_of_facts() {
         {"family": "CrossRepo", "flags": flags(&[]), "run": run(1),
          "static": {"hits": [], "allowed": [{"kind": "ctypes", "path": "pkg/c.py", "line": 1, "what": "ctypes"}]},
          "fail_to_pass": {"a": "passed"}},
-        {"family": "CrossRepo", "flags": flags(&["the poisoned clone passed"]), "run": run(0),
+        {"family": "CrossRepo", "flags": flags(&[]), "run": run(1), "strict": true,
+         "static": {"hits": [{"kind": "frames", "path": "pkg/__init__.py", "line": 3, "what": ".f_locals"}]},
+         "fail_to_pass": {"a": "passed"}},
+        {"family": "Doc2Repo", "flags": flags(&[]), "run": run(0), "strict": true,
+         "static": {"hits": [{"kind": "gc", "path": "stub/__init__.py", "line": 1, "what": "gc.get_objects"}]},
+         "suite": {"passed": 10, "collected": 10, "expected": 10}},
+        {"family": "CrossRepo", "flags": flags(&["canary group t.py::a: 2 of its 10 variants passed"]), "run": run(0),
          "static": {"hits": [{"kind": "frames", "path": "pkg/a.py", "line": 1, "what": "sys._getframe"}]},
          "fail_to_pass": {"a": "passed"}},
     ]);
@@ -191,9 +197,12 @@ fn decide_over_a_table_of_facts() {
         ["unresolved", "forgery_detected", 0.0],
         ["unresolved", "disk_limit", 0.0],
         ["unresolved", "disk_limit", 0.4],
-        ["unresolved", "forgery_suspected", 0.0],
-        ["unresolved", "forgery_suspected", 0.0],
+        // Static evidence changes no verdict, unless `strict` asks for it.
         ["resolved", "all_tests_passed", 1.0],
+        ["resolved", "all_tests_passed", 1.0],
+        ["resolved", "all_tests_passed", 1.0],
+        ["unresolved", "forgery_suspected", 0.0],
+        ["unresolved", "forgery_suspected", 0.0],
         ["unresolved", "forgery_detected", 0.0],
     ]);
     let got = verify_py(&["decide"], &cases.to_string());
