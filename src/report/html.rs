@@ -290,6 +290,26 @@ fn family_table(report: &Report) -> String {
             escape(&names.join(", "))
         );
     }
+    if report.flagged_for_review > 0 {
+        let _ = write!(
+            s,
+            "<p id=\"flagged\"><b data-k=\"flagged\">{}</b> flagged for review: evidence only, \
+no verdict changed (open a row to read it).</p>",
+            report.flagged_for_review
+        );
+    }
+    if let Some(p) = report.max_forge_chance {
+        let _ = write!(
+            s,
+            "<p id=\"forge-chance\">Forge chance of the weakest resolved verdict: <b data-k=\"forge\">{}</b> \
+(a forger who cannot tell a canary group's variants apart).</p>",
+            if p >= 1.0 {
+                "no canary group".to_owned()
+            } else {
+                format!("1 in {:.0}", 1.0 / p)
+            }
+        );
+    }
     s
 }
 
@@ -483,6 +503,16 @@ fn row_facts(out: &mut String, i: &InstanceReport) {
         let _ = write!(out, "<p>claimed reward {c}</p>");
     }
     flag_list(out, &i.flags);
+    if !i.for_review.is_empty() {
+        out.push_str("<p>for review (changed no verdict)</p><ul>");
+        for r in &i.for_review {
+            let _ = write!(out, "<li>{}</li>", escape(r));
+        }
+        out.push_str("</ul>");
+    }
+    if let Some(p) = i.forge_chance {
+        let _ = write!(out, "<p>forge chance {p}</p>");
+    }
     if !i.flaky_tests.is_empty() {
         let names: Vec<String> = i.flaky_tests.iter().map(|t| escape(t)).collect();
         let _ = write!(

@@ -70,6 +70,17 @@ pub struct InstanceReport {
     /// looks at before accepting it (`beyondswe report RUN --accept-suspected ID`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub static_evidence: Option<StaticEvidence>,
+    /// The chance that a forger who cannot tell a canary group's variants apart got this verdict
+    /// without proof (the product of 1/(k+1) over the FAIL_TO_PASS groups; 1 where no group
+    /// stood for a test that matters). Absent for gradings that planted no group (an error, a
+    /// patch refused before any test ran).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forge_chance: Option<f64>,
+    /// Evidence for review that changed no verdict (static evidence in the submission's source,
+    /// what the runner saw in the tested process, a canary contradiction that did not hold
+    /// alone): a sentence each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub for_review: Vec<String>,
     /// Seconds per phase.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub timings: BTreeMap<String, f64>,
@@ -206,8 +217,30 @@ pub struct Report {
     pub missing_families: Vec<Family>,
     /// Every graded attempt, excluded ones included.
     pub instances: Vec<InstanceReport>,
+    /// Attempts with evidence for review whose verdict it did not change.
+    #[serde(default)]
+    pub flagged_for_review: usize,
+    /// The largest forge chance of a resolved attempt: the weakest proof behind any `resolved`
+    /// of the run (absent when none is resolved, or none planted a group).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_forge_chance: Option<f64>,
     /// The SWE-bench harness's summary fields.
     pub swebench: SwebenchSummary,
+}
+
+/// What a grading saw that a person should look at, though it changed no verdict: static
+/// evidence in the submission's source and what was noticed in the tested process (each
+/// `path:line: kind (what)` or the verifier's sentence).
+pub fn for_review(v: &crate::grade::Verdict) -> Vec<String> {
+    let mut out: Vec<String> = v
+        .static_evidence
+        .iter()
+        .filter(|e| !e.accepted)
+        .flat_map(|e| &e.hits)
+        .map(|h| format!("{}:{}: {} ({})", h.path, h.line, h.kind, h.what))
+        .collect();
+    out.extend(v.flags.suspicious.iter().cloned());
+    out
 }
 
 /// Builds `report.json` from the stored verdicts; with a calibration, its excluded instances are
@@ -226,7 +259,7 @@ pub fn build_report(
             .iter()
             .filter(|st| !excluded(&st.verdict.instance_id)),
     );
-    Report {
+    let mut report = Report {
         run: RunIdentity {
             grader_version: GRADER_VERSION.into(),
             ..meta.map(|m| m.run.clone()).unwrap_or_default()
@@ -254,6 +287,8 @@ pub fn build_report(
                 pass_to_pass: st.verdict.pass_to_pass.clone(),
                 suite: st.verdict.suite.clone(),
                 static_evidence: st.verdict.static_evidence.clone(),
+                forge_chance: st.verdict.canary_plan.as_ref().map(|p| p.forge_chance),
+                for_review: for_review(&st.verdict),
                 timings: st.verdict.timings.clone(),
                 calibration: calibration.and_then(|c| c.class_of(&st.verdict.instance_id)),
                 flaky_tests: calibration
@@ -277,7 +312,21 @@ pub fn build_report(
                 .collect();
             sw
         },
-    }
+        flagged_for_review: 0,
+        max_forge_chance: None,
+    };
+    report.flagged_for_review = report
+        .instances
+        .iter()
+        .filter(|i| !i.for_review.is_empty() && i.reason != Reason::ForgeryDetected)
+        .count();
+    report.max_forge_chance = report
+        .instances
+        .iter()
+        .filter(|i| i.verdict == Outcome::Resolved)
+        .filter_map(|i| i.forge_chance)
+        .reduce(f64::max);
+    report
 }
 
 /// The instances a report covers: how many, and which (those without a verdict are the

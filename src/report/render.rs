@@ -176,6 +176,9 @@ fn leaderboard(report: &Report) -> String {
         }
     }
     row.push(format!("{:.2}", round2(report.avg)));
+    if report.flagged_for_review > 0 {
+        counts.push(format!("{} flagged for review", report.flagged_for_review));
+    }
     row.push(counts.join(", "));
     format!(
         "| model | run | date | CrossRepo | DomainFix | DepMigrate | Doc2Repo | AVG | resolved |\n\
@@ -268,6 +271,8 @@ fn table_notes(report: &Report) -> String {
         ));
     }
     s.push_str(&review_lines(report));
+    s.push_str(&flagged_lines(report));
+    s.push_str(&forge_chance_line(report));
     let unresolved = &report.swebench.unresolved_ids;
     if !unresolved.is_empty() {
         s.push_str(&format!(
@@ -357,6 +362,51 @@ fn review_lines(report: &Report) -> String {
         ));
     }
     s
+}
+
+/// The attempts with evidence for review that changed no verdict: the first piece of each.
+fn flagged_lines(report: &Report) -> String {
+    let flagged: Vec<String> = report
+        .instances
+        .iter()
+        .filter(|i| !i.for_review.is_empty() && i.reason != crate::grade::Reason::ForgeryDetected)
+        .map(|i| {
+            let more = i.for_review.len() - 1;
+            format!(
+                "  {}: {}{}\n",
+                crate::text::one_line(&super::attempt_label(&i.instance_id, i.attempt)),
+                crate::text::one_line(&i.for_review[0]).escape_debug(),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
+            )
+        })
+        .collect();
+    if flagged.is_empty() {
+        return String::new();
+    }
+    format!(
+        "flagged for review ({}; evidence only, no verdict changed):\n{}",
+        flagged.len(),
+        flagged.concat()
+    )
+}
+
+/// How likely a forger who cannot tell the canary variants apart got the weakest `resolved`.
+fn forge_chance_line(report: &Report) -> String {
+    match report.max_forge_chance {
+        Some(p) if p >= 1.0 => "forge chance: at least one resolved verdict had no canary group \
+                                for a FAIL_TO_PASS test (it rests on the tested process)\n"
+            .to_owned(),
+        Some(p) => format!(
+            "forge chance: a blind forger gets any one resolved verdict here undetected at most \
+             1 in {:.0}\n",
+            1.0 / p
+        ),
+        None => String::new(),
+    }
 }
 
 /// What the run's calibration said and changed, one line each (empty without one).
