@@ -571,6 +571,99 @@ fn doc2repo_scores_directories_archives_and_patches() {
     );
 }
 
+/// Honest Doc2Repo work is never proof: the reference tree graded 20 times in a row against its
+/// own hidden suite and against a suite written the way real projects write theirs
+/// (`fixtures/honest_suites/minidoc_real_shapes`: a mixin collected by two classes, an
+/// inherited unittest case, parameters, an order-dependent pair, a shuffle), each with fresh
+/// canary groups, two gradings at a time. Every grading is resolved at 1.0 with no proof and no
+/// flaky group, and the groups did land on the inherited tests.
+#[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
+fn doc2repo_reference_trees_are_never_proof_in_twenty_gradings() {
+    use futures_util::StreamExt;
+    let g = Grader::new();
+    let dir = tempfile::tempdir().unwrap();
+    let shapes_zip = dir.path().join("real_shapes_suite.zip");
+    zip_dir(
+        &fixtures().join("honest_suites/minidoc_real_shapes"),
+        &shapes_zip,
+    );
+    let own = doc2repo();
+    let mut raw = own.raw().clone();
+    raw.insert("test_suite_num".into(), serde_json::json!(15));
+    let shaped = Record::from_map(raw).unwrap();
+    let own_suite =
+        beyondswe::convert::find_test_suite(&own, &fixtures().join("test_suites")).unwrap();
+    let gold = Submission::Tree(
+        read_tree(
+            &fixtures().join("submissions/minidoc_gold"),
+            TreeLimits::default(),
+        )
+        .unwrap(),
+    );
+    let runs: Vec<(&str, &Record, &Path)> = (0..20)
+        .flat_map(|_| {
+            [
+                ("own suite", &own, own_suite.as_path()),
+                ("real shapes", &shaped, shapes_zip.as_path()),
+            ]
+        })
+        .collect();
+    let opts = g.options(Duration::from_secs(120));
+    let verdicts: Vec<(&str, Verdict)> = g.rt.block_on(
+        futures_util::stream::iter(runs.iter().map(|(name, record, suite)| {
+            let (sandbox, opts, gold) = (&g.sandbox, &opts, &gold);
+            async move {
+                let input = GradeInput {
+                    record,
+                    submission: gold,
+                    test_suite: Some(suite),
+                    image_override: None,
+                };
+                (*name, grade::grade(sandbox, input, opts).await)
+            }
+        }))
+        .buffer_unordered(2)
+        .collect(),
+    );
+    let mut inherited = 0;
+    for (name, v) in &verdicts {
+        let proofs: Vec<&String> = v.canaries.iter().flat_map(|c| &c.proof).collect();
+        let flaky: Vec<&String> = v.canaries.iter().flat_map(|c| &c.flaky).collect();
+        assert!(
+            v.flags.forgery.is_empty() && proofs.is_empty() && flaky.is_empty(),
+            "{name}: {v:#?}"
+        );
+        assert_eq!(
+            (v.verdict, v.reason, v.score),
+            (Outcome::Resolved, Reason::AllTestsPassed, 1.0),
+            "{name}: {v:#?}"
+        );
+        assert!(
+            v.canary_plan.as_ref().is_some_and(|p| p.groups > 0),
+            "{name}: no group was planted: {:#?}",
+            v.canary_plan
+        );
+        // A group on a mixin's or a base class's test stands for each class that collects it.
+        inherited += v
+            .canaries
+            .iter()
+            .filter(|c| {
+                c.template.contains("::SlugChecks::") || c.template.contains("::BaseCase::")
+            })
+            .inspect(|c| assert!(c.items.len() >= 2, "{name}: {c:#?}"))
+            .count();
+    }
+    assert!(
+        inherited > 0,
+        "no group landed on a test two classes collect in 20 gradings"
+    );
+    let left =
+        g.rt.block_on(g.sandbox.containers_of_run(&g.run_id))
+            .unwrap();
+    assert!(left.is_empty(), "containers left behind: {left:?}");
+}
+
 fn zip_dir(src: &Path, dest: &Path) {
     let file = std::fs::File::create(dest).unwrap();
     let mut zip = zip::ZipWriter::new(file);
