@@ -284,9 +284,9 @@ fn a_bad_calibration_file_is_refused_with_its_line_and_field() {
     assert_eq!(out.status.code(), Some(2));
 }
 
-/// An instance whose test modules offer nothing to clone (no test with a top-level assertion)
-/// gets no canaries: `calibrate` says so, in its JSON and in its table, and still calls it ok.
-/// The instances of the shapes dataset all get canaries (`shapes.rs`).
+/// An instance whose FAIL_TO_PASS tests offer nothing to build a canary group on (no top-level
+/// assertion compares with a literal) gets no group: `calibrate` says so, in its JSON and in its
+/// table, and still calls it ok. The instances of the shapes dataset all get groups (`shapes.rs`).
 #[test]
 #[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
 fn an_instance_with_nothing_to_clone_is_a_calibrate_warning() {
@@ -331,8 +331,61 @@ fn an_instance_with_nothing_to_clone_is_a_calibrate_warning() {
     let i = &cal["instances"][0];
     let warnings = strings(&i["warnings"]);
     assert_eq!(warnings.len(), 1, "{i:#}");
-    assert!(warnings[0].starts_with("no canary: no test"), "{i:#}");
+    assert!(
+        warnings[0].starts_with("no canary: no FAIL_TO_PASS test"),
+        "{i:#}"
+    );
     assert_eq!(i["gold"]["resolved"], 1, "{i:#}");
     let table = run(false);
     assert!(table.contains("(warning: no canary: "), "{table}");
+}
+
+/// A canary group that the reference itself contradicts (its assertion compares with something
+/// whose equality is not ordinary, here `mock.ANY`): calibrate's gold gradings plant the groups
+/// as every grading does, so the flaw is reported before any agent is graded, and the instance
+/// is not called ok.
+#[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
+fn a_canary_group_that_gold_contradicts_is_a_calibrate_warning() {
+    require_docker();
+    fixture_images();
+    let tmp = tempfile::tempdir().unwrap();
+    let line = std::fs::read_to_string(fixtures().join("dataset/fixtures.jsonl"))
+        .unwrap()
+        .lines()
+        .find(|l| l.contains("\"acme_calc_pr7\""))
+        .unwrap()
+        .to_owned();
+    let mut rec: Value = serde_json::from_str(&line).unwrap();
+    let module = "from unittest import mock\n\nimport calc\n\n\ndef test_any_sum():\n    total = calc.add(1, 2)\n    assert mock.ANY == 3\n    assert total\n";
+    let mut diff = format!(
+        "diff --git a/tests/test_any.py b/tests/test_any.py\nnew file mode 100644\n--- /dev/null\n+++ b/tests/test_any.py\n@@ -0,0 +1,{} @@\n",
+        module.lines().count()
+    );
+    for l in module.lines() {
+        diff.push_str(&format!("+{l}\n"));
+    }
+    rec["f2p_patch"] = diff.into();
+    rec["FAIL_TO_PASS"] = serde_json::json!(["tests/test_any.py::test_any_sum"]);
+    rec["PASS_TO_PASS"] = serde_json::json!([]);
+    let dataset = tmp.path().join("any.jsonl");
+    std::fs::write(&dataset, format!("{rec}\n")).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_beyondswe"));
+    cmd.args(["calibrate", "--repeat", "1", "--timeout", "120", "--json"])
+        .arg("--dataset")
+        .arg(&dataset)
+        .arg("--results-dir")
+        .arg(tmp.path().join("r"))
+        .arg("-o")
+        .arg(tmp.path().join("cal.json"));
+    let cal: Value = serde_json::from_str(&run_ok(&mut cmd)).unwrap();
+    let i = &cal["instances"][0];
+    let warnings = strings(&i["warnings"]);
+    assert!(
+        warnings.iter().any(
+            |w| w.starts_with("canary group contradicts gold: tests/test_any.py::test_any_sum")
+        ),
+        "{i:#}"
+    );
+    assert_ne!(i["class"], "ok", "{i:#}");
 }
