@@ -32,7 +32,7 @@ impl DatasetArgs {
         DatasetSpec {
             path: self.dataset.clone(),
             test_suites: self.test_suites.clone(),
-            ids: scope.ids.clone(),
+            ids: scope.ids(),
         }
     }
 }
@@ -40,11 +40,12 @@ impl DatasetArgs {
 /// Which instances, and how many gradings at once.
 #[derive(Debug, Args, Clone, Default)]
 pub(crate) struct ScopeArgs {
-    /// Gradings at once (default: the number of cores).
-    #[arg(long)]
+    /// Gradings at once (default: the number of cores; SWE-bench's `--max-workers` works too).
+    #[arg(long, alias = "max-workers")]
     pub(crate) jobs: Option<usize>,
-    /// Only these instance ids.
-    #[arg(long, num_args = 1..)]
+    /// Only these instance ids, separated by spaces or commas (SWE-bench's `--instance-ids`
+    /// works too).
+    #[arg(long, alias = "instance-ids", num_args = 1..)]
     pub(crate) ids: Vec<String>,
 }
 
@@ -52,6 +53,23 @@ impl ScopeArgs {
     pub(crate) fn jobs(&self) -> usize {
         self.jobs.unwrap_or_else(default_jobs).max(1)
     }
+
+    /// The ids as given, each value split at commas and whitespace (`--ids A,B` and `--ids
+    /// "A B"` name two), empty pieces dropped.
+    pub(crate) fn ids(&self) -> Vec<String> {
+        split_ids(&self.ids)
+    }
+}
+
+/// Instance ids from command-line values that may each hold several, separated by commas or
+/// whitespace.
+pub(crate) fn split_ids(values: &[String]) -> Vec<String> {
+    values
+        .iter()
+        .flat_map(|v| v.split(|c: char| c == ',' || c.is_whitespace()))
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect()
 }
 
 /// Where the results store is.

@@ -26,8 +26,8 @@ pub(crate) struct ToHarborArgs {
     /// official evaluator's BEYONDSWE_TEST_SUITE_DIR when not given).
     #[arg(long, env = "BEYONDSWE_TEST_SUITE_DIR")]
     pub(crate) test_suites: Option<PathBuf>,
-    /// Only these instance ids.
-    #[arg(long, num_args = 1..)]
+    /// Only these instance ids, separated by spaces or commas (`--instance-ids` works too).
+    #[arg(long, alias = "instance-ids", num_args = 1..)]
     pub(crate) ids: Vec<String>,
     /// Replace task directories that already exist.
     #[arg(long)]
@@ -145,7 +145,7 @@ fn to_harbor(args: &ToHarborArgs) -> Result<i32> {
         &args.dataset,
         &args.out_dir,
         &opts,
-        &args.ids,
+        &super::args::split_ids(&args.ids),
         args.keep_going,
         &mut |n| note(n),
     )?;

@@ -19,6 +19,7 @@ pub(crate) struct GradeArgs {
     /// Predictions (JSONL, a JSON list, or a JSON object keyed by instance id), or any agent
     /// output `ingest` reads: SWE-agent and mini-swe-agent runs, OpenHands output.jsonl, AweAgent
     /// runs, Claude Code / Codex transcripts with captured diffs, Harbor job directories.
+    /// `gold` (with no file of that name) is `--gold`, as in SWE-bench's harness.
     #[arg(long)]
     pub(crate) predictions: Option<PathBuf>,
     /// The format of --predictions (default: detected).
@@ -35,7 +36,7 @@ pub(crate) struct GradeArgs {
     pub(crate) empty: bool,
     /// With --gold: the Doc2Repo reference repositories, `DIR/<instance_id>/` or an archive
     /// named by the id (Doc2Repo records carry no gold patch).
-    #[arg(long, requires = "gold")]
+    #[arg(long)]
     pub(crate) solutions: Option<PathBuf>,
     /// The run's name; its results go to RESULTS_DIR/RUN_ID (one directory name).
     #[arg(long, value_parser = super::args::run_id)]
@@ -94,9 +95,22 @@ pub(crate) struct GradeArgs {
 }
 
 impl GradeArgs {
+    /// `--gold`, or SWE-bench's spelling of it: `--predictions gold` with no file of that name.
+    fn is_gold(&self) -> bool {
+        self.gold
+            || self
+                .predictions
+                .as_deref()
+                .is_some_and(|p| p.as_os_str() == "gold" && !p.exists())
+    }
+
     /// The run these arguments ask for.
     fn spec(&self) -> RunSpec {
         let submissions = match &self.predictions {
+            // SWE-bench's harness spells the gold run `--predictions_path gold`.
+            Some(_) if self.is_gold() => Submissions::Gold {
+                solutions: self.solutions.clone(),
+            },
             Some(path) => Submissions::Predictions {
                 path: path.clone(),
                 format: self.predictions_format,
@@ -138,6 +152,14 @@ impl GradeArgs {
 }
 
 pub(crate) fn run(args: &GradeArgs, quiet: bool) -> Result<i32> {
+    if args.solutions.is_some() && !args.is_gold() {
+        return Err(super::exit::Usage(
+            "--solutions names the Doc2Repo reference repositories of a gold run: give it with \
+             --gold (or --predictions gold)"
+                .into(),
+        )
+        .into());
+    }
     outcome::show(
         &run::grade_run(&args.spec(), &Bar::new(quiet))?,
         args.format,

@@ -96,6 +96,15 @@ pub enum RunError {
     /// Harbor could not be run (`grade --via-harbor`).
     #[error("harbor: {0}")]
     Harbor(String),
+    /// `--ids` named no instance of the dataset: nothing would be graded. Refused before any
+    /// run directory is made.
+    #[error("--ids names no instance of {}: {}", dataset.display(), .missing.join("; "))]
+    NoInstanceInScope {
+        /// The dataset as given.
+        dataset: PathBuf,
+        /// Each id given, with the closest ids the dataset has where one is close.
+        missing: Vec<String>,
+    },
     /// Writing a report file (the message names it). Not transparent: the I/O error itself
     /// must stay in the chain, where a full disk is told apart.
     #[error("{0}")]

@@ -160,17 +160,51 @@ pub fn load_instances(
         as_read: dataset_hash_as_read(&instances),
     };
     if !ids.is_empty() {
+        let all: Vec<String> = instances
+            .iter()
+            .map(|i| i.record.instance_id().to_owned())
+            .collect();
         let wanted: HashSet<&str> = ids.iter().map(String::as_str).collect();
         instances.retain(|i| wanted.contains(i.record.instance_id()));
-        let missing = missing_ids(dataset, &instances);
+        let missing: Vec<String> = missing_ids(dataset, &instances)
+            .into_iter()
+            .map(|id| with_suggestions(id, &all))
+            .collect();
+        if instances.is_empty() {
+            return Err(RunError::NoInstanceInScope {
+                dataset: dataset.path.clone(),
+                missing,
+            });
+        }
         if !missing.is_empty() {
             notes.note(&format!(
                 "warning: --ids not in the dataset: {}",
-                missing.join(", ")
+                missing.join("; ")
             ));
         }
     }
     Ok((instances, dataset_digest))
+}
+
+/// `id`, and the dataset's ids that look like it ("did you mean …?"): those at least 0.85
+/// alike by Jaro-Winkler or ignoring case, the three closest.
+fn with_suggestions(id: &str, known: &[String]) -> String {
+    let mut close: Vec<(f64, &str)> = known
+        .iter()
+        .map(|k| {
+            let same_case = if k.eq_ignore_ascii_case(id) { 1.0 } else { 0.0 };
+            (strsim::jaro_winkler(id, k).max(same_case), k.as_str())
+        })
+        .filter(|(score, _)| *score >= 0.85)
+        .collect();
+    close.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+    close.truncate(3);
+    if close.is_empty() {
+        id.to_owned()
+    } else {
+        let names: Vec<&str> = close.iter().map(|(_, k)| *k).collect();
+        format!("{id} (did you mean {}?)", names.join(", "))
+    }
 }
 
 /// The jobs, the predictions naming unknown instances, and what was graded as the store

@@ -921,3 +921,58 @@ fn the_official_test_suite_variable_is_honoured() {
         "no folder that is not there: {stderr}"
     );
 }
+
+/// SWE-bench's habits: `--instance-ids` and `--max-workers` are taken, ids are split at commas
+/// and spaces, an id the dataset lacks gets a "did you mean", and a run that would grade nothing
+/// is refused (exit 1) before any run directory exists, the engine never asked.
+#[test]
+fn swebench_flags_are_taken_and_unknown_ids_are_refused_with_a_suggestion() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("runs");
+    let out = bin()
+        .args([
+            "grade",
+            "--predictions",
+            "gold",
+            "--run-id",
+            "r",
+            "--max-workers",
+            "2",
+        ])
+        .arg("--dataset")
+        .arg(fixtures().join("dataset/fixtures.jsonl"))
+        .arg("--results-dir")
+        .arg(&results)
+        .args([
+            "--instance-ids",
+            "acme_calc_pr8,acme_textkit_pr12x other_id",
+        ])
+        .assert()
+        .code(1);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(stderr.contains("--ids names no instance of"), "{stderr}");
+    assert!(
+        stderr.contains("acme_calc_pr8 (did you mean acme_calc_pr7?)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("acme_textkit_pr12x (did you mean acme_textkit_pr12?)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("other_id"), "{stderr}");
+    assert!(
+        !results.exists(),
+        "a run directory was made: {:?}",
+        tree(dir.path())
+    );
+    // --solutions belongs to a gold run.
+    bin()
+        .args(["grade", "--empty", "--run-id", "r", "--solutions", "x"])
+        .arg("--dataset")
+        .arg(fixtures().join("dataset/fixtures.jsonl"))
+        .arg("--results-dir")
+        .arg(&results)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--solutions"));
+}
