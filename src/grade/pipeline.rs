@@ -59,6 +59,10 @@ pub struct GradeOptions {
     /// Evidence (static, or seen in the tested process) makes the verdict `forgery_suspected`;
     /// off (the default), only proof changes a verdict.
     pub strict: bool,
+    /// Plant canary groups (the default). Off only to measure what they cost (`benches/
+    /// canaries.rs`): without them a verdict rests on the tested process alone. No command
+    /// turns them off.
+    pub canary_groups: bool,
 }
 
 impl Default for GradeOptions {
@@ -72,6 +76,7 @@ impl Default for GradeOptions {
             test_empty_patch: false,
             trusted_submissions: false,
             strict: false,
+            canary_groups: true,
         }
     }
 }
@@ -664,7 +669,7 @@ impl<S: Sandbox> Run<'_, S> {
             setup_timeout_sec: Some(self.opts.setup_timeout.as_secs().max(1)),
             // Gold and empty gradings plant the groups too, as every grading does: calibrate
             // then finds a group that contradicts itself under gold.
-            canaries: true,
+            canaries: self.opts.canary_groups,
             strict: self.opts.strict,
             max_file_bytes: self.opts.limits.disk_bytes(),
             state_dir: STATE_DIR.to_owned(),

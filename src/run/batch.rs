@@ -105,6 +105,7 @@ pub fn options_digest(opts: &GradeOptions) -> String {
         test_empty_patch,
         trusted_submissions,
         strict,
+        canary_groups,
     } = opts;
     let Limits {
         memory_mb,
@@ -134,6 +135,9 @@ pub fn options_digest(opts: &GradeOptions) -> String {
     }
     if *strict {
         h.update(b"strict\0");
+    }
+    if !*canary_groups {
+        h.update(b"no_canary_groups\0");
     }
     hex::encode(h.finalize())
 }
@@ -516,6 +520,7 @@ mod tests {
             |o: &mut GradeOptions| o.test_empty_patch = true,
             |o: &mut GradeOptions| o.trusted_submissions = true,
             |o: &mut GradeOptions| o.strict = true,
+            |o: &mut GradeOptions| o.canary_groups = false,
         ] {
             let mut changed = opts.clone();
             change(&mut changed);
