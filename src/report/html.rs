@@ -264,6 +264,16 @@ fn family_table(report: &Report) -> String {
             ),
             None => extra,
         };
+        let extra = match f.score_of_submitted {
+            Some(of) => format!(
+                "{extra}; <span data-k=\"submitted\">{}</span> of {} submitted, \
+<span data-k=\"score_of_submitted\">{}</span> of submitted",
+                f.submitted,
+                f.instances,
+                score2(of)
+            ),
+            None => extra,
+        };
         let _ = write!(
             s,
             "<tr data-family=\"{n}\"><th>{n}</th><td class=\"n\" data-k=\"instances\">{}</td>\

@@ -14,8 +14,16 @@ use std::collections::BTreeMap;
 pub struct FamilyScore {
     /// The family these figures are for.
     pub family: Family,
-    /// Graded instances (errors included: they count as not resolved).
+    /// Instances in the run's scope (the dataset, or `--ids`): graded ones, errors included,
+    /// and those with no submission, which count as not resolved (Doc2Repo: a pass rate of 0),
+    /// as SWE-bench and the paper count them.
     pub instances: usize,
+    /// Instances with a verdict (the rest of `instances` had no submission).
+    #[serde(default)]
+    pub submitted: usize,
+    /// The score over the submitted instances only, where some had none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score_of_submitted: Option<f64>,
     /// Instances resolved by at least one attempt.
     pub resolved: usize,
     /// Instances with at least one attempt that ended in an error.
@@ -66,7 +74,8 @@ pub fn round2(x: f64) -> f64 {
     (x * 100.0).round() / 100.0
 }
 
-/// One instance's attempts: (resolved, error, score) each.
+/// One instance's attempts: (resolved, error, score) each; none for an instance in scope that
+/// had no submission.
 struct Attempts {
     family: Family,
     results: Vec<(bool, bool, f64)>,
@@ -87,9 +96,20 @@ pub fn pass_at_k(n: usize, c: usize, k: usize) -> f64 {
     1.0 - fail
 }
 
-/// Per-family figures and AVG from stored verdicts (several attempts per instance allowed).
-pub fn scores<'a>(verdicts: impl IntoIterator<Item = &'a Stored>) -> Scores {
-    let instances = attempts_by_instance(verdicts);
+/// Per-family figures and AVG from stored verdicts (several attempts per instance allowed),
+/// over the scope: `unsubmitted` names the instances in scope that have no verdict, each with
+/// its family; they count as not resolved (Doc2Repo: 0).
+pub fn scores<'a>(
+    verdicts: impl IntoIterator<Item = &'a Stored>,
+    unsubmitted: &[Unsubmitted],
+) -> Scores {
+    let mut instances = attempts_by_instance(verdicts);
+    for u in unsubmitted {
+        instances.entry(u.instance_id.as_str()).or_insert(Attempts {
+            family: u.family,
+            results: Vec::new(),
+        });
+    }
     let mut by_family: BTreeMap<Family, Vec<&Attempts>> = BTreeMap::new();
     for a in instances.values() {
         by_family.entry(a.family).or_default().push(a);
@@ -139,10 +159,17 @@ fn attempts_by_instance<'a>(
 /// One family's figures from its instances' attempts.
 fn family_score(family: Family, list: &[&Attempts]) -> FamilyScore {
     let n = list.len().max(1) as f64;
-    let k = list.iter().map(|a| a.results.len()).max().unwrap_or(1);
+    let k = list
+        .iter()
+        .map(|a| a.results.len())
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let submitted = list.iter().filter(|a| !a.results.is_empty()).count();
     let mut f = FamilyScore {
         family,
         instances: list.len(),
+        submitted,
         resolved: list
             .iter()
             .filter(|a| a.results.iter().any(|r| r.0))
@@ -158,9 +185,11 @@ fn family_score(family: Family, list: &[&Attempts]) -> FamilyScore {
     let per_instance: Vec<f64> = list
         .iter()
         .map(|a| {
+            // No submission: not resolved, a pass rate of 0.
             let len = a.results.len().max(1) as f64;
             if family == Family::Doc2Repo {
-                a.results.iter().map(|r| r.2).sum::<f64>() / len
+                // A fold from +0: the sum of no f64 is -0, printed "-0.00".
+                a.results.iter().fold(0.0, |acc, r| acc + r.2) / len
             } else {
                 a.results.iter().filter(|r| r.0).count() as f64 / len
             }
@@ -171,6 +200,13 @@ fn family_score(family: Family, list: &[&Attempts]) -> FamilyScore {
     } else {
         100.0 * per_instance.iter().sum::<f64>() / n
     };
+    if submitted < list.len() && family != Family::Unknown {
+        f.score_of_submitted = Some(if submitted == 0 {
+            0.0
+        } else {
+            100.0 * per_instance.iter().sum::<f64>() / submitted as f64
+        });
+    }
     if family == Family::Doc2Repo {
         f.almost_correct = Some(per_instance.iter().filter(|r| **r >= 0.9).count());
         f.fully_correct = Some(per_instance.iter().filter(|r| **r >= 1.0).count());
@@ -196,6 +232,16 @@ fn best_of_k(family: Family, list: &[&Attempts], k: usize) -> f64 {
             }
         })
         .sum()
+}
+
+/// An instance in a run's scope that has no verdict: no submission named it (or its grading
+/// has not happened yet). It counts in its family's figures as not resolved.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Unsubmitted {
+    /// The instance.
+    pub instance_id: String,
+    /// Its task family.
+    pub family: Family,
 }
 
 /// The SWE-bench harness's summary fields, for tools that read them.
@@ -282,6 +328,68 @@ mod tests {
         assert_eq!(pass_at_k(2, 1, 2), 1.0);
         assert_eq!(pass_at_k(3, 0, 2), 0.0);
         assert!((pass_at_k(5, 2, 2) - 0.7).abs() < 1e-12);
+    }
+
+    fn stored(id: &str, family: Family, verdict: Outcome, score: f64) -> Stored {
+        let mut v = crate::grade::Verdict::new(id, family);
+        v.set(verdict, Reason::AllTestsPassed, score);
+        Stored {
+            key: id.to_owned(),
+            attempt: 1,
+            model_name_or_path: String::new(),
+            claimed_reward: None,
+            verdict: v,
+        }
+    }
+
+    /// One gold prediction against a dataset of five CrossRepo and two Doc2Repo instances
+    /// scores over the dataset, as SWE-bench and the paper count: 1 of 5 resolved (20.00), the
+    /// other Doc2Repo instance 0, and the score over the submitted beside it.
+    #[test]
+    fn instances_with_no_submission_count_as_not_resolved() {
+        let graded = [
+            stored("a", Family::CrossRepo, Outcome::Resolved, 1.0),
+            stored("d1", Family::Doc2Repo, Outcome::Unresolved, 0.6),
+        ];
+        let unsubmitted: Vec<Unsubmitted> = ["b", "c", "d", "e"]
+            .iter()
+            .map(|id| Unsubmitted {
+                instance_id: (*id).to_owned(),
+                family: Family::CrossRepo,
+            })
+            .chain(std::iter::once(Unsubmitted {
+                instance_id: "d2".to_owned(),
+                family: Family::Doc2Repo,
+            }))
+            .collect();
+        let s = scores(&graded, &unsubmitted);
+        let cross = &s.families[0];
+        assert_eq!(
+            (cross.instances, cross.submitted, cross.resolved),
+            (5, 1, 1)
+        );
+        assert_eq!(round2(cross.score), 20.0);
+        assert_eq!(cross.score_of_submitted, Some(100.0));
+        let doc = s
+            .families
+            .iter()
+            .find(|f| f.family == Family::Doc2Repo)
+            .unwrap();
+        assert_eq!((doc.instances, doc.submitted), (2, 1));
+        assert_eq!(round2(doc.score), 30.0);
+        // No submission at all: +0, never "-0.00".
+        let none = scores(&[], &unsubmitted[4..]);
+        assert!(
+            none.families[0].score.is_sign_positive(),
+            "{:?}",
+            none.families
+        );
+        assert_eq!(doc.score_of_submitted.map(round2), Some(60.0));
+        assert_eq!(round2(s.avg), 25.0);
+        // With every instance submitted there is nothing to put beside the score.
+        let s = scores(&graded, &[]);
+        assert_eq!(s.families[0].score_of_submitted, None);
+        assert_eq!(s.families[0].score, 100.0);
     }
 
     #[test]

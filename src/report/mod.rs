@@ -17,7 +17,8 @@ pub use harness::{harness_report, model_dir_name, write_harness_files};
 pub use html::{escape as escape_html, render_comparison_html, render_html};
 pub use junit::render_junit;
 pub use metrics::{
-    FamilyScore, Scores, SwebenchSummary, avg, pass_at_k, round2, scores, swebench_summary,
+    FamilyScore, Scores, SwebenchSummary, Unsubmitted, avg, pass_at_k, round2, scores,
+    swebench_summary,
 };
 pub use render::{Format, render};
 pub use review::{ACCEPTED_FILE, accept, apply_accepted, read_accepted};
@@ -224,6 +225,10 @@ pub struct Report {
     /// of the run (absent when none is resolved, or none planted a group).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_forge_chance: Option<f64>,
+    /// The instances in scope with no verdict, each with its family: they count in the family
+    /// figures and AVG as not resolved (Doc2Repo: 0).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unsubmitted: Vec<Unsubmitted>,
     /// The SWE-bench harness's summary fields.
     pub swebench: SwebenchSummary,
 }
@@ -254,10 +259,26 @@ pub fn build_report(
 ) -> Report {
     let total_instances = scope.total;
     let excluded = |id: &str| calibration.is_some_and(|c| c.excluded.iter().any(|e| e == id));
+    let graded: std::collections::HashSet<&str> = stored
+        .iter()
+        .map(|s| s.verdict.instance_id.as_str())
+        .collect();
+    // In scope, no verdict: counted as not resolved in its family (the family as the scope
+    // knows it; an id it cannot place goes under `unknown`, outside AVG).
+    let unsubmitted: Vec<Unsubmitted> = scope
+        .ids
+        .iter()
+        .filter(|id| !graded.contains(id.as_str()) && !excluded(id))
+        .map(|id| Unsubmitted {
+            instance_id: id.clone(),
+            family: scope.families.get(id).copied().unwrap_or(Family::Unknown),
+        })
+        .collect();
     let s = scores(
         stored
             .iter()
             .filter(|st| !excluded(&st.verdict.instance_id)),
+        &unsubmitted,
     );
     let mut report = Report {
         run: RunIdentity {
@@ -300,10 +321,6 @@ pub fn build_report(
             .collect(),
         swebench: {
             let mut sw = swebench_summary(stored.iter(), total_instances.max(stored.len()));
-            let graded: std::collections::HashSet<&str> = stored
-                .iter()
-                .map(|s| s.verdict.instance_id.as_str())
-                .collect();
             sw.incomplete_ids = scope
                 .ids
                 .iter()
@@ -314,6 +331,7 @@ pub fn build_report(
         },
         flagged_for_review: 0,
         max_forge_chance: None,
+        unsubmitted,
     };
     report.flagged_for_review = report
         .instances
@@ -337,6 +355,9 @@ pub struct Scope<'a> {
     pub total: usize,
     /// Their ids, where known.
     pub ids: &'a [String],
+    /// Their families, where known: an id in scope without a verdict counts as not resolved
+    /// in its family.
+    pub families: &'a BTreeMap<String, Family>,
 }
 
 /// The report of a stored run. The report written when it was graded, if there is one, gives
@@ -360,12 +381,18 @@ pub fn load_report(dir: &std::path::Path) -> Result<Report, StoreError> {
             .collect();
         // The instances without a verdict are those the saved report named.
         let scope_ids: Vec<String> = saved.swebench.incomplete_ids.clone();
+        let families: BTreeMap<String, Family> = saved
+            .unsubmitted
+            .iter()
+            .map(|u| (u.instance_id.clone(), u.family))
+            .collect();
         return Ok(build_report(
             meta.as_ref(),
             &scoped,
             &Scope {
                 total: saved.swebench.total_instances,
                 ids: &scope_ids,
+                families: &families,
             },
             (saved.started_at, saved.finished_at, saved.jobs),
             saved.calibration.as_ref(),
@@ -375,7 +402,11 @@ pub fn load_report(dir: &std::path::Path) -> Result<Report, StoreError> {
     Ok(build_report(
         meta.as_ref(),
         &stored,
-        &Scope { total: n, ids: &[] },
+        &Scope {
+            total: n,
+            ids: &[],
+            families: &BTreeMap::new(),
+        },
         (None, None, None),
         None,
     ))

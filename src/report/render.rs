@@ -78,6 +78,17 @@ fn rows(report: &Report) -> Vec<[String; 6]> {
             ),
             None => extra,
         };
+        // Over the scope; where some instances had no submission, the score over those that
+        // had one beside it.
+        let extra = match f.score_of_submitted {
+            Some(s) => format!(
+                "{extra}; {} of {} submitted, {:.2} of submitted",
+                f.submitted,
+                f.instances,
+                round2(s)
+            ),
+            None => extra,
+        };
         rows.push([
             f.family.as_str().into(),
             f.instances.to_string(),

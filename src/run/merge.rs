@@ -310,6 +310,11 @@ fn joined_report(
     stored.retain(|s| scope.contains(&s.verdict.instance_id));
     report::apply_accepted(&mut stored, &report::read_accepted(out)?);
     let ids: Vec<String> = scope.iter().cloned().collect();
+    let families: std::collections::BTreeMap<String, crate::record::Family> = parts
+        .iter()
+        .flat_map(|p| &p.saved.unsubmitted)
+        .map(|u| (u.instance_id.clone(), u.family))
+        .collect();
     let started = parts
         .iter()
         .filter_map(|p| p.saved.started_at.clone())
@@ -331,6 +336,7 @@ fn joined_report(
         &Scope {
             total: ids.len(),
             ids: &ids,
+            families: &families,
         },
         (started, finished, jobs),
         calibration.as_ref(),

@@ -300,12 +300,18 @@ fn finish(spec: &RunSpec, plan: &Plan, store: &Store, started: String) -> Result
         .iter()
         .map(|i| i.record.instance_id().to_owned())
         .collect();
+    let families: std::collections::BTreeMap<String, crate::record::Family> = plan
+        .instances
+        .iter()
+        .map(|i| (i.record.instance_id().to_owned(), i.record.family()))
+        .collect();
     let report = build_report(
         Some(&plan.meta),
         &in_scope,
         &report::Scope {
             total: plan.instances.len(),
             ids: &scope_ids,
+            families: &families,
         },
         (Some(started), Some(now_rfc3339()), Some(spec.jobs)),
         cal_use.as_ref(),

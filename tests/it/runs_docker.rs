@@ -943,3 +943,77 @@ fn shards_merge_into_the_run_a_single_machine_would_make() {
     assert_ne!(code, Some(0));
     assert!(stderr.contains("already holds a run"), "{stderr}");
 }
+
+/// One gold prediction against the 11-instance demo dataset scores over the dataset, as
+/// SWE-bench and the paper count: CrossRepo 1 of 5 resolved (20.00, "100.00 of submitted"
+/// beside it), every other family 0 with nothing submitted, and the leaderboard row and
+/// report.json agree.
+#[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
+fn scores_count_every_instance_in_scope_not_only_the_submitted() {
+    require_docker();
+    fixture_images();
+    let tmp = tempfile::tempdir().unwrap();
+    let one = tmp.path().join("one.jsonl");
+    let line = std::fs::read_to_string(demo_preds())
+        .unwrap()
+        .lines()
+        .find(|l| l.contains("\"acme_calc_pr7\""))
+        .unwrap()
+        .to_owned();
+    std::fs::write(&one, format!("{line}\n")).unwrap();
+    let results = tmp.path().join("runs");
+    let table = run_ok(&mut grade_cmd(&results, "one", &one));
+    assert!(
+        table.contains("1 of 5 submitted, 100.00 of submitted"),
+        "{table}"
+    );
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(results.join("one/report.json")).unwrap())
+            .unwrap();
+    let family = |name: &str| {
+        report["families"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["family"] == name)
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    let cross = family("CrossRepo");
+    assert_eq!(
+        (
+            &cross["instances"],
+            &cross["submitted"],
+            &cross["resolved"],
+            &cross["score"]
+        ),
+        (
+            &Value::from(5),
+            &Value::from(1),
+            &Value::from(1),
+            &Value::from(20.0)
+        ),
+        "{report:#}"
+    );
+    for name in ["DomainFix", "DepMigrate", "Doc2Repo"] {
+        let f = family(name);
+        assert_eq!(
+            (&f["submitted"], &f["score"]),
+            (&Value::from(0), &Value::from(0.0)),
+            "{f:#}"
+        );
+    }
+    assert_eq!(report["avg"], Value::from(5.0), "{report:#}");
+    assert_eq!(report["unsubmitted"].as_array().map(Vec::len), Some(10));
+    let row = run_ok(
+        Command::new(env!("CARGO_BIN_EXE_beyondswe"))
+            .args(["report", "--format", "leaderboard"])
+            .arg(results.join("one")),
+    );
+    assert!(
+        row.contains("| 20.00 | 0.00 | 0.00 | 0.00 | 5.00 |"),
+        "{row}"
+    );
+    assert!(row.contains("CrossRepo 1/5"), "{row}");
+}
