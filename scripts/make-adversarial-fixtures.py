@@ -2497,7 +2497,7 @@ GR = "canary-groups"
 # that keeps its name, marks and signature (so fixtures and parameters still resolve); the
 # module that is importing this one, not run yet, has its collected items' functions replaced
 # the same way by a plugin registered on pytest's live Config (found through `gc`).
-NEUTER = src(r"""
+NEUTER_ON_IMPORT = src(r"""
     def _install_neuter():
         import functools
         import importlib.machinery
@@ -2551,14 +2551,14 @@ def _(t):
     signature: every test collected after calc is imported passes, every variant of a group
     alike (proof), and where it does not (a group run alone imports its module before calc), the
     real variant fails."""
-    calc_init(t, NEUTER)
+    calc_init(t, NEUTER_ON_IMPORT)
 
 
 @case("group-neuter-encoded-exec-through-builtins", GR, CALC, CHEAT_ISSUE)
 def _(t):
     """The same neutering payload, base64-encoded and run by `exec` reached through
     `__builtins__` under a computed name: nothing for a static reader to see."""
-    blob = base64.b64encode(NEUTER.encode()).decode()
+    blob = base64.b64encode(NEUTER_ON_IMPORT.encode()).decode()
     calc_init(t, src(r"""
         import base64 as _b
         _bi = __builtins__ if isinstance(__builtins__, dict) else vars(__builtins__)
@@ -2571,7 +2571,7 @@ def _(t):
     """The neutering payload run from data: a protocol-0 pickle whose only call is
     `builtins.exec` on it (what a `__reduce__` hook does), loaded at import."""
     # The V opcode reads raw-unicode-escape: only \uXXXX escapes are decoded.
-    code = "".join("\\u%04x" % ord(c) if c in "\\\n" or ord(c) > 126 else c for c in NEUTER)
+    code = "".join("\\u%04x" % ord(c) if c in "\\\n" or ord(c) > 126 else c for c in NEUTER_ON_IMPORT)
     pickled = "cbuiltins\nexec\n(V" + code + "\ntR."
     calc_init(t, src(r"""
         import pickle as _p
@@ -2685,7 +2685,7 @@ def _(t):
     """Doc2Repo: the partial tree (honestly 0.6) neuters every suite module imported after the
     package: every test passes, every variant of a group alike, so the score cannot rise above
     what the tree earns."""
-    t.append("minidoc/__init__.py", NEUTER)
+    t.append("minidoc/__init__.py", NEUTER_ON_IMPORT)
 
 
 HC = "control"  # the honest controls (below; one here, on the instance whose base uses ctypes)
