@@ -17,8 +17,10 @@ except ImportError:
 
 files = common.sibling("files")
 
-# PASS_TO_PASS tests drawn into groups at each grading (with P2P_K mutants each), and the
-# Doc2Repo suite's: up to DOC_GROUPS tests with DOC_K mutants each.
+# PASS_TO_PASS tests drawn into groups at each grading where no FAIL_TO_PASS test can carry one
+# (with P2P_K mutants each: then they are what catches a payload that forges every outcome), and
+# the Doc2Repo suite's: up to DOC_GROUPS tests with DOC_K mutants each. Every variant is a test
+# run (a failing one, mostly), so groups are built only where they buy proof.
 P2P_GROUPS, P2P_K = 2, 2
 DOC_GROUPS, DOC_K = 6, 3
 
@@ -64,8 +66,8 @@ class Plan(object):
 
 def plan_issue(ctx, f2p, p2p, rng, plant=True):
     """Groups for every FAIL_TO_PASS test that can carry one (k mutants each, k from the number
-    of them, see canaries.k_for) and for up to P2P_GROUPS PASS_TO_PASS tests drawn at random,
-    planted in ctx.canary_root (unless `plant` is false: counted only). A test whose name an id
+    of them, see canaries.k_for) and, where none can, for up to P2P_GROUPS PASS_TO_PASS tests
+    drawn at random, planted in ctx.canary_root (unless `plant` is false: counted only). A test whose name an id
     of another module also names is left alone (its module's variants would not be found
     there)."""
     cm = canaries_module()
@@ -96,7 +98,7 @@ def plan_issue(ctx, f2p, p2p, rng, plant=True):
 
     f2p_targets = usable(f2p)
     f2p_keys = set(f2p_targets)
-    p2p_targets = [t for t in usable(p2p) if t not in f2p_keys]
+    p2p_targets = [] if f2p_targets else [t for t in usable(p2p) if t not in f2p_keys]
     rng.shuffle(p2p_targets)
     p2p_targets = p2p_targets[:P2P_GROUPS]
     k = cm.k_for(len(f2p_targets))

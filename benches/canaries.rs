@@ -77,6 +77,14 @@ fn main() {
                     rec.instance_id(),
                     v.reason
                 );
+                eprintln!(
+                    "  groups {planted}: {:?}",
+                    ["canaries", "tests", "runner", "runner_ready"].map(|k| v
+                        .timings
+                        .get(k)
+                        .copied()
+                        .unwrap_or_default())
+                );
                 if planted {
                     let plan = v.canary_plan.as_ref().expect("a canary plan");
                     sizes = format!("{:?}", plan.sizes);
