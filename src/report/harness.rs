@@ -42,7 +42,8 @@ pub fn harness_report(stored: &Stored) -> Value {
                 | Reason::GraderFailed
         );
     let mut body = json!({
-        "patch_is_None": false,
+        // An empty submission (a null or empty patch) is the harness's `None`.
+        "patch_is_None": !patch_exists,
         "patch_exists": patch_exists,
         "patch_successfully_applied": applied,
         "resolved": v.verdict == crate::grade::Outcome::Resolved,
@@ -56,6 +57,16 @@ pub fn harness_report(stored: &Stored) -> Value {
         });
     }
     json!({ v.instance_id.clone(): body })
+}
+
+/// Whether the grading ran as the harness's evaluations run: not an error, and not an empty
+/// patch refused before any test ran.
+fn evaluation_completed(stored: &Stored) -> bool {
+    let v = &stored.verdict;
+    v.verdict != crate::grade::Outcome::Error
+        && !(v.reason == Reason::EmptyPatch
+            && v.fail_to_pass.is_empty()
+            && v.pass_to_pass.is_empty())
 }
 
 /// The names a run directory holds of its own, which a model's directory must not take.
@@ -103,8 +114,16 @@ pub fn write_harness_files(
         path: dir.clone(),
         source,
     })?;
-    let report = serde_json::to_vec_pretty(&harness_report(stored)).unwrap_or_default();
-    write_atomic(&dir.join("report.json"), &report)?;
+    // The harness counts a present report.json as a completed evaluation: none for an error
+    // (the infrastructure's failure, graded again on a resume) or for an empty patch that no
+    // test ran for (its `empty_patch_ids`). The logs are written either way.
+    let report_path = dir.join("report.json");
+    if evaluation_completed(stored) {
+        let report = serde_json::to_vec_pretty(&harness_report(stored)).unwrap_or_default();
+        write_atomic(&report_path, &report)?;
+    } else {
+        let _ = fs_err::remove_file(&report_path);
+    }
     let logs = &stored.verdict.logs;
     let run_log = [&logs.prepare, &logs.apply, &logs.error]
         .iter()
@@ -189,6 +208,32 @@ mod tests {
             Family::DomainFix,
         ));
         assert_eq!(r["acme_calc_pr7"]["patch_exists"], false);
+        assert_eq!(r["acme_calc_pr7"]["patch_is_None"], true);
+    }
+
+    /// SWE-bench's tools count a present report.json as a completed evaluation: an error and an
+    /// empty patch no test ran for get none (and lose one an earlier grading left), but their
+    /// logs.
+    #[test]
+    fn only_a_completed_evaluation_has_a_report() {
+        let tmp = tempfile::tempdir().unwrap();
+        let done = stored(Reason::TestsFailed, Outcome::Unresolved, Family::CrossRepo);
+        let dir = write_harness_files(tmp.path(), &done, Some(b"x"))
+            .unwrap()
+            .unwrap();
+        assert!(dir.join("report.json").is_file());
+        for (reason, outcome) in [
+            (Reason::SandboxFailed, Outcome::Error),
+            (Reason::EmptyPatch, Outcome::Unresolved),
+        ] {
+            let mut s = stored(reason, outcome, Family::CrossRepo);
+            s.verdict.fail_to_pass.clear();
+            s.verdict.pass_to_pass.clear();
+            write_harness_files(tmp.path(), &s, None).unwrap();
+            assert!(!dir.join("report.json").exists(), "{reason:?}");
+            assert!(dir.join("run_instance.log").is_file());
+            write_harness_files(tmp.path(), &done, Some(b"x")).unwrap();
+        }
     }
 
     #[test]
