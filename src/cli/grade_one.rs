@@ -71,10 +71,18 @@ pub(crate) fn run(args: &GradeOneArgs) -> Result<i32> {
             verdict.logs.error.lines().next().unwrap_or_default()
         ));
     }
-    Ok(if verdict.verdict == Outcome::Error {
-        exit::INFRASTRUCTURE
-    } else {
-        exit::SUCCESS
+    // An error the input caused (an image not there, a suite not given) is the user's to fix:
+    // exit 1 with the fix; any other error is the machine's, 3.
+    let users_fix = verdict.reason.users_fix();
+    if verdict.verdict == Outcome::Error
+        && let Some(fix) = users_fix
+    {
+        note(format!("hint: {fix}"));
+    }
+    Ok(match (verdict.verdict, users_fix) {
+        (Outcome::Error, Some(_)) => exit::FAILURE,
+        (Outcome::Error, None) => exit::INFRASTRUCTURE,
+        _ => exit::SUCCESS,
     })
 }
 

@@ -34,13 +34,20 @@ pub(crate) fn show(done: &RunOutcome, format: Format) -> Result<i32> {
 }
 
 /// 128 plus the signal when one stopped it, 3 when any verdict is an infrastructure error, 1
-/// when nothing was graded or some input could not be used, else 0.
+/// when nothing was graded, some input could not be used, or an error was the input's (an image
+/// not there, a suite not given: `Reason::users_fix`), else 0.
 fn exit_code(done: &RunOutcome) -> i32 {
+    let errors = done
+        .report
+        .instances
+        .iter()
+        .filter(|i| i.verdict == beyondswe::grade::Outcome::Error);
+    let (users, machine): (Vec<_>, Vec<_>) = errors.partition(|i| i.reason.users_fix().is_some());
     if done.interrupted {
         exit::interrupted()
-    } else if done.report.swebench.error_instances > 0 {
+    } else if !machine.is_empty() {
         exit::INFRASTRUCTURE
-    } else if done.planned == 0 || !done.input_problems.is_empty() {
+    } else if done.planned == 0 || !done.input_problems.is_empty() || !users.is_empty() {
         exit::FAILURE
     } else {
         exit::SUCCESS

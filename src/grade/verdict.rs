@@ -39,12 +39,13 @@ pub enum Reason {
     NoResults,
     /// The recorder and pytest's own JUnit report disagree: a sign of tampering.
     ResultsDisagree,
-    /// The outcomes were forged: a canary contradicted them, pytest's code was changed, the
-    /// result channel carried what the runner did not write (evidence in `flags.forgery`).
+    /// The outcomes were forged, proven by a canary group: two of its variants passed, or a
+    /// variant had no result or two while its group ran, each again when the group ran alone
+    /// (evidence in `flags.forgery` and `canaries`).
     ForgeryDetected,
-    /// The submission's source reaches into the test machinery or the interpreter (frames, gc,
-    /// ctypes, `__main__`, import hooks, …) in a way neither the base repository nor the gold
-    /// patch does; evidence in `static_evidence`. Scores 0 until a reviewer accepts it.
+    /// With `--strict` only: evidence for review (static evidence in the submission's source,
+    /// what the runner saw in the tested process) that neither the base repository nor the gold
+    /// patch explains. Scores 0 until a reviewer accepts it.
     ForgerySuspected,
     /// Infrastructure: the instance's image is not available.
     ImageMissing,
@@ -135,6 +136,23 @@ names!(Reason {
     VerifierFailed => "verifier_failed",
     GraderFailed => "grader_failed",
 });
+
+impl Reason {
+    /// An `error` that is the input's problem, not the machine's, with what fixes it: the
+    /// instance's image is not there, or a Doc2Repo instance's hidden suite was not given.
+    pub fn users_fix(self) -> Option<&'static str> {
+        match self {
+            Reason::ImageMissing => Some(
+                "build or load the instance's image (`beyondswe image build`, `docker load`), or \
+                 pull it from its registry",
+            ),
+            Reason::TestSuiteMissing => {
+                Some("give --test-suites DIR, the directory of the Doc2Repo suite zips")
+            }
+            _ => None,
+        }
+    }
+}
 
 names!(TestOutcome {
     Passed => "passed",

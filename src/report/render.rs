@@ -1,8 +1,8 @@
 //! Renderings of a report: an aligned table, Markdown, JSON, a leaderboard row, HTML (`html.rs`)
 //! or JUnit XML (`junit.rs`).
 
-use super::Report;
 use super::metrics::round2;
+use super::{InstanceReport, Report};
 use crate::record::Family;
 
 /// How a report is rendered: an aligned table, JSON, Markdown, or one self-contained HTML page
@@ -292,12 +292,43 @@ fn table_notes(report: &Report) -> String {
             first_ids(unresolved)
         ));
     }
-    let errors = &report.swebench.error_ids;
-    if !errors.is_empty() {
+    // Each error with its reason; those the input caused (an image not there, a suite not
+    // given) apart, with what fixes them.
+    let (mut users, mut machine): (Vec<&InstanceReport>, Vec<&InstanceReport>) = report
+        .instances
+        .iter()
+        .filter(|i| i.verdict == crate::grade::Outcome::Error)
+        .partition(|i| i.reason.users_fix().is_some());
+    users.sort_by_key(|i| i.reason.as_str());
+    machine.sort_by_key(|i| i.reason.as_str());
+    let labelled = |list: &[&InstanceReport]| -> Vec<String> {
+        list.iter()
+            .map(|i| {
+                format!(
+                    "{} ({})",
+                    crate::text::one_line(&super::attempt_label(&i.instance_id, i.attempt)),
+                    i.reason
+                )
+            })
+            .collect()
+    };
+    if !users.is_empty() {
+        s.push_str(&format!(
+            "not graded, the input's problem ({}): {}\n",
+            users.len(),
+            first_ids(&labelled(&users))
+        ));
+        let mut fixes: Vec<&str> = users.iter().filter_map(|i| i.reason.users_fix()).collect();
+        fixes.dedup();
+        for fix in fixes {
+            s.push_str(&format!("  hint: {fix}\n"));
+        }
+    }
+    if !machine.is_empty() {
         s.push_str(&format!(
             "errors (infrastructure, not the agent's; {}): {}\n",
-            errors.len(),
-            first_ids(errors)
+            machine.len(),
+            first_ids(&labelled(&machine))
         ));
     }
     if !report.missing_families.is_empty() {

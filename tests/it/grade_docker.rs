@@ -884,7 +884,9 @@ mod cli {
             .arg("--patch")
             .arg(&gold)
             .assert()
-            .code(3);
+            // The input's problem (the image is not there), with its fix: 1, not 3.
+            .code(1)
+            .stderr(contains("hint: build or load the instance's image"));
         let v: serde_json::Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
         assert_eq!(v["verdict"], "error");
         assert_eq!(v["reason"], "image_missing");

@@ -1017,3 +1017,54 @@ fn scores_count_every_instance_in_scope_not_only_the_submitted() {
     );
     assert!(row.contains("CrossRepo 1/5"), "{row}");
 }
+
+/// A Doc2Repo instance graded without its hidden suite is the user's mistake, not the machine's:
+/// the summary names the instance with its reason and the fix, and the run exits 1, not 3.
+#[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
+fn a_missing_suite_is_the_users_mistake_with_its_reason_and_fix() {
+    require_docker();
+    fixture_images();
+    let tmp = tempfile::tempdir().unwrap();
+    let one = tmp.path().join("one.jsonl");
+    let line = std::fs::read_to_string(demo_preds())
+        .unwrap()
+        .lines()
+        .find(|l| l.contains("\"minidoc_ac79166631ba81556e3f40c05aa8d00fe9178ca6\""))
+        .unwrap()
+        // The repository is named relative to the predictions file, which moves here.
+        .replace(
+            "../submissions/minidoc_gold",
+            &fixtures()
+                .join("submissions/minidoc_gold")
+                .to_string_lossy(),
+        );
+    std::fs::write(&one, format!("{line}\n")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_beyondswe"))
+        .args([
+            "grade",
+            "--run-id",
+            "nosuite",
+            "--timeout",
+            "120",
+            "--dataset",
+        ])
+        .arg(fixtures().join("dataset/demo.jsonl"))
+        .arg("--results-dir")
+        .arg(tmp.path().join("runs"))
+        .arg("--predictions")
+        .arg(&one)
+        .env_remove("BEYONDSWE_TEST_SUITE_DIR")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains(
+            "not graded, the input's problem (1): minidoc_ac79166631ba81556e3f40c05aa8d00fe9178ca6 (test_suite_missing)"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("hint: give --test-suites DIR"), "{stdout}");
+    assert!(!stdout.contains("errors (infrastructure"), "{stdout}");
+}
