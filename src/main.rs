@@ -9,6 +9,7 @@ use cli::{Cli, Command, exit, note};
 fn main() {
     let cli = Cli::parse();
     init_logging(cli.verbose, cli.quiet);
+    cli::set_quiet(cli.quiet);
     let result = match cli.command {
         Command::Convert(cmd) => cli::convert::run(cmd),
         Command::Validate(args) => cli::validate::run(&args),

@@ -95,10 +95,25 @@ pub(crate) enum Command {
     Demo(demo::DemoArgs),
 }
 
+/// `-q`: only errors (and their hints) reach stderr.
+static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Makes [`note`] print only errors and their hints from now on (`-q`).
+pub(crate) fn set_quiet(quiet: bool) {
+    QUIET.store(quiet, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// Writes one line to stderr (people-facing messages; never data), no control character of a
-/// dataset's or an agent's in it reaching the terminal as one ([`for_terminal`]).
+/// dataset's or an agent's in it reaching the terminal as one ([`for_terminal`]). With `-q`,
+/// only a line that starts with `error` or `hint:` is written.
 pub(crate) fn note(msg: impl std::fmt::Display) {
-    let _ = writeln!(std::io::stderr(), "{}", for_terminal(&msg.to_string()));
+    let msg = msg.to_string();
+    if QUIET.load(std::sync::atomic::Ordering::Relaxed)
+        && !(msg.starts_with("error") || msg.trim_start().starts_with("hint:"))
+    {
+        return;
+    }
+    let _ = writeln!(std::io::stderr(), "{}", for_terminal(&msg));
 }
 
 /// Writes text to stdout (data); a closed pipe is not an error. Control characters other than

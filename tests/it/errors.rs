@@ -236,6 +236,14 @@ fn verbose_prints_tracing_events() {
     let quiet = run("-q");
     let quiet_err = String::from_utf8_lossy(&quiet.stderr);
     assert!(!quiet_err.contains("INFO"), "{quiet_err}");
+    // -q: the error and its hint, nothing else (no notes, no progress, no warnings).
+    assert!(quiet_err.starts_with("error:"), "{quiet_err}");
+    for line in quiet_err.lines().filter(|l| !l.starts_with(' ')) {
+        assert!(
+            line.starts_with("error") || line.starts_with("hint:"),
+            "{quiet_err}"
+        );
+    }
     let info = run("-v");
     let info_err = String::from_utf8_lossy(&info.stderr);
     assert_eq!(info.status.code(), Some(3), "{info_err}");
