@@ -155,7 +155,7 @@ fn digest(
 }
 
 /// `v` with every object's keys in sorted order.
-fn keys_sorted(v: &serde_json::Value) -> serde_json::Value {
+pub(crate) fn keys_sorted(v: &serde_json::Value) -> serde_json::Value {
     use serde_json::Value;
     match v {
         Value::Object(map) => {

@@ -145,12 +145,32 @@ pub fn options_digest(opts: &GradeOptions) -> String {
 /// The resume key: the record, the submission (or why it could not be read), the image, the
 /// suite, the grading options ([`options_digest`]) and the grader version.
 pub fn job_key(job: &Job, image_id: &str, suite_digest: &str, options_digest: &str) -> String {
+    // The record with its keys sorted: a dataset's JSONL and its Parquet copy (columns in one
+    // order for every row) are one dataset, and resume each other's runs.
+    let record = crate::dataset::keys_sorted(&serde_json::Value::Object(job.record.raw().clone()));
+    key_of(job, &record, image_id, suite_digest, options_digest)
+}
+
+/// [`job_key`] as it was before the record's key order was left out of it: verdicts stored then
+/// are still found.
+fn job_key_as_read(job: &Job, image_id: &str, suite_digest: &str, options_digest: &str) -> String {
+    let record = serde_json::Value::Object(job.record.raw().clone());
+    key_of(job, &record, image_id, suite_digest, options_digest)
+}
+
+fn key_of(
+    job: &Job,
+    record: &serde_json::Value,
+    image_id: &str,
+    suite_digest: &str,
+    options_digest: &str,
+) -> String {
     let mut h = Sha256::new();
     h.update(GRADER_VERSION.as_bytes());
     h.update([0]);
     h.update(options_digest.as_bytes());
     h.update([0]);
-    h.update(serde_json::to_vec(job.record.raw()).unwrap_or_default());
+    h.update(serde_json::to_vec(record).unwrap_or_default());
     h.update([0]);
     match &job.submission {
         Submission::Patch(p) => {
@@ -226,8 +246,10 @@ pub async fn run_jobs<S: Sandbox>(
     let options = options.as_str();
     let results = futures_util::stream::iter(work)
         .map(|job| async move {
-            let key = resume_key(sandbox, &job, options).await;
-            let event = match stored_verdict(store, &job, &key) {
+            let (key, as_read) = resume_key(sandbox, &job, options).await;
+            let event = match stored_verdict(store, &job, &key)
+                .or_else(|| stored_verdict(store, &job, &as_read))
+            {
                 Some(stored) => JobEvent::Cached(stored),
                 None => grade_job(sandbox, job, key, store, opts).await?,
             };
@@ -243,8 +265,9 @@ pub async fn run_jobs<S: Sandbox>(
     Ok(events)
 }
 
-/// The job's resume key, with the id of the image it would run on now.
-async fn resume_key<S: Sandbox>(sandbox: &S, job: &Job, options: &str) -> String {
+/// The job's resume key, with the id of the image it would run on now, and the key a grader
+/// before key order was left out would have given it.
+async fn resume_key<S: Sandbox>(sandbox: &S, job: &Job, options: &str) -> (String, String) {
     let image = job
         .image_override
         .clone()
@@ -256,11 +279,10 @@ async fn resume_key<S: Sandbox>(sandbox: &S, job: &Job, options: &str) -> String
         .ok()
         .flatten()
         .unwrap_or_default();
-    job_key(
-        job,
-        &image_id,
-        &file_digest(job.test_suite.as_ref()),
-        options,
+    let suite = file_digest(job.test_suite.as_ref());
+    (
+        job_key(job, &image_id, &suite, options),
+        job_key_as_read(job, &image_id, &suite, options),
     )
 }
 

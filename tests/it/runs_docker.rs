@@ -1068,3 +1068,57 @@ fn a_missing_suite_is_the_users_mistake_with_its_reason_and_fix() {
     assert!(stdout.contains("hint: give --test-suites DIR"), "{stdout}");
     assert!(!stdout.contains("errors (infrastructure"), "{stdout}");
 }
+
+/// A dataset's JSONL and its Parquet copy (columns in one order for every row, keys in another
+/// in the JSONL) are one dataset: a run made from one resumes from the other, grading nothing
+/// again, both ways.
+#[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
+fn the_jsonl_and_its_parquet_copy_resume_each_other() {
+    require_docker();
+    fixture_images();
+    let tmp = tempfile::tempdir().unwrap();
+    let results = tmp.path().join("runs");
+    let grade = |dataset: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_beyondswe"))
+            .args([
+                "grade",
+                "--gold",
+                "--ids",
+                "acme_calc_pr7",
+                "--run-id",
+                "both",
+            ])
+            .args(["--timeout", "120", "--dataset"])
+            .arg(fixtures().join("dataset").join(dataset))
+            .arg("--results-dir")
+            .arg(&results)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{dataset}: {stderr}");
+        stderr
+    };
+    // The same records with their keys in the opposite order, as another export writes them.
+    let reversed = tmp.path().join("reversed.jsonl");
+    let text: String = std::fs::read_to_string(fixtures().join("dataset/fixtures.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: serde_json::Map<String, Value> = serde_json::from_str(l).unwrap();
+            let rev: Vec<String> = v
+                .iter()
+                .rev()
+                .map(|(k, x)| format!("{}: {x}", Value::from(k.as_str())))
+                .collect();
+            format!("{{{}}}\n", rev.join(", "))
+        })
+        .collect();
+    std::fs::write(&reversed, text).unwrap();
+    let first = grade(reversed.to_str().unwrap());
+    assert!(first.contains("(cached 0)"), "{first}");
+    for dataset in ["fixtures.parquet", "fixtures.jsonl"] {
+        let again = grade(dataset);
+        assert!(again.contains("(cached 1)"), "{dataset}: {again}");
+    }
+}
