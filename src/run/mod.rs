@@ -143,7 +143,24 @@ pub fn grade_run(spec: &RunSpec, progress: &dyn Progress) -> Result<RunOutcome, 
                 source: Box::new(e.into()),
             });
         }
-        Some(Ok(_)) => false,
+        Some(Ok(ref events)) => {
+            // A resume that graded nothing leaves the report's times as the run that graded
+            // them wrote them.
+            if events.iter().all(|e| matches!(e, JobEvent::Cached(_)))
+                && let Some(times) = earlier_times(&run_dir)
+            {
+                store.compact()?;
+                let report = finish_with(spec, &plan, &store, times)?;
+                return Ok(RunOutcome {
+                    report,
+                    run_dir,
+                    interrupted: false,
+                    planned,
+                    input_problems,
+                });
+            }
+            false
+        }
     };
     store.compact()?;
     let report = finish(spec, &plan, &store, started)?;
@@ -259,9 +276,26 @@ pub(crate) fn open_store(
     Ok(store)
 }
 
+/// The start and end times of the report an earlier run wrote in `run_dir`, if it has both.
+fn earlier_times(run_dir: &std::path::Path) -> Option<(String, String)> {
+    let text = crate::files::read_bounded(&run_dir.join("report.json"), 64 << 20).ok()?;
+    let saved: Report = serde_json::from_slice(&text).ok()?;
+    Some((saved.started_at?, saved.finished_at?))
+}
+
 /// The report of the graded instances (a store may hold others from earlier runs), written as
 /// `report.json`, `swebench_report.json` and `report.html`.
 fn finish(spec: &RunSpec, plan: &Plan, store: &Store, started: String) -> Result<Report, RunError> {
+    finish_with(spec, plan, store, (started, now_rfc3339()))
+}
+
+/// [`finish`] with the run's start and end times given.
+fn finish_with(
+    spec: &RunSpec,
+    plan: &Plan,
+    store: &Store,
+    (started, finished): (String, String),
+) -> Result<Report, RunError> {
     let graded: HashSet<&str> = plan
         .instances
         .iter()
@@ -313,7 +347,7 @@ fn finish(spec: &RunSpec, plan: &Plan, store: &Store, started: String) -> Result
             ids: &scope_ids,
             families: &families,
         },
-        (Some(started), Some(now_rfc3339()), Some(spec.jobs)),
+        (Some(started), Some(finished), Some(spec.jobs)),
         cal_use.as_ref(),
     );
     report::write_report_files(&spec.store.dir(), &report)?;

@@ -1117,8 +1117,19 @@ fn the_jsonl_and_its_parquet_copy_resume_each_other() {
     std::fs::write(&reversed, text).unwrap();
     let first = grade(reversed.to_str().unwrap());
     assert!(first.contains("(cached 0)"), "{first}");
+    let times = || {
+        let r: Value = serde_json::from_str(
+            &std::fs::read_to_string(results.join("both/report.json")).unwrap(),
+        )
+        .unwrap();
+        (r["started_at"].clone(), r["finished_at"].clone())
+    };
+    let graded_at = times();
+    assert!(graded_at.0.is_string(), "{graded_at:?}");
     for dataset in ["fixtures.parquet", "fixtures.jsonl"] {
         let again = grade(dataset);
         assert!(again.contains("(cached 1)"), "{dataset}: {again}");
+        // A resume that graded nothing leaves the report's times alone.
+        assert_eq!(times(), graded_at, "{dataset}");
     }
 }
