@@ -284,6 +284,40 @@ fn a_bad_calibration_file_is_refused_with_its_line_and_field() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// A dataset in `dir` of the calc instance whose f2p patch adds `path` holding `module`, with
+/// `f2p` (and `p2p`) its only test ids.
+fn calc_with_test_module(
+    dir: &Path,
+    path: &str,
+    module: &str,
+    f2p: &str,
+    p2p: Option<&str>,
+) -> std::path::PathBuf {
+    let line = std::fs::read_to_string(fixtures().join("dataset/fixtures.jsonl"))
+        .unwrap()
+        .lines()
+        .find(|l| l.contains("\"acme_calc_pr7\""))
+        .unwrap()
+        .to_owned();
+    let mut rec: Value = serde_json::from_str(&line).unwrap();
+    let mut diff = format!(
+        "diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1,{} @@\n",
+        module.lines().count()
+    );
+    for l in module.lines() {
+        diff.push_str(&format!("+{l}\n"));
+    }
+    rec["f2p_patch"] = diff.into();
+    rec["FAIL_TO_PASS"] = serde_json::json!([format!("{path}::{f2p}")]);
+    rec["PASS_TO_PASS"] = serde_json::json!(
+        p2p.map(|p| vec![format!("{path}::{p}")])
+            .unwrap_or_default()
+    );
+    let dataset = dir.join("dataset.jsonl");
+    std::fs::write(&dataset, format!("{rec}\n")).unwrap();
+    dataset
+}
+
 /// An instance whose FAIL_TO_PASS tests offer nothing to build a canary group on (no top-level
 /// assertion compares with a literal) gets no group: `calibrate` says so, in its JSON and in its
 /// table, and still calls it ok. The instances of the shapes dataset all get groups (`shapes.rs`).
@@ -293,26 +327,14 @@ fn an_instance_with_nothing_to_clone_is_a_calibrate_warning() {
     require_docker();
     fixture_images();
     let tmp = tempfile::tempdir().unwrap();
-    let line = std::fs::read_to_string(fixtures().join("dataset/fixtures.jsonl"))
-        .unwrap()
-        .lines()
-        .find(|l| l.contains("\"acme_calc_pr7\""))
-        .unwrap()
-        .to_owned();
-    let mut rec: Value = serde_json::from_str(&line).unwrap();
     let module = "import calc\n\n\ndef test_imports():\n    calc.add(1, 2)\n\n\ndef test_sub_runs():\n    calc.sub(3, 1)\n";
-    let mut diff = format!(
-        "diff --git a/tests/test_plain.py b/tests/test_plain.py\nnew file mode 100644\n--- /dev/null\n+++ b/tests/test_plain.py\n@@ -0,0 +1,{} @@\n",
-        module.lines().count()
+    let dataset = calc_with_test_module(
+        tmp.path(),
+        "tests/test_plain.py",
+        module,
+        "test_imports",
+        Some("test_sub_runs"),
     );
-    for l in module.lines() {
-        diff.push_str(&format!("+{l}\n"));
-    }
-    rec["f2p_patch"] = diff.into();
-    rec["FAIL_TO_PASS"] = serde_json::json!(["tests/test_plain.py::test_imports"]);
-    rec["PASS_TO_PASS"] = serde_json::json!(["tests/test_plain.py::test_sub_runs"]);
-    let dataset = tmp.path().join("plain.jsonl");
-    std::fs::write(&dataset, format!("{rec}\n")).unwrap();
     let run = |json: bool| {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_beyondswe"));
         cmd.args(["calibrate", "--repeat", "1", "--timeout", "120"])
@@ -350,26 +372,14 @@ fn a_canary_group_that_gold_contradicts_is_a_calibrate_warning() {
     require_docker();
     fixture_images();
     let tmp = tempfile::tempdir().unwrap();
-    let line = std::fs::read_to_string(fixtures().join("dataset/fixtures.jsonl"))
-        .unwrap()
-        .lines()
-        .find(|l| l.contains("\"acme_calc_pr7\""))
-        .unwrap()
-        .to_owned();
-    let mut rec: Value = serde_json::from_str(&line).unwrap();
     let module = "from unittest import mock\n\nimport calc\n\n\ndef test_any_sum():\n    total = calc.add(1, 2)\n    assert mock.ANY == 3\n    assert total\n";
-    let mut diff = format!(
-        "diff --git a/tests/test_any.py b/tests/test_any.py\nnew file mode 100644\n--- /dev/null\n+++ b/tests/test_any.py\n@@ -0,0 +1,{} @@\n",
-        module.lines().count()
+    let dataset = calc_with_test_module(
+        tmp.path(),
+        "tests/test_any.py",
+        module,
+        "test_any_sum",
+        None,
     );
-    for l in module.lines() {
-        diff.push_str(&format!("+{l}\n"));
-    }
-    rec["f2p_patch"] = diff.into();
-    rec["FAIL_TO_PASS"] = serde_json::json!(["tests/test_any.py::test_any_sum"]);
-    rec["PASS_TO_PASS"] = serde_json::json!([]);
-    let dataset = tmp.path().join("any.jsonl");
-    std::fs::write(&dataset, format!("{rec}\n")).unwrap();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_beyondswe"));
     cmd.args(["calibrate", "--repeat", "1", "--timeout", "120", "--json"])
         .arg("--dataset")

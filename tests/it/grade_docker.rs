@@ -1089,13 +1089,8 @@ fn writing_past_the_disk_limit_is_stopped_and_reported() {
     assert!(left.is_empty(), "containers left behind: {left:?}");
 }
 
-/// A conftest that forges reports, brought in by the dataset's own f2p patch: the stand-in for
-/// a forger the static step cannot see, so that the canaries alone must catch it. `FORGE(item)`
-/// says which failed reports become passes.
-fn forging_conftest(forge: &str) -> String {
-    let body = format!(
-        "import pytest\n\n\nF2P = {{\"tests/test_calc.py::test_add\", \"tests/test_calc.py::TestOps::test_sub_currency\",\n       \"tests/unit/test_more.py::test_div_unicode_minus\"}}\n\n\ndef FORGE(item):\n    return {forge}\n\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n    outcome = yield\n    report = outcome.get_result()\n    if report.failed and FORGE(item):\n        report.outcome = \"passed\"\n        report.longrepr = None\n"
-    );
+/// A diff that adds `tests/conftest.py` holding `body`.
+fn new_conftest(body: &str) -> String {
     let lines: Vec<&str> = body.lines().collect();
     let mut diff = format!(
         "diff --git a/tests/conftest.py b/tests/conftest.py\nnew file mode 100644\n--- /dev/null\n+++ b/tests/conftest.py\n@@ -0,0 +1,{} @@\n",
@@ -1107,6 +1102,16 @@ fn forging_conftest(forge: &str) -> String {
         diff.push('\n');
     }
     diff
+}
+
+/// A conftest that forges reports, brought in by the dataset's own f2p patch: the stand-in for
+/// a forger the static step cannot see, so that the canaries alone must catch it. `FORGE(item)`
+/// says which failed reports become passes.
+fn forging_conftest(forge: &str) -> String {
+    let body = format!(
+        "import pytest\n\n\nF2P = {{\"tests/test_calc.py::test_add\", \"tests/test_calc.py::TestOps::test_sub_currency\",\n       \"tests/unit/test_more.py::test_div_unicode_minus\"}}\n\n\ndef FORGE(item):\n    return {forge}\n\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n    outcome = yield\n    report = outcome.get_result()\n    if report.failed and FORGE(item):\n        report.outcome = \"passed\"\n        report.longrepr = None\n"
+    );
+    new_conftest(&body)
 }
 
 /// Canary groups catch forged outcomes where nothing else does: a conftest from the dataset's
@@ -1169,17 +1174,7 @@ fn canaries_alone_catch_a_forger_the_static_step_cannot_see() {
 /// The blind forger (`fixtures/forgers/blind_conftest.py`) as a new `tests/conftest.py`.
 fn blind_forger_conftest() -> String {
     let body = std::fs::read_to_string(fixtures().join("forgers/blind_conftest.py")).unwrap();
-    let lines: Vec<&str> = body.lines().collect();
-    let mut diff = format!(
-        "diff --git a/tests/conftest.py b/tests/conftest.py\nnew file mode 100644\n--- /dev/null\n+++ b/tests/conftest.py\n@@ -0,0 +1,{} @@\n",
-        lines.len()
-    );
-    for l in lines {
-        diff.push('+');
-        diff.push_str(l);
-        diff.push('\n');
-    }
-    diff
+    new_conftest(&body)
 }
 
 /// The most a binomial(n, p) count reaches but with a chance under one in a million.
