@@ -134,8 +134,10 @@ pub fn grade_run(spec: &RunSpec, progress: &dyn Progress) -> Result<RunOutcome, 
     })?;
     progress.finish();
     let mut store = store.into_inner().unwrap_or_else(|e| e.into_inner());
-    let interrupted = match outcome {
-        None => true,
+    // A resume that graded nothing leaves the report's times as the run that graded them
+    // wrote them.
+    let (interrupted, times) = match outcome {
+        None => (true, None),
         Some(Err(e)) => {
             return Err(RunError::Stopped {
                 what: "run",
@@ -143,27 +145,16 @@ pub fn grade_run(spec: &RunSpec, progress: &dyn Progress) -> Result<RunOutcome, 
                 source: Box::new(e.into()),
             });
         }
-        Some(Ok(ref events)) => {
-            // A resume that graded nothing leaves the report's times as the run that graded
-            // them wrote them.
-            if events.iter().all(|e| matches!(e, JobEvent::Cached(_)))
-                && let Some(times) = earlier_times(&run_dir)
-            {
-                store.compact()?;
-                let report = finish_with(spec, &plan, &store, times)?;
-                return Ok(RunOutcome {
-                    report,
-                    run_dir,
-                    interrupted: false,
-                    planned,
-                    input_problems,
-                });
-            }
-            false
+        Some(Ok(events)) if events.iter().all(|e| matches!(e, JobEvent::Cached(_))) => {
+            (false, earlier_times(&run_dir))
         }
+        Some(Ok(_)) => (false, None),
     };
     store.compact()?;
-    let report = finish(spec, &plan, &store, started)?;
+    let report = match times {
+        Some(times) => finish_with(spec, &plan, &store, times)?,
+        None => finish(spec, &plan, &store, started)?,
+    };
     Ok(RunOutcome {
         report,
         run_dir,

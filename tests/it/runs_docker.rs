@@ -40,6 +40,23 @@ fn demo_preds() -> PathBuf {
     fixtures().join("predictions/demo.jsonl")
 }
 
+/// A predictions file in `dir` holding only the demo's prediction for `id`, its repository (if
+/// any) named by an absolute path since the file moves.
+fn one_demo_prediction(dir: &Path, id: &str) -> PathBuf {
+    let line = std::fs::read_to_string(demo_preds())
+        .unwrap()
+        .lines()
+        .find(|l| l.contains(&format!("\"{id}\"")))
+        .unwrap()
+        .replace(
+            "../submissions/",
+            &format!("{}/", fixtures().join("submissions").to_string_lossy()),
+        );
+    let one = dir.join("one.jsonl");
+    std::fs::write(&one, format!("{line}\n")).unwrap();
+    one
+}
+
 /// instance → (verdict, score, reason), from a run's results.jsonl.
 fn outcomes(run_dir: &Path) -> std::collections::BTreeMap<String, (String, f64, String)> {
     let text = std::fs::read_to_string(run_dir.join("results.jsonl")).unwrap();
@@ -954,14 +971,7 @@ fn scores_count_every_instance_in_scope_not_only_the_submitted() {
     require_docker();
     fixture_images();
     let tmp = tempfile::tempdir().unwrap();
-    let one = tmp.path().join("one.jsonl");
-    let line = std::fs::read_to_string(demo_preds())
-        .unwrap()
-        .lines()
-        .find(|l| l.contains("\"acme_calc_pr7\""))
-        .unwrap()
-        .to_owned();
-    std::fs::write(&one, format!("{line}\n")).unwrap();
+    let one = one_demo_prediction(tmp.path(), "acme_calc_pr7");
     let results = tmp.path().join("runs");
     let table = run_ok(&mut grade_cmd(&results, "one", &one));
     assert!(
@@ -1026,20 +1036,10 @@ fn a_missing_suite_is_the_users_mistake_with_its_reason_and_fix() {
     require_docker();
     fixture_images();
     let tmp = tempfile::tempdir().unwrap();
-    let one = tmp.path().join("one.jsonl");
-    let line = std::fs::read_to_string(demo_preds())
-        .unwrap()
-        .lines()
-        .find(|l| l.contains("\"minidoc_ac79166631ba81556e3f40c05aa8d00fe9178ca6\""))
-        .unwrap()
-        // The repository is named relative to the predictions file, which moves here.
-        .replace(
-            "../submissions/minidoc_gold",
-            &fixtures()
-                .join("submissions/minidoc_gold")
-                .to_string_lossy(),
-        );
-    std::fs::write(&one, format!("{line}\n")).unwrap();
+    let one = one_demo_prediction(
+        tmp.path(),
+        "minidoc_ac79166631ba81556e3f40c05aa8d00fe9178ca6",
+    );
     let out = Command::new(env!("CARGO_BIN_EXE_beyondswe"))
         .args([
             "grade",
