@@ -27,6 +27,7 @@
 # Python 3.8+ (end positions in the ast); on an older interpreter nothing is planted.
 import ast
 import keyword
+import random
 import re
 
 # Arguments through which a test depends on its own name: a clone of it would not behave alike.
@@ -47,6 +48,7 @@ OUTCOME_DECORATORS = re.compile(rb"xfail|flaky|rerun|retry|repeat|expectedFailur
 WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 PASSED = ("passed", "xpassed")
 SOLO_ROUNDS = 2
+SOLO_RNG = random.SystemRandom()
 MAX_K = 19
 LOWER, UPPER, DIGITS = "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "0123456789"
 
@@ -273,8 +275,11 @@ def decimals(v):
 
 
 def number_values(v, k, rng):
-    """k+1 distinct numbers of v's type on a grid around v (v's own step), v at a random place
-    among them; all of v's sign (a count stays a count) as far as the grid allows."""
+    """Up to k+1 distinct numbers of v's type on a grid around v (v's own step), all of v's sign
+    (a count stays a count), with v at a place drawn uniformly among the group's places: the
+    group has min(k, room) + 1 values, where room is how many grid steps v's sign leaves on its
+    side of zero, so that no place (the smallest, the largest) tells the real value. None when
+    fewer than two values fit (v = 0)."""
     if isinstance(v, float):
         d = decimals(v)
         if d is None or d > 6 or abs(v) > 1e12:
@@ -283,57 +288,51 @@ def number_values(v, k, rng):
         step = 10.0 ** -d
     else:
         d, step = None, 1
-    room = int(abs(v) // step) if v >= 0 else max(0, int(-(-abs(v) // step)) - 1)
-    if v >= 0:
-        below = rng.randint(0, min(k, room))
-    else:
-        below = k - rng.randint(0, min(k, room))
+    room = int(round(abs(v) / step)) if v >= 0 else max(0, int(round(-v / step)) - 1)
+    n = min(k, room) + 1
+    if n < 2:
+        return None
+    below = rng.randint(0, n - 1)
+    if v < 0:
+        below = n - 1 - below  # the room is above v
     out = []
-    for i in range(-below, k - below + 1):
+    for i in range(-below, n - below):
         x = v + i * step
         out.append(round(x, d) if d is not None else x)
     out = list(dict.fromkeys(out))
-    if v not in out or len(out) != k + 1:
+    if v not in out or len(out) != n or any((x >= 0) != (v >= 0) for x in out):
         return None
     return out
 
 
-def mutate_char(c, rng):
+def other_chars(c):
     for alphabet in (LOWER, UPPER, DIGITS):
         if c in alphabet:
-            other = c
-            while other == c or (other.lower() == c.lower()):
-                other = rng.choice(alphabet)
-            return other
-    return None
+            return [a for a in alphabet if a != c]
+    return []
 
 
 def string_values(v, k, rng):
-    """k+1 distinct strings (or bytes) of v's length: v and k others that differ from it in
-    one letter or digit (never only in case or whitespace, which loose equalities forgive)."""
+    """Up to k+1 distinct strings (or bytes) that differ from each other at one place only, a
+    letter or digit of v changed to others of its kind (never in case alone): every two
+    variants differ alike, so none is the one the others were made from. None when v has no
+    such place."""
     is_bytes = isinstance(v, bytes)
     text = v.decode("latin-1") if is_bytes else v
     spots = [i for i, c in enumerate(text) if c.isascii() and c.isalnum()]
     if not spots:
         return None
-    out = [text]
-    for _ in range(k * 30):
-        if len(out) == k + 1:
-            break
-        i = rng.choice(spots)
-        c = mutate_char(text[i], rng)
-        if c is None:
-            continue
-        m = text[:i] + c + text[i + 1:]
-        if m.lower() != text.lower() and m not in out:
-            out.append(m)
-    if len(out) != k + 1:
+    i = rng.choice(spots)
+    others = [c for c in other_chars(text[i]) if c.lower() != text[i].lower()]
+    chosen = rng.sample(others, min(k, len(others)))
+    out = [text] + [text[:i] + c + text[i + 1:] for c in chosen]
+    if len(out) < 2:
         return None
-    return [s.encode("latin-1") for s in out] if is_bytes else out
+    return [x.encode("latin-1") for x in out] if is_bytes else out
 
 
 def group_values(v, k, rng):
-    """The k+1 values of a group (v among them), or None when v's type and value allow fewer."""
+    """The values of a group (v among them; at most k+1, at least two), or None."""
     if isinstance(v, (str, bytes)):
         return string_values(v, k, rng)
     return number_values(v, k, rng)
@@ -488,6 +487,23 @@ def shape_of(module, path, node):
     return kind
 
 
+def eligible(module):
+    """A parsed module whose tests may carry groups: none of it keys expectations by a test's
+    name or turns a failure into something else (xfail, reruns)."""
+    return module is not None and not NAME_BOUND_WORDS.search(module.data) \
+        and not OUTCOME_DECORATORS.search(module.data)
+
+
+def carries(module, path, name):
+    """Whether test `name`, as collected under class path `path`, can carry a group."""
+    found = find_def(module, tuple(path), name)
+    if found is None:
+        return False
+    _, body, index = found
+    node = body[index]
+    return is_test_def(node) and template_ok(node, module) and bool(sites(node, module))
+
+
 def candidates(module):
     """(class path, body, index) of every test def of the module that can carry a group."""
     out = []
@@ -534,7 +550,7 @@ def plan(source, targets, rng, avoid=None):
     no record. Each record names the group's variants and, as `real`, the index of the real
     one: the key, which must stay in the caller's memory."""
     module = parse(source)
-    if module is None or NAME_BOUND_WORDS.search(module.data) or OUTCOME_DECORATORS.search(module.data):
+    if not eligible(module):
         return None
     vocab = vocabulary(module)
     taken = set(module.taken)
@@ -550,14 +566,23 @@ def plan(source, targets, rng, avoid=None):
         lits = sites(node, module)
         if not lits:
             continue
-        # Numbers first: their values leave a reader nothing to weigh, where a string with one
-        # letter changed may read less like the real one.
-        numeric = [x for x in lits if isinstance(literal_value(x), (int, float))]
-        lit = rng.choice(numeric or lits)
-        real_value = literal_value(lit)
-        values = group_values(real_value, k, rng)
-        if values is None:
+        # The site that gives the largest group; numbers before strings at a tie (their values
+        # leave a reader nothing to weigh, where a changed letter may read less like a word).
+        best = None
+        for lit in sorted(lits, key=lambda x: rng.random()):
+            vals = group_values(literal_value(lit), k, rng)
+            if vals is None:
+                continue
+            rank = (len(vals), isinstance(literal_value(lit), (int, float)))
+            if best is None or rank > best[0]:
+                best = (rank, lit, vals)
+        if best is None:
             continue
+        _, lit, values = best
+        real_value = literal_value(lit)
+        # Stored in a random order: nothing that follows the record's order (a solo run's ids,
+        # the facts) follows the values'.
+        rng.shuffle(values)
         real = values.index(real_value)
         lengths = [max(1, len(words_of(n.name)) - 1) for n in body if is_test_def(n)] or [2]
         names = []
@@ -603,7 +628,7 @@ def module_candidates(source):
     """(class path, name) of every test of a module that can carry a group (for a Doc2Repo
     suite, where any test may be drawn)."""
     module = parse(source)
-    if module is None or NAME_BOUND_WORDS.search(module.data) or OUTCOME_DECORATORS.search(module.data):
+    if not eligible(module):
         return []
     return [(path, body[i].name) for path, body, i in candidates(module)]
 
@@ -685,8 +710,8 @@ def judge(record, outcomes, finished, solo=None, doubled=(), anywhere=False):
             else:
                 held, worst = True, real_outcome
                 for _ in range(SOLO_ROUNDS):
-                    shuffled = list(ids)
-                    now, done = solo(shuffled)
+                    # In an order drawn afresh: the variants' order in the record says nothing.
+                    now, done = solo(sorted(ids, key=lambda _: SOLO_RNG.random()))
                     again = dict((i, (x, now[x])) for i, x in enumerate(ids) if x in now)
                     r = now.get(real_id, "not_run")
                     if r not in PASSED:

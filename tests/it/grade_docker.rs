@@ -1146,7 +1146,10 @@ fn canaries_alone_catch_a_forger_the_static_step_cannot_see() {
         assert!(v.static_evidence.is_none(), "{forge}: {v:#?}");
         let plan = v.canary_plan.as_ref().expect("a canary plan");
         assert_eq!(plan.f2p_groups, 2, "{forge}: {plan:#?}");
-        assert!((plan.forge_chance - 0.01).abs() < 1e-9, "{plan:#?}");
+        // The printed chance is the product of 1/size over the F2P groups as built (a value
+        // near zero leaves its group fewer places).
+        let product: f64 = plan.sizes.iter().map(|n| 1.0 / f64::from(*n)).product();
+        assert!((plan.forge_chance - product).abs() < 1e-12, "{plan:#?}");
         let proofs: Vec<&String> = v.canaries.iter().flat_map(|c| &c.proof).collect();
         if proof {
             assert_eq!(
@@ -1243,8 +1246,8 @@ fn a_blind_forger_passes_undetected_no_more_often_than_the_printed_chance() {
         "blind forger: {runs} gradings, {detected} proof, {undetected} resolved, the rest unresolved (forge chance {chance}, ceiling {ceiling})"
     );
     assert!(
-        chance <= 0.01 + 1e-12,
-        "two F2P groups print at most 1 in 100"
+        chance <= 0.05 + 1e-12,
+        "calc's two F2P groups (3.5 takes ten values; -2 has room for two) print at most 1 in 20"
     );
     assert!(
         undetected <= ceiling,
