@@ -77,12 +77,16 @@ def plan_issue(ctx, f2p, p2p, rng, plant=True):
     for test_id, s in parsed.items():
         if s:
             by_name.setdefault(s[2], set()).add(s[0])
-    sources = {}
+    sources, parsed_modules = {}, {}
 
-    def source(path):
+    def module(path):
+        """The module at `path`, read and parsed once (None where it cannot carry groups)."""
         if path not in sources:
             sources[path] = read_module(ctx.canary_root, path)
-        return sources[path][0]
+            data = sources[path][0]
+            m = cm.parse(data) if data is not None else None
+            parsed_modules[path] = m if cm.eligible(m) else None
+        return parsed_modules[path]
 
     def usable(test_ids):
         seen, out_ = set(), []
@@ -91,8 +95,8 @@ def plan_issue(ctx, f2p, p2p, rng, plant=True):
             if not s or len(by_name.get(s[2], ())) > 1 or (s[0], s[1], s[2]) in seen:
                 continue
             seen.add((s[0], s[1], s[2]))
-            data = source(s[0])
-            if data is not None and can_carry(cm, data, s[1], s[2]):
+            m = module(s[0])
+            if m is not None and cm.carries(m, s[1], s[2]):
                 out_.append((s[0], s[1], s[2]))
         return out_
 
@@ -123,18 +127,6 @@ def plan_issue(ctx, f2p, p2p, rng, plant=True):
         out.facts["none_because"] = ("no FAIL_TO_PASS test compares its result with a literal in a top-level "
                                      "assertion that a group can be built on")
     return out
-
-
-def can_carry(cm, data, path, name):
-    module = cm.parse(data)
-    if module is None or cm.NAME_BOUND_WORDS.search(module.data) or cm.OUTCOME_DECORATORS.search(module.data):
-        return False
-    found = cm.find_def(module, path, name)
-    if found is None:
-        return False
-    _, body, index = found
-    node = body[index]
-    return cm.is_test_def(node) and cm.template_ok(node, module) and bool(cm.sites(node, module))
 
 
 def plant_modules(ctx, cm, out, per_module, sources, rng, plant, avoid):
