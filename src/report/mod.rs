@@ -96,6 +96,13 @@ pub struct InstanceReport {
     pub excluded: bool,
 }
 
+impl InstanceReport {
+    /// Evidence for review that changed no verdict (a proven forgery is no longer a question).
+    pub fn flagged_for_review(&self) -> bool {
+        !self.for_review.is_empty() && self.reason != Reason::ForgeryDetected
+    }
+}
+
 /// Which calibration a run used and what it changed.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct CalibrationUse {
@@ -336,7 +343,7 @@ pub fn build_report(
     report.flagged_for_review = report
         .instances
         .iter()
-        .filter(|i| !i.for_review.is_empty() && i.reason != Reason::ForgeryDetected)
+        .filter(|i| i.flagged_for_review())
         .count();
     report.max_forge_chance = report
         .instances

@@ -411,7 +411,7 @@ fn flagged_lines(report: &Report) -> String {
     let flagged: Vec<String> = report
         .instances
         .iter()
-        .filter(|i| !i.for_review.is_empty() && i.reason != crate::grade::Reason::ForgeryDetected)
+        .filter(|i| i.flagged_for_review())
         .map(|i| {
             let more = i.for_review.len() - 1;
             format!(
