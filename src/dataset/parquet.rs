@@ -70,10 +70,13 @@ impl ParquetRows {
             })?
             .into_parts()
             .0;
-        let reader = SerializedFileReader::try_from(file).map_err(|e| ParquetError::Format {
+        let format = |message: String| ParquetError::Format {
             path: path.to_owned(),
-            message: e.to_string(),
-        })?;
+            message,
+        };
+        let reader = unpanicked(|| SerializedFileReader::try_from(file))
+            .map_err(format)?
+            .map_err(|e| format(e.to_string()))?;
         Ok(ParquetRows {
             path: path.to_owned(),
             rows: reader.into_iter(),
@@ -90,18 +93,28 @@ impl Iterator for ParquetRows {
         if self.done {
             return None;
         }
-        let row = match self.rows.next()? {
-            Ok(row) => row,
-            Err(e) => {
+        // The parquet crate panics on some malformed files (a column's declared start or
+        // length out of range, values past their type's range): a panic ends the file as a
+        // decoding error does.
+        let read = unpanicked(|| self.rows.next().map(|r| r.map(|row| row.to_json_value())));
+        let value = match read {
+            Ok(None) => return None,
+            Ok(Some(Ok(value))) => Ok(value),
+            Ok(Some(Err(e))) => Err(e.to_string()),
+            Err(message) => Err(message),
+        };
+        let value = match value {
+            Ok(value) => value,
+            Err(message) => {
                 self.done = true;
                 return Some(Err(ParquetError::Format {
                     path: self.path.clone(),
-                    message: e.to_string(),
+                    message,
                 }));
             }
         };
         self.row += 1;
-        let value = match row.to_json_value() {
+        let value = match value {
             Value::Object(mut map) => {
                 map.retain(|_, v| !v.is_null());
                 Value::Object(map)
@@ -118,6 +131,18 @@ impl Iterator for ParquetRows {
                 }),
         )
     }
+}
+
+/// `f()`, or the message of the panic it raised.
+fn unpanicked<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|payload| {
+        let what = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "(no message)".to_owned());
+        format!("the Parquet reader failed on it: {what}")
+    })
 }
 
 /// Whether `path` is a Parquet file: by its name, or by the magic bytes it starts with.
