@@ -3,7 +3,7 @@
 
 use beyondswe::report::Format;
 use beyondswe::run::{DatasetSpec, RunLimits, StoreSpec, default_jobs};
-use beyondswe::sandbox::Limits;
+use beyondswe::sandbox::{Limits, PullPolicy};
 use beyondswe::submission::AgentFormat;
 use beyondswe::submission::{
     DEFAULT_MAX_PATCH_BYTES, DEFAULT_MAX_TREE_BYTES, ReadLimits, TreeLimits,
@@ -123,6 +123,10 @@ pub(crate) struct LimitArgs {
     /// used are removed first (0: no limit; `image prune` does it by hand).
     #[arg(long, default_value_t = beyondswe::run::DEFAULT_MAX_PREPARED_BYTES >> 30)]
     pub(crate) max_prepared_gb: u64,
+    /// When to pull an instance image from its registry: `missing` (not on the engine),
+    /// `always`, or `never`. Pulls use your Docker credentials (`docker login`).
+    #[arg(long, default_value = "missing", value_parser = pull_policy())]
+    pub(crate) pull: PullPolicy,
 }
 
 /// Sizes on the command line are in MiB.
@@ -146,6 +150,7 @@ impl LimitArgs {
                 },
             },
             max_prepared_bytes: self.max_prepared_gb.saturating_mul(1 << 30),
+            pull: self.pull,
         }
     }
 }
@@ -174,6 +179,11 @@ pub(crate) fn agent_format() -> impl TypedValueParser<Value = AgentFormat> {
     one_of(&AgentFormat::ALL, AgentFormat::name)
 }
 
+/// `--pull`: when an instance image is pulled.
+pub(crate) fn pull_policy() -> impl TypedValueParser<Value = PullPolicy> {
+    one_of(&PullPolicy::ALL, PullPolicy::name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,6 +201,10 @@ mod tests {
         for f in Format::ALL {
             let parsed = report_format().parse_ref(&cmd, None, std::ffi::OsStr::new(f.as_str()));
             assert_eq!(parsed.unwrap(), f);
+        }
+        for p in PullPolicy::ALL {
+            let parsed = pull_policy().parse_ref(&cmd, None, std::ffi::OsStr::new(p.name()));
+            assert_eq!(parsed.unwrap(), p);
         }
         let bad = agent_format().parse_ref(&cmd, None, std::ffi::OsStr::new("copilot"));
         assert!(bad.is_err());

@@ -1,9 +1,10 @@
 //! Exit codes, decided here and nowhere else, and how an error that ends a command is printed.
 //!
 //! 0: everything succeeded. 1: the input had problems (a missing or unreadable file, bad lines,
-//! validation errors, a submission that is not one). 2: the command line was wrong (clap's own
+//! validation errors, a submission that is not one, an image that is not there or not in its
+//! registry, credentials refused). 2: the command line was wrong (clap's own
 //! errors, and [`Usage`]). 3: infrastructure: the Docker engine unreachable or failing, an image
-//! missing, a verdict of `error`, the machine out of disk, the async runtime not starting.
+//! that no registry answered for, a verdict of `error`, the machine out of disk, the async runtime not starting.
 //! 130, 143, 129: stopped by SIGINT (Ctrl-C), SIGTERM or SIGHUP (128 plus the signal), after the
 //! run's containers were removed and its store left consistent.
 //!
@@ -39,8 +40,14 @@ pub(crate) fn of_error(err: &anyhow::Error) -> i32 {
         if cause.is::<Usage>() {
             return USAGE;
         }
-        if cause.is::<SandboxError>()
-            || cause.is::<Infrastructure>()
+        if let Some(e) = cause.downcast_ref::<SandboxError>() {
+            return if e.is_users() {
+                FAILURE
+            } else {
+                INFRASTRUCTURE
+            };
+        }
+        if cause.is::<Infrastructure>()
             || cause
                 .downcast_ref::<RunError>()
                 .is_some_and(RunError::is_infrastructure)
@@ -87,9 +94,26 @@ mod tests {
         assert_eq!(of_error(&err), FAILURE);
         let usage = anyhow::Error::new(Usage("give at least one file".into()));
         assert_eq!(of_error(&usage.context("trajectory validate")), USAGE);
-        let infra =
+        // An image not there (with --pull never) is the user's to fix; a registry that does
+        // not answer is not.
+        let missing =
             anyhow::Error::new(SandboxError::ImageMissing { image: "x".into() }).context("grading");
-        assert_eq!(of_error(&infra), INFRASTRUCTURE);
+        assert_eq!(of_error(&missing), FAILURE);
+        let pull = |why| SandboxError::Pull {
+            image: "x".into(),
+            why,
+            message: "m".into(),
+        };
+        let down = RunError::ImagesUnavailable(vec![(
+            "x".into(),
+            pull(beyondswe::sandbox::PullFailure::Unreachable),
+        )]);
+        assert_eq!(of_error(&anyhow::Error::new(down)), INFRASTRUCTURE);
+        let typo = RunError::ImagesUnavailable(vec![(
+            "x".into(),
+            pull(beyondswe::sandbox::PullFailure::NotFound),
+        )]);
+        assert_eq!(of_error(&anyhow::Error::new(typo)), FAILURE);
         let full = anyhow::Error::new(std::io::Error::from(std::io::ErrorKind::StorageFull));
         assert_eq!(of_error(&full.context("writing results")), INFRASTRUCTURE);
         // A report file that cannot be written for want of disk, through a run's error.

@@ -1,10 +1,13 @@
 //! `beyondswe image build CONTEXT --tag TAG`: build an image through the engine API (no registry
-//! needed when the Dockerfile is `FROM` a local image such as the offline base).
+//! needed when the Dockerfile is `FROM` a local image such as the offline base). `image pull`:
+//! a dataset's instance images (or the images named) from their registries, before a run.
+//! `image prune`: the prepared images kept under a size.
 
 use super::progress::Bar;
 use super::{exit, out};
 use anyhow::Result;
 use beyondswe::run::{self, ImageSpec};
+use beyondswe::sandbox::PullPolicy;
 use clap::Subcommand;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -29,6 +32,27 @@ pub(crate) enum ImageCommand {
         #[arg(long, default_value_t = beyondswe::DEFAULT_TIMEOUT_SECS)]
         timeout: u64,
     },
+    /// Pull instance images from their registries, with your Docker credentials (`docker
+    /// login`): the images named, or every image of a dataset's instances. `grade` pulls what
+    /// is missing by itself; this fetches ahead, e.g. before a run without network.
+    #[command(
+        after_help = "Examples:\n  beyondswe image pull --dataset beyondswe.jsonl\n  beyondswe image pull --dataset beyondswe.jsonl --ids pallets__flask-4045 --pull always\n  beyondswe image pull registry.example.com/org/instance:1"
+    )]
+    Pull {
+        /// Image references to pull.
+        images: Vec<String>,
+        /// Pull the image of every instance of this dataset (JSONL, Parquet, Harbor task
+        /// directories, or a Hugging Face dataset name).
+        #[arg(long)]
+        dataset: Option<PathBuf>,
+        /// With --dataset, only these instance ids (spaces or commas between them).
+        #[arg(long, alias = "instance-ids", num_args = 1.., requires = "dataset")]
+        ids: Vec<String>,
+        /// `missing`: only images the engine does not have; `always`: every one, so a moved
+        /// tag is followed.
+        #[arg(long, default_value = "missing", value_parser = super::args::pull_policy())]
+        pull: PullPolicy,
+    },
     /// Remove the images the grader prepared (every dangling one, then the least recently used)
     /// until they hold at most --max-gb; the next grading of their instances prepares again.
     Prune {
@@ -51,6 +75,12 @@ pub(crate) fn run(cmd: &ImageCommand) -> Result<i32> {
             timeout,
         } => (context, tag, labels, if_missing, timeout),
         ImageCommand::Prune { max_gb, dry_run } => return prune(*max_gb, *dry_run),
+        ImageCommand::Pull {
+            images,
+            dataset,
+            ids,
+            pull: policy,
+        } => return pull(images, dataset.as_ref(), ids, *policy),
     };
     let mut label_map = HashMap::new();
     for l in labels {
@@ -69,6 +99,70 @@ pub(crate) fn run(cmd: &ImageCommand) -> Result<i32> {
     let id = run::build_image(&spec, &Bar::new(true))?;
     out(format!("{tag} {id}\n"))?;
     Ok(exit::SUCCESS)
+}
+
+/// `image pull`: one line per image on stdout (`pulled`, `present` or `failed`, tab, the image,
+/// and why for a failure); exit 1 when an image is the user's to fix, 3 when the registry is
+/// down.
+fn pull(
+    named: &[String],
+    dataset: Option<&PathBuf>,
+    ids: &[String],
+    policy: PullPolicy,
+) -> Result<i32> {
+    if policy == PullPolicy::Never {
+        return Err(exit::Usage("image pull --pull never: nothing to do".into()).into());
+    }
+    let mut images = named.to_vec();
+    let progress = Bar::new(true);
+    if let Some(path) = dataset {
+        let mut spec = run::DatasetSpec::new(path.clone());
+        spec.ids = super::args::split_ids(ids);
+        let (instances, _) = run::load_instances(&spec, &progress)?;
+        images.extend(
+            instances
+                .iter()
+                .filter(|i| i.environment_to_build.is_none())
+                .filter_map(|i| i.record.image().map(str::to_owned)),
+        );
+    }
+    if images.is_empty() {
+        return Err(
+            exit::Usage("image pull: name the images, or give --dataset FILE".into()).into(),
+        );
+    }
+    let done = run::pull_images(&images, policy, &progress)?;
+    let mut text = String::new();
+    for i in &done.pulled {
+        text.push_str(&format!("pulled\t{i}\n"));
+    }
+    for i in &done.present {
+        text.push_str(&format!("present\t{i}\n"));
+    }
+    for (i, e) in &done.failed {
+        text.push_str(&format!("failed\t{i}\t{e}\n"));
+    }
+    out(text)?;
+    let mut hints: Vec<&str> = Vec::new();
+    for (_, e) in &done.failed {
+        if let Some(h) = e.hint()
+            && !hints.contains(&h)
+        {
+            hints.push(h);
+            super::note(format!("hint: {h}"));
+        }
+    }
+    super::note(format!(
+        "{} pulled, {} present, {} failed",
+        done.pulled.len(),
+        done.present.len(),
+        done.failed.len()
+    ));
+    Ok(match done.failed.iter().all(|(_, e)| e.is_users()) {
+        _ if done.failed.is_empty() => exit::SUCCESS,
+        true => exit::FAILURE,
+        false => exit::INFRASTRUCTURE,
+    })
 }
 
 /// `image prune`: one line per image removed (or, dry, to remove) on stdout, the totals on

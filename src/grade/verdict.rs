@@ -143,8 +143,8 @@ impl Reason {
     pub fn users_fix(self) -> Option<&'static str> {
         match self {
             Reason::ImageMissing => Some(
-                "build or load the instance's image (`beyondswe image build`, `docker load`), or \
-                 pull it from its registry",
+                "pull the instance's image (`beyondswe image pull --dataset FILE`, or grade with \
+                 --pull missing, the default), build it (`beyondswe image build`) or `docker load` it",
             ),
             Reason::TestSuiteMissing => {
                 Some("give --test-suites DIR, the directory of the Doc2Repo suite zips")

@@ -231,6 +231,41 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
     }
 }
 
+/// Says who holds the run directory's lock, if a live process does; creates nothing (a run
+/// checks this before it connects to the engine, and makes its directory only after). Holds a
+/// shared lock for the instant of the check.
+pub fn check_unheld(dir: &Path) -> Result<(), StoreError> {
+    use std::io::Read;
+    let path = dir.join(".lock");
+    let mut file = match std::fs::OpenOptions::new().read(true).open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(io(&path)(e)),
+    };
+    match file.try_lock_shared() {
+        Ok(()) => Ok(()),
+        Err(std::fs::TryLockError::WouldBlock) => {
+            let mut holder = String::new();
+            let _ = Read::take(&mut file, 4096).read_to_string(&mut holder);
+            Err(StoreError::Locked {
+                path: dir.to_owned(),
+                holder: holder_named(&holder),
+            })
+        }
+        Err(std::fs::TryLockError::Error(e)) => Err(io(&path)(e)),
+    }
+}
+
+/// The holder as a lock file names it, on one line.
+fn holder_named(text: &str) -> String {
+    let holder = text.trim();
+    if holder.is_empty() {
+        "a process that has not said who it is yet".to_owned()
+    } else {
+        crate::text::one_line(holder).into_owned()
+    }
+}
+
 /// Takes the run directory's lock (`.lock`, an exclusive advisory lock on the file), or says who
 /// holds it. The file names the holder once the lock is taken.
 fn lock_run(dir: &Path) -> Result<std::fs::File, StoreError> {
@@ -247,15 +282,10 @@ fn lock_run(dir: &Path) -> Result<std::fs::File, StoreError> {
         Ok(()) => {}
         Err(std::fs::TryLockError::WouldBlock) => {
             let mut holder = String::new();
-            let _ = file.read_to_string(&mut holder);
-            let holder = holder.trim();
+            let _ = Read::take(&mut file, 4096).read_to_string(&mut holder);
             return Err(StoreError::Locked {
                 path: dir.to_owned(),
-                holder: if holder.is_empty() {
-                    "a process that has not said who it is yet".to_owned()
-                } else {
-                    crate::text::one_line(holder).into_owned()
-                },
+                holder: holder_named(&holder),
             });
         }
         Err(std::fs::TryLockError::Error(e)) => return Err(io(&path)(e)),

@@ -265,6 +265,37 @@ pub async fn run_jobs<S: Sandbox>(
     Ok(events)
 }
 
+/// Jobs whose image could not be had (its pull failed, `why` says how): each an `error` verdict
+/// with the reason and its fix, stored as a grading's would be, under the key of a job whose
+/// image the engine does not have (a resume once the image is there grades it).
+pub(super) fn store_unavailable(
+    work: Vec<Job>,
+    why: &std::collections::HashMap<String, String>,
+    store: &Mutex<Store>,
+    opts: &GradeOptions,
+    progress: &dyn Progress,
+) -> Result<Vec<JobEvent>, StoreError> {
+    let options = options_digest(opts);
+    let mut events = Vec::new();
+    for job in work {
+        let suite = file_digest(job.test_suite.as_ref());
+        let key = job_key(&job, "", &suite, &options);
+        let event = match stored_verdict(store, &job, &key) {
+            Some(stored) => JobEvent::Cached(stored),
+            None => {
+                let image = job.record.image().unwrap_or_default();
+                let mut v = Verdict::new(job.record.instance_id(), job.record.family());
+                v.set(Outcome::Error, Reason::ImageMissing, 0.0);
+                v.logs.error = why.get(image).cloned().unwrap_or_default();
+                store_verdict(store, &job, key, v, false)?
+            }
+        };
+        progress.event(&event);
+        events.push(event);
+    }
+    Ok(events)
+}
+
 /// The job's resume key, with the id of the image it would run on now, and the key a grader
 /// before key order was left out would have given it.
 async fn resume_key<S: Sandbox>(sandbox: &S, job: &Job, options: &str) -> (String, String) {

@@ -1,11 +1,10 @@
 //! Calibration runs: every instance's gold patch graded N times and its empty patch once (its
 //! tests run), in two resumable stores, and the [`Calibration`] made from their verdicts.
 
-use super::batch::{Job, Progress, run_jobs};
+use super::batch::{Job, Progress};
 use super::error::RunError;
 use super::open_store;
 use super::plan::load_instances;
-use super::session::{Session, runtime};
 use super::spec::{DatasetSpec, RunLimits, StoreSpec};
 use crate::calibration::{
     CALIBRATION_FORMAT, Calibration, InstanceCalibration, Runs, calibrate_instance, summarize,
@@ -47,6 +46,22 @@ pub fn calibrate(spec: &CalibrateSpec, progress: &dyn Progress) -> Result<Calibr
     let (instances, digests) = load_instances(&spec.dataset, progress)?;
     let (mut gold_jobs, mut empty_jobs) = jobs(&instances, spec.repeat, progress);
     let run_dir = spec.store.dir();
+    let label = spec.store.process_label();
+    // The engine and the images before the stores: a calibration that cannot start leaves no
+    // run directory.
+    for part in ["gold", "empty"] {
+        crate::report::check_unheld(&run_dir.join(part))?;
+    }
+    let graded = gold_jobs
+        .iter()
+        .chain(&empty_jobs)
+        .map(|j| j.record.instance_id())
+        .collect();
+    let super::Local {
+        runtime,
+        session,
+        unavailable,
+    } = super::start_local(&instances, &graded, &label, spec.limits.pull, progress)?;
     let (gold_store, empty_store) = open_stores(spec, &digests, progress)?;
     let (gold_store, empty_store) = (Mutex::new(gold_store), Mutex::new(empty_store));
     progress.note(&format!(
@@ -56,14 +71,12 @@ pub fn calibrate(spec: &CalibrateSpec, progress: &dyn Progress) -> Result<Calibr
         gold_jobs.len() + empty_jobs.len(),
         spec.jobs
     ));
-    let label = spec.store.process_label();
     let mut opts = spec.limits.grade_options(&label);
     // The empty patch's tests run: which of them pass without a fix is the point.
     opts.test_empty_patch = true;
     // Only the dataset's own patches are graded: no canaries (see `trusted_submissions`).
     opts.trusted_submissions = true;
-    let outcome = runtime()?.block_on(async {
-        let session = Session::open(&label, progress).await?;
+    let outcome = runtime.block_on(async {
         session
             .build_environments(&instances, &mut gold_jobs, progress)
             .await?;
@@ -71,18 +84,20 @@ pub fn calibrate(spec: &CalibrateSpec, progress: &dyn Progress) -> Result<Calibr
             .build_environments(&instances, &mut empty_jobs, progress)
             .await?;
         progress.start(gold_jobs.len() + empty_jobs.len());
-        let sandbox = session.sandbox();
-        let work = async {
-            run_jobs(
-                &sandbox,
-                empty_jobs,
-                &empty_store,
+        let grade = |jobs, store| {
+            super::grade_jobs(
+                &session,
+                &unavailable,
+                jobs,
+                store,
                 &opts,
                 spec.jobs,
                 progress,
             )
-            .await?;
-            run_jobs(&sandbox, gold_jobs, &gold_store, &opts, spec.jobs, progress).await
+        };
+        let work = async {
+            grade(empty_jobs, &empty_store).await?;
+            grade(gold_jobs, &gold_store).await
         };
         let outcome = session.until_interrupted(work).await;
         super::keep_prepared_under(&session, spec.limits.max_prepared_bytes, progress).await;

@@ -105,6 +105,10 @@ pub enum RunError {
         /// Each id given, with the closest ids the dataset has where one is close.
         missing: Vec<String>,
     },
+    /// No instance image of the run could be had: each named with why its pull failed. Refused
+    /// before any run directory is made.
+    #[error("{}", unavailable_message(.0))]
+    ImagesUnavailable(Vec<(String, SandboxError)>),
     /// Writing a report file (the message names it). Not transparent: the I/O error itself
     /// must stay in the chain, where a full disk is told apart.
     #[error("{0}")]
@@ -127,6 +131,27 @@ pub enum RunError {
     },
 }
 
+/// One line per image that could not be had, each with its hint (once per kind of failure).
+fn unavailable_message(failed: &[(String, SandboxError)]) -> String {
+    let mut text = format!(
+        "no instance image of the run could be had ({}):",
+        failed.len()
+    );
+    let mut hints = Vec::new();
+    for (_, e) in failed {
+        text.push_str(&format!("\n  {e}"));
+        if let Some(h) = e.hint()
+            && !hints.contains(&h)
+        {
+            hints.push(h);
+        }
+    }
+    for h in hints {
+        text.push_str(&format!("\nhint: {h}"));
+    }
+    text
+}
+
 impl RunError {
     /// A failure of the machinery (the engine, the runtime, a full disk), not of the input.
     pub fn is_infrastructure(&self) -> bool {
@@ -143,6 +168,7 @@ impl RunError {
                     | std::io::ErrorKind::QuotaExceeded
             ),
             RunError::Stopped { source, .. } => source.is_infrastructure(),
+            RunError::ImagesUnavailable(failed) => !failed.iter().all(|(_, e)| e.is_users()),
             _ => false,
         }
     }

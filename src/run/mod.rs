@@ -42,7 +42,7 @@ pub use merge::{MergeError, MergeSpec, Merged, merge};
 pub use parity::{Parity, ParityExperiment, ParitySpec, mean_sem, parity};
 pub use plan::{DatasetDigests, Plan, load_instances, plan};
 pub use reconstruct::reconstruct;
-pub use session::{Session, grade_one, runtime, stop_signal};
+pub use session::{Pulled, Session, grade_one, pull_images, runtime, stop_signal};
 pub use spec::{
     Backend, CalibrationSpec, DEFAULT_MAX_PREPARED_BYTES, DatasetSpec, RunLimits, RunSpec,
     StoreSpec, Submissions, default_jobs,
@@ -51,6 +51,7 @@ pub use verify::{Verified, VerifySpec, disagrees, verify};
 pub use via_harbor::HarborBackend;
 
 use crate::report::{self, CalibrationUse, Report, Store, build_report, now_rfc3339};
+use crate::sandbox::PullPolicy;
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -90,6 +91,19 @@ pub fn grade_run(spec: &RunSpec, progress: &dyn Progress) -> Result<RunOutcome, 
     opts.trusted_submissions = spec.submissions.trusted();
     opts.strict = spec.strict;
     plan.meta.options_digest = Some(run_options_digest(&opts, spec, plan.calibration.as_ref()));
+    // Another writer first, then the engine and the images: a run that cannot start leaves no
+    // run directory.
+    report::check_unheld(&run_dir)?;
+    let local = match &spec.backend {
+        Backend::Local => Some(start_local(
+            &plan.instances,
+            &plan.jobs.iter().map(|j| j.record.instance_id()).collect(),
+            &label,
+            spec.limits.pull,
+            progress,
+        )?),
+        Backend::Harbor(_) => None,
+    };
     let store = open_store(&spec.store, &plan.meta, progress)?;
     if !spec.store.force {
         check_one_model(&store, &plan.jobs, &run_dir)?;
@@ -119,15 +133,31 @@ pub fn grade_run(spec: &RunSpec, progress: &dyn Progress) -> Result<RunOutcome, 
             input_problems,
         });
     }
-    let outcome = runtime()?.block_on(async {
-        let session = Session::open(&label, progress).await?;
+    let Some(Local {
+        runtime,
+        session,
+        unavailable,
+    }) = local
+    else {
+        return Err(RunError::Runtime(std::io::Error::other(
+            "a local run without its engine session",
+        )));
+    };
+    let outcome = runtime.block_on(async {
         session
             .build_environments(&plan.instances, &mut plan.jobs, progress)
             .await?;
         progress.start(plan.jobs.len());
         let jobs = std::mem::take(&mut plan.jobs);
-        let sandbox = session.sandbox();
-        let work = run_jobs(&sandbox, jobs, &store, &opts, spec.jobs, progress);
+        let work = grade_jobs(
+            &session,
+            &unavailable,
+            jobs,
+            &store,
+            &opts,
+            spec.jobs,
+            progress,
+        );
         let outcome = session.until_interrupted(work).await;
         keep_prepared_under(&session, spec.limits.max_prepared_bytes, progress).await;
         Ok::<_, RunError>(outcome)
@@ -162,6 +192,77 @@ pub fn grade_run(spec: &RunSpec, progress: &dyn Progress) -> Result<RunOutcome, 
         planned,
         input_problems,
     })
+}
+
+/// A local run's engine, ready before its store is opened: the runtime, the session, and the
+/// images that could not be pulled (each with why, as its jobs' `error` verdicts say it).
+pub(crate) struct Local {
+    runtime: tokio::runtime::Runtime,
+    session: Session,
+    unavailable: std::collections::HashMap<String, String>,
+}
+
+/// Connects to the engine and pulls what `policy` asks of the instance images of `graded` (the
+/// instances some job grades). Stops
+/// (before any run directory exists) when the engine is down or no image of the run could be
+/// had; images of a part of the run that could not be had are its jobs' `error` verdicts.
+pub(crate) fn start_local(
+    instances: &[crate::dataset::Instance],
+    graded: &HashSet<&str>,
+    label: &str,
+    policy: PullPolicy,
+    progress: &dyn Progress,
+) -> Result<Local, RunError> {
+    let runtime = runtime()?;
+    let session = runtime.block_on(Session::open(label, progress))?;
+    let images: Vec<&str> = instances
+        .iter()
+        .filter(|i| i.environment_to_build.is_none() && graded.contains(i.record.instance_id()))
+        .filter_map(|i| i.record.image())
+        .collect();
+    let wanted: HashSet<&str> = images.iter().copied().collect();
+    let failed = runtime
+        .block_on(session.pull_images(images, policy, progress))?
+        .failed;
+    if !failed.is_empty() && failed.len() == wanted.len() {
+        return Err(RunError::ImagesUnavailable(failed));
+    }
+    let unavailable = failed
+        .into_iter()
+        .map(|(image, e)| {
+            let hint = e.hint().map(|h| format!("\nhint: {h}")).unwrap_or_default();
+            progress.note(&format!("{e}: its instances are errors{hint}"));
+            (image, format!("{e}{hint}"))
+        })
+        .collect();
+    Ok(Local {
+        runtime,
+        session,
+        unavailable,
+    })
+}
+
+/// [`run_jobs`] on the session's engine, but for the jobs whose image could not be had
+/// (`unavailable`), which become their `error` verdicts with why.
+pub(crate) async fn grade_jobs(
+    session: &Session,
+    unavailable: &std::collections::HashMap<String, String>,
+    jobs: Vec<Job>,
+    store: &Mutex<Store>,
+    opts: &crate::grade::GradeOptions,
+    at_once: usize,
+    progress: &dyn Progress,
+) -> Result<Vec<JobEvent>, report::StoreError> {
+    let (lost, jobs): (Vec<Job>, Vec<Job>) = jobs.into_iter().partition(|j| {
+        j.image_override.is_none()
+            && j.record
+                .image()
+                .is_some_and(|i| unavailable.contains_key(i))
+    });
+    let mut events = batch::store_unavailable(lost, unavailable, store, opts, progress)?;
+    let sandbox = session.sandbox();
+    events.extend(run_jobs(&sandbox, jobs, store, opts, at_once, progress).await?);
+    Ok(events)
 }
 
 /// Prunes the prepared images to at most `max_bytes` (least recently used first; `0`: no

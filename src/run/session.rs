@@ -14,13 +14,29 @@ use super::spec::RunLimits;
 use crate::dataset::Instance;
 use crate::grade::{self, GradeInput, Traced, Verdict};
 use crate::sandbox::{DockerSandbox, Sandbox};
+use crate::sandbox::{PullPolicy, SandboxError};
 use crate::submission::{Submission, TreeLimits, read_tree};
+use futures_util::StreamExt;
 use sha2::{Digest, Sha256};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
+
+/// What [`Session::pull_images`] did, each list sorted.
+#[derive(Debug, Default)]
+pub struct Pulled {
+    /// Pulled now.
+    pub pulled: Vec<String>,
+    /// On the engine already (and not pulled, or its pull failed with `--pull always`).
+    pub present: Vec<String>,
+    /// Not on the engine, and its pull failed.
+    pub failed: Vec<(String, SandboxError)>,
+}
+
+/// Pulls at once: the engine fetches each image's layers in parallel itself.
+const PULLS_AT_ONCE: usize = 3;
 
 /// The async runtime grading runs on (two worker threads: the work is the engine's).
 pub fn runtime() -> Result<tokio::runtime::Runtime, RunError> {
@@ -123,6 +139,66 @@ impl Session {
         result
     }
 
+    /// Pulls the images of `images` that `policy` asks for (each once, a few at a time), saying
+    /// progress; returns what was pulled, what the engine had, and what could not be had, with
+    /// why (with `--pull never`, nothing is pulled and nothing fails here: a missing image is its
+    /// gradings' `image_missing`). An image built from a
+    /// Harbor task's `environment/` is not in `images`: it is built, never pulled.
+    pub async fn pull_images<'a>(
+        &self,
+        images: impl IntoIterator<Item = &'a str>,
+        policy: PullPolicy,
+        progress: &dyn Progress,
+    ) -> Result<Pulled, RunError> {
+        let mut done = Pulled::default();
+        let wanted: BTreeSet<&str> = images.into_iter().collect();
+        let mut to_pull = Vec::new();
+        for image in wanted {
+            let present = self.sandbox.image_id(image).await?.is_some();
+            match policy {
+                PullPolicy::Always => to_pull.push(image),
+                _ if present => done.present.push(image.to_owned()),
+                PullPolicy::Never => {}
+                PullPolicy::Missing => to_pull.push(image),
+            }
+        }
+        if to_pull.is_empty() {
+            return Ok(done);
+        }
+        progress.note(&format!(
+            "{} image(s) to pull ({})",
+            to_pull.len(),
+            match policy {
+                PullPolicy::Always => "--pull always",
+                _ => "not on the engine",
+            }
+        ));
+        let note = |line: &str| progress.note(line);
+        let results: Vec<_> = futures_util::stream::iter(to_pull)
+            .map(|image| async move { (image, self.sandbox.pull(image, &note).await) })
+            .buffer_unordered(PULLS_AT_ONCE)
+            .collect()
+            .await;
+        for (image, result) in results {
+            match result {
+                Ok(()) => done.pulled.push(image.to_owned()),
+                // The engine may still have it (`--pull always` with a registry down).
+                Err(e)
+                    if policy == PullPolicy::Always
+                        && self.sandbox.image_id(image).await?.is_some() =>
+                {
+                    progress.note(&format!("warning: {e}; the engine's copy is used"));
+                    done.present.push(image.to_owned());
+                }
+                Err(e) => done.failed.push((image.to_owned(), e)),
+            }
+        }
+        done.pulled.sort();
+        done.present.sort();
+        done.failed.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(done)
+    }
+
     /// Builds each Harbor task's `environment/` once (for tasks without a prebuilt image) and
     /// points its instance's jobs at the image.
     pub async fn build_environments(
@@ -199,6 +275,21 @@ impl Session {
     }
 }
 
+/// Pulls `images` (`image pull`), in a session of its own.
+pub fn pull_images(
+    images: &[String],
+    policy: PullPolicy,
+    progress: &dyn Progress,
+) -> Result<Pulled, RunError> {
+    let label = format!("pull-{}", std::process::id());
+    runtime()?.block_on(async {
+        let session = Session::open(&label, progress).await?;
+        session
+            .pull_images(images.iter().map(String::as_str), policy, progress)
+            .await
+    })
+}
+
 /// Grades one submission for one instance in a fresh container, in a session of its own;
 /// `None` when Ctrl-C stopped it (its containers are removed).
 pub fn grade_one(
@@ -216,7 +307,16 @@ pub fn grade_one(
                 let name = instance.record.instance_id().to_lowercase();
                 Some(session.build_environment(&name, dir, progress).await?)
             }
-            None => None,
+            None => {
+                let failed = session
+                    .pull_images(instance.record.image(), limits.pull, progress)
+                    .await?
+                    .failed;
+                if !failed.is_empty() {
+                    return Err(RunError::ImagesUnavailable(failed));
+                }
+                None
+            }
         };
         let input = GradeInput {
             record: &instance.record,

@@ -2,7 +2,7 @@
 //! settled values. The command line (or any other caller) builds one; nothing here parses.
 
 use crate::grade::GradeOptions;
-use crate::sandbox::{DockerSandbox, Limits};
+use crate::sandbox::{DockerSandbox, Limits, PullPolicy};
 use crate::submission::{AgentFormat, ReadLimits};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -166,6 +166,8 @@ pub struct RunLimits {
     /// The prepared images are kept under this total at the end of a run, the least recently
     /// used removed first (`--max-prepared-gb`); `0`: no limit.
     pub max_prepared_bytes: u64,
+    /// When instance images are pulled from their registries (`--pull`).
+    pub pull: PullPolicy,
 }
 
 /// The prepared images' default limit: 50 GiB.
@@ -178,6 +180,7 @@ impl Default for RunLimits {
             test_timeout: Duration::from_secs(crate::DEFAULT_TIMEOUT_SECS),
             read: ReadLimits::default(),
             max_prepared_bytes: DEFAULT_MAX_PREPARED_BYTES,
+            pull: PullPolicy::default(),
         }
     }
 }

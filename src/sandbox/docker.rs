@@ -318,6 +318,11 @@ impl DockerSandbox {
         &self.endpoint
     }
 
+    /// The engine's client, for the calls of this module's siblings (pulls).
+    pub(super) fn docker(&self) -> &Docker {
+        &self.docker
+    }
+
     /// The labels every container of this process carries.
     pub fn process_labels(run_id: &str) -> Vec<(String, String)> {
         vec![

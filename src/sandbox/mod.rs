@@ -13,6 +13,7 @@
 
 mod checkout;
 mod docker;
+mod pull;
 #[cfg(test)]
 pub(crate) mod scripted;
 mod tar_io;
@@ -21,6 +22,9 @@ pub use checkout::{CheckedOut, Checkout, check_out};
 pub use docker::{
     DockerSandbox, INSTANCE_LABEL, MANAGED_LABEL, PREPARED_FROM_LABEL, PREPARED_LABEL,
     PreparedImage, RUN_LABEL, prune_plan,
+};
+pub use pull::{
+    ImageRef, MIN_FREE_FOR_PULL, PullFailure, PullPolicy, credentials_for, docker_config_dir,
 };
 pub use tar_io::{TarBuilder, files_in_tar};
 
@@ -65,7 +69,8 @@ impl Limits {
 /// What container to start.
 #[derive(Debug, Clone)]
 pub struct ContainerSpec {
-    /// Image reference; it must already be on the engine (nothing is pulled).
+    /// Image reference; it must already be on the engine (a run pulls what is missing before
+    /// its gradings start).
     pub image: String,
     /// Working directory of the container; `None` keeps the image's.
     pub workdir: Option<String>,
@@ -182,13 +187,21 @@ pub enum SandboxError {
         /// What the connection attempt reported.
         message: String,
     },
-    /// The image is not on the engine; it has to be built or loaded first (nothing is pulled).
-    #[error(
-        "image `{image}` is not available to the engine (no registry is used; build or load it first)"
-    )]
+    /// The image is not on the engine (and was not pulled: `--pull never`, or its pull failed).
+    #[error("image `{image}` is not on the engine")]
     ImageMissing {
         /// The image reference asked for.
         image: String,
+    },
+    /// Pulling the image from its registry failed.
+    #[error("pulling `{image}`: {} ({message})", why.as_str())]
+    Pull {
+        /// The image reference.
+        image: String,
+        /// What kind of failure, as a user acts on it.
+        why: PullFailure,
+        /// What the engine or the credential lookup said.
+        message: String,
     },
     /// The engine refused or failed a call.
     #[error("{op}: {message}")]
@@ -217,6 +230,16 @@ pub enum SandboxError {
 }
 
 impl SandboxError {
+    /// The user's to fix (an image name that is wrong or not there with `--pull never`,
+    /// credentials, a full disk), not the machinery's.
+    pub fn is_users(&self) -> bool {
+        match self {
+            SandboxError::ImageMissing { .. } => true,
+            SandboxError::Pull { why, .. } => why.is_users(),
+            _ => false,
+        }
+    }
+
     /// A line a user can act on.
     pub fn hint(&self) -> Option<&'static str> {
         match self {
@@ -224,8 +247,9 @@ impl SandboxError {
                 "start the Docker engine (e.g. `sudo systemctl start docker`), or point DOCKER_HOST at it (a Podman socket works too: unix:///run/user/$UID/podman/podman.sock)",
             ),
             SandboxError::ImageMissing { .. } => Some(
-                "build the image (scripts/build-fixture-images.sh for the fixtures) or `docker load` it; check `docker images`",
+                "pull it (`beyondswe image pull IMAGE`, or grade with --pull missing, the default), build it (`beyondswe image build`) or `docker load` it; `docker images` lists what the engine has",
             ),
+            SandboxError::Pull { why, .. } => Some(why.hint()),
             _ => None,
         }
     }

@@ -253,7 +253,8 @@ fn verbose_prints_tracing_events() {
             && info_err.contains("instances=6"),
         "{info_err}"
     );
-    assert!(info_err.contains("results store opened"), "{info_err}");
+    // The engine is down: the run stops before its store (and its directory) is made.
+    assert!(!info_err.contains("results store opened"), "{info_err}");
     assert!(!info_err.contains("DEBUG"), "{info_err}");
     let debug = run("-vv");
     let debug_err = String::from_utf8_lossy(&debug.stderr);

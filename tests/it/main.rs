@@ -24,6 +24,7 @@ mod harbor_loader;
 mod harbor_run;
 mod memory;
 mod never_panic;
+mod pulls;
 mod report_html;
 mod report_junit;
 mod roundtrip;

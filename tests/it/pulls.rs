@@ -1,0 +1,254 @@
+//! Instance images pulled from a real registry: a registry server started on 127.0.0.1 (Debian's
+//! `docker-registry`, installed by scripts/registry.sh), a fixture image with a layer of its own
+//! pushed to it and removed from the engine, then graded with no step but `grade`; then the
+//! registry stopped, and the same run refused with a clear error before any run directory.
+
+use super::support::{docker, fixture_images, fixtures, repo_root, require_docker, run_ok};
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A registry server on a free port of 127.0.0.1, its storage in a temporary directory; stopped
+/// when dropped.
+struct Registry {
+    child: Option<Child>,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Registry {
+    fn start() -> Registry {
+        let bin = run_ok(Command::new("bash").arg(repo_root().join("scripts/registry.sh")));
+        let bin = PathBuf::from(bin.trim());
+        let dir = tempfile::tempdir().unwrap();
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let config = dir.path().join("config.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:{port}\n",
+                dir.path().join("data").display()
+            ),
+        )
+        .unwrap();
+        let child = Command::new(bin)
+            .arg("serve")
+            .arg(&config)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the registry server starts");
+        let registry = Registry {
+            child: Some(child),
+            port,
+            _dir: dir,
+        };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !registry.answers() {
+            assert!(
+                Instant::now() < deadline,
+                "the registry on 127.0.0.1:{port} did not answer within 30 s"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        registry
+    }
+
+    /// Whether `GET /v2/` answers 200.
+    fn answers(&self) -> bool {
+        let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.port)) else {
+            return false;
+        };
+        let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+        let req = format!(
+            "GET /v2/ HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\n\r\n",
+            self.port
+        );
+        if s.write_all(req.as_bytes()).is_err() {
+            return false;
+        }
+        let mut head = [0u8; 12];
+        s.read_exact(&mut head).is_ok() && head.ends_with(b"200")
+    }
+
+    fn stop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// An image with a layer no other image has (so a pull downloads it), built from the calc
+/// fixture, pushed to `registry` and removed from the engine; its reference.
+fn pushed_image(registry: &Registry, work: &Path) -> String {
+    let stamp = format!(
+        "{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    );
+    let context = work.join("context");
+    std::fs::create_dir_all(&context).unwrap();
+    std::fs::write(
+        context.join("Dockerfile"),
+        format!("FROM beyondswe-fixture/calc:1\nRUN echo {stamp} > /pull-marker\n"),
+    )
+    .unwrap();
+    let image = format!("127.0.0.1:{}/beyondswe-pull/calc:{stamp}", registry.port);
+    run_ok(
+        Command::new(env!("CARGO_BIN_EXE_beyondswe"))
+            .args(["image", "build"])
+            .arg(&context)
+            .args(["--tag", &image]),
+    );
+    docker(&["push", "-q", &image]);
+    docker(&["rmi", &image]);
+    image
+}
+
+/// The demo's calc instances with their image moved to `image`, and the gold submissions.
+fn dataset_on(image: &str, work: &Path) -> PathBuf {
+    let text = std::fs::read_to_string(fixtures().join("dataset/demo.jsonl")).unwrap();
+    let mut out = String::new();
+    for line in text.lines() {
+        let mut v: Value = serde_json::from_str(line).unwrap();
+        if ["acme_calc_pr7", "acme_calc_pr71"].contains(&v["instance_id"].as_str().unwrap()) {
+            v["image"] = Value::String(image.to_owned());
+            out.push_str(&format!("{v}\n"));
+        }
+    }
+    let path = work.join("dataset.jsonl");
+    std::fs::write(&path, out).unwrap();
+    path
+}
+
+fn grade(dataset: &Path, results: &Path, run: &str, extra: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_beyondswe"))
+        .args(["grade", "--gold", "--jobs", "2", "--timeout", "120"])
+        .arg("--dataset")
+        .arg(dataset)
+        .arg("--results-dir")
+        .arg(results)
+        .args(["--run-id", run])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn text(out: &[u8]) -> String {
+    String::from_utf8_lossy(out).into_owned()
+}
+
+/// A dataset whose image is only in a registry grades with no step but `grade`; with the
+/// registry stopped the run is refused, names the image and why, exits 3 and leaves no run
+/// directory; `--pull never` says the image is missing and exits 1 (the user's to fix).
+#[test]
+#[ignore = "needs the Docker engine and a registry server (scripts/test.sh runs it)"]
+fn a_dataset_whose_images_are_only_in_a_registry_grades_through_a_pull() {
+    require_docker();
+    fixture_images();
+    let work = tempfile::tempdir().unwrap();
+    let mut registry = Registry::start();
+    let image = pushed_image(&registry, work.path());
+    assert!(
+        Command::new("docker")
+            .args(["image", "inspect", &image])
+            .output()
+            .unwrap()
+            .status
+            .code()
+            != Some(0),
+        "the image is off the engine before the run"
+    );
+    let dataset = dataset_on(&image, work.path());
+    let results = work.path().join("runs");
+
+    let out = grade(&dataset, &results, "pulled", &[]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stderr.contains(&format!("pulling {image}")), "{stderr}");
+    assert!(stderr.contains(&format!("pulled {image}")), "{stderr}");
+    let report: Value =
+        serde_json::from_slice(&std::fs::read(results.join("pulled/report.json")).unwrap())
+            .unwrap();
+    assert_eq!(report["swebench"]["resolved_instances"], 2, "{report:#}");
+    docker(&["image", "inspect", &image]);
+
+    // With the image there, `image pull --dataset` pulls nothing.
+    let out = Command::new(env!("CARGO_BIN_EXE_beyondswe"))
+        .args(["image", "pull", "--dataset"])
+        .arg(&dataset)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), format!("present\t{image}\n"));
+
+    // The registry gone and the image off the engine: refused before anything is made.
+    registry.stop();
+    docker(&["rmi", &image]);
+    let out = grade(&dataset, &results, "down", &[]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains(&image), "{stderr}");
+    assert!(stderr.contains("no registry reachable"), "{stderr}");
+    assert!(stderr.contains("hint: "), "{stderr}");
+    assert!(
+        !results.join("down").exists(),
+        "a run that could not start leaves no directory"
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_beyondswe"))
+        .args(["image", "pull", "--dataset"])
+        .arg(&dataset)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).starts_with(&format!("failed\t{image}\t")),
+        "{}",
+        text(&out.stdout)
+    );
+
+    // `--pull never`: the missing image is the user's to fix (exit 1, with the fix).
+    let out = grade(&dataset, &results, "never", &["--pull", "never"]);
+    let all = format!("{}\n{}", text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{all}");
+    assert!(all.contains("image_missing"), "{all}");
+    assert!(all.contains("beyondswe image pull"), "{all}");
+}
+
+/// A name no registry has is `not found`, the user's to fix: exit 1, with the hint.
+#[test]
+#[ignore = "needs the Docker engine and a registry server (scripts/test.sh runs it)"]
+fn an_image_the_registry_does_not_have_is_not_found() {
+    require_docker();
+    let registry = Registry::start();
+    let image = format!("127.0.0.1:{}/beyondswe-pull/nothing:1", registry.port);
+    let out = Command::new(env!("CARGO_BIN_EXE_beyondswe"))
+        .args(["image", "pull", &image])
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        text(&out.stdout).contains("not found"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(stderr.contains("hint: check the image name"), "{stderr}");
+}
