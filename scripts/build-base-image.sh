@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# Build the offline Docker base image used to grade Python repositories.
+# Build the Docker base image used to grade Python repositories.
 #
-# The Docker engine here cannot pull images, so the image is made from a
-# Debian rootfs built with debootstrap (through the machine's own apt mirror)
-# and loaded with `docker import`.
+# Two ways, the first that works:
+#   1. From a Debian image pulled from a registry (BEYONDSWE_BASE_FROM, debian:bookworm-slim by
+#      default), with the packages installed by `docker build`: no root needed, any machine whose
+#      engine reaches a registry (Docker Desktop on macOS, Fedora, a user in the docker group).
+#   2. Offline, when no registry answers: a Debian rootfs built with debootstrap through the
+#      machine's own apt mirror and loaded with `docker import` (needs root and Debian's apt).
+# A rootfs tarball cached by an earlier offline build is used first, with no network at all.
 #
 # Usage: scripts/build-base-image.sh [--force]
 #
@@ -11,6 +15,10 @@
 #             cached rootfs tarball.
 #
 # Environment:
+#   BEYONDSWE_BASE_FROM      the registry image to build from (default debian:bookworm-slim;
+#                            "none" for the offline build only)
+#   BEYONDSWE_BASE_TAG       the tag to build (default beyondswe/base:VERSION)
+#   BEYONDSWE_BASE_PACKAGES  the Debian packages, space-separated (default: the list below)
 #   BEYONDSWE_DEBIAN_MIRROR  mirror URL (default: read from the apt config)
 #   BEYONDSWE_DEBIAN_SUITE   suite (default: read from the apt config)
 #   BEYONDSWE_CACHE_DIR      where the rootfs tarball is kept
@@ -21,7 +29,8 @@ set -euo pipefail
 
 # Bump when the package list or the rootfs tweaks below change.
 BASE_VERSION=2
-TAG="beyondswe/base:${BASE_VERSION}"
+TAG="${BEYONDSWE_BASE_TAG:-beyondswe/base:${BASE_VERSION}}"
+BASE_FROM="${BEYONDSWE_BASE_FROM:-debian:bookworm-slim}"
 
 # The fixture images' shapes need, beyond Python, pytest and git: the pytest plugins real images
 # carry (mock, asyncio, timeout), and a C compiler with Python's headers for an extension built
@@ -32,6 +41,9 @@ PACKAGES=(
     python3-pytest-mock python3-pytest-asyncio python3-pytest-timeout
     gcc libc6-dev python3-dev
 )
+if [[ -n "${BEYONDSWE_BASE_PACKAGES:-}" ]]; then
+    read -r -a PACKAGES <<<"$BEYONDSWE_BASE_PACKAGES"
+fi
 
 log() { printf '[build-base-image] %s\n' "$*" >&2; }
 die() { printf '[build-base-image] error: %s\n' "$*" >&2; exit 1; }
@@ -40,7 +52,7 @@ FORCE=0
 for arg in "$@"; do
     case "$arg" in
         --force) FORCE=1 ;;
-        -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 0 ;;
+        -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 0 ;;
         *) die "unknown argument: $arg (try --help)" ;;
     esac
 done
@@ -102,8 +114,48 @@ if [[ $FORCE -eq 0 && -s "$CACHE_TAR" ]]; then
     exit 0
 fi
 
+# --- From a registry image ------------------------------------------------------
+# The same configuration as the offline rootfs below, applied in a `docker build`.
+build_from_registry() {
+    local from=$1 context
+    context=$(mktemp -d "$CACHE_DIR/context-${BASE_VERSION}.XXXXXX")
+    cat >"$context/Dockerfile" <<EOF
+FROM $from
+ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
+RUN apt-get update -q \\
+    && apt-get install -y -q --no-install-recommends ${PACKAGES[*]} \\
+    && rm -f /usr/lib/python3*/EXTERNALLY-MANAGED \\
+    && printf '[safe]\\n\\tdirectory = *\\n[user]\\n\\temail = grader@beyondswe.invalid\\n\\tname = beyondswe\\n[init]\\n\\tdefaultBranch = main\\n' >/etc/gitconfig \\
+    && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb /usr/share/man/* /usr/share/info/*
+LABEL beyondswe.base=1
+CMD ["/bin/bash"]
+EOF
+    log "building $TAG FROM $from (packages from Debian's mirrors, inside the build)"
+    if docker build -q -t "$TAG" "$context" >&2; then
+        rm -rf "$context"
+        local size
+        size=$(docker image inspect -f '{{.Size}}' "$TAG")
+        log "image $TAG ready, size $((size / 1024 / 1024)) MiB ($size bytes), built FROM $from"
+        echo "$TAG"
+        return 0
+    fi
+    rm -rf "$context"
+    return 1
+}
+
+if [[ $BASE_FROM != none ]]; then
+    if docker image inspect "$BASE_FROM" >/dev/null 2>&1 \
+        || { log "pulling $BASE_FROM"; docker pull -q "$BASE_FROM" >/dev/null 2>&1; }; then
+        build_from_registry "$BASE_FROM" && exit 0
+        log "the build FROM $BASE_FROM failed; trying the offline build"
+    else
+        log "no registry answered for $BASE_FROM; building offline from Debian packages"
+    fi
+fi
+
 # --- Build the rootfs -----------------------------------------------------------
-[[ $(id -u) -eq 0 ]] || die "debootstrap needs root; rerun as root"
+[[ $(id -u) -eq 0 ]] || die "no registry answered, and the offline build (debootstrap) needs root
+hint: let the Docker engine reach a registry (docker pull $BASE_FROM), or rerun as root on a Debian machine"
 
 # shellcheck source=scripts/debian-mirror.sh
 . "$(dirname "${BASH_SOURCE[0]}")/debian-mirror.sh"

@@ -1,7 +1,7 @@
 //! `beyondswe demo`: the main job on the bundled demo data.
 //!
-//! Builds what it needs on a machine with Docker and no registry (the offline base image from
-//! Debian packages, the fixture images FROM it), checks that the bundled dataset survives a
+//! Builds what it needs (the base image FROM a Debian image pulled from a registry, or, when no
+//! registry answers, offline from Debian packages with root; the fixture images FROM it), checks that the bundled dataset survives a
 //! JSONL → Harbor → JSONL round trip, then grades a bundled predictions file that mixes good, bad
 //! and tampering submissions, in parallel, and prints the summary. A second run resumes and
 //! finishes at once.
@@ -97,7 +97,7 @@ pub(crate) fn run(args: &DemoArgs, quiet: bool) -> Result<i32> {
     let fixtures = root.join("fixtures");
 
     note(
-        "1/3 images: the offline base (Debian packages) and the fixture images FROM it (cached by tag)",
+        "1/3 images: the base (FROM a Debian image from a registry, or offline from Debian packages) and the fixture images FROM it (cached by tag)",
     );
     let exe = std::env::current_exe().context("locating this binary")?;
     let status = std::process::Command::new("bash")

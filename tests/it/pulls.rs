@@ -252,3 +252,84 @@ fn an_image_the_registry_does_not_have_is_not_found() {
     );
     assert!(stderr.contains("hint: check the image name"), "{stderr}");
 }
+
+/// Runs scripts/build-base-image.sh as a user without root (an `id` on PATH that says uid 1000),
+/// with an empty cache, building `tag` from `from` with a short package list.
+fn build_base_without_root(from: &str, tag: &str, work: &Path) -> std::process::Output {
+    let shim = work.join("shim");
+    std::fs::create_dir_all(&shim).unwrap();
+    let id = shim.join("id");
+    std::fs::write(
+        &id,
+        "#!/bin/sh\n[ \"$1\" = -u ] && { echo 1000; exit 0; }\nexec /usr/bin/id \"$@\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&id, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        shim.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    Command::new("bash")
+        .arg(repo_root().join("scripts/build-base-image.sh"))
+        .env("PATH", path)
+        .env("BEYONDSWE_BASE_FROM", from)
+        .env("BEYONDSWE_BASE_TAG", tag)
+        .env("BEYONDSWE_BASE_PACKAGES", "python3 git")
+        .env("BEYONDSWE_CACHE_DIR", work.join("cache"))
+        .output()
+        .unwrap()
+}
+
+/// The demo's first step on an ordinary machine: the base image is built FROM a Debian image
+/// pulled from a registry, with no root; with no registry answering, the offline build is tried
+/// and says it needs root.
+#[test]
+#[ignore = "needs the Docker engine and a registry server (scripts/test.sh runs it)"]
+fn the_base_image_builds_from_a_registry_without_root() {
+    require_docker();
+    fixture_images();
+    let work = tempfile::tempdir().unwrap();
+    let mut registry = Registry::start();
+    // A Debian image in the registry: the offline base serves as one.
+    let debian = format!("127.0.0.1:{}/debian:bookworm-slim", registry.port);
+    docker(&["tag", "beyondswe/base:2", &debian]);
+    docker(&["push", "-q", &debian]);
+    docker(&["rmi", &debian]);
+    let tag = format!("beyondswe-test/base:{}", std::process::id());
+    let out = build_base_without_root(&debian, &tag, work.path());
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(text(&out.stdout).trim(), tag);
+    assert!(stderr.contains(&format!("built FROM {debian}")), "{stderr}");
+    assert!(!stderr.contains("debootstrap"), "{stderr}");
+    let label = docker(&[
+        "image",
+        "inspect",
+        "-f",
+        "{{index .Config.Labels \"beyondswe.base\"}}",
+        &tag,
+    ]);
+    assert_eq!(label.trim(), "1");
+    let git = docker(&[
+        "run",
+        "--rm",
+        &tag,
+        "git",
+        "config",
+        "--system",
+        "user.name",
+    ]);
+    assert_eq!(git.trim(), "beyondswe");
+    docker(&["rmi", &tag]);
+
+    // No registry: the offline build is the way left, and it needs root.
+    registry.stop();
+    docker(&["rmi", &debian]);
+    let out = build_base_without_root(&debian, &tag, work.path());
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("no registry answered"), "{stderr}");
+    assert!(stderr.contains("needs root"), "{stderr}");
+    assert!(stderr.contains("hint: "), "{stderr}");
+}
