@@ -141,7 +141,7 @@ fn main() {
     let mut cold_base = 0.0;
     for jobs in [1usize, 2] {
         let pruned = Command::new(bin())
-            .args(["image", "prune", "--max-gb", "0"])
+            .args(["image", "prune", "--max-prepared-gb", "0"])
             .output()
             .unwrap();
         assert!(pruned.status.success());

@@ -3,11 +3,13 @@
 
 mod cli;
 
-use clap::Parser;
+use clap::FromArgMatches;
 use cli::{Cli, Command, exit, note};
 
 fn main() {
-    let cli = Cli::parse();
+    // The command tree with every command's examples (cli/examples.rs).
+    let matches = cli::examples::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     init_logging(cli.verbose, cli.quiet);
     cli::set_quiet(cli.quiet);
     let result = match cli.command {

@@ -72,6 +72,25 @@ pub(crate) fn split_ids(values: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// `--format table|json`, for a command that prints a table for people or JSON for programs;
+/// `--json` is kept as the old spelling of `--format json`.
+#[derive(Debug, Args, Clone)]
+pub(crate) struct TableOrJson {
+    /// What to print: `table` for people, `json` for programs.
+    #[arg(long = "format", value_name = "FORMAT", value_parser = ["table", "json"], default_value = "table")]
+    format: String,
+    /// The same as --format json.
+    #[arg(long, hide = true)]
+    json: bool,
+}
+
+impl TableOrJson {
+    /// JSON was asked for.
+    pub(crate) fn json(&self) -> bool {
+        self.json || self.format == "json"
+    }
+}
+
 /// Where the results store is.
 #[derive(Debug, Args, Clone)]
 pub(crate) struct ResultsArgs {
@@ -121,12 +140,20 @@ pub(crate) struct LimitArgs {
     pub(crate) max_repo_mb: u64,
     /// Keep the prepared images under this many GiB: at the end of the run the least recently
     /// used are removed first (0: no limit; `image prune` does it by hand).
-    #[arg(long, default_value_t = beyondswe::run::DEFAULT_MAX_PREPARED_BYTES >> 30)]
-    pub(crate) max_prepared_gb: u64,
+    #[arg(long, default_value_t = (beyondswe::run::DEFAULT_MAX_PREPARED_BYTES >> 30) as f64, value_parser = gib)]
+    pub(crate) max_prepared_gb: f64,
     /// When to pull an instance image from its registry: `missing` (not on the engine),
     /// `always`, or `never`. Pulls use your Docker credentials (`docker login`).
     #[arg(long, default_value = "missing", value_parser = pull_policy())]
     pub(crate) pull: PullPolicy,
+}
+
+/// A size in GiB: a number, 0 or more (fractions allowed).
+pub(crate) fn gib(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(n) if n.is_finite() && n >= 0.0 => Ok(n),
+        _ => Err(format!("`{s}`: expected a size in GiB, 0 or more")),
+    }
 }
 
 /// Sizes on the command line are in MiB.
@@ -149,7 +176,7 @@ impl LimitArgs {
                     ..TreeLimits::default()
                 },
             },
-            max_prepared_bytes: self.max_prepared_gb.saturating_mul(1 << 30),
+            max_prepared_bytes: (self.max_prepared_gb * f64::from(1u32 << 30)) as u64,
             pull: self.pull,
         }
     }
@@ -174,7 +201,7 @@ pub(crate) fn report_format() -> impl TypedValueParser<Value = Format> {
     one_of(&Format::ALL, Format::as_str)
 }
 
-/// `--predictions-format`, `ingest --format`: an agent output format.
+/// `--agent-format` of `grade` and `ingest`: an agent output format.
 pub(crate) fn agent_format() -> impl TypedValueParser<Value = AgentFormat> {
     one_of(&AgentFormat::ALL, AgentFormat::name)
 }

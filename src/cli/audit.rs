@@ -24,9 +24,8 @@ pub(crate) struct AuditArgs {
     /// The dataset: families, repositories (owner case) and prompts of the tasks.
     #[arg(long)]
     pub(crate) dataset: Option<PathBuf>,
-    /// One JSON object per trajectory instead of a table.
-    #[arg(long)]
-    pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) output_format: super::args::TableOrJson,
     /// Search was not allowed in the run: `git clone` is forbidden too.
     #[arg(long)]
     pub(crate) search_disallowed: bool,
@@ -57,7 +56,7 @@ pub(crate) fn run(args: &AuditArgs) -> Result<i32> {
                 for e in &mut a.evidence {
                     truncate_at_char(&mut e.excerpt, 600);
                 }
-                if args.json {
+                if args.output_format.json() {
                     text.push_str(&serde_json::to_string(&a).unwrap_or_default());
                     text.push('\n');
                 }
@@ -69,7 +68,7 @@ pub(crate) fn run(args: &AuditArgs) -> Result<i32> {
             }
         }
     })?;
-    if !args.json {
+    if !args.output_format.json() {
         text.push_str(&audit_table(&audits));
         text.push('\n');
         text.push_str(&class_counts(&audits));

@@ -30,9 +30,8 @@ pub(crate) struct CalibrateArgs {
     pub(crate) run_id: String,
     #[command(flatten)]
     pub(crate) results: ResultsArgs,
-    /// Print the calibration JSON on stdout instead of the table.
-    #[arg(long)]
-    pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) output_format: super::args::TableOrJson,
     #[command(flatten)]
     pub(crate) limits: LimitArgs,
 }
@@ -60,7 +59,7 @@ pub(crate) fn run(args: &CalibrateArgs, quiet: bool) -> Result<i32> {
     let mut bytes = serde_json::to_vec_pretty(&calibration)?;
     bytes.push(b'\n');
     write_atomic(&args.output, &bytes)?;
-    if args.json {
+    if args.output_format.json() {
         out(String::from_utf8_lossy(&bytes))?;
     } else {
         out(table(&calibration))?;

@@ -48,9 +48,10 @@ pub(crate) struct ToHarborArgs {
     /// oracle agent). Without one a Doc2Repo task has no oracle (a warning says so).
     #[arg(long)]
     pub(crate) solutions: Option<PathBuf>,
-    /// CPUs per task container (Harbor: `--override-cpus N` raises it per run).
-    #[arg(long, default_value_t = Resources::default().cpus)]
-    pub(crate) cpus: u32,
+    /// CPUs per task container, whole (Harbor's task.toml takes whole CPUs; `--override-cpus
+    /// N` raises it per run).
+    #[arg(long, default_value_t = f64::from(Resources::default().cpus), value_parser = whole_cpus)]
+    pub(crate) cpus: f64,
     /// Memory per task container, in MB.
     #[arg(long, default_value_t = Resources::default().memory_mb)]
     pub(crate) memory_mb: u64,
@@ -125,6 +126,19 @@ fn finish(summary: &Summary, verb: &str, target: &Path) -> Result<i32> {
     })
 }
 
+/// `--cpus` of a Harbor task: a number like `--cpus` of `grade`, but whole and at least 1.
+fn whole_cpus(s: &str) -> Result<f64, String> {
+    let n: f64 = s
+        .parse()
+        .map_err(|_| format!("`{s}`: expected a number of CPUs"))?;
+    if n.fract() != 0.0 || !(1.0..=1024.0).contains(&n) {
+        return Err(format!(
+            "`{s}`: Harbor's task.toml takes whole CPUs, from 1 to 1024"
+        ));
+    }
+    Ok(n)
+}
+
 fn to_harbor(args: &ToHarborArgs) -> Result<i32> {
     let opts = ToHarborOptions {
         test_suites: args.test_suites.clone(),
@@ -132,7 +146,7 @@ fn to_harbor(args: &ToHarborArgs) -> Result<i32> {
         prebuilt_image: args.prebuilt_image,
         solutions: args.solutions.clone(),
         resources: Resources {
-            cpus: args.cpus,
+            cpus: args.cpus as u32,
             memory_mb: args.memory_mb,
             agent_timeout_sec: args.agent_timeout,
             verifier_timeout_sec: args.verifier_timeout,

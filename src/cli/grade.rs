@@ -22,9 +22,9 @@ pub(crate) struct GradeArgs {
     /// `gold` (with no file of that name) is `--gold`, as in SWE-bench's harness.
     #[arg(long)]
     pub(crate) predictions: Option<PathBuf>,
-    /// The format of --predictions (default: detected).
-    #[arg(long, value_parser = args::agent_format())]
-    pub(crate) predictions_format: Option<AgentFormat>,
+    /// The agent format of --predictions (default: detected).
+    #[arg(long, alias = "predictions-format", value_parser = args::agent_format())]
+    pub(crate) agent_format: Option<AgentFormat>,
     /// Claude Code / Codex: directory of captured diffs named `<instance_id>.diff`.
     #[arg(long)]
     pub(crate) patches: Option<PathBuf>,
@@ -113,7 +113,7 @@ impl GradeArgs {
             },
             Some(path) => Submissions::Predictions {
                 path: path.clone(),
-                format: self.predictions_format,
+                format: self.agent_format,
                 patches: self.patches.clone(),
             },
             None if self.gold => Submissions::Gold {
@@ -204,8 +204,8 @@ pub(crate) struct MergeArgs {
     #[arg(required = true)]
     pub(crate) runs: Vec<PathBuf>,
     /// The run directory to write (new; its name is the joined run's id).
-    #[arg(short, long)]
-    pub(crate) out: PathBuf,
+    #[arg(short, long, alias = "out")]
+    pub(crate) output: PathBuf,
     /// How to print the joined run's summary.
     #[arg(long, value_parser = args::report_format(), default_value_t = Format::Table)]
     pub(crate) format: Format,
@@ -214,16 +214,16 @@ pub(crate) struct MergeArgs {
 pub(crate) fn merge(args: &MergeArgs) -> Result<i32> {
     let merged = run::merge(&run::MergeSpec {
         runs: args.runs.clone(),
-        out: args.out.clone(),
+        out: args.output.clone(),
     })?;
     super::note(format!(
         "merged {} run(s): {} grading(s) into {}",
         args.runs.len(),
         merged.verdicts,
-        args.out.display()
+        args.output.display()
     ));
     let text = match args.format {
-        Format::Html => report::html_for_run(&args.out, &merged.report),
+        Format::Html => report::html_for_run(&args.output, &merged.report),
         other => report::render(&merged.report, other),
     };
     out(text)?;
@@ -237,8 +237,8 @@ pub(crate) struct CompareArgs {
     pub(crate) run_a: PathBuf,
     /// The second run's directory, compared against the first.
     pub(crate) run_b: PathBuf,
-    /// JSON instead of a table (the same as --format json).
-    #[arg(long, conflicts_with = "format")]
+    /// The same as --format json.
+    #[arg(long, conflicts_with = "format", hide = true)]
     pub(crate) json: bool,
     /// table, json, or html (one self-contained page).
     #[arg(long, value_enum)]

@@ -25,9 +25,8 @@ pub(crate) struct GradeOneArgs {
     /// Doc2Repo: the submitted repository, as a directory or a .tar, .tar.gz or .zip archive.
     #[arg(long)]
     pub(crate) repo: Option<PathBuf>,
-    /// Print the verdict as JSON.
-    #[arg(long)]
-    pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) output_format: super::args::TableOrJson,
     #[command(flatten)]
     pub(crate) limits: LimitArgs,
 }
@@ -60,7 +59,7 @@ pub(crate) fn run(args: &GradeOneArgs) -> Result<i32> {
         note("interrupted: containers removed");
         return Ok(exit::interrupted());
     };
-    if args.json {
+    if args.output_format.json() {
         out(format!("{}\n", serde_json::to_string_pretty(&verdict)?))?;
     } else {
         out(render(&verdict))?;

@@ -54,11 +54,11 @@ pub(crate) enum ImageCommand {
         pull: PullPolicy,
     },
     /// Remove the images the grader prepared (every dangling one, then the least recently used)
-    /// until they hold at most --max-gb; the next grading of their instances prepares again.
+    /// until they hold at most --max-prepared-gb; the next grading of their instances prepares again.
     Prune {
         /// Keep at most this many GiB of prepared images (0, the default: remove them all).
-        #[arg(long, default_value_t = 0.0)]
-        max_gb: f64,
+        #[arg(long, alias = "max-gb", default_value_t = 0.0, value_parser = super::args::gib)]
+        max_prepared_gb: f64,
         /// Only list what would be removed.
         #[arg(long)]
         dry_run: bool,
@@ -74,7 +74,10 @@ pub(crate) fn run(cmd: &ImageCommand) -> Result<i32> {
             if_missing,
             timeout,
         } => (context, tag, labels, if_missing, timeout),
-        ImageCommand::Prune { max_gb, dry_run } => return prune(*max_gb, *dry_run),
+        ImageCommand::Prune {
+            max_prepared_gb,
+            dry_run,
+        } => return prune(*max_prepared_gb, *dry_run),
         ImageCommand::Pull {
             images,
             dataset,
@@ -167,14 +170,8 @@ fn pull(
 
 /// `image prune`: one line per image removed (or, dry, to remove) on stdout, the totals on
 /// stderr.
-fn prune(max_gb: f64, dry_run: bool) -> Result<i32> {
-    if !(max_gb.is_finite() && max_gb >= 0.0) {
-        return Err(exit::Usage(format!(
-            "--max-gb {max_gb}: expected a size in GiB, 0 or more"
-        ))
-        .into());
-    }
-    let max_bytes = (max_gb * f64::from(1u32 << 30)) as u64;
+fn prune(max_prepared_gb: f64, dry_run: bool) -> Result<i32> {
+    let max_bytes = (max_prepared_gb * f64::from(1u32 << 30)) as u64;
     let p = run::prune_images(max_bytes, dry_run)?;
     let mib = |b: u64| b as f64 / f64::from(1u32 << 20);
     let mut text = String::new();

@@ -22,8 +22,8 @@ pub(crate) struct IngestArgs {
     /// An agent's output: a file or a run/job directory.
     pub(crate) path: PathBuf,
     /// The format (default: detected).
-    #[arg(long, value_parser = super::args::agent_format())]
-    pub(crate) format: Option<AgentFormat>,
+    #[arg(long, alias = "format", value_parser = super::args::agent_format())]
+    pub(crate) agent_format: Option<AgentFormat>,
     /// Check the instance ids against this dataset.
     #[arg(long)]
     pub(crate) dataset: Option<PathBuf>,
@@ -100,7 +100,7 @@ pub(crate) fn run(args: &IngestArgs) -> Result<i32> {
     let mut ing = ingest_with(
         &args.path,
         &IngestOptions {
-            format: args.format,
+            format: args.agent_format,
             patches: args.patches.clone(),
             instance: args.instance.clone(),
             max_patch_bytes: Some(args.max_patch_mb.saturating_mul(MIB)),

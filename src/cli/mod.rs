@@ -12,6 +12,7 @@ pub(crate) mod calibrate;
 pub(crate) mod capture;
 pub(crate) mod convert;
 pub(crate) mod demo;
+pub(crate) mod examples;
 pub(crate) mod exit;
 pub(crate) mod grade;
 pub(crate) mod grade_one;
@@ -71,7 +72,7 @@ pub(crate) enum Command {
     Merge(grade::MergeArgs),
     /// Grade one submission for one instance in a fresh container.
     GradeOne(grade_one::GradeOneArgs),
-    /// Build images through the engine API.
+    /// Build, pull and prune images through the engine API.
     #[command(subcommand)]
     Image(image::ImageCommand),
     /// Turn what an agent wrote (SWE-agent, OpenHands, Harbor jobs, …) into predictions.

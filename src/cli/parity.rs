@@ -21,8 +21,8 @@ pub(crate) struct ParityArgs {
     #[command(flatten)]
     pub(crate) dataset: DatasetArgs,
     /// Where `parity_experiment.json` and `adapter_metadata.json` go (created if missing).
-    #[arg(short = 'o', long = "out-dir")]
-    pub(crate) out_dir: PathBuf,
+    #[arg(short, long, alias = "out-dir")]
+    pub(crate) output: PathBuf,
     /// The adapter's id in both files.
     #[arg(long, default_value = "beyondswe")]
     pub(crate) adapter_name: String,
@@ -62,7 +62,7 @@ pub(crate) fn run(args: &ParityArgs, quiet: bool) -> Result<i32> {
             .unwrap_or_else(|| beyondswe::report::now_rfc3339()[..10].to_owned()),
     };
     let parity = run::parity(&spec, &Bar::new(quiet))?;
-    fs_err::create_dir_all(&args.out_dir)?;
+    fs_err::create_dir_all(&args.output)?;
     let experiments = serde_json::to_string_pretty(&parity.experiments)? + "\n";
     let metadata =
         serde_json::to_string_pretty(&parity.adapter_metadata(&spec, instances.len()))? + "\n";
@@ -70,7 +70,7 @@ pub(crate) fn run(args: &ParityArgs, quiet: bool) -> Result<i32> {
         ("parity_experiment.json", experiments),
         ("adapter_metadata.json", metadata),
     ] {
-        let path = args.out_dir.join(name);
+        let path = args.output.join(name);
         write_atomic(&path, text.as_bytes())
             .with_context(|| format!("writing {}", path.display()))?;
         note(format!("wrote {}", path.display()));

@@ -15,9 +15,8 @@ pub(crate) enum TrajectoryCommand {
         /// Trajectory files, directories or releases (at least one).
         #[arg(required = true)]
         files: Vec<PathBuf>,
-        /// One JSON object per file.
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        output_format: super::args::TableOrJson,
     },
 }
 
@@ -30,7 +29,11 @@ struct Targets {
 }
 
 pub(crate) fn run(cmd: &TrajectoryCommand) -> Result<i32> {
-    let TrajectoryCommand::Validate { files, json } = cmd;
+    let TrajectoryCommand::Validate {
+        files,
+        output_format,
+    } = cmd;
+    let json = output_format.json();
     let mut targets = Targets::default();
     for f in files {
         targets.add(f)?;
@@ -42,14 +45,14 @@ pub(crate) fn run(cmd: &TrajectoryCommand) -> Result<i32> {
         if !problems.is_empty() {
             bad += 1;
         }
-        report(&mut text, *json, &p.display().to_string(), &problems);
+        report(&mut text, json, &p.display().to_string(), &problems);
     }
     let mut without = 0;
     for (at, problems) in &targets.inline {
         match problems {
             None => {
                 without += 1;
-                if *json {
+                if json {
                     text.push_str(
                         &serde_json::json!({"file": at, "ok": null, "errors": ["no trajectory"]})
                             .to_string(),
@@ -63,7 +66,7 @@ pub(crate) fn run(cmd: &TrajectoryCommand) -> Result<i32> {
                 if !errors.is_empty() {
                     bad += 1;
                 }
-                report(&mut text, *json, at, errors);
+                report(&mut text, json, at, errors);
             }
         }
     }

@@ -15,14 +15,13 @@ pub(crate) struct ValidateArgs {
     /// BEYONDSWE_TEST_SUITE_DIR when not given).
     #[arg(long, env = "BEYONDSWE_TEST_SUITE_DIR")]
     pub(crate) test_suites: Option<PathBuf>,
-    /// One JSON object per problem instead of a table.
-    #[arg(long)]
-    pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) output_format: super::args::TableOrJson,
 }
 
 pub(crate) fn run(args: &ValidateArgs) -> Result<i32> {
     let report = validate::validate_path(&args.dataset, args.test_suites.as_deref())?;
-    if args.json {
+    if args.output_format.json() {
         let mut text = String::new();
         for p in &report.problems {
             text.push_str(&serde_json::to_string(p)?);

@@ -976,3 +976,95 @@ fn swebench_flags_are_taken_and_unknown_ids_are_refused_with_a_suggestion() {
         .code(2)
         .stderr(predicates::str::contains("--solutions"));
 }
+
+/// The README and the CLI are one: every flag a README heading shows for a command is one that
+/// command's `--help` lists (old spellings are hidden aliases, never shown there).
+#[test]
+fn every_flag_the_readme_shows_is_in_its_commands_help() {
+    let readme = std::fs::read_to_string(super::support::repo_root().join("README.md")).unwrap();
+    let mut checked = 0;
+    let mut bad = Vec::new();
+    for heading in readme.lines().filter(|l| l.starts_with("### `beyondswe")) {
+        // Each backticked `beyondswe …` (or a following `release to-harbor …`) in the heading.
+        for (n, part) in heading.split('`').enumerate() {
+            if n % 2 == 0 || part.trim().is_empty() {
+                continue;
+            }
+            let words: Vec<&str> = part
+                .trim_start_matches("beyondswe ")
+                .split_whitespace()
+                .collect();
+            let path: Vec<&str> = words
+                .iter()
+                .take_while(|w| {
+                    w.chars().all(|c| c.is_ascii_lowercase() || c == '-') && !w.starts_with('-')
+                })
+                .copied()
+                .collect();
+            if path.is_empty() || path.contains(&"…") {
+                continue;
+            }
+            let help = bin().args(&path).arg("--help").output().unwrap();
+            let help = String::from_utf8_lossy(&help.stdout).into_owned();
+            for w in &words {
+                let flag: String = w
+                    .trim_start_matches(['[', '('])
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                    .collect();
+                if flag.starts_with('-') && flag.len() > 1 {
+                    checked += 1;
+                    let shown = help
+                        .lines()
+                        .any(|l| l.trim_start().split([',', ' ', '=']).any(|t| t == flag));
+                    if !shown {
+                        bad.push(format!("`beyondswe {}`: {flag}", path.join(" ")));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        checked > 50,
+        "only {checked} flags found in the README's headings"
+    );
+    assert!(
+        bad.is_empty(),
+        "README flags the CLI does not list:\n{}",
+        bad.join("\n")
+    );
+}
+
+/// The old spellings still work, as hidden aliases of the one name each concept has.
+#[test]
+fn old_spellings_are_hidden_aliases() {
+    let v = fixtures().join("dataset/variants.jsonl");
+    let run = |args: &[&str]| {
+        let out = bin().args(args).arg(&v).output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let new = run(&["validate", "--format", "json"]);
+    assert_eq!(run(&["validate", "--json"]), new);
+    assert!(new.1.trim_start().starts_with('{'), "{}", new.1);
+    let help = bin().args(["validate", "--help"]).output().unwrap();
+    assert!(!String::from_utf8_lossy(&help.stdout).contains("--json"));
+    let help = bin().args(["image", "prune", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout).into_owned();
+    assert!(
+        help.contains("--max-prepared-gb") && !help.contains("--max-gb"),
+        "{help}"
+    );
+    // Harbor's task.toml takes whole CPUs: a fraction is refused with why.
+    let out = bin()
+        .args(["convert", "to-harbor"])
+        .arg(&v)
+        .arg(tempfile::tempdir().unwrap().path().join("t"))
+        .args(["--cpus", "1.5"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("whole CPUs"));
+}

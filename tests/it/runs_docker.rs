@@ -895,7 +895,7 @@ fn shards_merge_into_the_run_a_single_machine_would_make() {
         "image",
         "prune",
         "--dry-run",
-        "--max-gb",
+        "--max-prepared-gb",
         "0",
     ]));
     assert!(
