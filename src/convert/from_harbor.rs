@@ -252,7 +252,19 @@ fn fill_statement(f: &mut Filler, dir: &Path) -> Result<(), ConvertError> {
             f.fill("REPO_DOCUMENT_CONTENT", spec.map(Value::String));
         }
     } else {
-        let statement = read_text(dir, paths::INSTRUCTION)?;
+        let statement = read_text(dir, paths::INSTRUCTION)?.map(|text| {
+            // Ours start with where the repository is; the statement is what follows.
+            let workdir = f.map.get("workdir").and_then(Value::as_str).unwrap_or("");
+            let ours = format!(
+                "{}{}",
+                super::to_harbor::issue_preamble(workdir),
+                super::to_harbor::STATEMENT_AFTER
+            );
+            match text.strip_prefix(&ours) {
+                Some(rest) => rest.to_owned(),
+                None => text,
+            }
+        });
         f.fill("problem_statement", statement.map(Value::String));
     }
     Ok(())

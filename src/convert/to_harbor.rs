@@ -587,6 +587,10 @@ fn task_toml(record: &Record, image: &str, name: &str, opts: &ToHarborOptions) -
                 record.instance_id()
             ),
             keywords: vec!["beyondswe".to_owned(), family.tag().to_owned()],
+            authors: vec![crate::harbor::Author {
+                name: BENCHMARK_AUTHORS.to_owned(),
+                email: None,
+            }],
         }),
         metadata: meta,
         verifier: verifier_table(record, opts),
@@ -629,6 +633,21 @@ fn verifier_table(record: &Record, opts: &ToHarborOptions) -> VerifierToml {
     }
 }
 
+/// The authors the tasks credit: the benchmark's, as its paper and dataset name them.
+const BENCHMARK_AUTHORS: &str = "The BeyondSWE authors (AweAI Team; arXiv 2603.03194)";
+
+/// The line an issue task's `instruction.md` starts with: where the repository is. The statement
+/// follows after [`STATEMENT_AFTER`]; `from_harbor` takes it off again.
+pub(crate) fn issue_preamble(workdir: &str) -> String {
+    format!(
+        "The repository is checked out in `{workdir}`. Resolve the issue below by changing the \
+         code there."
+    )
+}
+
+/// What separates the preamble of an issue task's instruction from the statement.
+pub(crate) const STATEMENT_AFTER: &str = "\n\n---\n\n";
+
 fn instruction(record: &Record) -> String {
     if record.family() == Family::Doc2Repo {
         let workdir = record.workdir();
@@ -640,7 +659,11 @@ fn instruction(record: &Record) -> String {
             record.repo_document().unwrap_or_default()
         )
     } else {
-        record.problem_statement().unwrap_or_default().to_owned()
+        format!(
+            "{}{STATEMENT_AFTER}{}",
+            issue_preamble(record.workdir()),
+            record.problem_statement().unwrap_or_default()
+        )
     }
 }
 

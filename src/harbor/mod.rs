@@ -24,8 +24,8 @@ pub use job::{
     trial_instance_id, trial_patch, trial_reward, write_trial,
 };
 pub use task_config::{
-    CollectHook, EnvironmentToml, SCHEMA_VERSION, TaskTable, TaskToml, Timeout, VerifierToml,
-    check_package_name, size_to_mb,
+    Author, CollectHook, EnvironmentToml, SCHEMA_VERSION, TaskTable, TaskToml, Timeout,
+    VerifierToml, check_package_name, size_to_mb,
 };
 pub use test_config::TestConfig;
 

@@ -51,6 +51,21 @@ pub struct TaskTable {
     /// Search words for the registry.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub keywords: Vec<String>,
+    /// Who made the task: for an adapted benchmark, its original authors (Harbor's adapter
+    /// review asks for them). Written as `authors = [{ name = … }]` under `[task]`, the form
+    /// the review reads ([`TaskToml::to_toml_string`]).
+    #[serde(default, skip_serializing)]
+    pub authors: Vec<Author>,
+}
+
+/// One of `[task] authors`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Author {
+    /// The name.
+    pub name: String,
+    /// An address, when there is one to give.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
 }
 
 /// Checks one part of a Harbor package name (`org` or `name` of `org/name`): it starts with a
@@ -197,7 +212,26 @@ impl TaskToml {
     /// The `task.toml` text to write.
     pub fn to_toml_string(&self) -> String {
         // Serialising plain tables of strings and numbers cannot fail.
-        toml::to_string_pretty(self).unwrap_or_default()
+        let text = toml::to_string_pretty(self).unwrap_or_default();
+        let authors = match &self.task {
+            Some(t) if !t.authors.is_empty() => &t.authors,
+            _ => return text,
+        };
+        // Inline tables in one array, right under the header (a serialiser would write
+        // `[[task.authors]]`, which Harbor reads the same but its adapter review does not).
+        let items: Vec<String> = authors
+            .iter()
+            .filter_map(|a| toml::Value::try_from(a).ok())
+            .map(|v| v.to_string())
+            .collect();
+        let line = format!("authors = [{}]\n", items.join(", "));
+        match text.find("[task]\n") {
+            Some(at) => {
+                let at = at + "[task]\n".len();
+                format!("{}{line}{}", &text[..at], &text[at..])
+            }
+            None => text,
+        }
     }
 
     /// A string value from `[metadata]`.

@@ -61,12 +61,13 @@ pub struct ParityExperiment {
     pub notes: String,
     /// Where the original side's procedure lives.
     pub original_parity_repo: String,
-    /// Adapter pull requests (none: this adapter is not upstream).
-    pub adapter_pr: Vec<String>,
-    /// Dataset pull requests (none).
-    pub dataset_pr: Vec<String>,
-    /// Result uploads (none).
-    pub parity_pr: Vec<String>,
+    /// Adapter pull requests: null until there is one (an empty list is a finding of Harbor's
+    /// adapter review; null asks for the links to be filled in).
+    pub adapter_pr: Option<Vec<String>>,
+    /// Dataset pull requests: null until there is one.
+    pub dataset_pr: Option<Vec<String>>,
+    /// Result uploads: null until there is one.
+    pub parity_pr: Option<Vec<String>>,
     /// The Harbor jobs, one per run (their directory names).
     pub harbor_jobs: Vec<String>,
     /// The Harbor version the jobs' `lock.json` names (`0.26.0`); empty when they do not say.
@@ -311,9 +312,9 @@ pub fn parity(spec: &ParitySpec, progress: &dyn Progress) -> Result<Parity, RunE
                         by `beyondswe parity`."
                     .to_owned(),
                 original_parity_repo: "this repository: `beyondswe parity`".to_owned(),
-                adapter_pr: Vec::new(),
-                dataset_pr: Vec::new(),
-                parity_pr: Vec::new(),
+                adapter_pr: None,
+                dataset_pr: None,
+                parity_pr: None,
                 harbor_jobs: runs.jobs,
                 harbor_version: runs.harbor_version,
                 metrics: vec![ParityMetric {
@@ -390,9 +391,9 @@ mod tests {
             number_of_runs: o.len(),
             notes: String::new(),
             original_parity_repo: String::new(),
-            adapter_pr: vec![],
-            dataset_pr: vec![],
-            parity_pr: vec![],
+            adapter_pr: None,
+            dataset_pr: None,
+            parity_pr: None,
             harbor_jobs: vec![],
             harbor_version: String::new(),
             metrics: vec![ParityMetric {
