@@ -702,7 +702,12 @@ fn delta_chart(c: &Comparison) -> String {
         .map(|r| r.1.abs())
         .fold(1.0_f64, f64::max)
         .min(100.0);
-    let (half, top, left, bw, gap) = (80.0, 16.0, 40.0, 56.0, 24.0);
+    let (up, down) = (format!("+{}", score2(span)), format!("−{}", score2(span)));
+    // The axis labels are right-aligned at `left - 4`: the margin holds the widest of them
+    // (11 px digits and signs are under 7 px each), sign included.
+    let widest = up.chars().count().max(down.chars().count()) as f64;
+    let (half, top, bw, gap) = (80.0, 16.0, 56.0, 24.0);
+    let left = (8.0 + 7.0 * widest).max(40.0);
     let w = left + rows.len() as f64 * (bw + gap) + gap;
     let zero = top + half;
     let mut s = format!(
@@ -713,16 +718,14 @@ fn delta_chart(c: &Comparison) -> String {
     let _ = write!(
         s,
         "<line class=\"axis\" x1=\"{left}\" x2=\"{w}\" y1=\"{zero}\" y2=\"{zero}\"/>\
-<text x=\"{}\" y=\"{}\" text-anchor=\"end\">0</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">+{}</text>\
-<text x=\"{}\" y=\"{}\" text-anchor=\"end\">−{}</text>",
+<text x=\"{}\" y=\"{}\" text-anchor=\"end\">0</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{up}</text>\
+<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{down}</text>",
         left - 4.0,
         zero + 4.0,
         left - 4.0,
         top + 4.0,
-        score2(span),
         left - 4.0,
         zero + half + 4.0,
-        score2(span)
     );
     for (i, (name, d)) in rows.iter().enumerate() {
         let x = left + gap + i as f64 * (bw + gap);

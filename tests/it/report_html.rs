@@ -555,3 +555,49 @@ fn a_leaderboard_row() {
     assert!(rows[2].ends_with("| CrossRepo 1/2 |"), "{text}");
     assert!(rows[2].starts_with("| agent<b>x</b> |"), "{text}");
 }
+
+/// The Δ chart's axis labels keep their sign in a real browser: at a span of ±100 every label of
+/// the chart lies inside the chart (a label cut at the left edge lost its sign before).
+#[test]
+#[ignore = "needs headless Chromium (scripts/test.sh runs it)"]
+fn the_delta_charts_labels_fit_with_their_signs() {
+    let browser = browser();
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    let l = |id: &str, fam: &str, score: f64| {
+        let (verdict, reason) = if score >= 1.0 {
+            ("resolved", "all_tests_passed")
+        } else {
+            ("unresolved", "tests_failed")
+        };
+        line(id, fam, verdict, reason, score, json!({}))
+    };
+    synthetic_run(
+        &a,
+        "before",
+        &[l("i1", "CrossRepo", 0.0), l("i2", "DomainFix", 1.0)],
+    );
+    synthetic_run(
+        &b,
+        "after",
+        &[l("i1", "CrossRepo", 1.0), l("i2", "DomainFix", 0.0)],
+    );
+    let html = run_ok(bin().args(["compare", "--format", "html"]).arg(&a).arg(&b));
+    // Measured by the browser: every text of the chart against the chart's own box.
+    let probe = "<script>addEventListener('load',()=>{const s=document.getElementById('delta-chart');\
+const w=s.viewBox.baseVal.width;const out=[];for(const t of s.querySelectorAll('text')){\
+const b=t.getBBox();if(b.x<0||b.x+b.width>w)out.push(t.textContent+'@'+b.x.toFixed(1));}\
+document.body.dataset.clipped=out.join(' ');document.body.dataset.labels=\
+[...s.querySelectorAll('text')].map(t=>t.textContent).join(' ');});</script>";
+    let page = dir.path().join("compare.html");
+    std::fs::write(&page, html.replace("</body>", &format!("{probe}</body>"))).unwrap();
+    let loaded = load_in_browser(&browser, &page, "");
+    let doc = Html::parse_document(&loaded.dom);
+    let body = doc.select(&sel("body")).next().unwrap();
+    let labels = body.value().attr("data-labels").expect("the probe ran");
+    assert!(
+        labels.contains("+100.00") && labels.contains("−100.00"),
+        "{labels}"
+    );
+    assert_eq!(body.value().attr("data-clipped"), Some(""), "{labels}");
+}
