@@ -21,6 +21,16 @@ struct Registry {
 
 impl Registry {
     fn start() -> Registry {
+        Registry::start_with(None)
+    }
+
+    /// A registry that takes pulls and pushes only from `user` with `password` (HTTP basic
+    /// auth against an htpasswd file, as `docker login` speaks it).
+    fn start_with_login(user: &str, password: &str) -> Registry {
+        Registry::start_with(Some((user, password)))
+    }
+
+    fn start_with(login: Option<(&str, &str)>) -> Registry {
         let bin = run_ok(Command::new("bash").arg(repo_root().join("scripts/registry.sh")));
         let bin = PathBuf::from(bin.trim());
         let dir = tempfile::tempdir().unwrap();
@@ -30,10 +40,24 @@ impl Registry {
             .unwrap()
             .port();
         let config = dir.path().join("config.yml");
+        let auth = match login {
+            None => String::new(),
+            Some((user, password)) => {
+                let hash = bcrypt::hash_with_result(password, 4)
+                    .unwrap()
+                    .format_for_version(bcrypt::Version::TwoY);
+                let file = dir.path().join("htpasswd");
+                std::fs::write(&file, format!("{user}:{hash}\n")).unwrap();
+                format!(
+                    "auth:\n  htpasswd:\n    realm: beyondswe-test\n    path: {}\n",
+                    file.display()
+                )
+            }
+        };
         std::fs::write(
             &config,
             format!(
-                "version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:{port}\n",
+                "version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:{port}\n{auth}",
                 dir.path().join("data").display()
             ),
         )
@@ -74,8 +98,9 @@ impl Registry {
         if s.write_all(req.as_bytes()).is_err() {
             return false;
         }
+        // 200, or 401 from a registry that wants a login: either way it serves.
         let mut head = [0u8; 12];
-        s.read_exact(&mut head).is_ok() && head.ends_with(b"200")
+        s.read_exact(&mut head).is_ok() && (head.ends_with(b"200") || head.ends_with(b"401"))
     }
 
     fn stop(&mut self) {
@@ -332,4 +357,76 @@ fn the_base_image_builds_from_a_registry_without_root() {
     assert!(stderr.contains("no registry answered"), "{stderr}");
     assert!(stderr.contains("needs root"), "{stderr}");
     assert!(stderr.contains("hint: "), "{stderr}");
+}
+
+/// A registry that wants a login: without credentials the pull is `denied` (exit 1, the hint
+/// says `docker login`); with the user's Docker config (as `docker login` wrote it, found through
+/// DOCKER_CONFIG) the same pull succeeds.
+#[test]
+#[ignore = "needs the Docker engine and a registry server (scripts/test.sh runs it)"]
+fn a_registry_that_wants_a_login_is_pulled_from_with_the_users_credentials() {
+    require_docker();
+    fixture_images();
+    let work = tempfile::tempdir().unwrap();
+    let registry = Registry::start_with_login("grader", "s3cret-pass");
+    let image = format!(
+        "127.0.0.1:{}/beyondswe-pull/calc:auth-{}",
+        registry.port,
+        std::process::id()
+    );
+    // The Docker CLI logs in with a config of its own and pushes.
+    let config = work.path().join("docker-config");
+    std::fs::create_dir_all(&config).unwrap();
+    let mut login = Command::new("docker")
+        .arg("--config")
+        .arg(&config)
+        .args(["login", "-u", "grader", "--password-stdin"])
+        .arg(format!("127.0.0.1:{}", registry.port))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    login
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"s3cret-pass")
+        .unwrap();
+    let out = login.wait_with_output().unwrap();
+    assert!(out.status.success(), "docker login: {}", text(&out.stderr));
+    docker(&["tag", "beyondswe-fixture/calc:1", &image]);
+    run_ok(
+        Command::new("docker")
+            .arg("--config")
+            .arg(&config)
+            .args(["push", "-q", &image]),
+    );
+    docker(&["rmi", &image]);
+
+    let pull = |docker_config: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_beyondswe"))
+            .args(["image", "pull", &image])
+            .env("DOCKER_CONFIG", docker_config)
+            .output()
+            .unwrap()
+    };
+    let nobody = work.path().join("no-login");
+    std::fs::create_dir_all(&nobody).unwrap();
+    let out = pull(&nobody);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("denied"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(
+        text(&out.stderr).contains("docker login"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = pull(&config);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), format!("pulled\t{image}\n"));
+    docker(&["rmi", &image]);
 }
