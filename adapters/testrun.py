@@ -44,8 +44,13 @@ def run_tests(ctx, ids, cwd, rootdir, extra_args, test_paths, prepend, timeout):
     os.mkdir(jdir, 0o700)
     os.chown(jdir, ctx.uid, ctx.gid)
     junit = os.path.join(jdir, "junit.xml")
+    # Native tracebacks: a failing test costs about 0.5 ms to report instead of about 9 ms for
+    # pytest's own (source lines and values of every frame), and a grading runs many failing
+    # tests on purpose (a canary group's variants fail but one). The assertion's message (`assert
+    # 4 == 5`, with where the values came from) is in the native traceback too. A dataset's own
+    # `--tb` among its arguments comes after and wins.
     args = ["-o", "addopts=", "-p", "no:cacheprovider", "--rootdir=" + rootdir, "--confcutdir=" + rootdir,
-            "-q", "-rN", "--continue-on-collection-errors", "--junitxml=" + junit] + extra_args
+            "-q", "-rN", "--tb=native", "--continue-on-collection-errors", "--junitxml=" + junit] + extra_args
     config = {
         "args": args, "ids": ids, "repo_paths": ctx.repo_paths,
         # Resolved here, as root and while the tree is warm: the runner takes them as they are
