@@ -38,8 +38,12 @@ use serde_json::Value;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TrajectoryClass {
-    /// Nothing found, and every tool call was read to its end.
+    /// Nothing found, every tool call was read to its end, and every check ran.
     Clean,
+    /// Nothing found in what was read, but a check could not run: the task's repository (or, for
+    /// an issue task, its PR) is known neither from the dataset nor from the task's name. The
+    /// checks that did not run are listed ([`TrajectoryAudit::unchecked`]).
+    Unchecked,
     /// Nothing found in what was read, but some tool calls (or commands inside them) could not
     /// be read.
     Incomplete,
@@ -61,13 +65,14 @@ pub enum TrajectoryClass {
 
 impl TrajectoryClass {
     /// Every class, from the most serious to the least (as the table lists them).
-    pub const MOST_SERIOUS_FIRST: [TrajectoryClass; 7] = [
+    pub const MOST_SERIOUS_FIRST: [TrajectoryClass; 8] = [
         TrajectoryClass::TierA,
         TrajectoryClass::TierBCandidate,
         TrajectoryClass::Blocklist,
         TrajectoryClass::PromptSupplied,
         TrajectoryClass::SearchOnly,
         TrajectoryClass::Incomplete,
+        TrajectoryClass::Unchecked,
         TrajectoryClass::Clean,
     ];
 
@@ -75,6 +80,7 @@ impl TrajectoryClass {
     pub fn as_str(self) -> &'static str {
         match self {
             TrajectoryClass::Clean => "clean",
+            TrajectoryClass::Unchecked => "unchecked",
             TrajectoryClass::Incomplete => "incomplete",
             TrajectoryClass::SearchOnly => "search_only",
             TrajectoryClass::PromptSupplied => "prompt_supplied",
@@ -131,6 +137,11 @@ pub struct TrajectoryAudit {
     /// Tool calls that could not be read (why the class is `incomplete` rather than `clean`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unread: Vec<crate::submission::Unread>,
+    /// The checks that could not run, each with why (why the class is `unchecked` rather than
+    /// `clean`): the web blocklist without a known repository, the own-PR check without a known
+    /// PR.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unchecked: Vec<String>,
     /// The file the trajectory was read from, for raw transcripts and Harbor trials.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub source: String,
@@ -168,15 +179,43 @@ fn cut(s: &str, n: usize) -> String {
     out
 }
 
-/// The task's PR, from the dataset's repo (when given) and the instance id.
+/// The task's PR, from the dataset's repo (when given) and the instance id: BeyondSWE's
+/// `<owner>_<repo>_pr<N>`, or SWE-bench's `<owner>__<repo>-<N>` (N is the PR there too).
 pub fn target_pr(task_name: &str, info: &TaskInfo) -> Option<TargetPr> {
-    let (owner, repo, number) = parse_issue_instance_id(task_name)?;
+    let (owner, repo, number) =
+        parse_issue_instance_id(task_name).or_else(|| swebench_id(task_name))?;
     let (owner, repo) = info.repo.clone().unwrap_or((owner, repo));
     Some(TargetPr {
         owner,
         repo,
         number,
     })
+}
+
+/// SWE-bench's instance id, `<owner>__<repo>-<N>` (`django__django-11039`).
+fn swebench_id(task_name: &str) -> Option<(String, String, u64)> {
+    let (owner, rest) = task_name.split_once("__")?;
+    let (repo, number) = rest.rsplit_once('-')?;
+    let ok = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+    };
+    if !ok(owner) || !ok(repo) || number.is_empty() || !number.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some((owner.to_owned(), repo.to_owned(), number.parse().ok()?))
+}
+
+/// The repository of a BeyondSWE DepMigrate id, `<owner>_<repo>_v<from>_to_v<to>`
+/// (`PyCQA_pyflakes_v3.0.0_to_v3.0.1`): a GitHub owner holds no `_`, so the owner ends at the
+/// first one.
+fn migration_repo(task_name: &str) -> Option<(String, String)> {
+    let (owner, rest) = task_name.split_once('_')?;
+    let at = rest.find("_v")?;
+    let (repo, versions) = (&rest[..at], &rest[at + 1..]);
+    (!owner.is_empty() && !repo.is_empty() && versions.contains("_to_"))
+        .then(|| (owner.to_owned(), repo.to_owned()))
 }
 
 /// What the task forbids on the web: its repository (from the dataset, else the instance id:
@@ -193,7 +232,10 @@ pub fn web_target(
     let (owner, repo) = match (pr, &info.repo) {
         (Some(pr), _) => (Some(pr.owner.clone()), pr.repo.clone()),
         (None, Some((o, r))) => (Some(o.clone()), r.clone()),
-        (None, None) => (None, doc2repo_repo(task_name)?.to_owned()),
+        (None, None) => match migration_repo(task_name) {
+            Some((o, r)) => (Some(o), r),
+            None => (None, doc2repo_repo(task_name)?.to_owned()),
+        },
     };
     // A Doc2Repo task has no commit to allow: its repository at any commit is the answer.
     let doc2repo =
@@ -320,6 +362,7 @@ fn audit_read(
         .or_else(|| info.problem_statement.clone())
         .unwrap_or_default();
     let web = web_target(&task_name, info, family, &prompt, pr.as_ref());
+    let unchecked = unchecked_checks(&task_name, family, web.is_some(), pr.is_some());
     let mut found = Findings::default();
     let mut unread = unread;
     for (i, e) in evs.iter().enumerate() {
@@ -336,8 +379,10 @@ fn audit_read(
                 });
             }
         }
-        if let Some(web) = &web {
-            found.web(e, &reached, commands.as_ref(), web);
+        match &web {
+            Some(web) => found.web(e, &reached, commands.as_ref(), web),
+            // Nothing to judge against: network use is listed all the same.
+            None => found.network(e, &reached),
         }
         let Some(pr) = &pr else { continue };
         found.pr_access(e, &reached, commands.as_ref(), &evs[i + 1..], pr);
@@ -354,14 +399,40 @@ fn audit_read(
         task_name,
         family,
         shape,
-        class: found.class(in_prompt, !unread.is_empty()),
+        class: found.class(in_prompt, !unread.is_empty(), !unchecked.is_empty()),
         reward: about.reward,
         blocklist_hits: found.blocklist,
         web_hits: found.web_hits,
         evidence: found.evidence,
         unread,
+        unchecked,
         source: about.source,
     })
+}
+
+/// The checks that cannot run for this task, each with why: the web blocklist without a
+/// repository, the own-PR check of an issue task without its PR (DepMigrate and Doc2Repo tasks
+/// have none; their leaks are the repository's and the package's, which the web check judges).
+fn unchecked_checks(task_name: &str, family: Family, web: bool, pr: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    let name = crate::text::one_line(task_name);
+    if !web {
+        out.push(format!(
+            "web blocklist: no repository is known for `{name}` (its name is none of the id \
+             shapes known; give --dataset)"
+        ));
+    }
+    let issue = matches!(family, Family::CrossRepo | Family::DomainFix)
+        || (family == Family::Unknown
+            && migration_repo(task_name).is_none()
+            && doc2repo_repo(task_name).is_none());
+    if issue && !pr {
+        out.push(format!(
+            "own PR: no pull request is known for `{name}` (its name holds no PR number; give \
+             --dataset with ids of the `<owner>_<repo>_pr<N>` shape)"
+        ));
+    }
+    out
 }
 
 /// The URLs event `e` reaches: a page tool's URL (its text, when it holds none that looks like
@@ -460,6 +531,20 @@ impl Findings {
         }
     }
 
+    /// Event `e`'s network use, listed, when there is no repository to judge it against.
+    fn network(&mut self, e: &Event, reached: &[String]) {
+        let mut what: Vec<String> = reached.to_vec();
+        if e.kind == EventKind::Search {
+            what.push(e.text.clone());
+        }
+        for w in what {
+            let evidence = Evidence::of(e, "network", cut(&w, 300));
+            if !self.evidence.contains(&evidence) {
+                self.evidence.push(evidence);
+            }
+        }
+    }
+
     /// Every way event `e` reaches the repository: URLs, and git/gh commands naming the PR. A
     /// tier B candidate quotes the agent's next words (from `after`).
     fn pr_access(
@@ -504,7 +589,7 @@ impl Findings {
 
     /// The class: the most serious of every class that applies; `in_prompt`: the prompt links
     /// the PR itself.
-    fn class(&self, in_prompt: bool, some_unread: bool) -> TrajectoryClass {
+    fn class(&self, in_prompt: bool, some_unread: bool, some_unchecked: bool) -> TrajectoryClass {
         [
             (self.tier_a, TrajectoryClass::TierA),
             (self.tier_b && !in_prompt, TrajectoryClass::TierBCandidate),
@@ -516,6 +601,7 @@ impl Findings {
             (self.tier_b && in_prompt, TrajectoryClass::PromptSupplied),
             (self.search_only, TrajectoryClass::SearchOnly),
             (some_unread, TrajectoryClass::Incomplete),
+            (some_unchecked, TrajectoryClass::Unchecked),
         ]
         .into_iter()
         .filter(|(applies, _)| *applies)
@@ -667,6 +753,103 @@ mod tests {
         ] {
             assert_eq!(run(hidden, "x").class, TrajectoryClass::TierA, "{hidden}");
         }
+    }
+
+    /// Without a dataset the repository and the PR come from any id shape the project knows:
+    /// BeyondSWE's (`owner_repo_prN`, a DepMigrate `Owner_repo_vA_to_vB`, a Doc2Repo
+    /// `Repo_<commit>`) and SWE-bench's (`owner__repo-N`). A name of no known shape is
+    /// `unchecked`, never `clean`, says which checks did not run, and still lists the network
+    /// use it saw.
+    #[test]
+    fn the_repository_comes_from_every_known_id_shape_and_no_clean_without_it() {
+        let line = |task: &str, cmd: &str| {
+            json!({"task_name": task, "reward": 1.0, "trajectory": {
+            "schema_version": "ATIF-v1.6", "session_id": "s", "agent": {"name": "a", "version": "1"},
+            "steps": [
+                {"step_id": 1, "source": "user", "message": "Fix it"},
+                {"step_id": 2, "source": "agent", "message": "", "tool_calls": [{"tool_call_id": "c", "function_name": "Bash", "arguments": {"command": cmd}}]}
+            ]}})
+        };
+        let info = TaskInfo::default();
+        let run = |task: &str, cmd: &str| {
+            audit_line(1, &line(task, cmd), &info, AuditOptions::default()).unwrap()
+        };
+        // SWE-bench: the PR is the id's number.
+        let a = run(
+            "django__django-11039",
+            "curl -sL https://github.com/django/django/pull/11039.diff",
+        );
+        assert_eq!(a.class, TrajectoryClass::TierA);
+        assert!(a.unchecked.is_empty());
+        assert_eq!(
+            run("django__django-11039", "ls").class,
+            TrajectoryClass::Clean
+        );
+        // DepMigrate: the upstream repository and its released package are the web check's.
+        let m = run(
+            "PyCQA_pyflakes_v3.0.0_to_v3.0.1",
+            "git clone https://github.com/PyCQA/pyflakes /tmp/p",
+        );
+        assert_eq!(m.class, TrajectoryClass::Blocklist, "{m:#?}");
+        assert!(m.unchecked.is_empty(), "{:?}", m.unchecked);
+        assert_eq!(
+            run("PyCQA_pyflakes_v3.0.0_to_v3.0.1", "ls").class,
+            TrajectoryClass::Clean
+        );
+        // A Harbor task name (the id in lower case) reads the same.
+        assert_eq!(
+            run(
+                "pycqa_pyflakes_v3.0.0_to_v3.0.1",
+                "git clone https://github.com/pycqa/pyflakes"
+            )
+            .class,
+            TrajectoryClass::Blocklist
+        );
+        // No known shape: nothing can be judged, and it says so.
+        let u = run(
+            "task-42",
+            "git clone https://github.com/someone/project && curl https://example.com/x.tgz",
+        );
+        assert_eq!(u.class, TrajectoryClass::Unchecked);
+        assert_eq!(u.unchecked.len(), 2, "{:?}", u.unchecked);
+        assert!(u.unchecked[0].contains("web blocklist") && u.unchecked[0].contains("task-42"));
+        assert!(u.unchecked[1].contains("own PR"));
+        let network: Vec<&str> = u
+            .evidence
+            .iter()
+            .filter(|e| e.finding == "network")
+            .map(|e| e.what.as_str())
+            .collect();
+        assert!(
+            network
+                .iter()
+                .any(|w| w.contains("github.com/someone/project")),
+            "{network:?}"
+        );
+        assert!(
+            network.iter().any(|w| w.contains("example.com")),
+            "{network:?}"
+        );
+        // With the dataset's repository, the same name is judged.
+        let known = TaskInfo {
+            family: Some(Family::DepMigrate),
+            repo: Some(("someone".into(), "project".into())),
+            ..TaskInfo::default()
+        };
+        let k = audit_line(
+            1,
+            &line("task-42", "git clone https://github.com/someone/project"),
+            &known,
+            AuditOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(k.class, TrajectoryClass::Blocklist);
+        assert!(k.unchecked.is_empty());
+        // A blocklisted command is found whatever the repository.
+        assert_eq!(
+            run("task-42", "git log --all").class,
+            TrajectoryClass::Blocklist
+        );
     }
 
     /// A command the reader cannot follow to its end (nesting past its depth, expansions past

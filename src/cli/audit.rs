@@ -116,7 +116,8 @@ fn audit_table(audits: &[TrajectoryAudit]) -> String {
     text
 }
 
-/// The blocklist hits, the first other finding and the first unread call, in a few words.
+/// The blocklist hits, the first other finding, the first unread call, the first check that did
+/// not run and how much network use was listed, in a few words.
 fn findings(a: &TrajectoryAudit) -> String {
     let mut findings: Vec<String> = a
         .blocklist_hits
@@ -140,6 +141,15 @@ fn findings(a: &TrajectoryAudit) -> String {
             u.step,
             u.tool,
             u.why
+        ));
+    }
+    if let Some(c) = a.unchecked.first() {
+        findings.push(format!("not checked: {c}"));
+    }
+    if a.evidence.iter().any(|e| e.finding == "network") {
+        findings.push(format!(
+            "network use: {} (listed in the JSON)",
+            a.evidence.iter().filter(|e| e.finding == "network").count()
         ));
     }
     findings.join("; ")
