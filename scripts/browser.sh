@@ -39,20 +39,10 @@ if path=$(find_browser); then
     exit 0
 fi
 
-command -v apt-get >/dev/null 2>&1 || die "no Chromium on PATH and no apt-get to install one
-hint: install Chromium, or set BEYONDSWE_CHROMIUM to a Chromium binary"
-if [[ $(id -u) -ne 0 ]]; then
-    die "no Chromium on PATH, and installing one needs root
-hint: run 'apt-get install chromium' as root, or set BEYONDSWE_CHROMIUM"
-fi
-
-log "installing chromium from the Debian packages"
-export DEBIAN_FRONTEND=noninteractive
-if ! apt-get install -y -q --no-install-recommends chromium fonts-dejavu-core >&2; then
-    log "install failed; refreshing the package lists and trying again"
-    apt-get update -q >&2
-    apt-get install -y -q --no-install-recommends chromium fonts-dejavu-core >&2
-fi
+# shellcheck source=scripts/apt-install.sh
+. "$(dirname "${BASH_SOURCE[0]}")/apt-install.sh"
+apt_install Chromium "run 'apt-get install chromium' as root, or set BEYONDSWE_CHROMIUM" \
+    chromium fonts-dejavu-core
 path=$(find_browser) || die "chromium was installed but is not on PATH"
 log "installed $path ($("$path" --version 2>/dev/null || echo 'version unknown'))"
 echo "$path"

@@ -29,21 +29,11 @@ if path=$(command -v docker-registry); then
     exit 0
 fi
 
-command -v apt-get >/dev/null 2>&1 || die "no docker-registry on PATH and no apt-get to install one
-hint: install a registry server (Debian: docker-registry), or set BEYONDSWE_REGISTRY to its binary"
-if [[ $(id -u) -ne 0 ]]; then
-    die "no docker-registry on PATH, and installing one needs root
-hint: run 'apt-get install docker-registry' as root, or set BEYONDSWE_REGISTRY"
-fi
-
-log "installing docker-registry from the Debian packages"
-export DEBIAN_FRONTEND=noninteractive
-# The package's own service is not wanted (the tests start theirs on a port of their own).
-if ! apt-get install -y -q --no-install-recommends docker-registry >&2; then
-    log "install failed; refreshing the package lists and trying again"
-    apt-get update -q >&2
-    apt-get install -y -q --no-install-recommends docker-registry >&2
-fi
+# shellcheck source=scripts/apt-install.sh
+. "$(dirname "${BASH_SOURCE[0]}")/apt-install.sh"
+# The package's own service is not wanted: the tests start theirs on a port of their own.
+apt_install docker-registry "run 'apt-get install docker-registry' as root, or set BEYONDSWE_REGISTRY" \
+    docker-registry
 path=$(command -v docker-registry) || die "docker-registry was installed but is not on PATH"
 log "installed $path"
 echo "$path"

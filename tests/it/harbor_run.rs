@@ -907,21 +907,7 @@ fn harbors_registry_takes_every_task_with_our_digests() {
     let ours = digests(&ours);
     // The dataset's four instances, one task each.
     assert_eq!(ours.len(), 4, "{ours:?}");
-    let harbor = |args: &[&str]| {
-        let out = Command::new("bash")
-            .current_dir(work.path())
-            .arg(repo_root().join("scripts/harbor-run.sh"))
-            .arg(VERSIONS[0])
-            .args(args)
-            .output()
-            .unwrap();
-        let text = format!(
-            "{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        (out.status.code(), text)
-    };
+    let harbor = |args: &[&str]| harbor_026(&work.path(), args);
     let dirs: Vec<String> = std::fs::read_dir(&tasks)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -1001,12 +987,7 @@ fn harbors_registry_takes_every_task_with_our_digests() {
             .args(["-c", &script])
             .output()
             .unwrap();
-        let text = format!(
-            "{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        (out.status.code(), text)
+        (out.status.code(), output_text(&out))
     };
     let (code, text) = glob("*/");
     assert_eq!(code, Some(0), "harbor lint {tasks_dir}/*/:\n{text}");
@@ -1026,22 +1007,41 @@ fn harbors_adapter_review_needs_a_harbor_checkout() {
     let work = Work::new();
     let adapter = work.path().join("adapters/beyondswe");
     super::support::copy_dir(&repo_root().join("harbor/adapters/beyondswe"), &adapter);
+    let report = work.path().join("review.md");
+    let (_, text) = harbor_026(
+        &work.path(),
+        &[
+            "adapter",
+            "review",
+            "--skip-ai",
+            "-p",
+            &adapter.to_string_lossy(),
+            "-o",
+            &report.to_string_lossy(),
+        ],
+    );
+    assert!(text.contains("validate_adapter.py not found"), "{text}");
+}
+
+/// Harbor 0.26's CLI (the client image) run in `dir`: its exit code, and stdout then stderr.
+fn harbor_026(dir: &Path, args: &[&str]) -> (Option<i32>, String) {
     let out = Command::new("bash")
-        .current_dir(work.path())
+        .current_dir(dir)
         .arg(repo_root().join("scripts/harbor-run.sh"))
         .arg(VERSIONS[0])
-        .args(["adapter", "review", "--skip-ai", "-p"])
-        .arg(&adapter)
-        .arg("-o")
-        .arg(work.path().join("review.md"))
+        .args(args)
         .output()
         .unwrap();
-    let text = format!(
+    (out.status.code(), output_text(&out))
+}
+
+/// A command's stdout, then its stderr.
+fn output_text(out: &std::process::Output) -> String {
+    format!(
         "{}\n{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(text.contains("validate_adapter.py not found"), "{text}");
+    )
 }
 
 /// `grade --via-harbor -e docker` with the real Harbor 0.26 (each submission a task whose oracle
