@@ -860,7 +860,7 @@ mod cli {
 
     #[test]
     #[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
-    fn missing_image_is_an_infrastructure_error() {
+    fn a_missing_image_is_pulled_or_named_with_its_fix() {
         require_docker();
         fixture_images();
         let dir = tempfile::tempdir().unwrap();
@@ -872,10 +872,13 @@ mod cli {
         std::fs::write(&data, format!("{rec}\n")).unwrap();
         let gold = dir.path().join("gold.patch");
         std::fs::write(&gold, rec["patch"].as_str().unwrap()).unwrap();
+        // With pulls off: the input's problem (the image is not there), with its fix: 1, not 3.
         let assert = cargo_bin_cmd!("beyondswe")
             .args([
                 "grade-one",
                 "--json",
+                "--pull",
+                "never",
                 "--instance",
                 "acme_calc_pr7",
                 "--dataset",
@@ -884,12 +887,21 @@ mod cli {
             .arg("--patch")
             .arg(&gold)
             .assert()
-            // The input's problem (the image is not there), with its fix: 1, not 3.
             .code(1)
-            .stderr(contains("hint: build or load the instance's image"));
+            .stderr(contains("hint: pull the instance's image"));
         let v: serde_json::Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
         assert_eq!(v["verdict"], "error");
         assert_eq!(v["reason"], "image_missing");
+        // With pulls on (the default) and no registry answering: the pull's failure, named, an
+        // infrastructure error (3), before any container.
+        cargo_bin_cmd!("beyondswe")
+            .args(["grade-one", "--instance", "acme_calc_pr7", "--dataset"])
+            .arg(&data)
+            .arg("--patch")
+            .arg(&gold)
+            .assert()
+            .code(3)
+            .stderr(contains("pulling `beyondswe-test/does-not-exist:1`"));
         // The empty patch needs no container at all.
         let empty = dir.path().join("empty.patch");
         std::fs::write(&empty, "\n").unwrap();
