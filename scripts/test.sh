@@ -9,7 +9,8 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-log() { printf '[test] %s\n' "$*" >&2; }
+# Each stage line says how long the run has taken so far.
+log() { printf '[test] %4ds %s\n' "$SECONDS" "$*" >&2; }
 
 log "images (offline base + fixtures)"
 bash scripts/build-fixture-images.sh >/dev/null
@@ -28,3 +29,4 @@ log "schemas"
 cargo run --quiet -- schemas check schemas
 log "tests"
 cargo test -- --include-ignored
+log "done"
