@@ -25,6 +25,7 @@ pub use docker::{
 };
 pub use pull::{
     ImageRef, MIN_FREE_FOR_PULL, PullFailure, PullPolicy, credentials_for, docker_config_dir,
+    min_free_for_pull,
 };
 pub use tar_io::{TarBuilder, files_in_tar};
 

@@ -255,7 +255,18 @@ pub fn credentials_for(
 
 /// A pull starts only with at least this much free where the engine keeps its images (when
 /// that place is on this machine): instance images are commonly 1 to 5 GiB.
+/// `BEYONDSWE_PULL_MIN_FREE_GB` sets another floor ([`min_free_for_pull`]).
 pub const MIN_FREE_FOR_PULL: u64 = 2 << 30;
+
+/// The free space a pull needs: `BEYONDSWE_PULL_MIN_FREE_GB` (GiB, fractions allowed) when set
+/// to a number, else [`MIN_FREE_FOR_PULL`].
+pub fn min_free_for_pull() -> u64 {
+    std::env::var("BEYONDSWE_PULL_MIN_FREE_GB")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|g| g.is_finite() && *g >= 0.0)
+        .map_or(MIN_FREE_FOR_PULL, |g| (g * f64::from(1u32 << 30)) as u64)
+}
 
 /// A pull with no news from the engine for this long is given up.
 const PULL_STALL: Duration = Duration::from_secs(300);
@@ -332,8 +343,9 @@ impl DockerSandbox {
                 "not an image reference".to_owned(),
             ));
         };
+        let floor = min_free_for_pull();
         if let Some((root, free)) = self.engine_free_space().await
-            && free < MIN_FREE_FOR_PULL
+            && free < floor
         {
             return Err(failed(
                 PullFailure::NoSpace,
@@ -341,7 +353,7 @@ impl DockerSandbox {
                     "{} free in {} where the engine keeps images; a pull needs at least {}",
                     mib(free),
                     root.display(),
-                    mib(MIN_FREE_FOR_PULL)
+                    mib(floor)
                 ),
             ));
         }

@@ -425,6 +425,35 @@ fn a_registry_that_wants_a_login_is_pulled_from_with_the_users_credentials() {
         "{}",
         text(&out.stderr)
     );
+    // A disk with less free than the floor: refused before anything is fetched (exit 1, the
+    // user's to fix), with what is free and where.
+    let out = Command::new(env!("CARGO_BIN_EXE_beyondswe"))
+        .args(["image", "pull", &image])
+        .env("DOCKER_CONFIG", &config)
+        .env("BEYONDSWE_PULL_MIN_FREE_GB", "1000000")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("no space"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(
+        text(&out.stdout).contains("free in"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(
+        Command::new("docker")
+            .args(["image", "inspect", &image])
+            .output()
+            .unwrap()
+            .status
+            .code()
+            != Some(0),
+        "nothing was pulled"
+    );
     let out = pull(&config);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), format!("pulled\t{image}\n"));
