@@ -176,6 +176,16 @@ fn grade(dataset: &Path, results: &Path, run: &str, extra: &[&str]) -> std::proc
         .unwrap()
 }
 
+/// Whether the engine has `image`.
+fn on_engine(image: &str) -> bool {
+    Command::new("docker")
+        .args(["image", "inspect", image])
+        .output()
+        .unwrap()
+        .status
+        .success()
+}
+
 fn text(out: &[u8]) -> String {
     String::from_utf8_lossy(out).into_owned()
 }
@@ -192,13 +202,7 @@ fn a_dataset_whose_images_are_only_in_a_registry_grades_through_a_pull() {
     let mut registry = Registry::start();
     let image = pushed_image(&registry, work.path());
     assert!(
-        Command::new("docker")
-            .args(["image", "inspect", &image])
-            .output()
-            .unwrap()
-            .status
-            .code()
-            != Some(0),
+        !on_engine(&image),
         "the image is off the engine before the run"
     );
     let dataset = dataset_on(&image, work.path());
@@ -404,56 +408,36 @@ fn a_registry_that_wants_a_login_is_pulled_from_with_the_users_credentials() {
     );
     docker(&["rmi", &image]);
 
-    let pull = |docker_config: &Path| {
-        Command::new(env!("CARGO_BIN_EXE_beyondswe"))
-            .args(["image", "pull", &image])
-            .env("DOCKER_CONFIG", docker_config)
-            .output()
-            .unwrap()
+    // `image pull` with a Docker config, and a free-space floor in GiB when given.
+    let pull_with = |docker_config: &Path, min_free_gb: Option<&str>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_beyondswe"));
+        cmd.args(["image", "pull", &image])
+            .env("DOCKER_CONFIG", docker_config);
+        if let Some(gb) = min_free_gb {
+            cmd.env("BEYONDSWE_PULL_MIN_FREE_GB", gb);
+        }
+        cmd.output().unwrap()
+    };
+    let pull = |docker_config: &Path| pull_with(docker_config, None);
+    // What the command printed, stdout then stderr, and whether it says every one of `words`.
+    let says = |out: &std::process::Output, words: &[&str]| {
+        let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        assert!(
+            words.iter().all(|w| all.contains(w)),
+            "{words:?} in:\n{all}"
+        );
     };
     let nobody = work.path().join("no-login");
     std::fs::create_dir_all(&nobody).unwrap();
     let out = pull(&nobody);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
-    assert!(
-        text(&out.stdout).contains("denied"),
-        "{}",
-        text(&out.stdout)
-    );
-    assert!(
-        text(&out.stderr).contains("docker login"),
-        "{}",
-        text(&out.stderr)
-    );
+    says(&out, &["denied", "docker login"]);
     // A disk with less free than the floor: refused before anything is fetched (exit 1, the
     // user's to fix), with what is free and where.
-    let out = Command::new(env!("CARGO_BIN_EXE_beyondswe"))
-        .args(["image", "pull", &image])
-        .env("DOCKER_CONFIG", &config)
-        .env("BEYONDSWE_PULL_MIN_FREE_GB", "1000000")
-        .output()
-        .unwrap();
+    let out = pull_with(&config, Some("1000000"));
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
-    assert!(
-        text(&out.stdout).contains("no space"),
-        "{}",
-        text(&out.stdout)
-    );
-    assert!(
-        text(&out.stdout).contains("free in"),
-        "{}",
-        text(&out.stdout)
-    );
-    assert!(
-        Command::new("docker")
-            .args(["image", "inspect", &image])
-            .output()
-            .unwrap()
-            .status
-            .code()
-            != Some(0),
-        "nothing was pulled"
-    );
+    says(&out, &["no space", "free in"]);
+    assert!(!on_engine(&image), "nothing was pulled");
     let out = pull(&config);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), format!("pulled\t{image}\n"));
