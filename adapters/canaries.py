@@ -711,7 +711,7 @@ def judge(record, outcomes, finished, solo=None, doubled=(), anywhere=False):
                 held, worst = True, real_outcome
                 for _ in range(SOLO_ROUNDS):
                     # In an order drawn afresh: the variants' order in the record says nothing.
-                    now, done = solo(sorted(ids, key=lambda _: SOLO_RNG.random()))
+                    now, done = solo(SOLO_RNG.sample(ids, len(ids)))
                     again = dict((i, (x, now[x])) for i, x in enumerate(ids) if x in now)
                     r = now.get(real_id, "not_run")
                     if r not in PASSED:

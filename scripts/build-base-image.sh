@@ -114,19 +114,34 @@ if [[ $FORCE -eq 0 && -s "$CACHE_TAR" ]]; then
     exit 0
 fi
 
+# The system git configuration of the base, both ways: any repository is safe, and commits
+# made while grading have an author.
+write_gitconfig() {
+    cat >"$1" <<'EOF'
+[safe]
+	directory = *
+[user]
+	email = grader@beyondswe.invalid
+	name = beyondswe
+[init]
+	defaultBranch = main
+EOF
+}
+
 # --- From a registry image ------------------------------------------------------
 # The same configuration as the offline rootfs below, applied in a `docker build`.
 build_from_registry() {
     local from=$1 context
     context=$(mktemp -d "$CACHE_DIR/context-${BASE_VERSION}.XXXXXX")
+    write_gitconfig "$context/gitconfig"
     cat >"$context/Dockerfile" <<EOF
 FROM $from
 ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8
 RUN apt-get update -q \\
     && apt-get install -y -q --no-install-recommends ${PACKAGES[*]} \\
     && rm -f /usr/lib/python3*/EXTERNALLY-MANAGED \\
-    && printf '[safe]\\n\\tdirectory = *\\n[user]\\n\\temail = grader@beyondswe.invalid\\n\\tname = beyondswe\\n[init]\\n\\tdefaultBranch = main\\n' >/etc/gitconfig \\
     && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb /usr/share/man/* /usr/share/info/*
+COPY gitconfig /etc/gitconfig
 LABEL beyondswe.base=1
 CMD ["/bin/bash"]
 EOF
@@ -193,15 +208,7 @@ debootstrap --variant=minbase --components=main --include="$include" \
     "$suite" "$ROOTFS" "$mirror" >&2
 
 log "configuring rootfs"
-cat >"$ROOTFS/etc/gitconfig" <<'EOF'
-[safe]
-	directory = *
-[user]
-	email = grader@beyondswe.invalid
-	name = beyondswe
-[init]
-	defaultBranch = main
-EOF
+write_gitconfig "$ROOTFS/etc/gitconfig"
 
 # Keep later dpkg installs (if any) small too.
 mkdir -p "$ROOTFS/etc/dpkg/dpkg.cfg.d"

@@ -379,11 +379,7 @@ fn audit_read(
                 });
             }
         }
-        match &web {
-            Some(web) => found.web(e, &reached, commands.as_ref(), web),
-            // Nothing to judge against: network use is listed all the same.
-            None => found.network(e, &reached),
-        }
+        found.web(e, &reached, commands.as_ref(), web.as_ref());
         let Some(pr) = &pr else { continue };
         found.pr_access(e, &reached, commands.as_ref(), &evs[i + 1..], pr);
         if e.kind == EventKind::Search && query_names_pr(&e.text, pr) {
@@ -493,15 +489,19 @@ impl Findings {
 
     /// Event `e`'s web access, judged against what the task forbids: hits, allowed pages of the
     /// repository, and other network use. The task's own PR is left to [`Findings::pr_access`].
+    /// Without a target (no repository known) every URL is listed as network use.
     fn web(
         &mut self,
         e: &Event,
         reached: &[String],
         commands: Option<&shell::Commands>,
-        web: &WebTarget,
+        web: Option<&WebTarget>,
     ) {
-        let mut uses: Vec<WebUse> = reached.iter().map(|u| web.judge_url(u)).collect();
-        if let Some(c) = commands {
+        let mut uses: Vec<WebUse> = match web {
+            Some(web) => reached.iter().map(|u| web.judge_url(u)).collect(),
+            None => reached.iter().cloned().map(WebUse::Network).collect(),
+        };
+        if let (Some(web), Some(c)) = (web, commands) {
             uses.extend(web.judge_words(&c.words));
         }
         // A search fetches no page: what it returned is the search tool's to filter. It is
@@ -526,20 +526,6 @@ impl Findings {
             let mut evidence = Evidence::of(e, finding, cut(&what, 300));
             evidence.excerpt = excerpt;
             if !self.evidence[this_event..].contains(&evidence) {
-                self.evidence.push(evidence);
-            }
-        }
-    }
-
-    /// Event `e`'s network use, listed, when there is no repository to judge it against.
-    fn network(&mut self, e: &Event, reached: &[String]) {
-        let mut what: Vec<String> = reached.to_vec();
-        if e.kind == EventKind::Search {
-            what.push(e.text.clone());
-        }
-        for w in what {
-            let evidence = Evidence::of(e, "network", cut(&w, 300));
-            if !self.evidence.contains(&evidence) {
                 self.evidence.push(evidence);
             }
         }

@@ -146,11 +146,9 @@ fn findings(a: &TrajectoryAudit) -> String {
     if let Some(c) = a.unchecked.first() {
         findings.push(format!("not checked: {c}"));
     }
-    if a.evidence.iter().any(|e| e.finding == "network") {
-        findings.push(format!(
-            "network use: {} (listed in the JSON)",
-            a.evidence.iter().filter(|e| e.finding == "network").count()
-        ));
+    let network = a.evidence.iter().filter(|e| e.finding == "network").count();
+    if network > 0 {
+        findings.push(format!("network use: {network} (listed in the JSON)"));
     }
     findings.join("; ")
 }

@@ -7,7 +7,7 @@ use super::progress::Bar;
 use super::{exit, out};
 use anyhow::Result;
 use beyondswe::run::{self, ImageSpec};
-use beyondswe::sandbox::PullPolicy;
+use beyondswe::sandbox::{PullPolicy, SandboxError};
 use clap::Subcommand;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -146,14 +146,8 @@ fn pull(
         text.push_str(&format!("failed\t{i}\t{e}\n"));
     }
     out(text)?;
-    let mut hints: Vec<&str> = Vec::new();
-    for (_, e) in &done.failed {
-        if let Some(h) = e.hint()
-            && !hints.contains(&h)
-        {
-            hints.push(h);
-            super::note(format!("hint: {h}"));
-        }
+    for h in SandboxError::distinct_hints(done.failed.iter().map(|(_, e)| e)) {
+        super::note(format!("hint: {h}"));
     }
     super::note(format!(
         "{} pulled, {} present, {} failed",

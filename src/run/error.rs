@@ -137,16 +137,10 @@ fn unavailable_message(failed: &[(String, SandboxError)]) -> String {
         "no instance image of the run could be had ({}):",
         failed.len()
     );
-    let mut hints = Vec::new();
     for (_, e) in failed {
         text.push_str(&format!("\n  {e}"));
-        if let Some(h) = e.hint()
-            && !hints.contains(&h)
-        {
-            hints.push(h);
-        }
     }
-    for h in hints {
+    for h in SandboxError::distinct_hints(failed.iter().map(|(_, e)| e)) {
         text.push_str(&format!("\nhint: {h}"));
     }
     text

@@ -94,15 +94,15 @@ pub fn grade_run(spec: &RunSpec, progress: &dyn Progress) -> Result<RunOutcome, 
     // Another writer first, then the engine and the images: a run that cannot start leaves no
     // run directory.
     report::check_unheld(&run_dir)?;
-    let local = match &spec.backend {
-        Backend::Local => Some(start_local(
+    let engine = match &spec.backend {
+        Backend::Local => Engine::Local(Box::new(start_local(
             &plan.instances,
             &plan.jobs.iter().map(|j| j.record.instance_id()).collect(),
             &label,
             spec.limits.pull,
             progress,
-        )?),
-        Backend::Harbor(_) => None,
+        )?)),
+        Backend::Harbor(harbor) => Engine::Harbor(harbor),
     };
     let store = open_store(&spec.store, &plan.meta, progress)?;
     if !spec.store.force {
@@ -110,38 +110,36 @@ pub fn grade_run(spec: &RunSpec, progress: &dyn Progress) -> Result<RunOutcome, 
     }
     let store = Mutex::new(store);
     let started = now_rfc3339();
-    if let Backend::Harbor(harbor) = &spec.backend {
-        progress.start(plan.jobs.len());
-        let jobs = std::mem::take(&mut plan.jobs);
-        let graded = via_harbor::grade_via_harbor(harbor, jobs, &store, &opts, spec.jobs, progress);
-        progress.finish();
-        let mut store = store.into_inner().unwrap_or_else(|e| e.into_inner());
-        if let Err(e) = graded {
-            return Err(RunError::Stopped {
-                what: "run",
-                run_dir,
-                source: Box::new(e),
-            });
-        }
-        store.compact()?;
-        let report = finish(spec, &plan, &store, started)?;
-        return Ok(RunOutcome {
-            report,
-            run_dir,
-            interrupted: false,
-            planned,
-            input_problems,
-        });
-    }
-    let Some(Local {
+    let Local {
         runtime,
         session,
         unavailable,
-    }) = local
-    else {
-        return Err(RunError::Runtime(std::io::Error::other(
-            "a local run without its engine session",
-        )));
+    } = match engine {
+        Engine::Local(local) => *local,
+        Engine::Harbor(harbor) => {
+            progress.start(plan.jobs.len());
+            let jobs = std::mem::take(&mut plan.jobs);
+            let graded =
+                via_harbor::grade_via_harbor(harbor, jobs, &store, &opts, spec.jobs, progress);
+            progress.finish();
+            let mut store = store.into_inner().unwrap_or_else(|e| e.into_inner());
+            if let Err(e) = graded {
+                return Err(RunError::Stopped {
+                    what: "run",
+                    run_dir,
+                    source: Box::new(e),
+                });
+            }
+            store.compact()?;
+            let report = finish(spec, &plan, &store, started)?;
+            return Ok(RunOutcome {
+                report,
+                run_dir,
+                interrupted: false,
+                planned,
+                input_problems,
+            });
+        }
     };
     let outcome = runtime.block_on(async {
         session
@@ -194,6 +192,14 @@ pub fn grade_run(spec: &RunSpec, progress: &dyn Progress) -> Result<RunOutcome, 
     })
 }
 
+/// Where a run's gradings happen, made ready before its store is opened.
+enum Engine<'a> {
+    /// This machine's engine, connected, the images pulled.
+    Local(Box<Local>),
+    /// Harbor, which needs nothing ready here.
+    Harbor(&'a HarborBackend),
+}
+
 /// A local run's engine, ready before its store is opened: the runtime, the session, and the
 /// images that could not be pulled (each with why, as its jobs' `error` verdicts say it).
 pub(crate) struct Local {
@@ -215,16 +221,15 @@ pub(crate) fn start_local(
 ) -> Result<Local, RunError> {
     let runtime = runtime()?;
     let session = runtime.block_on(Session::open(label, progress))?;
-    let images: Vec<&str> = instances
+    let images: HashSet<&str> = instances
         .iter()
         .filter(|i| i.environment_to_build.is_none() && graded.contains(i.record.instance_id()))
         .filter_map(|i| i.record.image())
         .collect();
-    let wanted: HashSet<&str> = images.iter().copied().collect();
     let failed = runtime
-        .block_on(session.pull_images(images, policy, progress))?
+        .block_on(session.pull_images(images.iter().copied(), policy, progress))?
         .failed;
-    if !failed.is_empty() && failed.len() == wanted.len() {
+    if !failed.is_empty() && failed.len() == images.len() {
         return Err(RunError::ImagesUnavailable(failed));
     }
     let unavailable = failed

@@ -174,8 +174,10 @@ impl Session {
             }
         ));
         let note = |line: &str| progress.note(line);
+        let logins = crate::sandbox::Logins::default();
+        let (note, logins) = (&note, &logins);
         let results: Vec<_> = futures_util::stream::iter(to_pull)
-            .map(|image| async move { (image, self.sandbox.pull(image, &note).await) })
+            .map(|image| async move { (image, self.sandbox.pull(image, logins, note).await) })
             .buffer_unordered(PULLS_AT_ONCE)
             .collect()
             .await;

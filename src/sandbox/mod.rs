@@ -24,8 +24,8 @@ pub use docker::{
     PreparedImage, RUN_LABEL, prune_plan,
 };
 pub use pull::{
-    ImageRef, MIN_FREE_FOR_PULL, PullFailure, PullPolicy, credentials_for, docker_config_dir,
-    min_free_for_pull,
+    ImageRef, Logins, MIN_FREE_FOR_PULL, PullFailure, PullPolicy, credentials_for,
+    docker_config_dir, min_free_for_pull,
 };
 pub use tar_io::{TarBuilder, files_in_tar};
 
@@ -239,6 +239,19 @@ impl SandboxError {
             SandboxError::Pull { why, .. } => why.is_users(),
             _ => false,
         }
+    }
+
+    /// The hints of `errors`, each once, in the order first given.
+    pub fn distinct_hints<'a>(
+        errors: impl IntoIterator<Item = &'a SandboxError>,
+    ) -> Vec<&'static str> {
+        let mut hints = Vec::new();
+        for h in errors.into_iter().filter_map(SandboxError::hint) {
+            if !hints.contains(&h) {
+                hints.push(h);
+            }
+        }
+        hints
     }
 
     /// A line a user can act on.

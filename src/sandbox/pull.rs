@@ -253,6 +253,27 @@ pub fn credentials_for(
     }
 }
 
+/// The credentials of each registry, looked up once for a batch of pulls: the Docker config is
+/// read, and its credential helper run, once per registry rather than once per image.
+#[derive(Debug, Default)]
+pub struct Logins {
+    by_registry: std::sync::Mutex<HashMap<String, Result<Option<DockerCredentials>, String>>>,
+}
+
+impl Logins {
+    /// The credentials for `image`'s registry ([`credentials_for`] in [`docker_config_dir`]).
+    fn for_image(&self, image: &ImageRef) -> Result<Option<DockerCredentials>, String> {
+        let mut known = self.by_registry.lock().unwrap_or_else(|e| e.into_inner());
+        known
+            .entry(image.registry.clone())
+            .or_insert_with(|| match docker_config_dir() {
+                Some(dir) => credentials_for(image, &dir),
+                None => Ok(None),
+            })
+            .clone()
+    }
+}
+
 /// A pull starts only with at least this much free where the engine keeps its images (when
 /// that place is on this machine): instance images are commonly 1 to 5 GiB.
 /// `BEYONDSWE_PULL_MIN_FREE_GB` sets another floor ([`min_free_for_pull`]).
@@ -291,7 +312,7 @@ impl Layers {
         match status.as_str() {
             "Downloading" => {
                 entry.1 = entry.1.max(total);
-                entry.0 = current.min(entry.1.max(current));
+                entry.0 = current;
             }
             "Download complete" | "Pull complete" | "Already exists" => entry.0 = entry.1,
             _ => {}
@@ -325,11 +346,12 @@ impl DockerSandbox {
         Some((root, free))
     }
 
-    /// Pulls `image` through the engine with the user's credentials, saying progress through
-    /// `note` (a line at the start, one at most every 10 s, one at the end).
+    /// Pulls `image` through the engine with the user's credentials (from `logins`), saying
+    /// progress through `note` (a line at the start, one at most every 10 s, one at the end).
     pub async fn pull(
         &self,
         image: &str,
+        logins: &Logins,
         note: &(dyn Fn(&str) + Sync),
     ) -> Result<(), SandboxError> {
         let failed = |why: PullFailure, message: String| SandboxError::Pull {
@@ -357,10 +379,9 @@ impl DockerSandbox {
                 ),
             ));
         }
-        let credentials = match docker_config_dir() {
-            Some(dir) => credentials_for(&r, &dir).map_err(|e| failed(PullFailure::Denied, e))?,
-            None => None,
-        };
+        let credentials = logins
+            .for_image(&r)
+            .map_err(|e| failed(PullFailure::Denied, e))?;
         let options = CreateImageOptionsBuilder::default()
             .from_image(&r.name)
             .tag(&r.tag)
