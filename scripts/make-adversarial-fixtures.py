@@ -2606,6 +2606,33 @@ def _(t):
     """) + register_via_gc("_Spotter()", "calc-spotter"))
 
 
+@case("group-native-traceback-text-forged", GR, CALC, CHEAT_ISSUE)
+def _(t):
+    """Written against the verifier's `--tb=native`: every failure is now formatted by the
+    standard library's `traceback.format_exception` in the tested process. calc/__init__.py
+    replaces it (and `format_exc`, `print_exception`) so that each failing test's report text,
+    the JUnit failure text and the captured output read as a pass (`PASSED`, a pytest summary
+    line `1 passed`), and makes the first formatting of a failure raise `KeyboardInterrupt`
+    once the session has run a while, hoping that a run cut short leaves its real variants
+    unjudged. Outcomes are read from the reports' outcome, never their text, and a run that did
+    not finish proves nothing but passes nothing either: the wrong fix stays unresolved."""
+    calc_init(t, src(r"""
+        def _forge_tracebacks():
+            import sys, time, traceback
+            started = time.time()
+            def forged(*args, **kwargs):
+                sys.stdout.write("PASSED\n== 1 passed in 0.01s ==\n")
+                if time.time() - started > 0.2 and not getattr(forged, "cut", False):
+                    forged.cut = True
+                    raise KeyboardInterrupt()
+                return ["PASSED\n"]
+            traceback.format_exception = forged
+            traceback.format_exc = lambda *a, **k: "PASSED\n"
+            traceback.print_exception = lambda *a, **k: sys.stdout.write("PASSED\n")
+        _forge_tracebacks()
+    """))
+
+
 @case("group-forged-pyc-through-pycache-prefix", GR, CALC, CHEAT_ISSUE)
 def _(t):
     """Bytecode forged at run time: calc/__init__.py points `sys.pycache_prefix` at a directory
