@@ -1,7 +1,7 @@
 //! Keeping the end of a long text: logs kept in results and errors hold their last bytes,
 //! cut at a character boundary. And text made safe for a terminal: ids, task names and logs
 //! come from datasets and agents, and a control character in them must not reach the terminal
-//! as one.
+//! as one. And the URLs a text names, for the readers of agents' steps and the audit.
 
 /// The last `max` bytes of `s` at most, starting on a character boundary.
 pub fn tail(s: &str, max: usize) -> &str {
@@ -58,6 +58,55 @@ impl TailBuf {
         }
         String::from_utf8_lossy(&self.buf).into_owned()
     }
+}
+
+/// Every URL-looking substring of `text` (with or without a scheme, for GitHub hosts).
+pub fn urls(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let lower = text.to_ascii_lowercase();
+    let mut starts: Vec<usize> = Vec::new();
+    for needle in [
+        "http://",
+        "https://",
+        "github.com/",
+        "githubusercontent.com/",
+        "api.github.com/",
+    ] {
+        let mut from = 0;
+        while let Some(pos) = lower[from..].find(needle) {
+            starts.push(from + pos);
+            from += pos + needle.len();
+        }
+    }
+    starts.sort_unstable();
+    let mut covered_until = 0;
+    for s in starts {
+        if s < covered_until {
+            continue;
+        }
+        // Extend left over a host prefix (`patch-diff.` before `githubusercontent.com/`).
+        let mut begin = s;
+        while begin > 0 {
+            let c = text.as_bytes()[begin - 1];
+            if c.is_ascii_alphanumeric() || c == b'.' || c == b'-' {
+                begin -= 1;
+            } else {
+                break;
+            }
+        }
+        let end = text[s..]
+            .find(|c: char| {
+                c.is_whitespace()
+                    || matches!(
+                        c,
+                        '\'' | '"' | '`' | '<' | '>' | ')' | ']' | '}' | ',' | '\\' | ';'
+                    )
+            })
+            .map_or(text.len(), |e| s + e);
+        out.push(text[begin..end].to_owned());
+        covered_until = end;
+    }
+    out
 }
 
 #[cfg(test)]

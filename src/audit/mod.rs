@@ -20,15 +20,16 @@ mod web;
 mod writes;
 
 pub use rules::{
-    TargetPr, UrlClass, blocklist_hits, classify_url, command_pr_access, query_names_pr, urls,
+    TargetPr, UrlClass, blocklist_hits, classify_url, command_pr_access, query_names_pr,
 };
-pub use shapes::{Event, EventKind, Read, TrajectoryShape, events, from_transcript};
+pub use shapes::{Event, EventKind, Read, events, from_transcript, read_line};
 pub use shell::{split_commands, unread_reason};
 pub use sources::{Item, SourceError, audit_item, for_each_item, task_infos};
 pub use web::{WebRule, WebTarget, WebUse, normalise_package};
 pub use writes::command_writes;
 
 use crate::record::{Family, parse_issue_instance_id};
+use crate::text::urls;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -121,7 +122,7 @@ pub struct TrajectoryAudit {
     /// The dataset's family for the task, else the trajectory's own, else `Unknown`.
     pub family: Family,
     /// The shape the trajectory was read from.
-    pub shape: TrajectoryShape,
+    pub shape: crate::submission::TranscriptShape,
     /// The strongest finding.
     pub class: TrajectoryClass,
     /// The reward recorded with the trajectory (release line or trial result); `None` when none

@@ -4,6 +4,7 @@
 
 use super::program::basename;
 use super::shell::split_commands;
+use crate::text::urls;
 
 /// git global options that take a separate argument.
 const GIT_OPTS_WITH_ARG: [&str; 6] = [
@@ -179,55 +180,6 @@ pub(super) fn command_urls(script: &str, commands: &[Vec<String>]) -> Vec<String
         if !out.contains(&u) {
             out.push(u);
         }
-    }
-    out
-}
-
-/// Every URL-looking substring of `text` (with or without a scheme, for GitHub hosts).
-pub fn urls(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let lower = text.to_ascii_lowercase();
-    let mut starts: Vec<usize> = Vec::new();
-    for needle in [
-        "http://",
-        "https://",
-        "github.com/",
-        "githubusercontent.com/",
-        "api.github.com/",
-    ] {
-        let mut from = 0;
-        while let Some(pos) = lower[from..].find(needle) {
-            starts.push(from + pos);
-            from += pos + needle.len();
-        }
-    }
-    starts.sort_unstable();
-    let mut covered_until = 0;
-    for s in starts {
-        if s < covered_until {
-            continue;
-        }
-        // Extend left over a host prefix (`patch-diff.` before `githubusercontent.com/`).
-        let mut begin = s;
-        while begin > 0 {
-            let c = text.as_bytes()[begin - 1];
-            if c.is_ascii_alphanumeric() || c == b'.' || c == b'-' {
-                begin -= 1;
-            } else {
-                break;
-            }
-        }
-        let end = text[s..]
-            .find(|c: char| {
-                c.is_whitespace()
-                    || matches!(
-                        c,
-                        '\'' | '"' | '`' | '<' | '>' | ')' | ']' | '}' | ',' | '\\' | ';'
-                    )
-            })
-            .map_or(text.len(), |e| s + e);
-        out.push(text[begin..end].to_owned());
-        covered_until = end;
     }
     out
 }

@@ -7,8 +7,9 @@
 //! are listed as the repository's own pages, not hits.
 
 use super::program::basename;
-use super::rules::{TargetPr, UrlClass, classify_url, command_urls, urls};
+use super::rules::{TargetPr, UrlClass, classify_url, command_urls};
 use super::shell::split_commands;
+use crate::text::urls;
 
 /// What the task forbids on the web.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -11,7 +11,7 @@
 //! OpenHands, Claude Code and Codex transcripts, Harbor jobs, …), captures workspaces
 //! (capture.rs), and rebuilds a patch from a transcript's edits in a container (replay.rs).
 
-mod agents;
+pub mod agents;
 mod capture;
 mod predictions;
 mod read;

@@ -409,7 +409,7 @@ proptest! {
         let _ = audit::split_commands(&s);
         let _ = audit::blocklist_hits(&s, false);
         let _ = audit::command_pr_access(&s, &pr());
-        for u in audit::urls(&s) {
+        for u in beyondswe::text::urls(&s) {
             let _ = audit::classify_url(&u, &pr());
         }
         let _ = audit::query_names_pr(&s, &pr());

@@ -10,13 +10,20 @@
 
 mod aider;
 mod apply_patch;
+pub mod atif;
+pub mod aweagent;
 mod claude_code;
 mod codex;
 mod gemini;
+mod harbor_job;
+pub mod mini_swe_agent;
+pub mod openhands;
 mod reading;
+pub mod swe_agent;
 mod transcript;
 
 pub use apply_patch::apply_chunks;
+pub use openhands::{is_openhands_events, openhands_events};
 pub use reading::{
     TranscriptBuilder, is_subagent_file, read_transcript, read_transcripts, sniff,
     transcript_from_values,
@@ -27,7 +34,7 @@ pub use transcript::{
 };
 
 use super::Submitted;
-use super::predictions::{read_predictions, read_predictions_keeping_going};
+use super::predictions::read_predictions_keeping_going;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
@@ -530,7 +537,7 @@ fn dir_checks(path: &Path) -> Vec<(AgentFormat, bool, &'static str)> {
         ),
         (
             AgentFormat::Openhands,
-            path.join("output.jsonl").is_file() || has_openhands_events(path),
+            path.join("output.jsonl").is_file() || openhands::has_openhands_events(path),
             "no output.jsonl, and no OpenHands event stream (a .json list of actions and \
              observations)",
         ),
@@ -560,38 +567,6 @@ fn dir_checks(path: &Path) -> Vec<(AgentFormat, bool, &'static str)> {
             "no preds.json",
         ),
     ]
-}
-
-/// Whether `events` is an OpenHands event stream: each an action (`action`) or an observation
-/// (`observation`), at least one an action.
-pub fn is_openhands_events(events: &[Value]) -> bool {
-    events
-        .iter()
-        .all(|e| e.get("action").is_some() || e.get("observation").is_some())
-        && events.iter().any(|e| e.get("action").is_some())
-}
-
-/// The events of an OpenHands event stream file (`.json`, see [`is_openhands_events`]). A file
-/// whose first character is not `[` is no list, and is not parsed (a folder's Gemini CLI
-/// recordings and trajectories are objects, some of them large).
-pub fn openhands_events(path: &Path) -> Option<Vec<Value>> {
-    if path.extension().is_none_or(|e| e != "json") {
-        return None;
-    }
-    let mut head = [0u8; 512];
-    let n = std::io::Read::read(&mut fs_err::File::open(path).ok()?, &mut head).ok()?;
-    let first = head[..n]
-        .strip_prefix(b"\xef\xbb\xbf")
-        .unwrap_or(&head[..n])
-        .iter()
-        .find(|b| !b.is_ascii_whitespace());
-    if first != Some(&b'[') {
-        return None;
-    }
-    match read_json(path).ok()? {
-        Value::Array(events) if is_openhands_events(&events) => Some(events),
-        _ => None,
-    }
 }
 
 /// A file's format, from its name and then its first records.
@@ -823,15 +798,15 @@ fn read_format(
 ) -> Result<(), IngestError> {
     match format {
         AgentFormat::Predictions => predictions(path, ing)?,
-        AgentFormat::SweAgent => trajectories(path, ".traj", format, ing)?,
-        AgentFormat::MiniSweAgent => trajectories(path, ".traj.json", format, ing)?,
-        AgentFormat::Openhands => openhands(path, ing)?,
-        AgentFormat::Aweagent => aweagent(path, ing)?,
+        AgentFormat::SweAgent => swe_agent::ingest(path, ".traj", format, ing)?,
+        AgentFormat::MiniSweAgent => mini_swe_agent::ingest(path, ing)?,
+        AgentFormat::Openhands => openhands::ingest(path, ing)?,
+        AgentFormat::Aweagent => aweagent::ingest(path, ing)?,
         AgentFormat::ClaudeCode
         | AgentFormat::Codex
         | AgentFormat::GeminiCli
         | AgentFormat::Aider => transcripts(path, format, all, opts, ing)?,
-        AgentFormat::HarborJob => harbor(path, opts.patch_cap(), ing)?,
+        AgentFormat::HarborJob => harbor_job::ingest(path, opts.patch_cap(), ing)?,
     }
     Ok(())
 }
@@ -915,81 +890,6 @@ fn predictions(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
     Ok(())
 }
 
-/// SWE-agent (`*.traj`) and mini-swe-agent (`*.traj.json`): `info.submission`, with `preds.json`
-/// (SWE-agent 0.x: `all_preds.jsonl`) for instances that have no trajectory (and for the model
-/// name).
-fn trajectories(
-    path: &Path,
-    suffix: &str,
-    format: AgentFormat,
-    ing: &mut Ingest,
-) -> Result<(), IngestError> {
-    let (root, files) = if path.is_dir() {
-        (path.to_owned(), files_with(path, suffix, 3))
-    } else {
-        (parent_dir(path), vec![path.to_owned()])
-    };
-    // SWE-agent 0.x wrote `all_preds.jsonl` (its `model_name_or_path` names the run).
-    let preds_path = ["preds.json", "all_preds.jsonl"]
-        .iter()
-        .map(|n| root.join(n))
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| root.join("preds.json"));
-    let mut from_preds = patches_by_instance(&preds_path, &mut ing.problems);
-    for file in files {
-        let v = match read_json(&file) {
-            Ok(v) => v,
-            Err(e) => {
-                ing.problems.push(format!("{e}; skipped"));
-                continue;
-            }
-        };
-        let mut item = trajectory_item(&file, &v, suffix, format, &mut from_preds);
-        if item.submitted.is_none() {
-            ing.problems
-                .push(format!("{}: no info.submission", file.display()));
-        }
-        if item.model.is_empty() {
-            item.model = model_from_config(&v).unwrap_or_default();
-        }
-        ing.items.push(item);
-    }
-    for (id, (model, patch)) in from_preds {
-        ing.items.push(Ingested::new(
-            id,
-            model,
-            Some(patch),
-            format,
-            preds_path.display().to_string(),
-            Some(format!(
-                "from {} (no trajectory file)",
-                preds_path
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default()
-            )),
-        ));
-    }
-    Ok(())
-}
-
-/// The model a SWE-agent or mini-swe-agent trajectory names in its own configuration:
-/// mini-swe-agent's `info.config.model.model_name`; SWE-agent 1.x's `replay_config` (a JSON
-/// string, or an object) at `agent.model.name`.
-fn model_from_config(v: &Value) -> Option<String> {
-    if let Some(m) = str_at(v, &["info", "config", "model", "model_name"]) {
-        return Some(m.to_owned());
-    }
-    let replay = match v.get("replay_config")? {
-        Value::String(text) => serde_json::from_str::<Value>(text).ok()?,
-        other => other.clone(),
-    };
-    str_at(&replay, &["agent", "model", "name"])
-        .or_else(|| str_at(&replay, &["agent", "model", "model_name"]))
-        .filter(|m| !m.is_empty())
-        .map(str::to_owned)
-}
-
 /// A submission that names no model is recorded as `<agent>/unknown`, with a warning (not a
 /// fault of the input): every prediction carries a model name, and runs keep one model each.
 fn name_unknown_model(item: &mut Ingested, warnings: &mut Vec<String>) {
@@ -1007,69 +907,6 @@ fn parent_dir(path: &Path) -> PathBuf {
     path.parent().unwrap_or(Path::new(".")).to_owned()
 }
 
-/// A `preds.json` beside trajectories, when there is one: model and patch by instance.
-fn patches_by_instance(
-    preds_path: &Path,
-    problems: &mut Vec<String>,
-) -> BTreeMap<String, (String, Vec<u8>)> {
-    let mut from_preds = BTreeMap::new();
-    if preds_path.is_file() {
-        match read_predictions(preds_path) {
-            Ok(preds) => {
-                for p in preds {
-                    if let Submitted::Patch(b) = p.submitted {
-                        from_preds.insert(p.instance_id, (p.model, b));
-                    }
-                }
-            }
-            Err(e) => problems.push(e.to_string()),
-        }
-    }
-    from_preds
-}
-
-/// One trajectory file's submission; its entry in `from_preds` (taken out) gives the model, and
-/// the patch when the trajectory has none.
-fn trajectory_item(
-    file: &Path,
-    v: &Value,
-    suffix: &str,
-    format: AgentFormat,
-    from_preds: &mut BTreeMap<String, (String, Vec<u8>)>,
-) -> Ingested {
-    let name = file
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let id = v
-        .get("instance_id")
-        .and_then(Value::as_str)
-        .map(str::to_owned)
-        .unwrap_or_else(|| name.trim_end_matches(suffix).to_owned());
-    let submission = str_at(v, &["info", "submission"]).map(|s| s.as_bytes().to_vec());
-    let exit = str_at(v, &["info", "exit_status"]).map(str::to_owned);
-    let (model, pred_patch) = from_preds
-        .remove(&id)
-        .map_or((String::new(), None), |(m, p)| (m, Some(p)));
-    let mut note = exit.map(|e| format!("exit status: {e}"));
-    if let (Some(s), Some(p)) = (&submission, &pred_patch)
-        && s != p
-    {
-        note = Some(join_note(
-            note,
-            "preds.json differs from the trajectory; the trajectory's info.submission is used",
-        ));
-    }
-    Ingested::new(
-        id,
-        model,
-        submission.or(pred_patch),
-        format,
-        file.display().to_string(),
-        note,
-    )
-}
-
 /// A JSONL line's `instance_id`; a line without one is a problem, named by `source`, and skipped.
 fn instance_id<'v>(v: &'v Value, source: &str, problems: &mut Vec<String>) -> Option<&'v str> {
     let id = v.get("instance_id").and_then(Value::as_str);
@@ -1077,126 +914,6 @@ fn instance_id<'v>(v: &'v Value, source: &str, problems: &mut Vec<String>) -> Op
         problems.push(format!("{source}: no instance_id; skipped"));
     }
     id
-}
-
-/// Whether a folder holds an OpenHands event-stream file (`*.json`), to three levels.
-fn has_openhands_events(dir: &Path) -> bool {
-    files_with(dir, ".json", 3)
-        .iter()
-        .any(|p| openhands_events(p).is_some())
-}
-
-/// An OpenHands event stream: what the agent did, with no patch (the workspace's diff is not in
-/// it); its instance is the file's name.
-fn openhands_stream(file: &Path, events: &[Value], ing: &mut Ingest) {
-    let id = instance_from_file_name(file).unwrap_or_default();
-    let model = events
-        .iter()
-        .find_map(|e| str_at(e, &["tool_call_metadata", "model_response", "model"]))
-        .unwrap_or_default()
-        .to_owned();
-    let actions = events.iter().filter(|e| e.get("action").is_some()).count();
-    ing.items.push(Ingested::new(
-        id,
-        model,
-        None,
-        AgentFormat::Openhands,
-        file.display().to_string(),
-        Some(format!(
-            "an OpenHands event stream ({actions} actions): no patch in it; capture the \
-             workspace's diff (`beyondswe capture`) to grade it"
-        )),
-    ));
-}
-
-fn openhands(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
-    if path.is_dir() {
-        // `output.jsonl` and any event streams beside it, each read once.
-        let output = path.join("output.jsonl");
-        if output.is_file() {
-            openhands(&output, ing)?;
-        }
-        for file in files_with(path, ".json", 3) {
-            if let Some(events) = openhands_events(&file) {
-                openhands_stream(&file, &events, ing);
-            }
-        }
-        return Ok(());
-    }
-    if let Some(events) = openhands_events(path) {
-        openhands_stream(path, &events, ing);
-        return Ok(());
-    }
-    let file = path.to_owned();
-    for (line, v) in read_jsonl(&file, &mut ing.problems)? {
-        let source = format!("{}:{line}", file.display());
-        let Some(id) = instance_id(&v, &source, &mut ing.problems) else {
-            continue;
-        };
-        let patch = str_at(&v, &["test_result", "git_patch"]).map(|s| s.as_bytes().to_vec());
-        if patch.is_none() {
-            ing.problems
-                .push(format!("{source}: no test_result.git_patch"));
-        }
-        let error = v
-            .get("error")
-            .and_then(Value::as_str)
-            .map(|e| format!("agent error: {e}"));
-        let model = str_at(&v, &["metadata", "llm_config", "model"]).unwrap_or_default();
-        ing.items.push(Ingested::new(
-            id.to_owned(),
-            model.to_owned(),
-            patch,
-            AgentFormat::Openhands,
-            source,
-            error,
-        ));
-    }
-    Ok(())
-}
-
-fn aweagent(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
-    let (dir, file) = if path.is_dir() {
-        (path.to_owned(), path.join("trajectories.jsonl"))
-    } else {
-        (parent_dir(path), path.to_owned())
-    };
-    let model = read_json(&dir.join("run_config.json"))
-        .ok()
-        .and_then(|c| {
-            str_at(&c, &["config", "llm", "model"])
-                .or(str_at(&c, &["run_id"]))
-                .map(str::to_owned)
-        })
-        .unwrap_or_else(|| "aweagent".into());
-    for (line, v) in read_jsonl(&file, &mut ing.problems)? {
-        let source = format!("{}:{line}", file.display());
-        let Some(id) = instance_id(&v, &source, &mut ing.problems) else {
-            continue;
-        };
-        let patch = v
-            .get("patch")
-            .and_then(Value::as_str)
-            .map(|s| s.as_bytes().to_vec());
-        if patch.is_none() {
-            ing.problems.push(format!("{source}: no `patch`"));
-        }
-        let note = v
-            .get("error")
-            .and_then(Value::as_str)
-            .map(|e| format!("agent error: {e}"));
-        let mut item = Ingested::new(
-            id.to_owned(),
-            model.clone(),
-            patch,
-            AgentFormat::Aweagent,
-            source,
-            note,
-        );
-        item.reward = v.get("score").and_then(Value::as_f64);
-        ing.items.push(item);
-    }
-    Ok(())
 }
 
 fn expected_of(format: AgentFormat) -> String {
@@ -1355,117 +1072,4 @@ fn transcript_item(
     item.transcript = vec![file];
     ing.items.push(item);
     Ok(())
-}
-
-/// Harbor job directories: the task from `result.json` (never the directory name), the patch from
-/// the trial's collected artifacts, attempts numbered by start time.
-fn harbor(path: &Path, max_patch: u64, ing: &mut Ingest) -> Result<(), IngestError> {
-    let trials = crate::harbor::trial_dirs(path);
-    if trials.is_empty() {
-        return Err(IngestError::Bad {
-            path: path.to_owned(),
-            message: "no trial directories (result.json with task_name) found".into(),
-        });
-    }
-    for (task, mut list) in trials_by_task(trials) {
-        list.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
-        for (n, (_, dir, v)) in list.into_iter().enumerate() {
-            let item = harbor_trial(
-                &task,
-                (n + 1) as u32,
-                &dir,
-                &v,
-                max_patch,
-                &mut ing.problems,
-            )?;
-            ing.items.push(item);
-        }
-    }
-    Ok(())
-}
-
-/// A trial's start time, directory and `result.json`.
-type Trial = (String, PathBuf, Value);
-
-/// Trials grouped by the instance they ran (the task's `instance_id`, else Harbor's task name).
-fn trials_by_task(trials: Vec<(PathBuf, Value)>) -> BTreeMap<String, Vec<Trial>> {
-    let mut by_task: BTreeMap<String, Vec<Trial>> = BTreeMap::new();
-    for (dir, v) in trials {
-        let task = crate::harbor::trial_instance_id(&v).unwrap_or_else(|| {
-            v.get("task_name")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned()
-        });
-        let started = v
-            .get("started_at")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        by_task.entry(task).or_default().push((started, dir, v));
-    }
-    by_task
-}
-
-/// One trial as a submission: agent and model, reward, patch (links out of the trial refused, in
-/// `problems`), the trial's error and the agent's raw log.
-fn harbor_trial(
-    task: &str,
-    attempt: u32,
-    dir: &Path,
-    v: &Value,
-    max_patch: u64,
-    problems: &mut Vec<String>,
-) -> Result<Ingested, IngestError> {
-    let model = str_at(v, &["config", "agent", "model_name"])
-        .map(str::to_owned)
-        .or_else(|| str_at(v, &["agent_info", "model_info", "name"]).map(str::to_owned))
-        .unwrap_or_default();
-    let agent = str_at(v, &["agent_info", "name"]).unwrap_or_default();
-    let reward = crate::harbor::trial_reward(v);
-    let lookup = crate::harbor::find_trial_patch(dir);
-    for (link, target) in &lookup.refused {
-        problems.push(format!(
-            "{}: leads out of the trial directory (to {}); not read",
-            link.display(),
-            target.display()
-        ));
-    }
-    let patch = read_optional(lookup.found.as_ref(), max_patch)?;
-    let mut note = v.get("exception_info").filter(|e| !e.is_null()).map(|e| {
-        format!(
-            "trial error: {}: {}",
-            str_at(e, &["exception_type"]).unwrap_or("?"),
-            str_at(e, &["exception_message"]).unwrap_or("")
-        )
-    });
-    if patch.is_none() {
-        note = Some(join_note(
-            note,
-            "no patch in artifacts/ (see README: collect one with a post-agent step)",
-        ));
-    }
-    let transcript = crate::harbor::trial_agent_log(dir)
-        .filter(|files| {
-            files
-                .first()
-                .is_some_and(|f| matches!(sniff(f), Ok(Some(_))))
-        })
-        .unwrap_or_default();
-    Ok(Ingested {
-        instance_id: task.to_owned(),
-        attempt,
-        model: if agent.is_empty() {
-            model
-        } else {
-            format!("{agent}/{model}")
-        },
-        submitted: patch.map(Submitted::Patch),
-        format: AgentFormat::HarborJob,
-        source: dir.display().to_string(),
-        reward,
-        note,
-        transcript,
-        reconstructed: false,
-    })
 }

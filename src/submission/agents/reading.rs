@@ -17,8 +17,10 @@ enum Inner {
     Claude(super::claude_code::ClaudeReader),
     Codex(super::codex::CodexReader),
     Gemini(super::gemini::GeminiReader),
-    /// Aider's history is Markdown, read whole ([`read_transcripts`]); records add nothing.
-    Aider(Transcript),
+    /// Read whole, not record by record: Aider's Markdown history ([`read_transcripts`]), and the
+    /// one-document trajectories of the other agents (their own files' readers); records add
+    /// nothing.
+    Whole(Transcript),
 }
 
 impl TranscriptBuilder {
@@ -29,7 +31,12 @@ impl TranscriptBuilder {
                 Agent::ClaudeCode => Inner::Claude(super::claude_code::ClaudeReader::new(shape)),
                 Agent::Codex => Inner::Codex(super::codex::CodexReader::new(shape)),
                 Agent::GeminiCli => Inner::Gemini(super::gemini::GeminiReader::new(shape)),
-                Agent::Aider => Inner::Aider(Transcript::new(shape)),
+                Agent::Aider
+                | Agent::SweAgent
+                | Agent::MiniSweAgent
+                | Agent::Openhands
+                | Agent::Aweagent
+                | Agent::Harbor => Inner::Whole(Transcript::new(shape)),
             },
         }
     }
@@ -40,7 +47,7 @@ impl TranscriptBuilder {
             Inner::Claude(r) => r.push(step, record),
             Inner::Codex(r) => r.push(step, record),
             Inner::Gemini(r) => r.push(step, record),
-            Inner::Aider(_) => {}
+            Inner::Whole(_) => {}
         }
     }
 
@@ -51,7 +58,7 @@ impl TranscriptBuilder {
             Inner::Claude(r) => r.parts(),
             Inner::Codex(r) => r.parts(),
             Inner::Gemini(r) => r.parts(),
-            Inner::Aider(t) => t,
+            Inner::Whole(t) => t,
         };
         let trimmed = line.trim_ascii_start();
         if trimmed.starts_with(b"{") || trimmed.starts_with(b"[") {
@@ -67,7 +74,7 @@ impl TranscriptBuilder {
             Inner::Claude(r) => r.finish(),
             Inner::Codex(r) => r.finish(),
             Inner::Gemini(r) => r.finish(),
-            Inner::Aider(t) => t,
+            Inner::Whole(t) => t,
         }
     }
 }
@@ -81,7 +88,7 @@ pub fn transcript_from_values(values: &[Value], agent: Option<Agent>) -> Option<
         (None, Some(Agent::ClaudeCode)) => TranscriptShape::ClaudeStreamJson,
         (None, Some(Agent::Codex)) => TranscriptShape::CodexExec,
         (None, Some(Agent::GeminiCli)) => TranscriptShape::GeminiChat,
-        (None, Some(Agent::Aider)) => return None,
+        (None, Some(_)) => return None,
         (None, None) => return None,
     };
     let mut b = TranscriptBuilder::new(shape);

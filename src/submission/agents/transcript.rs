@@ -1,20 +1,22 @@
-//! One Claude Code or Codex transcript, whichever shape the agent wrote it in, as the rest of
-//! the tool needs it: its metadata (agent, model, session, working directory, prompt), every
-//! tool call in order (commands, pages, searches, the agent's words), the file edits those calls
-//! made with their outcomes, and the calls that could not be read; and which shape a record is.
+//! One agent's trajectory, whichever agent wrote it and in whichever shape, as the rest of the
+//! tool needs it: its metadata (agent, model, session, working directory, prompt), every tool
+//! call in order (commands, pages, searches, the agent's words), the file edits those calls made
+//! with their outcomes, and the calls that could not be read; and which shape a record is.
 //!
 //! Ingest (instance, model, patch reconstruction) and audit (blocklist, PR access) both read
-//! transcripts into this model (`reading.rs`, one record at a time: tool outputs are never
-//! kept, so a transcript of hundreds of megabytes is read in little memory), so they agree on
-//! what a transcript contains. This module knows nothing about containers; replaying the edits
-//! is `replay`'s work.
+//! every agent's steps into this one model, each agent by its own file (`claude_code.rs`,
+//! `codex.rs`, `gemini.rs`, `aider.rs`, `swe_agent.rs`, `mini_swe_agent.rs`, `openhands.rs`,
+//! `aweagent.rs`, `atif.rs`), so they agree on what a trajectory contains. Record streams are
+//! read one record at a time (`reading.rs`: tool outputs are never kept, so a transcript of
+//! hundreds of megabytes is read in little memory). This module knows nothing about containers;
+//! replaying the edits is `replay`'s work.
 
 use serde::Serialize;
 use serde_json::Value;
 use std::path::PathBuf;
 use thiserror::Error;
 
-/// The two agents whose raw transcripts are read.
+/// The agents whose trajectories are read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Agent {
@@ -26,6 +28,17 @@ pub enum Agent {
     GeminiCli,
     /// Aider.
     Aider,
+    /// SWE-agent (0.x, EnIGMA and 1.x).
+    SweAgent,
+    /// mini-swe-agent.
+    MiniSweAgent,
+    /// OpenHands.
+    Openhands,
+    /// AweAgent.
+    Aweagent,
+    /// An agent run by Harbor that writes ATIF (Harbor's own terminus agents, and any agent whose
+    /// log Harbor converts).
+    Harbor,
 }
 
 impl Agent {
@@ -36,6 +49,11 @@ impl Agent {
             Agent::Codex => "codex",
             Agent::GeminiCli => "gemini-cli",
             Agent::Aider => "aider",
+            Agent::SweAgent => "swe-agent",
+            Agent::MiniSweAgent => "mini-swe-agent",
+            Agent::Openhands => "openhands",
+            Agent::Aweagent => "aweagent",
+            Agent::Harbor => "harbor",
         }
     }
 
@@ -52,6 +70,13 @@ impl Agent {
                 "a Gemini CLI chat recording (`~/.gemini/tmp/<project>/chats/session-*.json`)"
             }
             Agent::Aider => "an Aider chat history (`.aider.chat.history.md`)",
+            Agent::SweAgent => {
+                "a SWE-agent trajectory (`<id>.traj`: `trajectory` steps or `history`)"
+            }
+            Agent::MiniSweAgent => "a mini-swe-agent trajectory (`<id>.traj.json`: `messages`)",
+            Agent::Openhands => "an OpenHands event history (`history`, or a JSON list of events)",
+            Agent::Aweagent => "AweAgent steps (`trajectory` with `action`)",
+            Agent::Harbor => "an ATIF trajectory (`steps`, `schema_version`)",
         }
     }
 }
@@ -75,6 +100,18 @@ pub enum TranscriptShape {
     GeminiChat,
     /// Aider's `.aider.chat.history.md`: Markdown, not JSON.
     AiderHistory,
+    /// A SWE-agent `.traj` file's `trajectory` (steps whose `action` is the command line).
+    SweAgentTraj,
+    /// A SWE-agent 1.x `.traj` file's `history` alone (chat messages carrying `action`).
+    SweAgentHistory,
+    /// A mini-swe-agent `.traj.json` file (`messages`; commands in code blocks or tool calls).
+    MiniSweAgent,
+    /// OpenHands' event history (actions and observations).
+    OpenhandsHistory,
+    /// AweAgent's steps.
+    AweagentSteps,
+    /// Harbor's ATIF trajectory (`steps`).
+    Atif,
 }
 
 impl serde::Serialize for TranscriptShape {
@@ -95,6 +132,12 @@ impl TranscriptShape {
             TranscriptShape::CodexRollout => "codex-rollout",
             TranscriptShape::GeminiChat => "gemini-chat",
             TranscriptShape::AiderHistory => "aider-history",
+            TranscriptShape::SweAgentTraj => "swe-agent-traj",
+            TranscriptShape::SweAgentHistory => "swe-agent-history",
+            TranscriptShape::MiniSweAgent => "mini-swe-agent",
+            TranscriptShape::OpenhandsHistory => "openhands-history",
+            TranscriptShape::AweagentSteps => "aweagent-steps",
+            TranscriptShape::Atif => "atif",
         }
     }
 
@@ -109,6 +152,11 @@ impl TranscriptShape {
             | TranscriptShape::CodexRollout => Agent::Codex,
             TranscriptShape::GeminiChat => Agent::GeminiCli,
             TranscriptShape::AiderHistory => Agent::Aider,
+            TranscriptShape::SweAgentTraj | TranscriptShape::SweAgentHistory => Agent::SweAgent,
+            TranscriptShape::MiniSweAgent => Agent::MiniSweAgent,
+            TranscriptShape::OpenhandsHistory => Agent::Openhands,
+            TranscriptShape::AweagentSteps => Agent::Aweagent,
+            TranscriptShape::Atif => Agent::Harbor,
         }
     }
 
@@ -123,6 +171,14 @@ impl TranscriptShape {
             TranscriptShape::CodexRollout => "a Codex session rollout",
             TranscriptShape::GeminiChat => "a Gemini CLI chat recording",
             TranscriptShape::AiderHistory => "an Aider chat history",
+            TranscriptShape::SweAgentTraj => "a SWE-agent trajectory",
+            TranscriptShape::SweAgentHistory => {
+                "a SWE-agent 1.x trajectory holding only its history"
+            }
+            TranscriptShape::MiniSweAgent => "a mini-swe-agent trajectory",
+            TranscriptShape::OpenhandsHistory => "an OpenHands event history",
+            TranscriptShape::AweagentSteps => "AweAgent steps",
+            TranscriptShape::Atif => "an ATIF trajectory",
         }
     }
 }
@@ -554,8 +610,19 @@ impl Transcript {
 
     /// Commands, pages and queries named by a tool's JSON arguments (MCP and unknown tools).
     pub(super) fn arguments(&mut self, step: usize, tool: &str, args: &Value) -> bool {
+        self.arguments_with(step, tool, args, &COMMAND_KEYS[..3])
+    }
+
+    /// As [`Transcript::arguments`], a command taken from any of `command_keys`.
+    pub(super) fn arguments_with(
+        &mut self,
+        step: usize,
+        tool: &str,
+        args: &Value,
+        command_keys: &[&str],
+    ) -> bool {
         let mut any = false;
-        for key in ["command", "cmd", "script"] {
+        for key in command_keys {
             match args.get(key) {
                 Some(Value::String(t)) if !t.is_empty() => {
                     self.act(step, tool, ActionKind::Command, t);
@@ -570,7 +637,11 @@ impl Transcript {
             }
         }
         for key in ["url", "uri", "link"] {
-            if let Some(t) = args.get(key).and_then(Value::as_str) {
+            if let Some(t) = args
+                .get(key)
+                .and_then(Value::as_str)
+                .filter(|t| !t.is_empty())
+            {
                 self.act(step, tool, ActionKind::Url, t);
                 any = true;
             }
@@ -592,6 +663,61 @@ impl Transcript {
         }
         any
     }
+
+    /// One call of a generic tool (ATIF, OpenHands, AweAgent, mini-swe-agent): counted, and its
+    /// commands, pages and queries recorded ([`COMMAND_KEYS`]); an `Other` action when its
+    /// arguments name none, so every call is a step.
+    pub(super) fn generic_call(&mut self, step: usize, tool: &str, args: &Value) {
+        self.tool_calls += 1;
+        if !self.arguments_with(step, tool, args, &COMMAND_KEYS) {
+            self.act(step, tool, ActionKind::Other, "");
+        }
+    }
+
+    /// The agent's own words at `step`, when there are any.
+    pub(super) fn words(&mut self, step: usize, text: &str) {
+        if !text.is_empty() {
+            self.act(step, "message", ActionKind::Message, text);
+        }
+    }
+
+    /// The task as the user gave it, at `step`: the first prompt is the transcript's.
+    pub(super) fn prompt_at(&mut self, step: usize, text: &str) {
+        if self.prompt.is_none() {
+            self.prompt = Some(text.to_owned());
+        }
+        self.act(step, "prompt", ActionKind::Prompt, text);
+    }
+}
+
+/// The argument keys that carry a command: `command`, `cmd` and `script` in every agent's tools;
+/// for generic tools also an interpreter's `code` and a terminal's `input`.
+pub(super) const COMMAND_KEYS: [&str; 5] = ["command", "cmd", "script", "code", "input"];
+
+/// Arguments given as an object or as a JSON string (`Null` when the string is no JSON).
+pub(super) fn args_object(v: &Value) -> Value {
+    match v {
+        Value::String(t) => serde_json::from_str(t).unwrap_or(Value::Null),
+        other => other.clone(),
+    }
+}
+
+/// A message's OpenAI-style `tool_calls`: each tool's name (`tool` when it has none) and its
+/// arguments, given as an object or as a JSON string.
+pub(super) fn openai_tool_calls(message: &Value) -> impl Iterator<Item = (&str, Value)> {
+    message
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|call| {
+            let f = call.get("function").unwrap_or(call);
+            let tool = f.get("name").and_then(Value::as_str).unwrap_or("tool");
+            (
+                tool,
+                args_object(f.get("arguments").unwrap_or(&Value::Null)),
+            )
+        })
 }
 
 /// `argv` as a shell would need it typed: words with nothing special stay bare, the others are

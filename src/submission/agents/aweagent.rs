@@ -1,0 +1,81 @@
+//! AweAgent (the official BeyondSWE harness): a run's `trajectories.jsonl` (one line per
+//! instance: `patch`, `score`, `trajectory` steps) with its `run_config.json` (the model), read
+//! into submissions; and its steps: each step's `action` holds the agent's words (`content`)
+//! and its OpenAI-style `tool_calls`.
+
+use super::transcript::{Transcript, TranscriptShape, openai_tool_calls, str_of};
+use super::{
+    AgentFormat, Ingest, IngestError, Ingested, instance_id, parent_dir, read_json, read_jsonl,
+    str_at,
+};
+use serde_json::Value;
+use std::path::Path;
+
+/// Whether a release line's `trajectory` is AweAgent's steps (some with an `action`).
+pub fn is_steps(steps: &[Value]) -> bool {
+    steps.iter().any(|s| s.get("action").is_some())
+}
+
+/// Reads AweAgent's steps; the line's `problem_statement` (or `instruction`) is the prompt.
+pub fn read_steps(steps: &[Value], line: &Value) -> Transcript {
+    let mut t = Transcript::new(TranscriptShape::AweagentSteps);
+    if let Some(p) = str_of(line, "problem_statement").or(str_of(line, "instruction")) {
+        t.prompt_at(0, p);
+    }
+    for (i, st) in steps.iter().enumerate() {
+        let n = st
+            .get("step")
+            .and_then(Value::as_u64)
+            .map_or(i + 1, |x| x as usize);
+        let action = st.get("action").unwrap_or(&Value::Null);
+        t.words(n, str_of(action, "content").unwrap_or_default());
+        for (tool, args) in openai_tool_calls(action) {
+            t.generic_call(n, tool, &args);
+        }
+    }
+    t
+}
+
+pub(super) fn ingest(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
+    let (dir, file) = if path.is_dir() {
+        (path.to_owned(), path.join("trajectories.jsonl"))
+    } else {
+        (parent_dir(path), path.to_owned())
+    };
+    let model = read_json(&dir.join("run_config.json"))
+        .ok()
+        .and_then(|c| {
+            str_at(&c, &["config", "llm", "model"])
+                .or(str_at(&c, &["run_id"]))
+                .map(str::to_owned)
+        })
+        .unwrap_or_else(|| "aweagent".into());
+    for (line, v) in read_jsonl(&file, &mut ing.problems)? {
+        let source = format!("{}:{line}", file.display());
+        let Some(id) = instance_id(&v, &source, &mut ing.problems) else {
+            continue;
+        };
+        let patch = v
+            .get("patch")
+            .and_then(Value::as_str)
+            .map(|s| s.as_bytes().to_vec());
+        if patch.is_none() {
+            ing.problems.push(format!("{source}: no `patch`"));
+        }
+        let note = v
+            .get("error")
+            .and_then(Value::as_str)
+            .map(|e| format!("agent error: {e}"));
+        let mut item = Ingested::new(
+            id.to_owned(),
+            model.clone(),
+            patch,
+            AgentFormat::Aweagent,
+            source,
+            note,
+        );
+        item.reward = v.get("score").and_then(Value::as_f64);
+        ing.items.push(item);
+    }
+    Ok(())
+}

@@ -1,0 +1,122 @@
+//! Harbor job directories: one trial directory per attempt, its task from `result.json` (never
+//! the directory's name), its patch from the trial's collected artifacts, its reward, its error,
+//! and its agent's raw log (read by that agent's reader) or its ATIF trajectory (`atif.rs`).
+
+use super::{AgentFormat, Ingest, IngestError, Ingested, join_note, read_optional, sniff, str_at};
+use crate::submission::Submitted;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Harbor job directories: the task from `result.json` (never the directory name), the patch from
+/// the trial's collected artifacts, attempts numbered by start time.
+pub(super) fn ingest(path: &Path, max_patch: u64, ing: &mut Ingest) -> Result<(), IngestError> {
+    let trials = crate::harbor::trial_dirs(path);
+    if trials.is_empty() {
+        return Err(IngestError::Bad {
+            path: path.to_owned(),
+            message: "no trial directories (result.json with task_name) found".into(),
+        });
+    }
+    for (task, mut list) in trials_by_task(trials) {
+        list.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+        for (n, (_, dir, v)) in list.into_iter().enumerate() {
+            let item = harbor_trial(
+                &task,
+                (n + 1) as u32,
+                &dir,
+                &v,
+                max_patch,
+                &mut ing.problems,
+            )?;
+            ing.items.push(item);
+        }
+    }
+    Ok(())
+}
+
+/// A trial's start time, directory and `result.json`.
+type Trial = (String, PathBuf, Value);
+
+/// Trials grouped by the instance they ran (the task's `instance_id`, else Harbor's task name).
+fn trials_by_task(trials: Vec<(PathBuf, Value)>) -> BTreeMap<String, Vec<Trial>> {
+    let mut by_task: BTreeMap<String, Vec<Trial>> = BTreeMap::new();
+    for (dir, v) in trials {
+        let task = crate::harbor::trial_instance_id(&v).unwrap_or_else(|| {
+            v.get("task_name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        });
+        let started = v
+            .get("started_at")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        by_task.entry(task).or_default().push((started, dir, v));
+    }
+    by_task
+}
+
+/// One trial as a submission: agent and model, reward, patch (links out of the trial refused, in
+/// `problems`), the trial's error and the agent's raw log.
+fn harbor_trial(
+    task: &str,
+    attempt: u32,
+    dir: &Path,
+    v: &Value,
+    max_patch: u64,
+    problems: &mut Vec<String>,
+) -> Result<Ingested, IngestError> {
+    let model = str_at(v, &["config", "agent", "model_name"])
+        .map(str::to_owned)
+        .or_else(|| str_at(v, &["agent_info", "model_info", "name"]).map(str::to_owned))
+        .unwrap_or_default();
+    let agent = str_at(v, &["agent_info", "name"]).unwrap_or_default();
+    let reward = crate::harbor::trial_reward(v);
+    let lookup = crate::harbor::find_trial_patch(dir);
+    for (link, target) in &lookup.refused {
+        problems.push(format!(
+            "{}: leads out of the trial directory (to {}); not read",
+            link.display(),
+            target.display()
+        ));
+    }
+    let patch = read_optional(lookup.found.as_ref(), max_patch)?;
+    let mut note = v.get("exception_info").filter(|e| !e.is_null()).map(|e| {
+        format!(
+            "trial error: {}: {}",
+            str_at(e, &["exception_type"]).unwrap_or("?"),
+            str_at(e, &["exception_message"]).unwrap_or("")
+        )
+    });
+    if patch.is_none() {
+        note = Some(join_note(
+            note,
+            "no patch in artifacts/ (see README: collect one with a post-agent step)",
+        ));
+    }
+    let transcript = crate::harbor::trial_agent_log(dir)
+        .filter(|files| {
+            files
+                .first()
+                .is_some_and(|f| matches!(sniff(f), Ok(Some(_))))
+        })
+        .unwrap_or_default();
+    Ok(Ingested {
+        instance_id: task.to_owned(),
+        attempt,
+        model: if agent.is_empty() {
+            model
+        } else {
+            format!("{agent}/{model}")
+        },
+        submitted: patch.map(Submitted::Patch),
+        format: AgentFormat::HarborJob,
+        source: dir.display().to_string(),
+        reward,
+        note,
+        transcript,
+        reconstructed: false,
+    })
+}

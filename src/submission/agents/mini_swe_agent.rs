@@ -1,0 +1,103 @@
+//! mini-swe-agent: its runs are laid out as SWE-agent's (`<id>/<id>.traj.json`, `preds.json`;
+//! read by `swe_agent.rs`), and its steps are chat `messages`: the first `user` message is the
+//! prompt; an assistant message's words are the agent's, its commands those of its code blocks
+//! (```` ```bash ```` in v1, ```` ```mswea_bash_command ```` in v2), tool calls
+//! (`function.arguments` with a `command`) and `extra.actions`.
+
+use super::transcript::{
+    ActionKind, Transcript, TranscriptShape, openai_tool_calls, str_of, text_of,
+};
+use super::{AgentFormat, Ingest, IngestError};
+use serde_json::Value;
+use std::path::Path;
+
+/// Reads a run (a folder, or one `.traj.json` file) into `ing`.
+pub(super) fn ingest(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
+    super::swe_agent::ingest(path, ".traj.json", AgentFormat::MiniSweAgent, ing)
+}
+
+/// Whether a line is a mini-swe-agent trajectory (`messages` with a `trajectory_format` that
+/// names it).
+pub fn is_trajectory(line: &Value) -> bool {
+    line.get("messages").is_some_and(Value::is_array)
+        && str_of(line, "trajectory_format").is_some_and(|f| f.starts_with("mini-swe-agent"))
+}
+
+/// Whether a file's one JSON list is a trajectory saved as its messages alone (each with a
+/// `role`).
+pub fn is_message_list(v: &Value) -> bool {
+    v.as_array().is_some_and(|msgs| {
+        !msgs.is_empty()
+            && msgs
+                .iter()
+                .all(|m| m.get("role").is_some_and(Value::is_string))
+    })
+}
+
+/// The commands in a response's fenced code blocks.
+fn fenced_commands(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("```") {
+        let after = &rest[start + 3..];
+        let (lang, body) = after.split_once('\n').unwrap_or((after, ""));
+        let Some(end) = body.find("```") else {
+            break;
+        };
+        if matches!(lang.trim(), "bash" | "sh" | "shell" | "mswea_bash_command") {
+            out.push(body[..end].trim_end().to_owned());
+        }
+        rest = &body[end + 3..];
+    }
+    out
+}
+
+/// Reads a trajectory's messages. A tool call whose arguments cannot be read is unread.
+pub fn read(msgs: &[Value], line: &Value) -> Transcript {
+    let mut t = Transcript::new(TranscriptShape::MiniSweAgent);
+    t.model = super::swe_agent::model_from_config(line);
+    for (i, m) in msgs.iter().enumerate() {
+        let n = i + 1;
+        let content = m.get("content").map(text_of).unwrap_or_default();
+        match str_of(m, "role") {
+            Some("user") if t.prompt.is_none() => t.prompt_at(n, &content),
+            Some("assistant") => {
+                t.words(n, &content);
+                let mut commands = fenced_commands(&content);
+                for (tool, args) in openai_tool_calls(m) {
+                    if args.is_object() {
+                        t.generic_call(n, tool, &args);
+                    } else {
+                        t.tool_calls += 1;
+                        t.unread(n, tool, "the tool call's arguments are not a JSON object");
+                    }
+                }
+                for a in m
+                    .get("extra")
+                    .and_then(|e| e.get("actions"))
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    if let Some(c) = str_of(a, "command") {
+                        commands.push(c.to_owned());
+                    }
+                }
+                commands.sort();
+                commands.dedup();
+                for c in commands {
+                    let seen = t
+                        .actions
+                        .iter()
+                        .any(|a| a.step == n && a.kind == ActionKind::Command && a.text == c);
+                    if !seen {
+                        t.tool_calls += 1;
+                        t.act(n, "bash", ActionKind::Command, &c);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    t
+}

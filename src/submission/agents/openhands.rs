@@ -1,0 +1,190 @@
+//! OpenHands: its evaluation output (`output.jsonl`, the patch in `test_result.git_patch`, the
+//! events in `history`) and its event streams (a JSON list of actions and observations, no
+//! patch), detected, read into submissions, and their steps read: a `run` action's command, a
+//! `browse` action's page, an agent message's words, a tool call behind any other action.
+
+use super::transcript::{Transcript, TranscriptShape, str_of, text_of};
+use super::{
+    AgentFormat, Ingest, IngestError, Ingested, files_with, instance_from_file_name, instance_id,
+    read_json, read_jsonl, str_at,
+};
+use serde_json::Value;
+use std::path::Path;
+
+/// Reads an OpenHands history (`history`), with the `instruction` recorded beside it as the
+/// prompt (step 0) when there is one; steps are the events' places from 1.
+pub fn read_history(history: &[Value], instruction: Option<&str>) -> Transcript {
+    let mut t = Transcript::new(TranscriptShape::OpenhandsHistory);
+    if let Some(p) = instruction {
+        t.prompt_at(0, p);
+    }
+    for (i, h) in history.iter().enumerate() {
+        let n = i + 1;
+        let args = h.get("args").unwrap_or(&Value::Null);
+        match (str_of(h, "source"), str_of(h, "action")) {
+            (Some("user"), Some("message")) if t.prompt.is_none() => {
+                t.prompt_at(n, &args.get("content").map(text_of).unwrap_or_default());
+            }
+            (Some("agent"), Some(action)) => action_steps(&mut t, n, action, h, args),
+            _ => {}
+        }
+        if t.model.is_none() {
+            t.model =
+                str_at(h, &["tool_call_metadata", "model_response", "model"]).map(str::to_owned);
+        }
+    }
+    t
+}
+
+/// One agent action of a history (`h`, at step `n`): the commands it ran, the pages it opened,
+/// or its words and the tool call behind them.
+fn action_steps(t: &mut Transcript, n: usize, action: &str, h: &Value, args: &Value) {
+    use super::transcript::ActionKind;
+    match action {
+        "run" | "run_ipython" => {
+            t.tool_calls += 1;
+            for key in ["command", "code"] {
+                if let Some(c) = str_of(args, key) {
+                    t.act(n, "run", ActionKind::Command, c);
+                }
+            }
+        }
+        "browse" => {
+            t.tool_calls += 1;
+            if let Some(u) = str_of(args, "url") {
+                t.act(n, "browse", ActionKind::Url, u);
+            }
+        }
+        "browse_interactive" => {
+            t.tool_calls += 1;
+            let actions = str_of(args, "browser_actions").unwrap_or_default();
+            for u in crate::text::urls(actions) {
+                t.act(n, "browse_interactive", ActionKind::Url, &u);
+            }
+        }
+        _ => {
+            let words = args
+                .get("content")
+                .or(args.get("thought"))
+                .map(text_of)
+                .unwrap_or_default();
+            if !words.is_empty() {
+                t.act(n, action, ActionKind::Message, &words);
+            }
+            if let Some(tool) = h
+                .get("tool_call_metadata")
+                .and_then(|m| str_of(m, "function_name"))
+            {
+                t.generic_call(n, tool, args);
+            }
+        }
+    }
+}
+
+/// Whether `events` is an OpenHands event stream: each an action (`action`) or an observation
+/// (`observation`), at least one an action.
+pub fn is_openhands_events(events: &[Value]) -> bool {
+    events
+        .iter()
+        .all(|e| e.get("action").is_some() || e.get("observation").is_some())
+        && events.iter().any(|e| e.get("action").is_some())
+}
+
+/// The events of an OpenHands event stream file (`.json`, see [`is_openhands_events`]). A file
+/// whose first character is not `[` is no list, and is not parsed (a folder's Gemini CLI
+/// recordings and trajectories are objects, some of them large).
+pub fn openhands_events(path: &Path) -> Option<Vec<Value>> {
+    if path.extension().is_none_or(|e| e != "json") {
+        return None;
+    }
+    let mut head = [0u8; 512];
+    let n = std::io::Read::read(&mut fs_err::File::open(path).ok()?, &mut head).ok()?;
+    let first = head[..n]
+        .strip_prefix(b"\xef\xbb\xbf")
+        .unwrap_or(&head[..n])
+        .iter()
+        .find(|b| !b.is_ascii_whitespace());
+    if first != Some(&b'[') {
+        return None;
+    }
+    match read_json(path).ok()? {
+        Value::Array(events) if is_openhands_events(&events) => Some(events),
+        _ => None,
+    }
+}
+
+/// Whether a folder holds an OpenHands event-stream file (`*.json`), to three levels.
+pub(super) fn has_openhands_events(dir: &Path) -> bool {
+    files_with(dir, ".json", 3)
+        .iter()
+        .any(|p| openhands_events(p).is_some())
+}
+
+/// An OpenHands event stream: what the agent did, with no patch (the workspace's diff is not in
+/// it); its instance is the file's name.
+fn openhands_stream(file: &Path, events: &[Value], ing: &mut Ingest) {
+    let id = instance_from_file_name(file).unwrap_or_default();
+    let model = events
+        .iter()
+        .find_map(|e| str_at(e, &["tool_call_metadata", "model_response", "model"]))
+        .unwrap_or_default()
+        .to_owned();
+    let actions = events.iter().filter(|e| e.get("action").is_some()).count();
+    ing.items.push(Ingested::new(
+        id,
+        model,
+        None,
+        AgentFormat::Openhands,
+        file.display().to_string(),
+        Some(format!(
+            "an OpenHands event stream ({actions} actions): no patch in it; capture the \
+             workspace's diff (`beyondswe capture`) to grade it"
+        )),
+    ));
+}
+
+pub(super) fn ingest(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
+    if path.is_dir() {
+        // `output.jsonl` and any event streams beside it, each read once.
+        let output = path.join("output.jsonl");
+        if output.is_file() {
+            ingest(&output, ing)?;
+        }
+        for file in files_with(path, ".json", 3) {
+            if let Some(events) = openhands_events(&file) {
+                openhands_stream(&file, &events, ing);
+            }
+        }
+        return Ok(());
+    }
+    if let Some(events) = openhands_events(path) {
+        openhands_stream(path, &events, ing);
+        return Ok(());
+    }
+    let file = path.to_owned();
+    for (line, v) in read_jsonl(&file, &mut ing.problems)? {
+        let source = format!("{}:{line}", file.display());
+        let Some(id) = instance_id(&v, &source, &mut ing.problems) else {
+            continue;
+        };
+        let patch = str_at(&v, &["test_result", "git_patch"]).map(|s| s.as_bytes().to_vec());
+        if patch.is_none() {
+            ing.problems
+                .push(format!("{source}: no test_result.git_patch"));
+        }
+        let error = v
+            .get("error")
+            .and_then(Value::as_str)
+            .map(|e| format!("agent error: {e}"));
+        let model = str_at(&v, &["metadata", "llm_config", "model"]).unwrap_or_default();
+        ing.items.push(Ingested::new(
+            id.to_owned(),
+            model.to_owned(),
+            patch,
+            AgentFormat::Openhands,
+            source,
+            error,
+        ));
+    }
+    Ok(())
+}

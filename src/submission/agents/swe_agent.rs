@@ -1,0 +1,319 @@
+//! SWE-agent (0.x, its EnIGMA mode, and 1.x) and its sibling mini-swe-agent share a run's
+//! layout: one `<id>/<id>.traj` (`.traj.json`) per instance, the submission in `info.submission`,
+//! and `preds.json` (SWE-agent 0.x: `all_preds.jsonl`) beside them naming the model. This file
+//! reads such runs into submissions, and SWE-agent's steps: a `.traj` file's `trajectory` (each
+//! step's `action` is the command line, its `thought` the agent's words), or, in a 1.x file that
+//! holds nothing else, its `history` (chat messages whose assistant turns carry `action`).
+//!
+//! EnIGMA (SWE-agent's CTF mode) submits a flag, not a patch: such a submission is named and
+//! not graded.
+
+use super::transcript::{
+    ActionKind, Transcript, TranscriptShape, openai_tool_calls, str_of, text_of,
+};
+use super::{
+    AgentFormat, Ingest, IngestError, Ingested, files_with, join_note, parent_dir, read_json,
+    str_at,
+};
+use crate::submission::Submitted;
+use crate::submission::predictions::read_predictions;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Whether a `.traj` file's `trajectory` is SWE-agent's steps: a list whose steps carry their
+/// `action` as a string.
+pub fn is_traj_steps(steps: &[Value]) -> bool {
+    !steps.is_empty()
+        && steps
+            .iter()
+            .all(|s| s.get("action").is_none_or(Value::is_string))
+        && steps.iter().any(|s| s.get("action").is_some())
+}
+
+/// Whether a `history` is SWE-agent's (chat messages, each with a `role`), not OpenHands' events
+/// (each an `action` or an `observation`, with a `source`).
+pub fn is_history(history: &[Value]) -> bool {
+    !history.is_empty()
+        && history
+            .iter()
+            .all(|m| m.get("role").is_some_and(Value::is_string))
+}
+
+/// SWE-agent's tools that take a block of file text after their first line, up to
+/// `end_of_edit`: that text is a file's content, not a shell command (an `edit` may well write
+/// the words `git pull` into a file). Their first line, and anything after the block, runs in the
+/// shell like any other action (`open x && git log --all` runs both).
+const BLOCK_TOOLS: [&str; 4] = ["edit", "insert", "append", "create"];
+
+/// The shell text of a SWE-agent action: the whole action, less the file text of a block tool.
+fn shell_text(action: &str) -> String {
+    let tool = action.split_whitespace().next().unwrap_or_default();
+    if !BLOCK_TOOLS.contains(&tool) {
+        return action.to_owned();
+    }
+    let mut lines = action.lines();
+    let first = lines.next().unwrap_or_default();
+    let after: Vec<&str> = lines
+        .skip_while(|l| l.trim() != "end_of_edit")
+        .skip(1)
+        .collect();
+    std::iter::once(first)
+        .chain(after)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The first user message of a `history`, as the prompt.
+fn history_prompt(line: &Value) -> Option<String> {
+    line.get("history")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .find(|m| str_of(m, "role") == Some("user"))
+        .and_then(|m| m.get("content"))
+        .map(text_of)
+        .filter(|p| !p.is_empty())
+}
+
+/// One action at step `n`: a command (less an edit block's file text).
+fn action(t: &mut Transcript, n: usize, action: &str) {
+    let action = action.trim();
+    if !action.is_empty() {
+        t.tool_calls += 1;
+        t.act(n, "bash", ActionKind::Command, &shell_text(action));
+    }
+}
+
+/// Reads a `.traj` file's `trajectory` steps; the prompt is the first user message of its
+/// `history`.
+pub fn read_traj(steps: &[Value], line: &Value) -> Transcript {
+    let mut t = Transcript::new(TranscriptShape::SweAgentTraj);
+    if let Some(p) = history_prompt(line) {
+        t.prompt_at(0, &p);
+    }
+    for (i, st) in steps.iter().enumerate() {
+        let n = i + 1;
+        t.words(n, str_of(st, "thought").unwrap_or_default());
+        if let Some(a) = str_of(st, "action") {
+            action(&mut t, n, a);
+        }
+    }
+    t.model = model_from_config(line);
+    t
+}
+
+/// Reads a 1.x `.traj` file that holds only its `history`: the first user message is the
+/// prompt; an assistant message's `thought` (else its content) is the agent's words, and its
+/// `action` the command it ran (else the `command` of its tool calls).
+pub fn read_history(history: &[Value], line: &Value) -> Transcript {
+    let mut t = Transcript::new(TranscriptShape::SweAgentHistory);
+    for (i, m) in history.iter().enumerate() {
+        let n = i + 1;
+        match str_of(m, "role") {
+            Some("user") if t.prompt.is_none() => {
+                t.prompt_at(n, &m.get("content").map(text_of).unwrap_or_default());
+            }
+            Some("assistant") => {
+                let words = str_of(m, "thought")
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| m.get("content").map(text_of).unwrap_or_default());
+                t.words(n, &words);
+                if let Some(a) = str_of(m, "action") {
+                    action(&mut t, n, a);
+                } else {
+                    for (tool, args) in openai_tool_calls(m) {
+                        t.generic_call(n, tool, &args);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    t.model = model_from_config(line);
+    t
+}
+
+/// Whether a submission is a patch: some line starts a file's diff (`diff --git`, or a `---`
+/// line followed by a `+++` line). EnIGMA's flags and other answers are not.
+fn is_patch_text(s: &str) -> bool {
+    let mut prev_minus = false;
+    for l in s.lines() {
+        if l.starts_with("diff --git ") || (prev_minus && l.starts_with("+++ ")) {
+            return true;
+        }
+        prev_minus = l.starts_with("--- ");
+    }
+    false
+}
+
+/// SWE-agent (`*.traj`) and mini-swe-agent (`*.traj.json`): `info.submission`, with `preds.json`
+/// (SWE-agent 0.x: `all_preds.jsonl`) for instances that have no trajectory (and for the model
+/// name).
+pub(super) fn ingest(
+    path: &Path,
+    suffix: &str,
+    format: AgentFormat,
+    ing: &mut Ingest,
+) -> Result<(), IngestError> {
+    let (root, files) = if path.is_dir() {
+        (path.to_owned(), files_with(path, suffix, 3))
+    } else {
+        (parent_dir(path), vec![path.to_owned()])
+    };
+    // SWE-agent 0.x wrote `all_preds.jsonl` (its `model_name_or_path` names the run).
+    let preds_path = ["preds.json", "all_preds.jsonl"]
+        .iter()
+        .map(|n| root.join(n))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| root.join("preds.json"));
+    let mut from_preds = patches_by_instance(&preds_path, &mut ing.problems);
+    for file in files {
+        let v = match read_json(&file) {
+            Ok(v) => v,
+            Err(e) => {
+                ing.problems.push(format!("{e}; skipped"));
+                continue;
+            }
+        };
+        let mut item = trajectory_item(&file, &v, suffix, format, &mut from_preds);
+        if item.submitted.is_none() {
+            let why = match &item.note {
+                Some(n) if n.contains("not a patch") => n.clone(),
+                _ => "no info.submission".to_owned(),
+            };
+            ing.problems.push(format!("{}: {why}", file.display()));
+        }
+        if item.model.is_empty() {
+            item.model = model_from_config(&v).unwrap_or_default();
+        }
+        ing.items.push(item);
+    }
+    for (id, (model, patch)) in from_preds {
+        if !patch.iter().all(u8::is_ascii_whitespace)
+            && !is_patch_text(&String::from_utf8_lossy(&patch))
+        {
+            ing.problems.push(format!(
+                "{}: `{id}`: model_patch is not a patch but an answer (SWE-agent's EnIGMA mode submits a flag); skipped",
+                preds_path.display()
+            ));
+            continue;
+        }
+        ing.items.push(Ingested::new(
+            id,
+            model,
+            Some(patch),
+            format,
+            preds_path.display().to_string(),
+            Some(format!(
+                "from {} (no trajectory file)",
+                preds_path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            )),
+        ));
+    }
+    Ok(())
+}
+
+/// The model a SWE-agent or mini-swe-agent trajectory names in its own configuration:
+/// mini-swe-agent's `info.config.model.model_name`; SWE-agent 1.x's `replay_config` (a JSON
+/// string, or an object) at `agent.model.name`.
+pub(super) fn model_from_config(v: &Value) -> Option<String> {
+    if let Some(m) = str_at(v, &["info", "config", "model", "model_name"]) {
+        return Some(m.to_owned());
+    }
+    let replay = match v.get("replay_config")? {
+        Value::String(text) => serde_json::from_str::<Value>(text).ok()?,
+        other => other.clone(),
+    };
+    str_at(&replay, &["agent", "model", "name"])
+        .or_else(|| str_at(&replay, &["agent", "model", "model_name"]))
+        .filter(|m| !m.is_empty())
+        .map(str::to_owned)
+}
+
+/// A `preds.json` beside trajectories, when there is one: model and patch by instance.
+fn patches_by_instance(
+    preds_path: &Path,
+    problems: &mut Vec<String>,
+) -> BTreeMap<String, (String, Vec<u8>)> {
+    let mut from_preds = BTreeMap::new();
+    if preds_path.is_file() {
+        match read_predictions(preds_path) {
+            Ok(preds) => {
+                for p in preds {
+                    if let Submitted::Patch(b) = p.submitted {
+                        from_preds.insert(p.instance_id, (p.model, b));
+                    }
+                }
+            }
+            Err(e) => problems.push(e.to_string()),
+        }
+    }
+    from_preds
+}
+
+/// One trajectory file's submission; its entry in `from_preds` (taken out) gives the model, and
+/// the patch when the trajectory has none.
+fn trajectory_item(
+    file: &Path,
+    v: &Value,
+    suffix: &str,
+    format: AgentFormat,
+    from_preds: &mut BTreeMap<String, (String, Vec<u8>)>,
+) -> Ingested {
+    let name = file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let id = v
+        .get("instance_id")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .unwrap_or_else(|| name.trim_end_matches(suffix).to_owned());
+    let exit = str_at(v, &["info", "exit_status"]).map(str::to_owned);
+    let mut note = exit.map(|e| format!("exit status: {e}"));
+    let mut submission = str_at(v, &["info", "submission"]).map(|s| s.as_bytes().to_vec());
+    if let Some(answer) = str_at(v, &["info", "submission"])
+        && !answer.trim().is_empty()
+        && !is_patch_text(answer)
+    {
+        // EnIGMA submits a CTF flag; any other answer that is no diff is not a patch either.
+        submission = None;
+        note = Some(join_note(
+            note,
+            &format!(
+                "info.submission is not a patch but an answer ({:?}{}; SWE-agent's EnIGMA mode submits a flag): nothing to grade",
+                crate::text::one_line(&answer.chars().take(60).collect::<String>()),
+                if answer.chars().count() > 60 {
+                    "…"
+                } else {
+                    ""
+                }
+            ),
+        ));
+    }
+    let (model, pred_patch) = from_preds
+        .remove(&id)
+        .map_or((String::new(), None), |(m, p)| (m, Some(p)));
+    let answered = submission.is_none() && note.as_ref().is_some_and(|n| n.contains("not a patch"));
+    let pred_patch = pred_patch.filter(|_| !answered);
+    if let (Some(s), Some(p)) = (&submission, &pred_patch)
+        && s != p
+    {
+        note = Some(join_note(
+            note,
+            "preds.json differs from the trajectory; the trajectory's info.submission is used",
+        ));
+    }
+    Ingested::new(
+        id,
+        model,
+        submission.or(pred_patch),
+        format,
+        file.display().to_string(),
+        note,
+    )
+}
