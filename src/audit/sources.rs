@@ -173,16 +173,24 @@ pub fn for_each_item(
     if !path.exists() {
         return Err(SourceError::Missing(path.to_owned()));
     }
+    if let Some(what) = crate::submission::agents::unsupported_file(path) {
+        f(1, Err(what));
+        return Ok(());
+    }
     let first = first_record(path);
-    let release = first.as_ref().is_some_and(is_release_line);
+    // A trajectory file (`<id>.traj`, `<id>.traj.json`, Harbor's `trajectory.json`) is one
+    // document even when it is written on one line and names its instance.
+    let named = trajectory_file_name(path).is_some()
+        || path.file_name().is_some_and(|n| n == "trajectory.json");
+    let release = !named && first.as_ref().is_some_and(is_release_line);
     if !release && matches!(sniff(path), Ok(Some(_))) {
         f(1, transcript_item(path, instance));
         return Ok(());
     }
-    if !release && first.as_ref().is_none_or(|v| !v.is_object()) {
-        // Not JSON Lines of objects: one JSON document (a SWE-agent `.traj`, a mini-swe-agent
-        // `.traj.json`, an OpenHands event list), audited whole or refused once, never line by
-        // line.
+    if !release {
+        // Not release lines: one JSON document (a SWE-agent `.traj`, a mini-swe-agent
+        // `.traj.json`, an OpenHands event list, an ATIF trajectory, on one line or many),
+        // audited whole or refused once, never line by line.
         if let Some(item) = document_item(path, instance) {
             f(1, item);
             return Ok(());
@@ -219,7 +227,9 @@ fn folder_items(
         .collect();
     files.sort();
     let kind = |p: &Path| {
-        if matches!(sniff(p), Ok(Some(_))) {
+        if crate::submission::agents::unsupported_file(p).is_some() {
+            FileKind::Unsupported
+        } else if matches!(sniff(p), Ok(Some(_))) {
             FileKind::Transcript
         } else if trajectory_file_name(p).is_some()
             || crate::submission::openhands_events(p).is_some()
@@ -230,8 +240,11 @@ fn folder_items(
         }
     };
     let kinds: Vec<FileKind> = files.iter().map(|p| kind(p)).collect();
-    let auditable = kinds.iter().filter(|k| **k != FileKind::Other).count();
-    if auditable == 0 {
+    let auditable = kinds
+        .iter()
+        .filter(|k| matches!(k, FileKind::Transcript | FileKind::Document))
+        .count();
+    if auditable == 0 && !kinds.contains(&FileKind::Unsupported) {
         return Err(SourceError::NothingToAudit(path.to_owned()));
     }
     let one = (auditable == 1).then_some(instance).flatten();
@@ -246,6 +259,11 @@ fn folder_items(
                     file.display()
                 ))
             }),
+            FileKind::Unsupported => Err(format!(
+                "{}: {}",
+                file.display(),
+                crate::submission::agents::unsupported_file(file).unwrap_or_default()
+            )),
             FileKind::Other => Ok(Item::NothingToAudit(format!(
                 "{}: skipped: not a transcript or trajectory this audit reads (a release or an \
                  OpenHands output.jsonl is audited on its own)",
@@ -269,6 +287,8 @@ fn is_openhands_events(v: &Value) -> bool {
 enum FileKind {
     Transcript,
     Document,
+    /// An agent's output that is recognised and not read (Cline).
+    Unsupported,
     Other,
 }
 
@@ -295,12 +315,7 @@ fn document_item(path: &Path, instance: Option<&str>) -> Option<Result<Item, Str
         line.insert("history".into(), v);
         v = Value::Object(line);
     } else if path.to_string_lossy().ends_with(".traj.json")
-        && v.as_array().is_some_and(|msgs| {
-            !msgs.is_empty()
-                && msgs
-                    .iter()
-                    .all(|m| m.get("role").is_some_and(Value::is_string))
-        })
+        && crate::submission::agents::mini_swe_agent::is_message_list(&v)
     {
         // A mini-swe-agent trajectory saved as its messages alone (as ingest reads it).
         let mut line = serde_json::Map::new();

@@ -9,6 +9,7 @@
 )]
 
 mod adversarial;
+mod agent_shapes;
 mod agents;
 mod atif;
 mod audit;

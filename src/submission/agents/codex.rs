@@ -17,8 +17,8 @@
 
 use super::apply_patch;
 use super::transcript::{
-    ActionKind, EditOp, EditOutcome, FileEdit, Transcript, TranscriptShape, shell_join, str_of,
-    text_of,
+    ActionKind, EditOp, EditOutcome, FileEdit, SubAgentLink, Transcript, TranscriptShape,
+    shell_join, str_of, text_of,
 };
 use serde_json::Value;
 use std::collections::HashMap;
@@ -37,6 +37,10 @@ pub(crate) struct CodexReader {
     /// Rollouts: the prompt from `event_msg` `user_message`, preferred over response items.
     user_message: Option<(usize, String)>,
     first_user_item: Option<(usize, String)>,
+    /// `spawn_agent` calls by call id → index of their link in `parts.subagents`.
+    spawns: HashMap<String, usize>,
+    /// The threads whose rollouts were read (this one's, then its sub-agents').
+    threads_read: std::collections::HashSet<String>,
 }
 
 impl CodexReader {
@@ -49,6 +53,8 @@ impl CodexReader {
             seen_calls: Default::default(),
             user_message: None,
             first_user_item: None,
+            spawns: HashMap::new(),
+            threads_read: Default::default(),
         }
     }
 
@@ -363,6 +369,13 @@ impl CodexReader {
                         self.user_message = Some((step, m.to_owned()));
                     }
                 }
+                Some("collab_agent_spawn_end") => {
+                    if let (Some(call), Some(thread)) =
+                        (str_of(payload, "call_id"), str_of(payload, "new_thread_id"))
+                    {
+                        self.spawned(call, thread, true);
+                    }
+                }
                 Some("patch_apply_end") => {
                     if let Some(id) = str_of(payload, "call_id")
                         && let Some(&e) = self.edits_by_id.get(id)
@@ -383,6 +396,7 @@ impl CodexReader {
     fn meta(&mut self, m: &Value) {
         if let Some(id) = str_of(m, "id") {
             self.parts.session_id.get_or_insert_with(|| id.to_owned());
+            self.threads_read.insert(id.to_owned());
         }
         if let Some(c) = str_of(m, "cwd") {
             self.parts.cwd.get_or_insert_with(|| c.to_owned());
@@ -457,6 +471,12 @@ impl CodexReader {
             }
             Some("function_call_output" | "custom_tool_call_output") => {
                 if let Some(id) = &call_id
+                    && self.spawns.contains_key(id)
+                    && let Some(out) = p.get("output").and_then(spawn_output)
+                {
+                    self.spawned(id, &out, false);
+                }
+                if let Some(id) = &call_id
                     && let Some(&e) = self.edits_by_id.get(id)
                     && self.parts.edits[e].outcome == EditOutcome::Unknown
                 {
@@ -503,6 +523,27 @@ impl CodexReader {
                     .unwrap_or("")
                     .to_owned();
                 self.envelope(step, name, &input, call_id, workdir);
+            }
+            "spawn_agent" => {
+                // The sub-agent's task is words to it; its steps are in its own rollout.
+                let task = str_of(args, "message")
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| text_of(args.get("items").unwrap_or(&Value::Null)));
+                self.parts.act(step, name, ActionKind::Message, &task);
+                self.parts.subagents.push(SubAgentLink {
+                    step,
+                    id: None,
+                    read: false,
+                });
+                if let Some(id) = call_id {
+                    self.spawns.insert(id, self.parts.subagents.len() - 1);
+                }
+            }
+            "send_input" => {
+                let words = str_of(args, "message")
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| text_of(args.get("items").unwrap_or(&Value::Null)));
+                self.parts.act(step, name, ActionKind::Message, &words);
             }
             "exec" | "js" | "code" => self.parts.unread(
                 step,
@@ -655,7 +696,50 @@ impl CodexReader {
         }
     }
 
+    /// The `spawn_agent` call `call_id` started `thread`: a thread id from the spawn's event
+    /// (`thread_id`), else what the call's output names.
+    fn spawned(&mut self, call_id: &str, thread: &str, thread_id: bool) {
+        if let Some(&i) = self.spawns.get(call_id)
+            && (thread_id || self.parts.subagents[i].id.is_none())
+        {
+            self.parts.subagents[i].id = Some(thread.to_owned());
+        }
+    }
+
+    /// Sub-agents whose rollouts were not read with this one are unread: what they did is
+    /// unknown.
+    fn check_subagents(&mut self) {
+        for link in &mut self.parts.subagents {
+            link.read = link
+                .id
+                .as_ref()
+                .is_some_and(|id| self.threads_read.contains(id));
+        }
+        let missing: Vec<(usize, String)> = self
+            .parts
+            .subagents
+            .iter()
+            .filter(|l| !l.read)
+            .map(|l| {
+                let why = match &l.id {
+                    Some(id) => format!(
+                        "the sub-agent `{id}` ran in a rollout of its own (rollout-…-{id}.jsonl), \
+                         which was not found beside this one: its steps are not read"
+                    ),
+                    None => "a sub-agent was started and the transcript does not say which \
+                             thread it ran in: its steps are not read"
+                        .to_owned(),
+                };
+                (l.step, why)
+            })
+            .collect();
+        for (step, why) in missing {
+            self.parts.unread(step, "spawn_agent", why);
+        }
+    }
+
     pub(crate) fn finish(mut self) -> Transcript {
+        self.check_subagents();
         for (step, item) in std::mem::take(&mut self.items) {
             self.exec_item(step, &item);
         }
@@ -667,6 +751,18 @@ impl CodexReader {
         }
         self.parts
     }
+}
+
+/// The thread a `spawn_agent` call's output names: `agent_id` (v1) or `task_name` (v2), in an
+/// output given as an object or as JSON text.
+fn spawn_output(output: &Value) -> Option<String> {
+    let v = match output {
+        Value::String(t) => serde_json::from_str::<Value>(t).ok()?,
+        other => other.clone(),
+    };
+    str_of(&v, "agent_id")
+        .or(str_of(&v, "task_name"))
+        .map(str::to_owned)
 }
 
 /// A JSON array of strings as a list (`None` for anything else).

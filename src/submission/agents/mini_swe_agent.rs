@@ -5,7 +5,7 @@
 //! (`function.arguments` with a `command`) and `extra.actions`.
 
 use super::transcript::{
-    ActionKind, Transcript, TranscriptShape, openai_tool_calls, str_of, text_of,
+    ActionKind, Transcript, TranscriptShape, is_chat, openai_tool_calls, str_of, text_of,
 };
 use super::{AgentFormat, Ingest, IngestError};
 use serde_json::Value;
@@ -26,12 +26,7 @@ pub fn is_trajectory(line: &Value) -> bool {
 /// Whether a file's one JSON list is a trajectory saved as its messages alone (each with a
 /// `role`).
 pub fn is_message_list(v: &Value) -> bool {
-    v.as_array().is_some_and(|msgs| {
-        !msgs.is_empty()
-            && msgs
-                .iter()
-                .all(|m| m.get("role").is_some_and(Value::is_string))
-    })
+    v.as_array().is_some_and(|msgs| is_chat(msgs))
 }
 
 /// The commands in a response's fenced code blocks.

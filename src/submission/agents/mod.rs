@@ -21,6 +21,7 @@ pub mod openhands;
 mod reading;
 pub mod swe_agent;
 mod transcript;
+mod unsupported;
 
 pub use apply_patch::apply_chunks;
 pub use openhands::{is_openhands_events, openhands_events};
@@ -29,9 +30,10 @@ pub use reading::{
     transcript_from_values,
 };
 pub use transcript::{
-    Action, ActionKind, Agent, Chunk, EditOp, EditOutcome, FileEdit, OpaqueEdit, Transcript,
-    TranscriptError, TranscriptShape, Unread, classify_record, shape_of, shell_join,
+    Action, ActionKind, Agent, Chunk, EditOp, EditOutcome, FileEdit, OpaqueEdit, SubAgentLink,
+    Transcript, TranscriptError, TranscriptShape, Unread, classify_record, shape_of, shell_join,
 };
+pub use unsupported::{unsupported_file, unsupported_in};
 
 use super::Submitted;
 use super::predictions::read_predictions_keeping_going;
@@ -304,6 +306,9 @@ pub enum IngestError {
         /// Each format tried and why it did not match, one per line.
         tried: String,
     },
+    /// The output is an agent's this tool recognises and does not read (Cline).
+    #[error("{0}")]
+    Unsupported(String),
     /// The output is of its format but unusable as a whole: a JSON file that is not JSON, a
     /// Harbor job without trial directories.
     #[error("{path}: {message}")]
@@ -461,10 +466,7 @@ fn detect_all(path: &Path) -> Result<Vec<AgentFormat>, IngestError> {
             for (format, present, why) in checks {
                 let _ = tried.check(format, present, why);
             }
-            Err(IngestError::Unknown {
-                path: path.to_owned(),
-                tried: tried.0.join("\n"),
-            })
+            Err(not_read(path, tried))
         }
     }
 }
@@ -480,10 +482,24 @@ pub fn detect(path: &Path) -> Result<AgentFormat, IngestError> {
     };
     match found {
         ControlFlow::Break(format) => Ok(format),
-        ControlFlow::Continue(()) => Err(IngestError::Unknown {
+        ControlFlow::Continue(()) => Err(not_read(path, tried)),
+    }
+}
+
+/// Why nothing at `path` was read: an unsupported agent's output named as such, else every
+/// format tried.
+fn not_read(path: &Path, tried: Tried) -> IngestError {
+    let unsupported = if path.is_dir() {
+        unsupported_in(path)
+    } else {
+        unsupported_file(path).map(|w| format!("{}: {w}", path.display()))
+    };
+    match unsupported {
+        Some(what) => IngestError::Unsupported(what),
+        None => IngestError::Unknown {
             path: path.to_owned(),
             tried: tried.0.join("\n"),
-        }),
+        },
     }
 }
 

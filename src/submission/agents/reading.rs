@@ -54,17 +54,22 @@ impl TranscriptBuilder {
     /// A line that is not JSON: a record cut short is a call that could not be read; anything
     /// else (stderr interleaved with stdout) is counted as noise.
     pub fn bad_line(&mut self, step: usize, line: &[u8]) {
-        let parts = match &mut self.inner {
-            Inner::Claude(r) => r.parts(),
-            Inner::Codex(r) => r.parts(),
-            Inner::Gemini(r) => r.parts(),
-            Inner::Whole(t) => t,
-        };
+        let parts = self.parts();
         let trimmed = line.trim_ascii_start();
         if trimmed.starts_with(b"{") || trimmed.starts_with(b"[") {
             parts.unread(step, "?", "the line is not valid JSON (cut short?)");
         } else {
             parts.noise_lines += 1;
+        }
+    }
+
+    /// The transcript as read so far.
+    fn parts(&mut self) -> &mut Transcript {
+        match &mut self.inner {
+            Inner::Claude(r) => r.parts(),
+            Inner::Codex(r) => r.parts(),
+            Inner::Gemini(r) => r.parts(),
+            Inner::Whole(t) => t,
         }
     }
 
@@ -104,7 +109,58 @@ pub fn transcript_from_values(values: &[Value], agent: Option<Agent>) -> Option<
 pub fn read_transcript(path: &Path) -> Result<Transcript, TranscriptError> {
     let mut paths = vec![path.to_owned()];
     paths.extend(subagent_files(path));
+    let t = read_transcripts(&paths)?;
+    // A Codex rollout is read again with the rollouts of the sub-agents it started, when they
+    // are found among the sessions beside it.
+    let children = codex_child_rollouts(path, &t);
+    if children.is_empty() {
+        return Ok(t);
+    }
+    paths.extend(children);
     read_transcripts(&paths)
+}
+
+/// The rollouts of the sub-agents a Codex rollout started and did not read: the files named
+/// `rollout-…-<thread id>.jsonl` among its sessions (`sessions/YYYY/MM/DD/`, searched from
+/// `sessions/` down when the rollout sits in such a tree, else its own folder).
+fn codex_child_rollouts(path: &Path, t: &Transcript) -> Vec<PathBuf> {
+    let ids: Vec<&str> = t
+        .subagents
+        .iter()
+        .filter(|l| !l.read)
+        .filter_map(|l| l.id.as_deref())
+        .collect();
+    if t.agent() != Agent::Codex || ids.is_empty() {
+        return Vec::new();
+    }
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let dated = dir.ancestors().take(3).all(|d| {
+        d.file_name()
+            .is_some_and(|n| n.to_string_lossy().bytes().all(|b| b.is_ascii_digit()))
+    });
+    let root = if dated {
+        dir.ancestors().nth(3).unwrap_or(dir)
+    } else {
+        dir
+    };
+    let mut out: Vec<PathBuf> = walkdir::WalkDir::new(root)
+        .max_depth(4)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(walkdir::DirEntry::into_path)
+        .filter(|p| {
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            p != path
+                && name.starts_with("rollout-")
+                && ids.iter().any(|id| name.ends_with(&format!("-{id}.jsonl")))
+        })
+        .collect();
+    out.sort();
+    out
 }
 
 /// The sub-agents' files Claude Code keeps for session `<dir>/<id>.jsonl`: `<dir>/<id>/subagents/
@@ -127,9 +183,43 @@ pub(crate) fn subagent_files(session: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// Whether `path` is a sub-agent's file of a Claude Code session beside it
-/// (`<dir>/<id>/subagents/x.jsonl` with `<dir>/<id>.jsonl`): it is read with that session.
+/// Whether `path` is a sub-agent's file, read with the session that started it: a Claude Code
+/// session's (`<dir>/<id>/subagents/x.jsonl` with `<dir>/<id>.jsonl`), or a Codex rollout whose
+/// `session_meta` says a thread spawned it.
 pub fn is_subagent_file(path: &Path) -> bool {
+    is_claude_subagent_file(path) || is_codex_child_rollout(path)
+}
+
+/// A Codex rollout (`rollout-*.jsonl`) of a sub-agent: its first record is a `session_meta`
+/// whose `source` is `{"subagent": {"thread_spawn": …}}`.
+fn is_codex_child_rollout(path: &Path) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if !name.starts_with("rollout-") || !name.ends_with(".jsonl") {
+        return false;
+    }
+    let Ok(file) = fs_err::File::open(path) else {
+        return false;
+    };
+    let mut reader = std::io::BufReader::new(file);
+    let mut buf = Vec::new();
+    if !matches!(
+        crate::record::read_line_capped(&mut reader, &mut buf, 16 << 20),
+        Ok(Some(n)) if n > 0
+    ) {
+        return false;
+    }
+    serde_json::from_slice::<Value>(strip_bom(&buf))
+        .is_ok_and(|v| value_at(&v, &["payload", "source", "subagent", "thread_spawn"]).is_some())
+}
+
+fn value_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
+    path.iter().try_fold(v, |v, k| v.get(k))
+}
+
+fn is_claude_subagent_file(path: &Path) -> bool {
     let Some(sub) = path.parent() else {
         return false;
     };
@@ -166,8 +256,15 @@ pub fn read_transcripts(paths: &[PathBuf]) -> Result<Transcript, TranscriptError
         return Ok(super::aider::read_aider(&text));
     }
     let mut b = TranscriptBuilder::new(shape);
-    for path in paths {
+    for (i, path) in paths.iter().enumerate() {
+        let before = b.parts().actions.len();
         feed(path, &mut b)?;
+        if i > 0 {
+            // Every file after the first is a sub-agent's.
+            for a in &mut b.parts().actions[before..] {
+                a.sidechain = true;
+            }
+        }
     }
     Ok(b.finish())
 }

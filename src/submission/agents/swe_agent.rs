@@ -9,7 +9,7 @@
 //! not graded.
 
 use super::transcript::{
-    ActionKind, Transcript, TranscriptShape, openai_tool_calls, str_of, text_of,
+    ActionKind, Transcript, TranscriptShape, is_chat, openai_tool_calls, str_of, text_of,
 };
 use super::{
     AgentFormat, Ingest, IngestError, Ingested, files_with, join_note, parent_dir, read_json,
@@ -34,10 +34,7 @@ pub fn is_traj_steps(steps: &[Value]) -> bool {
 /// Whether a `history` is SWE-agent's (chat messages, each with a `role`), not OpenHands' events
 /// (each an `action` or an `observation`, with a `source`).
 pub fn is_history(history: &[Value]) -> bool {
-    !history.is_empty()
-        && history
-            .iter()
-            .all(|m| m.get("role").is_some_and(Value::is_string))
+    is_chat(history)
 }
 
 /// SWE-agent's tools that take a block of file text after their first line, up to

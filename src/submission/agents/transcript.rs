@@ -383,6 +383,21 @@ pub struct Transcript {
     pub tool_calls: usize,
     /// Lines that were not JSON and did not look like a record either (interleaved stderr).
     pub noise_lines: usize,
+    /// Sub-agents it started whose steps are written in files of their own (Codex
+    /// `spawn_agent`), each with whether that file was read with it.
+    pub subagents: Vec<SubAgentLink>,
+}
+
+/// A sub-agent a trajectory started, kept in a file of its own.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SubAgentLink {
+    /// Where it was started, as in [`Action::step`].
+    pub step: usize,
+    /// Its id (a Codex thread id), when the trajectory says; `None` when the start's result is
+    /// missing.
+    pub id: Option<String>,
+    /// Its file was read with the trajectory.
+    pub read: bool,
 }
 
 impl Transcript {
@@ -577,6 +592,7 @@ impl Transcript {
             unread: Vec::new(),
             tool_calls: 0,
             noise_lines: 0,
+            subagents: Vec::new(),
         }
     }
 
@@ -693,6 +709,14 @@ impl Transcript {
 /// The argument keys that carry a command: `command`, `cmd` and `script` in every agent's tools;
 /// for generic tools also an interpreter's `code` and a terminal's `input`.
 pub(super) const COMMAND_KEYS: [&str; 5] = ["command", "cmd", "script", "code", "input"];
+
+/// Whether `items` are chat messages: at least one, each with a string `role`.
+pub(super) fn is_chat(items: &[Value]) -> bool {
+    !items.is_empty()
+        && items
+            .iter()
+            .all(|m| m.get("role").is_some_and(Value::is_string))
+}
 
 /// Arguments given as an object or as a JSON string (`Null` when the string is no JSON).
 pub(super) fn args_object(v: &Value) -> Value {

@@ -1,0 +1,307 @@
+//! The agent output shapes ingest and the audit used to read differently, each on a file made
+//! the way the real one is (origins in fixtures/agents/README.md): a SWE-agent 1.x `.traj` that
+//! holds only its `history`, one-line trajectory files, EnIGMA's flag submissions, Codex
+//! rollouts that start sub-agents, and Cline's task exports.
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+
+/// Runs the binary; stdout, stderr and the exit code.
+fn run(args: &[&str], path: &Path) -> (String, String, i32) {
+    let out = cargo_bin_cmd!("beyondswe")
+        .args(args)
+        .arg(path)
+        .output()
+        .unwrap();
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+/// `audit --json` on `path` (with `extra` arguments): its lines.
+fn audit(path: &Path, extra: &[&str]) -> (Vec<Value>, String, i32) {
+    let mut args = vec!["audit", "--json"];
+    args.extend_from_slice(extra);
+    let (stdout, stderr, code) = run(&args, path);
+    let lines = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    (lines, stderr, code)
+}
+
+/// `ingest` on `path` into predictions: the lines written, stderr and the exit code.
+fn ingest(path: &Path, extra: &[&str]) -> (Vec<Value>, String, i32) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("p.jsonl");
+    let o = out.to_string_lossy().into_owned();
+    let mut args = vec!["ingest", "-o", o.as_str()];
+    args.extend_from_slice(extra);
+    let (_, stderr, code) = run(&args, path);
+    let lines = std::fs::read_to_string(&out)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (lines, stderr, code)
+}
+
+fn write(path: PathBuf, text: &str) -> PathBuf {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+const GOLD: &str = "diff --git a/calc/ops.py b/calc/ops.py\n--- a/calc/ops.py\n+++ b/calc/ops.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n";
+
+/// A SWE-agent 1.x trajectory as `save_trajectory` writes it when only the history is kept
+/// (the project's demonstrations are written so): chat messages whose assistant turns carry the
+/// command in `action`, beside `info` and a `replay_config` JSON string.
+fn swe_agent_history_traj() -> Value {
+    json!({
+        "history": [
+            {"role": "system", "content": "SETTING: You are an autonomous programmer.", "agent": "main", "message_type": "system_prompt"},
+            {"role": "user", "content": [{"type": "text", "text": "<uploaded_files>/calc</uploaded_files> Fix the overflow in calc."}], "agent": "main", "message_type": "observation"},
+            {"role": "assistant", "content": "Let me look at the history first.", "thought": "Let me look at the history first.", "action": "cd /calc && git log --all --oneline", "agent": "main", "message_type": "action",
+             "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "bash", "arguments": "{\"command\": \"cd /calc && git log --all --oneline\"}"}}]},
+            {"role": "tool", "content": [{"type": "text", "text": "OBSERVATION:\nabc123 fix"}], "agent": "main", "message_type": "observation", "tool_call_ids": ["call_1"]},
+            {"role": "assistant", "content": "", "thought": "Submit.", "action": "submit", "agent": "main", "message_type": "action"}
+        ],
+        "info": {"submission": GOLD, "exit_status": "submitted", "swe_agent_version": "1.1.0"},
+        "replay_config": "{\"agent\": {\"model\": {\"name\": \"claude-sonnet-4\"}}}"
+    })
+}
+
+#[test]
+fn a_swe_agent_traj_holding_only_its_history_is_read_as_swe_agent_by_both() {
+    let tmp = tempfile::tempdir().unwrap();
+    let traj = write(
+        tmp.path().join("run/acme_calc_pr7/acme_calc_pr7.traj"),
+        &serde_json::to_string_pretty(&swe_agent_history_traj()).unwrap(),
+    );
+    let (lines, stderr, code) = audit(&traj, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(lines.len(), 1, "{stderr}");
+    assert_eq!(lines[0]["shape"], "swe-agent-history", "{:#}", lines[0]);
+    assert_eq!(lines[0]["class"], "blocklist", "{:#}", lines[0]);
+    assert_eq!(lines[0]["blocklist_hits"], json!(["git log --all"]));
+    let (preds, stderr, code) = ingest(&tmp.path().join("run"), &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(preds.len(), 1, "{stderr}");
+    assert_eq!(preds[0]["instance_id"], "acme_calc_pr7");
+    assert_eq!(preds[0]["model_patch"], GOLD);
+    assert_eq!(preds[0]["model_name_or_path"], "claude-sonnet-4");
+}
+
+#[test]
+fn one_line_trajectory_files_are_documents_and_take_the_instance_given() {
+    let tmp = tempfile::tempdir().unwrap();
+    // SWE-agent writes `.traj` files pretty-printed; a copy compacted to one line is the same
+    // trajectory, not a release line.
+    let traj = write(
+        tmp.path().join("one/run.traj"),
+        &serde_json::to_string(&swe_agent_history_traj()).unwrap(),
+    );
+    let (lines, stderr, code) = audit(&traj, &["--instance", "acme_calc_pr7"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(lines[0]["task_name"], "acme_calc_pr7", "{stderr}");
+    assert_eq!(lines[0]["shape"], "swe-agent-history");
+    // Harbor's `agent/trajectory.json` on one line, with its instance given.
+    let atif = json!({
+        "schema_version": "ATIF-v1.2", "session_id": "s1",
+        "agent": {"name": "terminus-2", "version": "2.0", "model_name": "acme-model"},
+        "steps": [
+            {"step_id": 1, "source": "user", "message": "Fix calc."},
+            {"step_id": 2, "source": "agent", "message": "Looking.", "tool_calls": [
+                {"tool_call_id": "c1", "function_name": "bash_command", "arguments": {"keystrokes": "ls\n", "command": "git log --all"}}
+            ]}
+        ]
+    });
+    let file = write(
+        tmp.path().join("trial/agent/trajectory.json"),
+        &serde_json::to_string(&atif).unwrap(),
+    );
+    let (lines, stderr, code) = audit(&file, &["--instance", "acme_calc_pr7"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(lines[0]["task_name"], "acme_calc_pr7", "{stderr}");
+    assert_eq!(lines[0]["shape"], "atif");
+    assert_eq!(lines[0]["class"], "blocklist", "{:#}", lines[0]);
+    // Without the instance it says so, naming the file.
+    let (_, stderr, code) = audit(&file, &[]);
+    assert_ne!(code, 0);
+    assert!(
+        stderr.contains("trajectory.json") && stderr.contains("--instance"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn an_enigma_flag_is_named_and_never_graded_as_a_patch() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run_dir = tmp.path().join("ctf");
+    // EnIGMA's `submit '<flag>'` leaves the flag in info.submission, and run.py copies it into
+    // all_preds.jsonl's model_patch with the challenge's fields.
+    let traj = json!({
+        "environment": "swe_main",
+        "trajectory": [
+            {"action": "connect_start localhost 1337", "thought": "Connect to the service.", "observation": "", "response": "", "state": "{}"},
+            {"action": "submit 'flag{b3l0w_th3_r4dar}'", "thought": "Submit the flag.", "observation": "", "response": "", "state": "{}"}
+        ],
+        "history": [{"role": "user", "content": "Solve the challenge.", "agent": "primary"}],
+        "info": {"submission": "flag{b3l0w_th3_r4dar}", "exit_status": "submitted"}
+    });
+    write(
+        run_dir.join("pwn_warmup/pwn_warmup.traj"),
+        &serde_json::to_string_pretty(&traj).unwrap(),
+    );
+    write(
+        run_dir.join("all_preds.jsonl"),
+        &format!(
+            "{}\n{}\n",
+            json!({"model_name_or_path": "gpt4", "instance_id": "pwn_warmup", "model_patch": "flag{b3l0w_th3_r4dar}", "challenge_name": "warmup", "challenge_category": "pwn"}),
+            json!({"model_name_or_path": "gpt4", "instance_id": "rev_baby", "model_patch": "\nFLAG{LET_US_BEGIN}\n", "challenge_name": "baby", "challenge_category": "rev"})
+        ),
+    );
+    let (preds, stderr, _) = ingest(&run_dir, &[]);
+    assert!(
+        preds.is_empty(),
+        "a flag is no patch to grade: {preds:?}\n{stderr}"
+    );
+    assert!(
+        stderr.contains("pwn_warmup.traj")
+            && stderr.contains("not a patch")
+            && stderr.contains("EnIGMA"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("rev_baby") && stderr.contains("all_preds.jsonl"),
+        "{stderr}"
+    );
+}
+
+/// A Codex session rollout line.
+fn line(ty: &str, payload: Value) -> String {
+    json!({"timestamp": "2026-11-02T10:00:00Z", "type": ty, "payload": payload}).to_string()
+}
+
+/// A parent rollout that spawns one sub-agent (Codex's multi-agent tools: `spawn_agent`
+/// returns the child's thread id; `wait_agent` waits on it), and the child's own rollout,
+/// whose `session_meta` names the thread that spawned it.
+fn codex_family(dir: &Path, child_command: &str) -> (PathBuf, PathBuf) {
+    let parent_id = "019a0000-0000-7000-8000-000000000001";
+    let child_id = "019a0000-0000-7000-8000-000000000002";
+    let parent = [
+        line("session_meta", json!({"id": parent_id, "cwd": "/calc", "cli_version": "0.155.0", "source": "exec"})),
+        line("turn_context", json!({"model": "gpt-5.2-codex", "cwd": "/calc"})),
+        line("event_msg", json!({"type": "user_message", "message": "Fix the overflow in calc."})),
+        line("response_item", json!({"type": "function_call", "name": "spawn_agent", "call_id": "call_s",
+            "arguments": json!({"message": "Find where the overflow is tested.", "agent_type": "explorer"}).to_string()})),
+        line("response_item", json!({"type": "function_call_output", "call_id": "call_s",
+            "output": json!({"agent_id": child_id, "nickname": "Dalton"}).to_string()})),
+        line("response_item", json!({"type": "function_call", "name": "wait_agent", "call_id": "call_w",
+            "arguments": json!({"targets": [child_id], "timeout_ms": 60000}).to_string()})),
+        line("response_item", json!({"type": "function_call", "name": "exec_command", "call_id": "call_e",
+            "arguments": json!({"cmd": "pytest -q tests/test_ops.py"}).to_string()})),
+    ]
+    .join("\n");
+    let child = [
+        line("session_meta", json!({"id": child_id, "cwd": "/calc", "cli_version": "0.155.0",
+            "source": {"subagent": {"thread_spawn": {"parent_thread_id": parent_id, "depth": 1, "agent_nickname": "Dalton", "agent_role": "explorer"}}}})),
+        line("response_item", json!({"type": "function_call", "name": "exec_command", "call_id": "call_c",
+            "arguments": json!({"cmd": child_command}).to_string()})),
+    ]
+    .join("\n");
+    let day = dir.join("sessions/2026/11/02");
+    let p = write(
+        day.join(format!("rollout-2026-11-02T10-00-00-{parent_id}.jsonl")),
+        &parent,
+    );
+    let c = write(
+        day.join(format!("rollout-2026-11-02T10-00-05-{child_id}.jsonl")),
+        &child,
+    );
+    (p, c)
+}
+
+#[test]
+fn a_codex_sub_agent_is_read_with_its_parent_or_named_as_missing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (parent, child) = codex_family(tmp.path(), "git log --all --oneline");
+    // The child's forbidden command is found through the parent.
+    let (lines, stderr, code) = audit(&parent, &["--instance", "acme_calc_pr7"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(lines.len(), 1, "{stderr}");
+    assert_eq!(lines[0]["class"], "blocklist", "{:#}", lines[0]);
+    assert_eq!(lines[0]["blocklist_hits"], json!(["git log --all"]));
+    // A folder of sessions audits the parent once, its child with it.
+    let (lines, stderr, _) = audit(
+        &tmp.path().join("sessions"),
+        &["--instance", "acme_calc_pr7"],
+    );
+    assert_eq!(
+        lines.iter().filter(|l| l.get("class").is_some()).count(),
+        1,
+        "{lines:?}\n{stderr}"
+    );
+    // Without the child's rollout the trajectory is incomplete, naming the sub-agent.
+    std::fs::remove_file(&child).unwrap();
+    let (lines, stderr, _) = audit(&parent, &["--instance", "acme_calc_pr7"]);
+    assert_eq!(lines[0]["class"], "incomplete", "{:#}\n{stderr}", lines[0]);
+    let unread = lines[0]["unread"].to_string();
+    assert!(
+        unread.contains("spawn_agent") && unread.contains("019a0000-0000-7000-8000-000000000002"),
+        "{unread}"
+    );
+    // Ingest reads the same file the same way: the missing sub-agent is a problem it names.
+    let (_, stderr, _) = ingest(&parent, &["--instance", "acme_calc_pr7"]);
+    assert!(
+        stderr.contains("spawn_agent") && stderr.contains("019a0000-0000-7000-8000-000000000002"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn cline_task_exports_are_named_unsupported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let task = tmp.path().join("tasks/1733400000000");
+    write(
+        task.join("api_conversation_history.json"),
+        &json!([
+            {"role": "user", "content": [{"type": "text", "text": "<task>Fix calc</task>"}]},
+            {"role": "assistant", "content": [{"type": "text", "text": "<execute_command><command>git log --all</command></execute_command>"}]}
+        ])
+        .to_string(),
+    );
+    let ui = write(
+        task.join("ui_messages.json"),
+        &json!([
+            {"ts": 1733400000000u64, "type": "say", "say": "task", "text": "Fix calc"},
+            {"ts": 1733400001000u64, "type": "ask", "ask": "command", "text": "git log --all"}
+        ])
+        .to_string(),
+    );
+    // The same UI messages under another name are still Cline's.
+    let renamed = tmp.path().join("acme_calc_pr7.json");
+    std::fs::copy(&ui, &renamed).unwrap();
+    for path in [task.clone(), ui, renamed] {
+        let (lines, stderr, code) = audit(&path, &[]);
+        assert_ne!(code, 0, "{}: {lines:?}", path.display());
+        assert!(
+            stderr.contains("Cline") && stderr.contains("unsupported"),
+            "{}: {stderr}",
+            path.display()
+        );
+        assert!(lines.iter().all(|l| l["class"] != "clean"), "{lines:?}");
+        let (preds, stderr, code) = ingest(&path, &[]);
+        assert_ne!(code, 0, "{}", path.display());
+        assert!(preds.is_empty());
+        assert!(
+            stderr.contains("Cline") && stderr.contains("unsupported"),
+            "{}: {stderr}",
+            path.display()
+        );
+    }
+}
