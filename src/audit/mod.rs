@@ -121,6 +121,8 @@ pub struct TrajectoryAudit {
     pub task_name: String,
     /// The dataset's family for the task, else the trajectory's own, else `Unknown`.
     pub family: Family,
+    /// The agent whose trajectory it is (from its shape), by the name ingest gives its format.
+    pub agent: crate::submission::Agent,
     /// The shape the trajectory was read from.
     pub shape: crate::submission::TranscriptShape,
     /// The strongest finding.
@@ -395,6 +397,7 @@ fn audit_read(
         line: line_no,
         task_name,
         family,
+        agent: shape.agent(),
         shape,
         class: found.class(in_prompt, !unread.is_empty(), !unchecked.is_empty()),
         reward: about.reward,

@@ -305,3 +305,226 @@ fn cline_task_exports_are_named_unsupported() {
         );
     }
 }
+
+/// Fixture files copied into `dir/to`.
+fn copy_fixture(from: &str, to: &Path) {
+    let src = super::support::fixtures().join("agents").join(from);
+    std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+    std::fs::copy(src, to).unwrap();
+}
+
+#[test]
+fn a_folder_is_read_whole_and_every_file_is_accounted_for() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("mixed");
+    // Claude Code transcripts with their captured diffs, beside a predictions file of another
+    // run, an OpenHands evaluation folder (deep) beside an event stream, a leaderboard
+    // submission, and a SWE-agent run one folder down (its model in its own preds.json).
+    copy_fixture(
+        "claude-code/acme_calc_pr7.json",
+        &root.join("claude/acme_calc_pr7.json"),
+    );
+    for entry in
+        std::fs::read_dir(super::support::fixtures().join("agents/claude-code/patches")).unwrap()
+    {
+        let e = entry.unwrap();
+        copy_fixture(
+            &format!("claude-code/patches/{}", e.file_name().to_string_lossy()),
+            &root.join("claude/patches").join(e.file_name()),
+        );
+    }
+    write(
+        root.join("claude/preds.jsonl"),
+        &format!(
+            "{}\n",
+            json!({"instance_id": "acme_textkit_pr12", "model_name_or_path": "other-run", "model_patch": GOLD})
+        ),
+    );
+    copy_fixture(
+        "openhands/output.jsonl",
+        &root.join("oh/outputs/swe/CodeActAgent/acme-model_maxiter_50/output.jsonl"),
+    );
+    write(
+        root.join("oh/acme_calc_pr7.json"),
+        &json!([
+            {"id": 1, "source": "agent", "action": "run", "args": {"command": "ls"}},
+            {"id": 2, "source": "environment", "observation": "run", "content": "calc"}
+        ])
+        .to_string(),
+    );
+    let board = root.join("board/20261101_acme");
+    write(
+        board.join("all_preds.jsonl"),
+        &format!(
+            "{}\n",
+            json!({"instance_id": "acme_calc_pr7", "model_name_or_path": "20261101_acme", "model_patch": GOLD})
+        ),
+    );
+    write(board.join("metadata.yaml"), "info:\n  name: acme\n");
+    write(board.join("logs/acme_calc_pr7/test_output.txt"), "ok\n");
+    copy_fixture(
+        "swe-agent/acme_calc_pr7/acme_calc_pr7.traj",
+        &root.join("runs/run1/acme_calc_pr7/acme_calc_pr7.traj"),
+    );
+    copy_fixture("swe-agent/preds.json", &root.join("runs/run1/preds.json"));
+    let (preds, stderr, _) = ingest(&root, &[]);
+    let from = |part: &str| -> Vec<(String, String)> {
+        preds
+            .iter()
+            .filter(|p| p["source_path"].as_str().unwrap().contains(part))
+            .map(|p| {
+                (
+                    p["instance_id"].as_str().unwrap().to_owned(),
+                    p["model_name_or_path"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    };
+    // The predictions beside the transcripts and the leaderboard's are read, not dropped.
+    assert_eq!(
+        from("claude/preds.jsonl"),
+        [("acme_textkit_pr12".to_owned(), "other-run".to_owned())],
+        "{stderr}"
+    );
+    assert_eq!(
+        from("board/20261101_acme/all_preds.jsonl"),
+        [("acme_calc_pr7".to_owned(), "20261101_acme".to_owned())],
+        "{stderr}"
+    );
+    // The SWE-agent run is read as SWE-agent's, through the parent folder, with its model.
+    let swe: Vec<&Value> = preds
+        .iter()
+        .filter(|p| p["source_format"] == "swe-agent")
+        .collect();
+    assert_eq!(swe.len(), 2, "{stderr}");
+    assert!(
+        swe.iter().all(|p| p["model_name_or_path"] == "acme-model"),
+        "{swe:?}"
+    );
+    // The deep OpenHands output is read beside the event stream.
+    assert_eq!(
+        from("acme-model_maxiter_50/output.jsonl").len(),
+        2,
+        "{stderr}"
+    );
+    // The transcript takes the diff captured beside it, in its own folder's patches/.
+    let claude: Vec<&Value> = preds
+        .iter()
+        .filter(|p| p["source_format"] == "claude-code")
+        .collect();
+    assert_eq!(claude.len(), 1, "{stderr}");
+    assert!(
+        claude[0]["model_patch"]
+            .as_str()
+            .is_some_and(|p| p.contains("diff --git"))
+    );
+    // Two transcripts without a patch are two runs: neither is dropped as a repeat.
+    assert!(!stderr.contains("dropped"), "{stderr}");
+    // Every file is counted, and each one not read is named with why.
+    let head = stderr.lines().next().unwrap();
+    assert!(head.contains("10 file(s): 8 read, 2 not read"), "{head}");
+    for (f, why) in [
+        ("metadata.yaml", "not an agent's output"),
+        ("test_output.txt", "not an agent's output"),
+    ] {
+        assert!(
+            stderr
+                .lines()
+                .any(|l| l.contains(f) && l.contains("not read:") && l.contains(why)),
+            "{f} not named: {stderr}"
+        );
+    }
+}
+
+/// What ingest makes of a path: each submission's (agent, instance), or `None` when it refuses.
+fn ingest_view(path: &Path) -> Option<Vec<(String, String)>> {
+    let ing = beyondswe::submission::ingest(path, None, None).ok()?;
+    let mut out: Vec<(String, String)> = ing
+        .items
+        .iter()
+        .map(|i| (i.format.name().to_owned(), i.instance_id.clone()))
+        .collect();
+    out.sort();
+    out.dedup();
+    Some(out)
+}
+
+/// What the audit makes of a path: each trajectory's (agent, instance) it reads steps of.
+fn audit_view(path: &Path) -> Vec<(String, String)> {
+    use beyondswe::audit::{Item, for_each_item, read_line};
+    let mut out = Vec::new();
+    let _ = for_each_item(path, None, |_, item| {
+        let got = match item {
+            Ok(Item::Transcript {
+                task_name,
+                transcript,
+                ..
+            }) => Some((transcript.agent().name().to_owned(), task_name)),
+            Ok(Item::Line(v)) | Ok(Item::Document { line: v, .. }) => read_line(&v).map(|t| {
+                let task = v
+                    .get("task_name")
+                    .or(v.get("instance_id"))
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned();
+                (t.agent().name().to_owned(), task)
+            }),
+            _ => None,
+        };
+        out.extend(got);
+    });
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Every agent fixture goes through ingest and the audit, which must agree on whose it is and
+/// which instance it is about: the audit reads the steps of every trajectory ingest takes a
+/// submission from (predictions carry no steps, and Harbor jobs are compared by their tasks),
+/// and reads nothing ingest refuses.
+#[test]
+fn ingest_and_audit_read_every_agent_fixture_alike() {
+    let agents = super::support::fixtures().join("agents");
+    let mut paths: Vec<PathBuf> = walkdir::WalkDir::new(&agents)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(walkdir::DirEntry::into_path)
+        .filter(|p| {
+            let s = p.to_string_lossy();
+            !s.contains("harbor-job")
+                && !s.contains("harbor-raw")
+                && !s.ends_with("README.md")
+                && !s.ends_with("real-files.json")
+        })
+        .collect();
+    paths.sort();
+    paths.push(agents.join("harbor-job/2026-03-25__10-00-00"));
+    paths.push(agents.join("transcripts/harbor-raw"));
+    let mut compared = 0;
+    let mut disagree = Vec::new();
+    for p in &paths {
+        let ing = ingest_view(p);
+        let aud = audit_view(p);
+        let agrees = match &ing {
+            None => aud.is_empty(),
+            Some(items) if items.iter().all(|(f, _)| f == "predictions") => aud.is_empty(),
+            Some(items) if items.iter().all(|(f, _)| f == "harbor-job") => {
+                let mut a: Vec<&String> = aud.iter().map(|(_, t)| t).collect();
+                let mut i: Vec<&String> = items.iter().map(|(_, t)| t).collect();
+                a.sort();
+                i.sort();
+                a == i
+            }
+            Some(items) => {
+                compared += 1;
+                *items == aud
+            }
+        };
+        if !agrees {
+            disagree.push(format!("{}: ingest {ing:?}, audit {aud:?}", p.display()));
+        }
+    }
+    assert!(disagree.is_empty(), "{}", disagree.join("\n"));
+    assert!(compared >= 12, "only {compared} trajectories compared");
+}

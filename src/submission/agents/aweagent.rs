@@ -50,6 +50,8 @@ pub(super) fn ingest(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
                 .map(str::to_owned)
         })
         .unwrap_or_else(|| "aweagent".into());
+    ing.files_read.insert(file.clone());
+    ing.files_read.insert(dir.join("run_config.json"));
     for (line, v) in read_jsonl(&file, &mut ing.problems)? {
         let source = format!("{}:{line}", file.display());
         let Some(id) = instance_id(&v, &source, &mut ing.problems) else {

@@ -18,6 +18,8 @@ pub(super) fn ingest(path: &Path, max_patch: u64, ing: &mut Ingest) -> Result<()
             message: "no trial directories (result.json with task_name) found".into(),
         });
     }
+    // A job is read as one thing: its trials, and its own configuration and log beside them.
+    ing.dirs_read.push(path.to_owned());
     for (task, mut list) in trials_by_task(trials) {
         list.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
         for (n, (_, dir, v)) in list.into_iter().enumerate() {

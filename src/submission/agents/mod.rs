@@ -168,6 +168,13 @@ pub struct Ingest {
     pub warnings: Vec<String>,
     /// The format the path was read as; `None` only in an empty [`Ingest::default`].
     pub format: Option<AgentFormat>,
+    /// Every file a reader read (or took as a whole's part), for the account of a folder.
+    pub files_read: std::collections::BTreeSet<PathBuf>,
+    /// Folders read as one thing (Harbor trials): every file under them is accounted for.
+    pub dirs_read: Vec<PathBuf>,
+    /// A folder's files, counted: `(read, not read)`; the ones not read are named in
+    /// [`Ingest::warnings`] with why. `None` for a single file.
+    pub files_counted: Option<(usize, usize)>,
 }
 
 impl Ingested {
@@ -230,6 +237,12 @@ impl Ingest {
             head.push_str(&format!(
                 ", {empty_patches} with an empty one (graded as empty_patch)"
             ));
+        }
+        if let Some((read, unread)) = self.files_counted {
+            head.push_str(&format!("; {} file(s): {read} read", read + unread));
+            if unread > 0 {
+                head.push_str(&format!(", {unread} not read (each named below)"));
+            }
         }
         let mut lines = vec![head];
         lines.extend(
@@ -532,8 +545,8 @@ fn dir_format(path: &Path, tried: &mut Tried) -> ControlFlow<AgentFormat> {
 fn dir_checks(path: &Path) -> Vec<(AgentFormat, bool, &'static str)> {
     let shapes: Vec<TranscriptShape> = transcript_files(path).into_iter().map(|(_, s)| s).collect();
     let agent = |a: Agent| shapes.iter().any(|s| s.agent() == a);
-    let mini = !files_with(path, ".traj.json", 3).is_empty();
-    let swe = !files_with(path, ".traj", 3).is_empty();
+    let mini = !files_with(path, ".traj.json", swe_agent::DEPTH).is_empty();
+    let swe = !files_with(path, ".traj", swe_agent::DEPTH).is_empty();
     vec![
         (
             AgentFormat::HarborJob,
@@ -553,7 +566,7 @@ fn dir_checks(path: &Path) -> Vec<(AgentFormat, bool, &'static str)> {
         ),
         (
             AgentFormat::Openhands,
-            path.join("output.jsonl").is_file() || openhands::has_openhands_events(path),
+            !openhands::output_files(path).is_empty() || openhands::has_openhands_events(path),
             "no output.jsonl, and no OpenHands event stream (a .json list of actions and \
              observations)",
         ),
@@ -579,8 +592,9 @@ fn dir_checks(path: &Path) -> Vec<(AgentFormat, bool, &'static str)> {
         ),
         (
             AgentFormat::Predictions,
-            !mini && !swe && path.join("preds.json").is_file(),
-            "no preds.json",
+            !prediction_files(path).is_empty(),
+            "no predictions file (preds.json, all_preds.jsonl, *predictions*.jsonl, or JSONL \
+             whose records carry `model_patch`) that no SWE-agent run owns",
         ),
     ]
 }
@@ -786,6 +800,9 @@ pub fn ingest_with(path: &Path, opts: &IngestOptions) -> Result<Ingest, IngestEr
     for &format in &formats {
         read_format(path, format, &formats, opts, &mut ing)?;
     }
+    if path.is_dir() {
+        account_for_files(path, &mut ing);
+    }
     number_repeats(&mut ing);
     for item in &mut ing.items {
         name_unknown_model(item, &mut ing.warnings);
@@ -801,6 +818,61 @@ pub fn ingest_with(path: &Path, opts: &IngestOptions) -> Result<Ingest, IngestEr
         }
     }
     Ok(ing)
+}
+
+/// Names every file of a folder no reader read, with why, and counts them: a folder is read
+/// whole. Version control's own files are not the output's.
+fn account_for_files(path: &Path, ing: &mut Ingest) {
+    let mut read = 0;
+    let mut unread = Vec::new();
+    let files = walkdir::WalkDir::new(path)
+        .max_depth(6)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| e.file_name() != ".git")
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file());
+    for e in files {
+        let p = e.path();
+        if ing.files_read.contains(p)
+            || ing.dirs_read.iter().any(|d| p.starts_with(d))
+            || reading::is_subagent_file(p)
+        {
+            read += 1;
+        } else {
+            unread.push(p.to_owned());
+        }
+    }
+    for p in &unread {
+        // A file a reader already named (a transcript with no instance, a bad JSON file) is
+        // not named twice.
+        let shown = p.display().to_string();
+        if !ing.problems.iter().any(|m| m.contains(&shown)) {
+            ing.warnings
+                .push(format!("{shown}: not read: {}", why_not_read(p)));
+        }
+    }
+    ing.files_counted = Some((read, unread.len()));
+}
+
+/// Why a file of a folder was not read, for the account.
+fn why_not_read(p: &Path) -> String {
+    if let Some(what) = unsupported_file(p) {
+        return what;
+    }
+    if p.extension().is_some_and(|e| e == "diff" || e == "patch") {
+        return "a captured diff whose instance has no transcript here".into();
+    }
+    match sniff(p) {
+        Ok(Some(shape)) => format!(
+            "{}, but the file name does not say which instance it is about (name it <instance_id>{})",
+            shape.describe(),
+            p.extension()
+                .map(|e| format!(".{}", e.to_string_lossy()))
+                .unwrap_or_default()
+        ),
+        _ => "not an agent's output, a predictions file or a captured diff this tool reads".into(),
+    }
 }
 
 /// Reads `path` in one format into `ing`; `all`: every format it is read in (a transcript of
@@ -831,19 +903,27 @@ fn read_format(
 /// attempts; an exact repeat of a submission is dropped. Both are reported. Harbor numbers its
 /// own attempts; predictions files refuse duplicates outright.
 fn number_repeats(ing: &mut Ingest) {
-    if matches!(
-        ing.format,
-        Some(AgentFormat::HarborJob) | Some(AgentFormat::Predictions)
-    ) {
-        return;
-    }
-    // Per instance: each kept submission's patch and where it came from.
+    // Per instance and model (one run's repeats; two agents' equal patches are two
+    // submissions): each kept submission's patch and where it came from.
     type Seen = Vec<(Option<Submitted>, String)>;
-    let mut seen: BTreeMap<String, Seen> = BTreeMap::new();
+    let mut seen: BTreeMap<(String, String), Seen> = BTreeMap::new();
     let mut kept = Vec::new();
     for mut item in std::mem::take(&mut ing.items) {
-        let earlier = seen.entry(item.instance_id.clone()).or_default();
-        if let Some((_, first)) = earlier.iter().find(|(p, _)| *p == item.submitted) {
+        if matches!(
+            item.format,
+            AgentFormat::HarborJob | AgentFormat::Predictions
+        ) {
+            kept.push(item);
+            continue;
+        }
+        let earlier = seen
+            .entry((item.instance_id.clone(), item.model.clone()))
+            .or_default();
+        // Two transcripts without a patch are two runs, not a repeat.
+        if let Some((_, first)) = earlier
+            .iter()
+            .find(|(p, _)| p.is_some() && *p == item.submitted)
+        {
             ing.problems.push(format!(
                 "{}: the same submission for `{}` as {first}; dropped",
                 item.source, item.instance_id
@@ -881,29 +961,69 @@ fn join_note(old: Option<String>, new: &str) -> String {
 }
 
 fn predictions(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
-    let file = if path.is_dir() {
-        path.join("preds.json")
+    let files = if path.is_dir() {
+        prediction_files(path)
     } else {
-        path.to_owned()
+        vec![path.to_owned()]
     };
-    let read = read_predictions_keeping_going(&file)?;
-    ing.problems
-        .extend(read.bad.iter().map(|e| format!("skipped: {e}")));
-    for p in read.predictions {
-        ing.items.push(Ingested {
-            instance_id: p.instance_id,
-            attempt: p.attempt,
-            model: p.model,
-            submitted: Some(p.submitted),
-            format: AgentFormat::Predictions,
-            source: p.location,
-            reward: p.reward,
-            note: None,
-            transcript: Vec::new(),
-            reconstructed: false,
-        });
+    for file in files {
+        let read = read_predictions_keeping_going(&file)?;
+        ing.files_read.insert(file);
+        ing.problems
+            .extend(read.bad.iter().map(|e| format!("skipped: {e}")));
+        for p in read.predictions {
+            ing.items.push(Ingested {
+                instance_id: p.instance_id,
+                attempt: p.attempt,
+                model: p.model,
+                submitted: Some(p.submitted),
+                format: AgentFormat::Predictions,
+                source: p.location,
+                reward: p.reward,
+                note: None,
+                transcript: Vec::new(),
+                reconstructed: false,
+            });
+        }
     }
     Ok(())
+}
+
+/// The predictions files of a folder (five levels down) that no SWE-agent or mini-swe-agent
+/// run owns: `preds.json`, `all_preds.jsonl` (a leaderboard submission's), and any `.json` or
+/// `.jsonl` whose name says predictions or whose first record carries a `model_patch` or
+/// `model_repo` (OpenHands' `output.swebench.jsonl`).
+fn prediction_files(dir: &Path) -> Vec<PathBuf> {
+    let owned = swe_agent::owned_preds(dir);
+    let mut out: Vec<PathBuf> = walkdir::WalkDir::new(dir)
+        .max_depth(swe_agent::DEPTH)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(walkdir::DirEntry::into_path)
+        .filter(|p| !owned.contains(p) && is_predictions_file(p))
+        .collect();
+    out.sort();
+    out
+}
+
+/// Whether a file is SWE-bench-style predictions, by its name or its first record.
+fn is_predictions_file(p: &Path) -> bool {
+    let name = p
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    if !(name.ends_with(".json") || name.ends_with(".jsonl")) || name.ends_with(".traj.json") {
+        return false;
+    }
+    if name.contains("preds") || name.contains("predictions") {
+        return true;
+    }
+    name.ends_with(".jsonl")
+        && first_line_json(p).is_some_and(|v| {
+            v.get("instance_id").is_some()
+                && (v.get("model_patch").is_some() || v.get("model_repo").is_some())
+        })
 }
 
 /// A submission that names no model is recorded as `<agent>/unknown`, with a warning (not a
@@ -978,9 +1098,17 @@ fn transcripts(
         }
         (parent_dir(path), vec![path.to_owned()])
     };
-    let patch_dir = opts.patches.clone().unwrap_or_else(|| dir.join("patches"));
     let single = files.len() == 1 && path.is_file();
     for file in files {
+        // `--patches`, else `patches/` beside the transcript, else beside the folder given.
+        let patch_dir = opts.patches.clone().unwrap_or_else(|| {
+            let beside = parent_dir(&file).join("patches");
+            if beside.is_dir() {
+                beside
+            } else {
+                dir.join("patches")
+            }
+        });
         let id = match (&opts.instance, single) {
             (Some(id), true) => Some(id.clone()),
             _ => instance_from_file_name(&file),
@@ -1085,6 +1213,8 @@ fn transcript_item(
         file.display().to_string(),
         Some(note),
     );
+    ing.files_read.insert(file.clone());
+    ing.files_read.extend(diff);
     item.transcript = vec![file];
     ing.items.push(item);
     Ok(())

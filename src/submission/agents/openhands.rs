@@ -120,9 +120,18 @@ pub(super) fn has_openhands_events(dir: &Path) -> bool {
         .any(|p| openhands_events(p).is_some())
 }
 
+/// The evaluation outputs (`output.jsonl`) under a folder, six levels down.
+pub(super) fn output_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    files_with(dir, ".jsonl", 6)
+        .into_iter()
+        .filter(|p| p.file_name().is_some_and(|n| n == "output.jsonl"))
+        .collect()
+}
+
 /// An OpenHands event stream: what the agent did, with no patch (the workspace's diff is not in
 /// it); its instance is the file's name.
 fn openhands_stream(file: &Path, events: &[Value], ing: &mut Ingest) {
+    ing.files_read.insert(file.to_owned());
     let id = instance_from_file_name(file).unwrap_or_default();
     let model = events
         .iter()
@@ -145,9 +154,9 @@ fn openhands_stream(file: &Path, events: &[Value], ing: &mut Ingest) {
 
 pub(super) fn ingest(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
     if path.is_dir() {
-        // `output.jsonl` and any event streams beside it, each read once.
-        let output = path.join("output.jsonl");
-        if output.is_file() {
+        // Every `output.jsonl` (an evaluation folder keeps it deep:
+        // `outputs/<dataset>/<agent>/<model>_maxiter_N/`) and every event stream, each read once.
+        for output in output_files(path) {
             ingest(&output, ing)?;
         }
         for file in files_with(path, ".json", 3) {
@@ -162,6 +171,7 @@ pub(super) fn ingest(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
         return Ok(());
     }
     let file = path.to_owned();
+    ing.files_read.insert(file.clone());
     for (line, v) in read_jsonl(&file, &mut ing.problems)? {
         let source = format!("{}:{line}", file.display());
         let Some(id) = instance_id(&v, &source, &mut ing.problems) else {

@@ -19,7 +19,7 @@ use crate::submission::Submitted;
 use crate::submission::predictions::read_predictions;
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Whether a `.traj` file's `trajectory` is SWE-agent's steps: a list whose steps carry their
 /// `action` as a string.
@@ -144,9 +144,10 @@ fn is_patch_text(s: &str) -> bool {
     false
 }
 
-/// SWE-agent (`*.traj`) and mini-swe-agent (`*.traj.json`): `info.submission`, with `preds.json`
-/// (SWE-agent 0.x: `all_preds.jsonl`) for instances that have no trajectory (and for the model
-/// name).
+/// SWE-agent (`*.traj`) and mini-swe-agent (`*.traj.json`): `info.submission`, with the run's
+/// `preds.json` (SWE-agent 0.x: `all_preds.jsonl`) for the model name and for instances that
+/// have no trajectory. Each trajectory takes the nearest such file in its folder or one above it
+/// (up to the folder given), so a parent folder of several runs keeps each run's model.
 pub(super) fn ingest(
     path: &Path,
     suffix: &str,
@@ -154,17 +155,14 @@ pub(super) fn ingest(
     ing: &mut Ingest,
 ) -> Result<(), IngestError> {
     let (root, files) = if path.is_dir() {
-        (path.to_owned(), files_with(path, suffix, 3))
+        (path.to_owned(), files_with(path, suffix, DEPTH))
     } else {
         (parent_dir(path), vec![path.to_owned()])
     };
-    // SWE-agent 0.x wrote `all_preds.jsonl` (its `model_name_or_path` names the run).
-    let preds_path = ["preds.json", "all_preds.jsonl"]
-        .iter()
-        .map(|n| root.join(n))
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| root.join("preds.json"));
-    let mut from_preds = patches_by_instance(&preds_path, &mut ing.problems);
+    let mut runs: BTreeMap<PathBuf, Preds> = BTreeMap::new();
+    if let Some(p) = run_preds(&root) {
+        runs.insert(p.clone(), patches_by_instance(&p, &mut ing.problems));
+    }
     for file in files {
         let v = match read_json(&file) {
             Ok(v) => v,
@@ -173,7 +171,15 @@ pub(super) fn ingest(
                 continue;
             }
         };
-        let mut item = trajectory_item(&file, &v, suffix, format, &mut from_preds);
+        ing.files_read.insert(file.clone());
+        let mut none = Preds::new();
+        let from_preds = match nearest_preds(&file, &root) {
+            Some(p) => runs
+                .entry(p.clone())
+                .or_insert_with(|| patches_by_instance(&p, &mut ing.problems)),
+            None => &mut none,
+        };
+        let mut item = trajectory_item(&file, &v, suffix, format, from_preds);
         if item.submitted.is_none() {
             let why = match &item.note {
                 Some(n) if n.contains("not a patch") => n.clone(),
@@ -186,32 +192,68 @@ pub(super) fn ingest(
         }
         ing.items.push(item);
     }
-    for (id, (model, patch)) in from_preds {
-        if !patch.iter().all(u8::is_ascii_whitespace)
-            && !is_patch_text(&String::from_utf8_lossy(&patch))
-        {
-            ing.problems.push(format!(
-                "{}: `{id}`: model_patch is not a patch but an answer (SWE-agent's EnIGMA mode submits a flag); skipped",
-                preds_path.display()
+    for (preds_path, left) in runs {
+        ing.files_read.insert(preds_path.clone());
+        for (id, (model, patch)) in left {
+            if !patch.iter().all(u8::is_ascii_whitespace)
+                && !is_patch_text(&String::from_utf8_lossy(&patch))
+            {
+                ing.problems.push(format!(
+                    "{}: `{id}`: model_patch is not a patch but an answer (SWE-agent's EnIGMA mode submits a flag); skipped",
+                    preds_path.display()
+                ));
+                continue;
+            }
+            ing.items.push(Ingested::new(
+                id,
+                model,
+                Some(patch),
+                format,
+                preds_path.display().to_string(),
+                Some(format!(
+                    "from {} (no trajectory file)",
+                    preds_path
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default()
+                )),
             ));
-            continue;
         }
-        ing.items.push(Ingested::new(
-            id,
-            model,
-            Some(patch),
-            format,
-            preds_path.display().to_string(),
-            Some(format!(
-                "from {} (no trajectory file)",
-                preds_path
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default()
-            )),
-        ));
     }
     Ok(())
+}
+
+/// How deep under a folder trajectories are looked for: a parent folder of runs
+/// (`<runs>/<run>/<id>/<id>.traj`) and one more.
+pub(super) const DEPTH: usize = 5;
+
+/// A run's predictions by instance: model and patch.
+type Preds = BTreeMap<String, (String, Vec<u8>)>;
+
+/// The predictions file a run keeps in `dir`: `preds.json`, else SWE-agent 0.x's
+/// `all_preds.jsonl` (its `model_name_or_path` names the run).
+fn run_preds(dir: &Path) -> Option<PathBuf> {
+    ["preds.json", "all_preds.jsonl"]
+        .iter()
+        .map(|n| dir.join(n))
+        .find(|p| p.is_file())
+}
+
+/// The run's predictions file nearest a trajectory: in its folder or one above it, up to `root`.
+fn nearest_preds(traj: &Path, root: &Path) -> Option<PathBuf> {
+    traj.ancestors()
+        .skip(1)
+        .take_while(|d| d.starts_with(root))
+        .find_map(run_preds)
+}
+
+/// The predictions files that belong to SWE-agent and mini-swe-agent runs under `dir`: read with their trajectories, not as predictions of their own.
+pub(super) fn owned_preds(dir: &Path) -> std::collections::BTreeSet<PathBuf> {
+    files_with(dir, ".traj", DEPTH)
+        .into_iter()
+        .chain(files_with(dir, ".traj.json", DEPTH))
+        .filter_map(|t| nearest_preds(&t, dir))
+        .collect()
 }
 
 /// The model a SWE-agent or mini-swe-agent trajectory names in its own configuration:
@@ -232,10 +274,7 @@ pub(super) fn model_from_config(v: &Value) -> Option<String> {
 }
 
 /// A `preds.json` beside trajectories, when there is one: model and patch by instance.
-fn patches_by_instance(
-    preds_path: &Path,
-    problems: &mut Vec<String>,
-) -> BTreeMap<String, (String, Vec<u8>)> {
+fn patches_by_instance(preds_path: &Path, problems: &mut Vec<String>) -> Preds {
     let mut from_preds = BTreeMap::new();
     if preds_path.is_file() {
         match read_predictions(preds_path) {
@@ -259,7 +298,7 @@ fn trajectory_item(
     v: &Value,
     suffix: &str,
     format: AgentFormat,
-    from_preds: &mut BTreeMap<String, (String, Vec<u8>)>,
+    from_preds: &mut Preds,
 ) -> Ingested {
     let name = file
         .file_name()
