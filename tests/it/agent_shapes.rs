@@ -109,6 +109,17 @@ fn one_line_trajectory_files_are_documents_and_take_the_instance_given() {
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(lines[0]["task_name"], "acme_calc_pr7", "{stderr}");
     assert_eq!(lines[0]["shape"], "swe-agent-history");
+    // Ingest takes the same instance for the same file, and counts the steps it read alike.
+    let (preds, stderr, code) = ingest(&traj, &["--instance", "acme_calc_pr7"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(preds[0]["instance_id"], "acme_calc_pr7", "{stderr}");
+    assert!(
+        preds[0]["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("2 tool calls, 2 commands, 0 file edits")),
+        "{:#}",
+        preds[0]
+    );
     // Harbor's `agent/trajectory.json` on one line, with its instance given.
     let atif = json!({
         "schema_version": "ATIF-v1.2", "session_id": "s1",

@@ -12,8 +12,12 @@ use serde_json::Value;
 use std::path::Path;
 
 /// Reads a run (a folder, or one `.traj.json` file) into `ing`.
-pub(super) fn ingest(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
-    super::swe_agent::ingest(path, ".traj.json", AgentFormat::MiniSweAgent, ing)
+pub(super) fn ingest(
+    path: &Path,
+    instance: Option<&str>,
+    ing: &mut Ingest,
+) -> Result<(), IngestError> {
+    super::swe_agent::ingest(path, ".traj.json", AgentFormat::MiniSweAgent, instance, ing)
 }
 
 /// Whether a line is a mini-swe-agent trajectory (`messages` with a `trajectory_format` that

@@ -886,8 +886,10 @@ fn read_format(
 ) -> Result<(), IngestError> {
     match format {
         AgentFormat::Predictions => predictions(path, ing)?,
-        AgentFormat::SweAgent => swe_agent::ingest(path, ".traj", format, ing)?,
-        AgentFormat::MiniSweAgent => mini_swe_agent::ingest(path, ing)?,
+        AgentFormat::SweAgent => {
+            swe_agent::ingest(path, ".traj", format, opts.instance.as_deref(), ing)?
+        }
+        AgentFormat::MiniSweAgent => mini_swe_agent::ingest(path, opts.instance.as_deref(), ing)?,
         AgentFormat::Openhands => openhands::ingest(path, ing)?,
         AgentFormat::Aweagent => aweagent::ingest(path, ing)?,
         AgentFormat::ClaudeCode

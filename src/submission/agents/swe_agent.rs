@@ -131,6 +131,30 @@ pub fn read_history(history: &[Value], line: &Value) -> Transcript {
     t
 }
 
+/// The steps of a SWE-agent or mini-swe-agent trajectory document, by the reader of its shape;
+/// `None` when it holds none this file reads.
+fn steps_of(v: &Value) -> Option<Transcript> {
+    if let Some(Value::Array(steps)) = v.get("trajectory")
+        && is_traj_steps(steps)
+    {
+        return Some(read_traj(steps, v));
+    }
+    if super::mini_swe_agent::is_trajectory(v)
+        && let Some(Value::Array(msgs)) = v.get("messages")
+    {
+        return Some(super::mini_swe_agent::read(msgs, v));
+    }
+    if let Value::Array(msgs) = v
+        && is_chat(msgs)
+    {
+        return Some(super::mini_swe_agent::read(msgs, &Value::Null));
+    }
+    match v.get("history") {
+        Some(Value::Array(h)) if is_history(h) => Some(read_history(h, v)),
+        _ => None,
+    }
+}
+
 /// Whether a submission is a patch: some line starts a file's diff (`diff --git`, or a `---`
 /// line followed by a `+++` line). EnIGMA's flags and other answers are not.
 fn is_patch_text(s: &str) -> bool {
@@ -152,8 +176,11 @@ pub(super) fn ingest(
     path: &Path,
     suffix: &str,
     format: AgentFormat,
+    instance: Option<&str>,
     ing: &mut Ingest,
 ) -> Result<(), IngestError> {
+    // `--instance` names one file's instance when the trajectory names none (as the audit).
+    let instance = instance.filter(|_| path.is_file());
     let (root, files) = if path.is_dir() {
         (path.to_owned(), files_with(path, suffix, DEPTH))
     } else {
@@ -179,7 +206,7 @@ pub(super) fn ingest(
                 .or_insert_with(|| patches_by_instance(&p, &mut ing.problems)),
             None => &mut none,
         };
-        let mut item = trajectory_item(&file, &v, suffix, format, from_preds);
+        let mut item = trajectory_item(&file, &v, suffix, format, instance, from_preds);
         if item.submitted.is_none() {
             let why = match &item.note {
                 Some(n) if n.contains("not a patch") => n.clone(),
@@ -298,6 +325,7 @@ fn trajectory_item(
     v: &Value,
     suffix: &str,
     format: AgentFormat,
+    instance: Option<&str>,
     from_preds: &mut Preds,
 ) -> Ingested {
     let name = file
@@ -307,10 +335,23 @@ fn trajectory_item(
     let id = v
         .get("instance_id")
         .and_then(Value::as_str)
+        .or(instance)
         .map(str::to_owned)
         .unwrap_or_else(|| name.trim_end_matches(suffix).to_owned());
     let exit = str_at(v, &["info", "exit_status"]).map(str::to_owned);
-    let mut note = exit.map(|e| format!("exit status: {e}"));
+    // The steps, read as the audit reads them, counted for a person.
+    let mut note = steps_of(v).map(|t| {
+        format!(
+            "{}: {} tool calls, {} commands, {} file edits",
+            t.shape.describe(),
+            t.tool_calls,
+            t.commands().count(),
+            t.edits.len() + t.opaque_edits.len()
+        )
+    });
+    if let Some(e) = exit {
+        note = Some(join_note(note, &format!("exit status: {e}")));
+    }
     let mut submission = str_at(v, &["info", "submission"]).map(|s| s.as_bytes().to_vec());
     if let Some(answer) = str_at(v, &["info", "submission"])
         && !answer.trim().is_empty()
