@@ -9,12 +9,11 @@ use super::error::RunError;
 use super::spec::{DatasetSpec, RunSpec, Submissions};
 use crate::calibration::{self, Calibration, Loaded};
 use crate::dataset::{Instance, dataset_hash, dataset_hash_as_read, load_all};
-use crate::harbor::{lookup_task, task_name_index, trial_dirs, trial_patch};
+use crate::harbor::{lookup_task, task_name_index};
 use crate::record::Family;
 use crate::report::{RunIdentity, RunMeta, Shard, now_rfc3339};
 use crate::submission::{
-    AgentFormat, Ingest, IngestOptions, Submission, check_patch_file, detect, ingest_with,
-    read_submission,
+    Ingest, IngestOptions, Submission, check_patch_file, ingest_with, read_submission,
 };
 use sha2::{Digest, Sha256};
 use std::collections::{HashMap, HashSet};
@@ -230,9 +229,9 @@ fn make_jobs(
             format,
             patches,
         } => {
-            check_patch_files(spec, path, *format, patches.as_deref())?;
-            // Any agent output beyondswe reads: predictions files, agent runs, Harbor jobs.
-            // With the run's cap on patch files, which check_patch_files just applied.
+            check_predictions_path(path)?;
+            // Any agent output beyondswe reads: predictions files, agent runs, Harbor jobs,
+            // with the run's cap on the patch files it reads.
             let opts = IngestOptions {
                 format: *format,
                 patches: patches.clone(),
@@ -387,45 +386,16 @@ fn item_submission(
     )
 }
 
-/// The patch files that reading `path` will load, checked before anything is read: captured diffs
-/// (`patches`, or `patches/` beside transcripts) and Harbor trials' artifacts must be regular
-/// files within the patch limit; the predictions themselves a file or a directory.
-fn check_patch_files(
-    spec: &RunSpec,
-    path: &Path,
-    format: Option<AgentFormat>,
-    patches: Option<&Path>,
-) -> Result<(), RunError> {
-    let max = spec.limits.read.max_patch_bytes;
-    let io = |source| crate::submission::SubmissionError::Io {
+/// The predictions path, checked before anything is read: a directory, or a regular file (a
+/// FIFO or a device is refused here rather than read). The patch files it leads to (captured
+/// diffs, Harbor trials' artifacts) are checked by ingest as it reads them, within the run's cap.
+fn check_predictions_path(path: &Path) -> Result<(), RunError> {
+    let meta = fs_err::metadata(path).map_err(|source| crate::submission::SubmissionError::Io {
         path: path.to_owned(),
         source,
-    };
-    let meta = fs_err::metadata(path).map_err(io)?;
+    })?;
     if !meta.is_dir() {
         check_patch_file(path, u64::MAX)?;
-    }
-    let beside = if meta.is_dir() {
-        path.join("patches")
-    } else {
-        path.parent().unwrap_or(Path::new(".")).join("patches")
-    };
-    let dir = patches.map(Path::to_owned).unwrap_or(beside);
-    if dir.is_dir() {
-        for entry in fs_err::read_dir(&dir).map_err(io)? {
-            let p = entry.map_err(io)?.path();
-            if p.extension().is_some_and(|e| e == "diff" || e == "patch") {
-                check_patch_file(&p, max)?;
-            }
-        }
-    }
-    let format = format.or_else(|| detect(path).ok());
-    if format == Some(AgentFormat::HarborJob) {
-        for (trial, _) in trial_dirs(path) {
-            if let Some(p) = trial_patch(&trial) {
-                check_patch_file(&p, max)?;
-            }
-        }
     }
     Ok(())
 }

@@ -36,7 +36,7 @@ pub use transcript::{
 pub use unsupported::{unsupported_file, unsupported_in};
 
 use super::Submitted;
-use super::predictions::read_predictions_keeping_going;
+use super::predictions::{PredictionsRead, read_predictions_keeping_going};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
@@ -465,15 +465,15 @@ fn files_with(dir: &Path, suffix: &str, depth: usize) -> Vec<PathBuf> {
 }
 
 /// [`detect`], for a folder every format it holds ([`dir_checks`]; a Harbor job is one thing).
-fn detect_all(path: &Path) -> Result<Vec<AgentFormat>, IngestError> {
+fn detect_all(path: &Path) -> Result<(Vec<AgentFormat>, Option<PredictionsRead>), IngestError> {
     if !path.is_dir() {
-        return detect(path).map(|f| vec![f]);
+        return detect_keeping(path).map(|(f, parsed)| (vec![f], parsed));
     }
     let checks = dir_checks(path);
     let present: Vec<AgentFormat> = checks.iter().filter(|c| c.1).map(|c| c.0).collect();
     match present.first() {
-        Some(AgentFormat::HarborJob) => Ok(vec![AgentFormat::HarborJob]),
-        Some(_) => Ok(present),
+        Some(AgentFormat::HarborJob) => Ok((vec![AgentFormat::HarborJob], None)),
+        Some(_) => Ok((present, None)),
         None => {
             let mut tried = Tried::default();
             for (format, present, why) in checks {
@@ -486,15 +486,21 @@ fn detect_all(path: &Path) -> Result<Vec<AgentFormat>, IngestError> {
 
 /// Which format `path` is, with the reasons the others were ruled out.
 pub fn detect(path: &Path) -> Result<AgentFormat, IngestError> {
+    detect_keeping(path).map(|(format, _)| format)
+}
+
+/// [`detect`], with a predictions file's parse kept for its reader.
+fn detect_keeping(path: &Path) -> Result<(AgentFormat, Option<PredictionsRead>), IngestError> {
     exists(path)?;
     let mut tried = Tried::default();
+    let mut parsed = None;
     let found = if path.is_dir() {
         dir_format(path, &mut tried)
     } else {
-        file_format(path, &mut tried)
+        file_format(path, &mut tried, &mut parsed)
     };
     match found {
-        ControlFlow::Break(format) => Ok(format),
+        ControlFlow::Break(format) => Ok((format, parsed)),
         ControlFlow::Continue(()) => Err(not_read(path, tried)),
     }
 }
@@ -600,7 +606,11 @@ fn dir_checks(path: &Path) -> Vec<(AgentFormat, bool, &'static str)> {
 }
 
 /// A file's format, from its name and then its first records.
-fn file_format(path: &Path, tried: &mut Tried) -> ControlFlow<AgentFormat> {
+fn file_format(
+    path: &Path,
+    tried: &mut Tried,
+    parsed: &mut Option<PredictionsRead>,
+) -> ControlFlow<AgentFormat> {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -657,11 +667,14 @@ fn file_format(path: &Path, tried: &mut Tried) -> ControlFlow<AgentFormat> {
         Ok(_) => String::new(),
         Err(e) => e.to_string(),
     };
-    tried.check(
-        AgentFormat::Predictions,
-        preds.is_ok_and(|p| !p.predictions.is_empty()),
-        &why,
-    )
+    match preds {
+        Ok(p) if !p.predictions.is_empty() => {
+            // Handed on to the reader: a predictions file is parsed once.
+            *parsed = Some(p);
+            ControlFlow::Break(AgentFormat::Predictions)
+        }
+        _ => tried.check(AgentFormat::Predictions, false, &why),
+    }
 }
 
 /// Transcript files under `dir` (depth ≤ 6: rollouts sit in `sessions/YYYY/MM/DD/`), with their
@@ -745,6 +758,17 @@ pub fn ingest(
     )
 }
 
+/// The transcript format a file sniffs as, if any (no predictions parse).
+fn transcript_format(path: &Path) -> Option<AgentFormat> {
+    match sniff(path).ok()??.agent() {
+        Agent::ClaudeCode => Some(AgentFormat::ClaudeCode),
+        Agent::Codex => Some(AgentFormat::Codex),
+        Agent::GeminiCli => Some(AgentFormat::GeminiCli),
+        Agent::Aider => Some(AgentFormat::Aider),
+        _ => None,
+    }
+}
+
 fn is_transcript_format(f: AgentFormat) -> bool {
     matches!(
         f,
@@ -756,10 +780,16 @@ fn is_transcript_format(f: AgentFormat) -> bool {
 pub fn ingest_with(path: &Path, opts: &IngestOptions) -> Result<Ingest, IngestError> {
     exists(path)?;
     // A folder holding several agents' output is read whole, each part in its own format.
-    let formats = match opts.format {
+    let (formats, mut parsed) = match opts.format {
         Some(forced) => {
-            // A format given by hand must match what is there.
-            if let Ok(found) = detect(path)
+            // A format given by hand must match what is there (only a transcript's is checked,
+            // so a predictions file is not parsed to be told apart).
+            let found = if is_transcript_format(forced) || path.is_dir() {
+                detect(path).ok()
+            } else {
+                transcript_format(path)
+            };
+            if let Some(found) = found
                 && found != forced
                 && (is_transcript_format(forced) || is_transcript_format(found))
             {
@@ -777,7 +807,7 @@ pub fn ingest_with(path: &Path, opts: &IngestOptions) -> Result<Ingest, IngestEr
                     found: what,
                 });
             }
-            vec![forced]
+            (vec![forced], None)
         }
         None => detect_all(path)?,
     };
@@ -798,7 +828,7 @@ pub fn ingest_with(path: &Path, opts: &IngestOptions) -> Result<Ingest, IngestEr
         ));
     }
     for &format in &formats {
-        read_format(path, format, &formats, opts, &mut ing)?;
+        read_format(path, format, &formats, opts, parsed.take(), &mut ing)?;
     }
     if path.is_dir() {
         account_for_files(path, &mut ing);
@@ -882,10 +912,11 @@ fn read_format(
     format: AgentFormat,
     all: &[AgentFormat],
     opts: &IngestOptions,
+    parsed: Option<PredictionsRead>,
     ing: &mut Ingest,
 ) -> Result<(), IngestError> {
     match format {
-        AgentFormat::Predictions => predictions(path, ing)?,
+        AgentFormat::Predictions => predictions(path, parsed, ing)?,
         AgentFormat::SweAgent => {
             swe_agent::ingest(path, ".traj", format, opts.instance.as_deref(), ing)?
         }
@@ -962,14 +993,23 @@ fn join_note(old: Option<String>, new: &str) -> String {
     }
 }
 
-fn predictions(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
+/// Predictions: one file (`parsed` when detection parsed it already), or every predictions file
+/// of a folder ([`prediction_files`]).
+fn predictions(
+    path: &Path,
+    mut parsed: Option<PredictionsRead>,
+    ing: &mut Ingest,
+) -> Result<(), IngestError> {
     let files = if path.is_dir() {
         prediction_files(path)
     } else {
         vec![path.to_owned()]
     };
     for file in files {
-        let read = read_predictions_keeping_going(&file)?;
+        let read = match parsed.take() {
+            Some(read) => read,
+            None => read_predictions_keeping_going(&file)?,
+        };
         ing.files_read.insert(file);
         ing.problems
             .extend(read.bad.iter().map(|e| format!("skipped: {e}")));
