@@ -19,12 +19,13 @@ mod sources;
 mod web;
 mod writes;
 
+pub use crate::submission::agents::{Item, SourceError, for_each_item, read_line};
 pub use rules::{
     TargetPr, UrlClass, blocklist_hits, classify_url, command_pr_access, query_names_pr,
 };
-pub use shapes::{Event, EventKind, Read, events, from_transcript, read_line};
+pub use shapes::{Event, EventKind, Read, events, from_transcript};
 pub use shell::{split_commands, unread_reason};
-pub use sources::{Item, SourceError, audit_item, for_each_item, task_infos};
+pub use sources::{audit_item, task_infos};
 pub use web::{WebRule, WebTarget, WebUse, normalise_package};
 pub use writes::command_writes;
 

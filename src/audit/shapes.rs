@@ -6,10 +6,8 @@
 //! parses no agent's format itself, so ingest and the audit read every file the same way. Tool
 //! calls that cannot be read are kept, so an audit never calls clean what it did not read.
 
-use crate::submission::agents::{atif, aweagent, mini_swe_agent, openhands, swe_agent};
-use crate::submission::{
-    ActionKind, Agent, Transcript, TranscriptShape, Unread, shape_of, transcript_from_values,
-};
+use crate::submission::agents::read_line;
+use crate::submission::{ActionKind, Transcript, TranscriptShape, Unread};
 use serde_json::Value;
 
 /// What an event is, for the checks: commands go to the blocklist, commands and URLs to the PR
@@ -89,28 +87,6 @@ pub fn from_transcript(t: &Transcript) -> Read {
     }
 }
 
-/// A transcript given inline: a list of records, the file's text, or one result object.
-fn inline_transcript(v: &Value, agent: Option<Agent>) -> Option<Transcript> {
-    match v {
-        Value::Array(items) => transcript_from_values(items, agent),
-        Value::String(text) => {
-            let records: Vec<Value> = match serde_json::from_str::<Value>(text) {
-                Ok(Value::Array(items)) => items,
-                Ok(one @ Value::Object(_)) => vec![one],
-                _ => text
-                    .lines()
-                    .filter_map(|l| serde_json::from_str(l.trim_start_matches('\u{feff}')).ok())
-                    .collect(),
-            };
-            transcript_from_values(&records, agent)
-        }
-        Value::Object(_) => {
-            shape_of([v]).and_then(|_| transcript_from_values(std::slice::from_ref(v), agent))
-        }
-        _ => None,
-    }
-}
-
 /// Reads the events of a release line, each shape by its agent's reader; `Err` with the keys
 /// found when no shape matches.
 pub fn events(line: &Value) -> Result<Read, Vec<String>> {
@@ -119,54 +95,4 @@ pub fn events(line: &Value) -> Result<Read, Vec<String>> {
             .map(|o| o.keys().cloned().collect())
             .unwrap_or_default()
     })
-}
-
-/// The trajectory a release line (or one trajectory document) carries, read by its agent's
-/// reader; `None` when no shape matches.
-pub fn read_line(line: &Value) -> Option<Transcript> {
-    let traj = line.get("trajectory");
-    if let Some(t) = traj.filter(|t| atif::is_atif(t, false)) {
-        return Some(atif::read(t));
-    }
-    if atif::is_atif(line, true) {
-        return Some(atif::read(line));
-    }
-    if let Some(Value::Array(steps)) = traj
-        && swe_agent::is_traj_steps(steps)
-    {
-        return Some(swe_agent::read_traj(steps, line));
-    }
-    if mini_swe_agent::is_trajectory(line)
-        && let Some(Value::Array(msgs)) = line.get("messages")
-    {
-        return Some(mini_swe_agent::read(msgs, line));
-    }
-    if let Some(Value::Array(steps)) = traj
-        && aweagent::is_steps(steps)
-    {
-        return Some(aweagent::read_steps(steps, line));
-    }
-    if let Some(t) = traj.and_then(|t| inline_transcript(t, None)) {
-        return Some(t);
-    }
-    if let Some(evs @ Value::Array(_)) = line.get("events")
-        && let Some(t) = inline_transcript(evs, Some(Agent::Codex))
-    {
-        return Some(t);
-    }
-    if let Some(msgs @ Value::Array(_)) = line.get("messages")
-        && let Some(t) = inline_transcript(msgs, Some(Agent::ClaudeCode))
-    {
-        return Some(t);
-    }
-    if let Some(Value::Array(h)) = line.get("history") {
-        if swe_agent::is_history(h) {
-            return Some(swe_agent::read_history(h, line));
-        }
-        return Some(openhands::read_history(
-            h,
-            line.get("instruction").and_then(Value::as_str),
-        ));
-    }
-    None
 }

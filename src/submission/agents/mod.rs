@@ -20,6 +20,7 @@ pub mod mini_swe_agent;
 pub mod openhands;
 mod reading;
 pub mod swe_agent;
+mod trajectories;
 mod transcript;
 mod unsupported;
 
@@ -29,6 +30,7 @@ pub use reading::{
     TranscriptBuilder, is_subagent_file, read_transcript, read_transcripts, sniff,
     transcript_from_values,
 };
+pub use trajectories::{Item, SourceError, for_each_item, read_line};
 pub use transcript::{
     Action, ActionKind, Agent, Chunk, EditOp, EditOutcome, FileEdit, OpaqueEdit, SubAgentLink,
     Transcript, TranscriptError, TranscriptShape, Unread, classify_record, shape_of, shell_join,

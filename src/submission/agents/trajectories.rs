@@ -1,0 +1,432 @@
+//! The trajectories a path holds, each read by its agent's reader and handed over one at a
+//! time ([`for_each_item`]): a release (JSONL, one trajectory a line), a raw transcript (Claude
+//! Code, Codex, Gemini CLI, Aider), a SWE-agent or mini-swe-agent trajectory file (on one line
+//! or many), an ATIF trajectory, an OpenHands event stream (a JSON list of actions and
+//! observations), a folder of any of those (read whole, every other file named with why), or a
+//! Harbor jobs directory (each trial's raw agent log, else its ATIF trajectory). A release
+//! line's trajectory is handed to the reader of its shape ([`read_line`]). The audit takes its
+//! trajectories from here; it parses no agent's file itself.
+
+use super::transcript::{Agent, Transcript};
+use super::{
+    atif, aweagent, instance_from_file_name, mini_swe_agent, openhands, read_transcript,
+    read_transcripts, shape_of, sniff, swe_agent, transcript_from_values,
+};
+use crate::record::{JsonLines, JsonlError};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// A transcript given inline: a list of records, the file's text, or one result object.
+fn inline_transcript(v: &Value, agent: Option<Agent>) -> Option<Transcript> {
+    match v {
+        Value::Array(items) => transcript_from_values(items, agent),
+        Value::String(text) => {
+            let records: Vec<Value> = match serde_json::from_str::<Value>(text) {
+                Ok(Value::Array(items)) => items,
+                Ok(one @ Value::Object(_)) => vec![one],
+                _ => text
+                    .lines()
+                    .filter_map(|l| serde_json::from_str(l.trim_start_matches('\u{feff}')).ok())
+                    .collect(),
+            };
+            transcript_from_values(&records, agent)
+        }
+        Value::Object(_) => {
+            shape_of([v]).and_then(|_| transcript_from_values(std::slice::from_ref(v), agent))
+        }
+        _ => None,
+    }
+}
+
+/// The trajectory a release line (or one trajectory document) carries, read by its agent's
+/// reader; `None` when no shape matches.
+pub fn read_line(line: &Value) -> Option<Transcript> {
+    let traj = line.get("trajectory");
+    if let Some(t) = traj.filter(|t| atif::is_atif(t, false)) {
+        return Some(atif::read(t));
+    }
+    if atif::is_atif(line, true) {
+        return Some(atif::read(line));
+    }
+    if let Some(Value::Array(steps)) = traj
+        && swe_agent::is_traj_steps(steps)
+    {
+        return Some(swe_agent::read_traj(steps, line));
+    }
+    if mini_swe_agent::is_trajectory(line)
+        && let Some(Value::Array(msgs)) = line.get("messages")
+    {
+        return Some(mini_swe_agent::read(msgs, line));
+    }
+    if let Some(Value::Array(steps)) = traj
+        && aweagent::is_steps(steps)
+    {
+        return Some(aweagent::read_steps(steps, line));
+    }
+    if let Some(t) = traj.and_then(|t| inline_transcript(t, None)) {
+        return Some(t);
+    }
+    if let Some(evs @ Value::Array(_)) = line.get("events")
+        && let Some(t) = inline_transcript(evs, Some(Agent::Codex))
+    {
+        return Some(t);
+    }
+    if let Some(msgs @ Value::Array(_)) = line.get("messages")
+        && let Some(t) = inline_transcript(msgs, Some(Agent::ClaudeCode))
+    {
+        return Some(t);
+    }
+    if let Some(Value::Array(h)) = line.get("history") {
+        if swe_agent::is_history(h) {
+            return Some(swe_agent::read_history(h, line));
+        }
+        return Some(openhands::read_history(
+            h,
+            line.get("instruction").and_then(Value::as_str),
+        ));
+    }
+    None
+}
+
+/// Why a path holds nothing to audit.
+#[derive(Debug, Error)]
+pub enum SourceError {
+    /// The path does not exist.
+    #[error("{}: no such file or directory", .0.display())]
+    Missing(PathBuf),
+    /// A directory holding neither a Harbor trial nor a transcript (searched six levels deep).
+    #[error(
+        "{}: no Harbor trial (result.json with task_name) and no Claude Code or Codex transcript in it",
+        .0.display()
+    )]
+    NothingToAudit(PathBuf),
+    /// A release file that cannot be opened or read; a bad line is reported with its line
+    /// instead, and reading goes on.
+    #[error(transparent)]
+    Jsonl(#[from] JsonlError),
+}
+
+/// One trajectory to audit: a release line, or a raw transcript with what is known about it.
+pub enum Item {
+    /// A release line, or a Harbor trial's ATIF trajectory made into one (`task_name`, `reward`,
+    /// `trajectory`).
+    Line(Value),
+    /// A file that is one trajectory document (SWE-agent `.traj`, mini-swe-agent `.traj.json`),
+    /// read as a release line naming its task.
+    Document {
+        /// The document, with `task_name` set.
+        line: Value,
+        /// The file it was read from.
+        source: String,
+    },
+    /// A trial of one of Harbor's own agents (`oracle`, `nop`): no model ran, so there is no
+    /// trajectory, and nothing to audit; the reason, for a person.
+    NothingToAudit(String),
+    /// A raw Claude Code or Codex transcript: a file, or a Harbor trial's agent log.
+    Transcript {
+        /// The instance id (given, or from the file name), or the trial's task name.
+        task_name: String,
+        /// The trial's reward; `None` for a transcript file.
+        reward: Option<f64>,
+        /// The (first) file it was read from.
+        source: String,
+        /// The transcript as read.
+        transcript: Box<Transcript>,
+    },
+}
+
+/// The first non-empty line of a file, parsed (a release line names its task; a transcript's
+/// records do not).
+fn first_record(path: &Path) -> Option<Value> {
+    let file = fs_err::File::open(path).ok()?;
+    let mut reader = std::io::BufReader::new(file);
+    let mut buf = Vec::new();
+    loop {
+        if crate::record::read_line_capped(&mut reader, &mut buf, crate::record::max_line_bytes())
+            .ok()??
+            == 0
+        {
+            return None;
+        }
+        if !buf.iter().all(u8::is_ascii_whitespace) {
+            return serde_json::from_slice(buf.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&buf)).ok();
+        }
+    }
+}
+
+fn is_release_line(v: &Value) -> bool {
+    v.get("task_name").is_some() || v.get("instance_id").is_some()
+}
+
+/// A raw transcript file: read it whole, name its instance.
+fn transcript_item(path: &Path, instance: Option<&str>) -> Result<Item, String> {
+    let task_name = instance
+        .map(str::to_owned)
+        .or_else(|| instance_from_file_name(path))
+        .ok_or_else(|| {
+            format!(
+                "{}: the file name does not say which instance this transcript is about (name it <instance_id>.jsonl, or pass --instance)",
+                path.display()
+            )
+        })?;
+    let transcript = read_transcript(path).map_err(|e| e.to_string())?;
+    Ok(Item::Transcript {
+        task_name,
+        reward: None,
+        source: path.display().to_string(),
+        transcript: Box::new(transcript),
+    })
+}
+
+/// A Harbor trial: its agent's raw log when it left one, else its ATIF trajectory.
+fn trial_item(dir: &Path, result: &Value) -> Result<Item, String> {
+    let task_name = result.get("task_name").and_then(Value::as_str);
+    if let Some(files) = crate::harbor::trial_agent_log(dir)
+        && files
+            .first()
+            .is_some_and(|f| matches!(sniff(f), Ok(Some(_))))
+        && let Some(task) = task_name
+    {
+        let transcript = read_transcripts(&files).map_err(|e| e.to_string())?;
+        return Ok(Item::Transcript {
+            task_name: task.to_owned(),
+            reward: crate::harbor::trial_reward(result),
+            source: files[0].display().to_string(),
+            transcript: Box::new(transcript),
+        });
+    }
+    let mut line = serde_json::Map::new();
+    line.insert(
+        "task_name".into(),
+        result.get("task_name").cloned().unwrap_or(Value::Null),
+    );
+    if let Some(r) = crate::harbor::trial_reward(result) {
+        line.insert("reward".into(), r.into());
+    }
+    let traj = dir.join("agent/trajectory.json");
+    if let Some(agent) = crate::harbor::built_in_agent(result)
+        && !traj.exists()
+    {
+        return Ok(Item::NothingToAudit(format!(
+            "{}: Harbor's own `{agent}` agent runs no model and leaves no trajectory; nothing to audit",
+            dir.display()
+        )));
+    }
+    let text = crate::record::read_text_capped(&traj).map_err(|_| {
+        format!(
+            "{}: no agent log (agent/claude-code.txt, agent/codex.txt, agent/sessions/) and no agent/trajectory.json",
+            dir.display()
+        )
+    })?;
+    let t = serde_json::from_str::<Value>(&text)
+        .map_err(|e| format!("{}: agent/trajectory.json is not JSON: {e}", dir.display()))?;
+    line.insert("trajectory".into(), t);
+    Ok(Item::Line(Value::Object(line)))
+}
+
+/// Every trajectory under `path`, numbered from 1 (release lines by their line).
+pub fn for_each_item(
+    path: &Path,
+    instance: Option<&str>,
+    mut f: impl FnMut(u64, Result<Item, String>),
+) -> Result<(), SourceError> {
+    if path.is_dir() {
+        let trials = crate::harbor::trial_dirs(path);
+        if !trials.is_empty() {
+            for (n, (dir, result)) in trials.into_iter().enumerate() {
+                f(n as u64 + 1, trial_item(&dir, &result));
+            }
+            return Ok(());
+        }
+        return folder_items(path, instance, f);
+    }
+    if !path.exists() {
+        return Err(SourceError::Missing(path.to_owned()));
+    }
+    if let Some(what) = super::unsupported_file(path) {
+        f(1, Err(what));
+        return Ok(());
+    }
+    let first = first_record(path);
+    // A trajectory file (`<id>.traj`, `<id>.traj.json`, Harbor's `trajectory.json`) is one
+    // document even when it is written on one line and names its instance.
+    let named = trajectory_file_name(path).is_some()
+        || path.file_name().is_some_and(|n| n == "trajectory.json");
+    let release = !named && first.as_ref().is_some_and(is_release_line);
+    if !release && matches!(sniff(path), Ok(Some(_))) {
+        f(1, transcript_item(path, instance));
+        return Ok(());
+    }
+    if !release {
+        // Not release lines: one JSON document (a SWE-agent `.traj`, a mini-swe-agent
+        // `.traj.json`, an OpenHands event list, an ATIF trajectory, on one line or many),
+        // audited whole or refused once, never line by line.
+        if let Some(item) = document_item(path, instance) {
+            f(1, item);
+            return Ok(());
+        }
+    }
+    let mut lines = JsonLines::open(path)?;
+    while let Some(item) = lines.next_value() {
+        match item {
+            Ok((n, v)) => f(n, Ok(Item::Line(v))),
+            Err(e) => match e.line() {
+                Some(n) => f(n, Err(e.to_string())),
+                None => return Err(e.into()),
+            },
+        }
+    }
+    Ok(())
+}
+
+/// A folder of agent output, read whole: every transcript and trajectory file in it (six levels
+/// deep) in its own format; every other file is named as not audited, with the reason.
+fn folder_items(
+    path: &Path,
+    instance: Option<&str>,
+    mut f: impl FnMut(u64, Result<Item, String>),
+) -> Result<(), SourceError> {
+    let mut files: Vec<PathBuf> = walkdir::WalkDir::new(path)
+        .max_depth(6)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(walkdir::DirEntry::into_path)
+        // A Claude Code session's sub-agent files are read with the session.
+        .filter(|p| !super::is_subagent_file(p))
+        .collect();
+    files.sort();
+    let kind = |p: &Path| {
+        if super::unsupported_file(p).is_some() {
+            FileKind::Unsupported
+        } else if matches!(sniff(p), Ok(Some(_))) {
+            FileKind::Transcript
+        } else if trajectory_file_name(p).is_some() || openhands::openhands_events(p).is_some() {
+            FileKind::Document
+        } else {
+            FileKind::Other
+        }
+    };
+    let kinds: Vec<FileKind> = files.iter().map(|p| kind(p)).collect();
+    let auditable = kinds
+        .iter()
+        .filter(|k| matches!(k, FileKind::Transcript | FileKind::Document))
+        .count();
+    if auditable == 0 && !kinds.contains(&FileKind::Unsupported) {
+        return Err(SourceError::NothingToAudit(path.to_owned()));
+    }
+    let one = (auditable == 1).then_some(instance).flatten();
+    let mut n = 0;
+    for (file, kind) in files.iter().zip(kinds) {
+        n += 1;
+        let item = match kind {
+            FileKind::Transcript => transcript_item(file, one),
+            FileKind::Document => document_item(file, one).unwrap_or_else(|| {
+                Err(format!(
+                    "{}: not one JSON document; nothing to audit",
+                    file.display()
+                ))
+            }),
+            FileKind::Unsupported => Err(format!(
+                "{}: {}",
+                file.display(),
+                super::unsupported_file(file).unwrap_or_default()
+            )),
+            FileKind::Other => Ok(Item::NothingToAudit(format!(
+                "{}: skipped: not a transcript or trajectory this audit reads (a release or an \
+                 OpenHands output.jsonl is audited on its own)",
+                file.display()
+            ))),
+        };
+        f(n, item);
+    }
+    Ok(())
+}
+
+/// An OpenHands event stream: a JSON list of events (see
+/// [`openhands::is_openhands_events`]).
+fn is_openhands_events(v: &Value) -> bool {
+    v.as_array()
+        .is_some_and(|events| openhands::is_openhands_events(events))
+}
+
+/// What a file in a folder is to the audit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FileKind {
+    Transcript,
+    Document,
+    /// An agent's output that is recognised and not read (Cline).
+    Unsupported,
+    Other,
+}
+
+/// The instance a trajectory file's name gives: `<id>.traj` (SWE-agent), `<id>.traj.json`
+/// (mini-swe-agent).
+fn trajectory_file_name(path: &Path) -> Option<String> {
+    let name = path.file_name()?.to_str()?;
+    name.strip_suffix(".traj.json")
+        .or_else(|| name.strip_suffix(".traj"))
+        .filter(|id| !id.is_empty())
+        .map(str::to_owned)
+}
+
+/// A file that is one JSON document: an item to audit when it is an object in a shape the audit
+/// reads, with its instance from `instance`, its own `instance_id` or its file name; one error
+/// naming the file when it is JSON of no such shape; `None` when it is not one JSON document.
+fn document_item(path: &Path, instance: Option<&str>) -> Option<Result<Item, String>> {
+    let text = crate::record::read_text_capped(path).ok()?;
+    let mut v: Value = serde_json::from_str(text.trim_start_matches('\u{feff}')).ok()?;
+    drop(text);
+    if is_openhands_events(&v) {
+        // An OpenHands event stream: its actions and observations are a history.
+        let mut line = serde_json::Map::new();
+        line.insert("history".into(), v);
+        v = Value::Object(line);
+    } else if path.to_string_lossy().ends_with(".traj.json") && mini_swe_agent::is_message_list(&v)
+    {
+        // A mini-swe-agent trajectory saved as its messages alone (as ingest reads it).
+        let mut line = serde_json::Map::new();
+        line.insert("messages".into(), v);
+        line.insert("trajectory_format".into(), "mini-swe-agent-1".into());
+        v = Value::Object(line);
+    }
+    if !v.is_object() {
+        return Some(Err(format!(
+            "{}: one JSON document that is not an object; nothing to audit",
+            path.display()
+        )));
+    }
+    if read_line(&v).is_none() {
+        let keys: Vec<&str> = v
+            .as_object()
+            .map(|o| o.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        return Some(Err(format!(
+            "{}: not a trajectory this audit reads (SWE-agent .traj, mini-swe-agent .traj.json, \
+             an OpenHands event list, ATIF); keys found: {}",
+            path.display(),
+            keys.join(", ")
+        )));
+    }
+    let obj = v.as_object_mut()?;
+    // The trajectory's own instance id wins, as ingest takes it; `--instance` names the rest.
+    let task = obj
+        .get("instance_id")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .or_else(|| instance.map(str::to_owned))
+        .or_else(|| trajectory_file_name(path))
+        .or_else(|| instance_from_file_name(path));
+    let Some(task) = task else {
+        return Some(Err(format!(
+            "{}: the file does not say which instance it is about (pass --instance)",
+            path.display()
+        )));
+    };
+    obj.insert("task_name".into(), Value::String(task));
+    Some(Ok(Item::Document {
+        line: v,
+        source: path.display().to_string(),
+    }))
+}
