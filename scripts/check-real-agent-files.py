@@ -28,8 +28,27 @@ def run(args):
     return subprocess.run(args, capture_output=True, text=True, check=False)
 
 
+def check_unsupported(binary, path, agent):
+    """An unsupported agent's file: ingest refuses it and the audit reads nothing, both saying
+    `unsupported` and naming the agent."""
+    problems = []
+    with tempfile.TemporaryDirectory() as tmp:
+        ing = run([binary, "ingest", path, "-o", os.path.join(tmp, "p.jsonl")])
+    aud = run([binary, "audit", path, "--json", "--instance", INSTANCE])
+    for what, r in (("ingest", ing), ("audit", aud)):
+        if "unsupported" not in r.stderr or agent.lower() not in r.stderr.lower():
+            problems.append(f"{what} does not name it unsupported: {r.stderr.strip()[:300]}")
+    if ing.returncode == 0:
+        problems.append("ingest succeeded")
+    if aud.stdout.strip():
+        problems.append("the audit printed a trajectory")
+    return problems
+
+
 def check(binary, path, expect):
     """The differences between what beyondswe reports for `path` and `expect`."""
+    if "unsupported" in expect:
+        return check_unsupported(binary, path, expect["unsupported"])
     problems = []
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "p.jsonl")

@@ -539,3 +539,72 @@ fn ingest_and_audit_read_every_agent_fixture_alike() {
     assert!(disagree.is_empty(), "{}", disagree.join("\n"));
     assert!(compared >= 12, "only {compared} trajectories compared");
 }
+
+/// OpenHands' software-agent SDK (v1) writes its history as typed events (`kind`), as its
+/// benchmarks' `output.jsonl` files hold them: a terminal action's command is read, and an
+/// action of a kind not read makes the trajectory incomplete, never clean.
+#[test]
+fn an_openhands_sdk_history_is_read_and_what_is_not_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let action = |kind: &str, tool: &str, extra: Value| {
+        let mut a = json!({"kind": kind});
+        a.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        json!({"kind": "ActionEvent", "source": "agent", "thought": [{"type": "text", "text": "Look first."}],
+               "action": a, "tool_name": tool, "tool_call_id": "c", "llm_response": {"model": "gpt-4o"}})
+    };
+    let line = |history: Vec<Value>| {
+        json!({"instance_id": "acme_calc_pr7", "instruction": "Fix calc.",
+               "metadata": {"llm": {"model": "litellm_proxy/gpt-4o"}},
+               "test_result": {"git_patch": GOLD}, "history": history})
+        .to_string()
+    };
+    let observation = json!({"kind": "ObservationEvent", "source": "environment", "observation": {"kind": "ExecuteBashObservation", "output": "ok"}});
+    let file = write(
+        tmp.path().join("sdk/output.jsonl"),
+        &format!(
+            "{}\n",
+            line(vec![
+                json!({"kind": "MessageEvent", "source": "user", "llm_message": {"role": "user", "content": [{"type": "text", "text": "Fix calc."}]}}),
+                action(
+                    "ExecuteBashAction",
+                    "execute_bash",
+                    json!({"command": "cd /calc && git log --all"})
+                ),
+                observation.clone(),
+                action(
+                    "FileEditorAction",
+                    "file_editor",
+                    json!({"command": "str_replace", "path": "/calc/ops.py", "old_str": "git pull", "new_str": "x"})
+                ),
+                action("FinishAction", "finish", json!({"message": "Done."})),
+            ])
+        ),
+    );
+    let (lines, stderr, code) = audit(&file, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(lines[0]["shape"], "openhands-history");
+    assert_eq!(lines[0]["class"], "blocklist", "{:#}", lines[0]);
+    // The editor's sub-command and text are no shell command.
+    assert_eq!(lines[0]["blocklist_hits"], json!(["git log --all"]));
+    let (preds, stderr, _) = ingest(&file, &[]);
+    assert_eq!(
+        preds[0]["model_name_or_path"], "litellm_proxy/gpt-4o",
+        "{stderr}"
+    );
+    let unknown = write(
+        tmp.path().join("sdk2/output.jsonl"),
+        &format!(
+            "{}\n",
+            line(vec![action(
+                "MCPToolAction",
+                "fetch",
+                json!({"data": {"url": "x"}})
+            )])
+        ),
+    );
+    let (lines, stderr, _) = audit(&unknown, &[]);
+    assert_eq!(lines[0]["class"], "incomplete", "{:#}\n{stderr}", lines[0]);
+    assert!(lines[0]["unread"].to_string().contains("MCPToolAction"));
+}

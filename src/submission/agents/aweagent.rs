@@ -11,6 +11,23 @@ use super::{
 use serde_json::Value;
 use std::path::Path;
 
+/// Whether a folder is an AweAgent run, and why not.
+pub(super) fn in_dir(path: &Path) -> (bool, &'static str) {
+    (
+        path.join("trajectories.jsonl").is_file(),
+        "no trajectories.jsonl",
+    )
+}
+
+/// Whether a file is AweAgent's `trajectories.jsonl`, from its first record, and why not.
+pub(super) fn is_file(first: Option<&Value>) -> (bool, &'static str) {
+    let has = |k: &str| first.is_some_and(|v| v.get(k).is_some());
+    (
+        has("patch") && (has("trajectory") || has("stats")),
+        "first record has no `patch` with `trajectory`/`stats`",
+    )
+}
+
 /// Whether a release line's `trajectory` is AweAgent's steps (some with an `action`).
 pub fn is_steps(steps: &[Value]) -> bool {
     steps.iter().any(|s| s.get("action").is_some())

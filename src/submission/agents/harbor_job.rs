@@ -10,6 +10,14 @@ use std::path::{Path, PathBuf};
 
 /// Harbor job directories: the task from `result.json` (never the directory name), the patch from
 /// the trial's collected artifacts, attempts numbered by start time.
+/// Whether a folder is a Harbor job (or jobs) directory, and why not.
+pub(super) fn in_dir(path: &Path) -> (bool, &'static str) {
+    (
+        !crate::harbor::trial_dirs(path).is_empty(),
+        "no trial directory with a result.json naming a task_name",
+    )
+}
+
 pub(super) fn ingest(path: &Path, max_patch: u64, ing: &mut Ingest) -> Result<(), IngestError> {
     let trials = crate::harbor::trial_dirs(path);
     if trials.is_empty() {

@@ -11,6 +11,20 @@ use super::{AgentFormat, Ingest, IngestError};
 use serde_json::Value;
 use std::path::Path;
 
+/// Whether a folder holds mini-swe-agent trajectories, and why not.
+pub(super) fn in_dir(path: &Path) -> (bool, &'static str) {
+    (
+        !super::files_with(path, ".traj.json", super::swe_agent::DEPTH).is_empty(),
+        "no <id>/<id>.traj.json files",
+    )
+}
+
+/// Whether a file is a mini-swe-agent trajectory: its name ends in `.traj.json`.
+pub(super) fn is_file(path: &Path) -> bool {
+    path.file_name()
+        .is_some_and(|n| n.to_string_lossy().ends_with(".traj.json"))
+}
+
 /// Reads a run (a folder, or one `.traj.json` file) into `ing`.
 pub(super) fn ingest(
     path: &Path,

@@ -553,31 +553,17 @@ fn dir_format(path: &Path, tried: &mut Tried) -> ControlFlow<AgentFormat> {
 fn dir_checks(path: &Path) -> Vec<(AgentFormat, bool, &'static str)> {
     let shapes: Vec<TranscriptShape> = transcript_files(path).into_iter().map(|(_, s)| s).collect();
     let agent = |a: Agent| shapes.iter().any(|s| s.agent() == a);
-    let mini = !files_with(path, ".traj.json", swe_agent::DEPTH).is_empty();
-    let swe = !files_with(path, ".traj", swe_agent::DEPTH).is_empty();
+    let (harbor, harbor_why) = harbor_job::in_dir(path);
+    let (mini, mini_why) = mini_swe_agent::in_dir(path);
+    let (swe, swe_why) = swe_agent::in_dir(path);
+    let (awe, awe_why) = aweagent::in_dir(path);
+    let (oh, oh_why) = openhands::in_dir(path);
     vec![
-        (
-            AgentFormat::HarborJob,
-            !crate::harbor::trial_dirs(path).is_empty(),
-            "no trial directory with a result.json naming a task_name",
-        ),
-        (
-            AgentFormat::MiniSweAgent,
-            mini,
-            "no <id>/<id>.traj.json files",
-        ),
-        (AgentFormat::SweAgent, swe, "no *.traj files"),
-        (
-            AgentFormat::Aweagent,
-            path.join("trajectories.jsonl").is_file(),
-            "no trajectories.jsonl",
-        ),
-        (
-            AgentFormat::Openhands,
-            !openhands::output_files(path).is_empty() || openhands::has_openhands_events(path),
-            "no output.jsonl, and no OpenHands event stream (a .json list of actions and \
-             observations)",
-        ),
+        (AgentFormat::HarborJob, harbor, harbor_why),
+        (AgentFormat::MiniSweAgent, mini, mini_why),
+        (AgentFormat::SweAgent, swe, swe_why),
+        (AgentFormat::Aweagent, awe, awe_why),
+        (AgentFormat::Openhands, oh, oh_why),
         (
             AgentFormat::Codex,
             agent(Agent::Codex),
@@ -613,28 +599,17 @@ fn file_format(
     tried: &mut Tried,
     parsed: &mut Option<PredictionsRead>,
 ) -> ControlFlow<AgentFormat> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    if name.ends_with(".traj.json") {
+    if mini_swe_agent::is_file(path) {
         return ControlFlow::Break(AgentFormat::MiniSweAgent);
     }
-    if name.ends_with(".traj") {
+    if swe_agent::is_file(path) {
         return ControlFlow::Break(AgentFormat::SweAgent);
     }
     let first = first_line_json(path);
-    let has = |k: &str| first.as_ref().is_some_and(|v| v.get(k).is_some());
-    tried.check(
-        AgentFormat::Openhands,
-        has("test_result") || openhands_events(path).is_some(),
-        "first record has no `test_result`, and the file is no list of OpenHands events",
-    )?;
-    tried.check(
-        AgentFormat::Aweagent,
-        has("patch") && (has("trajectory") || has("stats")),
-        "first record has no `patch` with `trajectory`/`stats`",
-    )?;
+    let (oh, oh_why) = openhands::is_file(path, first.as_ref());
+    tried.check(AgentFormat::Openhands, oh, oh_why)?;
+    let (awe, awe_why) = aweagent::is_file(first.as_ref());
+    tried.check(AgentFormat::Aweagent, awe, awe_why)?;
     let shape = sniff(path).ok().flatten();
     let found = shape
         .map(|s| s.describe())

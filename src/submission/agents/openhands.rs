@@ -20,6 +20,11 @@ pub fn read_history(history: &[Value], instruction: Option<&str>) -> Transcript 
     }
     for (i, h) in history.iter().enumerate() {
         let n = i + 1;
+        if let Some(kind) = str_of(h, "kind") {
+            // The software-agent SDK's (v1) events carry their type in `kind`.
+            sdk_event(&mut t, n, kind, h);
+            continue;
+        }
         let args = h.get("args").unwrap_or(&Value::Null);
         match (str_of(h, "source"), str_of(h, "action")) {
             (Some("user"), Some("message")) if t.prompt.is_none() => {
@@ -34,6 +39,80 @@ pub fn read_history(history: &[Value], instruction: Option<&str>) -> Transcript 
         }
     }
     t
+}
+
+/// One event of the software-agent SDK (v1) at step `n`: a user `MessageEvent` is the prompt
+/// (the first) and an agent's its words; an `ActionEvent`'s thought and reasoning are words, and
+/// its `action` is read by kind: a terminal's command, an editor's file, a browser's page, a
+/// finish or think's words. An action of any other kind is unread, so a history holding one is
+/// never called clean. Observations and system events hold nothing the checks read.
+fn sdk_event(t: &mut Transcript, n: usize, kind: &str, h: &Value) {
+    use super::transcript::ActionKind;
+    match kind {
+        "MessageEvent" => {
+            let text = h
+                .get("llm_message")
+                .and_then(|m| m.get("content"))
+                .map(text_of)
+                .unwrap_or_default();
+            match str_of(h, "source") {
+                Some("user") if t.prompt.is_none() => t.prompt_at(n, &text),
+                Some("agent") => t.words(n, &text),
+                _ => {}
+            }
+        }
+        "ActionEvent" => {
+            t.words(n, &h.get("thought").map(text_of).unwrap_or_default());
+            t.words(
+                n,
+                &h.get("reasoning_content").map(text_of).unwrap_or_default(),
+            );
+            let action = h.get("action").unwrap_or(&Value::Null);
+            let tool = str_of(h, "tool_name").unwrap_or("tool");
+            let action_kind = str_of(action, "kind").unwrap_or_default();
+            t.tool_calls += 1;
+            match action_kind {
+                "ExecuteBashAction" | "TerminalAction" | "BashAction" => {
+                    match str_of(action, "command").filter(|c| !c.trim().is_empty()) {
+                        Some(c) => {
+                            t.act(n, tool, ActionKind::Command, c);
+                        }
+                        None => {
+                            t.act(n, tool, ActionKind::Other, "");
+                        }
+                    }
+                }
+                "FileEditorAction" | "StrReplaceEditorAction" => {
+                    t.act(
+                        n,
+                        tool,
+                        ActionKind::Edit,
+                        str_of(action, "path").unwrap_or_default(),
+                    );
+                }
+                "FinishAction" | "ThinkAction" => {
+                    let words = str_of(action, "message")
+                        .or(str_of(action, "thought"))
+                        .unwrap_or_default();
+                    t.words(n, words);
+                }
+                k if k.starts_with("Browser") || k.contains("Browse") => {
+                    if !t.arguments(n, tool, action) {
+                        t.act(n, tool, ActionKind::Other, "");
+                    }
+                }
+                other => t.unread(
+                    n,
+                    tool,
+                    format!("an OpenHands SDK action of kind `{other}` is not read"),
+                ),
+            }
+        }
+        _ => {}
+    }
+    if t.model.is_none() {
+        t.model = str_at(h, &["llm_response", "model"]).map(str::to_owned);
+    }
 }
 
 /// One agent action of a history (`h`, at step `n`): the commands it ran, the pages it opened,
@@ -81,6 +160,24 @@ fn action_steps(t: &mut Transcript, n: usize, action: &str, h: &Value, args: &Va
     }
 }
 
+/// Whether a folder holds OpenHands output, and why not.
+pub(super) fn in_dir(path: &Path) -> (bool, &'static str) {
+    (
+        !output_files(path).is_empty() || has_openhands_events(path),
+        "no output.jsonl, and no OpenHands event stream (a .json list of actions and \
+         observations)",
+    )
+}
+
+/// Whether a file is OpenHands output (its first record has `test_result`) or an event stream,
+/// and why not.
+pub(super) fn is_file(path: &Path, first: Option<&Value>) -> (bool, &'static str) {
+    (
+        first.is_some_and(|v| v.get("test_result").is_some()) || openhands_events(path).is_some(),
+        "first record has no `test_result`, and the file is no list of OpenHands events",
+    )
+}
+
 /// Whether `events` is an OpenHands event stream: each an action (`action`) or an observation
 /// (`observation`), at least one an action.
 pub fn is_openhands_events(events: &[Value]) -> bool {
@@ -114,14 +211,14 @@ pub fn openhands_events(path: &Path) -> Option<Vec<Value>> {
 }
 
 /// Whether a folder holds an OpenHands event-stream file (`*.json`), to three levels.
-pub(super) fn has_openhands_events(dir: &Path) -> bool {
+fn has_openhands_events(dir: &Path) -> bool {
     files_with(dir, ".json", 3)
         .iter()
         .any(|p| openhands_events(p).is_some())
 }
 
 /// The evaluation outputs (`output.jsonl`) under a folder, six levels down.
-pub(super) fn output_files(dir: &Path) -> Vec<std::path::PathBuf> {
+fn output_files(dir: &Path) -> Vec<std::path::PathBuf> {
     files_with(dir, ".jsonl", 6)
         .into_iter()
         .filter(|p| p.file_name().is_some_and(|n| n == "output.jsonl"))
@@ -186,7 +283,9 @@ pub(super) fn ingest(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
             .get("error")
             .and_then(Value::as_str)
             .map(|e| format!("agent error: {e}"));
-        let model = str_at(&v, &["metadata", "llm_config", "model"]).unwrap_or_default();
+        let model = str_at(&v, &["metadata", "llm_config", "model"])
+            .or(str_at(&v, &["metadata", "llm", "model"]))
+            .unwrap_or_default();
         ing.items.push(Ingested::new(
             id.to_owned(),
             model.to_owned(),

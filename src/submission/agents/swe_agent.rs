@@ -254,6 +254,20 @@ pub(super) fn ingest(
 /// (`<runs>/<run>/<id>/<id>.traj`) and one more.
 pub(super) const DEPTH: usize = 5;
 
+/// Whether a folder holds SWE-agent trajectories, and why not.
+pub(super) fn in_dir(path: &Path) -> (bool, &'static str) {
+    (
+        !files_with(path, ".traj", DEPTH).is_empty(),
+        "no *.traj files",
+    )
+}
+
+/// Whether a file is a SWE-agent trajectory: its name ends in `.traj`.
+pub(super) fn is_file(path: &Path) -> bool {
+    path.file_name()
+        .is_some_and(|n| n.to_string_lossy().ends_with(".traj"))
+}
+
 /// A run's predictions by instance: model and patch.
 type Preds = BTreeMap<String, (String, Vec<u8>)>;
 
