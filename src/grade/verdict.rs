@@ -65,6 +65,9 @@ pub enum Reason {
     SandboxFailed,
     /// Infrastructure: the in-container verifier failed or wrote no readable result.
     VerifierFailed,
+    /// Infrastructure: the harness running the grading (Harbor) could not build or start the
+    /// task's environment, so nothing of the submission ran.
+    EnvironmentFailed,
     /// The grader itself failed on this submission (a bug: it panicked); not retried.
     GraderFailed,
 }
@@ -134,6 +137,7 @@ names!(Reason {
     PrepareFailed => "prepare_failed",
     SandboxFailed => "sandbox_failed",
     VerifierFailed => "verifier_failed",
+    EnvironmentFailed => "environment_failed",
     GraderFailed => "grader_failed",
 });
 

@@ -43,6 +43,12 @@ pub const CONVERTED_BY: &str = "beyondswe";
 /// The id itself stays in `task.toml` (`[metadata].instance_id`) and `tests/instance.json`, where
 /// `convert from-harbor` reads it.
 pub fn task_dir_name(id: &str) -> String {
+    dir_name(id, true)
+}
+
+/// [`task_dir_name`]; `for_harbor_0_26` off gives the name this tool wrote before it kept
+/// Harbor 0.26's trial names valid, so tasks converted then are still found by name.
+fn dir_name(id: &str, for_harbor_0_26: bool) -> String {
     let lower = id.to_ascii_lowercase();
     let mut out = String::with_capacity(lower.len());
     // Separators Docker accepts between alphanumerics: `.`, `_`, `__`, one or more `-`.
@@ -73,6 +79,9 @@ pub fn task_dir_name(id: &str) -> String {
     if out.is_empty() {
         out.push_str("task");
     }
+    if for_harbor_0_26 {
+        keep_trial_names_valid(&mut out);
+    }
     if out != lower {
         use sha2::Digest;
         let digest = hex::encode(sha2::Sha256::digest(id.as_bytes()));
@@ -80,6 +89,24 @@ pub fn task_dir_name(id: &str) -> String {
         out.push_str(&digest[..8]);
     }
     out
+}
+
+/// How many characters of a task's name Harbor 0.26 keeps in a trial's name
+/// (`<name[:32] less trailing '_' and '-'>__<7 random characters>`), which it makes the Docker
+/// Compose project's name and so the image tag `<project>__env-main`.
+pub const HARBOR_TRIAL_NAME_PREFIX: usize = 32;
+
+/// A name whose first [`HARBOR_TRIAL_NAME_PREFIX`] characters, trailing `_` and `-` stripped as
+/// Harbor strips them, end in `.` would give Harbor a trial name `….__abcdefg`, which its
+/// compose sanitiser turns into `…-__abcdefg`: a mixed separator Docker refuses in an image
+/// tag, so the trial's environment never builds. That `.` becomes `_` (and the caller's digest
+/// keeps the id's identity).
+fn keep_trial_names_valid(name: &mut String) {
+    let cut: String = name.chars().take(HARBOR_TRIAL_NAME_PREFIX).collect();
+    let kept = cut.trim_end_matches(['_', '-']);
+    if kept.ends_with('.') {
+        name.replace_range(kept.len() - 1..kept.len(), "_");
+    }
 }
 
 /// What `map` (keyed by instance id or task directory name, as [`task_name_index`] makes it)
@@ -105,8 +132,12 @@ pub fn task_name_index<'a>(
         std::collections::HashMap::new();
     for id in ids {
         index.insert(id.to_owned(), id.to_owned());
-        let name = task_dir_name(id);
-        if name != id {
+        let mut names = vec![task_dir_name(id)];
+        let earlier = dir_name(id, false);
+        if earlier != names[0] {
+            names.push(earlier);
+        }
+        for name in names.into_iter().filter(|n| n != id) {
             aliases
                 .entry(name)
                 .and_modify(|v| *v = None)
@@ -201,6 +232,77 @@ mod tests {
             );
         }
         assert_ne!(task_dir_name("a b"), task_dir_name("a+b"));
+    }
+
+    /// One component of a Docker image name, as the distribution spec's grammar has it:
+    /// `[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*`.
+    fn valid_component(name: &str) -> bool {
+        let mut rest = name;
+        let alnum = |s: &str| {
+            s.find(|c: char| !(c.is_ascii_lowercase() || c.is_ascii_digit()))
+                .unwrap_or(s.len())
+        };
+        loop {
+            let n = alnum(rest);
+            if n == 0 {
+                return false;
+            }
+            rest = &rest[n..];
+            if rest.is_empty() {
+                return true;
+            }
+            let sep = rest
+                .find(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+                .unwrap_or(rest.len());
+            let s = &rest[..sep];
+            if !(s == "." || s == "_" || s == "__" || s.chars().all(|c| c == '-')) {
+                return false;
+            }
+            rest = &rest[sep..];
+        }
+    }
+
+    /// The image tag Harbor 0.26 builds for a trial of task directory `name` (`generate_trial_name`,
+    /// then `_sanitize_docker_compose_project_name(f"{trial}__env")`, then compose's
+    /// `<project>-main`).
+    fn harbor_image_tag(name: &str) -> String {
+        let cut: String = name.chars().take(super::HARBOR_TRIAL_NAME_PREFIX).collect();
+        let trial = format!("{}__thqvqbq", cut.trim_end_matches(['_', '-']));
+        let project: String = format!("{trial}__env")
+            .to_lowercase()
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .collect();
+        format!("{project}-main")
+    }
+
+    #[test]
+    fn harbor_builds_a_valid_image_tag_for_every_task_name() {
+        // Harbor 0.26 cut `pytoolz_toolz_v0.11.2_to_v0.12.0`'s name at a `.`: `…-__thqvqbq__env-main`.
+        let mut ids: Vec<String> = vec![
+            "pytoolz_toolz_v0.11.2_to_v0.12.0".into(),
+            "PyCQA_pyflakes_v3.0.0_to_v3.0.1".into(),
+            "pylons_pyramid__pr2964".into(),
+        ];
+        // A dot at every place the cut can fall, after every kind of separator.
+        for n in 1..40 {
+            for tail in ["x", "_x", "__x", "-x", ".1", "1.2.3"] {
+                ids.push(format!("{}.{tail}", "a".repeat(n)));
+                ids.push(format!("{}_v0.{tail}", "b".repeat(n)));
+            }
+        }
+        for id in &ids {
+            let name = task_dir_name(id);
+            let tag = harbor_image_tag(&name);
+            assert!(valid_component(&tag), "{id:?} -> {name} -> {tag}");
+        }
+        assert!(!valid_component("pytoolz_toolz_v0-__thqvqbq__env-main"));
     }
 
     #[test]

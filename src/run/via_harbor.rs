@@ -311,6 +311,11 @@ fn start_harbor(
 /// Completes `v` from one trial: the oracle's apply record, then the separate verifier's
 /// result; without a result, why the trial has none.
 fn read_trial(v: &mut Verdict, submission: &Submission, trial: &Path, result: &Value) {
+    if let Some(why) = environment_failure(result) {
+        v.set(Outcome::Error, Reason::EnvironmentFailed, 0.0);
+        v.logs.error = format!("Harbor could not build or start the trial's environment: {why}");
+        return;
+    }
     if let Submission::Patch(_) = submission {
         match read_text(&trial.join("agent").join(APPLY_RECORD)) {
             Some(text) if text.starts_with("failed") => {
@@ -364,6 +369,25 @@ fn read_trial(v: &mut Verdict, submission: &Submission, trial: &Path, result: &V
             );
         }
     }
+}
+
+/// Harbor's exceptions that mean the environment never came up.
+const ENVIRONMENT_EXCEPTIONS: [&str; 3] = [
+    "EnvironmentStartTimeoutError",
+    "SandboxBuildFailedError",
+    "HealthcheckError",
+];
+
+/// Why the trial's environment never came up, when it did not: an exception of the
+/// environment's kind, or any exception before the agent's setup began (Harbor records
+/// `agent_setup` once the environment is up; an image tag Docker refuses fails before it).
+fn environment_failure(result: &Value) -> Option<String> {
+    let why = exception(result)?;
+    let kind = result["exception_info"]["exception_type"]
+        .as_str()
+        .unwrap_or_default();
+    let before_agent = result.get("agent_setup").is_none_or(Value::is_null);
+    (ENVIRONMENT_EXCEPTIONS.contains(&kind) || before_agent).then_some(why)
 }
 
 /// A trial's exception, as Harbor recorded it.
@@ -440,7 +464,9 @@ mod tests {
         let t = trial(&[("agent/beyondswe-apply.txt", "applied: git apply\n")]);
         let patch = Submission::Patch(b"diff".to_vec());
         let mut v = Verdict::new("x", Family::CrossRepo);
-        let failed = serde_json::json!({"exception_info": {
+        // Failures after the environment came up (Harbor had begun the agent's setup).
+        let up = serde_json::json!({"started_at": "2026-12-05T10:00:00Z"});
+        let failed = serde_json::json!({"agent_setup": up, "exception_info": {
             "exception_type": "RuntimeError", "exception_message": "the engine went away"}});
         read_trial(&mut v, &patch, t.path(), &failed);
         assert_eq!(
@@ -454,7 +480,7 @@ mod tests {
         );
 
         let mut v = Verdict::new("x", Family::CrossRepo);
-        let slow = serde_json::json!({"exception_info": {
+        let slow = serde_json::json!({"agent_setup": up, "exception_info": {
             "exception_type": "VerifierTimeoutError", "exception_message": "3600 s"}});
         read_trial(&mut v, &patch, t.path(), &slow);
         assert_eq!(
@@ -468,6 +494,30 @@ mod tests {
         read_trial(&mut v, &patch, empty.path(), &failed);
         assert_eq!(v.verdict, Outcome::Error);
         assert!(v.logs.error.contains(APPLY_RECORD), "{}", v.logs.error);
+    }
+
+    /// Harbor 0.26 could not build the environment (an image tag Docker refuses; a build that
+    /// timed out): `environment_failed` with Harbor's message, not the verifier's failure.
+    #[test]
+    fn an_environment_that_never_came_up_is_environment_failed() {
+        let patch = Submission::Patch(b"diff".to_vec());
+        let refused = serde_json::json!({"agent_setup": null, "exception_info": {
+            "exception_type": "RuntimeError",
+            "exception_message": "Docker compose command failed: invalid reference format: \
+                pytoolz_toolz_v0-__thqvqbq__env-main"}});
+        let timed_out = serde_json::json!({"agent_setup": {"started_at": "t"}, "exception_info": {
+            "exception_type": "EnvironmentStartTimeoutError", "exception_message": "600 s"}});
+        for (result, says) in [(refused, "invalid reference format"), (timed_out, "600 s")] {
+            let empty = trial(&[]);
+            let mut v = Verdict::new("x", Family::DepMigrate);
+            read_trial(&mut v, &patch, empty.path(), &result);
+            assert_eq!(
+                (v.verdict, v.reason),
+                (Outcome::Error, Reason::EnvironmentFailed)
+            );
+            assert!(v.logs.error.contains(says), "{}", v.logs.error);
+            assert!(v.logs.error.contains("environment"), "{}", v.logs.error);
+        }
     }
 
     #[test]

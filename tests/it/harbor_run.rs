@@ -1047,9 +1047,10 @@ fn output_text(out: &std::process::Output) -> String {
 /// `grade --via-harbor -e docker` with the real Harbor 0.26 (each submission a task whose oracle
 /// solution it is, graded by the separate verifier) gives, for one of the demo's submissions of
 /// each kind, the verdict the local grader gives: outcome, reason, score and every test's
-/// outcome. The kinds: a gold fix, half a fix, an empty patch, a tampering held for review,
-/// another repository's patch (which does not apply) and a partial Doc2Repo repository (the
-/// full sweep of the demo's eleven is `BEYONDSWE_HARBOR_VIA_ALL=1`). Run again,
+/// outcome. The kinds: a gold fix of each family (a DepMigrate one under a long dotted id), half
+/// a fix, an empty patch, a tampering held for review, another repository's patch (which does
+/// not apply) and a partial Doc2Repo repository (the full sweep of the demo's eleven and the
+/// long id is `BEYONDSWE_HARBOR_VIA_ALL=1`). Run again,
 /// nothing goes to Harbor: every verdict is resumed from the store, or without it from the
 /// trials Harbor finished.
 #[test]
@@ -1059,6 +1060,26 @@ fn via_harbor_gives_the_local_graders_verdicts() {
     let work = Work::new();
     let runs = work.path().join("runs");
     let full = std::env::var_os("BEYONDSWE_HARBOR_VIA_ALL").is_some();
+    // The demo, and its gold migration again under a DepMigrate-style id long enough, with a dot
+    // where Harbor 0.26 cuts a task's name into the trial's (`…v10.__abcdefg`), that its image
+    // tag would be one Docker refuses unless the task's name keeps it valid.
+    let long_id = "acme_textkit_v10.0_to_v11.0";
+    let with_long = |file: &Path, out: &Path| {
+        let mut text = std::fs::read_to_string(file).unwrap();
+        let line = text
+            .lines()
+            .find(|l| l.contains("\"acme_textkit_pr12\""))
+            .unwrap()
+            .replace("\"acme_textkit_pr12\"", &format!("\"{long_id}\""));
+        text.push_str(&line);
+        text.push('\n');
+        std::fs::write(out, text).unwrap();
+    };
+    let dataset = work.path().join("demo-long.jsonl");
+    let predictions = work.path().join("preds-long.jsonl");
+    with_long(&fixtures().join("dataset/demo.jsonl"), &dataset);
+    with_long(&fixtures().join("predictions/demo.jsonl"), &predictions);
+    // One submission of every family, and each kind of verdict.
     let ids: &[&str] = if full {
         &[]
     } else {
@@ -1067,7 +1088,9 @@ fn via_harbor_gives_the_local_graders_verdicts() {
             "acme_calc_pr71",
             "acme_calc_pr72",
             "acme_calc_pr74",
+            "acme_calc_pr75",
             "acme_textkit_pr121",
+            long_id,
             "minidocb_ac79166631ba81556e3f40c05aa8d00fe9178ca6",
         ]
     };
@@ -1076,9 +1099,9 @@ fn via_harbor_gives_the_local_graders_verdicts() {
         run_ok(
             bin()
                 .args(["grade", "--dataset"])
-                .arg(fixtures().join("dataset/demo.jsonl"))
+                .arg(&dataset)
                 .arg("--predictions")
-                .arg(fixtures().join("predictions/demo.jsonl"))
+                .arg(&predictions)
                 .arg("--test-suites")
                 .arg(fixtures().join("test_suites"))
                 .arg("--results-dir")
@@ -1151,7 +1174,12 @@ fn via_harbor_gives_the_local_graders_verdicts() {
             .collect()
     };
     let (local, via) = (verdicts("local"), verdicts("harbor"));
-    assert_eq!(local.len(), if full { 11 } else { 6 }, "{local:#?}");
+    assert_eq!(local.len(), if full { 12 } else { 8 }, "{local:#?}");
+    let long = local
+        .iter()
+        .find(|(k, _)| k.0 == long_id)
+        .map(|(_, v)| v.1.as_str());
+    assert_eq!(long, Some("AllTestsPassed"), "{local:#?}");
     for (k, want) in &local {
         assert_eq!(
             via.get(k),
