@@ -189,10 +189,18 @@ pub fn read_bounded(path: &Path, max_bytes: u64) -> Result<Vec<u8>, BoundedReadE
     Ok(bytes)
 }
 
+/// The longest name [`safe_name`] gives, in bytes: well under the 255 bytes of a file name on
+/// every file system, with room for a suffix a caller adds.
+pub const SAFE_NAME_MAX: usize = 200;
+
 /// An instance id (or any label) as one directory name: ASCII letters, digits, `-`, `_` and
-/// `.` are kept, anything else becomes `_`, and leading dots go (no hidden or `..` names).
+/// `.` are kept, anything else becomes `_`, and leading dots go (no hidden or `..` names). A
+/// name changed so, or longer than [`SAFE_NAME_MAX`], is cut to fit and ends in `-` and eight
+/// hex digits of the label's digest, so two labels never share a directory (`x y`, `x_y` and
+/// `x:y` are three names) and no name is too long for the file system.
 pub fn safe_name(id: &str) -> String {
-    id.chars()
+    let mut out = id
+        .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
                 c
@@ -202,7 +210,16 @@ pub fn safe_name(id: &str) -> String {
         })
         .collect::<String>()
         .trim_start_matches('.')
-        .to_owned()
+        .to_owned();
+    if out != id || out.len() > SAFE_NAME_MAX {
+        use sha2::Digest;
+        let digest = hex::encode(sha2::Sha256::digest(id.as_bytes()));
+        // ASCII only here, so any cut is on a character boundary.
+        out.truncate(SAFE_NAME_MAX - 9);
+        out.push('-');
+        out.push_str(&digest[..8]);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -268,9 +285,25 @@ mod tests {
     }
 
     #[test]
-    fn names_stay_one_component() {
-        assert_eq!(safe_name("../etc/passwd"), "_etc_passwd");
+    fn names_stay_one_component_apart_and_short() {
+        assert!(safe_name("../etc/passwd").starts_with("_etc_passwd-"));
         assert_eq!(safe_name("acme__calc-1.2"), "acme__calc-1.2");
-        assert_eq!(safe_name("a b/c"), "a_b_c");
+        assert!(safe_name("a b/c").starts_with("a_b_c-"));
+        // Labels that read alike stay apart.
+        let names: std::collections::BTreeSet<String> = ["x y", "x_y", "x:y", "x/y", ".x_y"]
+            .iter()
+            .map(|l| safe_name(l))
+            .collect();
+        assert_eq!(names.len(), 5, "{names:?}");
+        // A long label (a model name of 300 bytes) fits a file name, and stays apart from
+        // another with the same start.
+        let long = "m".repeat(300);
+        let longer = format!("{long}x");
+        assert!(safe_name(&long).len() <= SAFE_NAME_MAX);
+        assert_ne!(safe_name(&long), safe_name(&longer));
+        for n in ["x y", &long, "é/ü", "..", ""] {
+            let s = safe_name(n);
+            assert!(!s.contains('/') && !s.starts_with('.'), "{n:?} -> {s}");
+        }
     }
 }

@@ -1133,3 +1133,64 @@ fn the_jsonl_and_its_parquet_copy_resume_each_other() {
         assert_eq!(times(), graded_at, "{dataset}");
     }
 }
+
+/// Ids that read alike once made directory names (`x y`, `x_y`, `x:y`) keep one directory
+/// each, and a model name longer than a file name may be grades every instance: no report is
+/// lost and no run stops after its first grading.
+#[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
+fn ids_that_read_alike_and_long_model_names_keep_their_own_directories() {
+    require_docker();
+    fixture_images();
+    let dir = tempfile::tempdir().unwrap();
+    let gold = std::fs::read_to_string(fixtures().join("dataset/demo.jsonl")).unwrap();
+    let line = gold
+        .lines()
+        .find(|l| l.contains("\"acme_calc_pr71\""))
+        .unwrap();
+    let ids = ["acme calc_pr9", "acme_calc_pr9", "acme:calc_pr9"];
+    let dataset = dir.path().join("alike.jsonl");
+    let model = "m".repeat(300);
+    let preds = dir.path().join("preds.jsonl");
+    let mut data = String::new();
+    let mut p = String::new();
+    for id in ids {
+        data.push_str(&line.replace("\"acme_calc_pr71\"", &format!("{id:?}")));
+        data.push('\n');
+        p.push_str(
+            &serde_json::json!({"instance_id": id, "model_name_or_path": model, "model_patch": ""})
+                .to_string(),
+        );
+        p.push('\n');
+    }
+    std::fs::write(&dataset, data).unwrap();
+    std::fs::write(&preds, p).unwrap();
+    let out = grade_cmd_on(&dataset, dir.path(), "alike", &preds)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = dir.path().join("alike");
+    assert_eq!(outcomes(&run).len(), 3, "{:?}", outcomes(&run));
+    let dirs: Vec<_> = std::fs::read_dir(run.join("instances"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(dirs.len(), 3, "{dirs:?}");
+    // The harness's files, under the model's directory (its name cut to fit), one per id.
+    let model_dirs: Vec<_> = std::fs::read_dir(&run)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir() && p.file_name().unwrap().to_string_lossy().starts_with("mmm"))
+        .collect();
+    assert_eq!(model_dirs.len(), 1, "{model_dirs:?}");
+    // (An empty patch leaves no report.json, as the harness counts it; its patch and log.)
+    let graded = std::fs::read_dir(&model_dirs[0])
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().join("patch.diff").is_file())
+        .count();
+    assert_eq!(graded, 3);
+}
