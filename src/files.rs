@@ -193,11 +193,34 @@ pub fn read_bounded(path: &Path, max_bytes: u64) -> Result<Vec<u8>, BoundedReadE
 /// every file system, with room for a suffix a caller adds.
 pub const SAFE_NAME_MAX: usize = 200;
 
+/// The most read of a file this tool names itself and expects small (`run.json`, a part's
+/// `report.json`, `task.toml`, a Hugging Face ref, a log kept beside a verdict): a FIFO, a
+/// device or a huge file put in its place is refused, not read.
+pub const SMALL_FILE_MAX: u64 = 16 * 1024 * 1024;
+
+/// A regular file of at most `max_bytes` as text ([`read_bounded`]), with its failure as an I/O
+/// error for callers that report one: a missing file keeps its `NotFound`, and anything else
+/// that is not a regular file, or too large, is `InvalidData` naming what it is. Invalid UTF-8
+/// is `InvalidData` too.
+pub fn read_text(path: &Path, max_bytes: u64) -> std::io::Result<String> {
+    let bytes = read_bounded(path, max_bytes).map_err(|e| match e {
+        BoundedReadError::Io { source, .. } => source,
+        other => std::io::Error::new(std::io::ErrorKind::InvalidData, other.to_string()),
+    })?;
+    String::from_utf8(bytes).map_err(|e| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("{}: not UTF-8 text: {e}", path.display()),
+        )
+    })
+}
+
 /// An instance id (or any label) as one directory name: ASCII letters, digits, `-`, `_` and
 /// `.` are kept, anything else becomes `_`, and leading dots go (no hidden or `..` names). A
 /// name changed so, or longer than [`SAFE_NAME_MAX`], is cut to fit and ends in `-` and eight
 /// hex digits of the label's digest, so two labels never share a directory (`x y`, `x_y` and
-/// `x:y` are three names) and no name is too long for the file system.
+/// `x:y` are three names) and no name is too long for the file system. Nothing left (`..`, an
+/// empty label) is the empty name, which callers refuse or replace.
 pub fn safe_name(id: &str) -> String {
     let mut out = id
         .chars()
@@ -211,7 +234,7 @@ pub fn safe_name(id: &str) -> String {
         .collect::<String>()
         .trim_start_matches('.')
         .to_owned();
-    if out != id || out.len() > SAFE_NAME_MAX {
+    if !out.is_empty() && (out != id || out.len() > SAFE_NAME_MAX) {
         use sha2::Digest;
         let digest = hex::encode(sha2::Sha256::digest(id.as_bytes()));
         // ASCII only here, so any cut is on a character boundary.
@@ -301,6 +324,7 @@ mod tests {
         let longer = format!("{long}x");
         assert!(safe_name(&long).len() <= SAFE_NAME_MAX);
         assert_ne!(safe_name(&long), safe_name(&longer));
+        assert_eq!(safe_name(".."), "");
         for n in ["x y", &long, "é/ü", "..", ""] {
             let s = safe_name(n);
             assert!(!s.contains('/') && !s.starts_with('.'), "{n:?} -> {s}");

@@ -152,10 +152,13 @@ pub fn resolve(name: &str, cache: &Path) -> Result<Vec<PathBuf>, HubError> {
 /// there is.
 fn snapshot(dir: &Path, revision: &str) -> Option<PathBuf> {
     let snapshots = dir.join("snapshots");
-    let named = fs_err::read_to_string(dir.join("refs").join(revision))
-        .ok()
-        .map(|c| c.trim().to_owned())
-        .filter(|c| !c.is_empty() && c.chars().all(|ch| ch.is_ascii_alphanumeric()));
+    let named = crate::files::read_text(
+        &dir.join("refs").join(revision),
+        crate::files::SMALL_FILE_MAX,
+    )
+    .ok()
+    .map(|c| c.trim().to_owned())
+    .filter(|c| !c.is_empty() && c.chars().all(|ch| ch.is_ascii_alphanumeric()));
     if let Some(commit) = named {
         let s = snapshots.join(commit);
         return s.is_dir().then_some(s);

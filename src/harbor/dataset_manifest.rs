@@ -156,7 +156,8 @@ pub fn write_dataset_toml(
     let mut tasks = Vec::new();
     for dir in task_dirs {
         let path = dir.join("task.toml");
-        let text = fs_err::read_to_string(&path).map_err(io(&path))?;
+        let text =
+            crate::files::read_text(&path, crate::files::SMALL_FILE_MAX).map_err(io(&path))?;
         let toml = TaskToml::parse(&text).map_err(|e| ManifestError::TaskToml {
             path: path.clone(),
             message: e.to_string(),

@@ -47,8 +47,14 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> JobError + '_ {
     }
 }
 
+/// A job's or trial's own small JSON file (`result.json`, `config.json`, a manifest).
 fn read_json(path: &Path) -> Result<Value, JobError> {
-    let text = fs_err::read_to_string(path).map_err(io(path))?;
+    read_json_max(path, crate::files::SMALL_FILE_MAX)
+}
+
+/// A JSON file of at most `max` bytes (a trajectory may be large; nothing is read unbounded).
+fn read_json_max(path: &Path, max: u64) -> Result<Value, JobError> {
+    let text = crate::files::read_text(path, max).map_err(io(path))?;
     serde_json::from_str(&text).map_err(|e| JobError::Bad {
         path: path.to_owned(),
         message: format!("not valid JSON: {e}"),
@@ -125,7 +131,11 @@ pub fn trial_instance_id(result: &Value) -> Option<String> {
     let path = get(result, &["task_id", "path"])
         .or(get(result, &["config", "task", "path"]))
         .and_then(Value::as_str)?;
-    let text = fs_err::read_to_string(Path::new(path).join(super::paths::TASK_TOML)).ok()?;
+    let text = crate::files::read_text(
+        &Path::new(path).join(super::paths::TASK_TOML),
+        crate::files::SMALL_FILE_MAX,
+    )
+    .ok()?;
     super::TaskToml::parse(&text)
         .ok()?
         .meta_str("instance_id")
@@ -459,7 +469,7 @@ fn put_trajectory_and_patch(
     m.insert(
         "trajectory".into(),
         if traj.is_file() {
-            read_json(&traj)?
+            read_json_max(&traj, crate::record::max_line_bytes() as u64)?
         } else {
             Value::Null
         },
@@ -473,10 +483,14 @@ fn put_trajectory_and_patch(
 
 /// Files beside the models, kept verbatim so a rebuilt job reads the same.
 fn put_files_beside(m: &mut Map<String, Value>, dir: &Path) {
-    if let Ok(t) = fs_err::read_to_string(dir.join("verifier/reward.txt")) {
+    if let Ok(t) = crate::files::read_text(
+        &dir.join("verifier/reward.txt"),
+        crate::files::SMALL_FILE_MAX,
+    ) {
         m.insert("reward_txt".into(), json!(t));
     }
-    if let Ok(t) = fs_err::read_to_string(dir.join("exception.txt")) {
+    if let Ok(t) = crate::files::read_text(&dir.join("exception.txt"), crate::files::SMALL_FILE_MAX)
+    {
         m.insert("exception_txt".into(), json!(t));
     }
     if let Ok(v) = read_json(&dir.join("artifacts/manifest.json")) {

@@ -272,7 +272,7 @@ mod tests {
     fn a_model_never_takes_a_name_of_the_run_directory() {
         assert_eq!(model_dir_name("instances"), "instances__model");
         assert_eq!(model_dir_name("report.json"), "report.json__model");
-        assert_eq!(model_dir_name("../../etc"), "__..__etc");
+        assert!(model_dir_name("../../etc").starts_with("__..__etc-"));
         assert_eq!(model_dir_name(".."), "unknown_model");
         assert_eq!(model_dir_name(""), "unknown_model");
         assert_eq!(model_dir_name("org/model"), "org__model");

@@ -373,7 +373,8 @@ pub struct Scope<'a> {
 pub fn load_report(dir: &std::path::Path) -> Result<Report, StoreError> {
     let (meta, mut stored) = read_run(dir)?;
     apply_accepted(&mut stored, &read_accepted(dir)?);
-    if let Ok(text) = fs_err::read_to_string(dir.join("report.json"))
+    if let Ok(text) =
+        crate::files::read_text(&dir.join("report.json"), crate::files::SMALL_FILE_MAX)
         && let Ok(saved) = serde_json::from_str::<Report>(&text)
     {
         let ids: std::collections::HashSet<&str> = saved

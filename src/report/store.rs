@@ -12,7 +12,7 @@ use crate::grade::Verdict;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Seek, SeekFrom, Write};
+use std::io::{BufReader, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
@@ -327,7 +327,7 @@ impl Store {
         fs_err::create_dir_all(dir.join("instances")).map_err(io(dir))?;
         let lock = lock_run(dir)?;
         let meta_path = dir.join("run.json");
-        match fs_err::read_to_string(&meta_path) {
+        match crate::files::read_text(&meta_path, crate::files::SMALL_FILE_MAX) {
             Ok(text) => {
                 if let Ok(old) = serde_json::from_str::<RunMeta>(&text)
                     && old.run.dataset_hash != meta.run.dataset_hash
@@ -439,21 +439,47 @@ impl Store {
     }
 }
 
+/// The longest verdict line read back: a stored verdict holds test ids and outcomes, never
+/// logs (they are files of their own), so a line over this is not one.
+const VERDICT_LINE_MAX: usize = 64 * 1024 * 1024;
+
 /// Reads the latest verdict per instance, tolerating a partial last line; returns the byte length
 /// of the whole lines.
 fn load(path: &Path) -> Result<(Verdicts, u64, usize), StoreError> {
     let mut latest = BTreeMap::new();
-    let file = match fs_err::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((latest, 0, 0)),
-        Err(e) => return Err(io(path)(e)),
-    };
+    // A FIFO or a device in the store's place is refused before it is opened (it would hang or
+    // never end).
+    match crate::files::check_bounded(path, u64::MAX) {
+        Ok(()) => {}
+        Err(crate::files::BoundedReadError::Io { source, .. })
+            if source.kind() == std::io::ErrorKind::NotFound =>
+        {
+            return Ok((latest, 0, 0));
+        }
+        Err(e) => {
+            return Err(io(path)(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                e.to_string(),
+            )));
+        }
+    }
+    let file = fs_err::File::open(path).map_err(io(path))?;
     let mut reader = BufReader::new(file);
     let mut buf = Vec::new();
     let (mut good, mut line_no, mut repaired) = (0u64, 0usize, 0usize);
     loop {
-        buf.clear();
-        let n = reader.read_until(b'\n', &mut buf).map_err(io(path))?;
+        let Some(n) = crate::record::read_line_capped(&mut reader, &mut buf, VERDICT_LINE_MAX)
+            .map_err(io(path))?
+        else {
+            return Err(StoreError::BadLine {
+                path: path.to_owned(),
+                line: line_no + 1,
+                message: format!(
+                    "longer than {} MiB, more than any verdict this tool writes",
+                    VERDICT_LINE_MAX >> 20
+                ),
+            });
+        };
         if n == 0 {
             break;
         }
@@ -482,9 +508,19 @@ fn load(path: &Path) -> Result<(Verdicts, u64, usize), StoreError> {
 
 /// Reads a run directory without opening it for writing (for `report` and `compare`).
 pub fn read_run(dir: &Path) -> Result<(Option<RunMeta>, Vec<Stored>), StoreError> {
-    let meta = fs_err::read_to_string(dir.join("run.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok());
+    // A run made before run.json existed has none; one that is there and is no regular file of
+    // a sane size (a FIFO, a device, a huge file) is refused, not skipped.
+    let meta_path = dir.join("run.json");
+    let meta = match crate::files::read_text(&meta_path, crate::files::SMALL_FILE_MAX) {
+        Ok(t) => serde_json::from_str(&t).ok(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(source) => {
+            return Err(StoreError::Io {
+                path: meta_path,
+                source,
+            });
+        }
+    };
     let (latest, _, _) = load(&dir.join("results.jsonl"))?;
     if latest.is_empty() && !dir.join("results.jsonl").is_file() {
         return Err(StoreError::Io {
@@ -500,10 +536,11 @@ pub fn read_run(dir: &Path) -> Result<(Option<RunMeta>, Vec<Stored>), StoreError
 
 /// The error message an error verdict left in `instances/<label>/error.log`, if any.
 pub fn error_log(dir: &Path, label: &str) -> Option<String> {
-    fs_err::read_to_string(
-        dir.join("instances")
+    crate::files::read_text(
+        &dir.join("instances")
             .join(safe_name(label))
             .join("error.log"),
+        crate::files::SMALL_FILE_MAX,
     )
     .ok()
 }

@@ -334,7 +334,7 @@ pub fn parity(spec: &ParitySpec, progress: &dyn Progress) -> Result<Parity, RunE
 
 /// The Harbor version a job's `lock.json` records (`harbor.version`), or "".
 fn harbor_version(dir: &std::path::Path) -> String {
-    fs_err::read_to_string(dir.join("lock.json"))
+    crate::files::read_text(&dir.join("lock.json"), crate::files::SMALL_FILE_MAX)
         .ok()
         .and_then(|t| serde_json::from_str::<Value>(&t).ok())
         .and_then(|v| v["harbor"]["version"].as_str().map(str::to_owned))

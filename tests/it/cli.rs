@@ -1068,3 +1068,57 @@ fn old_spellings_are_hidden_aliases() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("whole CPUs"));
 }
+
+/// The files a run directory holds under fixed names are read bounded and checked: a FIFO or a
+/// device in place of `run.json` or `results.jsonl` is refused at once by name, and a verdict
+/// line of 70 MB is refused with its line, instead of hanging or being read whole.
+#[test]
+fn a_run_directorys_own_files_are_regular_and_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = |p: &Path| {
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(p)
+                .status()
+                .unwrap()
+                .success()
+        );
+    };
+    let meta = dir.path().join("meta");
+    std::fs::create_dir_all(&meta).unwrap();
+    fifo(&meta.join("run.json"));
+    write(&meta.join("results.jsonl"), "");
+    let store = dir.path().join("store");
+    std::fs::create_dir_all(&store).unwrap();
+    fifo(&store.join("results.jsonl"));
+    let device = dir.path().join("device");
+    std::fs::create_dir_all(&device).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", device.join("results.jsonl")).unwrap();
+    let long = dir.path().join("long");
+    std::fs::create_dir_all(&long).unwrap();
+    write(
+        &long.join("results.jsonl"),
+        &format!("{}\n", "x".repeat(70 << 20)),
+    );
+    for (run, want) in [
+        (&meta, "named pipe"),
+        (&store, "named pipe"),
+        (&device, "character device"),
+        (&long, "longer than 64 MiB"),
+    ] {
+        let out = bin()
+            .arg("report")
+            .arg(run)
+            .timeout(std::time::Duration::from_secs(20))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_ne!(out.status.code(), Some(0), "{}: {stderr}", run.display());
+        assert!(
+            out.status.code().is_some(),
+            "{}: killed or hung",
+            run.display()
+        );
+        assert!(stderr.contains(want), "{}: {stderr}", run.display());
+    }
+}
