@@ -211,6 +211,39 @@ pub(crate) fn pull_policy() -> impl TypedValueParser<Value = PullPolicy> {
     one_of(&PullPolicy::ALL, PullPolicy::name)
 }
 
+/// A calendar date written `YYYY-MM-DD` (`--date`): a month of the year and a day of that
+/// month, leap years counted.
+pub(crate) fn date(s: &str) -> Result<String, String> {
+    let bad = |why: &str| Err(format!("{s:?} is not a date YYYY-MM-DD: {why}"));
+    let parts: Vec<&str> = s.split('-').collect();
+    let [y, m, d] = parts.as_slice() else {
+        return bad("expected three numbers joined by `-`");
+    };
+    if y.len() != 4 || m.len() != 2 || d.len() != 2 {
+        return bad("expected four, two and two digits");
+    }
+    let num = |t: &str| {
+        t.parse::<u32>()
+            .ok()
+            .filter(|_| t.bytes().all(|b| b.is_ascii_digit()))
+    };
+    let (Some(y), Some(m), Some(d)) = (num(y), num(m), num(d)) else {
+        return bad("expected digits");
+    };
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let days = match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return bad("the month is not 01 to 12"),
+    };
+    if d == 0 || d > days {
+        return bad(&format!("month {m:02} of {y} has days 01 to {days}"));
+    }
+    Ok(s.to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -280,6 +313,28 @@ mod run_id_tests {
             "a\u{1b}[2J",
         ] {
             assert!(run_id(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn dates_are_days_of_the_calendar() {
+        for ok in ["2026-12-05", "2024-02-29", "2000-02-29", "1999-12-31"] {
+            assert_eq!(super::date(ok).as_deref(), Ok(ok));
+        }
+        for bad in [
+            "2026-13-45",
+            "2026-02-29",
+            "1900-02-29",
+            "2026-04-31",
+            "2026-1-05",
+            "26-12-05",
+            "2026-12-5x",
+            "",
+            "2026/12/05",
+            "+026-12-05",
+        ] {
+            let e = super::date(bad).unwrap_err();
+            assert!(e.contains("YYYY-MM-DD"), "{bad}: {e}");
         }
     }
 }

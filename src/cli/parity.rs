@@ -27,7 +27,7 @@ pub(crate) struct ParityArgs {
     #[arg(long, default_value = "beyondswe")]
     pub(crate) adapter_name: String,
     /// The date recorded (`YYYY-MM-DD`); today by default.
-    #[arg(long)]
+    #[arg(long, value_parser = super::args::date)]
     pub(crate) date: Option<String>,
     /// The regradings' run names: `RUN_ID-1`, `RUN_ID-2`, … under RESULTS_DIR.
     #[arg(long, default_value = "parity", value_parser = super::args::run_id)]

@@ -192,9 +192,25 @@ fn write_manifest(
     opts: &ToHarborOptions,
     note: &mut dyn FnMut(&str),
 ) -> Result<(), BatchError> {
-    let dirs = task_dirs(out_dir)?;
+    // A directory without a task.toml of its own (a plain folder, a link) is no task: named and
+    // left out, and the manifest of the others still written.
+    let (dirs, others): (Vec<_>, Vec<_>) = task_dirs(out_dir)?.into_iter().partition(|d| {
+        fs_err::symlink_metadata(d.join("task.toml")).is_ok_and(|m| m.file_type().is_file())
+    });
+    for dir in &others {
+        note(&format!(
+            "warning: {}: no task.toml (not a task directory): left out of {DATASET_TOML}",
+            dir.display()
+        ));
+    }
     let name = format!("{}/beyondswe", opts.org());
     let manifest = write_dataset_toml(out_dir, &name, &dirs)?;
+    for (dir, why) in &manifest.unread {
+        note(&format!(
+            "warning: {}: left out of {DATASET_TOML}: {why}",
+            dir.display()
+        ));
+    }
     for dir in &manifest.unnamed {
         note(&format!(
             "warning: {}: task.toml names no package ([task] name; written by an older \

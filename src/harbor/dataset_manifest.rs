@@ -63,6 +63,9 @@ pub struct Manifest {
     pub tasks: usize,
     /// Task directories left out because their `task.toml` names no package.
     pub unnamed: Vec<PathBuf>,
+    /// Task directories left out because their content could not be hashed (a link, a special
+    /// or huge file, an unreadable `task.toml`), each with why.
+    pub unread: Vec<(PathBuf, String)>,
 }
 
 #[derive(Serialize)]
@@ -96,7 +99,30 @@ fn ignored(rel: &str) -> bool {
         || name.ends_with('~')
 }
 
+/// The largest task file hashed: a task's files are its Dockerfile's context, its tests and its
+/// solution; a file over this in a task directory is refused, not read (a sparse file of 20 GB
+/// put there would otherwise be read whole).
+const MAX_TASK_FILE: u64 = 2 * 1024 * 1024 * 1024;
+
+/// The sha256 of one task file: a regular file, never a link (a task's link to a host file is
+/// not read), of at most [`MAX_TASK_FILE`].
 fn file_sha256(path: &Path) -> Result<String, ManifestError> {
+    let meta = fs_err::symlink_metadata(path).map_err(io(path))?;
+    let refuse = |why: String| ManifestError::Io {
+        path: path.to_owned(),
+        source: std::io::Error::new(std::io::ErrorKind::InvalidData, why),
+    };
+    if !meta.file_type().is_file() {
+        return Err(refuse(
+            "not a regular file (a link or a special file in a task is not read)".into(),
+        ));
+    }
+    if meta.len() > MAX_TASK_FILE {
+        return Err(refuse(format!(
+            "larger than {} GiB; not read for the digest",
+            MAX_TASK_FILE >> 30
+        )));
+    }
     let mut h = Sha256::new();
     let mut f = fs_err::File::open(path).map_err(io(path))?;
     std::io::copy(&mut f, &mut h).map_err(io(path))?;
@@ -105,9 +131,10 @@ fn file_sha256(path: &Path) -> Result<String, ManifestError> {
 
 /// The content digest of one task directory, `sha256:<hex>`, as Harbor's registry records it.
 pub fn task_digest(dir: &Path) -> Result<String, ManifestError> {
+    // Present top files, links included: a link is then refused by name, not followed.
     let mut files: Vec<String> = TOP_FILES
         .iter()
-        .filter(|f| dir.join(f).is_file())
+        .filter(|f| fs_err::symlink_metadata(dir.join(f)).is_ok())
         .map(|f| (*f).to_owned())
         .collect();
     for sub in CONTENT_DIRS {
@@ -155,19 +182,28 @@ pub fn write_dataset_toml(
     let mut manifest = Manifest::default();
     let mut tasks = Vec::new();
     for dir in task_dirs {
-        let path = dir.join("task.toml");
-        let text =
-            crate::files::read_text(&path, crate::files::SMALL_FILE_MAX).map_err(io(&path))?;
-        let toml = TaskToml::parse(&text).map_err(|e| ManifestError::TaskToml {
-            path: path.clone(),
-            message: e.to_string(),
-        })?;
-        match toml.task {
-            Some(task) => tasks.push(TaskRef {
-                name: task.name,
-                digest: task_digest(dir)?,
-            }),
-            None => manifest.unnamed.push(dir.clone()),
+        // One task that cannot be read is left out and named; the others are listed.
+        let read = || -> Result<Option<TaskRef>, ManifestError> {
+            let path = dir.join("task.toml");
+            let text =
+                crate::files::read_text(&path, crate::files::SMALL_FILE_MAX).map_err(io(&path))?;
+            let toml = TaskToml::parse(&text).map_err(|e| ManifestError::TaskToml {
+                path: path.clone(),
+                message: e.to_string(),
+            })?;
+            toml.task
+                .map(|task| {
+                    Ok(TaskRef {
+                        name: task.name,
+                        digest: task_digest(dir)?,
+                    })
+                })
+                .transpose()
+        };
+        match read() {
+            Ok(Some(task)) => tasks.push(task),
+            Ok(None) => manifest.unnamed.push(dir.clone()),
+            Err(e) => manifest.unread.push((dir.clone(), e.to_string())),
         }
     }
     tasks.sort_by(|a, b| a.name.cmp(&b.name));

@@ -562,12 +562,19 @@ fn write_entries(root: &Path, files: Option<&Value>, dirs: Option<&Value>) -> Re
         let path = entry_path(root, rel)?;
         fs_err::create_dir_all(&path).map_err(io(&path))?;
     }
+    // A path named twice would be written over: the release is refused, not half-kept.
+    let mut seen = std::collections::HashSet::new();
     for f in files.and_then(Value::as_array).into_iter().flatten() {
         let rel = f
             .get("path")
             .and_then(Value::as_str)
             .ok_or_else(|| bad(format!("a `files` entry without a path: {f}")))?;
         let path = entry_path(root, rel)?;
+        if !seen.insert(path.clone()) {
+            return Err(bad(format!(
+                "release entry `{rel}` is listed twice; a trial's files are each written once"
+            )));
+        }
         let bytes = if let Some(t) = f.get("text").and_then(Value::as_str) {
             t.as_bytes().to_vec()
         } else if let Some(b) = f.get("base64").and_then(Value::as_str) {
@@ -996,5 +1003,19 @@ mod tests {
             let err = write_trial(tmp.path(), &line).unwrap_err().to_string();
             assert!(err.contains("symbolic link"), "{err}");
         }
+    }
+
+    #[test]
+    fn a_path_listed_twice_is_refused_not_written_over() {
+        let tmp = tempfile::tempdir().unwrap();
+        let line = json!({"trial_name": "t", "files": [
+            {"path": "agent/log.txt", "text": "first"},
+            {"path": "agent/log.txt", "text": "second"}
+        ]});
+        let err = write_trial(tmp.path(), &line).unwrap_err().to_string();
+        assert!(
+            err.contains("agent/log.txt") && err.contains("twice"),
+            "{err}"
+        );
     }
 }

@@ -1122,3 +1122,52 @@ fn a_run_directorys_own_files_are_regular_and_bounded() {
         assert!(stderr.contains(want), "{}: {stderr}", run.display());
     }
 }
+
+/// `convert to-harbor` into a folder that holds other things: a plain directory is named and
+/// left out of `dataset.toml`, a foreign task whose `task.toml` links to a host file, or whose
+/// environment holds a sparse file of 20 GB, is left out and named without reading either, and
+/// the converted tasks are listed: exit 0, nothing lost.
+#[test]
+fn the_manifest_leaves_out_what_is_no_readable_task_and_lists_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("tasks");
+    std::fs::create_dir_all(out.join("plain")).unwrap();
+    write(&out.join("plain/notes.txt"), "not a task\n");
+    std::fs::create_dir_all(out.join("linked")).unwrap();
+    std::os::unix::fs::symlink("/etc/hostname", out.join("linked/task.toml")).unwrap();
+    let sparse = out.join("sparse");
+    std::fs::create_dir_all(sparse.join("environment")).unwrap();
+    write(
+        &sparse.join("task.toml"),
+        "[task]\nname = \"other/sparse\"\n",
+    );
+    let f = std::fs::File::create(sparse.join("environment/blob.bin")).unwrap();
+    f.set_len(20 << 30).unwrap();
+    let run = bin()
+        .args(["convert", "to-harbor"])
+        .arg(variants())
+        .arg(&out)
+        .arg("--test-suites")
+        .arg(fixtures().join("test_suites"))
+        .args(["--ids", "acme_widget_pr12"])
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(0), "{stderr}");
+    for (name, why) in [
+        ("plain", "no task.toml"),
+        ("linked", "no task.toml"),
+        ("sparse", "larger than 2 GiB"),
+    ] {
+        assert!(
+            stderr
+                .lines()
+                .any(|l| l.contains(&format!("tasks/{name}")) && l.contains(why)),
+            "{name}: {stderr}"
+        );
+    }
+    let manifest = std::fs::read_to_string(out.join("dataset.toml")).unwrap();
+    assert!(manifest.contains("acme_widget_pr12"), "{manifest}");
+    assert!(!manifest.contains("sparse"), "{manifest}");
+}
