@@ -43,6 +43,23 @@ pub enum HubError {
         /// JSONL files found where one was expected.
         several: Vec<String>,
     },
+    /// Several snapshots and no `refs/main` to say which is the dataset's.
+    #[error(
+        "the Hugging Face cache holds `{name}` ({}) in {} snapshots ({}) and no refs/main says \
+         which is current; download it again (`hf download --repo-type dataset {name}` writes \
+         the ref), or give the JSONL or Parquet file of the snapshot you mean",
+        dir.display(),
+        snapshots.len(),
+        snapshots.join(", ")
+    )]
+    AmbiguousSnapshots {
+        /// The name as given.
+        name: String,
+        /// The dataset's cache directory.
+        dir: PathBuf,
+        /// The snapshots' names (commits).
+        snapshots: Vec<String>,
+    },
 }
 
 /// `ORG/NAME` when `arg` names a Hub dataset (`ORG/NAME` or `hf://datasets/ORG/NAME`) rather
@@ -141,6 +158,23 @@ pub fn resolve(name: &str, cache: &Path) -> Result<Vec<PathBuf>, HubError> {
             return Ok(parquet);
         }
     }
+    if !dir.join("refs").join("main").exists() {
+        let mut snapshots: Vec<String> = std::fs::read_dir(dir.join("snapshots"))
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .filter(|e| e.path().is_dir())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        if snapshots.len() > 1 {
+            snapshots.sort();
+            return Err(HubError::AmbiguousSnapshots {
+                name: name.to_owned(),
+                dir,
+                snapshots,
+            });
+        }
+    }
     Err(HubError::NoData {
         name: name.to_owned(),
         dir,
@@ -236,5 +270,24 @@ mod tests {
         ] {
             assert_eq!(hub_name(Path::new(not)), None, "{not}");
         }
+    }
+
+    /// Two snapshots with a dataset file each and no `refs/main`: the error says there are
+    /// several snapshots and no ref, not that none has a dataset file.
+    #[test]
+    fn several_snapshots_without_a_ref_are_named_as_such() {
+        let cache = tempfile::tempdir().unwrap();
+        let dir = cache.path().join("datasets--o--d");
+        for commit in ["aaa111", "bbb222"] {
+            let snap = dir.join("snapshots").join(commit);
+            fs_err::create_dir_all(&snap).unwrap();
+            fs_err::write(snap.join("data.jsonl"), "{}\n").unwrap();
+        }
+        let e = resolve("o/d", cache.path()).unwrap_err().to_string();
+        assert!(
+            e.contains("2 snapshots") && e.contains("aaa111, bbb222") && e.contains("refs/main"),
+            "{e}"
+        );
+        assert!(!e.contains("no snapshot of it has"), "{e}");
     }
 }

@@ -608,3 +608,34 @@ fn an_openhands_sdk_history_is_read_and_what_is_not_is_named() {
     assert_eq!(lines[0]["class"], "incomplete", "{:#}\n{stderr}", lines[0]);
     assert!(lines[0]["unread"].to_string().contains("MCPToolAction"));
 }
+
+/// A Gemini CLI chat recording saved with a byte-order mark is read as without it; one nested
+/// 100,000 levels deep is refused with that cause named, by ingest and the audit alike.
+#[test]
+fn a_chat_with_a_bom_is_read_and_one_nested_too_deep_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let chat = std::fs::read_to_string(
+        super::support::fixtures().join("agents/transcripts/gemini-chat/acme_calc_pr7.json"),
+    )
+    .unwrap();
+    let bom = write(
+        tmp.path().join("bom/acme_calc_pr7.json"),
+        &format!("\u{feff}{chat}"),
+    );
+    let (lines, stderr, code) = audit(&bom, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(lines[0]["shape"], "gemini-chat", "{stderr}");
+    let (_, stderr, _) = ingest(&bom, &[]);
+    assert!(stderr.contains("gemini-cli: 1 submission"), "{stderr}");
+    let deep = write(
+        tmp.path().join("deep/acme_calc_pr7.json"),
+        &format!("{}{}", "[".repeat(100_000), "]".repeat(100_000)),
+    );
+    for (what, stderr) in [
+        ("ingest", ingest(&deep, &[]).1),
+        ("audit", audit(&deep, &[]).1),
+    ] {
+        // The parser's limit, by name (serde_json reads 128 levels).
+        assert!(stderr.contains("recursion limit"), "{what}: {stderr}");
+    }
+}

@@ -610,10 +610,13 @@ fn file_format(
     tried.check(AgentFormat::Openhands, oh, oh_why)?;
     let (awe, awe_why) = aweagent::is_file(first.as_ref());
     tried.check(AgentFormat::Aweagent, awe, awe_why)?;
-    let shape = sniff(path).ok().flatten();
-    let found = shape
-        .map(|s| s.describe())
-        .unwrap_or("no transcript record");
+    let sniffed = sniff(path);
+    let shape = sniffed.as_ref().ok().copied().flatten();
+    let found = match &sniffed {
+        Ok(Some(s)) => s.describe().to_owned(),
+        Err(e) => e.to_string(),
+        Ok(None) => "no transcript record".to_owned(),
+    };
     tried.check(
         AgentFormat::Codex,
         shape.is_some_and(|s| s.agent() == Agent::Codex),

@@ -307,16 +307,23 @@ pub fn sniff(path: &Path) -> Result<Option<TranscriptShape>, TranscriptError> {
         }
     }
     if head.is_empty() {
-        // One pretty-printed JSON value.
-        if let Ok(v) = serde_json::from_reader::<_, Value>(std::io::BufReader::new(
-            fs_err::File::open(path).map_err(io(path))?,
-        )) {
-            return Ok(match &v {
+        // One pretty-printed JSON value (a byte-order mark before it is not part of it).
+        return match whole_document(path)? {
+            Ok(v) => Ok(match &v {
                 Value::Array(items) => shape_of(items),
                 other => shape_of([other]),
-            });
-        }
-        return Ok(None);
+            }),
+            // JSON that cannot be read is said so, with why (nested deeper than the parser
+            // goes, cut short); other text is simply not a transcript.
+            Err((looks_like_json, why)) if looks_like_json => {
+                Err(TranscriptError::NotATranscript {
+                    path: path.to_owned(),
+                    expected: "one JSON document".into(),
+                    found: why,
+                })
+            }
+            Err(_) => Ok(None),
+        };
     }
     if head.len() == 1
         && let Value::Array(items) = &head[0]
@@ -324,6 +331,23 @@ pub fn sniff(path: &Path) -> Result<Option<TranscriptShape>, TranscriptError> {
         return Ok(shape_of(items));
     }
     Ok(shape_of(&head))
+}
+
+/// A file read whole (within the line cap) as one JSON document, a leading byte-order mark
+/// skipped; `Err((looks like JSON, why))` when it does not parse: nested deeper than the parser
+/// goes (serde_json's 128 levels), cut short, or not JSON at all.
+fn whole_document(path: &Path) -> Result<Result<Value, (bool, String)>, TranscriptError> {
+    let text = crate::record::read_text_capped(path).map_err(io(path))?;
+    let body = text.trim_start_matches('\u{feff}');
+    let looks = body.trim_start().starts_with(['{', '[']);
+    Ok(serde_json::from_str(body).map_err(|e| {
+        let why = if e.to_string().contains("recursion limit") {
+            format!("it nests deeper than the 128 levels a JSON document is read to ({e})")
+        } else {
+            format!("not valid JSON ({e})")
+        };
+        (looks, why)
+    }))
 }
 
 fn strip_bom(line: &[u8]) -> &[u8] {
@@ -365,14 +389,12 @@ fn feed(path: &Path, b: &mut TranscriptBuilder) -> Result<(), TranscriptError> {
     }
     if !parsed_any {
         // Not JSONL: one pretty-printed value.
-        let v: Value = serde_json::from_reader(std::io::BufReader::new(
-            fs_err::File::open(path).map_err(io(path))?,
-        ))
-        .map_err(|e| TranscriptError::NotATranscript {
-            path: path.to_owned(),
-            expected: "JSON or JSONL".into(),
-            found: e.to_string(),
-        })?;
+        let v: Value =
+            whole_document(path)?.map_err(|(_, why)| TranscriptError::NotATranscript {
+                path: path.to_owned(),
+                expected: "JSON or JSONL".into(),
+                found: why,
+            })?;
         match v {
             Value::Array(items) => {
                 for (i, v) in items.iter().enumerate() {
