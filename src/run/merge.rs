@@ -81,6 +81,13 @@ pub enum MergeError {
     /// The output directory already holds a run.
     #[error("{}: already holds a run (results.jsonl); choose a new directory", .0.display())]
     OutExists(PathBuf),
+    /// The output path holds something else than an empty directory.
+    #[error(
+        "{}: already exists and is not an empty directory; a merge is written whole into a new \
+         (or empty) directory",
+        .0.display()
+    )]
+    OutNotEmpty(PathBuf),
 }
 
 /// One part as read.
@@ -220,6 +227,82 @@ pub fn merge(spec: &MergeSpec) -> Result<Merged, RunError> {
     if spec.out.join("results.jsonl").exists() {
         return Err(MergeError::OutExists(spec.out.clone()).into());
     }
+    // The merged run is written whole into a directory beside the output and renamed into place
+    // at the end: a merge killed or out of disk leaves no half run under the output's name (and
+    // a link in an existing output is never written through).
+    if let Ok(m) = fs_err::symlink_metadata(&spec.out) {
+        let empty = m.is_dir()
+            && fs_err::read_dir(&spec.out)
+                .map_err(RunError::Write)?
+                .next()
+                .is_none();
+        if !empty {
+            return Err(MergeError::OutNotEmpty(spec.out.clone()).into());
+        }
+    }
+    let staging = Staging::new(&spec.out)?;
+    let merged = merge_into(spec, &staging.dir)?;
+    staging.finish(&spec.out)?;
+    Ok(merged)
+}
+
+/// A merge's output as it is written: `.<name>.merging-<pid>` beside the output, removed if the
+/// merge fails; left-overs of merges that were killed are removed when the next one starts.
+struct Staging {
+    dir: PathBuf,
+    done: bool,
+}
+
+impl Staging {
+    fn new(out: &Path) -> Result<Staging, RunError> {
+        let parent = match out.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
+            _ => PathBuf::from("."),
+        };
+        fs_err::create_dir_all(&parent).map_err(RunError::Write)?;
+        let name = out
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "merged".into());
+        let prefix = format!(".{name}.merging-");
+        for e in fs_err::read_dir(&parent)
+            .map_err(RunError::Write)?
+            .flatten()
+        {
+            let n = e.file_name().to_string_lossy().into_owned();
+            if let Some(pid) = n.strip_prefix(&prefix)
+                && !Path::new("/proc").join(pid).exists()
+            {
+                let _ = fs_err::remove_dir_all(e.path());
+            }
+        }
+        let dir = parent.join(format!("{prefix}{}", std::process::id()));
+        let _ = fs_err::remove_dir_all(&dir);
+        fs_err::create_dir(&dir).map_err(RunError::Write)?;
+        Ok(Staging { dir, done: false })
+    }
+
+    /// Puts the finished merge in place (an empty output directory is replaced).
+    fn finish(mut self, out: &Path) -> Result<(), RunError> {
+        if out.is_dir() {
+            fs_err::remove_dir(out).map_err(RunError::Write)?;
+        }
+        fs_err::rename(&self.dir, out).map_err(RunError::Write)?;
+        self.done = true;
+        Ok(())
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = fs_err::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// Joins the runs of `spec` into `out`, the staging directory.
+fn merge_into(spec: &MergeSpec, out: &Path) -> Result<Merged, RunError> {
     let parts = spec
         .runs
         .iter()
@@ -264,7 +347,7 @@ pub fn merge(spec: &MergeSpec) -> Result<Merged, RunError> {
         options_digest: first.meta.options_digest.clone(),
         shard: None,
     };
-    let mut store = Store::open(&spec.out, &meta, false)?;
+    let mut store = Store::open(out, &meta, false)?;
     for (s, from) in verdicts.values() {
         store.append((*s).clone())?;
         // The logs and the harness files of the grading, as its part wrote them.
@@ -273,7 +356,7 @@ pub fn merge(spec: &MergeSpec) -> Result<Merged, RunError> {
             PathBuf::from("instances").join(&label),
             PathBuf::from(model_dir_name(&s.model_name_or_path)).join(&label),
         ] {
-            copy_dir(&from.join(&rel), &spec.out.join(&rel))?;
+            copy_dir(&from.join(&rel), &out.join(&rel))?;
         }
     }
     store.compact()?;
@@ -282,11 +365,11 @@ pub fn merge(spec: &MergeSpec) -> Result<Merged, RunError> {
         accepted.extend(report::read_accepted(&p.dir)?);
     }
     if !accepted.is_empty() {
-        report::accept(&spec.out, &accepted.into_iter().collect::<Vec<_>>())?;
+        report::accept(out, &accepted.into_iter().collect::<Vec<_>>())?;
     }
 
-    let report = joined_report(&parts, &meta, store.all().cloned().collect(), &spec.out)?;
-    report::write_report_files(&spec.out, &report)?;
+    let report = joined_report(&parts, &meta, store.all().cloned().collect(), out)?;
+    report::write_report_files(out, &report)?;
     Ok(Merged {
         report,
         verdicts: store.all().count(),

@@ -433,6 +433,47 @@ impl DockerSandbox {
         }
         Ok(log)
     }
+
+    /// Returns (only) once the container has stopped for a cause other than running out of
+    /// memory (that is the step's own doing, and said by the caller): what happened to it.
+    /// Looked at every two seconds.
+    async fn stopped_from_outside(&self, container: &str) -> String {
+        loop {
+            tokio::time::sleep(Duration::from_secs(2)).await;
+            if let Some(why) = self.stopped_now(container).await {
+                return why;
+            }
+        }
+    }
+
+    /// What stopped the container, when it is no longer running for a cause other than running
+    /// out of memory; `None` while it runs (or when the engine cannot say: no proof).
+    async fn stopped_now(&self, container: &str) -> Option<String> {
+        let info = match bounded(
+            "inspect container",
+            API_TIMEOUT,
+            self.docker.inspect_container(container, None),
+        )
+        .await
+        {
+            Ok(info) => info,
+            Err(SandboxError::Api { message, .. }) if message.contains("No such container") => {
+                return Some(
+                    "the container was removed from outside the grader while the step ran"
+                        .to_owned(),
+                );
+            }
+            Err(_) => return None,
+        };
+        let state = info.state.unwrap_or_default();
+        (state.running == Some(false) && state.oom_killed != Some(true)).then(|| {
+            format!(
+                "the container stopped while the step ran (killed or stopped from outside the \
+                 grader; exit code {})",
+                state.exit_code.unwrap_or(-1)
+            )
+        })
+    }
 }
 
 impl Sandbox for DockerSandbox {
@@ -551,7 +592,7 @@ impl Sandbox for DockerSandbox {
         };
         let max = spec.max_output;
         let (mut out, mut err) = (TailBuf::new(max), TailBuf::new(max));
-        let drained = tokio::time::timeout(spec.timeout, async {
+        let drain = tokio::time::timeout(spec.timeout, async {
             match self
                 .docker
                 .start_exec(&exec.id, Some(start))
@@ -572,8 +613,15 @@ impl Sandbox for DockerSandbox {
                 }
                 StartExecResults::Detached => Ok(()),
             }
-        })
-        .await;
+        });
+        // A container stopped or killed from outside the grader while the step runs is the
+        // infrastructure's failure, said at once, not a step that ran into its timeout.
+        let drained = tokio::select! {
+            d = drain => d,
+            why = self.stopped_from_outside(container) => {
+                return Err(SandboxError::Api { op: "exec", message: why });
+            }
+        };
         let timed_out = match drained {
             Ok(r) => {
                 r?;
@@ -586,6 +634,20 @@ impl Sandbox for DockerSandbox {
         } else {
             self.exit_code(&exec.id).await?
         };
+        // A step killed by a signal (or with no exit code) may have ended because its container
+        // was stopped under it, which closes the stream: the same infrastructure failure. The
+        // engine marks the container stopped a moment after; it is looked at for two seconds.
+        if !timed_out && matches!(exit_code, None | Some(137) | Some(143)) {
+            for _ in 0..10 {
+                if let Some(why) = self.stopped_now(container).await {
+                    return Err(SandboxError::Api {
+                        op: "exec",
+                        message: why,
+                    });
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        }
         Ok(ExecOutput {
             exit_code,
             stdout: out.finish(),

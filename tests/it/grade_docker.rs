@@ -1303,3 +1303,59 @@ fn the_restore_still_reads_a_test_weakened_to_the_same_size_in_an_aged_prepared_
         v.pass_to_pass
     );
 }
+
+/// A grading container killed from outside the grader while the tests run (an operator, the
+/// machine's OOM killer elsewhere, a daemon restart) is the infrastructure's failure, said within
+/// seconds: `error` / `sandbox_failed` naming what happened, not `unresolved` / `timeout` after
+/// the whole `--timeout`, which would blame the submission.
+#[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
+fn a_container_killed_from_outside_is_an_infrastructure_error_at_once() {
+    require_docker();
+    fixture_images();
+    let dir = tempfile::tempdir().unwrap();
+    let patch = dir.path().join("loop.patch");
+    std::fs::write(
+        &patch,
+        patch_from_base("calc", |d| {
+            append(d, "calc/__init__.py", "\nimport time\ntime.sleep(600)\n")
+        }),
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let child = Command::new(env!("CARGO_BIN_EXE_beyondswe"))
+        .args([
+            "grade-one",
+            "--instance",
+            CALC,
+            "--timeout",
+            "600",
+            "--json",
+            "--dataset",
+        ])
+        .arg(fixtures().join("dataset/fixtures.jsonl"))
+        .arg("--patch")
+        .arg(&patch)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let label = format!("beyondswe.pid={}", child.id());
+    super::support::wait_for_container(&label);
+    std::thread::sleep(Duration::from_secs(4));
+    let id = super::support::docker(&["ps", "-q", "--filter", &format!("label={label}")]);
+    assert!(!id.trim().is_empty(), "no grading container");
+    super::support::docker(&["kill", id.trim()]);
+    let out = child.wait_with_output().unwrap();
+    let took = started.elapsed();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(v["verdict"], "error", "{v:#}");
+    assert_eq!(v["reason"], "sandbox_failed", "{v:#}");
+    assert!(
+        v.to_string().contains("stopped while the step ran")
+            || v.to_string().contains("removed from outside"),
+        "{v:#}"
+    );
+    assert!(took < Duration::from_secs(120), "took {took:?}");
+}

@@ -959,6 +959,44 @@ fn shards_merge_into_the_run_a_single_machine_would_make() {
     let (code, stderr) = exit_and_stderr(&mut merge("joined", &["part1", "part2"]));
     assert_ne!(code, Some(0));
     assert!(stderr.contains("already holds a run"), "{stderr}");
+    // A failed merge leaves nothing under the output's name, and no staging directory.
+    let leftovers = |name: &str| {
+        std::fs::read_dir(&results)
+            .unwrap()
+            .filter(|e| {
+                let n = e
+                    .as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .into_owned();
+                n.starts_with(&format!(".{name}.merging-"))
+            })
+            .count()
+    };
+    assert!(!results.join("mixed").exists());
+    assert_eq!(leftovers("mixed"), 0);
+    // An output whose `instances` links elsewhere is refused: no log is written through it.
+    let elsewhere = results.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::create_dir_all(results.join("linked")).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, results.join("linked/instances")).unwrap();
+    let (code, stderr) = exit_and_stderr(&mut merge("linked", &["part2", "part1"]));
+    assert_ne!(code, Some(0));
+    assert!(stderr.contains("not an empty directory"), "{stderr}");
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+    // What a merge killed part-way left (its process gone) is cleared by the next merge, which
+    // puts its run in place whole.
+    let stale = results.join(".again.merging-999999999");
+    std::fs::create_dir_all(stale.join("instances")).unwrap();
+    std::fs::write(stale.join("results.jsonl"), "half").unwrap();
+    run_ok(&mut merge("again", &["part2", "part1"]));
+    assert!(!stale.exists());
+    assert_eq!(
+        outcomes(&results.join("again")),
+        outcomes(&results.join("whole"))
+    );
+    assert_eq!(leftovers("again"), 0);
 }
 
 /// One gold prediction against the 11-instance demo dataset scores over the dataset, as
