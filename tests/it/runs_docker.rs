@@ -961,7 +961,7 @@ fn shards_merge_into_the_run_a_single_machine_would_make() {
     assert!(stderr.contains("already holds a run"), "{stderr}");
     // A failed merge leaves nothing under the output's name, and no staging directory.
     let leftovers = |name: &str| {
-        std::fs::read_dir(&results)
+        std::fs::read_dir(results)
             .unwrap()
             .filter(|e| {
                 let n = e
