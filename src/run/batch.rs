@@ -317,12 +317,19 @@ async fn resume_key<S: Sandbox>(sandbox: &S, job: &Job, options: &str) -> (Strin
     )
 }
 
-/// The verdict stored for this job under the same key, if any (the run resumes past it).
+/// The verdict stored for this job under the same key, if any (the run resumes past it). An
+/// `error` is the infrastructure's failure, not a verdict on the submission: it is graded again
+/// (a Harbor that left no trial, an engine that went away), except the grader's own panic,
+/// which would only repeat.
 pub(super) fn stored_verdict(store: &Mutex<Store>, job: &Job, key: &str) -> Option<Stored> {
     let store = store.lock().unwrap_or_else(|e| e.into_inner());
     let stored = store
         .get(job.record.instance_id(), job.attempt)
         .filter(|s| s.key == key)
+        .filter(|s| {
+            s.verdict.verdict != crate::grade::Outcome::Error
+                || s.verdict.reason == crate::grade::Reason::GraderFailed
+        })
         .cloned();
     if stored.is_some() {
         tracing::debug!(
@@ -541,29 +548,31 @@ mod tests {
                 .filter(|e| matches!(e, JobEvent::Graded { .. }))
                 .count()
         };
-        let first = run(
-            &engine,
-            vec![job("b_b_pr2", "fake/ok:1")],
-            &store(dir.path()),
-            &opts,
-        );
+        // An empty patch is decided without a container: a verdict on the submission.
+        let empty = || {
+            let mut j = job("b_b_pr2", "fake/ok:1");
+            j.submission = Submission::Patch(Vec::new());
+            j
+        };
+        let first = run(&engine, vec![empty()], &store(dir.path()), &opts);
         assert_eq!(graded(&first), 1);
-        let again = run(
-            &engine,
-            vec![job("b_b_pr2", "fake/ok:1")],
-            &store(dir.path()),
-            &opts,
-        );
+        let again = run(&engine, vec![empty()], &store(dir.path()), &opts);
         assert_eq!(graded(&again), 0, "same options: resumed");
         let mut other = opts.clone();
         other.test_timeout = Duration::from_secs(3600);
-        let longer = run(
-            &engine,
-            vec![job("b_b_pr2", "fake/ok:1")],
-            &store(dir.path()),
-            &other,
-        );
+        let longer = run(&engine, vec![empty()], &store(dir.path()), &other);
         assert_eq!(graded(&longer), 1, "another timeout: graded again");
+        // The fake engine starts no container: an infrastructure error, graded again on every
+        // resume rather than kept as if it were a verdict.
+        for _ in 0..2 {
+            let failed = run(
+                &engine,
+                vec![job("c_c_pr3", "fake/ok:1")],
+                &store(dir.path()),
+                &opts,
+            );
+            assert_eq!(graded(&failed), 1, "an error is graded again");
+        }
         for change in [
             |o: &mut GradeOptions| o.limits.memory_mb += 1,
             |o: &mut GradeOptions| o.limits.cpus += 0.5,

@@ -135,7 +135,7 @@ pub fn grade_run(spec: &RunSpec, progress: &dyn Progress) -> Result<RunOutcome, 
             return Ok(RunOutcome {
                 report,
                 run_dir,
-                interrupted: false,
+                interrupted: stop_signal().is_some(),
                 planned,
                 input_problems,
             });

@@ -74,6 +74,26 @@ pub fn stop_signal() -> Option<i32> {
     Some(STOPPED_BY.load(Ordering::SeqCst)).filter(|s| *s != 0)
 }
 
+/// From now on, SIGINT, SIGTERM and SIGHUP no longer end the process: they are recorded
+/// ([`stop_signal`]) for work that looks for them between its steps (a Harbor job the run
+/// waits for). Called once, before such work starts.
+pub(crate) fn record_stop_signals() {
+    std::thread::spawn(|| {
+        let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        else {
+            return;
+        };
+        rt.block_on(async {
+            loop {
+                let signal = stop_requested().await;
+                STOPPED_BY.store(signal, Ordering::SeqCst);
+            }
+        });
+    });
+}
+
 /// Waits for SIGINT, SIGTERM or SIGHUP; returns its number.
 async fn stop_requested() -> i32 {
     #[cfg(unix)]

@@ -147,12 +147,23 @@ pub(super) fn grade_via_harbor(
         concurrency.max(1)
     ));
     let sent = open.len();
+    // A stop signal (Ctrl-C, SIGTERM, SIGHUP) is the run's to act on: Harbor runs in a process
+    // group of its own, which the run stops, and what finished is kept.
+    super::session::record_stop_signals();
     let mut child = start_harbor(harbor, &dir, &tasks_rel, &job_name, concurrency)?;
     let job_dir = jobs.join(&job_name);
     // Each verdict is stored as soon as its trial is done, so a run stopped here keeps them.
     let status = loop {
         if let Some(status) = child.try_wait()? {
             break status;
+        }
+        if let Some(signal) = super::session::stop_signal() {
+            progress.note(&format!(
+                "stopping Harbor (signal {signal}); the trials it finished are kept"
+            ));
+            stop_harbor(&mut child);
+            take_finished(&job_dir, &mut open, false, store, progress)?;
+            return Ok(());
         }
         take_finished(&job_dir, &mut open, false, store, progress)?;
         std::thread::sleep(POLL);
@@ -181,6 +192,30 @@ pub(super) fn grade_via_harbor(
     }
     Ok(())
 }
+
+/// Stops Harbor's process group as a terminal would, then harder: SIGINT (Harbor cleans up its
+/// environments), SIGTERM after [`STOP_GRACE`], SIGKILL after as long again; waits for it.
+fn stop_harbor(child: &mut std::process::Child) {
+    use nix::sys::signal::{Signal, killpg};
+    use nix::unistd::Pid;
+    let group = Pid::from_raw(child.id() as i32);
+    for signal in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGKILL] {
+        let _ = killpg(group, signal);
+        let until = std::time::Instant::now() + STOP_GRACE;
+        while std::time::Instant::now() < until {
+            if child.try_wait().ok().flatten().is_some() {
+                // The group's other processes (Harbor's children) go with the same signal.
+                let _ = killpg(group, Signal::SIGKILL);
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+    let _ = child.wait();
+}
+
+/// How long Harbor is given to stop on each signal.
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// How often a running Harbor job is looked at for finished trials.
 const POLL: std::time::Duration = std::time::Duration::from_secs(2);
@@ -290,6 +325,9 @@ fn start_harbor(
     let log = fs_err::File::create(dir.join(format!("{job_name}.log")))?;
     let err = log.file().try_clone()?;
     let mut cmd = Command::new(program);
+    // A process group of its own: a signal to the run reaches Harbor through the run, which
+    // stops the whole group (Harbor and what it started), never Harbor alone or not at all.
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     cmd.args(args)
         .args(["run", "-p", tasks_rel, "-a", "oracle", "--env"])
         .arg(&harbor.environment)

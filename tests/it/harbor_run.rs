@@ -1255,3 +1255,79 @@ fn a_harbor_that_grades_nothing_fails_the_run_and_stores_no_verdict() {
             .contains("no-such-harbor")
     );
 }
+
+/// SIGTERM or Ctrl-C to `grade --via-harbor` stops Harbor and everything it started (it runs in
+/// a process group of its own, which the run stops: SIGINT, then SIGTERM, then SIGKILL), within
+/// seconds, and the run exits 128 plus the signal; nothing is left running under PID 1. Needs no
+/// engine: the Harbor here is a script that starts a long child and waits, ignoring SIGINT.
+#[test]
+fn a_stopped_run_stops_harbor_and_what_it_started() {
+    for (signal, code) in [("TERM", 143), ("INT", 130)] {
+        let tmp = tempfile::tempdir().unwrap();
+        let runs = tmp.path().join("runs");
+        let pids = tmp.path().join("pids");
+        let fake = tmp.path().join("harbor.sh");
+        std::fs::write(
+            &fake,
+            format!(
+                "trap '' INT\nsleep 300 &\necho $$ $! > {}\nwait\n",
+                pids.display()
+            ),
+        )
+        .unwrap();
+        let child = bin()
+            .args(["grade", "--dataset"])
+            .arg(fixtures().join("dataset/demo.jsonl"))
+            .arg("--predictions")
+            .arg(fixtures().join("predictions/demo.jsonl"))
+            .args(["--ids", "acme_calc_pr7", "--results-dir"])
+            .arg(&runs)
+            .args(["--run-id", "r", "--via-harbor", "--harbor-command"])
+            .arg(format!("sh {}", fake.display()))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while !pids.is_file()
+            || std::fs::read_to_string(&pids)
+                .unwrap()
+                .split_whitespace()
+                .count()
+                < 2
+        {
+            assert!(
+                std::time::Instant::now() < until,
+                "the fake Harbor never started"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let started = std::time::Instant::now();
+        assert!(
+            std::process::Command::new("kill")
+                .args([&format!("-{signal}"), &child.id().to_string()])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{signal}: {stderr}");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(40),
+            "{signal}: took {:?}",
+            started.elapsed()
+        );
+        for pid in std::fs::read_to_string(&pids).unwrap().split_whitespace() {
+            // Gone, or a zombie waiting for whatever reaps orphans here: not running.
+            let alive = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|s| s.rsplit_once(") ").map(|(_, r)| r.to_owned()))
+                .is_some_and(|rest| !rest.starts_with('Z') && !rest.starts_with('X'));
+            assert!(
+                !alive,
+                "{signal}: process {pid} of Harbor's is still running"
+            );
+        }
+    }
+}
