@@ -210,14 +210,23 @@ fn snapshot(dir: &Path, revision: &str) -> Option<PathBuf> {
 }
 
 /// The JSONL and Parquet files of a snapshot, in name order, hidden directories left out. A
-/// file is a link into the cache's blobs; one that leads anywhere else is left out.
+/// file is a link into the cache's blobs; one that leads anywhere else is left out, and so is a
+/// snapshot or a blobs folder that is itself a link.
 fn data_files(snapshot: &Path) -> Vec<PathBuf> {
+    // The snapshot and the blobs are the cache's own folders: a link in their place (to `/`,
+    // to a folder elsewhere) would lead the lookup out of the cache, and is not followed.
+    let own_dir = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_dir());
+    if !own_dir(snapshot) {
+        return Vec::new();
+    }
     let blobs = snapshot
         .parent()
         .and_then(Path::parent)
         .map(|d| d.join("blobs"))
+        .filter(|b| own_dir(b))
         .and_then(|b| b.canonicalize().ok());
     let mut files: Vec<PathBuf> = walkdir::WalkDir::new(snapshot)
+        .follow_root_links(false)
         .sort_by_file_name()
         .into_iter()
         .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'))
@@ -289,5 +298,31 @@ mod tests {
             "{e}"
         );
         assert!(!e.contains("no snapshot of it has"), "{e}");
+    }
+
+    /// A snapshot that links out of the cache, or a blobs folder that links to `/`, leads
+    /// nowhere: the JSONL out there is never read.
+    #[cfg(unix)]
+    #[test]
+    fn links_in_place_of_the_caches_folders_are_not_followed() {
+        let cache = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        fs_err::write(outside.path().join("data.jsonl"), "{}\n").unwrap();
+        let dir = cache.path().join("datasets--o--d");
+        fs_err::create_dir_all(dir.join("snapshots")).unwrap();
+        fs_err::create_dir_all(dir.join("refs")).unwrap();
+        fs_err::write(dir.join("refs/main"), "abc123").unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.join("snapshots/abc123")).unwrap();
+        assert!(resolve("o/d", cache.path()).is_err());
+        // A real snapshot whose file links into `blobs`, which is a link to `/`.
+        fs_err::remove_file(dir.join("snapshots/abc123")).unwrap();
+        fs_err::create_dir_all(dir.join("snapshots/abc123")).unwrap();
+        std::os::unix::fs::symlink("/", dir.join("blobs")).unwrap();
+        std::os::unix::fs::symlink(
+            outside.path().join("data.jsonl"),
+            dir.join("snapshots/abc123/data.jsonl"),
+        )
+        .unwrap();
+        assert!(resolve("o/d", cache.path()).is_err());
     }
 }
