@@ -100,6 +100,9 @@ pub(crate) struct ResultsArgs {
     /// Reuse a results directory made for another dataset.
     #[arg(long)]
     pub(crate) force: bool,
+    /// Resume a run that another grader version made (its verdicts may differ: CHANGELOG.md).
+    #[arg(long)]
+    pub(crate) allow_mixed: bool,
 }
 
 impl ResultsArgs {
@@ -108,6 +111,7 @@ impl ResultsArgs {
             results_dir: self.results_dir.clone(),
             run_id: run_id.to_owned(),
             force: self.force,
+            allow_mixed: self.allow_mixed,
         }
     }
 }

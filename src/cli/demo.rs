@@ -134,6 +134,7 @@ pub(crate) fn run(args: &DemoArgs, quiet: bool) -> Result<i32> {
             results_dir: args.results_dir.clone(),
             run_id: "demo".into(),
             force: true,
+            allow_mixed: true,
         },
     );
     spec.jobs = args.jobs.max(1);

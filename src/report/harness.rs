@@ -168,6 +168,7 @@ mod tests {
         v.logs.test_output = "1 failed".into();
         v.logs.prepare = "checked out".into();
         Stored {
+            grader_version: String::new(),
             key: "k".into(),
             attempt: 1,
             model_name_or_path: "org/model-4.1".into(),

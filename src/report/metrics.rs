@@ -334,6 +334,7 @@ mod tests {
         let mut v = crate::grade::Verdict::new(id, family);
         v.set(verdict, Reason::AllTestsPassed, score);
         Stored {
+            grader_version: String::new(),
             key: id.to_owned(),
             attempt: 1,
             model_name_or_path: String::new(),

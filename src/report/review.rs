@@ -90,6 +90,7 @@ mod tests {
             ..StaticEvidence::default()
         });
         Stored {
+            grader_version: String::new(),
             key: id.into(),
             attempt: 1,
             model_name_or_path: String::new(),

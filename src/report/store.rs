@@ -33,6 +33,10 @@ pub struct Stored {
     /// The reward the agent's harness recorded (Harbor), if the submission came with one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub claimed_reward: Option<f64>,
+    /// The grader that gave the verdict (`beyondswe X.Y.Z`); empty in lines written before
+    /// verdicts named it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub grader_version: String,
     /// The verdict, its logs taken out.
     #[serde(flatten)]
     pub verdict: Verdict,
@@ -210,6 +214,20 @@ pub enum StoreError {
         /// That dataset's hash.
         their_hash: String,
     },
+    /// The run was graded by another grader version, whose verdicts may differ.
+    #[error(
+        "{path}: this run was graded by {theirs}, and this is {ours}, whose verdicts may differ \
+         (CHANGELOG.md says how); pass --allow-mixed to resume it anyway (what is graded now is \
+         graded under this version, the rest keeps its verdicts), or choose another --run-id"
+    )]
+    OtherGrader {
+        /// The results directory.
+        path: PathBuf,
+        /// The grader version that made the run.
+        theirs: String,
+        /// This grader's version.
+        ours: String,
+    },
     /// Another process has the run open: two writers would each keep their own view of the
     /// store, and one's verdicts would be lost.
     #[error(
@@ -324,21 +342,43 @@ pub struct Store {
 impl Store {
     /// Opens (or creates) the store of a run; checks that it grades `meta`'s dataset.
     pub fn open(dir: &Path, meta: &RunMeta, force: bool) -> Result<Store, StoreError> {
+        Store::open_resuming(dir, meta, force, true)
+    }
+
+    /// [`Store::open`]; unless `allow_mixed`, a run made by another grader version is refused
+    /// ([`StoreError::OtherGrader`]).
+    pub fn open_resuming(
+        dir: &Path,
+        meta: &RunMeta,
+        force: bool,
+        allow_mixed: bool,
+    ) -> Result<Store, StoreError> {
         fs_err::create_dir_all(dir.join("instances")).map_err(io(dir))?;
         let lock = lock_run(dir)?;
         let meta_path = dir.join("run.json");
         match crate::files::read_text(&meta_path, crate::files::SMALL_FILE_MAX) {
             Ok(text) => {
-                if let Ok(old) = serde_json::from_str::<RunMeta>(&text)
-                    && old.run.dataset_hash != meta.run.dataset_hash
-                    && meta.dataset_hash_as_read.as_ref() != Some(&old.run.dataset_hash)
-                    && !force
-                {
-                    return Err(StoreError::OtherDataset {
-                        path: dir.to_owned(),
-                        theirs: old.run.dataset,
-                        their_hash: old.run.dataset_hash,
-                    });
+                if let Ok(old) = serde_json::from_str::<RunMeta>(&text) {
+                    if old.run.dataset_hash != meta.run.dataset_hash
+                        && meta.dataset_hash_as_read.as_ref() != Some(&old.run.dataset_hash)
+                        && !force
+                    {
+                        return Err(StoreError::OtherDataset {
+                            path: dir.to_owned(),
+                            theirs: old.run.dataset,
+                            their_hash: old.run.dataset_hash,
+                        });
+                    }
+                    if old.run.grader_version != meta.run.grader_version
+                        && !allow_mixed
+                        && dir.join("results.jsonl").is_file()
+                    {
+                        return Err(StoreError::OtherGrader {
+                            path: dir.to_owned(),
+                            theirs: old.run.grader_version,
+                            ours: meta.run.grader_version.clone(),
+                        });
+                    }
                 }
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -584,6 +624,30 @@ mod lock_tests {
         ));
         now.dataset_hash_as_read = Some("as-read".into());
         assert!(Store::open(tmp.path(), &now, false).is_ok());
+    }
+
+    /// A run made by another grader version is not resumed unless mixing is allowed; the same
+    /// version resumes it, and a new directory opens whatever the version.
+    #[test]
+    fn a_run_of_another_grader_version_needs_allow_mixed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut old = meta();
+        old.run.grader_version = "beyondswe 0.1.0".into();
+        drop(Store::open_resuming(tmp.path(), &old, false, false).unwrap());
+        let mut now = meta();
+        now.run.grader_version = "beyondswe 0.2.0".into();
+        let err = Store::open_resuming(tmp.path(), &now, false, false)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            err.contains("beyondswe 0.1.0") && err.contains("--allow-mixed"),
+            "{err}"
+        );
+        assert!(Store::open_resuming(tmp.path(), &old, false, false).is_ok());
+        assert!(Store::open_resuming(tmp.path(), &now, false, true).is_ok());
+        // Mixed once, the run is this version's now.
+        assert!(Store::open_resuming(tmp.path(), &now, false, false).is_ok());
     }
 
     #[test]

@@ -395,6 +395,7 @@ pub(super) fn store_verdict(
         attempt: job.attempt,
         claimed_reward: job.claimed_reward,
         model_name_or_path: job.model.clone(),
+        grader_version: GRADER_VERSION.to_owned(),
         verdict,
     };
     let patch = match &job.submission {

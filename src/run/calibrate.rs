@@ -151,6 +151,7 @@ fn open_stores(
             results_dir: spec.store.dir(),
             run_id: which.to_owned(),
             force: spec.store.force,
+            allow_mixed: spec.store.allow_mixed,
         };
         open_store(&store, &meta, progress)
     };

@@ -357,7 +357,7 @@ pub(crate) fn open_store(
     progress: &dyn Progress,
 ) -> Result<Store, RunError> {
     let dir = spec.dir();
-    let store = Store::open(&dir, meta, spec.force)?;
+    let store = Store::open_resuming(&dir, meta, spec.force, spec.allow_mixed)?;
     tracing::info!(
         store = %dir.display(),
         stored = store.all().count(),

@@ -128,6 +128,8 @@ pub struct StoreSpec {
     pub run_id: String,
     /// Reuse a results directory made for another dataset.
     pub force: bool,
+    /// Resume a run made by another grader version (`--allow-mixed`).
+    pub allow_mixed: bool,
 }
 
 impl StoreSpec {
