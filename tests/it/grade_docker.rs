@@ -962,36 +962,41 @@ mod cli {
     }
 }
 
-#[test]
-#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
-fn ctrl_c_removes_the_container() {
-    require_docker();
-    fixture_images();
-    let dir = tempfile::tempdir().unwrap();
-    let patch = dir.path().join("loop.patch");
+/// `grade-one --json` of calc with `code` appended to its package (so its tests run as long as
+/// the code does), under a 600 s timeout, started and left running.
+fn grade_one_running(dir: &Path, code: &str) -> std::process::Child {
+    let patch = dir.join("slow.patch");
     std::fs::write(
         &patch,
-        patch_from_base("calc", |d| {
-            append(d, "calc/__init__.py", "\nwhile True:\n    pass\n")
-        }),
+        patch_from_base("calc", |d| append(d, "calc/__init__.py", code)),
     )
     .unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_beyondswe"))
+    Command::new(env!("CARGO_BIN_EXE_beyondswe"))
         .args([
             "grade-one",
             "--instance",
             CALC,
             "--timeout",
             "600",
+            "--json",
             "--dataset",
         ])
         .arg(fixtures().join("dataset/fixtures.jsonl"))
         .arg("--patch")
         .arg(&patch)
-        .stdout(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
+fn ctrl_c_removes_the_container() {
+    require_docker();
+    fixture_images();
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = grade_one_running(dir.path(), "\nwhile True:\n    pass\n");
     let label = format!("label=beyondswe.pid={}", child.id());
     let listed = || super::support::docker(&["ps", "-aq", "--filter", &label]);
     super::support::wait_for_container(&format!("beyondswe.pid={}", child.id()));
@@ -1314,32 +1319,8 @@ fn a_container_killed_from_outside_is_an_infrastructure_error_at_once() {
     require_docker();
     fixture_images();
     let dir = tempfile::tempdir().unwrap();
-    let patch = dir.path().join("loop.patch");
-    std::fs::write(
-        &patch,
-        patch_from_base("calc", |d| {
-            append(d, "calc/__init__.py", "\nimport time\ntime.sleep(600)\n")
-        }),
-    )
-    .unwrap();
     let started = std::time::Instant::now();
-    let child = Command::new(env!("CARGO_BIN_EXE_beyondswe"))
-        .args([
-            "grade-one",
-            "--instance",
-            CALC,
-            "--timeout",
-            "600",
-            "--json",
-            "--dataset",
-        ])
-        .arg(fixtures().join("dataset/fixtures.jsonl"))
-        .arg("--patch")
-        .arg(&patch)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = grade_one_running(dir.path(), "\nimport time\ntime.sleep(600)\n");
     let label = format!("beyondswe.pid={}", child.id());
     super::support::wait_for_container(&label);
     std::thread::sleep(Duration::from_secs(4));
