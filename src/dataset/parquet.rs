@@ -29,6 +29,21 @@ pub enum ParquetError {
         /// The reader's words.
         message: String,
     },
+    /// A row larger than a record may be (the JSONL reader's line cap, `BEYONDSWE_MAX_LINE_MB`).
+    #[error(
+        "{}: row {row}: larger than {} MiB, more than a record may be (a JSONL line is capped \
+         at the same); not read",
+        path.display(),
+        max >> 20
+    )]
+    RowTooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The row, counting from 1.
+        row: u64,
+        /// The cap, in bytes.
+        max: usize,
+    },
     /// A row is not a usable record.
     #[error("{}: row {row}: {source}", path.display())]
     Row {
@@ -45,7 +60,7 @@ impl ParquetError {
     /// The row of a bad record; `None` when the file itself cannot be read on.
     pub fn row(&self) -> Option<u64> {
         match self {
-            ParquetError::Row { row, .. } => Some(*row),
+            ParquetError::Row { row, .. } | ParquetError::RowTooLarge { row, .. } => Some(*row),
             _ => None,
         }
     }
@@ -77,6 +92,27 @@ impl ParquetRows {
         let reader = unpanicked(|| SerializedFileReader::try_from(file))
             .map_err(format)?
             .map_err(|e| format(e.to_string()))?;
+        // A column named twice would become one field, the last silently winning (a second
+        // `instance_id` would replace the real ids): refused.
+        {
+            use parquet::file::reader::FileReader;
+            let mut seen = std::collections::HashSet::new();
+            for field in reader
+                .metadata()
+                .file_metadata()
+                .schema_descr()
+                .root_schema()
+                .get_fields()
+            {
+                if !seen.insert(field.name().to_owned()) {
+                    return Err(format(format!(
+                        "the column `{}` appears twice; which one is the record's field is not \
+                         clear",
+                        field.name()
+                    )));
+                }
+            }
+        }
         Ok(ParquetRows {
             path: path.to_owned(),
             rows: reader.into_iter(),
@@ -114,6 +150,14 @@ impl Iterator for ParquetRows {
             }
         };
         self.row += 1;
+        let max = crate::record::max_line_bytes();
+        if text_bytes(&value) > max {
+            return Some(Err(ParquetError::RowTooLarge {
+                path: self.path.clone(),
+                row: self.row,
+                max,
+            }));
+        }
         let value = match value {
             Value::Object(mut map) => {
                 map.retain(|_, v| !v.is_null());
@@ -131,6 +175,31 @@ impl Iterator for ParquetRows {
                 }),
         )
     }
+}
+
+/// About how many bytes a value takes as JSON text: its strings' and keys' lengths, and a few
+/// for each other value (enough to hold a row to the JSONL line cap).
+fn text_bytes(v: &Value) -> usize {
+    let mut total = 0usize;
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::String(s) => total = total.saturating_add(s.len() + 2),
+            Value::Array(items) => {
+                total = total.saturating_add(2);
+                stack.extend(items);
+            }
+            Value::Object(map) => {
+                total = total.saturating_add(2);
+                for (k, v) in map {
+                    total = total.saturating_add(k.len() + 4);
+                    stack.push(v);
+                }
+            }
+            _ => total = total.saturating_add(8),
+        }
+    }
+    total
 }
 
 /// `f()`, or the message of the panic it raised.

@@ -271,3 +271,89 @@ fn a_missing_name_or_a_link_out_of_the_cache_is_refused() {
         "{err}"
     );
 }
+
+/// A Parquet file of string columns, one row of `values`, written with the parquet crate.
+fn parquet_of(path: &std::path::Path, columns: &[(&str, &str)]) {
+    use parquet::data_type::{ByteArray, ByteArrayType};
+    use parquet::file::properties::WriterProperties;
+    use parquet::file::writer::SerializedFileWriter;
+    let fields: String = columns
+        .iter()
+        .map(|(name, _)| format!("REQUIRED BYTE_ARRAY {name} (UTF8);"))
+        .collect();
+    let schema = std::sync::Arc::new(
+        parquet::schema::parser::parse_message_type(&format!("message m {{ {fields} }}")).unwrap(),
+    );
+    let file = std::fs::File::create(path).unwrap();
+    let mut writer = SerializedFileWriter::new(
+        file,
+        schema,
+        std::sync::Arc::new(WriterProperties::default()),
+    )
+    .unwrap();
+    let mut group = writer.next_row_group().unwrap();
+    for (_, value) in columns {
+        let mut col = group.next_column().unwrap().unwrap();
+        col.typed::<ByteArrayType>()
+            .write_batch(&[ByteArray::from(*value)], None, None)
+            .unwrap();
+        col.close().unwrap();
+    }
+    group.close().unwrap();
+    writer.close().unwrap();
+}
+
+/// A Parquet file with a second `instance_id` column is refused naming it (the second no longer
+/// silently replaces the ids), and a row larger than a record may be is refused with its row, as
+/// a JSONL line over the cap is.
+#[test]
+fn parquet_columns_named_twice_and_rows_over_the_cap_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let twice = tmp.path().join("twice.parquet");
+    parquet_of(
+        &twice,
+        &[
+            ("instance_id", "acme_calc_pr7"),
+            ("task", "CrossRepo"),
+            ("instance_id", "evil"),
+        ],
+    );
+    let out = cargo_bin_cmd!("beyondswe")
+        .arg("validate")
+        .arg(&twice)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_ne!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("`instance_id` appears twice"), "{text}");
+    let big = tmp.path().join("big.parquet");
+    let long = "x".repeat(3 << 20);
+    parquet_of(
+        &big,
+        &[
+            ("instance_id", "acme_calc_pr7"),
+            ("task", "CrossRepo"),
+            ("problem_statement", &long),
+        ],
+    );
+    let out = cargo_bin_cmd!("beyondswe")
+        .arg("validate")
+        .arg(&big)
+        .env("BEYONDSWE_MAX_LINE_MB", "2")
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_ne!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("row 1") && text.contains("larger than 2 MiB"),
+        "{text}"
+    );
+}
