@@ -772,9 +772,12 @@ fn a_hostile_model_name_writes_nothing_outside_the_run() {
     let good = std::fs::read_to_string(demo_preds()).unwrap();
     let mut first: Value = serde_json::from_str(good.lines().next().unwrap()).unwrap();
     for (run, model, expected) in [
-        ("climb", "../../escape", "__..__escape"),
+        ("climb", "../../escape", "__..__escape-"),
         ("taken", "instances", "instances__model"),
     ] {
+        // The name made safe (and, where characters were replaced, with its digest after it).
+        let dir_name = beyondswe::report::model_dir_name(model);
+        assert!(dir_name.starts_with(expected), "{model}: {dir_name}");
         first["model_name_or_path"] = model.into();
         let preds = dir.path().join(format!("{run}.jsonl"));
         std::fs::write(&preds, format!("{first}\n")).unwrap();
@@ -783,7 +786,7 @@ fn a_hostile_model_name_writes_nothing_outside_the_run() {
         let run_dir = dir.path().join(run);
         assert!(
             run_dir
-                .join(expected)
+                .join(&dir_name)
                 .join("acme_calc_pr7/report.json")
                 .is_file(),
             "{model}: {stderr}"
