@@ -126,6 +126,18 @@ pub enum BoundedReadError {
     },
 }
 
+impl BoundedReadError {
+    /// As an I/O error, for callers that report one: a missing file keeps its `NotFound` (any
+    /// I/O error its kind); a file that is not a regular one, or too large, is `InvalidData`
+    /// naming what it is.
+    pub fn into_io(self) -> std::io::Error {
+        match self {
+            BoundedReadError::Io { source, .. } => source,
+            other => std::io::Error::new(std::io::ErrorKind::InvalidData, other.to_string()),
+        }
+    }
+}
+
 /// What a path is, for the error when it is not a regular file.
 fn kind(meta: &std::fs::Metadata) -> &'static str {
     use std::os::unix::fs::FileTypeExt;
@@ -203,10 +215,7 @@ pub const SMALL_FILE_MAX: u64 = 16 * 1024 * 1024;
 /// that is not a regular file, or too large, is `InvalidData` naming what it is. Invalid UTF-8
 /// is `InvalidData` too.
 pub fn read_text(path: &Path, max_bytes: u64) -> std::io::Result<String> {
-    let bytes = read_bounded(path, max_bytes).map_err(|e| match e {
-        BoundedReadError::Io { source, .. } => source,
-        other => std::io::Error::new(std::io::ErrorKind::InvalidData, other.to_string()),
-    })?;
+    let bytes = read_bounded(path, max_bytes).map_err(BoundedReadError::into_io)?;
     String::from_utf8(bytes).map_err(|e| {
         std::io::Error::new(
             std::io::ErrorKind::InvalidData,

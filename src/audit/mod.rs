@@ -274,13 +274,20 @@ pub fn audit_line(
     info: &TaskInfo,
     opts: AuditOptions,
 ) -> Result<TrajectoryAudit, String> {
+    let about = about_line(line)?;
+    let read = events(line).map_err(|keys| format!("no trajectory in a known shape (ATIF steps, Codex events or rollout, Claude Code messages or session, OpenHands history, AweAgent steps); keys found: {}", keys.join(", ")))?;
+    audit_read(line_no, about, read, info, opts)
+}
+
+/// What a release line (or a trajectory document) says of its trajectory besides its steps:
+/// its task, family, reward and prompt.
+fn about_line(line: &Value) -> Result<Trajectory<'_>, String> {
     let task_name = line
         .get("task_name")
         .or(line.get("instance_id"))
         .and_then(Value::as_str)
         .ok_or_else(|| "no task_name or instance_id".to_owned())?
         .to_owned();
-    let read = events(line).map_err(|keys| format!("no trajectory in a known shape (ATIF steps, Codex events or rollout, Claude Code messages or session, OpenHands history, AweAgent steps); keys found: {}", keys.join(", ")))?;
     let family = line
         .get("task_type")
         .or(line.get("family"))
@@ -295,19 +302,13 @@ pub fn audit_line(
         .get("prompt")
         .or(line.get("instruction"))
         .and_then(Value::as_str);
-    audit_read(
-        line_no,
-        Trajectory {
-            task_name,
-            family,
-            reward,
-            prompt,
-            source: String::new(),
-        },
-        read,
-        info,
-        opts,
-    )
+    Ok(Trajectory {
+        task_name,
+        family,
+        reward,
+        prompt,
+        source: String::new(),
+    })
 }
 
 /// What is known of a trajectory besides its steps.

@@ -82,7 +82,12 @@ pub fn audit_item(
             audit_transcript(n, about, &transcript, &info, opts)
                 .map_err(|e| format!("{source}: {e}"))
         }
-        Item::Document { line, source } => {
+        Item::Document {
+            line,
+            source,
+            transcript,
+        } => {
+            // Read once, where it was found: its steps are not parsed again here.
             let name = line
                 .get("task_name")
                 .and_then(Value::as_str)
@@ -90,7 +95,8 @@ pub fn audit_item(
             let info = crate::harbor::lookup_task(infos, name)
                 .cloned()
                 .unwrap_or_default();
-            audit_line(n, &line, &info, opts)
+            let about = super::about_line(&line).map_err(|e| format!("{source}: {e}"))?;
+            audit_transcript(n, about, &transcript, &info, opts)
                 .map(|mut a| {
                     a.source = source.clone();
                     a

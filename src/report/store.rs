@@ -489,19 +489,10 @@ fn load(path: &Path) -> Result<(Verdicts, u64, usize), StoreError> {
     let mut latest = BTreeMap::new();
     // A FIFO or a device in the store's place is refused before it is opened (it would hang or
     // never end).
-    match crate::files::check_bounded(path, u64::MAX) {
+    match crate::files::check_bounded(path, u64::MAX).map_err(|e| e.into_io()) {
         Ok(()) => {}
-        Err(crate::files::BoundedReadError::Io { source, .. })
-            if source.kind() == std::io::ErrorKind::NotFound =>
-        {
-            return Ok((latest, 0, 0));
-        }
-        Err(e) => {
-            return Err(io(path)(std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                e.to_string(),
-            )));
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((latest, 0, 0)),
+        Err(e) => return Err(io(path)(e)),
     }
     let file = fs_err::File::open(path).map_err(io(path))?;
     let mut reader = BufReader::new(file);

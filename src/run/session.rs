@@ -78,19 +78,25 @@ pub fn stop_signal() -> Option<i32> {
 /// ([`stop_signal`]) for work that looks for them between its steps (a Harbor job the run
 /// waits for). Called once, before such work starts.
 pub(crate) fn record_stop_signals() {
-    std::thread::spawn(|| {
-        let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-        else {
-            return;
-        };
-        rt.block_on(async {
-            loop {
-                let signal = stop_requested().await;
-                STOPPED_BY.store(signal, Ordering::SeqCst);
-            }
-        });
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        std::thread::spawn(record_them);
+    });
+}
+
+/// The signal thread of [`record_stop_signals`]: each stop signal, as it comes.
+fn record_them() {
+    let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        return;
+    };
+    rt.block_on(async {
+        loop {
+            let signal = stop_requested().await;
+            STOPPED_BY.store(signal, Ordering::SeqCst);
+        }
     });
 }
 

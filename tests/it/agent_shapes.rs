@@ -274,6 +274,45 @@ fn a_codex_sub_agent_is_read_with_its_parent_or_named_as_missing() {
     );
 }
 
+/// Audit evasion: a rollout that claims to be a sub-agent's (its `session_meta` says a thread
+/// spawned it) while no rollout spawned it. The claim is the file's own: the folder reads it on
+/// its own, and its forbidden command is found, alone or beside a parent that never started it;
+/// ingest names it rather than counting it read.
+#[test]
+fn a_rollout_claiming_to_be_a_sub_agent_is_not_hidden_by_the_claim() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (parent, child) = codex_family(tmp.path(), "git log --all --oneline");
+    // The parent no longer starts it: only the child's own claim remains.
+    let text = std::fs::read_to_string(&parent).unwrap();
+    let kept: Vec<&str> = text
+        .lines()
+        .filter(|l| {
+            !l.contains("spawn_agent") && !l.contains("wait_agent") && !l.contains("call_s")
+        })
+        .collect();
+    std::fs::write(&parent, kept.join("\n")).unwrap();
+    let sessions = tmp.path().join("sessions");
+    let hits = |lines: &[Value]| -> Vec<Value> {
+        lines
+            .iter()
+            .filter(|l| l["blocklist_hits"] == json!(["git log --all"]))
+            .cloned()
+            .collect()
+    };
+    let (lines, stderr, _) = audit(&sessions, &["--instance", "acme_calc_pr7"]);
+    assert_eq!(hits(&lines).len(), 1, "{lines:?}\n{stderr}");
+    // Alone in its folder, it is audited all the same.
+    std::fs::remove_file(&parent).unwrap();
+    let (lines, stderr, _) = audit(&sessions, &["--instance", "acme_calc_pr7"]);
+    assert_eq!(hits(&lines).len(), 1, "{lines:?}\n{stderr}");
+    // Ingest does not count it as read with a parent: it is named.
+    let (_, stderr, _) = ingest(&sessions, &[]);
+    assert!(
+        stderr.contains(&child.file_name().unwrap().to_string_lossy().to_string()),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn cline_task_exports_are_named_unsupported() {
     let tmp = tempfile::tempdir().unwrap();

@@ -526,10 +526,8 @@ impl CodexReader {
             }
             "spawn_agent" => {
                 // The sub-agent's task is words to it; its steps are in its own rollout.
-                let task = str_of(args, "message")
-                    .map(str::to_owned)
-                    .unwrap_or_else(|| text_of(args.get("items").unwrap_or(&Value::Null)));
-                self.parts.act(step, name, ActionKind::Message, &task);
+                self.parts
+                    .act(step, name, ActionKind::Message, &words_to_agent(args));
                 self.parts.subagents.push(SubAgentLink {
                     step,
                     id: None,
@@ -540,10 +538,8 @@ impl CodexReader {
                 }
             }
             "send_input" => {
-                let words = str_of(args, "message")
-                    .map(str::to_owned)
-                    .unwrap_or_else(|| text_of(args.get("items").unwrap_or(&Value::Null)));
-                self.parts.act(step, name, ActionKind::Message, &words);
+                self.parts
+                    .act(step, name, ActionKind::Message, &words_to_agent(args));
             }
             "exec" | "js" | "code" => self.parts.unread(
                 step,
@@ -751,6 +747,14 @@ impl CodexReader {
         }
         self.parts
     }
+}
+
+/// What a `spawn_agent` or `send_input` call tells the sub-agent: its `message`, else the text
+/// of its `items`.
+fn words_to_agent(args: &Value) -> String {
+    str_of(args, "message")
+        .map(str::to_owned)
+        .unwrap_or_else(|| text_of(args.get("items").unwrap_or(&Value::Null)))
 }
 
 /// The thread a `spawn_agent` call's output names: `agent_id` (v1) or `task_name` (v2), in an

@@ -27,8 +27,8 @@ mod unsupported;
 pub use apply_patch::apply_chunks;
 pub use openhands::{is_openhands_events, openhands_events};
 pub use reading::{
-    TranscriptBuilder, is_subagent_file, read_transcript, read_transcripts, sniff,
-    transcript_from_values,
+    TranscriptBuilder, is_codex_child_rollout, is_subagent_file, read_transcript,
+    read_transcript_files, read_transcripts, sniff, transcript_from_values,
 };
 pub use trajectories::{Item, SourceError, for_each_item, read_line};
 pub use transcript::{
@@ -428,17 +428,16 @@ fn read_jsonl(path: &Path, problems: &mut Vec<String>) -> Result<Vec<(usize, Val
 }
 
 fn first_line_json(path: &Path) -> Option<Value> {
+    first_line_json_within(path, crate::record::max_line_bytes())
+}
+
+/// [`first_line_json`], the line read to at most `max` bytes.
+fn first_line_json_within(path: &Path, max: usize) -> Option<Value> {
     let file = fs_err::File::open(path).ok()?;
     let mut reader = std::io::BufReader::new(file);
     let mut buf = Vec::new();
     loop {
-        match crate::record::read_line_capped(
-            &mut reader,
-            &mut buf,
-            crate::record::max_line_bytes(),
-        )
-        .ok()??
-        {
+        match crate::record::read_line_capped(&mut reader, &mut buf, max).ok()?? {
             0 => return None,
             _ if buf.iter().all(u8::is_ascii_whitespace) => continue,
             _ => {
@@ -449,8 +448,13 @@ fn first_line_json(path: &Path) -> Option<Value> {
     }
 }
 
+/// The value at `path` (object keys, in order) in `v`.
+fn value_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
+    path.iter().try_fold(v, |v, k| v.get(k))
+}
+
 fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
-    path.iter().try_fold(v, |v, k| v.get(*k))?.as_str()
+    value_at(v, path)?.as_str()
 }
 
 /// Files under `dir` (depth ≤ `depth`) whose name ends with `suffix`, sorted.
@@ -844,10 +848,7 @@ fn account_for_files(path: &Path, ing: &mut Ingest) {
         .filter(|e| e.file_type().is_file());
     for e in files {
         let p = e.path();
-        if ing.files_read.contains(p)
-            || ing.dirs_read.iter().any(|d| p.starts_with(d))
-            || reading::is_subagent_file(p)
-        {
+        if ing.files_read.contains(p) || ing.dirs_read.iter().any(|d| p.starts_with(d)) {
             read += 1;
         } else {
             unread.push(p.to_owned());
@@ -1121,7 +1122,16 @@ fn transcripts(
         (parent_dir(path), vec![path.to_owned()])
     };
     let single = files.len() == 1 && path.is_file();
+    // Codex sub-agents' rollouts last: one a rollout read with its own is not read again; one
+    // that no rollout read (its claim to be a sub-agent's is only its own) is read on its own.
+    let (children, mut files): (Vec<PathBuf>, Vec<PathBuf>) = files
+        .into_iter()
+        .partition(|f| path.is_dir() && is_codex_child_rollout(f));
+    files.extend(children);
     for file in files {
+        if ing.files_read.contains(&file) {
+            continue;
+        }
         // `--patches`, else `patches/` beside the transcript, else beside the folder given.
         let patch_dir = opts.patches.clone().unwrap_or_else(|| {
             let beside = parent_dir(&file).join("patches");
@@ -1192,8 +1202,8 @@ fn transcript_item(
     max_patch: u64,
     ing: &mut Ingest,
 ) -> Result<(), IngestError> {
-    let t = match read_transcript(&file) {
-        Ok(t) => t,
+    let (t, read) = match read_transcript_files(&file) {
+        Ok(r) => r,
         Err(e) => {
             ing.problems.push(format!("{e}; skipped"));
             return Ok(());
@@ -1235,7 +1245,7 @@ fn transcript_item(
         file.display().to_string(),
         Some(note),
     );
-    ing.files_read.insert(file.clone());
+    ing.files_read.extend(read);
     ing.files_read.extend(diff);
     item.transcript = vec![file];
     ing.items.push(item);

@@ -103,10 +103,34 @@ pub fn transcript_from_values(values: &[Value], agent: Option<Agent>) -> Option<
     Some(b.finish())
 }
 
+/// Whether `path` says it is a Codex sub-agent's rollout (`rollout-*.jsonl` whose first record is
+/// a `session_meta` with `source: {"subagent": {"thread_spawn": …}}`). That is the file's own
+/// claim: a folder reads such a file with the rollout that spawned it when one does, and on its
+/// own otherwise, so a claim alone never hides a rollout's steps.
+pub fn is_codex_child_rollout(path: &Path) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    name.starts_with("rollout-")
+        && name.ends_with(".jsonl")
+        && super::first_line_json_within(path, CHILD_META_MAX).is_some_and(|v| {
+            super::value_at(&v, &["payload", "source", "subagent", "thread_spawn"]).is_some()
+        })
+}
+
+/// The most read of a rollout's first line to tell a sub-agent's (its `session_meta`).
+const CHILD_META_MAX: usize = 16 << 20;
+
 /// Reads a transcript file: JSONL (one record a line), or one JSON value (a result object, or the
 /// `--verbose` array of messages). Lines are read one at a time. A Claude Code session is read
 /// with its sub-agents' files (`<session>/subagents/agent-*.jsonl` beside `<session>.jsonl`).
 pub fn read_transcript(path: &Path) -> Result<Transcript, TranscriptError> {
+    read_transcript_files(path).map(|(t, _)| t)
+}
+
+/// [`read_transcript`], with every file it read (the transcript's, then its sub-agents').
+pub fn read_transcript_files(path: &Path) -> Result<(Transcript, Vec<PathBuf>), TranscriptError> {
     let mut paths = vec![path.to_owned()];
     paths.extend(subagent_files(path));
     let t = read_transcripts(&paths)?;
@@ -114,10 +138,10 @@ pub fn read_transcript(path: &Path) -> Result<Transcript, TranscriptError> {
     // are found among the sessions beside it.
     let children = codex_child_rollouts(path, &t);
     if children.is_empty() {
-        return Ok(t);
+        return Ok((t, paths));
     }
     paths.extend(children);
-    read_transcripts(&paths)
+    Ok((read_transcripts(&paths)?, paths))
 }
 
 /// The rollouts of the sub-agents a Codex rollout started and did not read: the files named
@@ -183,43 +207,9 @@ pub(crate) fn subagent_files(session: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// Whether `path` is a sub-agent's file, read with the session that started it: a Claude Code
-/// session's (`<dir>/<id>/subagents/x.jsonl` with `<dir>/<id>.jsonl`), or a Codex rollout whose
-/// `session_meta` says a thread spawned it.
+/// Whether `path` is a Claude Code session's sub-agent file (`<dir>/<id>/subagents/x.jsonl`
+/// with `<dir>/<id>.jsonl`): it is always read with that session, so a folder walk skips it.
 pub fn is_subagent_file(path: &Path) -> bool {
-    is_claude_subagent_file(path) || is_codex_child_rollout(path)
-}
-
-/// A Codex rollout (`rollout-*.jsonl`) of a sub-agent: its first record is a `session_meta`
-/// whose `source` is `{"subagent": {"thread_spawn": …}}`.
-fn is_codex_child_rollout(path: &Path) -> bool {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    if !name.starts_with("rollout-") || !name.ends_with(".jsonl") {
-        return false;
-    }
-    let Ok(file) = fs_err::File::open(path) else {
-        return false;
-    };
-    let mut reader = std::io::BufReader::new(file);
-    let mut buf = Vec::new();
-    if !matches!(
-        crate::record::read_line_capped(&mut reader, &mut buf, 16 << 20),
-        Ok(Some(n)) if n > 0
-    ) {
-        return false;
-    }
-    serde_json::from_slice::<Value>(strip_bom(&buf))
-        .is_ok_and(|v| value_at(&v, &["payload", "source", "subagent", "thread_spawn"]).is_some())
-}
-
-fn value_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
-    path.iter().try_fold(v, |v, k| v.get(k))
-}
-
-fn is_claude_subagent_file(path: &Path) -> bool {
     let Some(sub) = path.parent() else {
         return false;
     };

@@ -155,6 +155,12 @@ fn steps_of(v: &Value) -> Option<Transcript> {
     }
 }
 
+/// Whether a submission is an answer rather than a patch: text that is no diff (EnIGMA's flag);
+/// an empty submission is an empty patch.
+fn is_answer(s: &str) -> bool {
+    !s.trim().is_empty() && !is_patch_text(s)
+}
+
 /// Whether a submission is a patch: some line starts a file's diff (`diff --git`, or a `---`
 /// line followed by a `+++` line). EnIGMA's flags and other answers are not.
 fn is_patch_text(s: &str) -> bool {
@@ -206,10 +212,10 @@ pub(super) fn ingest(
                 .or_insert_with(|| patches_by_instance(&p, &mut ing.problems)),
             None => &mut none,
         };
-        let mut item = trajectory_item(&file, &v, suffix, format, instance, from_preds);
+        let (mut item, answered) = trajectory_item(&file, &v, suffix, format, instance, from_preds);
         if item.submitted.is_none() {
-            let why = match &item.note {
-                Some(n) if n.contains("not a patch") => n.clone(),
+            let why = match (answered, &item.note) {
+                (true, Some(n)) => n.clone(),
                 _ => "no info.submission".to_owned(),
             };
             ing.problems.push(format!("{}: {why}", file.display()));
@@ -222,9 +228,7 @@ pub(super) fn ingest(
     for (preds_path, left) in runs {
         ing.files_read.insert(preds_path.clone());
         for (id, (model, patch)) in left {
-            if !patch.iter().all(u8::is_ascii_whitespace)
-                && !is_patch_text(&String::from_utf8_lossy(&patch))
-            {
+            if is_answer(&String::from_utf8_lossy(&patch)) {
                 ing.problems.push(format!(
                     "{}: `{id}`: model_patch is not a patch but an answer (SWE-agent's EnIGMA mode submits a flag); skipped",
                     preds_path.display()
@@ -333,7 +337,8 @@ fn patches_by_instance(preds_path: &Path, problems: &mut Vec<String>) -> Preds {
 }
 
 /// One trajectory file's submission; its entry in `from_preds` (taken out) gives the model, and
-/// the patch when the trajectory has none.
+/// the patch when the trajectory has none. `true` beside it: the submission was an answer, not
+/// a patch (its note says which).
 fn trajectory_item(
     file: &Path,
     v: &Value,
@@ -341,7 +346,7 @@ fn trajectory_item(
     format: AgentFormat,
     instance: Option<&str>,
     from_preds: &mut Preds,
-) -> Ingested {
+) -> (Ingested, bool) {
     let name = file
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -366,13 +371,13 @@ fn trajectory_item(
     if let Some(e) = exit {
         note = Some(join_note(note, &format!("exit status: {e}")));
     }
-    let mut submission = str_at(v, &["info", "submission"]).map(|s| s.as_bytes().to_vec());
-    if let Some(answer) = str_at(v, &["info", "submission"])
-        && !answer.trim().is_empty()
-        && !is_patch_text(answer)
-    {
+    let submitted = str_at(v, &["info", "submission"]);
+    let answer = submitted.filter(|s| is_answer(s));
+    let submission = submitted
+        .filter(|_| answer.is_none())
+        .map(|s| s.as_bytes().to_vec());
+    if let Some(answer) = answer {
         // EnIGMA submits a CTF flag; any other answer that is no diff is not a patch either.
-        submission = None;
         note = Some(join_note(
             note,
             &format!(
@@ -389,8 +394,7 @@ fn trajectory_item(
     let (model, pred_patch) = from_preds
         .remove(&id)
         .map_or((String::new(), None), |(m, p)| (m, Some(p)));
-    let answered = submission.is_none() && note.as_ref().is_some_and(|n| n.contains("not a patch"));
-    let pred_patch = pred_patch.filter(|_| !answered);
+    let pred_patch = pred_patch.filter(|_| answer.is_none());
     if let (Some(s), Some(p)) = (&submission, &pred_patch)
         && s != p
     {
@@ -399,12 +403,13 @@ fn trajectory_item(
             "preds.json differs from the trajectory; the trajectory's info.submission is used",
         ));
     }
-    Ingested::new(
+    let item = Ingested::new(
         id,
         model,
         submission.or(pred_patch),
         format,
         file.display().to_string(),
         note,
-    )
+    );
+    (item, answer.is_some())
 }

@@ -9,11 +9,12 @@
 
 use super::transcript::{Agent, Transcript};
 use super::{
-    atif, aweagent, instance_from_file_name, mini_swe_agent, openhands, read_transcript,
-    read_transcripts, shape_of, sniff, swe_agent, transcript_from_values,
+    atif, aweagent, instance_from_file_name, is_codex_child_rollout, mini_swe_agent, openhands,
+    read_transcript_files, read_transcripts, shape_of, sniff, swe_agent, transcript_from_values,
 };
 use crate::record::{JsonLines, JsonlError};
 use serde_json::Value;
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
@@ -119,6 +120,8 @@ pub enum Item {
         line: Value,
         /// The file it was read from.
         source: String,
+        /// Its steps, read by its agent's reader.
+        transcript: Box<Transcript>,
     },
     /// A trial of one of Harbor's own agents (`oracle`, `nop`): no model ran, so there is no
     /// trajectory, and nothing to audit; the reason, for a person.
@@ -136,31 +139,17 @@ pub enum Item {
     },
 }
 
-/// The first non-empty line of a file, parsed (a release line names its task; a transcript's
-/// records do not).
-fn first_record(path: &Path) -> Option<Value> {
-    let file = fs_err::File::open(path).ok()?;
-    let mut reader = std::io::BufReader::new(file);
-    let mut buf = Vec::new();
-    loop {
-        if crate::record::read_line_capped(&mut reader, &mut buf, crate::record::max_line_bytes())
-            .ok()??
-            == 0
-        {
-            return None;
-        }
-        if !buf.iter().all(u8::is_ascii_whitespace) {
-            return serde_json::from_slice(buf.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&buf)).ok();
-        }
-    }
-}
-
 fn is_release_line(v: &Value) -> bool {
     v.get("task_name").is_some() || v.get("instance_id").is_some()
 }
 
-/// A raw transcript file: read it whole, name its instance.
-fn transcript_item(path: &Path, instance: Option<&str>) -> Result<Item, String> {
+/// A raw transcript file: read it whole, name its instance; the files it read (its sub-agents'
+/// too) are added to `read`.
+fn transcript_item(
+    path: &Path,
+    instance: Option<&str>,
+    read: &mut HashSet<PathBuf>,
+) -> Result<Item, String> {
     let task_name = instance
         .map(str::to_owned)
         .or_else(|| instance_from_file_name(path))
@@ -170,7 +159,8 @@ fn transcript_item(path: &Path, instance: Option<&str>) -> Result<Item, String> 
                 path.display()
             )
         })?;
-    let transcript = read_transcript(path).map_err(|e| e.to_string())?;
+    let (transcript, files) = read_transcript_files(path).map_err(|e| e.to_string())?;
+    read.extend(files);
     Ok(Item::Transcript {
         task_name,
         reward: None,
@@ -248,14 +238,14 @@ pub fn for_each_item(
         f(1, Err(what));
         return Ok(());
     }
-    let first = first_record(path);
+    let first = super::first_line_json(path);
     // A trajectory file (`<id>.traj`, `<id>.traj.json`, Harbor's `trajectory.json`) is one
     // document even when it is written on one line and names its instance.
     let named = trajectory_file_name(path).is_some()
         || path.file_name().is_some_and(|n| n == "trajectory.json");
     let release = !named && first.as_ref().is_some_and(is_release_line);
     if !release && matches!(sniff(path), Ok(Some(_))) {
-        f(1, transcript_item(path, instance));
+        f(1, transcript_item(path, instance, &mut HashSet::new()));
         return Ok(());
     }
     if !release {
@@ -297,9 +287,15 @@ fn folder_items(
         .filter(|p| !super::is_subagent_file(p))
         .collect();
     files.sort();
+    // Codex sub-agents' rollouts last: read with the rollout that spawned them when one does,
+    // else on their own (a file's claim to be a sub-agent's never hides its steps).
+    let (children, mut files): (Vec<PathBuf>, Vec<PathBuf>) =
+        files.into_iter().partition(|p| is_codex_child_rollout(p));
+    files.extend(children);
+    let mut read = HashSet::new();
     let kind = |p: &Path| {
-        if super::unsupported_file(p).is_some() {
-            FileKind::Unsupported
+        if let Some(what) = super::unsupported_file(p) {
+            FileKind::Unsupported(what)
         } else if matches!(sniff(p), Ok(Some(_))) {
             FileKind::Transcript
         } else if trajectory_file_name(p).is_some() || openhands::openhands_events(p).is_some() {
@@ -309,30 +305,40 @@ fn folder_items(
         }
     };
     let kinds: Vec<FileKind> = files.iter().map(|p| kind(p)).collect();
-    let auditable = kinds
+    // A sub-agent's rollout is not counted: with its parent it is part of that trajectory.
+    let auditable = files
         .iter()
-        .filter(|k| matches!(k, FileKind::Transcript | FileKind::Document))
+        .zip(&kinds)
+        .filter(|(p, k)| {
+            matches!(k, FileKind::Transcript | FileKind::Document) && !is_codex_child_rollout(p)
+        })
         .count();
-    if auditable == 0 && !kinds.contains(&FileKind::Unsupported) {
+    let any = kinds.iter().any(|k| {
+        matches!(
+            k,
+            FileKind::Transcript | FileKind::Document | FileKind::Unsupported(_)
+        )
+    });
+    if !any {
         return Err(SourceError::NothingToAudit(path.to_owned()));
     }
-    let one = (auditable == 1).then_some(instance).flatten();
+    // `--instance` names the folder's one trajectory (a stray sub-agent's rollout with it).
+    let one = (auditable <= 1).then_some(instance).flatten();
     let mut n = 0;
     for (file, kind) in files.iter().zip(kinds) {
+        if read.contains(file) {
+            continue;
+        }
         n += 1;
         let item = match kind {
-            FileKind::Transcript => transcript_item(file, one),
+            FileKind::Transcript => transcript_item(file, one, &mut read),
             FileKind::Document => document_item(file, one).unwrap_or_else(|| {
                 Err(format!(
                     "{}: not one JSON document; nothing to audit",
                     file.display()
                 ))
             }),
-            FileKind::Unsupported => Err(format!(
-                "{}: {}",
-                file.display(),
-                super::unsupported_file(file).unwrap_or_default()
-            )),
+            FileKind::Unsupported(what) => Err(format!("{}: {what}", file.display())),
             FileKind::Other => Ok(Item::NothingToAudit(format!(
                 "{}: skipped: not a transcript or trajectory this audit reads (a release or an \
                  OpenHands output.jsonl is audited on its own)",
@@ -352,12 +358,12 @@ fn is_openhands_events(v: &Value) -> bool {
 }
 
 /// What a file in a folder is to the audit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum FileKind {
     Transcript,
     Document,
-    /// An agent's output that is recognised and not read (Cline).
-    Unsupported,
+    /// An agent's output that is recognised and not read (Cline), with what it is.
+    Unsupported(String),
     Other,
 }
 
@@ -397,7 +403,7 @@ fn document_item(path: &Path, instance: Option<&str>) -> Option<Result<Item, Str
             path.display()
         )));
     }
-    if read_line(&v).is_none() {
+    let Some(transcript) = read_line(&v) else {
         let keys: Vec<&str> = v
             .as_object()
             .map(|o| o.keys().map(String::as_str).collect())
@@ -408,7 +414,7 @@ fn document_item(path: &Path, instance: Option<&str>) -> Option<Result<Item, Str
             path.display(),
             keys.join(", ")
         )));
-    }
+    };
     let obj = v.as_object_mut()?;
     // The trajectory's own instance id wins, as ingest takes it; `--instance` names the rest.
     let task = obj
@@ -428,5 +434,6 @@ fn document_item(path: &Path, instance: Option<&str>) -> Option<Result<Item, Str
     Some(Ok(Item::Document {
         line: v,
         source: path.display().to_string(),
+        transcript: Box::new(transcript),
     }))
 }
