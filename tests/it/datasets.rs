@@ -318,17 +318,23 @@ fn parquet_columns_named_twice_and_rows_over_the_cap_are_refused() {
             ("instance_id", "evil"),
         ],
     );
-    let out = cargo_bin_cmd!("beyondswe")
-        .arg("validate")
-        .arg(&twice)
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_ne!(out.status.code(), Some(0), "{text}");
+    // `validate` on a file (with a line cap in MiB): its exit code and all it printed.
+    let validate = |path: &std::path::Path, max_line_mb: Option<&str>| {
+        let mut cmd = cargo_bin_cmd!("beyondswe");
+        cmd.arg("validate").arg(path);
+        if let Some(mb) = max_line_mb {
+            cmd.env("BEYONDSWE_MAX_LINE_MB", mb);
+        }
+        let out = cmd.output().unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.code(), text)
+    };
+    let (code, text) = validate(&twice, None);
+    assert_ne!(code, Some(0), "{text}");
     assert!(text.contains("`instance_id` appears twice"), "{text}");
     let big = tmp.path().join("big.parquet");
     let long = "x".repeat(3 << 20);
@@ -340,18 +346,8 @@ fn parquet_columns_named_twice_and_rows_over_the_cap_are_refused() {
             ("problem_statement", &long),
         ],
     );
-    let out = cargo_bin_cmd!("beyondswe")
-        .arg("validate")
-        .arg(&big)
-        .env("BEYONDSWE_MAX_LINE_MB", "2")
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_ne!(out.status.code(), Some(0), "{text}");
+    let (code, text) = validate(&big, Some("2"));
+    assert_ne!(code, Some(0), "{text}");
     assert!(
         text.contains("row 1") && text.contains("larger than 2 MiB"),
         "{text}"
