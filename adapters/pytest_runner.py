@@ -318,6 +318,54 @@ for _name in ("unittest", "unittest.case", "unittest.result", "unittest.suite", 
     except Exception:  # noqa: BLE001
         pass
 
+# No bytecode for the tests: a test module, a conftest or a helper under the test directories is
+# compiled from its locked source every time it is imported. pytest's rewrite cache and Python's
+# own are both looked for where `sys.pycache_prefix` points, which code of the submission can set
+# at run time to a directory of its own; neither is read now. The write is pytest's function
+# before the snapshot, so putting the cache reader back is a change the snapshot sees.
+sys.dont_write_bytecode = True
+try:
+    from _pytest.assertion import rewrite as _rewrite
+
+    def _read_pyc(*_args, **_kwargs):
+        """pytest's rewrite cache, never read: the module is rewritten from its source."""
+        return None
+
+    _rewrite._read_pyc = _read_pyc
+except Exception:  # noqa: BLE001 - a pytest without assertion rewriting reads no cache of its own
+    pass
+import importlib.machinery  # noqa: E402
+
+
+class _SourceOnlyLoader(importlib.machinery.SourceFileLoader):
+    """A test directory's module compiled from its source, never from a cache."""
+
+    def get_code(self, fullname):
+        path = self.get_filename(fullname)
+        return self.source_to_code(self.get_data(path), path)
+
+
+class _TestSourceFinder(object):
+    """Python's path finder, but a module found under the test directories gets the loader above."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
+        loader = getattr(spec, "loader", None)
+        if (type(loader) is importlib.machinery.SourceFileLoader and spec.origin
+                and _under_tests(_real(spec.origin))):
+            spec.loader = _SourceOnlyLoader(loader.name, loader.path)
+        return spec
+
+    @staticmethod
+    def invalidate_caches():
+        importlib.machinery.PathFinder.invalidate_caches()
+
+
+sys.meta_path.insert(sys.meta_path.index(importlib.machinery.PathFinder)
+                     if importlib.machinery.PathFinder in sys.meta_path else len(sys.meta_path),
+                     _TestSourceFinder)
+
 # Allowed third-party plugins: those the clean image had before the submission (computed by the
 # verifier). Those living outside the repository are imported now; the rest after the paths return.
 _late_plugins = []

@@ -2675,6 +2675,50 @@ def _(t):
     """))
 
 
+@case("group-forged-pyc-named-in-marshalled-bytes", GR, CALC,
+      dict(CHEAT_ISSUE, reason_any=["tests_failed"], groups_honest=True))
+def _(t):
+    """The same through no audited call: the forged modules are compiled under a name of their
+    own (no code object claims a test file) and written in pytest's rewrite-cache format under a
+    `sys.pycache_prefix` of the submission's. A test module imported after that would run the
+    forged code; the runner reads no cache for a test module, so the wrong fix fails as it is
+    (`tests_failed`), with no group contradicting itself even once (before, both variants of the
+    later module's group passed in the full run and the solo run called it flaky)."""
+    calc_init(t, src(r"""
+        def _forge_pycs_quietly():
+            import ast, importlib.util, marshal, os, sys, tempfile
+            import _pytest
+            prefix = tempfile.mkdtemp(prefix="pyc-")
+            here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+            tag = "%s-pytest-%s" % (sys.implementation.cache_tag, _pytest.__version__)
+            for root, dirs, files in os.walk(os.path.join(here, "tests")):
+                for name in files:
+                    if not (name.startswith("test_") and name.endswith(".py")):
+                        continue
+                    path = os.path.join(root, name)
+                    with open(path, "rb") as fh:
+                        tree = ast.parse(fh.read())
+                    for node in ast.walk(tree):
+                        body = getattr(node, "body", None)
+                        if isinstance(body, list):
+                            node.body = [s for s in body if not isinstance(s, ast.Assert)] or [ast.Pass()]
+                    code = compile(ast.fix_missing_locations(tree), "forged-" + name, "exec")
+                    st = os.stat(path)
+                    out_dir = os.path.join(prefix, *path.split(os.sep)[1:-1])
+                    os.makedirs(out_dir, exist_ok=True)
+                    with open(os.path.join(out_dir, name[:-3] + "." + tag + ".pyc"), "wb") as fh:
+                        fh.write(importlib.util.MAGIC_NUMBER + bytes(4))
+                        fh.write((int(st.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little"))
+                        fh.write((st.st_size & 0xFFFFFFFF).to_bytes(4, "little"))
+                        fh.write(marshal.dumps(code))
+            sys.pycache_prefix = prefix
+        try:
+            _forge_pycs_quietly()
+        except Exception:
+            pass
+    """))
+
+
 @case("group-shadow-conftest-planted-in-test-dir", GR, CALC, CHEAT_ISSUE)
 def _(t):
     """At import, calc/__init__.py writes a conftest that forges every failed report into
@@ -3554,6 +3598,11 @@ def meets(expect, v):
         return False
     if "reason_any" in expect and v["reason"] not in expect["reason_any"]:
         return False
+    if expect.get("groups_honest") and any(
+            g.get("proof") or g.get("flaky")
+            or any(list(o).count("passed") > 1 for o in (g.get("items") or {}).values())
+            for g in v.get("canaries") or []):
+        return False
     return True
 
 
@@ -3582,6 +3631,9 @@ def grade_case(binary, entry):
     suspicious = (v.get("flags") or {}).get("suspicious") or []
     if suspicious:
         out["suspicious"] = len(suspicious)
+    if v.get("canaries"):
+        out["canaries"] = [{k: g[k] for k in ("items", "proof", "flaky") if g.get(k)}
+                           for g in v["canaries"]]
     return out
 
 

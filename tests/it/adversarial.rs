@@ -32,6 +32,21 @@ pub struct Expect {
     /// verdict changed: honest code that uses a listed construct the instance's baseline does
     /// not allow.
     pub flagged: Option<bool>,
+    /// No canary group had two variants pass, even once: the forgery did not take hold at all
+    /// (checked where the verdict's groups are known, offline).
+    pub groups_honest: Option<bool>,
+}
+
+/// Whether a grading saw any canary group with two or more variants passing in one item,
+/// proven or not (a contradiction that did not hold alone is listed as flaky).
+pub fn groups_contradicted(v: &Verdict) -> bool {
+    v.canaries.iter().any(|g| {
+        !g.proof.is_empty()
+            || !g.flaky.is_empty()
+            || g.items
+                .values()
+                .any(|outcomes| outcomes.iter().filter(|o| *o == "passed").count() > 1)
+    })
 }
 
 pub fn cases() -> Vec<Case> {
@@ -153,8 +168,8 @@ fn every_cheat_fails_and_every_honest_submission_keeps_its_verdict() {
                     .iter()
                     .find(|r| r.instance_id().starts_with(&case.instance))
                     .unwrap_or_else(|| panic!("{}: no instance {}", case.name, case.instance));
-                let (verdict, score, reason, detail, flagged) = match submission(case) {
-                    Err(e) => (None, 0.0, "refused".to_owned(), e, false),
+                let (verdict, score, reason, detail, flagged, groups) = match submission(case) {
+                    Err(e) => (None, 0.0, "refused".to_owned(), e, false, false),
                     Ok(sub) => {
                         let suite = beyondswe::convert::find_test_suite(record, suites);
                         let input = GradeInput {
@@ -184,10 +199,19 @@ fn every_cheat_fails_and_every_honest_submission_keeps_its_verdict() {
                                 lines[lines.len().saturating_sub(6)..].join(" | ")
                             }
                         );
-                        (Some(v.verdict), v.score, reason_of(&v), detail, flagged)
+                        let groups =
+                            case.expect.groups_honest == Some(true) && groups_contradicted(&v);
+                        (
+                            Some(v.verdict),
+                            v.score,
+                            reason_of(&v),
+                            detail,
+                            flagged,
+                            groups,
+                        )
                     }
                 };
-                let ok = meets(&case.expect, verdict, score, &reason, flagged);
+                let ok = meets(&case.expect, verdict, score, &reason, flagged) && !groups;
                 let line = format!(
                     "{:<5} {:<16} {:<55} {:?} {} {:.2} {}",
                     if ok { "ok" } else { "FAIL" },
