@@ -275,32 +275,45 @@ def decimals(v):
 
 
 def number_values(v, k, rng):
-    """Up to k+1 distinct numbers of v's type on a grid around v (v's own step), all of v's sign
-    (a count stays a count), with v at a place drawn uniformly among the group's places: the
-    group has min(k, room) + 1 values, where room is how many grid steps v's sign leaves on its
-    side of zero, so that no place (the smallest, the largest) tells the real value. None when
-    fewer than two values fit (v = 0)."""
+    """The k+1 numbers of v's type and sign on v's own grid (its step; a count stays a count)
+    among which v is: the grid's values of v's sign, taken in order of magnitude, are cut into
+    fixed blocks of k+1, and the group is v's block. The blocks do not depend on v, so the group
+    is the same set whichever of its members is real: its size, its ends and its place on the
+    grid tell nothing (a block that ended at zero, or a size set by how far v is from zero, would
+    name the real value). A float's grid holds only numbers written with as many decimals as v
+    (one at least): a shorter one has a grid of its own. None where no grid fits (a float with an
+    exponent, more than six decimals or over 1e12). `rng` is unused: the group is v's block."""
+    del rng
+    n = k + 1
     if isinstance(v, float):
         d = decimals(v)
         if d is None or d > 6 or abs(v) > 1e12:
             return None
         d = max(d, 1)
         step = 10.0 ** -d
+        m = int(round(abs(v) / step))
+        skip_tens = d > 1
     else:
-        d, step = None, 1
-    room = int(round(abs(v) / step)) if v >= 0 else max(0, int(round(-v / step)) - 1)
-    n = min(k, room) + 1
-    if n < 2:
-        return None
-    below = rng.randint(0, n - 1)
-    if v < 0:
-        below = n - 1 - below  # the room is above v
+        d, step, m, skip_tens = None, 1, abs(v), False
+    negative = v < 0
+    # Magnitudes on the grid in order: from 0 for v >= 0, from 1 below zero; with more than one
+    # decimal, none whose last decimal is 0 (it is written shorter, on another grid).
+    if skip_tens:
+        if m % 10 == 0:
+            return None
+        index = (m - 1) - (m - 1) // 10
+        magnitude = lambda i: i + i // 9 + 1  # noqa: E731
+    else:
+        first = 1 if negative else 0
+        index = m - first
+        magnitude = lambda i: i + first  # noqa: E731
+    lo = index - index % n
     out = []
-    for i in range(-below, n - below):
-        x = v + i * step
-        out.append(round(x, d) if d is not None else x)
-    out = list(dict.fromkeys(out))
-    if v not in out or len(out) != n or any((x >= 0) != (v >= 0) for x in out):
+    for i in range(lo, lo + n):
+        x = magnitude(i) * step
+        x = round(x, d) if d is not None else x
+        out.append(-x if negative else x)
+    if v not in out or len(set(out)) != n:
         return None
     return out
 
