@@ -11,6 +11,7 @@ mod batch;
 mod error;
 pub mod hub;
 mod parquet;
+mod parquet_layout;
 mod seen;
 mod source;
 

@@ -6,6 +6,7 @@
 use crate::record::{Record, RecordError};
 use parquet::file::reader::SerializedFileReader;
 use parquet::record::reader::RowIter;
+use parquet::record::{Field, Row};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
@@ -78,20 +79,34 @@ pub struct ParquetRows {
 impl ParquetRows {
     /// Opens `path` and reads its footer.
     pub fn open(path: &Path) -> Result<ParquetRows, ParquetError> {
-        let file = fs_err::File::open(path)
-            .map_err(|source| ParquetError::Io {
-                path: path.to_owned(),
-                source,
-            })?
-            .into_parts()
-            .0;
+        let io = |source| ParquetError::Io {
+            path: path.to_owned(),
+            source,
+        };
+        let file = fs_err::File::open(path).map_err(io)?.into_parts().0;
+        let len = file.metadata().map_err(io)?.len();
         let format = |message: String| ParquetError::Format {
             path: path.to_owned(),
             message,
         };
-        let reader = unpanicked(|| SerializedFileReader::try_from(file))
-            .map_err(format)?
+        // What the file declares is checked before the crate acts on it: the schema's depth
+        // before it builds the schema, the pages' sizes and counts before it allocates and
+        // decodes them.
+        super::parquet_layout::check_footer(&file, len).map_err(&format)?;
+        let copy = file.try_clone().map_err(io)?;
+        let reader = unpanicked(|| SerializedFileReader::try_from(copy))
+            .map_err(&format)?
             .map_err(|e| format(e.to_string()))?;
+        {
+            use parquet::file::reader::FileReader;
+            super::parquet_layout::check_pages(
+                &file,
+                len,
+                reader.metadata(),
+                crate::record::max_line_bytes() as u64,
+            )
+            .map_err(&format)?;
+        }
         // A column named twice would become one field, the last silently winning (a second
         // `instance_id` would replace the real ids): refused.
         {
@@ -132,7 +147,7 @@ impl Iterator for ParquetRows {
         // The parquet crate panics on some malformed files (a column's declared start or
         // length out of range, values past their type's range): a panic ends the file as a
         // decoding error does.
-        let read = unpanicked(|| self.rows.next().map(|r| r.map(|row| row.to_json_value())));
+        let read = unpanicked(|| self.rows.next().map(|r| r.map(|row| row_json(&row))));
         let value = match read {
             Ok(None) => return None,
             Ok(Some(Ok(value))) => Ok(value),
@@ -177,6 +192,58 @@ impl Iterator for ParquetRows {
     }
 }
 
+/// A row as a JSON object, as the crate's `to_json_value` writes it, but for a date or a time
+/// stamp outside the calendar's range (the crate panics on those): that one is its number.
+fn row_json(row: &Row) -> Value {
+    Value::Object(
+        row.get_column_iter()
+            .map(|(name, field)| (name.clone(), field_json(field)))
+            .collect(),
+    )
+}
+
+/// One value of a row (nesting is bounded by the schema's depth, checked when the file opened).
+fn field_json(field: &Field) -> Value {
+    use chrono::DateTime;
+    let stamp = |at: Option<DateTime<chrono::Utc>>, fmt: &str, raw: i64| {
+        at.map_or(Value::from(raw), |at| {
+            Value::String(at.format(fmt).to_string())
+        })
+    };
+    match field {
+        Field::Date(days) => stamp(
+            DateTime::from_timestamp(i64::from(*days) * 86_400, 0),
+            "%Y-%m-%d",
+            i64::from(*days),
+        ),
+        Field::TimestampMillis(ms) => stamp(
+            DateTime::from_timestamp_millis(*ms),
+            "%Y-%m-%d %H:%M:%S%.3f %:z",
+            *ms,
+        ),
+        Field::TimestampMicros(us) => stamp(
+            DateTime::from_timestamp_micros(*us),
+            "%Y-%m-%d %H:%M:%S%.6f %:z",
+            *us,
+        ),
+        Field::Group(row) => row_json(row),
+        Field::ListInternal(list) => Value::Array(list.elements().iter().map(field_json).collect()),
+        Field::MapInternal(map) => Value::Object(
+            map.entries()
+                .iter()
+                .map(|(key, value)| {
+                    let key = match field_json(key) {
+                        Value::String(s) => s,
+                        other => other.to_string(),
+                    };
+                    (key, field_json(value))
+                })
+                .collect(),
+        ),
+        other => other.to_json_value(),
+    }
+}
+
 /// About how many bytes a value takes as JSON text: its strings' and keys' lengths, and a few
 /// for each other value (enough to hold a row to the JSONL line cap).
 fn text_bytes(v: &Value) -> usize {
@@ -202,9 +269,25 @@ fn text_bytes(v: &Value) -> usize {
     total
 }
 
-/// `f()`, or the message of the panic it raised.
+/// `f()`, or the message of the panic it raised. The panic is not printed: it becomes the
+/// file's error (panics elsewhere are printed as ever).
 fn unpanicked<T>(f: impl FnOnce() -> T) -> Result<T, String> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|payload| {
+    thread_local! {
+        static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let printed = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !QUIET.with(std::cell::Cell::get) {
+                printed(info);
+            }
+        }));
+    });
+    QUIET.with(|q| q.set(true));
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    QUIET.with(|q| q.set(false));
+    caught.map_err(|payload| {
         let what = payload
             .downcast_ref::<&str>()
             .map(|s| (*s).to_owned())
