@@ -404,8 +404,11 @@ pub(super) fn store_verdict(
     };
     {
         let mut store = store.lock().unwrap_or_else(|e| e.into_inner());
-        store.append(stored.clone())?;
+        // The line in results.jsonl is what makes a verdict final (a resume keeps it): it is
+        // written last, once the harness files and the logs are, so a disk that fills up in
+        // between leaves the instance to grade again instead of a verdict without its files.
         crate::report::write_harness_files(store.dir(), &stored, patch)?;
+        store.append(stored.clone())?;
     }
     Ok(JobEvent::Graded { stored, retried })
 }
@@ -534,6 +537,44 @@ mod tests {
         assert_eq!(engine.count("start"), 4);
         // Every verdict is in the store.
         assert_eq!(store.lock().unwrap().all().count(), 4);
+    }
+
+    /// A verdict whose files cannot be written (a full disk; here a file where the harness
+    /// directory goes) is not stored: the run stops with the error, and a resume grades the
+    /// instance again and writes them all.
+    #[test]
+    fn a_verdict_is_stored_only_with_its_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = engine();
+        let opts = GradeOptions::default();
+        let empty = || {
+            let mut j = job("b_b_pr2", "fake/ok:1");
+            j.submission = Submission::Patch(Vec::new());
+            j
+        };
+        let blocker = dir.path().join(crate::report::model_dir_name("m"));
+        fs_err::write(&blocker, "not a directory").unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let first = rt.block_on(run_jobs(
+            &engine,
+            vec![empty()],
+            &store(dir.path()),
+            &opts,
+            1,
+            &Silent,
+        ));
+        assert!(first.is_err(), "the write error is the run's");
+        assert_eq!(store(dir.path()).lock().unwrap().all().count(), 0);
+        fs_err::remove_file(&blocker).unwrap();
+        let again = run(&engine, vec![empty()], &store(dir.path()), &opts);
+        assert!(matches!(again[0], JobEvent::Graded { .. }));
+        assert!(
+            blocker.join("b_b_pr2").join("run_instance.log").is_file(),
+            "the harness files are written on the resume"
+        );
+        assert!(dir.path().join("instances/b_b_pr2").is_dir());
     }
 
     /// The same run with another timeout (or any limit, or other adapters) grades again instead
