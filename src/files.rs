@@ -224,6 +224,78 @@ pub fn read_text(path: &Path, max_bytes: u64) -> std::io::Result<String> {
     })
 }
 
+/// `options` set not to follow a link in the path's last component and not to block on a FIFO
+/// (for a file the tool itself names: it never writes a link there).
+pub fn own_file_options(options: &mut std::fs::OpenOptions) -> &mut std::fs::OpenOptions {
+    use nix::fcntl::OFlag;
+    use std::os::unix::fs::OpenOptionsExt;
+    options.custom_flags((OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK).bits())
+}
+
+/// Opens for reading a file the tool names itself (`run.json`, `results.jsonl`, a run's
+/// `report.json`): a link in its place is refused whatever it points to, and so is anything but
+/// a regular file. The check is made on the opened file, so nothing swapped in after it is read.
+pub fn open_own(path: &Path) -> Result<std::fs::File, BoundedReadError> {
+    let file = own_file_options(std::fs::OpenOptions::new().read(true))
+        .open(path)
+        .map_err(|source| own_open_error(path, source))?;
+    let meta = file.metadata().map_err(|source| BoundedReadError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    if !meta.is_file() {
+        return Err(BoundedReadError::NotAFile {
+            path: path.to_owned(),
+            what: kind(&meta),
+        });
+    }
+    Ok(file)
+}
+
+/// The error of opening an own file: a link in its place (`ELOOP` under `O_NOFOLLOW`) is named.
+pub fn own_open_error(path: &Path, source: io::Error) -> BoundedReadError {
+    if source.raw_os_error() == Some(nix::errno::Errno::ELOOP as i32) {
+        BoundedReadError::NotAFile {
+            path: path.to_owned(),
+            what: "a symbolic link (the tool writes none here)",
+        }
+    } else {
+        BoundedReadError::Io {
+            path: path.to_owned(),
+            source,
+        }
+    }
+}
+
+/// [`read_text`] for a file the tool names itself ([`open_own`]): no link, no FIFO, no device,
+/// at most `max_bytes`.
+pub fn read_own_text(path: &Path, max_bytes: u64) -> io::Result<String> {
+    let read = || -> Result<Vec<u8>, BoundedReadError> {
+        let file = open_own(path)?;
+        let mut bytes = Vec::new();
+        file.take(max_bytes.saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map_err(|source| BoundedReadError::Io {
+                path: path.to_owned(),
+                source,
+            })?;
+        if bytes.len() as u64 > max_bytes {
+            return Err(BoundedReadError::TooLarge {
+                path: path.to_owned(),
+                max_bytes,
+            });
+        }
+        Ok(bytes)
+    };
+    let bytes = read().map_err(BoundedReadError::into_io)?;
+    String::from_utf8(bytes).map_err(|e| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{}: not UTF-8 text: {e}", path.display()),
+        )
+    })
+}
+
 /// An instance id (or any label) as one directory name: ASCII letters, digits, `-`, `_` and
 /// `.` are kept, anything else becomes `_`, and leading dots go (no hidden or `..` names). A
 /// name changed so, or longer than [`SAFE_NAME_MAX`], is cut to fit and ends in `-` and eight

@@ -373,8 +373,19 @@ pub struct Scope<'a> {
 pub fn load_report(dir: &std::path::Path) -> Result<Report, StoreError> {
     let (meta, mut stored) = read_run(dir)?;
     apply_accepted(&mut stored, &read_accepted(dir)?);
-    if let Ok(text) =
-        crate::files::read_text(&dir.join("report.json"), crate::files::SMALL_FILE_MAX)
+    let saved_path = dir.join("report.json");
+    let saved = match crate::files::read_own_text(&saved_path, crate::files::SMALL_FILE_MAX) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        // A link, a FIFO or a huge file where the run's report goes is refused, not skipped.
+        Err(source) => {
+            return Err(StoreError::Io {
+                path: saved_path,
+                source,
+            });
+        }
+    };
+    if let Some(text) = saved
         && let Ok(saved) = serde_json::from_str::<Report>(&text)
     {
         let ids: std::collections::HashSet<&str> = saved

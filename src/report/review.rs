@@ -24,7 +24,7 @@ struct AcceptedFile {
 /// The ids accepted so far in the run at `dir` (none when the file is absent).
 pub fn read_accepted(dir: &Path) -> Result<BTreeSet<String>, StoreError> {
     let path = dir.join(ACCEPTED_FILE);
-    let text = match crate::files::read_text(&path, crate::files::SMALL_FILE_MAX) {
+    let text = match crate::files::read_own_text(&path, crate::files::SMALL_FILE_MAX) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeSet::new()),
         Err(source) => return Err(StoreError::Io { path, source }),

@@ -356,7 +356,7 @@ impl Store {
         fs_err::create_dir_all(dir.join("instances")).map_err(io(dir))?;
         let lock = lock_run(dir)?;
         let meta_path = dir.join("run.json");
-        match crate::files::read_text(&meta_path, crate::files::SMALL_FILE_MAX) {
+        match crate::files::read_own_text(&meta_path, crate::files::SMALL_FILE_MAX) {
             Ok(text) => {
                 if let Ok(old) = serde_json::from_str::<RunMeta>(&text) {
                     if old.run.dataset_hash != meta.run.dataset_hash
@@ -390,13 +390,16 @@ impl Store {
         )?;
         let path = dir.join("results.jsonl");
         let (latest, good_len, repaired) = load(&path)?;
-        let mut results = fs_err::OpenOptions::new()
+        let mut options = std::fs::OpenOptions::new();
+        crate::files::own_file_options(&mut options);
+        let results = options
             .create(true)
             .read(true)
             .write(true)
             .truncate(false)
             .open(&path)
-            .map_err(io(&path))?;
+            .map_err(|e| io(&path)(crate::files::own_open_error(&path, e).into_io()))?;
+        let mut results = fs_err::File::from_parts(results, &path);
         // Cut a partial last line (the process died while writing it).
         results.set_len(good_len).map_err(io(&path))?;
         results.seek(SeekFrom::End(0)).map_err(io(&path))?;
@@ -487,14 +490,13 @@ const VERDICT_LINE_MAX: usize = 64 * 1024 * 1024;
 /// of the whole lines.
 fn load(path: &Path) -> Result<(Verdicts, u64, usize), StoreError> {
     let mut latest = BTreeMap::new();
-    // A FIFO or a device in the store's place is refused before it is opened (it would hang or
-    // never end).
-    match crate::files::check_bounded(path, u64::MAX).map_err(|e| e.into_io()) {
-        Ok(()) => {}
+    // A link, a FIFO or a device in the store's place is refused (it would lead elsewhere, hang
+    // or never end).
+    let file = match crate::files::open_own(path).map_err(|e| e.into_io()) {
+        Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((latest, 0, 0)),
         Err(e) => return Err(io(path)(e)),
-    }
-    let file = fs_err::File::open(path).map_err(io(path))?;
+    };
     let mut reader = BufReader::new(file);
     let mut buf = Vec::new();
     let (mut good, mut line_no, mut repaired) = (0u64, 0usize, 0usize);
@@ -542,7 +544,7 @@ pub fn read_run(dir: &Path) -> Result<(Option<RunMeta>, Vec<Stored>), StoreError
     // A run made before run.json existed has none; one that is there and is no regular file of
     // a sane size (a FIFO, a device, a huge file) is refused, not skipped.
     let meta_path = dir.join("run.json");
-    let meta = match crate::files::read_text(&meta_path, crate::files::SMALL_FILE_MAX) {
+    let meta = match crate::files::read_own_text(&meta_path, crate::files::SMALL_FILE_MAX) {
         Ok(t) => serde_json::from_str(&t).ok(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(source) => {
@@ -567,7 +569,7 @@ pub fn read_run(dir: &Path) -> Result<(Option<RunMeta>, Vec<Stored>), StoreError
 
 /// The error message an error verdict left in `instances/<label>/error.log`, if any.
 pub fn error_log(dir: &Path, label: &str) -> Option<String> {
-    crate::files::read_text(
+    crate::files::read_own_text(
         &dir.join("instances")
             .join(safe_name(label))
             .join("error.log"),
@@ -615,6 +617,27 @@ mod lock_tests {
         ));
         now.dataset_hash_as_read = Some("as-read".into());
         assert!(Store::open(tmp.path(), &now, false).is_ok());
+    }
+
+    /// A link where the run's results.jsonl goes is refused, never written through: the file
+    /// it points to is left as it was.
+    #[test]
+    fn a_linked_results_file_is_refused_not_written_through() {
+        let tmp = tempfile::tempdir().unwrap();
+        let elsewhere = tmp.path().join("elsewhere.txt");
+        fs_err::write(&elsewhere, "someone else's\n").unwrap();
+        let run = tmp.path().join("run");
+        fs_err::create_dir_all(&run).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, run.join("results.jsonl")).unwrap();
+        let err = Store::open(&run, &meta(), false)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(err.contains("symbolic link"), "{err}");
+        assert_eq!(
+            fs_err::read_to_string(&elsewhere).unwrap(),
+            "someone else's\n"
+        );
     }
 
     /// A run made by another grader version is not resumed unless mixing is allowed; the same

@@ -105,8 +105,13 @@ fn read_part(dir: &Path) -> Result<Part, RunError> {
         why: why.to_owned(),
     };
     let meta = meta.ok_or_else(|| not_a_run("no readable run.json"))?;
-    let text = crate::files::read_text(&dir.join("report.json"), crate::files::SMALL_FILE_MAX)
-        .map_err(|_| not_a_run("no report.json: let the run finish (or resume it) first"))?;
+    let text = crate::files::read_own_text(&dir.join("report.json"), crate::files::SMALL_FILE_MAX)
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                not_a_run("no report.json: let the run finish (or resume it) first")
+            }
+            _ => not_a_run(&e.to_string()),
+        })?;
     let saved: Report = serde_json::from_str(&text)
         .map_err(|e| not_a_run(&format!("report.json cannot be read: {e}")))?;
     Ok(Part {

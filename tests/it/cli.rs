@@ -1069,13 +1069,25 @@ fn old_spellings_are_hidden_aliases() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("whole CPUs"));
 }
 
-/// The files a run directory holds under fixed names are read bounded and checked: a FIFO or a
-/// device in place of `run.json` or `results.jsonl` is refused at once by name, and a verdict
-/// line of 70 MB is refused with its line, instead of hanging or being read whole.
+/// The files a run directory holds under fixed names (`run.json`, `results.jsonl`,
+/// `report.json`) are read bounded and checked by every command that reads them (`report`, and
+/// `merge` on a part): a FIFO, a link to `/dev/zero`, a link out of the run to a file that reads
+/// well, and a file larger than any the tool writes are each refused by name, at once, instead
+/// of hanging, being read whole or being read from elsewhere.
 #[test]
-fn a_run_directorys_own_files_are_regular_and_bounded() {
-    let dir = tempfile::tempdir().unwrap();
-    let fifo = |p: &Path| {
+fn every_commands_fixed_name_run_files_are_regular_bounded_and_in_place() {
+    let root = tempfile::tempdir().unwrap();
+    let meta = serde_json::to_string(&beyondswe::report::RunMeta::default()).unwrap();
+    // A part as merge needs it: run.json, an empty store and a saved report.
+    let good_run = |dir: &Path| {
+        std::fs::create_dir_all(dir).unwrap();
+        write(&dir.join("run.json"), &meta);
+        write(&dir.join("results.jsonl"), "");
+        write(&dir.join("report.json"), "{}");
+    };
+    let outside = root.path().join("outside");
+    good_run(&outside);
+    let mkfifo = |p: &Path| {
         assert!(
             std::process::Command::new("mkfifo")
                 .arg(p)
@@ -1084,42 +1096,65 @@ fn a_run_directorys_own_files_are_regular_and_bounded() {
                 .success()
         );
     };
-    let meta = dir.path().join("meta");
-    std::fs::create_dir_all(&meta).unwrap();
-    fifo(&meta.join("run.json"));
-    write(&meta.join("results.jsonl"), "");
-    let store = dir.path().join("store");
-    std::fs::create_dir_all(&store).unwrap();
-    fifo(&store.join("results.jsonl"));
-    let device = dir.path().join("device");
-    std::fs::create_dir_all(&device).unwrap();
-    std::os::unix::fs::symlink("/dev/zero", device.join("results.jsonl")).unwrap();
-    let long = dir.path().join("long");
-    std::fs::create_dir_all(&long).unwrap();
-    write(
-        &long.join("results.jsonl"),
-        &format!("{}\n", "x".repeat(70 << 20)),
-    );
-    for (run, want) in [
-        (&meta, "named pipe"),
-        (&store, "named pipe"),
-        (&device, "character device"),
-        (&long, "longer than 64 MiB"),
-    ] {
-        let out = bin()
-            .arg("report")
-            .arg(run)
-            .timeout(std::time::Duration::from_secs(20))
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_ne!(out.status.code(), Some(0), "{}: {stderr}", run.display());
-        assert!(
-            out.status.code().is_some(),
-            "{}: killed or hung",
-            run.display()
-        );
-        assert!(stderr.contains(want), "{}: {stderr}", run.display());
+    let mut n = 0;
+    for command in ["report", "merge"] {
+        for file in ["run.json", "results.jsonl", "report.json"] {
+            for kind in ["fifo", "device", "link out", "oversized"] {
+                n += 1;
+                let run = root.path().join(format!("run{n}"));
+                good_run(&run);
+                let target = run.join(file);
+                std::fs::remove_file(&target).unwrap();
+                let want = match kind {
+                    "fifo" => {
+                        mkfifo(&target);
+                        "named pipe".to_owned()
+                    }
+                    "device" => {
+                        std::os::unix::fs::symlink("/dev/zero", &target).unwrap();
+                        "symbolic link".to_owned()
+                    }
+                    "link out" => {
+                        std::os::unix::fs::symlink(outside.join(file), &target).unwrap();
+                        "symbolic link".to_owned()
+                    }
+                    _ => {
+                        let f = std::fs::File::create(&target).unwrap();
+                        f.set_len(70 << 20).unwrap();
+                        if file == "results.jsonl" {
+                            "longer than 64 MiB".to_owned()
+                        } else {
+                            "larger than the limit".to_owned()
+                        }
+                    }
+                };
+                let mut cmd = bin();
+                match command {
+                    "report" => cmd.arg("report").arg(&run),
+                    _ => {
+                        let other = root.path().join(format!("other{n}"));
+                        good_run(&other);
+                        cmd.arg("merge")
+                            .arg("-o")
+                            .arg(root.path().join(format!("merged{n}")))
+                            .arg(&run)
+                            .arg(&other)
+                    }
+                };
+                let out = cmd
+                    .timeout(std::time::Duration::from_secs(20))
+                    .output()
+                    .unwrap();
+                let stderr = String::from_utf8_lossy(&out.stderr);
+                let case = format!("{command} with {kind} as {file}");
+                assert!(out.status.code().is_some(), "{case}: killed or hung");
+                assert_ne!(out.status.code(), Some(0), "{case}: {stderr}");
+                assert!(
+                    stderr.contains(&want) && stderr.contains(file),
+                    "{case}: {stderr}"
+                );
+            }
+        }
     }
 }
 
