@@ -53,8 +53,10 @@ fn read_json(path: &Path) -> Result<Value, JobError> {
 }
 
 /// A JSON file of at most `max` bytes (a trajectory may be large; nothing is read unbounded).
+/// Harbor writes these files itself: a link in their place is refused, so a job cannot carry
+/// a host file into a release.
 fn read_json_max(path: &Path, max: u64) -> Result<Value, JobError> {
-    let text = crate::files::read_text(path, max).map_err(io(path))?;
+    let text = crate::files::read_own_text(path, max).map_err(io(path))?;
     serde_json::from_str(&text).map_err(|e| JobError::Bad {
         path: path.to_owned(),
         message: format!("not valid JSON: {e}"),
@@ -481,15 +483,17 @@ fn put_trajectory_and_patch(
     Ok(())
 }
 
-/// Files beside the models, kept verbatim so a rebuilt job reads the same.
+/// Files beside the models, kept verbatim so a rebuilt job reads the same (never through a
+/// link: a job's `exception.txt` linked to a host file would publish it).
 fn put_files_beside(m: &mut Map<String, Value>, dir: &Path) {
-    if let Ok(t) = crate::files::read_text(
+    if let Ok(t) = crate::files::read_own_text(
         &dir.join("verifier/reward.txt"),
         crate::files::SMALL_FILE_MAX,
     ) {
         m.insert("reward_txt".into(), json!(t));
     }
-    if let Ok(t) = crate::files::read_text(&dir.join("exception.txt"), crate::files::SMALL_FILE_MAX)
+    if let Ok(t) =
+        crate::files::read_own_text(&dir.join("exception.txt"), crate::files::SMALL_FILE_MAX)
     {
         m.insert("exception_txt".into(), json!(t));
     }
@@ -784,6 +788,35 @@ mod tests {
     }
 
     use super::*;
+
+    /// A trial whose `exception.txt` and `verifier/reward.txt` are links to a host file
+    /// publishes neither in its release line, and one whose trajectory is such a link is
+    /// refused naming it.
+    #[test]
+    fn a_release_line_reads_no_file_through_a_link() {
+        let tmp = tempfile::tempdir().unwrap();
+        let secret = tmp.path().join("secret.txt");
+        fs_err::write(&secret, "host secret\n").unwrap();
+        let trial = tmp.path().join("trial");
+        fs_err::create_dir_all(trial.join("verifier")).unwrap();
+        fs_err::create_dir_all(trial.join("agent")).unwrap();
+        std::os::unix::fs::symlink(&secret, trial.join("exception.txt")).unwrap();
+        std::os::unix::fs::symlink(&secret, trial.join("verifier/reward.txt")).unwrap();
+        let result = json!({"task_name": "t", "trial_name": "t__1"});
+        let line = release_line(&trial, &result, None, None, ReleaseOptions::default()).unwrap();
+        let text = line.to_string();
+        assert!(!text.contains("host secret"), "{text}");
+        assert!(line.get("exception_txt").is_none() && line.get("reward_txt").is_none());
+        std::os::unix::fs::symlink(&secret, trial.join("agent/trajectory.json")).unwrap();
+        let err = release_line(&trial, &result, None, None, ReleaseOptions::default())
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            err.contains("trajectory.json") && err.contains("symbolic link"),
+            "{err}"
+        );
+    }
     use std::collections::BTreeMap;
 
     /// Every file (bytes) and directory below `root`.
