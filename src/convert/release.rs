@@ -288,6 +288,46 @@ mod tests {
         assert!(!config.contains("overwritten"), "{config}");
     }
 
+    /// A line refused half-way through its files (a path listed twice) leaves no trial
+    /// directory and nothing hidden behind; the good lines are written whole.
+    #[test]
+    fn a_line_refused_half_way_leaves_no_half_trial() {
+        let tmp = tempfile::tempdir().unwrap();
+        job(tmp.path(), "t__1");
+        let release = release_of(tmp.path());
+        let good = fs_err::read_to_string(&release).unwrap();
+        let mut twice: Value = serde_json::from_str(good.trim()).unwrap();
+        twice["trial_result"]["trial_name"] = json!("t__2");
+        twice["files"] = json!([
+            {"path": "a.txt", "text": "first"},
+            {"path": "a.txt", "text": "second"}
+        ]);
+        fs_err::write(&release, format!("{good}{twice}\n")).unwrap();
+        let mut notes = Vec::new();
+        let back = tmp.path().join("back");
+        let restored = release_to_jobs(&release, &back, &mut |n| notes.push(n.to_owned())).unwrap();
+        assert_eq!(
+            restored,
+            Restored {
+                trials: 1,
+                failed: 1
+            },
+            "{notes:?}"
+        );
+        assert!(notes[0].contains("listed twice"), "{notes:?}");
+        let left: Vec<String> = fs_err::read_dir(back.join("job-1"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            !left.iter().any(|n| n == "t__2" || n.starts_with('.')),
+            "{left:?}"
+        );
+        // Written again into the same place, the good trial is replaced whole.
+        let again = release_to_jobs(&release, &back, &mut |_| {}).unwrap();
+        assert_eq!(again.trials, 1);
+    }
+
     #[cfg(unix)]
     #[test]
     fn a_name_that_is_not_utf8_is_named_and_left_out_and_a_sparse_terabyte_is_not_read() {

@@ -611,16 +611,29 @@ pub fn write_trial(out: &Path, line: &Value) -> Result<PathBuf, JobError> {
     {
         r.insert("trial_name".into(), json!(trial_name));
     }
+    // The trial is written in a hidden directory beside it and renamed into place: a line
+    // refused half-way (a path listed twice, bad base64) or a run killed leaves no half trial.
+    fs_err::create_dir_all(&job_dir).map_err(io(&job_dir))?;
+    let staging = tempfile::Builder::new()
+        .prefix(".beyondswe-trial-")
+        .tempdir_in(&job_dir)
+        .map_err(io(&job_dir))?;
     if let Some(files) = line.get("files") {
         // A lossless release: every file as it was.
         if let Some(job_tree) = line.get("job").filter(|j| j.get("files").is_some()) {
             write_entries(&job_dir, job_tree.get("files"), job_tree.get("dirs"))?;
         }
-        fs_err::create_dir_all(&dir).map_err(io(&dir))?;
-        write_entries(&dir, Some(files), line.get("dirs"))?;
+        write_entries(staging.path(), Some(files), line.get("dirs"))?;
     } else {
-        write_parsed_fields(out, &dir, line, &result)?;
+        write_parsed_fields(out, staging.path(), line, &result)?;
     }
+    // A trial written by an earlier run into the same place is replaced whole.
+    if fs_err::symlink_metadata(&dir).is_ok() {
+        fs_err::remove_dir_all(&dir)
+            .or_else(|_| fs_err::remove_file(&dir))
+            .map_err(io(&dir))?;
+    }
+    fs_err::rename(staging.path(), &dir).map_err(io(&dir))?;
     Ok(dir)
 }
 
@@ -1029,12 +1042,22 @@ mod tests {
         }
         #[cfg(unix)]
         {
+            // A link left in the trial's place by an earlier run is not written through: the
+            // trial is written aside and replaces it whole.
             let job = tmp.path().join("release/t");
+            let outside = tmp.path().join("outside");
             fs_err::create_dir_all(&job).unwrap();
-            std::os::unix::fs::symlink("/tmp", job.join("link")).unwrap();
+            fs_err::create_dir_all(&outside).unwrap();
+            std::os::unix::fs::symlink(&outside, job.join("link")).unwrap();
             let line = json!({"trial_name": "t", "files": [{"path": "link/x", "text": "x"}]});
-            let err = write_trial(tmp.path(), &line).unwrap_err().to_string();
-            assert!(err.contains("symbolic link"), "{err}");
+            write_trial(tmp.path(), &line).unwrap();
+            assert!(!outside.join("x").exists());
+            assert!(
+                !fs_err::symlink_metadata(job.join("link"))
+                    .unwrap()
+                    .is_symlink()
+            );
+            assert_eq!(fs_err::read_to_string(job.join("link/x")).unwrap(), "x");
         }
     }
 
