@@ -9,8 +9,44 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+usage() {
+    cat <<'EOF'
+Usage: scripts/test.sh [--fast] [-- CARGO_TEST_ARGS...]
+
+  (no option)  the whole suite, as CI runs it: builds the images, the registry, the browser and
+               the Harbor clients it needs, then every test (--include-ignored).
+  --fast       a developer's loop: no engine, no browser, no Harbor (the tests that need them
+               are the #[ignore]d ones, left out by name, never skipped in silence); checks the
+               schemas and runs every other test. A few minutes at most on a warm build.
+  -h, --help   this text.
+
+Arguments after `--` go to the test binaries (a test name filter, `--nocapture`).
+EOF
+}
+
+fast=0
+extra=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --fast) fast=1 ;;
+        -h|--help) usage; exit 0 ;;
+        --) shift; extra=("$@"); break ;;
+        *) printf 'scripts/test.sh: unknown option %s\n\n' "$1" >&2; usage >&2; exit 2 ;;
+    esac
+    shift
+done
+
 # Each stage line says how long the run has taken so far.
 log() { printf '[test] %4ds %s\n' "$SECONDS" "$*" >&2; }
+
+if [ "$fast" = 1 ]; then
+    log "schemas"
+    cargo run --quiet -- schemas check schemas
+    log "tests (fast: nothing that needs the engine, a browser or Harbor)"
+    cargo test -- "${extra[@]}"
+    log "done"
+    exit 0
+fi
 
 log "images (offline base + fixtures)"
 bash scripts/build-fixture-images.sh >/dev/null
@@ -28,5 +64,5 @@ bash scripts/junit-venv.sh >/dev/null
 log "schemas"
 cargo run --quiet -- schemas check schemas
 log "tests"
-cargo test -- --include-ignored
+cargo test -- --include-ignored "${extra[@]}"
 log "done"
