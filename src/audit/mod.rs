@@ -9,6 +9,19 @@
 //! `clean`. Reads the trajectories a path holds (a release, raw transcripts, a Harbor jobs
 //! directory: sources.rs) in every shape they are written in (shapes.rs). Also says which shell
 //! commands change files (writes.rs), for replaying a transcript's edits.
+//!
+//! Files:
+//! - `program.rs`: The program a command word names, shared by the shell reader, the Python reader
+//!   and the rules that look at what a command runs.
+//! - `python.rs`: Shell commands that Python code would run.
+//! - `rules.rs`: The two checks: SearchSWE's bash blocklist (forbidden git commands, and GitHub
+//!   hosts when search was off).
+//! - `shapes.rs`: What the audit reads of a trajectory.
+//! - `shell.rs`: Shell commands taken apart the way a shell would run them.
+//! - `sources.rs`: The trajectories to audit.
+//! - `web.rs`: Web access against what SearchSWE forbids for a task.
+//! - `writes.rs`: Which shell commands change files in the workspace, read the way a shell would
+//!   run them (shell.rs).
 
 mod program;
 mod python;

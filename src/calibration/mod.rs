@@ -9,6 +9,10 @@
 //! verdicts ([`calibrate_instance`]) and reading the file back. It runs no container: the
 //! gradings are `run::calibrate`'s, and what a calibration changes in a run and its report is
 //! `run`'s and `report`'s.
+//!
+//! Files:
+//! - `classify.rs`: From the verdicts of an instance's gold and empty gradings to its calibration:
+//!   counts per test id and the class.
 
 mod classify;
 

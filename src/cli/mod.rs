@@ -5,6 +5,41 @@
 //! Subcommand modules never import one another: what several share is in `args.rs` (argument
 //! groups), `progress.rs` (the progress bar), `outcome.rs` (a finished run shown) and `exit.rs`
 //! (exit codes).
+//!
+//! Files:
+//! - `args.rs`: Argument groups the grading commands share (`#[command(flatten)]`), each turned
+//!   into the library's settings before any work starts.
+//! - `audit.rs`: `beyondswe audit PATH`: cheating checks on every trajectory, streamed.
+//! - `calibrate.rs`: `beyondswe calibrate`: grade every instance's gold patch N times and its empty
+//!   patch once (its tests run).
+//! - `capture.rs`: `beyondswe capture WORKSPACE --base COMMIT -o patch.diff`.
+//! - `convert.rs`: `beyondswe convert to-harbor` and `convert from-harbor`.
+//! - `demo.rs`: `beyondswe demo`: the main job on the bundled demo data.
+//! - `examples.rs`: An example for every command's `--help`, kept in one table and put on the
+//!   command tree when it is built (`command`).
+//! - `exit.rs`: Exit codes, decided here and nowhere else, and how an error that ends a command is
+//!   printed.
+//! - `grade.rs`: `beyondswe grade`: grade a whole run in parallel, resumably, and report the
+//!   paper's figures; `report` and `compare` re-render stored runs.
+//! - `grade_one.rs`: `beyondswe grade-one`: grade one submission for one instance in a fresh
+//!   container.
+//! - `image.rs`: `beyondswe image build CONTEXT --tag TAG`: build an image through the engine API
+//!   (no registry needed when the Dockerfile is `FROM` a local image such as the offline base).
+//! - `ingest.rs`: `beyondswe ingest PATH -o predictions.jsonl`.
+//! - `outcome.rs`: What the grading commands (`grade`, `verify`, `demo`) print when a run ends: the
+//!   report's summary on stdout, where its files are on stderr, and the run's exit code.
+//! - `parity.rs`: `beyondswe parity JOBS_DIR… --dataset DATASET -o DIR`.
+//! - `progress.rs`: What the grading commands show while they run.
+//! - `release.rs`: `beyondswe release from-harbor|to-harbor`: trajectory releases ⇄ Harbor job
+//!   directories; the loops are `convert::jobs_to_release` and `convert::release_to_jobs`.
+//! - `schemas.rs`: `beyondswe schemas write|check [DIR]`: the JSON Schemas generated from the Rust
+//!   types.
+//! - `trajectory.rs`: `beyondswe trajectory validate FILE…`: ATIF files checked as Harbor's
+//!   validator checks them.
+//! - `validate.rs`: `beyondswe validate DATASET`: a table of every problem; non-zero exit when any
+//!   is an error.
+//! - `verify.rs`: `beyondswe verify RELEASE_OR_JOBS_DIR --dataset DATASET`: grade every published
+//!   patch and compare the reward the release claims with the one measured.
 
 pub(crate) mod args;
 pub(crate) mod audit;

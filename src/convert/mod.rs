@@ -9,6 +9,13 @@
 //! The release and job formats themselves are Harbor's own and live in `harbor::job`; the
 //! restore rules (`keep_paths`) in `restore_rules`. Converters are synchronous and never start
 //! a container.
+//!
+//! Files:
+//! - `error.rs`: Errors of the record ⇄ Harbor converters; each names the instance or path it is
+//!   about.
+//! - `from_harbor.rs`: Harbor task directory → BeyondSWE record.
+//! - `release.rs`: Whole Harbor jobs directories ⇄ trajectory releases.
+//! - `to_harbor.rs`: BeyondSWE record → Harbor task directory.
 
 mod error;
 mod from_harbor;

@@ -6,6 +6,19 @@
 //! `convert`'s one-record converters. This file sees a dataset as instances to grade against
 //! (record, suite zip, and for Harbor tasks without a prebuilt image, the environment to
 //! build), and as the families a release's lines name.
+//!
+//! Files:
+//! - `batch.rs`: Whole datasets converted: every record of a JSONL file to a task directory
+//!   (`dataset_to_tasks`).
+//! - `error.rs`: Why a dataset, or one item of it, could not be read.
+//! - `hub.rs`: A dataset named as on the Hugging Face Hub (`AweAI-Team/BeyondSWE`, or
+//!   `hf://datasets/AweAI-Team/BeyondSWE`), found offline where `huggingface_hub` downloaded it.
+//! - `parquet.rs`: The dataset as the Hugging Face Hub serves it in Parquet: each row one record.
+//! - `parquet_layout.rs`: What a Parquet file declares about itself, checked against the file
+//!   before the `parquet` crate reads it.
+//! - `seen.rs`: The one duplicate check of a dataset: which instance ids have been seen, and where
+//!   first.
+//! - `source.rs`: A dataset as a stream of items, whatever holds it.
 
 mod batch;
 mod error;

@@ -4,6 +4,16 @@
 //!
 //! Driven from the host through a [`crate::sandbox::Sandbox`]; whole runs (many submissions, a
 //! results store, resume) are `crate::run`'s, and nothing here knows of them.
+//!
+//! Files:
+//! - `pipeline.rs`: Grading one submission, the host's side.
+//! - `pipeline_tests.rs`: What the host side of a grading decides, over a scripted engine.
+//! - `result.rs`: The in-container verifier's one JSON result (`adapters/verify.py`), read back
+//!   through the engine from a directory only root can reach, and how it becomes a `Verdict`.
+//! - `traced.rs`: A `Sandbox` that reports what it does: each container started, committed and
+//!   removed, as `debug` tracing events (`-vv`), around any backend.
+//! - `verdict.rs`: The verdict: what `grade-one --json` prints and what runs store, one per
+//!   submission.
 
 mod pipeline;
 mod result;

@@ -6,6 +6,18 @@
 //!
 //! Pure data and file layout; the mapping to and from BeyondSWE records is in `convert`. It never
 //! uses `submission`, which reads Harbor trials through this module.
+//!
+//! Files:
+//! - `agent_logs.rs`: Where Harbor's installed agents leave their raw logs in a trial's `agent/`
+//!   directory.
+//! - `atif.rs`: ATIF, the Agent Trajectory Interchange Format (`agent/trajectory.json`), v1.0–v1.8.
+//! - `dataset_manifest.rs`: Harbor's dataset manifest, `dataset.toml`.
+//! - `job.rs`: Harbor job directories (`config.json`, `result.json`, one directory per trial) and
+//!   trajectory releases (one JSON line per trial) made from them, both ways.
+//! - `task_config.rs`: `task.toml`: the model we write, and a tolerant reader for every Harbor
+//!   version's files.
+//! - `test_config.rs`: `tests/test_config.json`: what the in-container verifier needs to know about
+//!   one instance.
 
 mod agent_logs;
 pub mod atif;

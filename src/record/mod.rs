@@ -2,6 +2,15 @@
 //! streaming JSONL reading and writing with line-numbered errors.
 //!
 //! Synchronous and free of any Harbor or container knowledge.
+//!
+//! Files:
+//! - `error.rs`: Errors about a single record's content (not about where it was read from).
+//! - `family.rs`: Task families and the many spellings of the `task` field.
+//! - `fields.rs`: The typed view of a BeyondSWE record: every field the official tooling reads, in
+//!   every shape it accepts.
+//! - `jsonl.rs`: Streaming JSONL: read records one line at a time in constant memory, write them
+//!   atomically.
+//! - `model.rs`: `Record`: one BeyondSWE instance, kept as the exact JSON object it was read from.
 
 mod error;
 mod family;

@@ -2,6 +2,20 @@
 //! and its renderings (table, markdown, JSON, HTML), the comparison of two runs, what a dataset
 //! calibration changes in a report (flaky ids apart, broken instances excluded on request), and a
 //! reviewer's acceptance of `forgery_suspected` verdicts.
+//!
+//! Files:
+//! - `compare.rs`: Two runs side by side: per-family scores with Δ.
+//! - `harness.rs`: The SWE-bench harness's per-instance layout, written beside this grader's own.
+//! - `html.rs`: The report as one self-contained HTML page (`report.html`), and the comparison of
+//!   two runs.
+//! - `junit.rs`: A run as JUnit XML (`report --format junit`), for CI systems that show test
+//!   reports: one `<testsuite>` per task family, one `<testcase>` per graded attempt.
+//! - `metrics.rs`: The paper's figures from a set of verdicts.
+//! - `render.rs`: Renderings of a report: an aligned table, Markdown, JSON, a leaderboard row, HTML
+//!   (`html.rs`) or JUnit XML (`junit.rs`).
+//! - `review.rs`: A reviewer's decisions on `forgery_suspected` verdicts.
+//! - `store.rs`: The results store of a run: `results.jsonl` (one verdict per line, appended and
+//!   synced as each instance finishes), `instances/<id>/` (logs), `run.json` (what the run grades).
 
 mod compare;
 mod harness;

@@ -20,6 +20,30 @@
 //!
 //! `grade/` grades one submission and knows nothing of runs or stores; `report/` holds the store
 //! and the renderings.
+//!
+//! Files:
+//! - `batch.rs`: Grading many submissions: a bounded pool of concurrent gradings over one sandbox,
+//!   resumable through the results store, with infrastructure errors retried once.
+//! - `calibrate.rs`: Calibration runs: every instance's gold patch graded N times and its empty
+//!   patch once (its tests run), in two resumable stores, and the `Calibration` made from their
+//!   verdicts.
+//! - `error.rs`: Why a run could not start or stopped: each library error it passes on, unchanged.
+//! - `image.rs`: Images built from a build context through the engine API (`image build`): no
+//!   registry is needed when the Dockerfile is `FROM` a local image such as the offline base.
+//! - `merge.rs`: Joining runs graded apart (`grade --shard K/N` on several machines) into one run
+//!   directory whose store, logs and report are those a single run would have written.
+//! - `parity.rs`: Parity experiments: the same agent's Harbor jobs, scored by Harbor and regraded
+//!   offline.
+//! - `plan.rs`: From a spec to the jobs of a run: the dataset's instances (only the asked ids), one
+//!   job per submission found for them, the calibration read and applied.
+//! - `reconstruct.rs`: Patches rebuilt from transcripts (`ingest --reconstruct`).
+//! - `session.rs`: The engine around container work, once for every caller: grading runs and
+//!   calibrations, `grade_one`, and the transcript replays of `ingest --reconstruct`.
+//! - `spec.rs`: What a run is: the dataset, the submissions, the limits, the store and the
+//!   calibration, as settled values.
+//! - `verify.rs`: Verifying a release: every published patch of a trajectory release (JSONL) or a
+//!   Harbor jobs directory graded as a run, and the reward each claims set beside the one measured.
+//! - `via_harbor.rs`: Grading through Harbor (`grade --via-harbor`).
 
 mod batch;
 mod calibrate;

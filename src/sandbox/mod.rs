@@ -10,6 +10,15 @@
 //! `run` connects one [`DockerSandbox`] per run, builds the Harbor environments its jobs need and
 //! sweeps the containers its graders leave. The CLI's `image build` and `ingest --reconstruct`
 //! connect one of their own.
+//!
+//! Files:
+//! - `checkout.rs`: An instance's repository at its base commit inside a container, its setup
+//!   commands run after: where the grader's prepare step and the transcript replay both start.
+//! - `docker.rs`: The Docker Engine backend of `Sandbox`, on bollard.
+//! - `pull.rs`: Instance images pulled from their registries through the engine (`POST
+//!   /images/create`), as every harness users know does.
+//! - `scripted.rs`: An in-memory `Sandbox` that follows a script.
+//! - `tar_io.rs`: Small tar helpers for moving files through the engine API.
 
 mod checkout;
 mod docker;

@@ -10,6 +10,18 @@
 //! and expansion is capped (zip bombs). Reads what agents write (agents/: predictions, SWE-agent,
 //! OpenHands, Claude Code and Codex transcripts, Harbor jobs, …), captures workspaces
 //! (capture.rs), and rebuilds a patch from a transcript's edits in a container (replay.rs).
+//!
+//! Files:
+//! - `agents/`: What third-party agents write, turned into submissions (`Ingested`, each with what
+//!   was `Submitted`, if anything).
+//! - `capture.rs`: `capture`: a binary-safe diff of a workspace against its base commit, for agents
+//!   that never write a patch (Claude Code, Codex, …).
+//! - `predictions.rs`: SWE-bench-style predictions: `instance_id`, `model_name_or_path`,
+//!   `model_patch`, as JSONL, a JSON list, or a JSON object keyed by instance id.
+//! - `read.rs`: Reading a submission from disk, within the read limits every caller passes
+//!   (`ReadLimits`: `--max-patch-mb`, `--max-repo-mb`).
+//! - `replay.rs`: Rebuilding a patch from a transcript.
+//! - `tree.rs`: Repository trees read safely from directories and archives.
 
 pub mod agents;
 mod capture;

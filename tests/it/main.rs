@@ -24,6 +24,7 @@ mod harbor_docker;
 mod harbor_loader;
 mod harbor_run;
 mod memory;
+mod module_docs;
 mod never_panic;
 mod pulls;
 mod report_html;

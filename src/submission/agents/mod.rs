@@ -7,6 +7,34 @@
 //! Every reader keeps going after a bad record and reports it with its file and line; a run with
 //! nothing recognisable says which formats were tried and why each did not match, and a format
 //! given on the command line is checked against the content.
+//!
+//! Files:
+//! - `aider.rs`: Aider's chat history (`.aider.chat.history.md`): Markdown, one session after
+//!   another, each starting `# aider chat started at <time>`.
+//! - `apply_patch.rs`: Codex's `apply_patch` envelope: parsing it, and applying its update chunks
+//!   to a file's text the way Codex does, so a replay produces the file Codex wrote.
+//! - `atif.rs`: Harbor's ATIF trajectories (`schema_version`, `agent`, `steps`), as Harbor's own
+//!   agents write them to `agent/trajectory.json` and as a release line carries them.
+//! - `aweagent.rs`: AweAgent (the official BeyondSWE harness).
+//! - `claude_code.rs`: Claude Code's three shapes, which share one message format.
+//! - `codex.rs`: Codex's three shapes.
+//! - `gemini.rs`: Gemini CLI's chat recordings
+//!   (`~/.gemini/tmp/<project_hash>/chats/session-*.json`).
+//! - `harbor_job.rs`: Harbor job directories: one trial directory per attempt.
+//! - `mini_swe_agent.rs`: mini-swe-agent: its runs are laid out as SWE-agent's
+//!   (`<id>/<id>.traj.json`, `preds.json`; read by `swe_agent.rs`), and its steps are chat
+//!   `messages`.
+//! - `openhands.rs`: OpenHands: its evaluation output (`output.jsonl`, the patch in
+//!   `test_result.git_patch`, the events in `history`) and its event streams (a JSON list of
+//!   actions and observations, no patch), detected, read into submissions, and their steps read.
+//! - `reading.rs`: Reading a transcript record by record into a `Transcript`.
+//! - `swe_agent.rs`: SWE-agent (0.x, its EnIGMA mode, and 1.x) and its sibling mini-swe-agent share
+//!   a run's layout.
+//! - `trajectories.rs`: The trajectories a path holds, each read by its agent's reader and handed
+//!   over one at a time (`for_each_item`).
+//! - `transcript.rs`: One agent's trajectory, whichever agent wrote it and in whichever shape, as
+//!   the rest of the tool needs it.
+//! - `unsupported.rs`: Agents whose output is recognised but not read.
 
 mod aider;
 mod apply_patch;
