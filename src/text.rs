@@ -1,7 +1,8 @@
 //! Keeping the end of a long text: logs kept in results and errors hold their last bytes,
 //! cut at a character boundary. And text made safe for a terminal: ids, task names and logs
 //! come from datasets and agents, and a control character in them must not reach the terminal
-//! as one. And the URLs a text names, for the readers of agents' steps and the audit.
+//! as one. And the URLs a text names, for the readers of agents' steps and the audit. And a
+//! time as RFC 3339 text, for reports and the engine's image dates alike.
 
 /// The last `max` bytes of `s` at most, starting on a character boundary.
 pub fn tail(s: &str, max: usize) -> &str {
@@ -107,6 +108,27 @@ pub fn urls(text: &str) -> Vec<String> {
         covered_until = end;
     }
     out
+}
+
+/// `secs` since the Unix epoch as RFC 3339, UTC, to the second.
+pub fn rfc3339_of(secs: i64) -> String {
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }
 
 #[cfg(test)]

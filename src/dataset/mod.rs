@@ -13,6 +13,8 @@
 //! - `error.rs`: Why a dataset, or one item of it, could not be read.
 //! - `hub.rs`: A dataset named as on the Hugging Face Hub (`AweAI-Team/BeyondSWE`, or
 //!   `hf://datasets/AweAI-Team/BeyondSWE`), found offline where `huggingface_hub` downloaded it.
+//! - `location.rs`: Where an item of a dataset is: a JSONL file's line, a Parquet file's row or
+//!   a Harbor task directory.
 //! - `parquet.rs`: The dataset as the Hugging Face Hub serves it in Parquet: each row one record.
 //! - `parquet_layout.rs`: What a Parquet file declares about itself, checked against the file
 //!   before the `parquet` crate reads it.
@@ -23,6 +25,7 @@
 mod batch;
 mod error;
 pub mod hub;
+mod location;
 mod parquet;
 mod parquet_layout;
 mod seen;

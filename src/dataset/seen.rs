@@ -5,7 +5,7 @@
 //! reads the dataset. It holds no record, only a fixed-size digest of each id and the id's first
 //! location, so streaming a dataset of any length keeps memory to one small entry per id.
 
-use super::source::Location;
+use super::location::Location;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use thiserror::Error;

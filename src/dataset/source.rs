@@ -11,56 +11,15 @@
 //! does either. Another format is one more variant of the private `Items`.
 
 use super::error::DatasetError;
+pub use super::location::Location;
 use super::parquet::{ParquetRows, is_parquet};
 use super::seen::Seen;
 use crate::convert::{TaskRead, read_task, task_dirs};
 use crate::record::{Record, RecordReader};
 use fs_err as fs;
-use std::fmt;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-/// Where an item of a dataset is.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Location {
-    /// A line of a JSONL file, shown as `file:line`.
-    Line {
-        /// The JSONL file.
-        file: Arc<Path>,
-        /// The line, counting from 1.
-        line: u64,
-    },
-    /// A Harbor task directory, shown as its path.
-    TaskDir(Arc<Path>),
-    /// A row of a Parquet file, shown as `file row N`.
-    Row {
-        /// The Parquet file.
-        file: Arc<Path>,
-        /// The row, counting from 1.
-        row: u64,
-    },
-}
-
-impl Location {
-    /// The file or directory the item is in: the JSONL file, or the task directory.
-    pub fn path(&self) -> &Path {
-        match self {
-            Location::Line { file, .. } | Location::Row { file, .. } => file,
-            Location::TaskDir(dir) => dir,
-        }
-    }
-}
-
-impl fmt::Display for Location {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Location::Line { file, line } => write!(f, "{}:{line}", file.display()),
-            Location::TaskDir(dir) => write!(f, "{}", dir.display()),
-            Location::Row { file, row } => write!(f, "{} row {row}", file.display()),
-        }
-    }
-}
 
 /// A record of a dataset, with what its task directory bundles beside it.
 #[derive(Debug)]

@@ -1,4 +1,5 @@
-//! Why a run could not start or stopped: each library error it passes on, unchanged.
+//! Why a run could not start or stopped: each library error it passes on, unchanged, and why
+//! runs do not merge ([`MergeError`]).
 
 use crate::calibration::CalibrationError;
 use crate::dataset::DatasetError;
@@ -74,7 +75,7 @@ pub enum RunError {
     },
     /// Runs that do not merge.
     #[error(transparent)]
-    Merge(#[from] super::merge::MergeError),
+    Merge(#[from] MergeError),
     /// The run already holds another model's verdicts: grading these submissions into it would
     /// mix two models in one report.
     #[error(
@@ -166,4 +167,62 @@ impl RunError {
             _ => false,
         }
     }
+}
+
+/// Why runs do not merge.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    /// A directory given is not a finished run.
+    #[error("{}: {why}", run.display())]
+    NotARun {
+        /// The directory.
+        run: PathBuf,
+        /// What is missing.
+        why: String,
+    },
+    /// Two parts differ in what they graded or how.
+    #[error(
+        "{}: another {what} than {} ({theirs} there, {ours} here): runs merge only when they grade the same submissions of the same dataset with the same options and grader",
+        run.display(),
+        first.display()
+    )]
+    Differs {
+        /// The part that differs.
+        run: PathBuf,
+        /// The first part, which the others are held to.
+        first: PathBuf,
+        /// `dataset`, `submissions`, `options` or `grader version`.
+        what: &'static str,
+        /// The first part's value.
+        theirs: String,
+        /// This part's value.
+        ours: String,
+    },
+    /// A split run is not whole, or a part is given twice, or whole and split runs are mixed.
+    #[error("{0}")]
+    Shards(String),
+    /// Two parts hold different verdicts of the same grading.
+    #[error(
+        "`{label}` was graded in both {} and {}, with different resume keys (another submission, image or suite): merge runs of disjoint gradings",
+        a.display(),
+        b.display()
+    )]
+    Conflict {
+        /// The grading (`id` or `id@N`).
+        label: String,
+        /// The first run holding it.
+        a: PathBuf,
+        /// The second.
+        b: PathBuf,
+    },
+    /// The output directory already holds a run.
+    #[error("{}: already holds a run (results.jsonl); choose a new directory", .0.display())]
+    OutExists(PathBuf),
+    /// The output path holds something else than an empty directory.
+    #[error(
+        "{}: already exists and is not an empty directory; a merge is written whole into a new \
+         (or empty) directory",
+        .0.display()
+    )]
+    OutNotEmpty(PathBuf),
 }

@@ -27,7 +27,8 @@
 //! - `calibrate.rs`: Calibration runs: every instance's gold patch graded N times and its empty
 //!   patch once (its tests run), in two resumable stores, and the `Calibration` made from their
 //!   verdicts.
-//! - `error.rs`: Why a run could not start or stopped: each library error it passes on, unchanged.
+//! - `error.rs`: Why a run could not start or stopped: each library error it passes on,
+//!   unchanged, and why runs do not merge.
 //! - `image.rs`: Images built from a build context through the engine API (`image build`): no
 //!   registry is needed when the Dockerfile is `FROM` a local image such as the offline base.
 //! - `merge.rs`: Joining runs graded apart (`grade --shard K/N` on several machines) into one run
@@ -60,19 +61,18 @@ mod via_harbor;
 
 pub use batch::{Job, JobEvent, Progress, Silent, job_key, options_digest, run_jobs};
 pub use calibrate::{CalibrateSpec, Calibrated, calibrate};
-pub use error::RunError;
+pub use error::{MergeError, RunError};
 pub use image::{ImageSpec, Pruned, build_image, prune_images, prune_prepared};
-pub use merge::{MergeError, MergeSpec, Merged, merge};
+pub use merge::{MergeSpec, Merged, merge};
 pub use parity::{Parity, ParityExperiment, ParitySpec, mean_sem, parity};
 pub use plan::{DatasetDigests, Plan, load_instances, plan};
 pub use reconstruct::reconstruct;
 pub use session::{Pulled, Session, grade_one, pull_images, runtime, stop_signal};
 pub use spec::{
-    Backend, CalibrationSpec, DEFAULT_MAX_PREPARED_BYTES, DatasetSpec, RunLimits, RunSpec,
-    StoreSpec, Submissions, default_jobs,
+    Backend, CalibrationSpec, DEFAULT_MAX_PREPARED_BYTES, DatasetSpec, HarborBackend, RunLimits,
+    RunSpec, StoreSpec, Submissions, default_jobs,
 };
 pub use verify::{Verified, VerifySpec, disagrees, verify};
-pub use via_harbor::HarborBackend;
 
 use crate::report::{self, CalibrationUse, Report, Store, build_report, now_rfc3339};
 use crate::sandbox::PullPolicy;

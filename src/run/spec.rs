@@ -64,7 +64,18 @@ pub enum Backend {
     Local,
     /// Through Harbor (`grade --via-harbor`): each submission a task whose oracle solution it is,
     /// graded by the task's separate verifier on Harbor's environment.
-    Harbor(super::via_harbor::HarborBackend),
+    Harbor(HarborBackend),
+}
+
+/// How to reach Harbor.
+#[derive(Debug, Clone)]
+pub struct HarborBackend {
+    /// The command that runs Harbor's CLI, as words: `["harbor"]`, or a wrapper such as
+    /// `["bash", "scripts/harbor-run.sh", "0.26.0"]`. It runs in the directory that holds the
+    /// tasks and the jobs (`RUN_DIR/harbor`), with paths relative to it.
+    pub command: Vec<String>,
+    /// Harbor's environment type, passed as `--env` (`docker`, `daytona`, `modal`, …).
+    pub environment: String,
 }
 
 impl RunSpec {

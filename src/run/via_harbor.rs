@@ -15,6 +15,7 @@ use super::Job;
 use super::batch::store_verdict;
 use super::batch::{JobEvent, Progress, file_digest, job_key, options_digest, stored_verdict};
 use super::error::RunError;
+use super::spec::HarborBackend;
 use crate::adapters::APPLY_RECORD;
 use crate::convert::{Oracle, Resources, ToHarborOptions, VerifierMode, write_oracle_task};
 use crate::grade::{
@@ -29,17 +30,6 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
-
-/// How to reach Harbor.
-#[derive(Debug, Clone)]
-pub struct HarborBackend {
-    /// The command that runs Harbor's CLI, as words: `["harbor"]`, or a wrapper such as
-    /// `["bash", "scripts/harbor-run.sh", "0.26.0"]`. It runs in the directory that holds the
-    /// tasks and the jobs (`RUN_DIR/harbor`), with paths relative to it.
-    pub command: Vec<String>,
-    /// Harbor's environment type, passed as `--env` (`docker`, `daytona`, `modal`, …).
-    pub environment: String,
-}
 
 /// A grading the verifier must make, waiting for its trial.
 struct Pending {

@@ -228,7 +228,7 @@ impl DockerSandbox {
                 .metadata
                 .and_then(|m| m.last_tag_time)
                 .filter(|t| t.len() >= 19 && !t.starts_with("0001"));
-            let created = crate::report::rfc3339_of(img.created);
+            let created = crate::text::rfc3339_of(img.created);
             let last_used = match tagged {
                 Some(t) if t[..19] > created[..19] => t[..19].to_owned(),
                 _ => created[..19].to_owned(),

@@ -23,6 +23,7 @@ mod harbor_adapter;
 mod harbor_docker;
 mod harbor_loader;
 mod harbor_run;
+mod layers;
 mod memory;
 mod module_docs;
 mod never_panic;
