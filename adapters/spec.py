@@ -73,10 +73,13 @@ def setup_timeout(spec):
 
 
 def from_test_config(cfg, tests, logs, state_dir, capture_name):
-    """The spec of a Harbor task: the instance part of its test_config.json (other tools' keys
-    left out), the task's own files under `tests`, and what holds under Harbor (the agent had
+    """The spec of a Harbor task: the instance part of its test_config.json and its `strict`
+    (other tools' keys left out), the task's own files under `tests`, and what holds under Harbor (the agent had
     the container first; canaries always planted)."""
     spec = dict((k, cfg[k]) for k in INSTANCE_KEYS if cfg.get(k) is not None)
+    if cfg.get("strict") is True:
+        # The task was made with `--strict`: evidence makes a verdict forgery_suspected.
+        spec["strict"] = True
     spec.setdefault("workdir", "/workspace")
     spec.update({"state_dir": state_dir, "private_paths": [tests, state_dir], "tests_dir": tests,
                  "canaries": True, "capture": os.path.join(logs, capture_name), "shared_container": True})

@@ -60,7 +60,16 @@ class FromTestConfigTest(unittest.TestCase):
             self.assertTrue(s["shared_container"] and s["canaries"])
             self.assertEqual(s["private_paths"], [tests, "/var/lib/beyondswe"])
             self.assertEqual(s["capture"], "/logs/verifier/submission.diff")
+            self.assertNotIn("strict", s)
             json.dumps(s)
+
+    def test_a_task_made_strict_gives_a_strict_spec_and_only_then(self):
+        with tempfile.TemporaryDirectory() as tests:
+            for value, strict in ((True, True), (False, False), ("yes", False), (None, False)):
+                cfg = {"fail_to_pass": ["t.py::a"], "strict": value}
+                s = spec.from_test_config(cfg, tests, "/logs/verifier", "/var/lib/beyondswe", "d")
+                spec.check(s)
+                self.assertEqual(bool(s.get("strict")), strict, value)
 
 
 if __name__ == "__main__":

@@ -70,6 +70,11 @@ pub(crate) struct ToHarborArgs {
     /// 0.1.x, which has no separate verifier (README: what that layout cannot stop).
     #[arg(long, value_enum, default_value_t = VerifierArg::Separate)]
     pub(crate) verifier: VerifierArg,
+    /// The tasks' verifier makes a verdict `forgery_suspected` on evidence for review (static
+    /// evidence, what the runner saw), as `grade --strict` does; by default only proof (a canary
+    /// group two of whose variants passed) changes a verdict.
+    #[arg(long)]
+    pub(crate) strict: bool,
 }
 
 /// `--verifier`.
@@ -154,6 +159,7 @@ fn to_harbor(args: &ToHarborArgs) -> Result<i32> {
         },
         org: Some(args.org.clone()),
         verifier_mode: args.verifier.into(),
+        strict: args.strict,
     };
     let summary = dataset::dataset_to_tasks(
         &args.dataset,

@@ -66,7 +66,7 @@ pub(crate) struct GradeArgs {
     /// Evidence for review (static evidence in the submission's source, what the runner saw
     /// in the tested process) makes a verdict `forgery_suspected`. Without it only proof (a
     /// canary group two of whose variants passed) changes a verdict.
-    #[arg(long, conflicts_with = "via_harbor")]
+    #[arg(long)]
     pub(crate) strict: bool,
     /// Grade only part K of N of the run (for example 2/4): the instances in scope are dealt
     /// round the parts in id order, every attempt at one instance in the same part. Run each

@@ -101,6 +101,9 @@ pub struct ToHarborOptions {
     pub org: Option<String>,
     /// Where Harbor runs the verifier: separate by default; shared for Harbor 0.1.x.
     pub verifier_mode: VerifierMode,
+    /// The verifier turns evidence into `forgery_suspected` (`grade --strict`): `"strict": true`
+    /// in `tests/test_config.json`; by default only proof changes a verdict.
+    pub strict: bool,
 }
 
 /// What a task's oracle solution is when it is not the dataset's: a submission to grade through
@@ -466,14 +469,11 @@ fn write_tests(
     suite: Option<&Path>,
     opts: &ToHarborOptions,
 ) -> Result<(), ConvertError> {
-    write(
-        dir,
-        paths::TEST_CONFIG,
-        &json_pretty(&instance_config(
-            record,
-            Duration::from_secs(opts.resources.test_timeout_sec),
-        )),
-    )?;
+    let mut config = instance_config(record, Duration::from_secs(opts.resources.test_timeout_sec));
+    if opts.strict {
+        config.extra.insert("strict".into(), true.into());
+    }
+    write(dir, paths::TEST_CONFIG, &json_pretty(&config))?;
     write(dir, paths::INSTANCE_JSON, &json_pretty(record.raw()))?;
     if let Some(p) = record.f2p_patch() {
         write(dir, paths::F2P_PATCH, p.as_bytes())?;

@@ -272,7 +272,8 @@ fn task_name(key: &str, attempt: u32, id: &str) -> String {
     task_dir_name(&name)
 }
 
-/// The tasks' options: a separate verifier, and the run's limits as the task's resources.
+/// The tasks' options: a separate verifier, the run's limits as the task's resources, and
+/// `--strict` as the verifier's.
 fn task_options(opts: &GradeOptions) -> ToHarborOptions {
     let test = opts.test_timeout.as_secs().max(1);
     ToHarborOptions {
@@ -286,6 +287,7 @@ fn task_options(opts: &GradeOptions) -> ToHarborOptions {
             ..Resources::default()
         },
         verifier_mode: VerifierMode::Separate,
+        strict: opts.strict,
         ..ToHarborOptions::default()
     }
 }
@@ -440,6 +442,25 @@ mod tests {
 
     use super::*;
     use crate::record::Family;
+
+    /// `grade --strict --via-harbor`: the tasks' verifier is told, and the resume key differs.
+    #[test]
+    fn strict_reaches_the_tasks_verifier_and_the_key() {
+        let strict = GradeOptions {
+            strict: true,
+            ..GradeOptions::default()
+        };
+        assert!(task_options(&strict).strict);
+        assert!(!task_options(&GradeOptions::default()).strict);
+        let harbor = HarborBackend {
+            command: vec!["harbor".into()],
+            environment: "docker".into(),
+        };
+        assert_ne!(
+            harbor_options_digest(&strict, &harbor),
+            harbor_options_digest(&GradeOptions::default(), &harbor)
+        );
+    }
 
     #[test]
     fn task_names_are_unique_image_names() {

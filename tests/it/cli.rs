@@ -55,6 +55,58 @@ fn to_harbor_then_from_harbor_round_trips_the_file() {
     assert!(dir.path().join("suites/variant_suite.zip").is_file());
 }
 
+/// `convert to-harbor --strict` makes tasks whose verifier takes evidence as `forgery_suspected`
+/// (`"strict": true` in `tests/test_config.json`); without it the key is absent. The records
+/// read back are the same either way.
+#[test]
+fn strict_tasks_say_so_in_their_test_config_and_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    for strict in [true, false] {
+        let tasks = dir.path().join(format!("tasks-{strict}"));
+        let mut cmd = bin();
+        cmd.args(["convert", "to-harbor"])
+            .arg(variants())
+            .arg(&tasks)
+            .arg("--test-suites")
+            .arg(fixtures().join("test_suites"));
+        if strict {
+            cmd.arg("--strict");
+        }
+        cmd.assert().success();
+        let mut configs = 0;
+        for task in std::fs::read_dir(&tasks).unwrap() {
+            let config = task.unwrap().path().join("tests/test_config.json");
+            if !config.is_file() {
+                continue;
+            }
+            configs += 1;
+            let v: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+            assert_eq!(v.get("strict"), strict.then_some(&serde_json::json!(true)));
+        }
+        assert_eq!(configs, 6);
+        let back = dir.path().join(format!("back-{strict}.jsonl"));
+        bin()
+            .args(["convert", "from-harbor"])
+            .arg(&tasks)
+            .arg(&back)
+            .arg("--test-suites")
+            .arg(dir.path().join(format!("suites-{strict}")))
+            .assert()
+            .success();
+        let ids = |p: &Path| {
+            let mut v: Vec<serde_json::Value> = std::fs::read_to_string(p)
+                .unwrap()
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+            v.sort_by_key(|r| r["instance_id"].as_str().unwrap().to_owned());
+            v
+        };
+        assert_eq!(ids(&back), ids(&variants()));
+    }
+}
+
 #[test]
 fn existing_task_is_refused_without_force() {
     let dir = tempfile::tempdir().unwrap();
