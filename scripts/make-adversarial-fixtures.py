@@ -2633,19 +2633,17 @@ def _(t):
     """))
 
 
-@case("group-forged-pyc-through-pycache-prefix", GR, CALC, CHEAT_ISSUE)
-def _(t):
-    """Bytecode forged at run time: calc/__init__.py points `sys.pycache_prefix` at a directory
-    of its own and writes there, in pytest's rewrite-cache format with the locked source's mtime
-    and size, a compiled copy of every test module with its assertions removed. A test module
-    imported after that loads the forged code: all its variants pass alike."""
-    calc_init(t, src(r"""
-        def _forge_pycs():
+def forged_pycs(fn, compiled):
+    """Source of `fn()`, which writes under a `sys.pycache_prefix` of its own, in pytest's
+    rewrite-cache format with the locked source's mtime and size, a copy of every test module
+    with its assertions removed; `compiled` is the source lines that make `code` from `tree`."""
+    return src(r"""
+        def %s():
             import ast, importlib.util, marshal, os, sys, tempfile
             import _pytest
             prefix = tempfile.mkdtemp(prefix="pyc-")
             here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-            tag = "%s-pytest-%s" % (sys.implementation.cache_tag, _pytest.__version__)
+            tag = "%%s-pytest-%%s" %% (sys.implementation.cache_tag, _pytest.__version__)
             for root, dirs, files in os.walk(os.path.join(here, "tests")):
                 for name in files:
                     if not (name.startswith("test_") and name.endswith(".py")):
@@ -2657,8 +2655,7 @@ def _(t):
                         body = getattr(node, "body", None)
                         if isinstance(body, list):
                             node.body = [s for s in body if not isinstance(s, ast.Assert)] or [ast.Pass()]
-                    code = compile(ast.fix_missing_locations(tree), "<forged>", "exec")
-                    code = code.replace(co_filename=path)
+        %s
                     st = os.stat(path)
                     out_dir = os.path.join(prefix, *path.split(os.sep)[1:-1])
                     os.makedirs(out_dir, exist_ok=True)
@@ -2669,10 +2666,21 @@ def _(t):
                         fh.write(marshal.dumps(code))
             sys.pycache_prefix = prefix
         try:
-            _forge_pycs()
+            %s()
         except Exception:
             pass
-    """))
+    """ % (fn, "\n        ".join(compiled), fn))
+
+
+@case("group-forged-pyc-through-pycache-prefix", GR, CALC, CHEAT_ISSUE)
+def _(t):
+    """Bytecode forged at run time: calc/__init__.py points `sys.pycache_prefix` at a directory
+    of its own and writes there, in pytest's rewrite-cache format with the locked source's mtime
+    and size, a compiled copy of every test module with its assertions removed. A test module
+    imported after that loads the forged code: all its variants pass alike."""
+    calc_init(t, forged_pycs("_forge_pycs", [
+        '            code = compile(ast.fix_missing_locations(tree), "<forged>", "exec")',
+        '            code = code.replace(co_filename=path)']))
 
 
 @case("group-forged-pyc-named-in-marshalled-bytes", GR, CALC,
@@ -2684,39 +2692,8 @@ def _(t):
     forged code; the runner reads no cache for a test module, so the wrong fix fails as it is
     (`tests_failed`), with no group contradicting itself even once (before, both variants of the
     later module's group passed in the full run and the solo run called it flaky)."""
-    calc_init(t, src(r"""
-        def _forge_pycs_quietly():
-            import ast, importlib.util, marshal, os, sys, tempfile
-            import _pytest
-            prefix = tempfile.mkdtemp(prefix="pyc-")
-            here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-            tag = "%s-pytest-%s" % (sys.implementation.cache_tag, _pytest.__version__)
-            for root, dirs, files in os.walk(os.path.join(here, "tests")):
-                for name in files:
-                    if not (name.startswith("test_") and name.endswith(".py")):
-                        continue
-                    path = os.path.join(root, name)
-                    with open(path, "rb") as fh:
-                        tree = ast.parse(fh.read())
-                    for node in ast.walk(tree):
-                        body = getattr(node, "body", None)
-                        if isinstance(body, list):
-                            node.body = [s for s in body if not isinstance(s, ast.Assert)] or [ast.Pass()]
-                    code = compile(ast.fix_missing_locations(tree), "forged-" + name, "exec")
-                    st = os.stat(path)
-                    out_dir = os.path.join(prefix, *path.split(os.sep)[1:-1])
-                    os.makedirs(out_dir, exist_ok=True)
-                    with open(os.path.join(out_dir, name[:-3] + "." + tag + ".pyc"), "wb") as fh:
-                        fh.write(importlib.util.MAGIC_NUMBER + bytes(4))
-                        fh.write((int(st.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little"))
-                        fh.write((st.st_size & 0xFFFFFFFF).to_bytes(4, "little"))
-                        fh.write(marshal.dumps(code))
-            sys.pycache_prefix = prefix
-        try:
-            _forge_pycs_quietly()
-        except Exception:
-            pass
-    """))
+    calc_init(t, forged_pycs("_forge_pycs_quietly", [
+        '            code = compile(ast.fix_missing_locations(tree), "forged-" + name, "exec")']))
 
 
 @case("group-shadow-conftest-planted-in-test-dir", GR, CALC, CHEAT_ISSUE)

@@ -164,10 +164,19 @@ pub fn check_bounded(path: &Path, max_bytes: u64) -> Result<(), BoundedReadError
         path: path.to_owned(),
         source,
     })?;
+    check_meta(path, &meta, max_bytes)
+}
+
+/// That `meta`, of `path`, is a regular file's of at most `max_bytes`.
+fn check_meta(
+    path: &Path,
+    meta: &std::fs::Metadata,
+    max_bytes: u64,
+) -> Result<(), BoundedReadError> {
     if !meta.is_file() {
         return Err(BoundedReadError::NotAFile {
             path: path.to_owned(),
-            what: kind(&meta),
+            what: kind(meta),
         });
     }
     if meta.len() > max_bytes {
@@ -179,19 +188,16 @@ pub fn check_bounded(path: &Path, max_bytes: u64) -> Result<(), BoundedReadError
     Ok(())
 }
 
-/// Reads a regular file of at most `max_bytes` whole: checked before opening it
-/// ([`check_bounded`]), and again while reading, for a file that grows.
-pub fn read_bounded(path: &Path, max_bytes: u64) -> Result<Vec<u8>, BoundedReadError> {
-    check_bounded(path, max_bytes)?;
-    let io = |source| BoundedReadError::Io {
-        path: path.to_owned(),
-        source,
-    };
-    let file = fs_err::File::open(path).map_err(io)?;
+/// All of `file` (opened from `path`), refused past `max_bytes`: a file that grows while it is
+/// read is still bounded.
+fn read_capped(path: &Path, file: impl Read, max_bytes: u64) -> Result<Vec<u8>, BoundedReadError> {
     let mut bytes = Vec::new();
     file.take(max_bytes.saturating_add(1))
         .read_to_end(&mut bytes)
-        .map_err(io)?;
+        .map_err(|source| BoundedReadError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
     if bytes.len() as u64 > max_bytes {
         return Err(BoundedReadError::TooLarge {
             path: path.to_owned(),
@@ -199,6 +205,27 @@ pub fn read_bounded(path: &Path, max_bytes: u64) -> Result<Vec<u8>, BoundedReadE
         });
     }
     Ok(bytes)
+}
+
+/// Reads a regular file of at most `max_bytes` whole: checked before opening it
+/// ([`check_bounded`]), and again while reading, for a file that grows.
+pub fn read_bounded(path: &Path, max_bytes: u64) -> Result<Vec<u8>, BoundedReadError> {
+    check_bounded(path, max_bytes)?;
+    let file = fs_err::File::open(path).map_err(|source| BoundedReadError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    read_capped(path, file, max_bytes)
+}
+
+/// The bytes of `path` as text; invalid UTF-8 is `InvalidData` naming the file.
+fn utf8(path: &Path, bytes: Vec<u8>) -> io::Result<String> {
+    String::from_utf8(bytes).map_err(|e| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{}: not UTF-8 text: {e}", path.display()),
+        )
+    })
 }
 
 /// The longest name [`safe_name`] gives, in bytes: well under the 255 bytes of a file name on
@@ -216,12 +243,7 @@ pub const SMALL_FILE_MAX: u64 = 16 * 1024 * 1024;
 /// is `InvalidData` too.
 pub fn read_text(path: &Path, max_bytes: u64) -> std::io::Result<String> {
     let bytes = read_bounded(path, max_bytes).map_err(BoundedReadError::into_io)?;
-    String::from_utf8(bytes).map_err(|e| {
-        std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!("{}: not UTF-8 text: {e}", path.display()),
-        )
-    })
+    utf8(path, bytes)
 }
 
 /// `options` set not to follow a link in the path's last component and not to block on a FIFO
@@ -234,8 +256,9 @@ pub fn own_file_options(options: &mut std::fs::OpenOptions) -> &mut std::fs::Ope
 
 /// Opens for reading a file the tool names itself (`run.json`, `results.jsonl`, a run's
 /// `report.json`): a link in its place is refused whatever it points to, and so is anything but
-/// a regular file. The check is made on the opened file, so nothing swapped in after it is read.
-pub fn open_own(path: &Path) -> Result<std::fs::File, BoundedReadError> {
+/// a regular file of at most `max_bytes`. The check is made on the opened file, so nothing
+/// swapped in after it is read.
+pub fn open_own(path: &Path, max_bytes: u64) -> Result<std::fs::File, BoundedReadError> {
     let file = own_file_options(std::fs::OpenOptions::new().read(true))
         .open(path)
         .map_err(|source| own_open_error(path, source))?;
@@ -243,12 +266,7 @@ pub fn open_own(path: &Path) -> Result<std::fs::File, BoundedReadError> {
         path: path.to_owned(),
         source,
     })?;
-    if !meta.is_file() {
-        return Err(BoundedReadError::NotAFile {
-            path: path.to_owned(),
-            what: kind(&meta),
-        });
-    }
+    check_meta(path, &meta, max_bytes)?;
     Ok(file)
 }
 
@@ -270,30 +288,10 @@ pub fn own_open_error(path: &Path, source: io::Error) -> BoundedReadError {
 /// [`read_text`] for a file the tool names itself ([`open_own`]): no link, no FIFO, no device,
 /// at most `max_bytes`.
 pub fn read_own_text(path: &Path, max_bytes: u64) -> io::Result<String> {
-    let read = || -> Result<Vec<u8>, BoundedReadError> {
-        let file = open_own(path)?;
-        let mut bytes = Vec::new();
-        file.take(max_bytes.saturating_add(1))
-            .read_to_end(&mut bytes)
-            .map_err(|source| BoundedReadError::Io {
-                path: path.to_owned(),
-                source,
-            })?;
-        if bytes.len() as u64 > max_bytes {
-            return Err(BoundedReadError::TooLarge {
-                path: path.to_owned(),
-                max_bytes,
-            });
-        }
-        Ok(bytes)
-    };
-    let bytes = read().map_err(BoundedReadError::into_io)?;
-    String::from_utf8(bytes).map_err(|e| {
-        io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("{}: not UTF-8 text: {e}", path.display()),
-        )
-    })
+    let bytes = open_own(path, max_bytes)
+        .and_then(|file| read_capped(path, file, max_bytes))
+        .map_err(BoundedReadError::into_io)?;
+    utf8(path, bytes)
 }
 
 /// An instance id (or any label) as one directory name: ASCII letters, digits, `-`, `_` and

@@ -492,7 +492,7 @@ fn load(path: &Path) -> Result<(Verdicts, u64, usize), StoreError> {
     let mut latest = BTreeMap::new();
     // A link, a FIFO or a device in the store's place is refused (it would lead elsewhere, hang
     // or never end).
-    let file = match crate::files::open_own(path).map_err(|e| e.into_io()) {
+    let file = match crate::files::open_own(path, u64::MAX).map_err(|e| e.into_io()) {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((latest, 0, 0)),
         Err(e) => return Err(io(path)(e)),
