@@ -4,10 +4,38 @@
 //!
 //! File I/O goes through fs-err, whose messages already say what was done to which path
 //! (``failed to open file `x`: No such file or directory``); an error that prefixes its own
-//! path would say it twice. Every `Io` variant of the library displays through `io_message`.
+//! path would say it twice. Every `Io` variant of the library holds one [`PathError`], which
+//! displays through `io_message`.
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// An I/O failure on a path: what every error of the library that reads or writes a file holds
+/// in its `Io` variant, its message naming the path once ([`io_message`]).
+#[derive(Debug, thiserror::Error)]
+#[error("{}", io_message(path, source))]
+pub struct PathError {
+    /// The file or directory.
+    pub path: PathBuf,
+    /// What the operating system (or fs-err) reported.
+    #[source]
+    pub source: std::io::Error,
+}
+
+impl PathError {
+    /// The failure `source` on `path`.
+    pub fn new(path: impl Into<PathBuf>, source: std::io::Error) -> PathError {
+        PathError {
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// For `map_err`: the failure on `path`.
+    pub fn at(path: &Path) -> impl FnOnce(std::io::Error) -> PathError + '_ {
+        move |source| PathError::new(path, source)
+    }
+}
 
 /// An error and its causes, joined by `: `, each said once: a cause whose text is already in the
 /// message (a library error whose message carries its source) is left out.

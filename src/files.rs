@@ -100,14 +100,8 @@ fn naming(path: &Path, e: io::Error) -> io::Error {
 #[derive(Debug, Error)]
 pub enum BoundedReadError {
     /// Reading its metadata or its bytes failed (missing, unreadable, ...).
-    #[error("{}", crate::errors::io_message(path, source))]
-    Io {
-        /// The file being read.
-        path: PathBuf,
-        /// What the operating system reported.
-        #[source]
-        source: io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] crate::errors::PathError),
     /// Not a regular file (links are followed); `what` names what it is.
     #[error("{path}: {what}, not a regular file")]
     NotAFile {
@@ -132,7 +126,7 @@ impl BoundedReadError {
     /// naming what it is.
     pub fn into_io(self) -> std::io::Error {
         match self {
-            BoundedReadError::Io { source, .. } => source,
+            BoundedReadError::Io(e) => e.source,
             other => std::io::Error::new(std::io::ErrorKind::InvalidData, other.to_string()),
         }
     }
@@ -160,9 +154,8 @@ fn kind(meta: &std::fs::Metadata) -> &'static str {
 /// Checks, without opening it, that `path` is a regular file (links followed) of at most
 /// `max_bytes`.
 pub fn check_bounded(path: &Path, max_bytes: u64) -> Result<(), BoundedReadError> {
-    let meta = fs_err::metadata(path).map_err(|source| BoundedReadError::Io {
-        path: path.to_owned(),
-        source,
+    let meta = fs_err::metadata(path).map_err(|source| {
+        BoundedReadError::Io(crate::errors::PathError::new(path.to_owned(), source))
     })?;
     check_meta(path, &meta, max_bytes)
 }
@@ -194,9 +187,8 @@ fn read_capped(path: &Path, file: impl Read, max_bytes: u64) -> Result<Vec<u8>, 
     let mut bytes = Vec::new();
     file.take(max_bytes.saturating_add(1))
         .read_to_end(&mut bytes)
-        .map_err(|source| BoundedReadError::Io {
-            path: path.to_owned(),
-            source,
+        .map_err(|source| {
+            BoundedReadError::Io(crate::errors::PathError::new(path.to_owned(), source))
         })?;
     if bytes.len() as u64 > max_bytes {
         return Err(BoundedReadError::TooLarge {
@@ -211,9 +203,8 @@ fn read_capped(path: &Path, file: impl Read, max_bytes: u64) -> Result<Vec<u8>, 
 /// ([`check_bounded`]), and again while reading, for a file that grows.
 pub fn read_bounded(path: &Path, max_bytes: u64) -> Result<Vec<u8>, BoundedReadError> {
     check_bounded(path, max_bytes)?;
-    let file = fs_err::File::open(path).map_err(|source| BoundedReadError::Io {
-        path: path.to_owned(),
-        source,
+    let file = fs_err::File::open(path).map_err(|source| {
+        BoundedReadError::Io(crate::errors::PathError::new(path.to_owned(), source))
     })?;
     read_capped(path, file, max_bytes)
 }
@@ -262,9 +253,8 @@ pub fn open_own(path: &Path, max_bytes: u64) -> Result<std::fs::File, BoundedRea
     let file = own_file_options(std::fs::OpenOptions::new().read(true))
         .open(path)
         .map_err(|source| own_open_error(path, source))?;
-    let meta = file.metadata().map_err(|source| BoundedReadError::Io {
-        path: path.to_owned(),
-        source,
+    let meta = file.metadata().map_err(|source| {
+        BoundedReadError::Io(crate::errors::PathError::new(path.to_owned(), source))
     })?;
     check_meta(path, &meta, max_bytes)?;
     Ok(file)
@@ -278,10 +268,7 @@ pub fn own_open_error(path: &Path, source: io::Error) -> BoundedReadError {
             what: "a symbolic link (the tool writes none here)",
         }
     } else {
-        BoundedReadError::Io {
-            path: path.to_owned(),
-            source,
-        }
+        BoundedReadError::Io(crate::errors::PathError::new(path.to_owned(), source))
     }
 }
 

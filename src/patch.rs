@@ -22,14 +22,8 @@ pub const DEFAULT_MAX_PATCH_BYTES: u64 = 256 * 1024 * 1024;
 #[derive(Debug, Error)]
 pub enum PatchFileError {
     /// Reading its metadata or its bytes failed (missing, no permission, ...).
-    #[error("{}", crate::errors::io_message(path, source))]
-    Io {
-        /// The patch file.
-        path: PathBuf,
-        /// What the operating system reported.
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] crate::errors::PathError),
     /// The path is not a regular file (links are followed): a directory, a pipe, a device.
     #[error("{path}: {what}, not a regular file; a patch must be a file")]
     NotAFile {
@@ -55,7 +49,7 @@ pub enum PatchFileError {
 impl From<BoundedReadError> for PatchFileError {
     fn from(e: BoundedReadError) -> Self {
         match e {
-            BoundedReadError::Io { path, source } => PatchFileError::Io { path, source },
+            BoundedReadError::Io(e) => PatchFileError::Io(e),
             BoundedReadError::NotAFile { path, what } => PatchFileError::NotAFile { path, what },
             BoundedReadError::TooLarge { path, max_bytes } => {
                 PatchFileError::TooLarge { path, max_bytes }

@@ -185,7 +185,7 @@ fn line_message(err: &JsonlError) -> String {
             format!("not valid JSON: {message}; the line starts with {start}")
         }
         JsonlError::Record { source, .. } => source.to_string(),
-        JsonlError::Io { source, .. } => source.to_string(),
+        JsonlError::Io(e) => e.source.to_string(),
         JsonlError::LineTooLong { line, .. } => crate::record::line_too_long_message(*line),
     }
 }

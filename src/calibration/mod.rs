@@ -196,14 +196,8 @@ impl Calibration {
 #[derive(Debug, Error)]
 pub enum CalibrationError {
     /// The file could not be read.
-    #[error("{}", crate::errors::io_message(path, source))]
-    Io {
-        /// The calibration file.
-        path: PathBuf,
-        /// What the operating system reported.
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] crate::errors::PathError),
     /// The file is not JSON of the calibration's shape.
     #[error("{path}:{line}:{column}: not a calibration file: at `{field}`: {message}")]
     Bad {
@@ -241,9 +235,8 @@ pub struct Loaded {
 
 /// Reads `calibration.json`; a bad file is an error naming its line, column and field.
 pub fn read(path: &Path) -> Result<Loaded, CalibrationError> {
-    let bytes = fs_err::read(path).map_err(|source| CalibrationError::Io {
-        path: path.to_owned(),
-        source,
+    let bytes = fs_err::read(path).map_err(|source| {
+        CalibrationError::Io(crate::errors::PathError::new(path.to_owned(), source))
     })?;
     let hash = hex::encode(Sha256::digest(&bytes));
     let mut de = serde_json::Deserializer::from_slice(&bytes);

@@ -70,14 +70,8 @@ pub enum ConvertError {
         path: PathBuf,
     },
     /// A file or directory could not be read or written.
-    #[error("{}", crate::errors::io_message(path, source))]
-    Io {
-        /// The file or directory.
-        path: PathBuf,
-        /// The operating system's error.
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] crate::errors::PathError),
     /// A directory read as a task lacks one of a task's fixed files.
     #[error("{path}: not a Harbor task directory: {missing} is missing")]
     NotATaskDir {
@@ -140,5 +134,5 @@ pub enum ConvertError {
 
 pub(crate) fn io_err(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> ConvertError {
     let path = path.into();
-    move |source| ConvertError::Io { path, source }
+    move |source| ConvertError::Io(crate::errors::PathError::new(path, source))
 }

@@ -15,13 +15,8 @@ use thiserror::Error;
 #[derive(Debug, Error)]
 pub enum ParquetError {
     /// The file cannot be opened.
-    #[error("{}", crate::errors::io_message(path, source))]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] crate::errors::PathError),
     /// The file is not Parquet, or a page of it cannot be decoded.
     #[error("{}: not a Parquet file this reader can read: {message}", path.display())]
     Format {
@@ -79,10 +74,7 @@ pub struct ParquetRows {
 impl ParquetRows {
     /// Opens `path` and reads its footer.
     pub fn open(path: &Path) -> Result<ParquetRows, ParquetError> {
-        let io = |source| ParquetError::Io {
-            path: path.to_owned(),
-            source,
-        };
+        let io = |source| ParquetError::Io(crate::errors::PathError::new(path.to_owned(), source));
         let file = fs_err::File::open(path).map_err(io)?.into_parts().0;
         let len = file.metadata().map_err(io)?.len();
         let format = |message: String| ParquetError::Format {

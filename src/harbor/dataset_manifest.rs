@@ -31,14 +31,8 @@ const CONTENT_DIRS: [&str; 4] = ["environment", "tests", "solution", "steps"];
 #[derive(Debug, Error)]
 pub enum ManifestError {
     /// A task's file or the manifest could not be read or written.
-    #[error("{}", crate::errors::io_message(path, source))]
-    Io {
-        /// The file or directory.
-        path: PathBuf,
-        /// The operating system's error.
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] crate::errors::PathError),
     /// A task's `task.toml` could not be read as one.
     #[error("{path}: {message}")]
     TaskToml {
@@ -50,10 +44,7 @@ pub enum ManifestError {
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ManifestError + '_ {
-    move |source| ManifestError::Io {
-        path: path.to_owned(),
-        source,
-    }
+    move |source| ManifestError::Io(crate::errors::PathError::new(path.to_owned(), source))
 }
 
 /// What [`write_dataset_toml`] listed.
@@ -108,9 +99,11 @@ const MAX_TASK_FILE: u64 = 2 * 1024 * 1024 * 1024;
 /// not read), of at most [`MAX_TASK_FILE`].
 fn file_sha256(path: &Path) -> Result<String, ManifestError> {
     let meta = fs_err::symlink_metadata(path).map_err(io(path))?;
-    let refuse = |why: String| ManifestError::Io {
-        path: path.to_owned(),
-        source: std::io::Error::new(std::io::ErrorKind::InvalidData, why),
+    let refuse = |why: String| {
+        ManifestError::Io(crate::errors::PathError::new(
+            path,
+            std::io::Error::new(std::io::ErrorKind::InvalidData, why),
+        ))
     };
     if !meta.file_type().is_file() {
         return Err(refuse(
@@ -143,9 +136,8 @@ pub fn task_digest(dir: &Path) -> Result<String, ManifestError> {
             continue;
         }
         for entry in walkdir::WalkDir::new(&root).follow_links(false) {
-            let entry = entry.map_err(|e| ManifestError::Io {
-                path: root.clone(),
-                source: e.into(),
+            let entry = entry.map_err(|e| {
+                ManifestError::Io(crate::errors::PathError::new(root.clone(), e.into()))
             })?;
             if !entry.file_type().is_file() {
                 continue;

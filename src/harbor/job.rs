@@ -17,14 +17,8 @@ use thiserror::Error;
 #[derive(Debug, Error)]
 pub enum JobError {
     /// A file or directory could not be read or written.
-    #[error("{}", crate::errors::io_message(path, source))]
-    Io {
-        /// The file or directory.
-        path: PathBuf,
-        /// The operating system's error.
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] crate::errors::PathError),
     /// A file, directory or release line is not what a job holds (a `result.json` that is not
     /// JSON, a file name that is not UTF-8, a release entry that would leave its trial, a line
     /// without a trial name).
@@ -41,10 +35,7 @@ pub enum JobError {
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> JobError + '_ {
-    move |source| JobError::Io {
-        path: path.to_owned(),
-        source,
-    }
+    move |source| JobError::Io(crate::errors::PathError::new(path.to_owned(), source))
 }
 
 /// A job's or trial's own small JSON file (`result.json`, `config.json`, a manifest).

@@ -16,14 +16,8 @@ use thiserror::Error;
 #[derive(Debug, Error)]
 pub enum JsonlError {
     /// The file could not be opened, read or written; reading stops here.
-    #[error("{}", crate::errors::io_message(path, source))]
-    Io {
-        /// The JSONL file.
-        path: PathBuf,
-        /// What the operating system reported.
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] crate::errors::PathError),
     /// A line is not valid JSON.
     #[error("{path}:{line}:{column}: not valid JSON: {message}; the line starts with {start}")]
     Syntax {
@@ -170,9 +164,8 @@ pub struct JsonLines<R> {
 impl JsonLines<BufReader<fs::File>> {
     /// Opens a JSONL file with a large buffer.
     pub fn open(path: &Path) -> Result<Self, JsonlError> {
-        let file = fs::File::open(path).map_err(|source| JsonlError::Io {
-            path: path.to_owned(),
-            source,
+        let file = fs::File::open(path).map_err(|source| {
+            JsonlError::Io(crate::errors::PathError::new(path.to_owned(), source))
         })?;
         Ok(JsonLines::new(
             BufReader::with_capacity(1 << 20, file),
@@ -219,10 +212,10 @@ impl<R: BufRead> JsonLines<R> {
                 }
                 Err(source) => {
                     self.done = true;
-                    return Some(Err(JsonlError::Io {
-                        path: self.path.clone(),
+                    return Some(Err(JsonlError::Io(crate::errors::PathError::new(
+                        self.path.clone(),
                         source,
-                    }));
+                    ))));
                 }
             }
             self.line += 1;
@@ -313,9 +306,8 @@ impl JsonlWriter {
     /// Starts a file that will replace `path` on [`JsonlWriter::finish`]; dropped unfinished, it
     /// leaves `path` as it was.
     pub fn create(path: &Path) -> Result<Self, JsonlError> {
-        let file = crate::files::AtomicFile::create(path).map_err(|source| JsonlError::Io {
-            path: path.to_owned(),
-            source,
+        let file = crate::files::AtomicFile::create(path).map_err(|source| {
+            JsonlError::Io(crate::errors::PathError::new(path.to_owned(), source))
         })?;
         Ok(JsonlWriter {
             path: path.to_owned(),
@@ -325,10 +317,7 @@ impl JsonlWriter {
 
     /// Writes `value` as one line of JSON.
     pub fn write<T: Serialize>(&mut self, value: &T) -> Result<(), JsonlError> {
-        let io = |source| JsonlError::Io {
-            path: self.path.clone(),
-            source,
-        };
+        let io = |source| JsonlError::Io(crate::errors::PathError::new(self.path.clone(), source));
         serde_json::to_writer(&mut self.out, value).map_err(|e| io(e.into()))?;
         self.out.write_all(b"\n").map_err(io)
     }
@@ -336,10 +325,7 @@ impl JsonlWriter {
     /// Flushes, syncs and renames the file into place.
     pub fn finish(self) -> Result<(), JsonlError> {
         let path = self.path;
-        let io = |source| JsonlError::Io {
-            path: path.clone(),
-            source,
-        };
+        let io = |source| JsonlError::Io(crate::errors::PathError::new(path.clone(), source));
         let file = self.out.into_inner().map_err(|e| io(e.into_error()))?;
         file.commit().map_err(io)
     }

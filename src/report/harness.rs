@@ -110,10 +110,8 @@ pub fn write_harness_files(
     let dir = run_dir
         .join(model_dir_name(&stored.model_name_or_path))
         .join(crate::files::safe_name(&stored.label()));
-    fs_err::create_dir_all(&dir).map_err(|source| StoreError::Io {
-        path: dir.clone(),
-        source,
-    })?;
+    fs_err::create_dir_all(&dir)
+        .map_err(|source| StoreError::Io(crate::errors::PathError::new(dir.clone(), source)))?;
     // The harness counts a present report.json as a completed evaluation: none for an error
     // (the infrastructure's failure, graded again on a resume) or for an empty patch that no
     // test ran for (its `empty_patch_ids`). The logs are written either way.

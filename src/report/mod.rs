@@ -393,10 +393,9 @@ pub fn load_report(dir: &std::path::Path) -> Result<Report, StoreError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         // A link, a FIFO or a huge file where the run's report goes is refused, not skipped.
         Err(source) => {
-            return Err(StoreError::Io {
-                path: saved_path,
-                source,
-            });
+            return Err(StoreError::Io(crate::errors::PathError::new(
+                saved_path, source,
+            )));
         }
     };
     if let Some(text) = saved

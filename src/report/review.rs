@@ -27,7 +27,7 @@ pub fn read_accepted(dir: &Path) -> Result<BTreeSet<String>, StoreError> {
     let text = match crate::files::read_own_text(&path, crate::files::SMALL_FILE_MAX) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeSet::new()),
-        Err(source) => return Err(StoreError::Io { path, source }),
+        Err(source) => return Err(StoreError::Io(crate::errors::PathError::new(path, source))),
     };
     serde_json::from_str::<AcceptedFile>(&text)
         .map(|f| f.instance_ids)

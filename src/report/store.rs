@@ -183,14 +183,8 @@ pub struct RunMeta {
 pub enum StoreError {
     /// A file of the results directory could not be read or written (also: not a run
     /// directory, when it has no `results.jsonl`).
-    #[error("{}", crate::errors::io_message(path, source))]
-    Io {
-        /// The file or directory.
-        path: PathBuf,
-        /// What the operating system reported.
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] crate::errors::PathError),
     /// A whole line of `results.jsonl` is not a stored verdict (edited by hand, or written by an
     /// incompatible version).
     #[error("{path}:{line}: unreadable verdict line: {message}")]
@@ -243,10 +237,7 @@ pub enum StoreError {
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
-    move |source| StoreError::Io {
-        path: path.to_owned(),
-        source,
-    }
+    move |source| StoreError::Io(crate::errors::PathError::new(path.to_owned(), source))
 }
 
 /// Says who holds the run directory's lock, if a live process does; creates nothing (a run
@@ -548,21 +539,20 @@ pub fn read_run(dir: &Path) -> Result<(Option<RunMeta>, Vec<Stored>), StoreError
         Ok(t) => serde_json::from_str(&t).ok(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(source) => {
-            return Err(StoreError::Io {
-                path: meta_path,
-                source,
-            });
+            return Err(StoreError::Io(crate::errors::PathError::new(
+                meta_path, source,
+            )));
         }
     };
     let (latest, _, _) = load(&dir.join("results.jsonl"))?;
     if latest.is_empty() && !dir.join("results.jsonl").is_file() {
-        return Err(StoreError::Io {
-            path: dir.join("results.jsonl"),
-            source: std::io::Error::new(
+        return Err(StoreError::Io(crate::errors::PathError::new(
+            dir.join("results.jsonl"),
+            std::io::Error::new(
                 std::io::ErrorKind::NotFound,
                 "not a run directory (no results.jsonl)",
             ),
-        });
+        )));
     }
     Ok((meta, latest.into_values().collect()))
 }

@@ -254,7 +254,7 @@ pub async fn run_jobs<S: Sandbox>(
                 None => grade_job(sandbox, job, key, store, opts).await?,
             };
             progress.event(&event);
-            Ok(event)
+            Ok::<_, StoreError>(event)
         })
         .buffer_unordered(jobs.max(1));
     let mut events = Vec::new();

@@ -390,9 +390,11 @@ fn item_submission(
 /// FIFO or a device is refused here rather than read). The patch files it leads to (captured
 /// diffs, Harbor trials' artifacts) are checked by ingest as it reads them, within the run's cap.
 fn check_predictions_path(path: &Path) -> Result<(), RunError> {
-    let meta = fs_err::metadata(path).map_err(|source| crate::submission::SubmissionError::Io {
-        path: path.to_owned(),
-        source,
+    let meta = fs_err::metadata(path).map_err(|source| {
+        crate::submission::SubmissionError::Io(crate::errors::PathError::new(
+            path.to_owned(),
+            source,
+        ))
     })?;
     if !meta.is_dir() {
         check_patch_file(path, u64::MAX)?;

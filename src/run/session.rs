@@ -50,12 +50,12 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, RunError> {
 /// A build context (a directory) packed as the engine takes it.
 pub(super) fn context_tar(dir: &Path) -> Result<Vec<u8>, RunError> {
     let tree = read_tree(dir, TreeLimits::default())?;
-    let tar = tree
-        .to_tar()
-        .map_err(|source| crate::submission::SubmissionError::Io {
-            path: dir.to_owned(),
+    let tar = tree.to_tar().map_err(|source| {
+        crate::submission::SubmissionError::Io(crate::errors::PathError::new(
+            dir.to_owned(),
             source,
-        })?;
+        ))
+    })?;
     Ok(tar)
 }
 

@@ -224,8 +224,8 @@ pub fn credentials_for(
     let path = config_dir.join("config.json");
     let text = match crate::files::read_bounded(&path, 4 << 20) {
         Ok(t) => t,
-        Err(crate::files::BoundedReadError::Io { source, .. })
-            if source.kind() == std::io::ErrorKind::NotFound =>
+        Err(crate::files::BoundedReadError::Io(e))
+            if e.source.kind() == std::io::ErrorKind::NotFound =>
         {
             return Ok(None);
         }

@@ -28,14 +28,8 @@ pub enum CaptureError {
     #[error("cannot run git: {0}")]
     NoGit(std::io::Error),
     /// The temporary directory for the private index could not be made.
-    #[error("{}", crate::errors::io_message(path, source))]
-    Io {
-        /// The temporary directory's parent.
-        path: PathBuf,
-        /// What the operating system reported.
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] crate::errors::PathError),
 }
 
 /// How [`capture`] chooses the files of the diff.
@@ -99,15 +93,13 @@ pub fn capture(
     base: &str,
     opts: &CaptureOptions,
 ) -> Result<Captured, CaptureError> {
-    let tmp = tempfile::tempdir().map_err(|source| CaptureError::Io {
-        path: std::env::temp_dir(),
-        source,
+    let tmp = tempfile::tempdir().map_err(|source| {
+        CaptureError::Io(crate::errors::PathError::new(std::env::temp_dir(), source))
     })?;
     let index = tmp.path().join("index");
     let objects = tmp.path().join("objects");
-    fs_err::create_dir_all(&objects).map_err(|source| CaptureError::Io {
-        path: objects.clone(),
-        source,
+    fs_err::create_dir_all(&objects).map_err(|source| {
+        CaptureError::Io(crate::errors::PathError::new(objects.clone(), source))
     })?;
     let git_in = |args: &[&str], own_objects: Option<&Path>| -> Result<Vec<u8>, CaptureError> {
         let mut cmd = Command::new("git");

@@ -76,14 +76,8 @@ impl Submission {
 #[derive(Debug, Error)]
 pub enum SubmissionError {
     /// Opening or reading a file or directory failed (missing, no permission, ...).
-    #[error("{}", crate::errors::io_message(path, source))]
-    Io {
-        /// The file or directory being read.
-        path: PathBuf,
-        /// What the operating system reported.
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] crate::errors::PathError),
     /// A repository entry that could write outside the workdir or be misread is refused: an
     /// absolute path, `..`, a link leaving the tree, a device file or hard link, a path twice.
     #[error("{path}: refused entry `{entry}`: {reason}")]

@@ -30,14 +30,8 @@ pub struct Prediction {
 #[derive(Debug, Error)]
 pub enum PredictionsError {
     /// The file could not be read (missing, no permission, not UTF-8).
-    #[error("{}", crate::errors::io_message(path, source))]
-    Io {
-        /// The predictions file.
-        path: PathBuf,
-        /// What the operating system reported.
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] crate::errors::PathError),
     /// One prediction is not usable: not an object, a field of the wrong type, no patch or
     /// repository, an `instance_id` that differs from its key, bad base64.
     #[error("{location}: {message}")]
@@ -91,10 +85,7 @@ pub struct PredictionsRead {
 /// is reported and the others are kept. Only a file that cannot be read, or a whole-file JSON
 /// document that is not JSON, is an error.
 pub fn read_predictions_keeping_going(path: &Path) -> Result<PredictionsRead, PredictionsError> {
-    let io = |source| PredictionsError::Io {
-        path: path.to_owned(),
-        source,
-    };
+    let io = |source| PredictionsError::Io(crate::errors::PathError::new(path.to_owned(), source));
     let text = crate::record::read_text_capped(path).map_err(io)?;
     let base = path.parent().unwrap_or(Path::new("."));
     let trimmed = text.trim_start_matches('\u{feff}').trim_start();

@@ -484,9 +484,8 @@ pub fn read_tree(path: &Path, limits: TreeLimits) -> Result<RepoTree, Submission
 }
 
 fn open(path: &Path) -> Result<fs_err::File, SubmissionError> {
-    fs_err::File::open(path).map_err(|source| SubmissionError::Io {
-        path: path.to_owned(),
-        source,
+    fs_err::File::open(path).map_err(|source| {
+        SubmissionError::Io(crate::errors::PathError::new(path.to_owned(), source))
     })
 }
 
@@ -495,9 +494,8 @@ fn read_dir(root: &Path, c: &mut Collector<'_>) -> Result<(), SubmissionError> {
         .follow_links(false)
         .sort_by_file_name()
     {
-        let entry = entry.map_err(|e| SubmissionError::Io {
-            path: root.to_owned(),
-            source: e.into(),
+        let entry = entry.map_err(|e| {
+            SubmissionError::Io(crate::errors::PathError::new(root.to_owned(), e.into()))
         })?;
         let rel = entry
             .path()
@@ -509,9 +507,11 @@ fn read_dir(root: &Path, c: &mut Collector<'_>) -> Result<(), SubmissionError> {
             continue;
         }
         let ft = entry.file_type();
-        let io = |source| SubmissionError::Io {
-            path: entry.path().to_owned(),
-            source,
+        let io = |source| {
+            SubmissionError::Io(crate::errors::PathError::new(
+                entry.path().to_owned(),
+                source,
+            ))
         };
         let kind = if ft.is_symlink() {
             let target = fs_err::read_link(entry.path()).map_err(io)?;

@@ -327,14 +327,8 @@ impl Ingest {
 #[derive(Debug, Error)]
 pub enum IngestError {
     /// A file or directory of the output could not be read.
-    #[error("{}", crate::errors::io_message(path, source))]
-    Io {
-        /// The file or directory.
-        path: PathBuf,
-        /// What the operating system reported.
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] crate::errors::PathError),
     /// The path given does not exist.
     #[error("{path}: no such file or directory")]
     Missing {
@@ -386,10 +380,7 @@ pub enum IngestError {
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> IngestError + '_ {
-    move |source| IngestError::Io {
-        path: path.to_owned(),
-        source,
-    }
+    move |source| IngestError::Io(crate::errors::PathError::new(path.to_owned(), source))
 }
 
 /// A path that is not there is named as such, never as an unknown format.
@@ -399,10 +390,10 @@ fn exists(path: &Path) -> Result<(), IngestError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(IngestError::Missing {
             path: path.to_owned(),
         }),
-        Err(source) => Err(IngestError::Io {
-            path: path.to_owned(),
+        Err(source) => Err(IngestError::Io(crate::errors::PathError::new(
+            path.to_owned(),
             source,
-        }),
+        ))),
     }
 }
 

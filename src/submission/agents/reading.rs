@@ -260,10 +260,7 @@ pub fn read_transcripts(paths: &[PathBuf]) -> Result<Transcript, TranscriptError
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> TranscriptError + '_ {
-    move |source| TranscriptError::Io {
-        path: path.to_owned(),
-        source,
-    }
+    move |source| TranscriptError::Io(crate::errors::PathError::new(path.to_owned(), source))
 }
 
 /// The shape of a file from its first records, reading no more than needed.

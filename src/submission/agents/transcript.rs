@@ -439,14 +439,8 @@ pub struct Chunk {
 #[derive(Debug, Error)]
 pub enum TranscriptError {
     /// Opening or reading the file failed (missing, no permission, ...).
-    #[error("{}", crate::errors::io_message(path, source))]
-    Io {
-        /// The transcript file.
-        path: PathBuf,
-        /// What the operating system reported.
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] crate::errors::PathError),
     /// The file is not JSON or JSONL, or none of its first records has a Claude Code or Codex
     /// shape (also: no file given).
     #[error("{path}: not {expected}: {found}")]
