@@ -255,19 +255,39 @@ mod tests {
         release
     }
 
+    /// A release of one good trial (`t__1`) followed by `lines` made from its line by `edit`,
+    /// written back under `back`: what was restored, and the notes.
+    fn restore_with(
+        root: &Path,
+        edit: impl Fn(&mut Value),
+        lines: impl Fn(&str, &Value) -> String,
+    ) -> (Restored, Vec<String>) {
+        job(root, "t__1");
+        let release = release_of(root);
+        let good = fs_err::read_to_string(&release).unwrap();
+        let mut other: Value = serde_json::from_str(good.trim()).unwrap();
+        edit(&mut other);
+        fs_err::write(&release, lines(&good, &other)).unwrap();
+        let mut notes = Vec::new();
+        let restored = release_to_jobs(&release, &root.join("back"), &mut |n| {
+            notes.push(n.to_owned())
+        })
+        .unwrap();
+        (restored, notes)
+    }
+
     #[test]
     fn a_trial_named_dot_dot_or_twice_writes_over_nothing() {
         let tmp = tempfile::tempdir().unwrap();
-        job(tmp.path(), "t__1");
-        let release = release_of(tmp.path());
-        let good = fs_err::read_to_string(&release).unwrap();
-        let mut evil: Value = serde_json::from_str(good.trim()).unwrap();
-        evil["trial_result"]["trial_name"] = json!("..");
-        evil["files"] = json!([{"path": "config.json", "text": "overwritten"}]);
-        fs_err::write(&release, format!("{good}{evil}\n{good}")).unwrap();
-        let mut notes = Vec::new();
         let back = tmp.path().join("back");
-        let restored = release_to_jobs(&release, &back, &mut |n| notes.push(n.to_owned())).unwrap();
+        let (restored, notes) = restore_with(
+            tmp.path(),
+            |evil| {
+                evil["trial_result"]["trial_name"] = json!("..");
+                evil["files"] = json!([{"path": "config.json", "text": "overwritten"}]);
+            },
+            |good, evil| format!("{good}{evil}\n{good}"),
+        );
         assert_eq!(
             restored,
             Restored {
@@ -293,19 +313,18 @@ mod tests {
     #[test]
     fn a_line_refused_half_way_leaves_no_half_trial() {
         let tmp = tempfile::tempdir().unwrap();
-        job(tmp.path(), "t__1");
-        let release = release_of(tmp.path());
-        let good = fs_err::read_to_string(&release).unwrap();
-        let mut twice: Value = serde_json::from_str(good.trim()).unwrap();
-        twice["trial_result"]["trial_name"] = json!("t__2");
-        twice["files"] = json!([
-            {"path": "a.txt", "text": "first"},
-            {"path": "a.txt", "text": "second"}
-        ]);
-        fs_err::write(&release, format!("{good}{twice}\n")).unwrap();
-        let mut notes = Vec::new();
         let back = tmp.path().join("back");
-        let restored = release_to_jobs(&release, &back, &mut |n| notes.push(n.to_owned())).unwrap();
+        let (restored, notes) = restore_with(
+            tmp.path(),
+            |twice| {
+                twice["trial_result"]["trial_name"] = json!("t__2");
+                twice["files"] = json!([
+                    {"path": "a.txt", "text": "first"},
+                    {"path": "a.txt", "text": "second"}
+                ]);
+            },
+            |good, twice| format!("{good}{twice}\n"),
+        );
         assert_eq!(
             restored,
             Restored {
@@ -324,7 +343,7 @@ mod tests {
             "{left:?}"
         );
         // Written again into the same place, the good trial is replaced whole.
-        let again = release_to_jobs(&release, &back, &mut |_| {}).unwrap();
+        let again = release_to_jobs(&tmp.path().join("release.jsonl"), &back, &mut |_| {}).unwrap();
         assert_eq!(again.trials, 1);
     }
 
