@@ -2696,6 +2696,30 @@ def _(t):
         '            code = compile(ast.fix_missing_locations(tree), "forged-" + name, "exec")']))
 
 
+@case("group-forged-pyc-with-the-cache-reader-put-back", GR, CALC, CHEAT_ISSUE)
+def _(t):
+    """Written against the runner's bytecode rule: before forging, calc/__init__.py puts pytest's
+    own rewrite-cache reader back (a fresh copy of `_read_pyc` compiled from pytest's source) and
+    takes every finder of the runner off `sys.meta_path`, then forges the cache as the case above.
+    Whatever the forged modules do, a group's variants pass or fail alike: no `resolved`."""
+    calc_init(t, src(r"""
+        def _put_back_cache_reading():
+            import importlib, sys
+            from _pytest.assertion import rewrite
+            fresh = importlib.util.spec_from_file_location("_fresh_rewrite", rewrite.__file__)
+            mod = importlib.util.module_from_spec(fresh)
+            fresh.loader.exec_module(mod)
+            rewrite._read_pyc = mod._read_pyc
+            sys.meta_path[:] = [f for f in sys.meta_path if "Source" not in type(f).__name__
+                                and getattr(f, "__name__", "") != "_TestSourceFinder"]
+        try:
+            _put_back_cache_reading()
+        except Exception:
+            pass
+    """) + forged_pycs("_forge_pycs_again", [
+        '            code = compile(ast.fix_missing_locations(tree), "forged-" + name, "exec")']))
+
+
 @case("group-shadow-conftest-planted-in-test-dir", GR, CALC, CHEAT_ISSUE)
 def _(t):
     """At import, calc/__init__.py writes a conftest that forges every failed report into
