@@ -84,7 +84,7 @@ impl ParquetRows {
         // What the file declares is checked before the crate acts on it: the schema's depth
         // before it builds the schema, the pages' sizes and counts before it allocates and
         // decodes them.
-        super::parquet_layout::check_footer(&file, len).map_err(&format)?;
+        let data_end = super::parquet_layout::check_footer(&file, len).map_err(&format)?;
         let copy = file.try_clone().map_err(io)?;
         let reader = unpanicked(|| SerializedFileReader::try_from(copy))
             .map_err(&format)?
@@ -93,7 +93,7 @@ impl ParquetRows {
             use parquet::file::reader::FileReader;
             super::parquet_layout::check_pages(
                 &file,
-                len,
+                data_end,
                 reader.metadata(),
                 crate::record::max_line_bytes() as u64,
             )

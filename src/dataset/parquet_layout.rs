@@ -27,8 +27,9 @@ const MAX_THRIFT_DEPTH: u32 = 32;
 const MAX_PAGE_HEADER: u64 = 64 << 20;
 
 /// Reads the footer's schema and refuses a schema nested deeper than [`MAX_DEPTH`], a footer
-/// longer than the file, or one that cannot be read. `len` is the file's length.
-pub(super) fn check_footer(file: &File, len: u64) -> Result<(), String> {
+/// longer than the file, or one that cannot be read. `len` is the file's length. Returns where
+/// the file's data ends (the footer's start), for [`check_pages`].
+pub(super) fn check_footer(file: &File, len: u64) -> Result<u64, String> {
     if len < 12 {
         return Err(format!("{len} bytes, fewer than a Parquet file's frame"));
     }
@@ -61,19 +62,19 @@ pub(super) fn check_footer(file: &File, len: u64) -> Result<(), String> {
                  fields go"
             ))
         } else {
-            Ok(())
+            Ok(len - 8 - footer_len)
         }
     })
 }
 
-/// Checks every column chunk and page against the file (of `len` bytes) and the footer's counts.
+/// Checks every column chunk and page against the file's data (which ends at `data_end`, from
+/// [`check_footer`]) and the footer's counts.
 pub(super) fn check_pages(
     file: &File,
-    len: u64,
+    data_end: u64,
     meta: &ParquetMetaData,
     page_max: u64,
 ) -> Result<(), String> {
-    let data_end = len.saturating_sub(8 + footer_len(file, len)?);
     for (g, group) in meta.row_groups().iter().enumerate() {
         let rows = group.num_rows();
         if rows < 0 {
@@ -116,14 +117,6 @@ pub(super) fn check_pages(
         }
     }
     Ok(())
-}
-
-/// The footer's length, from the file's last eight bytes (checked by [`check_footer`]).
-fn footer_len(file: &File, len: u64) -> Result<u64, String> {
-    let mut tail = [0u8; 4];
-    file.read_exact_at(&mut tail, len - 8)
-        .map_err(|e| e.to_string())?;
-    Ok(u64::from(u32::from_le_bytes(tail)))
 }
 
 /// What a column chunk's data pages hold: values, and rows where every page says (v2 pages).
