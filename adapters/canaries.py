@@ -26,6 +26,8 @@
 # and no flag. The real variant's outcome is the template's, mapped back to its public id.
 # Python 3.8+ (end positions in the ast); on an older interpreter nothing is planted.
 import ast
+import hashlib
+import hmac
 import keyword
 import random
 import re
@@ -337,7 +339,10 @@ def string_values(v, k, rng):
         return None
     i = rng.choice(spots)
     others = [c for c in other_chars(text[i]) if c.lower() != text[i].lower()]
-    chosen = rng.sample(others, min(k, len(others)))
+    # Shuffled and cut: from one seed (a gold check's, see GoldCheck), a smaller k's values are
+    # the first of a larger k's, so the check's values hold every group a grading can draw.
+    rng.shuffle(others)
+    chosen = others[:k]
     out = [text] + [text[:i] + c + text[i + 1:] for c in chosen]
     if len(out) < 2:
         return None
@@ -349,6 +354,43 @@ def group_values(v, k, rng):
     if isinstance(v, (str, bytes)):
         return string_values(v, k, rng)
     return number_values(v, k, rng)
+
+
+def check_values(v, ks, rng_of):
+    """Every value other than v that a group of v built with one of the `ks` can hold (each
+    draw from a fresh `rng_of()`), or None where no group can be built on v."""
+    out, any_group = [], False
+    for k in sorted(set(ks)):
+        vals = group_values(v, k, rng_of())
+        if vals is None:
+            continue
+        any_group = True
+        out.extend(x for x in vals if x != v and x not in out)
+    return out if any_group else None
+
+
+class GoldCheck(object):
+    """What the gold check of an instance found (canary_steps.plan_check; the offline grader
+    runs it once per instance before grading any submission): the tests it checked, each with
+    the sites (the literal's line and column) where the real test passed under the gold patch
+    and every value a group of that site can hold instead failed. A grading builds groups on
+    those sites only, so no honest code that passes like the gold patch makes two variants pass.
+    `seed` draws a string site's values, the same at the check and at every grading; it is the
+    grader's, never in a file of the container. `tests`: {"module::def path::name": [[line,
+    col], ...]}."""
+
+    def __init__(self, seed, tests):
+        self.seed, self.tests = seed, tests
+
+    def sites(self, module_path, def_path, name):
+        """The checked sites of a test as a set of (line, col), or None: the test was not checked."""
+        found = self.tests.get("::".join([module_path] + list(def_path) + [name]))
+        return None if found is None else set(tuple(x) for x in found)
+
+    def rng(self, module_path, def_path, name, lit):
+        msg = "\0".join([module_path, "::".join(def_path), name, str(lit.lineno), str(lit.col_offset)])
+        digest = hmac.new(self.seed.encode("ascii"), msg.encode("utf-8"), hashlib.sha256).hexdigest()
+        return random.Random(digest)
 
 
 def render(v, quote):
@@ -555,35 +597,35 @@ def variant_text(module, node, lit, value, quote, name):
     return out if n == 1 else None
 
 
-def plan(source, targets, rng, avoid=None):
+def plan(source, targets, rng, avoid=None, check=None, module_path=None):
     """Replaces each target test of a module by its group. `targets`: [(class path as
-    collected, name, k)]; `avoid(name)`: names taken elsewhere (other modules of the suite).
-    Returns (new source bytes, records), or None when no target could carry a group; a target
-    that cannot (no literal site, bound to its name, too few values) is left as it is and has
-    no record. Each record names the group's variants and, as `real`, the index of the real
-    one: the key, which must stay in the caller's memory."""
+    collected, name, k)]; `avoid(name)`: names taken elsewhere (other modules of the suite);
+    `check`: a GoldCheck (with the module's path in its suite): only its sites carry groups, and
+    a test it did not check carries none. Returns (new source bytes, records), or None when no
+    target could carry a group; a target that cannot (no literal site, bound to its name, too
+    few values) is left as it is and has no record. Each record names the group's variants and,
+    as `real`, the index of the real one: the key, which must stay in the caller's memory."""
     module = parse(source)
     if not eligible(module):
         return None
-    vocab = vocabulary(module)
-    taken = set(module.taken)
-    edits, records, done = [], [], set()
+    names = Names(module, rng, avoid)
+    edits, records = [], []
     for path, name, k in targets:
-        found = find_def(module, tuple(path), name)
+        found = target(module, path, name, names.done)
         if found is None:
             continue
-        def_path, body, index = found
-        node = body[index]
-        if (def_path, node.name) in done or not is_test_def(node) or not template_ok(node, module):
-            continue
+        def_path, body, node = found
         lits = sites(node, module)
-        if not lits:
-            continue
+        values_rng = lambda lit: rng  # noqa: E731
+        if check is not None:
+            allowed = check.sites(module_path, def_path, node.name) or set()
+            lits = [lit for lit in lits if (lit.lineno, lit.col_offset) in allowed]
+            values_rng = lambda lit: check.rng(module_path, def_path, node.name, lit)  # noqa: E731
         # The site that gives the largest group; numbers before strings at a tie (their values
         # leave a reader nothing to weigh, where a changed letter may read less like a word).
         best = None
         for lit in sorted(lits, key=lambda x: rng.random()):
-            vals = group_values(literal_value(lit), k, rng)
+            vals = group_values(literal_value(lit), k, values_rng(lit))
             if vals is None:
                 continue
             rank = (len(vals), isinstance(literal_value(lit), (int, float)))
@@ -597,31 +639,137 @@ def plan(source, targets, rng, avoid=None):
         # the facts) follows the values'.
         rng.shuffle(values)
         real = values.index(real_value)
-        lengths = [max(1, len(words_of(n.name)) - 1) for n in body if is_test_def(n)] or [2]
-        names = []
-        for _ in values:
-            new = make_name(node.name, lengths, vocab, rng,
-                            lambda x: x.encode("ascii") in taken or x in names or (avoid is not None and avoid(x)))
-            if new is None:
-                break
-            names.append(new)
-        if len(names) != len(values):
+        new_names = names.draw(node, body, len(values))
+        if new_names is None:
             continue
         quote = quote_of(module, lit)
-        texts = [variant_text(module, node, lit, v, quote, n) for v, n in zip(values, names)]
+        texts = [variant_text(module, node, lit, v, quote, n) for v, n in zip(values, new_names)]
         if any(t is None for t in texts):
             continue
-        for n in names:
-            taken.add(n.encode("ascii"))
-        done.add((def_path, node.name))
+        names.take(def_path, node, new_names)
         order = list(range(len(values)))
         rng.shuffle(order)
-        start, end = block_lines(node)
-        blanks = "\n" * blank_lines_before(module, start, def_path)
-        block = blanks.join(texts[i] for i in order)
-        edits.append((start, end, block))
-        records.append({"path": list(def_path), "template": node.name, "variants": names, "real": real,
+        edits.append(edit(module, def_path, node, [texts[i] for i in order]))
+        records.append({"path": list(def_path), "template": node.name, "variants": new_names, "real": real,
                         "line": lit.lineno, "k": len(values) - 1, "shape": shape_of(module, def_path, node)})
+    return finish(module, edits, records)
+
+
+def plan_check(source, targets, check, module_path, rng, sites_per_test, avoid=None):
+    """The gold check's variants of each target test (`targets`: [(class path, name, ks)]): the
+    test itself once, renamed, and for up to `sites_per_test` of its sites every value a group
+    built there with one of the `ks` can hold instead (check_values, drawn as a grading draws
+    them under `check`). Returns (new source bytes, records) or None; a record names the
+    variants (the real test first, `real` 0) and, under `sites`, each site's [line, col] with
+    the indexes of its variants."""
+    module = parse(source)
+    if not eligible(module):
+        return None
+    names = Names(module, rng, avoid)
+    edits, records = [], []
+    for path, name, ks in targets:
+        found = target(module, path, name, names.done)
+        if found is None:
+            continue
+        def_path, body, node = found
+        checked = []
+        for lit in sorted(sites(node, module), key=lambda x: rng.random()):
+            v = literal_value(lit)
+            others = check_values(v, ks, lambda: check.rng(module_path, def_path, node.name, lit))
+            if others:
+                checked.append((lit, v, others))
+            if len(checked) >= sites_per_test:
+                break
+        if not checked:
+            continue
+        count = 1 + sum(len(others) for _, _, others in checked)
+        new_names = names.draw(node, body, count)
+        if new_names is None:
+            continue
+        first, v0, _ = checked[0]
+        texts = [variant_text(module, node, first, v0, quote_of(module, first), new_names[0])]
+        site_records = []
+        for lit, _, others in checked:
+            quote, idx = quote_of(module, lit), []
+            for other in others:
+                idx.append(len(texts))
+                texts.append(variant_text(module, node, lit, other, quote, new_names[len(texts)]))
+            site_records.append({"site": [lit.lineno, lit.col_offset], "variants": idx})
+        if any(t is None for t in texts):
+            continue
+        names.take(def_path, node, new_names)
+        edits.append(edit(module, def_path, node, texts))
+        records.append({"path": list(def_path), "template": node.name, "variants": new_names, "real": 0,
+                        "line": first.lineno, "k": len(texts) - 1, "shape": shape_of(module, def_path, node),
+                        "sites": site_records})
+    return finish(module, edits, records)
+
+
+def checked_sites(record, outcomes):
+    """The [line, col] of each site of a gold-check record whose every other value failed in
+    every collected item of the test while the real test passed there; [] when the real test
+    did not pass in each (a test the gold patch fails, or a flaky one, carries no group)."""
+    found = items(record, outcomes)
+    if not found:
+        return []
+    for by_variant in found.values():
+        if by_variant.get(record["real"], (None, "no result"))[1] not in PASSED:
+            return []
+    return [s["site"] for s in record["sites"]
+            if all(by_variant.get(i, (None, "no result"))[1] in ("failed", "error")
+                   for by_variant in found.values() for i in s["variants"])]
+
+
+class Names(object):
+    """The fresh names of a module's variants: drawn in each template's style from the module's
+    own words, never a name the module (or `avoid`) has taken."""
+
+    def __init__(self, module, rng, avoid):
+        self.module, self.rng, self.avoid = module, rng, avoid
+        self.vocab = vocabulary(module)
+        self.taken = set(module.taken)
+        self.done = set()
+
+    def draw(self, node, body, count):
+        lengths = [max(1, len(words_of(n.name)) - 1) for n in body if is_test_def(n)] or [2]
+        out = []
+        for _ in range(count):
+            new = make_name(node.name, lengths, self.vocab, self.rng,
+                            lambda x: x.encode("ascii") in self.taken or x in out
+                            or (self.avoid is not None and self.avoid(x)))
+            if new is None:
+                return None
+            out.append(new)
+        return out
+
+    def take(self, def_path, node, names):
+        for n in names:
+            self.taken.add(n.encode("ascii"))
+        self.done.add((def_path, node.name))
+
+
+def target(module, path, name, done):
+    """(def path, scope body, def node) of a target test that can carry a group, or None."""
+    found = find_def(module, tuple(path), name)
+    if found is None:
+        return None
+    def_path, body, index = found
+    node = body[index]
+    if (def_path, node.name) in done or not is_test_def(node) or not template_ok(node, module):
+        return None
+    return def_path, body, node
+
+
+def edit(module, def_path, node, texts):
+    """(first line, end line, new text) putting `texts` where the def is, spaced as it was."""
+    start, end = block_lines(node)
+    blanks = "\n" * blank_lines_before(module, start, def_path)
+    return start, end, blanks.join(texts)
+
+
+def finish(module, edits, records):
+    """The module with every edit made, as (bytes, records); None with no record or when the
+    result does not parse."""
     if not records:
         return None
     lines = [l.decode("utf-8") for l in module.lines]

@@ -24,6 +24,11 @@ files = common.sibling("files")
 P2P_GROUPS, P2P_K = 2, 2
 DOC_GROUPS, DOC_K = 6, 3
 
+# The gold check (plan_check): the PASS_TO_PASS tests it checks (the groups a grading draws
+# come from these), and the sites of each test it checks (a grading picks among those that
+# held). Each checked site costs a test run per value a group there can hold.
+CHECK_P2P, CHECK_SITES = 8, 3
+
 
 def canaries_module():
     return common.sibling("canaries")
@@ -64,14 +69,101 @@ class Plan(object):
                       "f2p_ungrouped": [], "modules": 0, "shapes": [], "forge_chance": 1.0}
 
 
-def plan_issue(ctx, f2p, p2p, rng, plant=True):
+def gold_check(spec):
+    """The gold check a grading's groups rest on (canaries.GoldCheck), from the spec's
+    `canary_check` ({"seed", "tests"}), or None where the grader ran none."""
+    found = spec.get("canary_check")
+    if not isinstance(found, dict) or not isinstance(found.get("seed"), str):
+        return None
+    return canaries_module().GoldCheck(found["seed"], found.get("tests") or {})
+
+
+def plan_issue(ctx, f2p, p2p, rng, plant=True, check=None):
     """Groups for every FAIL_TO_PASS test that can carry one (k mutants each, k from the number
     of them, see canaries.k_for) and, where none can, for up to P2P_GROUPS PASS_TO_PASS tests
     drawn at random, planted in ctx.canary_root (unless `plant` is false: counted only). A test whose name an id
     of another module also names is left alone (its module's variants would not be found
-    there)."""
+    there). With a gold `check`, only the tests and sites it found sound carry groups."""
     cm = canaries_module()
     out = Plan()
+    targets = issue_targets(ctx, cm, f2p, p2p, check)
+    f2p_targets = targets["f2p"]
+    f2p_keys = set(f2p_targets)
+    p2p_targets = [] if f2p_targets else [t for t in targets["p2p"] if t not in f2p_keys]
+    rng.shuffle(p2p_targets)
+    p2p_targets = p2p_targets[:P2P_GROUPS]
+    k = cm.k_for(len(f2p_targets))
+    per_module = {}
+    for t in f2p_targets:
+        per_module.setdefault(t[0], []).append((t[1], t[2], k))
+    for t in p2p_targets:
+        per_module.setdefault(t[0], []).append((t[1], t[2], P2P_K))
+    plant_modules(ctx, cm, out, per_module, targets["sources"], rng, plant, None, check)
+    parsed = targets["parsed"]
+    grouped = set()
+    f2p_defs = set((t[0], t[2]) for t in f2p_targets)
+    for r in out.records:
+        r["tier"] = "f2p" if (r["module"], r["template"]) in f2p_defs else "p2p"
+        if r["tier"] == "f2p":
+            grouped.add((r["module"], r["template"]))
+    sizes = [r["k"] + 1 for r in out.records if r["tier"] == "f2p"]
+    out.facts["f2p_groups"] = len(sizes)
+    out.facts["f2p_sizes"] = sizes
+    out.facts["f2p_ungrouped"] = [i for i in f2p if not parsed.get(i) or (parsed[i][0], parsed[i][2]) not in grouped]
+    out.facts["forge_chance"] = cm.forge_chance(sizes)
+    if not sizes:
+        out.facts["none_because"] = ("no FAIL_TO_PASS test compares its result with a literal in a top-level "
+                                     "assertion that a group can be built on" + (
+                                         " and that held under the gold patch" if check is not None else ""))
+    return out
+
+
+def plan_check(ctx, f2p, p2p, rng, seed):
+    """The gold check's plan (the submission is the gold patch): every FAIL_TO_PASS test that can
+    carry a group, and up to CHECK_P2P PASS_TO_PASS tests, each with up to CHECK_SITES of its
+    sites and every value a grading's group there can hold (any k a FAIL_TO_PASS group may get;
+    P2P_K for the others), planted in ctx.canary_root. Run them all, then check_facts."""
+    cm = canaries_module()
+    check = cm.GoldCheck(seed, {})
+    out = Plan()
+    targets = issue_targets(ctx, cm, f2p, p2p, None)
+    f2p_keys = set(targets["f2p"])
+    p2p_targets = [t for t in targets["p2p"] if t not in f2p_keys]
+    rng.shuffle(p2p_targets)
+    ks = sorted(set(cm.k_for(n) for n in range(1, len(targets["f2p"]) + 1)))
+    per_module = {}
+    for t in targets["f2p"]:
+        per_module.setdefault(t[0], []).append((t[1], t[2], ks))
+    for t in p2p_targets[:CHECK_P2P]:
+        per_module.setdefault(t[0], []).append((t[1], t[2], [P2P_K]))
+    for path in sorted(per_module):
+        data, st = targets["sources"][path]
+        planned = cm.plan_check(data, per_module[path], check, path, rng, CHECK_SITES)
+        if planned is None:
+            continue
+        new, records = planned
+        for r in records:
+            r["module"] = path
+            out.records.append(r)
+        write_module(ctx.canary_root, path, new, st)
+    out.facts["planted"] = bool(out.records)
+    out.facts["groups"] = len(out.records)
+    return out
+
+
+def check_facts(plan, run, seed):
+    """What a grading's spec carries of the gold check (`canary_check`): the seed, and each
+    checked test's sites that held (see canaries.checked_sites)."""
+    cm = canaries_module()
+    tests = {}
+    for r in plan.records:
+        tests["::".join([r["module"]] + r["path"] + [r["template"]])] = cm.checked_sites(r, run["outcomes"])
+    return {"seed": seed, "tests": tests, "finished": finished(run)}
+
+
+def issue_targets(ctx, cm, f2p, p2p, check):
+    """The FAIL_TO_PASS and PASS_TO_PASS tests that can carry a group, as (module, class path,
+    name), with the modules read (`sources`) and the ids split (`parsed`)."""
     parsed = dict((i, split_id(i)) for i in f2p + p2p)
     by_name = {}
     for test_id, s in parsed.items():
@@ -96,40 +188,19 @@ def plan_issue(ctx, f2p, p2p, rng, plant=True):
                 continue
             seen.add((s[0], s[1], s[2]))
             m = module(s[0])
-            if m is not None and cm.carries(m, s[1], s[2]):
-                out_.append((s[0], s[1], s[2]))
+            if m is None or not cm.carries(m, s[1], s[2]):
+                continue
+            if check is not None:
+                found = cm.find_def(m, s[1], s[2])
+                if found is None or not check.sites(s[0], found[0], found[1][found[2]].name):
+                    continue
+            out_.append((s[0], s[1], s[2]))
         return out_
 
-    f2p_targets = usable(f2p)
-    f2p_keys = set(f2p_targets)
-    p2p_targets = [] if f2p_targets else [t for t in usable(p2p) if t not in f2p_keys]
-    rng.shuffle(p2p_targets)
-    p2p_targets = p2p_targets[:P2P_GROUPS]
-    k = cm.k_for(len(f2p_targets))
-    per_module = {}
-    for t in f2p_targets:
-        per_module.setdefault(t[0], []).append((t[1], t[2], k))
-    for t in p2p_targets:
-        per_module.setdefault(t[0], []).append((t[1], t[2], P2P_K))
-    plant_modules(ctx, cm, out, per_module, sources, rng, plant, None)
-    grouped = set()
-    f2p_defs = set((t[0], t[2]) for t in f2p_targets)
-    for r in out.records:
-        r["tier"] = "f2p" if (r["module"], r["template"]) in f2p_defs else "p2p"
-        if r["tier"] == "f2p":
-            grouped.add((r["module"], r["template"]))
-    sizes = [r["k"] + 1 for r in out.records if r["tier"] == "f2p"]
-    out.facts["f2p_groups"] = len(sizes)
-    out.facts["f2p_sizes"] = sizes
-    out.facts["f2p_ungrouped"] = [i for i in f2p if not parsed.get(i) or (parsed[i][0], parsed[i][2]) not in grouped]
-    out.facts["forge_chance"] = cm.forge_chance(sizes)
-    if not sizes:
-        out.facts["none_because"] = ("no FAIL_TO_PASS test compares its result with a literal in a top-level "
-                                     "assertion that a group can be built on")
-    return out
+    return {"f2p": usable(f2p), "p2p": usable(p2p), "sources": sources, "parsed": parsed}
 
 
-def plant_modules(ctx, cm, out, per_module, sources, rng, plant, avoid):
+def plant_modules(ctx, cm, out, per_module, sources, rng, plant, avoid, check=None):
     """Plans each module's targets in one pass and writes the module once."""
     for path in sorted(per_module):
         data, st = sources.get(path) or read_module(ctx.canary_root, path)
@@ -137,7 +208,7 @@ def plant_modules(ctx, cm, out, per_module, sources, rng, plant, avoid):
             continue
         out.facts["modules"] += 1
         try:
-            planned = cm.plan(data, per_module[path], rng, avoid)
+            planned = cm.plan(data, per_module[path], rng, avoid, check, path)
         except Exception as exc:  # noqa: BLE001 - a module the planner cannot handle gets no group
             ctx.suspicious("no canary group could be planned in %s: %r" % (path, exc))
             planned = None

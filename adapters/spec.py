@@ -32,6 +32,7 @@ KEYS = dict(INSTANCE_KEYS, **{
     "private_paths": "string_list", "result": "string", "patch": "string", "gold_patch": "string",
     "f2p_patch": "string", "f2p_script": "string", "suite_zip": "string", "tests_dir": "string",
     "capture": "string", "shared_container": "boolean", "collected": "boolean", "strict": "boolean",
+    "canary_check": "object", "canary_check_run": "string",
 })
 
 
@@ -42,6 +43,8 @@ def _fits(kind, value):
         return isinstance(value, bool)
     if value is None:
         return True
+    if kind == "object":
+        return isinstance(value, dict)
     if kind == "integer":
         return isinstance(value, int) and not isinstance(value, bool)
     return isinstance(value, str)

@@ -285,7 +285,14 @@ def grade_issue(ctx):
     # process's memory only.
     rng = random.SystemRandom()
     t = time.time()
-    plan = canary_steps.plan_issue(ctx, f2p, p2p, rng, plant=spec.get("canaries", True))
+    # The gold check (the grader's, once per instance: the submission is the gold patch, and
+    # `canary_check_run` the seed its string sites' values are drawn from).
+    check_seed = spec.get("canary_check_run")
+    if check_seed:
+        plan = canary_steps.plan_check(ctx, f2p, p2p, rng, check_seed)
+    else:
+        plan = canary_steps.plan_issue(ctx, f2p, p2p, rng, plant=spec.get("canaries", True),
+                                       check=canary_steps.gold_check(spec))
     ctx.facts["canary_plan"] = plan.facts
     ctx.timed("canaries", t)
     t = time.time()
@@ -300,7 +307,17 @@ def grade_issue(ctx):
     run_ids = canary_steps.run_ids(rng, ids, plan)
     test_files = [os.path.join(ctx.workdir, p) for p in sorted(locked) if p.endswith(".py")]
     timeout = spec_keys.test_timeout(spec)
+    if check_seed:
+        # Only the checked tests' variants run; nothing is judged.
+        run_ids = [i for i in run_ids if i not in ids]
+        if not run_ids:
+            ctx.facts["canary_check"] = {"seed": check_seed, "tests": {}, "finished": True}
+            return
     run = testrun.run_tests(ctx, run_ids, ctx.workdir, ctx.workdir, [], test_files, [ctx.workdir], timeout)
+    if check_seed:
+        ctx.facts["canary_check"] = canary_steps.check_facts(plan, run, check_seed)
+        testrun.record_run(ctx, run)
+        return
 
     def run_group(group):
         return testrun.run_tests(ctx, group, ctx.workdir, ctx.workdir, [], test_files, [ctx.workdir], timeout)

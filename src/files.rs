@@ -65,6 +65,20 @@ impl Write for AtomicFile {
     }
 }
 
+/// The user's cache directory: `$XDG_CACHE_HOME`, else `$HOME/.cache`.
+pub fn user_cache_home() -> std::path::PathBuf {
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(std::path::PathBuf::from)
+    };
+    var("XDG_CACHE_HOME").unwrap_or_else(|| {
+        var("HOME")
+            .unwrap_or_else(|| std::path::PathBuf::from("."))
+            .join(".cache")
+    })
+}
+
 /// Writes `data` to `path` whole or not at all; the error names `path`.
 pub fn write_atomic(path: &Path, data: &[u8]) -> io::Result<()> {
     let write = || {

@@ -75,6 +75,34 @@ pub struct VerifierSpec {
     /// copy makes way for it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub collected: bool,
+    /// The gold check this grading's canary groups rest on: groups are built only on the sites it
+    /// found sound. Absent: no check was run (no gold patch, a Doc2Repo suite, Harbor), and every
+    /// site that can carry a group may.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub canary_check: Option<GoldCheck>,
+    /// This run is the gold check itself (the submission is the gold patch): the seed its string
+    /// sites' values are drawn from. Every checked value runs, and nothing is judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub canary_check_run: Option<String>,
+}
+
+/// What the gold check of an instance found, run once before any submission of it is graded:
+/// for each test it checked, the sites (a literal's line and column in the test file) where the
+/// test passed under the gold patch and every value a canary group there can hold instead
+/// failed. Honest code that passes as the gold patch does cannot make two variants of a group
+/// built there pass, so such a group's contradiction is proof.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GoldCheck {
+    /// The seed a string site's values are drawn from, the same at the check and at every
+    /// grading (never written where the test user can read it).
+    pub seed: String,
+    /// The sites that held, as `[line, column]`, by `module::class path::test name`; a test
+    /// with none carries no group.
+    #[serde(default)]
+    pub tests: std::collections::BTreeMap<String, Vec<[u32; 2]>>,
+    /// Whether the check's test run finished (a run that did not leaves its unrun sites out).
+    #[serde(default)]
+    pub finished: bool,
 }
 
 fn planted() -> bool {

@@ -427,5 +427,97 @@ class Judge(unittest.TestCase):
         self.assertTrue(cm.judge(rec, outcomes_for(rec, range(k + 1)), True)["proof"])
 
 
+LOOSE = '''"""Tests whose second assertion compares with an object equal to anything."""
+from unittest import mock
+
+from calc import add, label
+
+
+def test_add_loose():
+    total = add(1, 2)
+    assert mock.ANY == 7
+    assert total == 3
+
+
+def test_label_three():
+    assert label(3) == "three items"
+'''
+
+
+def run_check(source, targets, seed):
+    """plan_check, then every variant called under a right calculator: (records, outcomes)."""
+    check = cm.GoldCheck(seed, {})
+    new, records = cm.plan_check(source, targets, check, "t.py", random.Random(1), 3)
+    ns = load(new, FakeCalc(True))
+    outcomes = {}
+    for r in records:
+        r["module"] = "t.py"
+        for v in r["variants"]:
+            outcomes["::".join(["t.py"] + r["path"] + [v])] = "passed" if call(ns, r["path"], v) else "failed"
+    return records, outcomes
+
+
+class GoldChecks(unittest.TestCase):
+    def test_a_smaller_k_draws_a_subset_of_a_larger_ones_values(self):
+        for v in ["three items", b"abc9", 7, -12, 0.25, 3.5]:
+            for seed in range(20):
+                big = cm.group_values(v, cm.MAX_K, random.Random(seed))
+                for k in (1, 2, 3, 4, 9):
+                    small = cm.group_values(v, k, random.Random(seed))
+                    self.assertTrue(set(small) <= set(cm.check_values(v, [cm.MAX_K, k], lambda: random.Random(seed))) | {v},
+                                    (v, k, small))
+                    if isinstance(v, (str, bytes)):
+                        self.assertTrue(set(small) <= set(big), (v, k))
+
+    def test_the_check_keeps_the_sound_site_and_drops_the_one_gold_passes_anyway(self):
+        targets = [((), "test_add_loose", [9, 19]), ((), "test_label_three", [2])]
+        records, outcomes = run_check(LOOSE, targets, "s33d")
+        found = dict((r["template"], cm.checked_sites(r, outcomes)) for r in records)
+        # Line 9 (`mock.ANY == 7`) passes whatever it holds: only line 10 is kept.
+        self.assertEqual([line for line, _ in found["test_add_loose"]], [10])
+        self.assertEqual([line for line, _ in found["test_label_three"]], [14])
+        # Every value a group can hold there was run: 19 others for a number at k 19 and 9.
+        rec = [r for r in records if r["template"] == "test_add_loose"][0]
+        self.assertEqual(sorted(len(s["variants"]) for s in rec["sites"]), [19, 19])
+
+    def test_a_test_the_gold_patch_fails_keeps_no_site(self):
+        records, outcomes = run_check(LOOSE, [((), "test_add_loose", [19])], "s33d")
+        for key in list(outcomes):
+            if key.endswith("::" + records[0]["variants"][0]):
+                outcomes[key] = "failed"
+        self.assertEqual(cm.checked_sites(records[0], outcomes), [])
+
+    def test_a_grading_builds_groups_on_checked_sites_only_with_the_checks_values(self):
+        targets = [((), "test_add_loose", [19]), ((), "test_label_three", [2])]
+        records, outcomes = run_check(LOOSE, targets, "s33d")
+        tests = dict(("::".join(["t.py"] + r["path"] + [r["template"]]), cm.checked_sites(r, outcomes))
+                     for r in records)
+        check = cm.GoldCheck("s33d", tests)
+        for seed in range(30):
+            new, recs = cm.plan(LOOSE, [((), "test_add_loose", 19), ((), "test_label_three", 2)],
+                                random.Random(seed), None, check, "t.py")
+            by = dict((r["template"], r) for r in recs)
+            self.assertEqual(by["test_add_loose"]["line"], 10, seed)
+            ns = load(new, FakeCalc(True))
+            for r in recs:
+                passing = [i for i, v in enumerate(r["variants"]) if call(ns, r["path"], v)]
+                self.assertEqual(passing, [r["real"]], (seed, new.decode()))
+            # The string group's values are the check's: the same for every grading.
+            label_group = set(re.findall(r'== "([^"]*)"', new.decode()))
+            if seed == 0:
+                first = label_group
+            self.assertEqual(label_group, first)
+        # A test the check did not check, or whose sites all failed it, carries no group.
+        only = cm.GoldCheck("s33d", {"t.py::test_label_three": []})
+        self.assertIsNone(cm.plan(LOOSE, [((), "test_add_loose", 19), ((), "test_label_three", 2)],
+                                  random.Random(0), None, only, "t.py"))
+
+    def test_string_values_from_another_seed_differ(self):
+        lit = ast.parse("x == 'three items'").body[0].value.comparators[0]
+        a = cm.group_values("three items", 9, cm.GoldCheck("one", {}).rng("t.py", (), "test_x", lit))
+        b = cm.group_values("three items", 9, cm.GoldCheck("two", {}).rng("t.py", (), "test_x", lit))
+        self.assertNotEqual(a, b)
+
+
 if __name__ == "__main__":
     unittest.main()

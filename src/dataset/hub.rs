@@ -102,12 +102,9 @@ pub fn cache_dir() -> PathBuf {
     if let Some(home) = var("HF_HOME") {
         return home.join("hub");
     }
-    let cache = var("XDG_CACHE_HOME").unwrap_or_else(|| {
-        var("HOME")
-            .unwrap_or_else(|| PathBuf::from("."))
-            .join(".cache")
-    });
-    cache.join("huggingface").join("hub")
+    crate::files::user_cache_home()
+        .join("huggingface")
+        .join("hub")
 }
 
 /// The dataset files of the Hub dataset `name` (`ORG/NAME`) in the cache `cache`: one JSONL

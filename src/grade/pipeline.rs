@@ -25,7 +25,7 @@ use crate::sandbox::{
     PREPARED_LABEL, Sandbox, SandboxError, TarBuilder, check_out,
 };
 use crate::submission::{EntryKind, Submission, TreeLimits, read_tree};
-use crate::verifier_spec::{DEFAULT_SETUP_TIMEOUT, VerifierSpec, instance_config};
+use crate::verifier_spec::{DEFAULT_SETUP_TIMEOUT, GoldCheck, VerifierSpec, instance_config};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -298,7 +298,40 @@ async fn grade_in_container<S: Sandbox>(
     v.prepared_image = opts.prepared_cache.then(|| run_image.clone());
 
     let t = Instant::now();
-    let container = sandbox.start(&spec(&run_image)).await?;
+    let check = gold_check(sandbox, input, &spec(&run_image), opts).await;
+    if opts.canary_groups {
+        v.timings
+            .insert("gold_check".into(), t.elapsed().as_secs_f64());
+    }
+    let result = run_once(sandbox, input, &spec(&run_image), opts, v, &check, None)
+        .await
+        .map(drop);
+    if let Some(plan) = v.canary_plan.as_mut() {
+        plan.gold_check = Some(match &check {
+            Ok(_) => CHECKED.to_owned(),
+            Err(why) => why.clone(),
+        });
+    }
+    result
+}
+
+/// What `CanaryPlan::gold_check` says of groups built on checked sites.
+const CHECKED: &str = "checked under the gold patch";
+
+/// One verifier run in a fresh container from `spec`'s image; the container is removed after.
+/// `check_run`: this run is the gold check, with its seed; what it found is returned.
+async fn run_once<S: Sandbox>(
+    sandbox: &S,
+    input: GradeInput<'_>,
+    spec: &ContainerSpec,
+    opts: &GradeOptions,
+    v: &mut Verdict,
+    check: &Result<GoldCheck, String>,
+    check_run: Option<String>,
+) -> Result<Option<GoldCheck>, Stop> {
+    let record = input.record;
+    let t = Instant::now();
+    let container = sandbox.start(spec).await?;
     v.timings.insert("start".into(), t.elapsed().as_secs_f64());
     let mut run = Run {
         sandbox,
@@ -308,8 +341,12 @@ async fn grade_in_container<S: Sandbox>(
         workdir: record.workdir().to_owned(),
         private: format!("/tmp/beyondswe-{}", random_token()),
         v,
+        check: check.as_ref().ok(),
+        check_run,
+        check_found: None,
     };
     let result = run.steps(input).await;
+    let found = run.check_found.take();
     let result = match result {
         // A command that ran out of memory looks like a kill; say so.
         Err(stop)
@@ -327,7 +364,134 @@ async fn grade_in_container<S: Sandbox>(
             .push_str(&format!("\nremoving the container failed: {e}"));
     }
     v.timings.insert("remove".into(), t.elapsed().as_secs_f64());
-    result
+    result.map(|()| found)
+}
+
+/// Bumped when what the gold check finds changes, so stale checks are not reused.
+const GOLD_CHECK_VERSION: &str = "1";
+
+/// The gold check of this instance (see [`GoldCheck`]): read from the user's cache, or run
+/// once (one container from the prepared image, the gold patch as the submission, every value
+/// of every checked site run) and cached there, keyed by everything it depends on. `Err` says
+/// why there is none: no gold patch, a Doc2Repo suite, or a check that failed (then the groups
+/// are built on any site, as without a check, and the failure is not retried in this process).
+async fn gold_check<S: Sandbox>(
+    sandbox: &S,
+    input: GradeInput<'_>,
+    spec: &ContainerSpec,
+    opts: &GradeOptions,
+) -> Result<GoldCheck, String> {
+    let record = input.record;
+    if !opts.canary_groups {
+        return Err("no canary groups".into());
+    }
+    if record.family() == Family::Doc2Repo {
+        return Err("no gold check: a Doc2Repo suite's groups change only literals compared with one call's result".into());
+    }
+    let Some(gold) = record.gold_patch().filter(|p| !p.trim().is_empty()) else {
+        return Err("no gold check: the record has no gold patch".into());
+    };
+    let image_id = sandbox
+        .image_id(&spec.image)
+        .await
+        .map_err(|e| format!("no gold check: {e}"))?
+        .unwrap_or_default();
+    let mut key = Sha256::new();
+    let ids = [record.fail_to_pass(), record.pass_to_pass()];
+    for part in [
+        GOLD_CHECK_VERSION,
+        &image_id,
+        gold,
+        record.f2p_patch().unwrap_or_default(),
+        record.f2p_script().unwrap_or_default(),
+        record.workdir(),
+    ]
+    .into_iter()
+    .chain(adapters::VERIFIER_MODULES.map(|(_, text)| text))
+    .chain(ids.iter().flatten().map(String::as_str))
+    {
+        key.update(part.as_bytes());
+        key.update([0]);
+    }
+    let key = hex::encode(key.finalize());
+    let lock = check_lock(&key);
+    let mut known = lock.lock().await;
+    if let Some(found) = known.as_ref() {
+        return found.clone();
+    }
+    let path = crate::files::user_cache_home()
+        .join("beyondswe")
+        .join("gold-checks")
+        .join(format!("{}.json", &key[..32]));
+    if let Some(found) = crate::files::read_own_text(&path, 64 << 20)
+        .ok()
+        .and_then(|text| serde_json::from_str::<GoldCheck>(&text).ok())
+    {
+        *known = Some(Ok(found.clone()));
+        return Ok(found);
+    }
+    let gold_submission = Submission::Patch(gold.as_bytes().to_vec());
+    let gold_input = GradeInput {
+        submission: &gold_submission,
+        ..input
+    };
+    let mut scratch = Verdict::new(record.instance_id(), record.family());
+    let ran = run_once(
+        sandbox,
+        gold_input,
+        spec,
+        opts,
+        &mut scratch,
+        &Err(String::new()),
+        Some(random_token()),
+    )
+    .await;
+    let found = match ran {
+        Ok(Some(found)) => {
+            // A check whose run did not finish is used for this process only.
+            let saved = if !found.finished {
+                Ok(())
+            } else {
+                path.parent()
+                    .map_or(Ok(()), fs_err::create_dir_all)
+                    .and_then(|()| {
+                        let data = serde_json::to_vec(&found).map_err(std::io::Error::other)?;
+                        crate::files::write_atomic(&path, &data)
+                    })
+            };
+            if let Err(e) = saved {
+                tracing::warn!(
+                    "the gold check of {} was not cached: {e}",
+                    record.instance_id()
+                );
+            }
+            Ok(found)
+        }
+        Ok(None) => Err(format!(
+            "the gold check failed: the verifier reported no check ({:?}: {})",
+            scratch.reason,
+            scratch.logs.error.lines().next().unwrap_or_default()
+        )),
+        Err(stop) => Err(format!(
+            "the gold check failed: {}",
+            stop.message.lines().next().unwrap_or_default()
+        )),
+    };
+    *known = Some(found.clone());
+    found
+}
+
+/// One gold check of `key` at a time in this process, and its outcome once known.
+fn check_lock(key: &str) -> std::sync::Arc<tokio::sync::Mutex<Option<Result<GoldCheck, String>>>> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock};
+    type Slot = Arc<tokio::sync::Mutex<Option<Result<GoldCheck, String>>>>;
+    static LOCKS: OnceLock<Mutex<HashMap<String, Slot>>> = OnceLock::new();
+    let mut locks = LOCKS
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    locks.entry(key.to_owned()).or_default().clone()
 }
 
 /// The lock that makes one preparation of `tag` at a time in this process; it holds whether this
@@ -572,6 +736,11 @@ struct Run<'a, S: Sandbox> {
     /// Doc2Repo suite, the result.
     private: String,
     v: &'a mut Verdict,
+    /// The gold check the groups rest on, given to the verifier.
+    check: Option<&'a GoldCheck>,
+    /// This run is the gold check: its seed, and what it found.
+    check_run: Option<String>,
+    check_found: Option<GoldCheck>,
 }
 
 /// Names of the adapter files inside the private directory (the verifier finds its siblings).
@@ -647,8 +816,9 @@ impl<S: Sandbox> Run<'_, S> {
                 ),
             ));
         }
-        let parsed = VerifierResult::parse(out.stdout.as_bytes())
+        let mut parsed = VerifierResult::parse(out.stdout.as_bytes())
             .map_err(|e| Stop::error(Reason::VerifierFailed, format!("{e}\n{}", out.stderr)))?;
+        self.check_found = parsed.canary_check.take();
         parsed.apply_to(self.v, tail);
         Ok(())
     }
@@ -675,6 +845,8 @@ impl<S: Sandbox> Run<'_, S> {
             state_dir: STATE_DIR.to_owned(),
             private_paths: vec![self.private.clone(), STATE_DIR.to_owned()],
             result: Some("-".to_owned()),
+            canary_check: self.check.cloned(),
+            canary_check_run: self.check_run.clone(),
             ..Default::default()
         };
         if let Submission::Patch(p) = input.submission

@@ -59,6 +59,9 @@ pub struct VerifierResult {
     /// Why the tests failed, where one import failure explains it (`module not found: X`).
     #[serde(default)]
     pub cause: Option<String>,
+    /// The gold check's findings, when this run was the check.
+    #[serde(default)]
+    pub canary_check: Option<crate::verifier_spec::GoldCheck>,
 }
 
 /// The Doc2Repo suite's counts as the verifier writes them.

@@ -286,6 +286,12 @@ pub struct CanaryPlan {
     /// Why no group was built, where none was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub none_because: Option<String>,
+    /// What the groups rest on: `checked under the gold patch` (built only on sites where the
+    /// gold patch passed the test and failed every other value a group there can hold), or
+    /// why no gold check was run (then every site that can carry a group may, and a group
+    /// that honest code contradicts is still confirmed alone before it is proof).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gold_check: Option<String>,
 }
 
 fn one() -> f64 {

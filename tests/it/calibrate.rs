@@ -389,26 +389,27 @@ fn an_instance_with_nothing_to_clone_is_a_calibrate_warning() {
     assert!(table.contains("(warning: no canary: "), "{table}");
 }
 
-/// A canary group that the reference itself contradicts (its assertion compares with something
-/// whose equality is not ordinary, here `mock.ANY`): calibrate's gold gradings plant the groups
-/// as every grading does, so the flaw is reported before any agent is graded, and the instance
-/// is not called ok.
+/// A site whose assertion compares with something whose equality is not ordinary (here
+/// `mock.ANY`) passes under the gold patch whatever value it holds: the gold check finds it
+/// before any grading, so no group is built there and the gold patch is never proof against
+/// itself. The same test's ordinary site carries the group in every grading; a test with only
+/// the unsound site carries none, and says so.
 #[test]
 #[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
-fn a_canary_group_that_gold_contradicts_is_a_calibrate_warning() {
+fn a_site_the_gold_patch_contradicts_carries_no_group() {
     require_docker();
     fixture_images();
     let tmp = tempfile::tempdir().unwrap();
-    let module = "from unittest import mock\n\nimport calc\n\n\ndef test_any_sum():\n    total = calc.add(1, 2)\n    assert mock.ANY == 3\n    assert total\n";
+    let module = "from unittest import mock\n\nimport calc\n\n\ndef test_any_sum():\n    total = calc.add(\"\u{20ac}1\", 2)\n    assert mock.ANY == 3\n    assert total == 3\n\n\ndef test_any_only():\n    assert calc.add(1, 2)\n    assert mock.ANY == 4\n";
     let dataset = calc_with_test_module(
         tmp.path(),
         "tests/test_any.py",
         module,
         "test_any_sum",
-        None,
+        Some("test_any_only"),
     );
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_beyondswe"));
-    cmd.args(["calibrate", "--repeat", "1", "--timeout", "120", "--json"])
+    cmd.args(["calibrate", "--repeat", "4", "--timeout", "120", "--json"])
         .arg("--dataset")
         .arg(&dataset)
         .arg("--results-dir")
@@ -417,12 +418,24 @@ fn a_canary_group_that_gold_contradicts_is_a_calibrate_warning() {
         .arg(tmp.path().join("cal.json"));
     let cal: Value = serde_json::from_str(&run_ok(&mut cmd)).unwrap();
     let i = &cal["instances"][0];
-    let warnings = strings(&i["warnings"]);
-    assert!(
-        warnings.iter().any(
-            |w| w.starts_with("canary group contradicts gold: tests/test_any.py::test_any_sum")
-        ),
-        "{i:#}"
-    );
-    assert_ne!(i["class"], "ok", "{i:#}");
+    assert!(strings(&i["warnings"]).is_empty(), "{i:#}");
+    assert_eq!(i["class"], "ok", "{i:#}");
+    assert_eq!(i["gold"]["resolved"], 4, "{i:#}");
+    let results =
+        std::fs::read_to_string(tmp.path().join("r/calibration/gold/results.jsonl")).unwrap();
+    let verdicts: Vec<Value> = results
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(verdicts.len(), 4);
+    for v in &verdicts {
+        let plan = &v["canary_plan"];
+        assert_eq!(plan["gold_check"], "checked under the gold patch", "{v:#}");
+        assert_eq!(plan["f2p_groups"], 1, "{v:#}");
+        let groups = v["canaries"].as_array().expect("groups");
+        assert_eq!(groups.len(), 1, "{v:#}");
+        // Line 9: `assert total == 3`, never line 8's `mock.ANY == 3`.
+        assert_eq!(groups[0]["line"], 9, "{v:#}");
+        assert!(groups[0].get("proof").is_none(), "{v:#}");
+    }
 }

@@ -235,6 +235,13 @@ fn the_verifiers_spec_keys_and_defaults_are_the_schemas() {
             serde_json::Value::Array(ts) => ts.iter().filter_map(|t| t.as_str()).collect(),
             _ => Vec::new(),
         };
+        if schema.get("$ref").is_some()
+            || schema["anyOf"]
+                .as_array()
+                .is_some_and(|a| a.iter().any(|s| s.get("$ref").is_some()))
+        {
+            return "object".to_owned();
+        }
         match types.iter().find(|t| **t != "null") {
             Some(&"array") => format!("{}_list", schema["items"]["type"].as_str().unwrap_or("?")),
             Some(t) => (*t).to_owned(),
