@@ -605,16 +605,11 @@ def plan(source, targets, rng, avoid=None, check=None, module_path=None):
     target could carry a group; a target that cannot (no literal site, bound to its name, too
     few values) is left as it is and has no record. Each record names the group's variants and,
     as `real`, the index of the real one: the key, which must stay in the caller's memory."""
-    module = parse(source)
-    if not eligible(module):
+    module, names = start(source, rng, avoid)
+    if module is None:
         return None
-    names = Names(module, rng, avoid)
     edits, records = [], []
-    for path, name, k in targets:
-        found = target(module, path, name, names.done)
-        if found is None:
-            continue
-        def_path, body, node = found
+    for def_path, body, node, k in each_target(module, names, targets):
         lits = sites(node, module)
         values_rng = lambda lit: rng  # noqa: E731
         if check is not None:
@@ -662,16 +657,11 @@ def plan_check(source, targets, check, module_path, rng, sites_per_test, avoid=N
     them under `check`). Returns (new source bytes, records) or None; a record names the
     variants (the real test first, `real` 0) and, under `sites`, each site's [line, col] with
     the indexes of its variants."""
-    module = parse(source)
-    if not eligible(module):
+    module, names = start(source, rng, avoid)
+    if module is None:
         return None
-    names = Names(module, rng, avoid)
     edits, records = [], []
-    for path, name, ks in targets:
-        found = target(module, path, name, names.done)
-        if found is None:
-            continue
-        def_path, body, node = found
+    for def_path, body, node, ks in each_target(module, names, targets):
         checked = []
         for lit in sorted(sites(node, module), key=lambda x: rng.random()):
             v = literal_value(lit)
@@ -748,16 +738,26 @@ class Names(object):
         self.done.add((def_path, node.name))
 
 
-def target(module, path, name, done):
-    """(def path, scope body, def node) of a target test that can carry a group, or None."""
-    found = find_def(module, tuple(path), name)
-    if found is None:
-        return None
-    def_path, body, index = found
-    node = body[index]
-    if (def_path, node.name) in done or not is_test_def(node) or not template_ok(node, module):
-        return None
-    return def_path, body, node
+def start(source, rng, avoid):
+    """(the module parsed, its Names), or (None, None) when it cannot carry groups."""
+    module = parse(source)
+    if not eligible(module):
+        return None, None
+    return module, Names(module, rng, avoid)
+
+
+def each_target(module, names, targets):
+    """Each target (class path as collected, name, extra) that can carry a group, as (def path,
+    scope body, def node, extra): found when its turn comes, after the ones before took theirs."""
+    for path, name, extra in targets:
+        found = find_def(module, tuple(path), name)
+        if found is None:
+            continue
+        def_path, body, index = found
+        node = body[index]
+        if (def_path, node.name) in names.done or not is_test_def(node) or not template_ok(node, module):
+            continue
+        yield def_path, body, node, extra
 
 
 def edit(module, def_path, node, texts):

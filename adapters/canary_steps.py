@@ -136,18 +136,8 @@ def plan_check(ctx, f2p, p2p, rng, seed):
         per_module.setdefault(t[0], []).append((t[1], t[2], ks))
     for t in p2p_targets[:CHECK_P2P]:
         per_module.setdefault(t[0], []).append((t[1], t[2], [P2P_K]))
-    for path in sorted(per_module):
-        data, st = targets["sources"][path]
-        planned = cm.plan_check(data, per_module[path], check, path, rng, CHECK_SITES)
-        if planned is None:
-            continue
-        new, records = planned
-        for r in records:
-            r["module"] = path
-            out.records.append(r)
-        write_module(ctx.canary_root, path, new, st)
-    out.facts["planted"] = bool(out.records)
-    out.facts["groups"] = len(out.records)
+    plant_modules(ctx, cm, out, per_module, targets["sources"], rng, True, None,
+                  planner=lambda data, path, planned: cm.plan_check(data, planned, check, path, rng, CHECK_SITES))
     return out
 
 
@@ -200,15 +190,18 @@ def issue_targets(ctx, cm, f2p, p2p, check):
     return {"f2p": usable(f2p), "p2p": usable(p2p), "sources": sources, "parsed": parsed}
 
 
-def plant_modules(ctx, cm, out, per_module, sources, rng, plant, avoid, check=None):
-    """Plans each module's targets in one pass and writes the module once."""
+def plant_modules(ctx, cm, out, per_module, sources, rng, plant, avoid, check=None, planner=None):
+    """Plans each module's targets in one pass (with `planner(data, path, targets)`, else
+    canaries.plan) and writes the module once."""
+    if planner is None:
+        planner = lambda data, path, targets: cm.plan(data, targets, rng, avoid, check, path)  # noqa: E731
     for path in sorted(per_module):
         data, st = sources.get(path) or read_module(ctx.canary_root, path)
         if data is None:
             continue
         out.facts["modules"] += 1
         try:
-            planned = cm.plan(data, per_module[path], rng, avoid, check, path)
+            planned = planner(data, path, per_module[path])
         except Exception as exc:  # noqa: BLE001 - a module the planner cannot handle gets no group
             ctx.suspicious("no canary group could be planned in %s: %r" % (path, exc))
             planned = None
