@@ -337,8 +337,14 @@ def string_values(v, k, rng):
     spots = [i for i, c in enumerate(text) if c.isascii() and c.isalnum()]
     if not spots:
         return None
-    i = rng.choice(spots)
-    others = [c for c in other_chars(text[i]) if c.lower() != text[i].lower()]
+
+    def others_at(i):
+        return [c for c in other_chars(text[i]) if c.lower() != text[i].lower()]
+    # A letter where there is one: 25 others, where a digit has 9 (a group of 10 at most, too
+    # few for one FAIL_TO_PASS group's 1 in 20). The same places whatever k is.
+    room = max(len(others_at(i)) for i in spots)
+    i = rng.choice([j for j in spots if len(others_at(j)) == room])
+    others = others_at(i)
     # Shuffled and cut: from one seed (a gold check's, see GoldCheck), a smaller k's values are
     # the first of a larger k's, so the check's values hold every group a grading can draw.
     rng.shuffle(others)

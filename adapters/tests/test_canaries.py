@@ -512,6 +512,14 @@ class GoldChecks(unittest.TestCase):
         self.assertIsNone(cm.plan(LOOSE, [((), "test_add_loose", 19), ((), "test_label_three", 2)],
                                   random.Random(0), None, only, "t.py"))
 
+    def test_a_string_with_a_letter_changes_a_letter_and_reaches_twenty_values(self):
+        for seed in range(40):
+            vals = cm.group_values("v2", cm.MAX_K, random.Random(seed))
+            self.assertEqual(len(vals), 20, vals)
+            self.assertTrue(all(x[1] == "2" for x in vals), vals)
+            # Only digits: ten at most, each a digit changed.
+            self.assertEqual(len(cm.group_values("2024", cm.MAX_K, random.Random(seed))), 10)
+
     def test_string_values_from_another_seed_differ(self):
         lit = ast.parse("x == 'three items'").body[0].value.comparators[0]
         a = cm.group_values("three items", 9, cm.GoldCheck("one", {}).rng("t.py", (), "test_x", lit))
