@@ -29,6 +29,9 @@ DOC_GROUPS, DOC_K = 6, 3
 # held). Each checked site costs a test run per value a group there can hold.
 CHECK_P2P, CHECK_SITES = 8, 3
 
+# What a grading's canary_plan says of groups built on the gold check's sites.
+CHECKED = "checked under the gold patch"
+
 
 def canaries_module():
     return common.sibling("canaries")
@@ -111,6 +114,8 @@ def plan_issue(ctx, f2p, p2p, rng, plant=True, check=None):
     out.facts["f2p_sizes"] = sizes
     out.facts["f2p_ungrouped"] = [i for i in f2p if not parsed.get(i) or (parsed[i][0], parsed[i][2]) not in grouped]
     out.facts["forge_chance"] = cm.forge_chance(sizes)
+    if check is not None:
+        out.facts["gold_check"] = CHECKED
     if not sizes:
         out.facts["none_because"] = ("no FAIL_TO_PASS test compares its result with a literal in a top-level "
                                      "assertion that a group can be built on" + (

@@ -6,6 +6,7 @@
 # the Rust constants. The offline grader writes the whole spec; a Harbor task holds its instance
 # part as tests/test_config.json, which from_test_config() completes with the task's own files.
 # Python 3.6+, standard library only.
+import json
 import os
 
 try:
@@ -18,6 +19,9 @@ except ImportError:  # the unit tests, in adapters/
 # DEFAULT_TIMEOUT_SECS and DEFAULT_SETUP_TIMEOUT, for a test_config.json written without them.
 DEFAULT_TEST_TIMEOUT_SEC = 1800
 DEFAULT_SETUP_TIMEOUT_SEC = 300
+
+# A Harbor task's gold check, beside its test_config.json (see canary_steps.gold_check).
+GOLD_CHECK = "gold_check.json"
 
 # What a Harbor task's tests/test_config.json holds, by type.
 INSTANCE_KEYS = {
@@ -92,4 +96,12 @@ def from_test_config(cfg, tests, logs, state_dir, capture_name):
             spec[key] = path
     if os.path.isfile(os.path.join(tests, "test_suite.zip")):
         spec["suite_zip"] = os.path.join(tests, "test_suite.zip")
+    check = os.path.join(tests, GOLD_CHECK)
+    if os.path.isfile(check):
+        # The gold check the grader ran when it made the task (with the seed of its string
+        # sites, as secret as the hidden tests beside it).
+        with open(check, encoding="utf-8") as fh:
+            found = json.load(fh)
+        if isinstance(found, dict) and isinstance(found.get("seed"), str):
+            spec["canary_check"] = found
     return spec

@@ -71,6 +71,22 @@ class FromTestConfigTest(unittest.TestCase):
                 spec.check(s)
                 self.assertEqual(bool(s.get("strict")), strict, value)
 
+    def test_a_tasks_gold_check_reaches_the_spec_and_nothing_else_does(self):
+        with tempfile.TemporaryDirectory() as tests:
+            cfg = {"fail_to_pass": ["t.py::a"]}
+            s = spec.from_test_config(cfg, tests, "/logs/verifier", "/var/lib/beyondswe", "d")
+            self.assertNotIn("canary_check", s)
+            check = {"seed": "5eed", "tests": {"t.py::test_a": [[3, 11]]}, "finished": True}
+            with open(os.path.join(tests, spec.GOLD_CHECK), "w") as fh:
+                json.dump(check, fh)
+            s = spec.from_test_config(cfg, tests, "/logs/verifier", "/var/lib/beyondswe", "d")
+            spec.check(s)
+            self.assertEqual(s["canary_check"], check)
+            with open(os.path.join(tests, spec.GOLD_CHECK), "w") as fh:
+                json.dump({"tests": {}}, fh)  # no seed: not a check
+            s = spec.from_test_config(cfg, tests, "/logs/verifier", "/var/lib/beyondswe", "d")
+            self.assertNotIn("canary_check", s)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -160,6 +160,7 @@ fn to_harbor(args: &ToHarborArgs) -> Result<i32> {
         org: Some(args.org.clone()),
         verifier_mode: args.verifier.into(),
         strict: args.strict,
+        gold_checks: Default::default(),
     };
     let summary = dataset::dataset_to_tasks(
         &args.dataset,

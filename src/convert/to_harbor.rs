@@ -104,6 +104,9 @@ pub struct ToHarborOptions {
     /// The verifier turns evidence into `forgery_suspected` (`grade --strict`): `"strict": true`
     /// in `tests/test_config.json`; by default only proof changes a verdict.
     pub strict: bool,
+    /// Gold checks by instance id, each written as its task's `tests/gold_check.json`: the
+    /// task's verifier then builds canary groups only on the sites the check found sound.
+    pub gold_checks: std::collections::BTreeMap<String, crate::verifier_spec::GoldCheck>,
 }
 
 /// What a task's oracle solution is when it is not the dataset's: a submission to grade through
@@ -481,6 +484,9 @@ fn write_tests(
     if let Some(p) = record.gold_patch().filter(|p| !p.trim().is_empty()) {
         write(dir, paths::GOLD_PATCH, p.as_bytes())?;
     }
+    if let Some(check) = opts.gold_checks.get(record.instance_id()) {
+        write(dir, paths::GOLD_CHECK, &json_pretty(check))?;
+    }
     write(
         dir,
         paths::TEST_SH,
@@ -764,6 +770,33 @@ mod tests {
 
     fn toml_of(dir: &Path) -> TaskToml {
         TaskToml::parse(&fs::read_to_string(dir.join(paths::TASK_TOML)).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_gold_check_goes_to_its_tasks_tests_only() {
+        let tmp = tempfile::tempdir().unwrap();
+        let check = crate::verifier_spec::GoldCheck {
+            seed: "5eed".into(),
+            tests: [("tests/test_x.py::test_a".to_owned(), vec![[3, 11]])].into(),
+            finished: true,
+        };
+        let opts = ToHarborOptions {
+            gold_checks: [("Acme_X_pr1".to_owned(), check.clone())].into(),
+            ..ToHarborOptions::default()
+        };
+        let sub = Oracle::Patch(b"the submission".to_vec());
+        for (id, name) in [("Acme_X_pr1", "s1-x"), ("Acme_X_pr2", "s2-x")] {
+            let rec = record(id, "CrossRepo", Some("the gold patch"));
+            let dir = write_oracle_task(&rec, tmp.path(), name, &sub, None, &opts).unwrap();
+            let written = fs::read(dir.join(paths::GOLD_CHECK)).ok();
+            let expected = (id == "Acme_X_pr1").then_some(check.clone());
+            assert_eq!(
+                written.map(
+                    |b| serde_json::from_slice::<crate::verifier_spec::GoldCheck>(&b).unwrap()
+                ),
+                expected
+            );
+        }
     }
 
     #[test]

@@ -21,7 +21,8 @@ mod traced;
 mod verdict;
 
 pub use pipeline::{
-    Checked, GradeInput, GradeOptions, HostChecked, forgery_signs, grade, host_checks, note_crlf,
+    Checked, GradeInput, GradeOptions, HostChecked, forgery_signs, gold_check_for, grade,
+    host_checks, no_gold_check, note_crlf,
 };
 pub use result::{VerifierResult, test_outcome};
 pub use traced::Traced;

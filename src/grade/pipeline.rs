@@ -306,17 +306,57 @@ async fn grade_in_container<S: Sandbox>(
     let result = run_once(sandbox, input, &spec(&run_image), opts, v, &check, None)
         .await
         .map(drop);
-    if let Some(plan) = v.canary_plan.as_mut() {
-        plan.gold_check = Some(match &check {
-            Ok(_) => CHECKED.to_owned(),
-            Err(why) => why.clone(),
-        });
+    // The verifier says when its groups rest on the check; the host says why there is none.
+    if let (Some(plan), Err(why)) = (v.canary_plan.as_mut(), &check)
+        && plan.gold_check.is_none()
+    {
+        plan.gold_check = Some(why.clone());
     }
     result
 }
 
-/// What `CanaryPlan::gold_check` says of groups built on checked sites.
-const CHECKED: &str = "checked under the gold patch";
+/// The gold check of `record` (see [`GoldCheck`]), for a grading made elsewhere (a Harbor task's
+/// verifier): its instance image prepared here as for a local grading, then the check read from
+/// the user's cache or run. `Err` says why there is none.
+pub async fn gold_check_for<S: Sandbox>(
+    sandbox: &S,
+    record: &Record,
+    opts: &GradeOptions,
+) -> Result<GoldCheck, String> {
+    let image = record
+        .image()
+        .ok_or_else(|| "no gold check: the record names no image".to_owned())?;
+    let no_check = |e: SandboxError| format!("no gold check: {e}");
+    let image_id = sandbox
+        .image_id(image)
+        .await
+        .map_err(no_check)?
+        .ok_or_else(|| format!("no gold check: the image {image} is not on this engine"))?;
+    let mut labels: BTreeMap<String, String> = opts.labels.iter().cloned().collect();
+    labels.insert(INSTANCE_LABEL.into(), record.instance_id().into());
+    let spec = |image: &str| ContainerSpec {
+        image: image.to_owned(),
+        workdir: None,
+        labels: labels.clone(),
+        limits: opts.limits.clone(),
+    };
+    let tag = ensure_prepared(sandbox, record, &image_id, &spec(image), opts)
+        .await
+        .map_err(|stop| {
+            format!(
+                "no gold check: preparing the image failed: {}",
+                stop.message
+            )
+        })?;
+    let submission = Submission::Patch(Vec::new());
+    let input = GradeInput {
+        record,
+        submission: &submission,
+        test_suite: None,
+        image_override: None,
+    };
+    gold_check(sandbox, input, &spec(&tag), opts).await
+}
 
 /// One verifier run in a fresh container from `spec`'s image; the container is removed after.
 /// `check_run`: this run is the gold check, with its seed; what it found is returned.
@@ -385,12 +425,10 @@ async fn gold_check<S: Sandbox>(
     if !opts.canary_groups {
         return Err("no canary groups".into());
     }
-    if record.family() == Family::Doc2Repo {
-        return Err("no gold check: a Doc2Repo suite's groups change only literals compared with one call's result".into());
+    if let Some(why) = no_gold_check(record) {
+        return Err(why.into());
     }
-    let Some(gold) = record.gold_patch().filter(|p| !p.trim().is_empty()) else {
-        return Err("no gold check: the record has no gold patch".into());
-    };
+    let gold = record.gold_patch().unwrap_or_default();
     let image_id = sandbox
         .image_id(&spec.image)
         .await
@@ -479,6 +517,19 @@ async fn gold_check<S: Sandbox>(
     };
     *known = Some(found.clone());
     found
+}
+
+/// Why `record` can have no gold check, if it can have none: a Doc2Repo suite, or no gold patch.
+pub fn no_gold_check(record: &Record) -> Option<&'static str> {
+    if record.family() == Family::Doc2Repo {
+        Some(
+            "no gold check: a Doc2Repo suite's groups change only literals compared with one call's result",
+        )
+    } else if record.gold_patch().is_none_or(|p| p.trim().is_empty()) {
+        Some("no gold check: the record has no gold patch")
+    } else {
+        None
+    }
 }
 
 /// One gold check of `key` at a time in this process, and its outcome once known.

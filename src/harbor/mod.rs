@@ -196,6 +196,9 @@ pub mod paths {
     pub const TEST_SUITE_ZIP: &str = "tests/test_suite.zip";
     /// The gold patch, for the verifier only: what it uses is allowed to the submission.
     pub const GOLD_PATCH: &str = "tests/gold_patch.diff";
+    /// The gold check the grader ran for the task (`grade --via-harbor` on the local engine):
+    /// the sites its canary groups may use, and the seed of its string sites' values.
+    pub const GOLD_CHECK: &str = "tests/gold_check.json";
     /// Which repository paths the verifier resets, removes or protects before the tests run.
     pub const RESTORE_RULES: &str = "tests/beyondswe_restore_rules.json";
     /// What Harbor's `oracle` agent runs: applies the gold patch or unpacks the reference repo.

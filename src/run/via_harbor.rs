@@ -25,8 +25,9 @@ use crate::grade::{
 use crate::harbor::{task_dir_name, trial_dirs};
 use crate::report::Store;
 use crate::submission::Submission;
+use crate::verifier_spec::GoldCheck;
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
@@ -36,6 +37,8 @@ struct Pending {
     job: Job,
     key: String,
     checked: Checked,
+    /// Why the task carries no gold check, when it carries none.
+    no_check: Option<String>,
 }
 
 /// The largest verifier result or apply record read back from a trial.
@@ -66,7 +69,12 @@ pub(super) fn grade_via_harbor(
         }
         match host_checks(&job.record, &job.submission, opts) {
             HostChecked::Decided(v) => progress.event(&store_verdict(store, &job, key, v, false)?),
-            HostChecked::Verify(checked) => pending.push(Pending { job, key, checked }),
+            HostChecked::Verify(checked) => pending.push(Pending {
+                job,
+                key,
+                checked,
+                no_check: None,
+            }),
         }
     }
     if pending.is_empty() {
@@ -96,7 +104,8 @@ pub(super) fn grade_via_harbor(
     let job_name = format!("grade-{}", job_stamp());
     let tasks_rel = format!("tasks-{job_name}");
     let tasks = dir.join(&tasks_rel);
-    let topts = task_options(opts);
+    let mut topts = task_options(opts);
+    topts.gold_checks = gold_checks(harbor, &mut open, opts, concurrency, progress);
     let mut names: Vec<String> = open.keys().cloned().collect();
     names.sort();
     for name in names {
@@ -235,10 +244,97 @@ fn take_finished(
         };
         let mut v = p.checked.verdict;
         read_trial(&mut v, &p.checked.submission, &trial, &result);
+        if let (Some(plan), Some(why)) = (v.canary_plan.as_mut(), p.no_check)
+            && plan.gold_check.is_none()
+        {
+            plan.gold_check = Some(why);
+        }
         note_crlf(p.checked.crlf, &mut v);
         progress.event(&store_verdict(store, &p.job, p.key, v, false)?);
     }
     Ok(())
+}
+
+/// The gold checks of the submissions' instances (see [`crate::grade::gold_check_for`]), made on
+/// this machine's engine when it is Harbor's environment (`-e docker`), as a local run makes
+/// them (and from the same cache), by instance id. A submission whose instance has none is told
+/// why in its `no_check`; its task's verifier then builds groups on any site, as before.
+fn gold_checks(
+    harbor: &HarborBackend,
+    open: &mut HashMap<String, Pending>,
+    opts: &GradeOptions,
+    concurrency: usize,
+    progress: &dyn Progress,
+) -> BTreeMap<String, GoldCheck> {
+    let mut records: BTreeMap<&str, &crate::record::Record> = BTreeMap::new();
+    for p in open.values() {
+        if crate::grade::no_gold_check(&p.job.record).is_none() {
+            records.insert(p.job.record.instance_id(), &p.job.record);
+        }
+    }
+    let found: Result<BTreeMap<String, Result<GoldCheck, String>>, String> =
+        if harbor.environment != "docker" {
+            Err(format!(
+                "no gold check: Harbor's environment `{}` is not this machine's engine",
+                harbor.environment
+            ))
+        } else if records.is_empty() {
+            Ok(BTreeMap::new())
+        } else {
+            check_here(&records, opts, concurrency, progress)
+        };
+    let mut checks = BTreeMap::new();
+    for p in open.values_mut() {
+        let id = p.job.record.instance_id();
+        if let Some(why) = crate::grade::no_gold_check(&p.job.record) {
+            p.no_check = Some(why.to_owned());
+            continue;
+        }
+        p.no_check = match found.as_ref().map(|f| f.get(id)) {
+            Ok(Some(Ok(check))) => {
+                checks.insert(id.to_owned(), check.clone());
+                None
+            }
+            Ok(Some(Err(why))) | Err(why) => Some(why.clone()),
+            Ok(None) => Some("no gold check was made".to_owned()),
+        };
+    }
+    checks
+}
+
+/// Runs the gold checks of `records` on this machine's engine, `concurrency` at a time.
+fn check_here(
+    records: &BTreeMap<&str, &crate::record::Record>,
+    opts: &GradeOptions,
+    concurrency: usize,
+    progress: &dyn Progress,
+) -> Result<BTreeMap<String, Result<GoldCheck, String>>, String> {
+    use futures_util::StreamExt;
+    let runtime = super::session::runtime().map_err(|e| format!("no gold check: {e}"))?;
+    runtime.block_on(async {
+        let session = super::session::Session::open("via-harbor", progress)
+            .await
+            .map_err(|e| format!("no gold check: {e}"))?;
+        let sandbox = session.sandbox();
+        progress.note(&format!(
+            "harbor: the gold check of {} instance(s) on this machine's engine (cached once made)",
+            records.len()
+        ));
+        let found = futures_util::stream::iter(records.iter())
+            .map(|(id, record)| {
+                let sandbox = &sandbox;
+                async move {
+                    (
+                        (*id).to_owned(),
+                        crate::grade::gold_check_for(sandbox, record, opts).await,
+                    )
+                }
+            })
+            .buffer_unordered(concurrency.max(1))
+            .collect::<BTreeMap<_, _>>()
+            .await;
+        Ok(found)
+    })
 }
 
 /// Whether a finished trial's record decides its verdict whatever comes after: the verifier

@@ -1198,6 +1198,25 @@ fn via_harbor_gives_the_local_graders_verdicts() {
         );
     }
     assert_eq!(local.len(), via.len());
+    // The groups rest on the same gold check through Harbor (the task carries the check made
+    // on this engine) as locally; the Doc2Repo suite's say why they have none.
+    let checks = |run: &str| -> BTreeMap<(String, u32), Option<String>> {
+        let (_, stored) = beyondswe::report::read_run(&runs.join(run)).unwrap();
+        stored
+            .into_iter()
+            .map(|s| {
+                let check = s.verdict.canary_plan.and_then(|p| p.gold_check);
+                ((s.verdict.instance_id, s.attempt), check)
+            })
+            .collect()
+    };
+    let (local_checks, via_checks) = (checks("local"), checks("harbor"));
+    assert_eq!(local_checks, via_checks);
+    let checked = via_checks
+        .values()
+        .filter(|c| c.as_deref() == Some("checked under the gold patch"))
+        .count();
+    assert!(checked >= 3, "{via_checks:#?}");
     // Every submission but the empty one went through Harbor: one trial each.
     let jobs = runs.join("harbor/harbor/jobs");
     let trials = trial_dirs(&jobs);
