@@ -75,6 +75,13 @@ pub(crate) struct ToHarborArgs {
     /// group two of whose variants passed) changes a verdict.
     #[arg(long)]
     pub(crate) strict: bool,
+    /// Make each issue task's gold check on this machine's Docker engine (the instance images
+    /// must be on it) and give it to the task as `tests/gold_check.json`: its verifier then
+    /// builds canary groups only where the gold patch passed the test and failed every other
+    /// value a group there can hold, as the local grader does. A check that cannot be made is
+    /// named, and its task made without one.
+    #[arg(long)]
+    pub(crate) gold_check: bool,
 }
 
 /// `--verifier`.
@@ -160,7 +167,11 @@ fn to_harbor(args: &ToHarborArgs) -> Result<i32> {
         org: Some(args.org.clone()),
         verifier_mode: args.verifier.into(),
         strict: args.strict,
-        gold_checks: Default::default(),
+        gold_checks: if args.gold_check {
+            gold_checks(args)
+        } else {
+            Default::default()
+        },
     };
     let summary = dataset::dataset_to_tasks(
         &args.dataset,
@@ -171,6 +182,54 @@ fn to_harbor(args: &ToHarborArgs) -> Result<i32> {
         &mut |n| note(n),
     )?;
     finish(&summary, "converted", &args.out_dir)
+}
+
+/// `--gold-check`: the checks of the records to convert that can have one, by instance id; each
+/// that cannot be made is named on stderr (the records that cannot be read are the
+/// conversion's to report).
+fn gold_checks(
+    args: &ToHarborArgs,
+) -> std::collections::BTreeMap<String, beyondswe::verifier_spec::GoldCheck> {
+    let wanted = super::args::split_ids(&args.ids);
+    let mut records = Vec::new();
+    if let Ok(source) = dataset::Source::records(&args.dataset) {
+        for item in source {
+            let Ok(dataset::Item {
+                entry: Ok(entry), ..
+            }) = item
+            else {
+                continue;
+            };
+            let id = entry.record.instance_id();
+            if (wanted.is_empty() || wanted.iter().any(|w| w == id))
+                && beyondswe::grade::no_gold_check(&entry.record).is_none()
+            {
+                records.push(entry.record);
+            }
+        }
+    }
+    let refs: Vec<_> = records.iter().collect();
+    let opts = beyondswe::grade::GradeOptions {
+        test_timeout: std::time::Duration::from_secs(Resources::default().test_timeout_sec),
+        ..Default::default()
+    };
+    let progress = super::progress::Bar::new(false);
+    match beyondswe::run::gold_checks(&refs, &opts, beyondswe::run::default_jobs(), &progress) {
+        Err(why) => {
+            note(format!("{why}: the tasks are made without one"));
+            Default::default()
+        }
+        Ok(found) => found
+            .into_iter()
+            .filter_map(|(id, check)| match check {
+                Ok(check) => Some((id, check)),
+                Err(why) => {
+                    note(format!("instance `{id}`: {why}"));
+                    None
+                }
+            })
+            .collect(),
+    }
 }
 
 fn from_harbor(args: &FromHarborArgs) -> Result<i32> {

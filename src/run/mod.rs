@@ -67,7 +67,7 @@ pub use merge::{MergeSpec, Merged, merge};
 pub use parity::{Parity, ParityExperiment, ParitySpec, mean_sem, parity};
 pub use plan::{DatasetDigests, Plan, load_instances, plan};
 pub use reconstruct::reconstruct;
-pub use session::{Pulled, Session, grade_one, pull_images, runtime, stop_signal};
+pub use session::{Pulled, Session, gold_checks, grade_one, pull_images, runtime, stop_signal};
 pub use spec::{
     Backend, CalibrationSpec, DEFAULT_MAX_PREPARED_BYTES, DatasetSpec, HarborBackend, RunLimits,
     RunSpec, StoreSpec, Submissions, default_jobs,

@@ -16,6 +16,7 @@ use crate::grade::{self, GradeInput, Traced, Verdict};
 use crate::sandbox::{DockerSandbox, Sandbox};
 use crate::sandbox::{PullPolicy, SandboxError};
 use crate::submission::{Submission, TreeLimits, read_tree};
+use crate::verifier_spec::GoldCheck;
 use futures_util::StreamExt;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -315,6 +316,41 @@ pub fn pull_images(
         session
             .pull_images(images.iter().map(String::as_str), policy, progress)
             .await
+    })
+}
+
+/// The gold checks of `records` (see [`crate::grade::gold_check_for`]) on this machine's engine,
+/// `concurrency` at a time, by instance id; `Err` when the engine cannot be reached (why).
+pub fn gold_checks(
+    records: &[&crate::record::Record],
+    opts: &crate::grade::GradeOptions,
+    concurrency: usize,
+    progress: &dyn Progress,
+) -> Result<BTreeMap<String, Result<GoldCheck, String>>, String> {
+    let runtime = runtime().map_err(|e| format!("no gold check: {e}"))?;
+    runtime.block_on(async {
+        let session = Session::open("gold-check", progress)
+            .await
+            .map_err(|e| format!("no gold check: {e}"))?;
+        let sandbox = session.sandbox();
+        progress.note(&format!(
+            "the gold check of {} instance(s) on this machine's engine (each made once, then cached)",
+            records.len()
+        ));
+        let found = futures_util::stream::iter(records.iter())
+            .map(|record| {
+                let sandbox = &sandbox;
+                async move {
+                    (
+                        record.instance_id().to_owned(),
+                        crate::grade::gold_check_for(sandbox, record, opts).await,
+                    )
+                }
+            })
+            .buffer_unordered(concurrency.max(1))
+            .collect::<BTreeMap<_, _>>()
+            .await;
+        Ok(found)
     })
 }
 

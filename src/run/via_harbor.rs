@@ -281,7 +281,8 @@ fn gold_checks(
         } else if records.is_empty() {
             Ok(BTreeMap::new())
         } else {
-            check_here(&records, opts, concurrency, progress)
+            let records: Vec<_> = records.into_values().collect();
+            super::session::gold_checks(&records, opts, concurrency, progress)
         };
     let mut checks = BTreeMap::new();
     for p in open.values_mut() {
@@ -300,41 +301,6 @@ fn gold_checks(
         };
     }
     checks
-}
-
-/// Runs the gold checks of `records` on this machine's engine, `concurrency` at a time.
-fn check_here(
-    records: &BTreeMap<&str, &crate::record::Record>,
-    opts: &GradeOptions,
-    concurrency: usize,
-    progress: &dyn Progress,
-) -> Result<BTreeMap<String, Result<GoldCheck, String>>, String> {
-    use futures_util::StreamExt;
-    let runtime = super::session::runtime().map_err(|e| format!("no gold check: {e}"))?;
-    runtime.block_on(async {
-        let session = super::session::Session::open("via-harbor", progress)
-            .await
-            .map_err(|e| format!("no gold check: {e}"))?;
-        let sandbox = session.sandbox();
-        progress.note(&format!(
-            "harbor: the gold check of {} instance(s) on this machine's engine (cached once made)",
-            records.len()
-        ));
-        let found = futures_util::stream::iter(records.iter())
-            .map(|(id, record)| {
-                let sandbox = &sandbox;
-                async move {
-                    (
-                        (*id).to_owned(),
-                        crate::grade::gold_check_for(sandbox, record, opts).await,
-                    )
-                }
-            })
-            .buffer_unordered(concurrency.max(1))
-            .collect::<BTreeMap<_, _>>()
-            .await;
-        Ok(found)
-    })
 }
 
 /// Whether a finished trial's record decides its verdict whatever comes after: the verifier

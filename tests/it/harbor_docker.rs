@@ -413,3 +413,41 @@ fn without_the_environment_build_gold_passes_and_a_planted_plugin_does_not() {
         "{report:#}"
     );
 }
+
+/// `convert to-harbor --gold-check` makes each issue task's gold check on this engine, as the
+/// local grader makes it, and gives it to the task's verifier (`tests/gold_check.json`); a
+/// Doc2Repo task has none and is made all the same.
+#[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
+fn convert_gives_each_issue_task_its_gold_check() {
+    require_docker();
+    fixture_images();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("tasks");
+    let doc = "minidoc_ac79166631ba81556e3f40c05aa8d00fe9178ca6";
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_beyondswe"))
+        .args(["convert", "to-harbor"])
+        .arg(fixtures().join("dataset/demo.jsonl"))
+        .arg(&out)
+        .arg("--test-suites")
+        .arg(fixtures().join("test_suites"))
+        .args(["--gold-check", "--ids", "acme_calc_pr7", doc])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    let task = |id: &str| out.join(beyondswe::harbor::task_dir_name(id));
+    let check: beyondswe::verifier_spec::GoldCheck = serde_json::from_slice(
+        &std::fs::read(task("acme_calc_pr7").join(beyondswe::harbor::paths::GOLD_CHECK)).unwrap(),
+    )
+    .unwrap();
+    assert!(check.finished && !check.seed.is_empty(), "{check:?}");
+    let sound = check.tests.values().filter(|s| !s.is_empty()).count();
+    assert!(sound >= 2, "{check:?}");
+    assert!(task(doc).join("task.toml").is_file());
+    assert!(
+        !task(doc)
+            .join(beyondswe::harbor::paths::GOLD_CHECK)
+            .exists()
+    );
+}
