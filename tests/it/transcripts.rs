@@ -525,12 +525,27 @@ fn rollouts_are_never_called_clean_unread() {
     let (got, _, _) = audit(&swapped, &["--instance", "acme_calc_pr7"]);
     assert_eq!(got[0]["blocklist_hits"], json!(["git fetch"]));
 
-    let mut text = std::fs::read_to_string(&file).unwrap();
-    text.push_str(&json!({"timestamp": "2025-10-29T01:00:00.000Z", "type": "response_item", "payload": {"type": "custom_tool_call", "status": "completed", "call_id": "call_code1", "name": "exec", "input": "const r = await tools.exec_command({cmd: 'git fetch'});"}}).to_string());
-    text.push('\n');
-    let odd = dir.path().join("rollout-y.jsonl");
-    std::fs::write(&odd, text).unwrap();
-    let (got, _, code) = audit(&odd, &["--instance", "acme_calc_pr7"]);
+    // Code mode: a program's plain call is read as the command it runs; one whose command is
+    // built at run time is unread, and the trajectory is not clean.
+    let with_program = |program: &str, name: &str| {
+        let mut text = std::fs::read_to_string(&file).unwrap();
+        text.push_str(&json!({"timestamp": "2025-10-29T01:00:00.000Z", "type": "response_item", "payload": {"type": "custom_tool_call", "status": "completed", "call_id": "call_code1", "name": "exec", "input": program}}).to_string());
+        text.push('\n');
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let plain = with_program(
+        "const r = await tools.exec_command({cmd: 'git fetch'});",
+        "rollout-y.jsonl",
+    );
+    let (got, _, _) = audit(&plain, &["--instance", "acme_calc_pr7"]);
+    assert_eq!(got[0]["blocklist_hits"], json!(["git fetch"]), "{}", got[0]);
+    let computed = with_program(
+        "const c = ['git', 'fetch'].join(' '); await tools.exec_command({cmd: c});",
+        "rollout-z.jsonl",
+    );
+    let (got, _, code) = audit(&computed, &["--instance", "acme_calc_pr7"]);
     assert_eq!(code, 0);
     assert_eq!(got[0]["class"], "incomplete", "{}", got[0]);
     assert_eq!(got[0]["unread"][0]["tool"], "exec");

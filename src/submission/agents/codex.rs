@@ -16,11 +16,12 @@
 //!   argument list `["apply_patch", envelope]` and its heredoc form.
 
 use super::apply_patch;
+use super::code_mode;
 use super::transcript::{
     ActionKind, EditOp, EditOutcome, FileEdit, SubAgentLink, Transcript, TranscriptShape,
     shell_join, str_of, text_of,
 };
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::collections::HashMap;
 
 #[derive(Debug)]
@@ -447,6 +448,7 @@ impl CodexReader {
                 let input = str_of(p, "input").unwrap_or("");
                 match name.as_str() {
                     "apply_patch" => self.envelope(step, &name, input, call_id, None),
+                    "exec" | "js" | "code" => self.program(step, &name, input),
                     _ => self.parts.unread(
                         step,
                         &name,
@@ -541,16 +543,75 @@ impl CodexReader {
                 self.parts
                     .act(step, name, ActionKind::Message, &words_to_agent(args));
             }
-            "exec" | "js" | "code" => self.parts.unread(
-                step,
-                name,
-                "a program whose commands run inside it (code mode) is not read",
-            ),
+            "exec" | "js" | "code" => match args
+                .as_str()
+                .or(str_of(args, "code"))
+                .or(str_of(args, "source"))
+                .or(str_of(args, "input"))
+            {
+                Some(program) => self.program(step, name, program),
+                None => self
+                    .parts
+                    .unread(step, name, "a code-mode call without its program"),
+            },
+            "web__run" | "web.run" => self.web_run(step, name, args),
             _ => {
                 if !self.parts.arguments(step, name, args) {
                     self.parts.act(step, name, ActionKind::Other, "");
                 }
             }
+        }
+    }
+
+    /// A code-mode program (`code_mode.rs`): each of its tool calls read as the call it makes,
+    /// or the whole program unread with why.
+    fn program(&mut self, step: usize, tool: &str, program: &str) {
+        match code_mode::read_program(program) {
+            Ok(calls) => {
+                if calls.is_empty() {
+                    self.parts.act(step, tool, ActionKind::Other, "");
+                }
+                for call in calls {
+                    self.parts.tool_calls += 1;
+                    let args = match (call.tool.as_str(), call.argument) {
+                        ("apply_patch", Value::String(p)) => json!({ "input": p }),
+                        ("exec_command", Value::String(c)) => json!({ "cmd": c }),
+                        (_, a) => a,
+                    };
+                    self.function_call(step, &call.tool, &args, None);
+                }
+            }
+            Err(why) => {
+                self.parts
+                    .unread(step, tool, format!("a code-mode program not read: {why}"))
+            }
+        }
+    }
+
+    /// The `web.run` tool: pages opened (`open[].ref_id`, when an address) and queries
+    /// (`search_query[].q`); other operations (find, click on a result) are steps.
+    fn web_run(&mut self, step: usize, tool: &str, args: &Value) {
+        let mut any = false;
+        let list = |key: &str| {
+            args.get(key)
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+        };
+        for page in list("open") {
+            if let Some(url) = str_of(&page, "ref_id").filter(|u| u.contains("://")) {
+                self.parts.act(step, tool, ActionKind::Url, url);
+                any = true;
+            }
+        }
+        for query in list("search_query").into_iter().chain(list("image_query")) {
+            if let Some(q) = str_of(&query, "q") {
+                self.parts.act(step, tool, ActionKind::Search, q);
+                any = true;
+            }
+        }
+        if !any && !self.parts.arguments(step, tool, args) {
+            self.parts.act(step, tool, ActionKind::Other, "");
         }
     }
 
@@ -898,18 +959,31 @@ mod tests {
             json!({"timestamp": "t", "type": "response_item", "payload": {"type": "function_call", "name": "shell", "arguments": "{\"command\":[\"bash\",\"-lc\",\"git log --all\"]}", "call_id": "c1"}}),
             json!({"timestamp": "t", "type": "response_item", "payload": {"type": "function_call", "name": "shell", "arguments": "{\"command\":[\"apply_patch\",\"*** Begin Patch\\n*** Add File: a.txt\\n+x\\n*** End Patch\"]}", "call_id": "c2"}}),
             json!({"timestamp": "t", "type": "response_item", "payload": {"type": "function_call_output", "call_id": "c2", "output": "{\"output\":\"Success. Updated the following files:\\nA a.txt\\n\",\"metadata\":{\"exit_code\":0}}"}}),
+            // Code mode: a program's plain calls are read as the calls they make, and one it
+            // cannot vouch for (a command built at run time) is unread.
             json!({"timestamp": "t", "type": "response_item", "payload": {"type": "custom_tool_call", "name": "exec", "input": "await tools.exec_command({cmd: 'git fetch'})", "call_id": "c3"}}),
+            json!({"timestamp": "t", "type": "response_item", "payload": {"type": "custom_tool_call", "name": "exec", "input": "const p = \"*** Begin Patch\\n*** Add File: b.txt\\n+y\\n*** End Patch\\n\";\ntext(await tools.apply_patch(p));\nconst r = await tools.web__run({\"open\":[{\"ref_id\":\"https://pypi.org/project/x\"}],\"search_query\":[{\"q\":\"x fix\"}]}); text(r);", "call_id": "c4"}}),
+            json!({"timestamp": "t", "type": "response_item", "payload": {"type": "custom_tool_call", "name": "exec", "input": "for (const f of ['a','b']) await tools.exec_command({cmd: `cat ${f}`});", "call_id": "c5"}}),
         ];
         let t = transcript_from_values(&lines, None).unwrap();
         assert_eq!(t.shape, TranscriptShape::CodexRollout);
         assert_eq!(t.model_name(), "codex/gpt-5-codex");
         assert_eq!(t.prompt.as_deref(), Some("Fix it"));
         let cmds: Vec<&str> = t.commands().map(|a| a.text.as_str()).collect();
-        assert_eq!(cmds, ["bash -lc 'git log --all'"]);
-        assert_eq!(t.edits.len(), 1);
+        assert_eq!(cmds, ["bash -lc 'git log --all'", "git fetch"]);
+        assert_eq!(t.edits.len(), 2);
         assert_eq!(t.edits[0].outcome, EditOutcome::Applied);
+        let web: Vec<&str> = t
+            .actions
+            .iter()
+            .filter(|a| matches!(a.kind, ActionKind::Url | ActionKind::Search))
+            .map(|a| a.text.as_str())
+            .collect();
+        assert_eq!(web, ["https://pypi.org/project/x", "x fix"]);
         assert_eq!(t.unread.len(), 1, "{:?}", t.unread);
-        assert_eq!(t.tool_calls, 3);
+        assert!(t.unread[0].why.contains("computed"), "{:?}", t.unread);
+        // Five calls in the rollout, and three made inside two programs.
+        assert_eq!(t.tool_calls, 8);
     }
 
     #[test]

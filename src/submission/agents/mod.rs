@@ -17,6 +17,8 @@
 //!   agents write them to `agent/trajectory.json` and as a release line carries them.
 //! - `aweagent.rs`: AweAgent (the official BeyondSWE harness).
 //! - `claude_code.rs`: Claude Code's three shapes, which share one message format.
+//! - `code_mode.rs`: Codex's code mode: the model writes a JavaScript program (an `exec` call) and
+//!   the tool calls are the program's `tools.NAME(ARGUMENT)` calls.
 //! - `codex.rs`: Codex's three shapes.
 //! - `gemini.rs`: Gemini CLI's chat recordings
 //!   (`~/.gemini/tmp/<project_hash>/chats/session-*.json`).
@@ -41,6 +43,7 @@ mod apply_patch;
 pub mod atif;
 pub mod aweagent;
 mod claude_code;
+mod code_mode;
 mod codex;
 mod gemini;
 mod harbor_job;
