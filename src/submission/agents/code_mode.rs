@@ -78,6 +78,11 @@ pub(super) fn read_program(program: &str) -> Result<Vec<ProgramCall>, String> {
             _ => {}
         }
     }
+    if let Some(name) = unknown_name(&tokens) {
+        return Err(format!(
+            "the program uses `{name}`, which is neither its own nor a name this reader knows"
+        ));
+    }
     let consts = constants(&tokens);
     let mut calls = Vec::new();
     let mut uses = Vec::new();
@@ -120,6 +125,166 @@ pub(super) fn read_program(program: &str) -> Result<Vec<ProgramCall>, String> {
         }
     }
     Ok(calls)
+}
+
+/// The names a program may use without declaring them: JavaScript's own words and the runtime's
+/// harmless globals. Any other free name (a global this reader does not know) could reach a
+/// tool unnamed.
+const KNOWN: &[&str] = &[
+    "await",
+    "async",
+    "break",
+    "case",
+    "catch",
+    "const",
+    "continue",
+    "default",
+    "do",
+    "else",
+    "false",
+    "finally",
+    "for",
+    "if",
+    "in",
+    "instanceof",
+    "let",
+    "new",
+    "null",
+    "of",
+    "return",
+    "switch",
+    "throw",
+    "true",
+    "try",
+    "typeof",
+    "undefined",
+    "var",
+    "void",
+    "while",
+    "NaN",
+    "Infinity",
+    "delete",
+    "function",
+    "class",
+    "extends",
+    "static",
+    "get",
+    "set",
+    "yield",
+    "tools",
+    "text",
+    "store",
+    "load",
+    "image",
+    "console",
+    "JSON",
+    "Math",
+    "String",
+    "Number",
+    "Boolean",
+    "Array",
+    "Object",
+    "Date",
+    "RegExp",
+    "Map",
+    "Set",
+    "Promise",
+    "Error",
+    "TypeError",
+    "parseInt",
+    "parseFloat",
+    "isNaN",
+    "isFinite",
+    "encodeURIComponent",
+    "decodeURIComponent",
+    "encodeURI",
+    "decodeURI",
+    "BigInt",
+    "Symbol",
+];
+
+/// The first free name of the program that is neither declared in it nor [`KNOWN`]. Declared:
+/// a name after `const`, `let`, `var`, `function`, `class`, a parameter before `=>` (alone or
+/// in its parentheses), one of `function f(…)`'s or `catch (…)`'s, a destructured name.
+fn unknown_name(tokens: &[Token]) -> Option<String> {
+    let mut declared: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    for (i, t) in tokens.iter().enumerate() {
+        let Token::Ident(name) = t else { continue };
+        let prev = i.checked_sub(1).and_then(|j| tokens.get(j));
+        let after_keyword = matches!(prev, Some(Token::Ident(k))
+            if matches!(k.as_str(), "const" | "let" | "var" | "function" | "class"));
+        // `NAME =>` is a parameter; `NAME = …` binds (`const a = 1, b = 2`, or a global made
+        // by assigning, which reaches nothing).
+        let bound = matches!(tokens.get(i + 1), Some(Token::Punct("=>" | "=")));
+        if after_keyword || bound || in_parameters(tokens, i) || in_pattern(tokens, i) {
+            declared.insert(name);
+        }
+    }
+    tokens.iter().enumerate().find_map(|(i, t)| {
+        let Token::Ident(name) = t else { return None };
+        let property = i > 0 && matches!(tokens[i - 1], Token::Punct("." | "?."));
+        let key = tokens.get(i + 1) == Some(&Token::Punct(":"))
+            && matches!(tokens.get(i.wrapping_sub(1)), Some(Token::Punct("{" | ",")));
+        (!property && !key && !declared.contains(name.as_str()) && !KNOWN.contains(&name.as_str()))
+            .then(|| name.clone())
+    })
+}
+
+/// Whether the name at `i` stands in a parameter list: the parentheses around it are followed
+/// by `=>`, or follow `function NAME` or `catch`.
+fn in_parameters(tokens: &[Token], i: usize) -> bool {
+    let mut depth = 0i32;
+    let mut open = None;
+    for j in (0..i).rev() {
+        match tokens[j] {
+            Token::Punct(")") | Token::Punct("]") | Token::Punct("}") => depth += 1,
+            Token::Punct("(") if depth == 0 => {
+                open = Some(j);
+                break;
+            }
+            Token::Punct("(") | Token::Punct("[") | Token::Punct("{") => depth -= 1,
+            _ => {}
+        }
+    }
+    let Some(open) = open else { return false };
+    let mut depth = 0i32;
+    let mut close = None;
+    for (j, t) in tokens.iter().enumerate().skip(open) {
+        match t {
+            Token::Punct("(") => depth += 1,
+            Token::Punct(")") => {
+                depth -= 1;
+                if depth == 0 {
+                    close = Some(j);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let before = open.checked_sub(1).and_then(|j| tokens.get(j));
+    let function = matches!(before, Some(Token::Ident(k)) if k == "catch" || k == "function")
+        || (open >= 2 && matches!(&tokens[open - 2], Token::Ident(k) if k == "function"));
+    function || close.is_some_and(|c| tokens.get(c + 1) == Some(&Token::Punct("=>")))
+}
+
+/// Whether the name at `i` is bound by a destructuring pattern (`const {a, b: c} = …`,
+/// `const [x, y] = …`, `for (const [k, v] of …)`).
+fn in_pattern(tokens: &[Token], i: usize) -> bool {
+    let mut depth = 0i32;
+    for j in (0..i).rev() {
+        match &tokens[j] {
+            Token::Punct(")") | Token::Punct("]") | Token::Punct("}") => depth += 1,
+            Token::Punct("[") | Token::Punct("{") if depth == 0 => {
+                return matches!(j.checked_sub(1).and_then(|k| tokens.get(k)),
+                    Some(Token::Ident(k)) if matches!(k.as_str(), "const" | "let" | "var"));
+            }
+            Token::Punct("(") | Token::Punct("[") | Token::Punct("{") => depth -= 1,
+            Token::Punct(";") if depth == 0 => return false,
+            _ => {}
+        }
+    }
+    false
 }
 
 /// The `const NAME = LITERAL` bindings of the program; a name bound twice (in two scopes) is
@@ -593,6 +758,16 @@ mod tests {
                 "regular expression",
             ),
             ("await \\u0074ools.exec_command({cmd:'curl x'});", "escape"),
+            ("await codex.tools.exec_command({cmd:'curl x'});", "`codex`"),
+            (
+                "const run = callTool; await run('exec_command', {cmd:'curl x'});",
+                "`callTool`",
+            ),
+            ("await codex.tools.exec_command({cmd:'curl x'});", "`codex`"),
+            (
+                "const run = callTool; await run('exec_command', {cmd:'curl x'});",
+                "`callTool`",
+            ),
             (
                 "await tools[\"exec_command\"]({cmd:'curl x'});",
                 "otherwise",
@@ -602,7 +777,7 @@ mod tests {
                 "computed",
             ),
             (
-                "const cmd = 'a'; try { x() } catch (cmd) { await tools.exec_command({cmd}); }",
+                "const cmd = 'a'; try { JSON.parse('x') } catch (cmd) { await tools.exec_command({cmd}); }",
                 "elsewhere",
             ),
         ] {
