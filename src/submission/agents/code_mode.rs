@@ -18,6 +18,9 @@ pub(super) struct ProgramCall {
     pub(super) argument: Value,
 }
 
+/// The longest program read (its patches' text included); a longer one is unread.
+const MAX_PROGRAM: usize = 16 << 20;
+
 /// Names a program may not use: each reaches code from data or the global object, through
 /// which `tools` can be reached without being named.
 const REACHING: &[&str] = &[
@@ -66,6 +69,12 @@ enum Token {
 
 /// The calls of `program`, or why it cannot be read.
 pub(super) fn read_program(program: &str) -> Result<Vec<ProgramCall>, String> {
+    if program.len() > MAX_PROGRAM {
+        return Err(format!(
+            "a program of {} bytes, over the {MAX_PROGRAM} read",
+            program.len()
+        ));
+    }
     let tokens = tokenize(program)?;
     for t in &tokens {
         match t {
@@ -113,12 +122,18 @@ pub(super) fn read_program(program: &str) -> Result<Vec<ProgramCall>, String> {
     }
     // A constant stands for its literal only where nothing else names it: a parameter, a
     // destructured or inner binding of the same name would hold another value.
-    for name in &uses {
-        let named = tokens
-            .iter()
-            .filter(|t| matches!(t, Token::Ident(n) if n == name))
-            .count();
-        if named != 1 + uses.iter().filter(|u| *u == name).count() {
+    let mut named: HashMap<&str, usize> = HashMap::new();
+    for t in &tokens {
+        if let Token::Ident(n) = t {
+            *named.entry(n.as_str()).or_default() += 1;
+        }
+    }
+    let mut used: HashMap<&str, usize> = HashMap::new();
+    for u in &uses {
+        *used.entry(u.as_str()).or_default() += 1;
+    }
+    for (name, n) in &used {
+        if named.get(name).copied().unwrap_or_default() != 1 + n {
             return Err(format!(
                 "the argument of a tool is computed: `{name}` is bound or used elsewhere too"
             ));
@@ -204,9 +219,12 @@ const KNOWN: &[&str] = &[
 ];
 
 /// The first free name of the program that is neither declared in it nor [`KNOWN`]. Declared:
-/// a name after `const`, `let`, `var`, `function`, `class`, a parameter before `=>` (alone or
-/// in its parentheses), one of `function f(…)`'s or `catch (…)`'s, a destructured name.
+/// a name after `const`, `let`, `var`, `function`, `class`, before `=>` or `=`, in the
+/// parentheses of a parameter list (followed by `=>`, after `function NAME` or `catch`), or
+/// directly in a destructuring pattern after `const`, `let`, `var`. One pass over the brackets,
+/// then one over the names: linear in the program.
 fn unknown_name(tokens: &[Token]) -> Option<String> {
+    let brackets = Brackets::of(tokens);
     let mut declared: std::collections::HashSet<&str> = std::collections::HashSet::new();
     for (i, t) in tokens.iter().enumerate() {
         let Token::Ident(name) = t else { continue };
@@ -216,7 +234,7 @@ fn unknown_name(tokens: &[Token]) -> Option<String> {
         // `NAME =>` is a parameter; `NAME = …` binds (`const a = 1, b = 2`, or a global made
         // by assigning, which reaches nothing).
         let bound = matches!(tokens.get(i + 1), Some(Token::Punct("=>" | "=")));
-        if after_keyword || bound || in_parameters(tokens, i) || in_pattern(tokens, i) {
+        if after_keyword || bound || brackets.binds(tokens, i) {
             declared.insert(name);
         }
     }
@@ -230,61 +248,56 @@ fn unknown_name(tokens: &[Token]) -> Option<String> {
     })
 }
 
-/// Whether the name at `i` stands in a parameter list: the parentheses around it are followed
-/// by `=>`, or follow `function NAME` or `catch`.
-fn in_parameters(tokens: &[Token], i: usize) -> bool {
-    let mut depth = 0i32;
-    let mut open = None;
-    for j in (0..i).rev() {
-        match tokens[j] {
-            Token::Punct(")") | Token::Punct("]") | Token::Punct("}") => depth += 1,
-            Token::Punct("(") if depth == 0 => {
-                open = Some(j);
-                break;
-            }
-            Token::Punct("(") | Token::Punct("[") | Token::Punct("{") => depth -= 1,
-            _ => {}
-        }
-    }
-    let Some(open) = open else { return false };
-    let mut depth = 0i32;
-    let mut close = None;
-    for (j, t) in tokens.iter().enumerate().skip(open) {
-        match t {
-            Token::Punct("(") => depth += 1,
-            Token::Punct(")") => {
-                depth -= 1;
-                if depth == 0 {
-                    close = Some(j);
-                    break;
-                }
-            }
-            _ => {}
-        }
-    }
-    let before = open.checked_sub(1).and_then(|j| tokens.get(j));
-    let function = matches!(before, Some(Token::Ident(k)) if k == "catch" || k == "function")
-        || (open >= 2 && matches!(&tokens[open - 2], Token::Ident(k) if k == "function"));
-    function || close.is_some_and(|c| tokens.get(c + 1) == Some(&Token::Punct("=>")))
+/// Each token's innermost open bracket, and where each bracket closes.
+struct Brackets {
+    inside: Vec<Option<usize>>,
+    closes: HashMap<usize, usize>,
 }
 
-/// Whether the name at `i` is bound by a destructuring pattern (`const {a, b: c} = …`,
-/// `const [x, y] = …`, `for (const [k, v] of …)`).
-fn in_pattern(tokens: &[Token], i: usize) -> bool {
-    let mut depth = 0i32;
-    for j in (0..i).rev() {
-        match &tokens[j] {
-            Token::Punct(")") | Token::Punct("]") | Token::Punct("}") => depth += 1,
-            Token::Punct("[") | Token::Punct("{") if depth == 0 => {
-                return matches!(j.checked_sub(1).and_then(|k| tokens.get(k)),
-                    Some(Token::Ident(k)) if matches!(k.as_str(), "const" | "let" | "var"));
+impl Brackets {
+    fn of(tokens: &[Token]) -> Brackets {
+        let mut stack: Vec<usize> = Vec::new();
+        let mut inside = Vec::with_capacity(tokens.len());
+        let mut closes = HashMap::new();
+        for (i, t) in tokens.iter().enumerate() {
+            if let Token::Punct(")" | "]" | "}") = t
+                && let Some(open) = stack.pop()
+            {
+                closes.insert(open, i);
             }
-            Token::Punct("(") | Token::Punct("[") | Token::Punct("{") => depth -= 1,
-            Token::Punct(";") if depth == 0 => return false,
-            _ => {}
+            inside.push(stack.last().copied());
+            if let Token::Punct("(" | "[" | "{") = t {
+                stack.push(i);
+            }
+        }
+        Brackets { inside, closes }
+    }
+
+    /// Whether the name at `i` is bound by the brackets around it: a parameter list, or a
+    /// destructuring pattern right after `const`, `let` or `var`.
+    fn binds(&self, tokens: &[Token], i: usize) -> bool {
+        let Some(open) = self.inside[i] else {
+            return false;
+        };
+        let before = |n: usize| open.checked_sub(n).and_then(|j| tokens.get(j));
+        match tokens[open] {
+            Token::Punct("(") => {
+                let arrow = self
+                    .closes
+                    .get(&open)
+                    .is_some_and(|c| tokens.get(c + 1) == Some(&Token::Punct("=>")));
+                let named =
+                    |t: Option<&Token>, k: &str| matches!(t, Some(Token::Ident(n)) if n == k);
+                arrow
+                    || named(before(1), "catch")
+                    || named(before(1), "function")
+                    || named(before(2), "function")
+            }
+            _ => {
+                matches!(before(1), Some(Token::Ident(k)) if matches!(k.as_str(), "const" | "let" | "var"))
+            }
         }
     }
-    false
 }
 
 /// The `const NAME = LITERAL` bindings of the program; a name bound twice (in two scopes) is
@@ -320,6 +333,22 @@ fn literal(
     consts: &HashMap<String, Value>,
     uses: &mut Vec<String>,
 ) -> Option<Value> {
+    literal_at(tokens, at, consts, uses, 0)
+}
+
+/// Literals nested deeper than this are not read (the reader recurses once per level).
+const MAX_NESTING: usize = 64;
+
+fn literal_at(
+    tokens: &[Token],
+    at: &mut usize,
+    consts: &HashMap<String, Value>,
+    uses: &mut Vec<String>,
+    depth: usize,
+) -> Option<Value> {
+    if depth > MAX_NESTING {
+        return None;
+    }
     let t = tokens.get(*at)?.clone();
     *at += 1;
     match t {
@@ -349,7 +378,7 @@ fn literal(
                     *at += 1;
                     return Some(Value::Array(items));
                 }
-                items.push(literal(tokens, at, consts, uses)?);
+                items.push(literal_at(tokens, at, consts, uses, depth + 1)?);
                 match tokens.get(*at) {
                     Some(Token::Punct(",")) => *at += 1,
                     Some(Token::Punct("]")) => {}
@@ -367,7 +396,9 @@ fn literal(
                     }
                     Token::Punct("...") => {
                         *at += 1;
-                        let Value::Object(spread) = literal(tokens, at, consts, uses)? else {
+                        let Value::Object(spread) =
+                            literal_at(tokens, at, consts, uses, depth + 1)?
+                        else {
                             return None;
                         };
                         map.extend(spread);
@@ -376,7 +407,7 @@ fn literal(
                         *at += 1;
                         if tokens.get(*at) == Some(&Token::Punct(":")) {
                             *at += 1;
-                            let value = literal(tokens, at, consts, uses)?;
+                            let value = literal_at(tokens, at, consts, uses, depth + 1)?;
                             map.insert(key, value);
                         } else {
                             // `{ name }`: the constant of that name.
@@ -784,6 +815,27 @@ mod tests {
             let err = read_program(src).unwrap_err();
             assert!(err.contains(why), "{src}: {err}");
         }
+    }
+
+    #[test]
+    fn hostile_programs_are_refused_at_once() {
+        let deep = format!(
+            "const x = {}1{}; await tools.exec_command({{cmd: 'ls', x}});",
+            "[".repeat(100_000),
+            "]".repeat(100_000)
+        );
+        assert!(read_program(&deep).unwrap_err().contains("computed"));
+        let flat = "a ".repeat(200_000);
+        assert!(read_program(&flat).unwrap_err().contains("`a`"));
+        let parens = format!("{}x{}", "(".repeat(100_000), ")".repeat(100_000));
+        assert!(read_program(&parens).is_err());
+        let names = format!(
+            "const c = 'ls';{}",
+            " await tools.exec_command({cmd: c});".repeat(20_000)
+        );
+        assert_eq!(read_program(&names).unwrap().len(), 20_000);
+        let long = format!("const p = \"{}\";", "x".repeat(MAX_PROGRAM));
+        assert!(read_program(&long).unwrap_err().contains("over the"));
     }
 
     #[test]
