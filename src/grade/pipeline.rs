@@ -277,14 +277,7 @@ async fn grade_in_container<S: Sandbox>(
         })
     })?;
     v.image_id = Some(image_id.clone());
-    let mut labels: BTreeMap<String, String> = opts.labels.iter().cloned().collect();
-    labels.insert(INSTANCE_LABEL.into(), record.instance_id().into());
-    let spec = |image: &str| ContainerSpec {
-        image: image.to_owned(),
-        workdir: None,
-        labels: labels.clone(),
-        limits: opts.limits.clone(),
-    };
+    let spec = |image: &str| container_spec(record, opts, image);
 
     let run_image = if opts.prepared_cache {
         let t = Instant::now();
@@ -332,14 +325,7 @@ pub async fn gold_check_for<S: Sandbox>(
         .await
         .map_err(no_check)?
         .ok_or_else(|| format!("no gold check: the image {image} is not on this engine"))?;
-    let mut labels: BTreeMap<String, String> = opts.labels.iter().cloned().collect();
-    labels.insert(INSTANCE_LABEL.into(), record.instance_id().into());
-    let spec = |image: &str| ContainerSpec {
-        image: image.to_owned(),
-        workdir: None,
-        labels: labels.clone(),
-        limits: opts.limits.clone(),
-    };
+    let spec = |image: &str| container_spec(record, opts, image);
     let tag = ensure_prepared(sandbox, record, &image_id, &spec(image), opts)
         .await
         .map_err(|stop| {
@@ -543,6 +529,18 @@ fn check_lock(key: &str) -> std::sync::Arc<tokio::sync::Mutex<Option<Result<Gold
         .lock()
         .unwrap_or_else(|e| e.into_inner());
     locks.entry(key.to_owned()).or_default().clone()
+}
+
+/// A grading container of `image` for `record`: the run's labels and the instance's, the limits.
+fn container_spec(record: &Record, opts: &GradeOptions, image: &str) -> ContainerSpec {
+    let mut labels: BTreeMap<String, String> = opts.labels.iter().cloned().collect();
+    labels.insert(INSTANCE_LABEL.into(), record.instance_id().into());
+    ContainerSpec {
+        image: image.to_owned(),
+        workdir: None,
+        labels,
+        limits: opts.limits.clone(),
+    }
 }
 
 /// The lock that makes one preparation of `tag` at a time in this process; it holds whether this
