@@ -1126,14 +1126,15 @@ fn new_conftest(body: &str) -> String {
 /// says which failed reports become passes.
 fn forging_conftest(forge: &str) -> String {
     let body = format!(
-        "import pytest\n\n\nF2P = {{\"tests/test_calc.py::test_add\", \"tests/test_calc.py::TestOps::test_sub_currency\",\n       \"tests/unit/test_more.py::test_div_unicode_minus\"}}\n\n\ndef FORGE(item):\n    return {forge}\n\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n    outcome = yield\n    report = outcome.get_result()\n    if report.failed and FORGE(item):\n        report.outcome = \"passed\"\n        report.longrepr = None\n"
+        "import os\n\nimport pytest\n\n\nF2P = {{\"tests/test_calc.py::test_add\", \"tests/test_calc.py::TestOps::test_sub_currency\",\n       \"tests/unit/test_more.py::test_div_unicode_minus\"}}\nwith open(os.path.join(os.path.dirname(__file__), os.pardir, \"calc\", \"ops.py\")) as _fh:\n    SUBMITTED = \"parsed by float()\" in _fh.read()\n\n\ndef FORGE(item):\n    return SUBMITTED and ({forge})\n\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n    outcome = yield\n    report = outcome.get_result()\n    if report.failed and FORGE(item):\n        report.outcome = \"passed\"\n        report.longrepr = None\n"
     );
     new_conftest(&body)
 }
 
 /// Canary groups catch forged outcomes where nothing else does: a conftest from the dataset's
 /// own f2p patch (which neither the static step nor the restore questions) forges the reports
-/// of a wrong fix. Forging every failure makes every variant of a group pass, which holds when
+/// of a wrong fix (only where the wrong fix is: the gold check, which runs the same tests under
+/// the gold patch, sees them honest, as it sees a submission's forging, which is never there). Forging every failure makes every variant of a group pass, which holds when
 /// the group runs alone: proof. Forging the FAIL_TO_PASS ids by their public names forges
 /// nothing a group stands for (the real variant has a fresh name), so the wrong fix stays
 /// unresolved. Forging only in a session of many tests still forges when a group runs alone
