@@ -6,6 +6,7 @@
 # the Rust constants. The offline grader writes the whole spec; a Harbor task holds its instance
 # part as tests/test_config.json, which from_test_config() completes with the task's own files.
 # Python 3.6+, standard library only.
+import hashlib
 import json
 import os
 
@@ -96,12 +97,29 @@ def from_test_config(cfg, tests, logs, state_dir, capture_name):
             spec[key] = path
     if os.path.isfile(os.path.join(tests, "test_suite.zip")):
         spec["suite_zip"] = os.path.join(tests, "test_suite.zip")
-    check = os.path.join(tests, GOLD_CHECK)
-    if os.path.isfile(check):
-        # The gold check the grader ran when it made the task (with the seed of its string
-        # sites, as secret as the hidden tests beside it).
-        with open(check, encoding="utf-8") as fh:
-            found = json.load(fh)
-        if isinstance(found, dict) and isinstance(found.get("seed"), str):
-            spec["canary_check"] = found
+    found = task_gold_check(cfg, tests)
+    if found is not None:
+        spec["canary_check"] = found
     return spec
+
+
+def task_gold_check(cfg, tests):
+    """The gold check the grader made with the task (with the seed of its string sites, as
+    secret as the hidden tests beside it): tests/gold_check.json, taken only when its SHA-256 is
+    the one test_config.json names (`gold_check_sha256`). A file the config does not name is
+    not the task's (under Harbor 0.1.x the agent had /tests before the task's files were copied
+    in, and a check of its own, with no sites, would leave every test without a group)."""
+    want = cfg.get("gold_check_sha256")
+    if not isinstance(want, str) or not want:
+        return None
+    try:
+        data = common.sibling("files").read_regular(os.path.join(tests, GOLD_CHECK))
+    except (OSError, ValueError):
+        return None
+    if hashlib.sha256(data).hexdigest() != want:
+        return None
+    try:
+        found = json.loads(data.decode("utf-8"))
+    except ValueError:
+        return None
+    return found if isinstance(found, dict) and isinstance(found.get("seed"), str) else None

@@ -1,4 +1,5 @@
 """The verifier's spec (adapters/spec.py): what it accepts, its defaults, a Harbor task's spec."""
+import hashlib
 import json
 import os
 import sys
@@ -77,14 +78,29 @@ class FromTestConfigTest(unittest.TestCase):
             s = spec.from_test_config(cfg, tests, "/logs/verifier", "/var/lib/beyondswe", "d")
             self.assertNotIn("canary_check", s)
             check = {"seed": "5eed", "tests": {"t.py::test_a": [[3, 11]]}, "finished": True}
-            with open(os.path.join(tests, spec.GOLD_CHECK), "w") as fh:
-                json.dump(check, fh)
+            data = json.dumps(check).encode("utf-8")
+            with open(os.path.join(tests, spec.GOLD_CHECK), "wb") as fh:
+                fh.write(data)
+            # A file the task's config does not name is not the task's (an agent's, planted in
+            # /tests before the task's files came): ignored.
             s = spec.from_test_config(cfg, tests, "/logs/verifier", "/var/lib/beyondswe", "d")
+            self.assertNotIn("canary_check", s)
+            named = dict(cfg, gold_check_sha256=hashlib.sha256(data).hexdigest())
+            s = spec.from_test_config(named, tests, "/logs/verifier", "/var/lib/beyondswe", "d")
             spec.check(s)
             self.assertEqual(s["canary_check"], check)
+            # Replaced after the task was made (no sites: no group anywhere): not the named one.
             with open(os.path.join(tests, spec.GOLD_CHECK), "w") as fh:
-                json.dump({"tests": {}}, fh)  # no seed: not a check
-            s = spec.from_test_config(cfg, tests, "/logs/verifier", "/var/lib/beyondswe", "d")
+                json.dump({"seed": "5eed", "tests": {}}, fh)
+            s = spec.from_test_config(named, tests, "/logs/verifier", "/var/lib/beyondswe", "d")
+            self.assertNotIn("canary_check", s)
+            # A link in its place is not read.
+            os.remove(os.path.join(tests, spec.GOLD_CHECK))
+            other = os.path.join(tests, "elsewhere.json")
+            with open(other, "wb") as fh:
+                fh.write(data)
+            os.symlink(other, os.path.join(tests, spec.GOLD_CHECK))
+            s = spec.from_test_config(named, tests, "/logs/verifier", "/var/lib/beyondswe", "d")
             self.assertNotIn("canary_check", s)
 
 

@@ -14,6 +14,7 @@ use crate::record::{Family, Record};
 use crate::submission::{TreeLimits, read_tree};
 use crate::verifier_spec::instance_config;
 use fs_err as fs;
+use sha2::Digest;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use toml::Table;
@@ -476,6 +477,15 @@ fn write_tests(
     if opts.strict {
         config.extra.insert("strict".into(), true.into());
     }
+    // The gold check, named by its digest in the config: the verifier takes no other file.
+    if let Some(check) = opts.gold_checks.get(record.instance_id()) {
+        let data = json_pretty(check);
+        config.extra.insert(
+            "gold_check_sha256".into(),
+            hex::encode(sha2::Sha256::digest(&data)).into(),
+        );
+        write(dir, paths::GOLD_CHECK, &data)?;
+    }
     write(dir, paths::TEST_CONFIG, &json_pretty(&config))?;
     write(dir, paths::INSTANCE_JSON, &json_pretty(record.raw()))?;
     if let Some(p) = record.f2p_patch() {
@@ -483,9 +493,6 @@ fn write_tests(
     }
     if let Some(p) = record.gold_patch().filter(|p| !p.trim().is_empty()) {
         write(dir, paths::GOLD_PATCH, p.as_bytes())?;
-    }
-    if let Some(check) = opts.gold_checks.get(record.instance_id()) {
-        write(dir, paths::GOLD_CHECK, &json_pretty(check))?;
     }
     write(
         dir,
@@ -790,6 +797,16 @@ mod tests {
             let dir = write_oracle_task(&rec, tmp.path(), name, &sub, None, &opts).unwrap();
             let written = fs::read(dir.join(paths::GOLD_CHECK)).ok();
             let expected = (id == "Acme_X_pr1").then_some(check.clone());
+            // The config names the file by its digest, and only where there is one.
+            let config: serde_json::Value =
+                serde_json::from_slice(&fs::read(dir.join(paths::TEST_CONFIG)).unwrap()).unwrap();
+            assert_eq!(
+                config.get("gold_check_sha256").and_then(|v| v.as_str()),
+                written
+                    .as_ref()
+                    .map(|b| hex::encode(sha2::Sha256::digest(b)))
+                    .as_deref()
+            );
             assert_eq!(
                 written.map(
                     |b| serde_json::from_slice::<crate::verifier_spec::GoldCheck>(&b).unwrap()
