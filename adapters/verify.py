@@ -309,7 +309,8 @@ def grade_issue(ctx):
     timeout = spec_keys.test_timeout(spec)
     if check_seed:
         # Only the checked tests' variants run; nothing is judged.
-        run_ids = [i for i in run_ids if i not in ids]
+        dataset_ids = set(ids)
+        run_ids = [i for i in run_ids if i not in dataset_ids]
         if not run_ids:
             ctx.facts["canary_check"] = {"seed": check_seed, "tests": {}, "finished": True}
             return
