@@ -519,16 +519,9 @@ pub fn no_gold_check(record: &Record) -> Option<&'static str> {
 }
 
 /// One gold check of `key` at a time in this process, and its outcome once known.
-fn check_lock(key: &str) -> std::sync::Arc<tokio::sync::Mutex<Option<Result<GoldCheck, String>>>> {
-    use std::collections::HashMap;
-    use std::sync::{Arc, Mutex, OnceLock};
-    type Slot = Arc<tokio::sync::Mutex<Option<Result<GoldCheck, String>>>>;
-    static LOCKS: OnceLock<Mutex<HashMap<String, Slot>>> = OnceLock::new();
-    let mut locks = LOCKS
-        .get_or_init(Mutex::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    locks.entry(key.to_owned()).or_default().clone()
+fn check_lock(key: &str) -> KeyedSlot<Option<Result<GoldCheck, String>>> {
+    static LOCKS: KeyedLocks<Option<Result<GoldCheck, String>>> = std::sync::OnceLock::new();
+    keyed_lock(&LOCKS, key)
 }
 
 /// A grading container of `image` for `record`: the run's labels and the instance's, the limits.
@@ -545,16 +538,23 @@ fn container_spec(record: &Record, opts: &GradeOptions, image: &str) -> Containe
 
 /// The lock that makes one preparation of `tag` at a time in this process; it holds whether this
 /// process has marked the image used already (once is enough for pruning's order).
-fn prepare_lock(tag: &str) -> std::sync::Arc<tokio::sync::Mutex<bool>> {
-    use std::collections::HashMap;
-    use std::sync::{Arc, Mutex, OnceLock};
-    type Locks = Mutex<HashMap<String, Arc<tokio::sync::Mutex<bool>>>>;
-    static LOCKS: OnceLock<Locks> = OnceLock::new();
-    let mut locks = LOCKS
-        .get_or_init(Mutex::default)
+fn prepare_lock(tag: &str) -> KeyedSlot<bool> {
+    static LOCKS: KeyedLocks<bool> = std::sync::OnceLock::new();
+    keyed_lock(&LOCKS, tag)
+}
+
+/// One async lock per key, each guarding a value of its own, for the life of the process.
+type KeyedSlot<T> = std::sync::Arc<tokio::sync::Mutex<T>>;
+type KeyedLocks<T> =
+    std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<String, KeyedSlot<T>>>>;
+
+/// The lock of `key` among `locks`, made (holding `T::default()`) on first use.
+fn keyed_lock<T: Default>(locks: &'static KeyedLocks<T>, key: &str) -> KeyedSlot<T> {
+    let mut locks = locks
+        .get_or_init(Default::default)
         .lock()
         .unwrap_or_else(|e| e.into_inner());
-    locks.entry(tag.to_owned()).or_default().clone()
+    locks.entry(key.to_owned()).or_default().clone()
 }
 
 /// The prepared image's tag for this instance: made once, reused while its inputs are the same.
