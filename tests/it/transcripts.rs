@@ -887,3 +887,69 @@ fn a_sessions_sub_agent_files_are_read_with_it() {
         assert!(got[0].get("unread").is_none(), "{}", got[0]);
     }
 }
+
+/// Aider as a real history shows it (`aider-edges`, made like AndrewJacop/Simple-Calulator's):
+/// the SEARCH block aider echoes back in its "failed to match" message is no edit, and marks
+/// the block it names not made and the others made; in a whole-file session every fence at a
+/// line's start is a file, named on the line before it as aider strips it (bold, a heading's
+/// `#`, a colon), an indented fence is text, and a `####` heading of the reply is no input;
+/// a file the user declined to create, and an edit aider never reported before the model
+/// replied again, were not made, and a later report of the same file is the later edit's.
+#[test]
+fn aider_edits_are_counted_as_aider_made_them() {
+    let file = fixtures().join("agents/transcripts/aider-edges/.aider.chat.history.md");
+    let t = read_transcript(&file).unwrap();
+    let got: Vec<(&str, EditOutcome)> = t
+        .edits
+        .iter()
+        .map(|e| (e.ops[0].paths()[0], e.outcome))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("calc/ops.py", EditOutcome::Applied),
+            ("README.md", EditOutcome::Failed),
+            ("README.md", EditOutcome::Applied),
+            ("tests/test_signs.py", EditOutcome::Applied),
+            ("If you're using **npm**", EditOutcome::Failed),
+            ("If you're using **pip**", EditOutcome::Failed),
+            ("calc/ops.py", EditOutcome::Failed),
+            ("calc/ops.py", EditOutcome::Applied),
+        ]
+    );
+    assert!(t.unread.is_empty(), "{:?}", t.unread);
+    match &t.edits[3].ops[0] {
+        EditOp::Write { content, .. } => {
+            assert!(
+                content.starts_with("from calc.ops import add\n"),
+                "{content}"
+            );
+            assert!(!content.contains("pytest"), "{content}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let prompts: Vec<&str> = t
+        .actions
+        .iter()
+        .filter(|a| {
+            matches!(a.kind, ActionKind::Prompt | ActionKind::Message) && a.tool != "message"
+        })
+        .map(|a| a.text.as_str())
+        .collect();
+    assert!(
+        !prompts.iter().any(|p| p.contains("If you're using")),
+        "a heading of the reply read as the user's input: {prompts:?}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = cargo_bin_cmd!("beyondswe")
+        .args(["ingest", "--instance", "acme_calc_pr7", "-o"])
+        .arg(dir.path().join("p.jsonl"))
+        .arg(&file)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("8 tool calls, 0 commands, 8 file edits (4 not made)"),
+        "{stderr}"
+    );
+}

@@ -1245,12 +1245,22 @@ fn transcript_item(
         .map(|ext| patch_dir.join(format!("{id}.{ext}")))
         .find(|p| p.is_file());
     let patch = read_optional(diff.as_ref(), max_patch)?;
+    let not_made = t
+        .edits
+        .iter()
+        .filter(|e| e.outcome == EditOutcome::Failed)
+        .count();
     let summary = format!(
-        "{}: {} tool calls, {} commands, {} file edits",
+        "{}: {} tool calls, {} commands, {} file edits{}",
         t.shape.describe(),
         t.tool_calls,
         t.commands().count(),
-        t.edits.len() + t.opaque_edits.len()
+        t.edits.len() + t.opaque_edits.len(),
+        if not_made > 0 {
+            format!(" ({not_made} not made)")
+        } else {
+            String::new()
+        }
     );
     let note = match &diff {
         Some(p) => format!("{summary}; patch from {}", p.display()),
