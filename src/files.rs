@@ -9,9 +9,10 @@
 //! reopened) and goes through `AtomicFile` only when compacted, and a converted Harbor task
 //! directory is built in a temporary directory and renamed into place whole.
 //!
-//! Files named by users or found beside agent output are read through [`read_bounded`]: regular
-//! files only (a FIFO would block forever, `/dev/zero` never ends), never more than a cap,
-//! however the file changes while it is read.
+//! Every input file is opened through [`open_input`] (or, for a file the tool names itself,
+//! [`open_own`]): regular files only, checked on the opened file (a FIFO would block forever,
+//! `/dev/zero` never ends, a directory reads as an error), and read no further than its kind's
+//! cap: [`read_bounded`] for whole files, the JSONL reader's line cap for lines.
 
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
@@ -147,7 +148,7 @@ impl BoundedReadError {
 }
 
 /// What a path is, for the error when it is not a regular file.
-fn kind(meta: &std::fs::Metadata) -> &'static str {
+pub fn kind(meta: &std::fs::Metadata) -> &'static str {
     use std::os::unix::fs::FileTypeExt;
     let t = meta.file_type();
     if t.is_dir() {
@@ -213,14 +214,61 @@ fn read_capped(path: &Path, file: impl Read, max_bytes: u64) -> Result<Vec<u8>, 
     Ok(bytes)
 }
 
+/// Opens an input file for reading: links are followed (a user may link a dataset), and the
+/// opened file must be a regular one, checked on the file descriptor, so nothing swapped in
+/// after the check is read. The open itself never waits (`O_NONBLOCK`): a FIFO with no writer
+/// is refused at once, naming what it is, instead of hanging the command. A stream the user
+/// hands over already open (`/dev/stdin`, `/dev/fd/N` from a shell's `<(…)`) is taken as it
+/// is: its writer is the user's, and the readers cap what they take of it.
+pub fn open_input(path: &Path) -> Result<std::fs::File, BoundedReadError> {
+    use nix::fcntl::{FcntlArg, OFlag, fcntl};
+    use std::os::unix::fs::OpenOptionsExt;
+    let at = |source| BoundedReadError::Io(crate::errors::PathError::new(path.to_owned(), source));
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(OFlag::O_NONBLOCK.bits())
+        .open(path)
+        .map_err(at)?;
+    let meta = file.metadata().map_err(at)?;
+    if !meta.is_file() && is_open_stream(path) {
+        // Reads of a stream wait for its writer, as they should.
+        fcntl(&file, FcntlArg::F_SETFL(OFlag::empty())).map_err(|e| at(std::io::Error::from(e)))?;
+        return Ok(file);
+    }
+    check_meta(path, &meta, u64::MAX)?;
+    Ok(file)
+}
+
+/// Whether `path` names a stream this process already holds open: its standard input or an
+/// inherited descriptor (`/dev/stdin`, `/dev/fd/N`, `/proc/self/fd/N`).
+fn is_open_stream(path: &Path) -> bool {
+    let p = path.to_string_lossy();
+    p == "/dev/stdin"
+        || ["/dev/fd/", "/proc/self/fd/"].iter().any(|dir| {
+            p.strip_prefix(dir)
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        })
+}
+
+/// [`open_input`] with its failure as an I/O error (see [`BoundedReadError::into_io`]).
+pub fn open_input_io(path: &Path) -> io::Result<std::fs::File> {
+    open_input(path).map_err(BoundedReadError::into_io)
+}
+
 /// Reads a regular file of at most `max_bytes` whole: checked before opening it
 /// ([`check_bounded`]), and again while reading, for a file that grows.
 pub fn read_bounded(path: &Path, max_bytes: u64) -> Result<Vec<u8>, BoundedReadError> {
     check_bounded(path, max_bytes)?;
-    let file = fs_err::File::open(path).map_err(|source| {
-        BoundedReadError::Io(crate::errors::PathError::new(path.to_owned(), source))
-    })?;
+    let file = open_input(path)?;
     read_capped(path, file, max_bytes)
+}
+
+/// A file of any size up to `max_bytes`, read whole through [`open_input`], with its failure
+/// as an I/O error naming the file.
+pub fn read_input(path: &Path, max_bytes: u64) -> io::Result<Vec<u8>> {
+    open_input(path)
+        .and_then(|file| read_capped(path, file, max_bytes))
+        .map_err(BoundedReadError::into_io)
 }
 
 /// The bytes of `path` as text; invalid UTF-8 is `InvalidData` naming the file.
@@ -297,9 +345,10 @@ pub fn read_own_text(path: &Path, max_bytes: u64) -> io::Result<String> {
 
 /// An instance id (or any label) as one directory name: ASCII letters, digits, `-`, `_` and
 /// `.` are kept, anything else becomes `_`, and leading dots go (no hidden or `..` names). A
-/// name changed so, or longer than [`SAFE_NAME_MAX`], is cut to fit and ends in `-` and eight
-/// hex digits of the label's digest, so two labels never share a directory (`x y`, `x_y` and
-/// `x:y` are three names) and no name is too long for the file system. Nothing left (`..`, an
+/// name changed so, longer than [`SAFE_NAME_MAX`], or one that already ends as such a name does,
+/// is cut to fit and ends in `-` and eight hex digits of the label's digest, so two labels never
+/// share a directory (`x y`, `x_y`, `x:y` and `x_y-<digest of "x y">` are four names) and no
+/// name is too long for the file system. Nothing left (`..`, an
 /// empty label) is the empty name, which callers refuse or replace.
 pub fn safe_name(id: &str) -> String {
     let mut out = id
@@ -314,15 +363,44 @@ pub fn safe_name(id: &str) -> String {
         .collect::<String>()
         .trim_start_matches('.')
         .to_owned();
-    if !out.is_empty() && (out != id || out.len() > SAFE_NAME_MAX) {
-        use sha2::Digest;
-        let digest = hex::encode(sha2::Sha256::digest(id.as_bytes()));
+    // A label that already ends as a changed one does (`-` and eight hex digits, a letter among
+    // them) is changed too: kept as it is, `x_y-<digest of "x y">` would share the directory of
+    // `x y`. A date (`claude-3-5-sonnet-20241022`) has no letter there and is kept.
+    if !out.is_empty() && (out != id || out.len() > SAFE_NAME_MAX || is_digest_tail(&out)) {
         // ASCII only here, so any cut is on a character boundary.
         out.truncate(SAFE_NAME_MAX - 9);
         out.push('-');
-        out.push_str(&digest[..8]);
+        out.push_str(&digest_tail(id));
     }
     out
+}
+
+/// Eight hex digits of `id`'s digest, a letter among them (the digest of `id` and as many NUL
+/// bytes as it takes; one label in 43 needs a second try), so no kept name ends as a changed one.
+fn digest_tail(id: &str) -> String {
+    use sha2::Digest;
+    let mut input = id.as_bytes().to_vec();
+    loop {
+        let digest = hex::encode(sha2::Sha256::digest(&input));
+        let tail = &digest[..8];
+        if tail.bytes().any(|b| b.is_ascii_alphabetic()) {
+            return tail.to_owned();
+        }
+        input.push(0);
+    }
+}
+
+/// Whether `name` ends as [`safe_name`] ends a changed name: `-`, then eight hex digits with a
+/// letter among them.
+fn is_digest_tail(name: &str) -> bool {
+    name.len() > 9 && {
+        let (head, tail) = name.split_at(name.len() - 8);
+        head.ends_with('-')
+            && tail
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+            && tail.bytes().any(|b| b.is_ascii_alphabetic())
+    }
 }
 
 #[cfg(test)]
@@ -398,6 +476,16 @@ mod tests {
             .map(|l| safe_name(l))
             .collect();
         assert_eq!(names.len(), 5, "{names:?}");
+        // A label written as another's changed name does not take that name.
+        let taken = safe_name("x y");
+        assert!(taken.starts_with("x_y-"));
+        assert_ne!(safe_name(&taken), taken);
+        assert_eq!(safe_name("run-2024"), "run-2024");
+        assert_eq!(
+            safe_name("claude-3-5-sonnet-20241022"),
+            "claude-3-5-sonnet-20241022"
+        );
+        assert_ne!(safe_name("pkg-deadbeef"), "pkg-deadbeef");
         // A long label (a model name of 300 bytes) fits a file name, and stays apart from
         // another with the same start.
         let long = "m".repeat(300);

@@ -543,7 +543,7 @@ fn check_restore_overlap(f: &mut Findings<'_>) {
 
 /// `None` if the zip opens and has at least one file, else why not.
 fn check_zip(path: &Path) -> Option<String> {
-    let file = match fs_err::File::open(path) {
+    let file = match crate::files::open_input_io(path) {
         Ok(f) => f,
         Err(e) => return Some(e.to_string()),
     };

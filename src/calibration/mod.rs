@@ -235,9 +235,9 @@ pub struct Loaded {
 
 /// Reads `calibration.json`; a bad file is an error naming its line, column and field.
 pub fn read(path: &Path) -> Result<Loaded, CalibrationError> {
-    let bytes = fs_err::read(path).map_err(|source| {
-        CalibrationError::Io(crate::errors::PathError::new(path.to_owned(), source))
-    })?;
+    let bytes = crate::files::read_input(path, crate::record::max_line_bytes() as u64).map_err(
+        |source| CalibrationError::Io(crate::errors::PathError::new(path.to_owned(), source)),
+    )?;
     let hash = hex::encode(Sha256::digest(&bytes));
     let mut de = serde_json::Deserializer::from_slice(&bytes);
     let calibration: Calibration =

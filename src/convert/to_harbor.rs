@@ -231,9 +231,12 @@ pub fn find_solution(record: &Record, dir: &Path) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// The instance a task directory was written for (its `[metadata].instance_id`), if readable.
+/// The instance a task directory was written for (its `[metadata].instance_id`), if readable:
+/// a `task.toml` that is a link, a FIFO, a device or over the small-file cap names none.
 fn owner_of(dir: &Path) -> Option<String> {
-    let text = fs::read_to_string(dir.join(paths::TASK_TOML)).ok()?;
+    let text =
+        crate::files::read_own_text(&dir.join(paths::TASK_TOML), crate::files::SMALL_FILE_MAX)
+            .ok()?;
     TaskToml::parse(&text)
         .ok()?
         .meta_str("instance_id")

@@ -195,11 +195,17 @@ fn write_manifest(
     // A directory without a task.toml of its own (a plain folder, a link) is no task: named and
     // left out, and the manifest of the others still written.
     let (dirs, others): (Vec<_>, Vec<_>) = task_dirs(out_dir)?.into_iter().partition(|d| {
-        fs_err::symlink_metadata(d.join("task.toml")).is_ok_and(|m| m.file_type().is_file())
+        fs_err::symlink_metadata(d).is_ok_and(|m| m.is_dir())
+            && fs_err::symlink_metadata(d.join("task.toml")).is_ok_and(|m| m.file_type().is_file())
     });
     for dir in &others {
+        let what = if fs_err::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) {
+            "a link, not a task directory (a link is not followed)"
+        } else {
+            "no task.toml (not a task directory)"
+        };
         note(&format!(
-            "warning: {}: no task.toml (not a task directory): left out of {DATASET_TOML}",
+            "warning: {}: {what}: left out of {DATASET_TOML}",
             dir.display()
         ));
     }

@@ -75,7 +75,7 @@ impl ParquetRows {
     /// Opens `path` and reads its footer.
     pub fn open(path: &Path) -> Result<ParquetRows, ParquetError> {
         let io = |source| ParquetError::Io(crate::errors::PathError::new(path.to_owned(), source));
-        let file = fs_err::File::open(path).map_err(io)?.into_parts().0;
+        let file = crate::files::open_input_io(path).map_err(io)?;
         let len = file.metadata().map_err(io)?.len();
         let format = |message: String| ParquetError::Format {
             path: path.to_owned(),
@@ -298,7 +298,7 @@ pub fn is_parquet(path: &Path) -> bool {
         return true;
     }
     let mut magic = [0u8; 4];
-    fs_err::File::open(path)
+    crate::files::open_input_io(path)
         .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
         .is_ok_and(|()| &magic == b"PAR1")
 }

@@ -843,7 +843,7 @@ pub fn validate_file(path: &Path) -> Vec<Problem> {
             message,
         }]
     };
-    let file = match fs_err::File::open(path) {
+    let file = match crate::files::open_input_io(path) {
         Ok(f) => f,
         Err(e) => return one(crate::errors::io_message(path, &e)),
     };

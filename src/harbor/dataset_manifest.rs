@@ -117,7 +117,7 @@ fn file_sha256(path: &Path) -> Result<String, ManifestError> {
         )));
     }
     let mut h = Sha256::new();
-    let mut f = fs_err::File::open(path).map_err(io(path))?;
+    let mut f = crate::files::open_input_io(path).map_err(io(path))?;
     std::io::copy(&mut f, &mut h).map_err(io(path))?;
     Ok(hex::encode(h.finalize()))
 }
@@ -132,10 +132,26 @@ pub fn task_digest(dir: &Path) -> Result<String, ManifestError> {
         .collect();
     for sub in CONTENT_DIRS {
         let root = dir.join(sub);
-        if !root.is_dir() {
+        let Ok(meta) = fs_err::symlink_metadata(&root) else {
+            continue;
+        };
+        if meta.file_type().is_symlink() {
+            // `environment -> /etc` would have every file there read for the digest.
+            return Err(ManifestError::Io(crate::errors::PathError::new(
+                root,
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "a link in place of a task's folder (a link in a task is not read)",
+                ),
+            )));
+        }
+        if !meta.is_dir() {
             continue;
         }
-        for entry in walkdir::WalkDir::new(&root).follow_links(false) {
+        for entry in walkdir::WalkDir::new(&root)
+            .follow_links(false)
+            .follow_root_links(false)
+        {
             let entry = entry.map_err(|e| {
                 ManifestError::Io(crate::errors::PathError::new(root.clone(), e.into()))
             })?;

@@ -301,7 +301,8 @@ fn tree_entries(
         m.insert("path".into(), json!(rel));
         match omitted {
             None => {
-                let bytes = fs_err::read(path).map_err(io(path))?;
+                let bytes =
+                    crate::files::read_input(path, opts.max_file_bytes).map_err(io(path))?;
                 put_bytes(&mut m, bytes, "text", "base64");
             }
             Some(reason) => {
@@ -310,7 +311,7 @@ fn tree_entries(
                 // left out by its size, before any read.
                 if ft.is_file() && size <= MAX_HASHED_BYTES {
                     let mut h = sha2::Sha256::new();
-                    let mut f = fs_err::File::open(path).map_err(io(path))?;
+                    let mut f = crate::files::open_input_io(path).map_err(io(path))?;
                     std::io::copy(&mut f, &mut h).map_err(io(path))?;
                     m.insert("sha256".into(), json!(hex::encode(h.finalize())));
                 }

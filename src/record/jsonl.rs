@@ -79,11 +79,12 @@ pub fn line_too_long_message(line: u64) -> String {
 
 /// A whole file that is one JSON value (a predictions array, a trajectory), read up to
 /// [`max_line_bytes`]: past it, an error (`InvalidData`) that says the limit and how to raise it,
-/// with no more than that much read. Any kind of file: a pipe or a device is bounded the same.
+/// with no more than that much read. Regular files only ([`crate::files::open_input`]): a FIFO
+/// or a device is refused naming what it is.
 pub fn read_whole_capped(path: &Path) -> std::io::Result<Vec<u8>> {
     let max = max_line_bytes();
     let mut bytes = Vec::new();
-    fs::File::open(path)?
+    crate::files::open_input_io(path)?
         .take(max as u64 + 1)
         .read_to_end(&mut bytes)?;
     if bytes.len() > max {
@@ -164,11 +165,11 @@ pub struct JsonLines<R> {
 impl JsonLines<BufReader<fs::File>> {
     /// Opens a JSONL file with a large buffer.
     pub fn open(path: &Path) -> Result<Self, JsonlError> {
-        let file = fs::File::open(path).map_err(|source| {
+        let file = crate::files::open_input_io(path).map_err(|source| {
             JsonlError::Io(crate::errors::PathError::new(path.to_owned(), source))
         })?;
         Ok(JsonLines::new(
-            BufReader::with_capacity(1 << 20, file),
+            BufReader::with_capacity(1 << 20, fs::File::from_parts(file, path)),
             path.to_owned(),
         ))
     }
@@ -333,7 +334,7 @@ impl JsonlWriter {
 
 /// Reads a whole file into memory; for small files only (task directories).
 pub(crate) fn read_to_string_limited(path: &Path, limit: u64) -> std::io::Result<String> {
-    let file = fs::File::open(path)?;
+    let file = crate::files::open_input_io(path)?;
     let mut text = String::new();
     file.take(limit).read_to_string(&mut text)?;
     Ok(text)

@@ -37,8 +37,8 @@ pub use metrics::{
 pub use render::{Format, render};
 pub use review::{ACCEPTED_FILE, accept, apply_accepted, read_accepted};
 pub use store::{
-    RunIdentity, RunMeta, Shard, Store, StoreError, Stored, attempt_label, check_unheld, error_log,
-    read_run, write_atomic,
+    RunIdentity, RunMeta, Shard, Store, StoreError, Stored, UNFINISHED_MERGE, attempt_label,
+    check_unheld, error_log, read_run, write_atomic,
 };
 
 use crate::calibration::{CalibrationClass, Loaded};

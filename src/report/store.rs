@@ -222,6 +222,13 @@ pub enum StoreError {
         /// This grader's version.
         ours: String,
     },
+    /// A merge's output that the merge did not finish (it was killed, or the disk filled up):
+    /// part of the verdicts at most, so no run to report.
+    #[error(
+        "{}: a merge that did not finish (killed or out of disk): not a whole run; merge the parts again",
+        .0.display()
+    )]
+    UnfinishedMerge(PathBuf),
     /// Another process has the run open: two writers would each keep their own view of the
     /// store, and one's verdicts would be lost.
     #[error(
@@ -246,11 +253,12 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
 pub fn check_unheld(dir: &Path) -> Result<(), StoreError> {
     use std::io::Read;
     let path = dir.join(".lock");
-    let mut file = match std::fs::OpenOptions::new().read(true).open(&path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(io(&path)(e)),
-    };
+    let mut file =
+        match crate::files::own_file_options(std::fs::OpenOptions::new().read(true)).open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(io(&path)(e)),
+        };
     match file.try_lock_shared() {
         Ok(()) => Ok(()),
         Err(std::fs::TryLockError::WouldBlock) => {
@@ -530,8 +538,16 @@ fn load(path: &Path) -> Result<(Verdicts, u64, usize), StoreError> {
     Ok((latest, good, repaired))
 }
 
-/// Reads a run directory without opening it for writing (for `report` and `compare`).
+/// The file a merge keeps in its output while it writes it: a directory holding it is a merge
+/// that did not finish (killed, out of disk), never a run.
+pub const UNFINISHED_MERGE: &str = ".merge-unfinished";
+
+/// Reads a run directory without opening it for writing (for `report` and `compare`); a merge
+/// that did not finish is refused ([`StoreError::UnfinishedMerge`]).
 pub fn read_run(dir: &Path) -> Result<(Option<RunMeta>, Vec<Stored>), StoreError> {
+    if fs_err::symlink_metadata(dir.join(UNFINISHED_MERGE)).is_ok() {
+        return Err(StoreError::UnfinishedMerge(dir.to_owned()));
+    }
     // A run made before run.json existed has none; one that is there and is no regular file of
     // a sane size (a FIFO, a device, a huge file) is refused, not skipped.
     let meta_path = dir.join("run.json");

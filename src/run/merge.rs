@@ -226,11 +226,15 @@ impl Staging {
         let dir = parent.join(format!("{prefix}{}", std::process::id()));
         let _ = fs_err::remove_dir_all(&dir);
         fs_err::create_dir(&dir).map_err(RunError::Write)?;
+        // Until the merge is whole, its output says so: `report` refuses it.
+        fs_err::write(dir.join(crate::report::UNFINISHED_MERGE), b"").map_err(RunError::Write)?;
         Ok(Staging { dir, done: false })
     }
 
     /// Puts the finished merge in place (an empty output directory is replaced).
     fn finish(mut self, out: &Path) -> Result<(), RunError> {
+        fs_err::remove_file(self.dir.join(crate::report::UNFINISHED_MERGE))
+            .map_err(RunError::Write)?;
         if out.is_dir() {
             fs_err::remove_dir(out).map_err(RunError::Write)?;
         }
@@ -303,7 +307,9 @@ fn merge_into(spec: &MergeSpec, out: &Path) -> Result<Merged, RunError> {
             PathBuf::from("instances").join(&label),
             PathBuf::from(model_dir_name(&s.model_name_or_path)).join(&label),
         ] {
-            copy_dir(&from.join(&rel), &out.join(&rel))?;
+            if no_link_below(from, &rel) {
+                copy_dir(&from.join(&rel), &out.join(&rel))?;
+            }
         }
     }
     store.compact()?;
@@ -399,6 +405,16 @@ fn joined_calibration(parts: &[Part]) -> Option<CalibrationUse> {
     joined
 }
 
+/// Whether every folder from `base` down to `base/rel` is a folder of its own, not a link: a
+/// part whose `instances` (or model folder) links elsewhere has nothing of its own there.
+fn no_link_below(base: &Path, rel: &Path) -> bool {
+    let mut at = base.to_owned();
+    rel.components().all(|c| {
+        at.push(c);
+        std::fs::symlink_metadata(&at).is_ok_and(|m| m.is_dir())
+    })
+}
+
 /// Copies a directory's regular files and subdirectories, if it is a directory: links are not
 /// followed, the directory itself included (a part's `instances/x` that links to `/etc` copies
 /// nothing).
@@ -451,6 +467,27 @@ mod tests {
         assert!(out.join("real/test_output.log").is_file());
         assert!(!out.join("real/leak.log").exists());
         assert!(!out.join("linked").exists());
+    }
+
+    /// A part whose `instances` folder itself links elsewhere: the instance's logs found through
+    /// it are no part's, and nothing is copied from there.
+    #[cfg(unix)]
+    #[test]
+    fn a_part_whose_instances_folder_is_a_link_has_no_logs_there() {
+        let tmp = tempfile::tempdir().unwrap();
+        let elsewhere = tmp.path().join("elsewhere");
+        fs_err::create_dir_all(elsewhere.join("x")).unwrap();
+        fs_err::write(elsewhere.join("x/secret.log"), "s3cret").unwrap();
+        let part = tmp.path().join("part");
+        fs_err::create_dir_all(part.join("model/x")).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, part.join("instances")).unwrap();
+        let rel = std::path::Path::new("instances/x");
+        assert!(!super::no_link_below(&part, rel));
+        assert!(super::no_link_below(&part, std::path::Path::new("model/x")));
+        assert!(!super::no_link_below(
+            &part,
+            std::path::Path::new("model/missing")
+        ));
     }
 
     #[test]

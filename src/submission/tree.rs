@@ -483,8 +483,8 @@ pub fn read_tree(path: &Path, limits: TreeLimits) -> Result<RepoTree, Submission
     c.finish()
 }
 
-fn open(path: &Path) -> Result<fs_err::File, SubmissionError> {
-    fs_err::File::open(path).map_err(|source| {
+fn open(path: &Path) -> Result<std::fs::File, SubmissionError> {
+    crate::files::open_input_io(path).map_err(|source| {
         SubmissionError::Io(crate::errors::PathError::new(path.to_owned(), source))
     })
 }
@@ -521,7 +521,7 @@ fn read_dir(root: &Path, c: &mut Collector<'_>) -> Result<(), SubmissionError> {
         } else if ft.is_dir() {
             EntryKind::Dir
         } else if ft.is_file() {
-            let mut file = fs_err::File::open(entry.path()).map_err(io)?;
+            let mut file = crate::files::open_input_io(entry.path()).map_err(io)?;
             let blob = c.spool(&mut file, &rel)?;
             EntryKind::File {
                 blob,

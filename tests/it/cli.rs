@@ -781,9 +781,10 @@ fn task_files_that_link_out_of_the_task_are_refused_by_name() {
     }
 }
 
-/// Input with no end (`/dev/zero`: no line end, ever) stops every reader at the line cap, in
-/// bounded memory (the test's address-space limit is far below what reading it whole takes),
-/// with an error that says the limit and how to raise it.
+/// Input with no end: a device named as input (`/dev/zero`: no line end, ever) is refused at
+/// once, naming what it is; a stream handed over on standard input stops every reader at the
+/// line cap, in bounded memory (the test's address-space limit is far below what reading it
+/// whole takes), with an error that says the limit and how to raise it.
 #[test]
 fn input_without_end_stops_at_the_line_cap_in_bounded_memory() {
     let bin = env!("CARGO_BIN_EXE_beyondswe");
@@ -811,6 +812,10 @@ fn input_without_end_stops_at_the_line_cap_in_bounded_memory() {
         assert_eq!(out.status.code(), Some(1), "{args}: {text}");
         if args.ends_with("< /dev/zero") {
             assert!(text.contains("not valid JSON"), "{args}: {text}");
+            continue;
+        }
+        if args.split_whitespace().nth(1) == Some("/dev/zero") {
+            assert!(text.contains("a character device"), "{args}: {text}");
             continue;
         }
         assert!(text.contains("longer than 4 MiB"), "{args}: {text}");
@@ -1211,9 +1216,10 @@ fn every_commands_fixed_name_run_files_are_regular_bounded_and_in_place() {
 }
 
 /// `convert to-harbor` into a folder that holds other things: a plain directory is named and
-/// left out of `dataset.toml`, a foreign task whose `task.toml` links to a host file, or whose
-/// environment holds a sparse file of 20 GB, is left out and named without reading either, and
-/// the converted tasks are listed: exit 0, nothing lost.
+/// left out of `dataset.toml`, a foreign task whose `task.toml` links to a host file, whose
+/// environment holds a sparse file of 20 GB or is a link to a folder elsewhere, or that is
+/// itself a link, is left out and named without reading any of it, and the converted tasks are
+/// listed: exit 0, nothing lost. A task's `task.toml` that became a FIFO is not read.
 #[test]
 fn the_manifest_leaves_out_what_is_no_readable_task_and_lists_the_rest() {
     let dir = tempfile::tempdir().unwrap();
@@ -1230,6 +1236,28 @@ fn the_manifest_leaves_out_what_is_no_readable_task_and_lists_the_rest() {
     );
     let f = std::fs::File::create(sparse.join("environment/blob.bin")).unwrap();
     f.set_len(20 << 30).unwrap();
+    // A task elsewhere, linked in whole; and a task whose environment links to a folder
+    // elsewhere that holds a FIFO (followed, it would hang the digest).
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir_all(elsewhere.join("env")).unwrap();
+    write(
+        &elsewhere.join("task.toml"),
+        "[task]\nname = \"other/away\"\n",
+    );
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(elsewhere.join("env/pipe"))
+            .status()
+            .unwrap()
+            .success()
+    );
+    std::os::unix::fs::symlink(&elsewhere, out.join("away")).unwrap();
+    std::fs::create_dir_all(out.join("envlink")).unwrap();
+    write(
+        &out.join("envlink/task.toml"),
+        "[task]\nname = \"other/envlink\"\n",
+    );
+    std::os::unix::fs::symlink(elsewhere.join("env"), out.join("envlink/environment")).unwrap();
     let run = bin()
         .args(["convert", "to-harbor"])
         .arg(variants())
@@ -1246,6 +1274,8 @@ fn the_manifest_leaves_out_what_is_no_readable_task_and_lists_the_rest() {
         ("plain", "no task.toml"),
         ("linked", "no task.toml"),
         ("sparse", "larger than 2 GiB"),
+        ("away", "a link, not a task directory"),
+        ("envlink", "a link in place of a task's folder"),
     ] {
         assert!(
             stderr
@@ -1257,4 +1287,247 @@ fn the_manifest_leaves_out_what_is_no_readable_task_and_lists_the_rest() {
     let manifest = std::fs::read_to_string(out.join("dataset.toml")).unwrap();
     assert!(manifest.contains("acme_widget_pr12"), "{manifest}");
     assert!(!manifest.contains("sparse"), "{manifest}");
+    assert!(
+        !manifest.contains("away") && !manifest.contains("envlink"),
+        "{manifest}"
+    );
+    // The converted task's own task.toml replaced by a FIFO: converting again reads no owner
+    // from it (it would have hung) and refuses to write over a directory it cannot place.
+    let converted = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().contains("widget"))
+        .unwrap();
+    std::fs::remove_file(converted.join("task.toml")).unwrap();
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(converted.join("task.toml"))
+            .status()
+            .unwrap()
+            .success()
+    );
+    let again = bin()
+        .args(["convert", "to-harbor"])
+        .arg(variants())
+        .arg(&out)
+        .arg("--test-suites")
+        .arg(fixtures().join("test_suites"))
+        .args(["--ids", "acme_widget_pr12"])
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert!(again.status.code().is_some(), "killed or hung: {stderr}");
+    assert_ne!(again.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("exists"), "{stderr}");
+}
+
+/// Every input a user names (a dataset in JSONL or Parquet, predictions, an agent's output, a
+/// release, a trajectory, a calibration table) and every file found in a folder given as input
+/// is opened through one function: a FIFO or a device in its place is refused at once, naming
+/// what it is, where it would have hung the command (an open waits for a writer) or read
+/// forever; a FIFO among an agent folder's files is named as not read, and the rest is read.
+#[test]
+fn user_named_inputs_that_are_no_regular_files_are_refused_at_once() {
+    let root = tempfile::tempdir().unwrap();
+    let fifo = |name: &str| {
+        let p = root.path().join(name);
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&p)
+                .status()
+                .unwrap()
+                .success()
+        );
+        p
+    };
+    let device = |name: &str| {
+        let p = root.path().join(name);
+        std::os::unix::fs::symlink("/dev/zero", &p).unwrap();
+        p
+    };
+    let out = root.path().join("out");
+    let cases: Vec<(&str, Vec<std::ffi::OsString>, &str)> = vec![
+        (
+            "validate a JSONL FIFO",
+            vec!["validate".into(), fifo("d.jsonl").into()],
+            "named pipe",
+        ),
+        (
+            "validate a Parquet FIFO",
+            vec!["validate".into(), fifo("d.parquet").into()],
+            "named pipe",
+        ),
+        (
+            "validate a device",
+            vec!["validate".into(), device("z.jsonl").into()],
+            "character device",
+        ),
+        (
+            "convert a FIFO",
+            vec![
+                "convert".into(),
+                "to-harbor".into(),
+                fifo("c.jsonl").into(),
+                out.clone().into(),
+            ],
+            "named pipe",
+        ),
+        (
+            "ingest a FIFO",
+            vec![
+                "ingest".into(),
+                fifo("preds.jsonl").into(),
+                "-o".into(),
+                out.join("p.jsonl").into(),
+            ],
+            "named pipe",
+        ),
+        (
+            "audit a FIFO",
+            vec![
+                "audit".into(),
+                "--json".into(),
+                fifo("session.jsonl").into(),
+            ],
+            "named pipe",
+        ),
+        (
+            "a release from a FIFO",
+            vec![
+                "release".into(),
+                "to-harbor".into(),
+                fifo("release.jsonl").into(),
+                out.join("jobs").into(),
+            ],
+            "named pipe",
+        ),
+        (
+            "a trajectory FIFO",
+            vec![
+                "trajectory".into(),
+                "validate".into(),
+                fifo("trajectory.json").into(),
+            ],
+            "named pipe",
+        ),
+    ];
+    for (case, args, want) in cases {
+        let run = bin()
+            .args(&args)
+            .timeout(std::time::Duration::from_secs(20))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        let stdout = String::from_utf8_lossy(&run.stdout);
+        assert!(run.status.code().is_some(), "{case}: killed or hung");
+        assert_ne!(run.status.code(), Some(0), "{case}: {stderr}");
+        assert!(
+            stderr.contains(want) || stdout.contains(want),
+            "{case}: {stderr}{stdout}"
+        );
+    }
+    // A FIFO among an agent folder's files: named, not read, and the rest read.
+    let folder = root.path().join("agent");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::copy(
+        fixtures().join("predictions/demo.jsonl"),
+        folder.join("predictions.jsonl"),
+    )
+    .unwrap();
+    std::fs::copy(
+        fixtures().join(
+            "agents/transcripts/claude-code-session/3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9.jsonl",
+        ),
+        folder.join("acme_textkit_pr12.jsonl"),
+    )
+    .unwrap();
+    for name in ["acme_calc_pr7.jsonl", "trajectory.json", "events.json"] {
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(folder.join(name))
+                .status()
+                .unwrap()
+                .success()
+        );
+    }
+    for command in ["ingest", "audit"] {
+        let mut cmd = bin();
+        cmd.arg(command).arg(&folder);
+        if command == "ingest" {
+            cmd.arg("-o").arg(root.path().join("from-folder.jsonl"));
+        } else {
+            cmd.arg("--json");
+        }
+        let run = cmd
+            .timeout(std::time::Duration::from_secs(20))
+            .output()
+            .unwrap();
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&run.stderr),
+            String::from_utf8_lossy(&run.stdout)
+        );
+        assert!(
+            run.status.code().is_some(),
+            "{command} of a folder: killed or hung"
+        );
+        for name in ["acme_calc_pr7.jsonl", "trajectory.json", "events.json"] {
+            assert!(
+                said.lines()
+                    .any(|l| l.contains(name) && l.contains("named pipe")),
+                "{command} of a folder does not name {name}: {said}"
+            );
+        }
+        assert!(
+            said.contains("acme_textkit_pr12"),
+            "{command} of a folder did not read the transcript: {said}"
+        );
+    }
+}
+
+/// A merge's output keeps a marker until the merge is whole: what a killed merge (or one that
+/// ran out of disk) leaves is refused by `report` and by a merge that takes it as a part,
+/// naming it, instead of being shown as a whole run.
+#[test]
+fn a_merge_that_did_not_finish_is_no_run() {
+    let root = tempfile::tempdir().unwrap();
+    let meta = serde_json::to_string(&beyondswe::report::RunMeta::default()).unwrap();
+    let half = root.path().join(".merged.merging-999999999");
+    std::fs::create_dir_all(&half).unwrap();
+    write(&half.join("run.json"), &meta);
+    write(&half.join("results.jsonl"), "");
+    write(&half.join("report.json"), "{}");
+    write(&half.join(beyondswe::report::UNFINISHED_MERGE), "");
+    let whole = root.path().join("whole");
+    std::fs::create_dir_all(&whole).unwrap();
+    for f in ["run.json", "results.jsonl", "report.json"] {
+        std::fs::copy(half.join(f), whole.join(f)).unwrap();
+    }
+    for args in [
+        vec!["report".into(), half.clone().into_os_string()],
+        vec![
+            "merge".into(),
+            "-o".into(),
+            root.path().join("again").into_os_string(),
+            half.clone().into_os_string(),
+            whole.clone().into_os_string(),
+        ],
+    ] {
+        let out = bin()
+            .args(&args)
+            .timeout(std::time::Duration::from_secs(20))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_ne!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(stderr.contains("did not finish"), "{args:?}: {stderr}");
+    }
+    let out = bin().arg("report").arg(&whole).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

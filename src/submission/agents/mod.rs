@@ -410,7 +410,7 @@ fn read_json(path: &Path) -> Result<Value, IngestError> {
 
 /// Lines of a JSONL file: the values, and the bad lines as problems (`file:line: why`).
 fn read_jsonl(path: &Path, problems: &mut Vec<String>) -> Result<Vec<(usize, Value)>, IngestError> {
-    let file = fs_err::File::open(path).map_err(io(path))?;
+    let file = crate::files::open_input_io(path).map_err(io(path))?;
     let mut reader = std::io::BufReader::new(file);
     let mut buf = Vec::new();
     let mut out = Vec::new();
@@ -455,7 +455,7 @@ fn first_line_json(path: &Path) -> Option<Value> {
 
 /// [`first_line_json`], the line read to at most `max` bytes.
 fn first_line_json_within(path: &Path, max: usize) -> Option<Value> {
-    let file = fs_err::File::open(path).ok()?;
+    let file = crate::files::open_input(path).ok()?;
     let mut reader = std::io::BufReader::new(file);
     let mut buf = Vec::new();
     loop {
@@ -867,7 +867,7 @@ fn account_for_files(path: &Path, ing: &mut Ingest) {
         .into_iter()
         .filter_entry(|e| e.file_name() != ".git")
         .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file());
+        .filter(|e| !e.file_type().is_dir());
     for e in files {
         let p = e.path();
         if ing.files_read.contains(p) || ing.dirs_read.iter().any(|d| p.starts_with(d)) {
@@ -890,6 +890,14 @@ fn account_for_files(path: &Path, ing: &mut Ingest) {
 
 /// Why a file of a folder was not read, for the account.
 fn why_not_read(p: &Path) -> String {
+    if let Ok(meta) = fs_err::symlink_metadata(p) {
+        if meta.file_type().is_symlink() {
+            return "a symbolic link (links in a folder are not followed)".into();
+        }
+        if !meta.is_file() {
+            return format!("{}, not a regular file", crate::files::kind(&meta));
+        }
+    }
     if let Some(what) = unsupported_file(p) {
         return what;
     }

@@ -195,7 +195,7 @@ pub fn openhands_events(path: &Path) -> Option<Vec<Value>> {
         return None;
     }
     let mut head = [0u8; 512];
-    let n = std::io::Read::read(&mut fs_err::File::open(path).ok()?, &mut head).ok()?;
+    let n = std::io::Read::read(&mut crate::files::open_input(path).ok()?, &mut head).ok()?;
     let first = head[..n]
         .strip_prefix(b"\xef\xbb\xbf")
         .unwrap_or(&head[..n])

@@ -265,7 +265,7 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> TranscriptError + '_ {
 
 /// The shape of a file from its first records, reading no more than needed.
 pub fn sniff(path: &Path) -> Result<Option<TranscriptShape>, TranscriptError> {
-    let file = fs_err::File::open(path).map_err(io(path))?;
+    let file = crate::files::open_input_io(path).map_err(io(path))?;
     let mut reader = std::io::BufReader::new(file);
     {
         use std::io::BufRead;
@@ -343,7 +343,7 @@ fn strip_bom(line: &[u8]) -> &[u8] {
 
 /// Pushes every record of `path` into `b`.
 fn feed(path: &Path, b: &mut TranscriptBuilder) -> Result<(), TranscriptError> {
-    let file = fs_err::File::open(path).map_err(io(path))?;
+    let file = crate::files::open_input_io(path).map_err(io(path))?;
     let mut reader = std::io::BufReader::new(file);
     let mut buf = Vec::new();
     let mut line = 0usize;

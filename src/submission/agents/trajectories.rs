@@ -281,7 +281,7 @@ fn folder_items(
         .max_depth(6)
         .into_iter()
         .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file())
+        .filter(|e| !e.file_type().is_dir())
         .map(walkdir::DirEntry::into_path)
         // A Claude Code session's sub-agent files are read with the session.
         .filter(|p| !super::is_subagent_file(p))
@@ -294,6 +294,16 @@ fn folder_items(
     files.extend(children);
     let mut read = HashSet::new();
     let kind = |p: &Path| {
+        // A link is not followed, and a FIFO or a device is never opened: each is named.
+        if let Ok(meta) = fs_err::symlink_metadata(p)
+            && !meta.is_file()
+        {
+            return FileKind::NotRegular(if meta.file_type().is_symlink() {
+                "a symbolic link (links in a folder are not followed)".to_owned()
+            } else {
+                format!("{}, not a regular file", crate::files::kind(&meta))
+            });
+        }
         if let Some(what) = super::unsupported_file(p) {
             FileKind::Unsupported(what)
         } else if matches!(sniff(p), Ok(Some(_))) {
@@ -339,6 +349,10 @@ fn folder_items(
                 ))
             }),
             FileKind::Unsupported(what) => Err(format!("{}: {what}", file.display())),
+            FileKind::NotRegular(what) => Ok(Item::NothingToAudit(format!(
+                "{}: skipped: {what}",
+                file.display()
+            ))),
             FileKind::Other => Ok(Item::NothingToAudit(format!(
                 "{}: skipped: not a transcript or trajectory this audit reads (a release or an \
                  OpenHands output.jsonl is audited on its own)",
@@ -364,6 +378,8 @@ enum FileKind {
     Document,
     /// An agent's output that is recognised and not read (Cline), with what it is.
     Unsupported(String),
+    /// A link, a FIFO, a device: never opened; what it is.
+    NotRegular(String),
     Other,
 }
 

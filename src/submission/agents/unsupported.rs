@@ -48,7 +48,7 @@ fn looks_like_cline_ui(path: &Path) -> bool {
         return false;
     }
     let mut head = [0u8; 4096];
-    let Ok(mut f) = fs_err::File::open(path) else {
+    let Ok(mut f) = crate::files::open_input(path) else {
         return false;
     };
     let Ok(n) = std::io::Read::read(&mut f, &mut head) else {
