@@ -460,7 +460,8 @@ def vocabulary(module):
             parts[2].extend(w for n in (node.name, node.asname or "") for w in words_of(n.replace(".", "_")))
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 80:
             parts[2].extend(re.findall(r"[a-z]+", node.value.lower()))
-    good = lambda w: 1 < len(w) < 16 and w.isalpha() and not keyword.iskeyword(w) and w not in ("self", "cls")
+    def good(w):
+        return 1 < len(w) < 16 and w.isalpha() and not keyword.iskeyword(w) and w not in ("self", "cls")
     seen, out, ends = set(), [], []
     for part in parts:
         for w in part:
@@ -621,7 +622,7 @@ def plan(source, targets, rng, avoid=None, check=None, module_path=None):
         if check is not None:
             allowed = check.sites(module_path, def_path, node.name) or set()
             lits = [lit for lit in lits if (lit.lineno, lit.col_offset) in allowed]
-            values_rng = lambda lit: check.rng(module_path, def_path, node.name, lit)  # noqa: E731
+            values_rng = lambda lit, d=def_path, n=node.name: check.rng(module_path, d, n, lit)  # noqa: E731
         # The site that gives the largest group; numbers before strings at a tie (their values
         # leave a reader nothing to weigh, where a changed letter may read less like a word).
         best = None
@@ -671,7 +672,7 @@ def plan_check(source, targets, check, module_path, rng, sites_per_test, avoid=N
         checked = []
         for lit in sorted(sites(node, module), key=lambda x: rng.random()):
             v = literal_value(lit)
-            others = check_values(v, ks, lambda: check.rng(module_path, def_path, node.name, lit))
+            others = check_values(v, ks, lambda d=def_path, n=node.name, x=lit: check.rng(module_path, d, n, x))
             if others:
                 checked.append((lit, v, others))
             if len(checked) >= sites_per_test:
@@ -778,7 +779,7 @@ def finish(module, edits, records):
     result does not parse."""
     if not records:
         return None
-    lines = [l.decode("utf-8") for l in module.lines]
+    lines = [ln.decode("utf-8") for ln in module.lines]
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
     for start, end, block in sorted(edits, reverse=True):

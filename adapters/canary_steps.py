@@ -161,7 +161,7 @@ def issue_targets(ctx, cm, f2p, p2p, check):
     name), with the modules read (`sources`) and the ids split (`parsed`)."""
     parsed = dict((i, split_id(i)) for i in f2p + p2p)
     by_name = {}
-    for test_id, s in parsed.items():
+    for s in parsed.values():
         if s:
             by_name.setdefault(s[2], set()).add(s[0])
     sources, parsed_modules = {}, {}
@@ -253,7 +253,8 @@ def plan_suite(ctx, suite, test_modules, rng, plant=True):
         r["tier"] = "suite"
     out.facts["forge_chance"] = cm.forge_chance(out.facts["sizes"])
     if not out.records:
-        out.facts["none_because"] = "no test of the suite compares its result with a literal that a group can be built on"
+        out.facts["none_because"] = ("no test of the suite compares its result with a literal that a group can "
+                                     "be built on")
     return out
 
 

@@ -58,9 +58,11 @@ def grade_doc2repo(ctx):
     ctx.facts["canary_plan"] = plan.facts
     lock_suite(ctx, suite)
     extra = []
-    if not any(os.path.exists(os.path.join(suite, n)) for n in ("pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini")):
+    configs = ("pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini")
+    if not any(os.path.exists(os.path.join(suite, n)) for n in configs):
         extra = ["-c", os.devnull]
-    prepend = [target, ctx.workdir] + ([os.path.join(ctx.workdir, "src")] if os.path.isdir(os.path.join(ctx.workdir, "src")) else [])
+    src = os.path.join(ctx.workdir, "src")
+    prepend = [target, ctx.workdir] + ([src] if os.path.isdir(src) else [])
     ctx.repo_paths = ctx.repo_paths + [target, home]
     files.chown_tree(ctx.workdir, ctx.uid, ctx.gid)
     gitobjects.hide_git(ctx)

@@ -49,7 +49,8 @@ class Git(object):
                               cwd=self.workdir, env=self.env, input=input, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, timeout=timeout)
         if check and proc.returncode != 0:
-            raise common.VerifyError("git_failed", "git %s: %s" % (" ".join(args), proc.stderr.decode("utf-8", "replace").strip()))
+            raise common.VerifyError("git_failed", "git %s: %s" % (" ".join(args),
+                                                                   proc.stderr.decode("utf-8", "replace").strip()))
         return proc
 
     def sanitize_config(self):
@@ -224,7 +225,8 @@ def patch_paths(ctx, patch):
         if "\t" in text:
             text = text.rsplit("\t", 1)[-1]
         text = text.strip()
-        if text and not re.match(r"^\d+\s+\d+$", text) and not text.startswith(("create mode", "delete mode", "mode change", "rename", "copy")):
+        summary = ("create mode", "delete mode", "mode change", "rename", "copy")
+        if text and not re.match(r"^\d+\s+\d+$", text) and not text.startswith(summary):
             paths.append(text)
     return paths, ""
 

@@ -19,7 +19,7 @@ import time
 try:
     import resource  # imported here: a preexec_fn must not import
 except ImportError:  # not on every platform
-    resource = None
+    resource = None  # type: ignore[assignment]
 
 try:  # by its installed name, else by its name in adapters/ (the unit tests)
     import beyondswe_common as common
@@ -58,7 +58,7 @@ def pids_of(uid=None):
         if uid is not None:
             try:
                 with open("/proc/%s/status" % name) as fh:
-                    line = next(l for l in fh if l.startswith("Uid:"))
+                    line = next(ln for ln in fh if ln.startswith("Uid:"))
                 if int(line.split()[1]) != uid:
                     continue
             except (OSError, StopIteration, ValueError, IndexError):
@@ -206,7 +206,8 @@ def ensure_test_user(prepared=None):
 
 
 def cgroup_oom_kills():
-    for path, key in (("/sys/fs/cgroup/memory.events", "oom_kill"), ("/sys/fs/cgroup/memory/memory.oom_control", "oom_kill")):
+    for path, key in (("/sys/fs/cgroup/memory.events", "oom_kill"),
+                      ("/sys/fs/cgroup/memory/memory.oom_control", "oom_kill")):
         try:
             with open(path) as fh:
                 for line in fh:
@@ -466,7 +467,8 @@ def start_as_test_user(ctx, argv, cwd, env, event_fd, out_cap):
         for fd in (r_out, w_out, r_ev, w_ev):
             if fd is not None:
                 os.close(fd)
-        raise common.VerifyError("test_user_failed", "could not start %s as the test user: %r" % (argv[0], exc))
+        raise common.VerifyError("test_user_failed",
+                                 "could not start %s as the test user: %r" % (argv[0], exc)) from exc
     os.close(w_out)
     if w_ev is not None:
         os.close(w_ev)

@@ -66,7 +66,7 @@ def _write(data):
 # a failure's, a finding, the end): one write per test instead of three, each of which woke the
 # verifier's reader. A crash can lose only passed setups and teardowns, which decide nothing:
 # a test's outcome is its call's unless a setup or teardown did not pass.
-_pending = []
+_pending = []  # type: list
 _PENDING_MAX = 32 * 1024
 
 
@@ -84,7 +84,7 @@ def _send(event, hold=False):
     _flush()
 
 
-_reported = set()
+_reported = set()  # type: set
 
 
 def _finding(kind, detail, proof):
@@ -125,7 +125,7 @@ for _p in sys.path:
 _TRUSTED.append(os.path.dirname(_SELF))
 _TRUSTED_PREFIXES = tuple(p.rstrip(os.sep) + os.sep for p in _TRUSTED if p != os.sep and
                           not any(_under(q, [p]) for q in _PRIVATE))
-_real_cache = {}
+_real_cache = {}  # type: dict
 
 
 def _real(filename):
@@ -170,7 +170,7 @@ def _untrusted_caller(depth=2):
 
 
 # Objects whose code the tests' outcomes depend on; filled in by _snapshot().
-_guarded_ids = set()
+_guarded_ids = set()  # type: set
 _in_hook = [False]
 _WATCH = frozenset([
     "object.__setattr__", "object.__delattr__", "code.__new__", "compile", "open",
@@ -570,7 +570,7 @@ _HOOKS = ("pytest_runtest_makereport", "pytest_runtest_protocol", "pytest_runtes
           "pytest_sessionfinish", "pytest_terminal_summary", "pytest_deselected")
 
 
-_seen_changes = set()
+_seen_changes = set()  # type: set
 _CHECK_EVERY_S = 0.02
 
 

@@ -62,7 +62,8 @@ def check(spec):
         raise common.VerifyError("verifier_failed", "the spec is not a JSON object")
     unknown = sorted(k for k in spec if k not in KEYS)
     if unknown:
-        raise common.VerifyError("verifier_failed", "the spec has keys the verifier does not know: %s" % ", ".join(unknown))
+        raise common.VerifyError("verifier_failed",
+                                 "the spec has keys the verifier does not know: %s" % ", ".join(unknown))
     wrong = sorted(k for k, v in spec.items() if not _fits(KEYS[k], v))
     if wrong:
         raise common.VerifyError("verifier_failed", "spec values of the wrong type: %s" % ", ".join(

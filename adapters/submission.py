@@ -64,7 +64,8 @@ def capture_submission(ctx, dest):
         if image_files:
             listed = os.path.join(tmp, "image-files")
             with open(listed, "wb") as fh:
-                fh.write(b"".join((":(literal)" + rel).encode("utf-8", "surrogateescape") + b"\0" for rel in image_files))
+                fh.write(b"".join((":(literal)" + rel).encode("utf-8", "surrogateescape") + b"\0"
+                                  for rel in image_files))
             git(["rm", "-q", "--cached", "--ignore-unmatch", "--pathspec-from-file=" + listed, "--pathspec-file-nul"])
         with open(dest, "wb") as out:
             proc = git(["diff", "--cached", "--binary", "--no-color", "--no-ext-diff", "--no-renames", against],

@@ -96,7 +96,8 @@ def check_plugins(ctx, plugins):
         if os.path.basename(real) == "conftest.py":
             if real not in allowed:
                 ctx.suspicious("a conftest the restore step did not leave was loaded: %s" % f)
-        elif real.startswith(repo + os.sep) and not real.startswith(os.path.realpath(ctx.state.get("runner_dir", "/nonexistent"))):
+        elif real.startswith(repo + os.sep) and not real.startswith(
+                os.path.realpath(ctx.state.get("runner_dir", "/nonexistent"))):
             ctx.suspicious("a pytest plugin from the repository was registered: %s" % f)
 
 

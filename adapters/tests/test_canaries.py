@@ -267,7 +267,8 @@ class TestSlow(Checks):
                 outcomes["t.py::%s::%s" % (cls, v)] = "passed" if i == rec["real"] else "failed"
         fact = cm.judge(rec, outcomes, True)
         self.assertEqual(fact["proof"], [])
-        self.assertEqual(sorted(fact["real_outcomes"]), ["t.py::TestFast::test_add_pair", "t.py::TestSlow::test_add_pair"])
+        self.assertEqual(sorted(fact["real_outcomes"]),
+                         ["t.py::TestFast::test_add_pair", "t.py::TestSlow::test_add_pair"])
 
     def test_values_keep_their_type_sign_and_length(self):
         rng = random.Random(5)
@@ -464,8 +465,8 @@ class GoldChecks(unittest.TestCase):
                 big = cm.group_values(v, cm.MAX_K, random.Random(seed))
                 for k in (1, 2, 3, 4, 9):
                     small = cm.group_values(v, k, random.Random(seed))
-                    self.assertTrue(set(small) <= set(cm.check_values(v, [cm.MAX_K, k], lambda: random.Random(seed))) | {v},
-                                    (v, k, small))
+                    checked = cm.check_values(v, [cm.MAX_K, k], lambda s=seed: random.Random(s))
+                    self.assertTrue(set(small) <= set(checked) | {v}, (v, k, small))
                     if isinstance(v, (str, bytes)):
                         self.assertTrue(set(small) <= set(big), (v, k))
 

@@ -17,7 +17,7 @@ import verify  # noqa: E402
 try:
     import tomllib
 except ImportError:  # before Python 3.11
-    tomllib = None
+    tomllib = None  # type: ignore[assignment]
 
 # The submission's setup.cfg: its own pytest options and a section of another tool.
 SETUP = "[metadata]\nname = calc\n\n[tool:pytest]\naddopts = -p evil\n\n[flake8]\nmax-line-length = 99\n"
@@ -58,7 +58,8 @@ class Sections(unittest.TestCase):
 
     def test_revert_keeps_the_rest_and_takes_the_bases_pytest_sections(self):
         self.assertEqual(restore.revert_sections(SETUP, BASE, "setup.cfg"),
-                         "[metadata]\nname = calc\n\n[flake8]\nmax-line-length = 99\n[tool:pytest]\ntestpaths = tests\n")
+                         "[metadata]\nname = calc\n\n[flake8]\nmax-line-length = 99\n"
+                         "[tool:pytest]\ntestpaths = tests\n")
 
     def test_revert_drops_pytest_sections_the_base_did_not_have(self):
         expected = "[metadata]\nname = calc\n\n[flake8]\nmax-line-length = 99\n"
@@ -178,8 +179,9 @@ class PreparedClean(unittest.TestCase):
         write(os.path.join(self.repo, "tests", "test_a.py"), "def test_a():\n    assert 1 + 1 == 2\n")
         write(os.path.join(self.repo, "tests", "test_b.py"), "def test_b():\n    assert 2\n")
         write(os.path.join(self.repo, "src", "calc.py"), "x = 1\n")
-        run = lambda *a: subprocess.run(["git"] + list(a), cwd=self.repo, check=True, stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE).stdout.decode()
+        def run(*a):
+            return subprocess.run(["git"] + list(a), cwd=self.repo, check=True, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE).stdout.decode()
         run("init", "-q")
         run("add", "-A")
         run("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "base")

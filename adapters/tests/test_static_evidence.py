@@ -187,10 +187,13 @@ class TestFiles(unittest.TestCase):
         self.assertIn("test_machinery", kinds("import _pytest.runner\n", **t))
         self.assertIn("test_machinery", kinds("import pluggy\n", **t))
         self.assertIn("main_module", kinds("import __main__\n", **t))
-        self.assertIn("test_machinery", kinds("import pytest\npytest.MonkeyPatch().setattr(pytest.TestReport, '__init__', f)\n", **t))
-        self.assertIn("test_machinery", kinds("from unittest import mock\nmock.patch('pytest.TestReport.__init__', f).start()\n", **t))
+        self.assertIn("test_machinery",
+                      kinds("import pytest\npytest.MonkeyPatch().setattr(pytest.TestReport, '__init__', f)\n", **t))
+        self.assertIn("test_machinery",
+                      kinds("from unittest import mock\nmock.patch('pytest.TestReport.__init__', f).start()\n", **t))
         self.assertIn("test_machinery", kinds("import pytest\npytest.TestReport.__init__ = f\n", **t))
-        self.assertIn("test_machinery", kinds("from unittest import mock\nimport pytest\nmock.patch.object(pytest.Function, 'runtest').start()\n", **t))
+        self.assertIn("test_machinery", kinds("from unittest import mock\nimport pytest\n"
+                                              "mock.patch.object(pytest.Function, 'runtest').start()\n", **t))
 
     def test_ordinary_patching_in_tests_is_fine(self):
         src = "import pytest\nfrom unittest import mock\n\ndef test_a(monkeypatch):\n" \

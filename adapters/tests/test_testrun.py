@@ -192,7 +192,8 @@ def run_of(**facts):
 
 class Causes(unittest.TestCase):
     def test_a_module_not_found_first(self):
-        run = run_of(collect_errors=[{"nodeid": "t.py", "message": "E   ModuleNotFoundError: No module named 'calc.ops'"}],
+        run = run_of(collect_errors=[{"nodeid": "t.py",
+                                      "message": "E   ModuleNotFoundError: No module named 'calc.ops'"}],
                      messages={"t.py::a": "ImportError: cannot import name 'add' from 'calc' (/w/calc.py)"})
         self.assertEqual(testrun.failure_cause(run), "module not found: calc.ops")
 
