@@ -1310,8 +1310,8 @@ fn the_restore_still_reads_a_test_weakened_to_the_same_size_in_an_aged_prepared_
     );
 }
 
-/// A grading container killed from outside the grader while the tests run (an operator, the
-/// machine's OOM killer elsewhere, a daemon restart) is the infrastructure's failure, said within
+/// A grading container killed or stopped from outside the grader while the tests run (an
+/// operator, the machine's OOM killer elsewhere, a daemon restart) is the infrastructure's failure, said within
 /// seconds: `error` / `sandbox_failed` naming what happened, not `unresolved` / `timeout` after
 /// the whole `--timeout`, which would blame the submission.
 #[test]
@@ -1319,25 +1319,45 @@ fn the_restore_still_reads_a_test_weakened_to_the_same_size_in_an_aged_prepared_
 fn a_container_killed_from_outside_is_an_infrastructure_error_at_once() {
     require_docker();
     fixture_images();
-    let dir = tempfile::tempdir().unwrap();
-    let started = std::time::Instant::now();
-    let child = grade_one_running(dir.path(), "\nimport time\ntime.sleep(600)\n");
-    let label = format!("beyondswe.pid={}", child.id());
-    super::support::wait_for_container(&label);
-    std::thread::sleep(Duration::from_secs(4));
-    let id = super::support::docker(&["ps", "-q", "--filter", &format!("label={label}")]);
-    assert!(!id.trim().is_empty(), "no grading container");
-    super::support::docker(&["kill", id.trim()]);
-    let out = child.wait_with_output().unwrap();
-    let took = started.elapsed();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
-    assert_eq!(v["verdict"], "error", "{v:#}");
-    assert_eq!(v["reason"], "sandbox_failed", "{v:#}");
-    assert!(
-        v.to_string().contains("stopped while the step ran")
-            || v.to_string().contains("removed from outside"),
-        "{v:#}"
-    );
-    assert!(took < Duration::from_secs(120), "took {took:?}");
+    // `docker kill` (SIGKILL at once) and `docker stop` (SIGTERM, then SIGKILL after its grace).
+    for how in [&["kill"][..], &["stop", "-t", "1"][..]] {
+        let dir = tempfile::tempdir().unwrap();
+        let started = std::time::Instant::now();
+        let child = grade_one_running(dir.path(), "\nimport time\ntime.sleep(600)\n");
+        let label = format!("beyondswe.pid={}", child.id());
+        // The grading's container: the one that stays (the instance's gold check, made first
+        // when it is not cached yet, runs in a container of its own for a few seconds).
+        let mut seen = (String::new(), std::time::Instant::now());
+        let id = loop {
+            super::support::wait_for_container(&label);
+            let id = super::support::docker(&["ps", "-q", "--filter", &format!("label={label}")]);
+            let id = id.trim().to_owned();
+            if !id.is_empty() && id == seen.0 && seen.1.elapsed() > Duration::from_secs(4) {
+                break id;
+            }
+            if id != seen.0 {
+                seen = (id, std::time::Instant::now());
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(120),
+                "no grading container"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        };
+        let mut args = how.to_vec();
+        args.push(&id);
+        super::support::docker(&args);
+        let out = child.wait_with_output().unwrap();
+        let took = started.elapsed();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{how:?}: {e}: {}", String::from_utf8_lossy(&out.stderr)));
+        assert_eq!(v["verdict"], "error", "{how:?}: {v:#}");
+        assert_eq!(v["reason"], "sandbox_failed", "{how:?}: {v:#}");
+        assert!(
+            v.to_string().contains("stopped while the step ran")
+                || v.to_string().contains("removed from outside"),
+            "{how:?}: {v:#}"
+        );
+        assert!(took < Duration::from_secs(120), "{how:?} took {took:?}");
+    }
 }
