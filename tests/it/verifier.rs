@@ -8,11 +8,14 @@ use beyondswe::restore_rules::{PathClass, classify};
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-/// The verifier's own Python unit tests (`adapters/tests/`): the static evidence's constructs,
-/// evasions and honest code; the canaries' plans over every suite shape and their judge; the
-/// manifest; `decide`; the restore rules and pytest configuration sections; the scrub's
-/// decisions; the result channel and the outcomes; git blob ids. They need no pytest and no
-/// container, so the host's interpreter runs them.
+/// The verifier's own Python unit tests (`adapters/tests/`, one file per module): the static
+/// evidence's constructs, evasions and honest code; the canaries' plans over every suite shape
+/// and their judge, and the canary steps on a tree; the manifest; `decide`; the restore rules
+/// and pytest configuration sections; the scrub's decisions; the result channel and the
+/// outcomes; git blob ids; the runner's events and refusals under a stand-in pytest; the
+/// environment, the test user's processes, the Doc2Repo suite's unpacking, the static baseline
+/// and the entry point's command line. They need no pytest and no container, so the host's
+/// interpreter runs them.
 #[test]
 fn the_verifiers_python_unit_tests_pass() {
     let out = Command::new("python3")
@@ -24,6 +27,27 @@ fn the_verifiers_python_unit_tests_pass() {
     let text = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{text}");
     assert!(text.contains(" ok"), "no test ran:\n{text}");
+}
+
+/// Every module of the verifier has a unit test file of its own (`adapters/tests/test_NAME.py`).
+#[test]
+fn every_verifier_module_has_its_test_file() {
+    let adapters = repo_root().join("adapters");
+    let mut missing = Vec::new();
+    for entry in std::fs::read_dir(&adapters).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "py") {
+            let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+            if !adapters.join(format!("tests/test_{stem}.py")).is_file() {
+                missing.push(stem);
+            }
+        }
+    }
+    missing.sort();
+    assert!(
+        missing.is_empty(),
+        "modules without a test file: {missing:?}"
+    );
 }
 
 /// A directory holding `modules` and the rules table, under their in-container names.
