@@ -12,6 +12,19 @@ fn write(path: &Path, text: &str) {
     std::fs::write(path, text).unwrap();
 }
 
+/// A FIFO at `path` (made with mkfifo(1)).
+fn mkfifo(path: &Path) {
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(path)
+            .status()
+            .unwrap()
+            .success(),
+        "mkfifo {}",
+        path.display()
+    );
+}
+
 fn variants() -> std::path::PathBuf {
     fixtures().join("dataset/variants.jsonl")
 }
@@ -509,13 +522,7 @@ fn from_harbor_refuses_a_test_suite_that_is_a_path() {
 fn patch_files_are_regular_files_within_the_cap() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("patch.fifo");
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    mkfifo(&fifo);
     let big = dir.path().join("big.diff");
     let mut text = String::from("--- a/x\n+++ b/x\n@@ -1 +1,40000 @@\n-x\n");
     text.push_str(&"+yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy\n".repeat(40_000));
@@ -1144,15 +1151,6 @@ fn every_commands_fixed_name_run_files_are_regular_bounded_and_in_place() {
     };
     let outside = root.path().join("outside");
     good_run(&outside);
-    let mkfifo = |p: &Path| {
-        assert!(
-            std::process::Command::new("mkfifo")
-                .arg(p)
-                .status()
-                .unwrap()
-                .success()
-        );
-    };
     let mut n = 0;
     for command in ["report", "merge"] {
         for file in ["run.json", "results.jsonl", "report.json"] {
@@ -1244,13 +1242,7 @@ fn the_manifest_leaves_out_what_is_no_readable_task_and_lists_the_rest() {
         &elsewhere.join("task.toml"),
         "[task]\nname = \"other/away\"\n",
     );
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(elsewhere.join("env/pipe"))
-            .status()
-            .unwrap()
-            .success()
-    );
+    mkfifo(&elsewhere.join("env/pipe"));
     std::os::unix::fs::symlink(&elsewhere, out.join("away")).unwrap();
     std::fs::create_dir_all(out.join("envlink")).unwrap();
     write(
@@ -1299,13 +1291,7 @@ fn the_manifest_leaves_out_what_is_no_readable_task_and_lists_the_rest() {
         .find(|p| p.to_string_lossy().contains("widget"))
         .unwrap();
     std::fs::remove_file(converted.join("task.toml")).unwrap();
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(converted.join("task.toml"))
-            .status()
-            .unwrap()
-            .success()
-    );
+    mkfifo(&converted.join("task.toml"));
     let again = bin()
         .args(["convert", "to-harbor"])
         .arg(variants())
@@ -1332,13 +1318,7 @@ fn user_named_inputs_that_are_no_regular_files_are_refused_at_once() {
     let root = tempfile::tempdir().unwrap();
     let fifo = |name: &str| {
         let p = root.path().join(name);
-        assert!(
-            std::process::Command::new("mkfifo")
-                .arg(&p)
-                .status()
-                .unwrap()
-                .success()
-        );
+        mkfifo(&p);
         p
     };
     let device = |name: &str| {
@@ -1443,13 +1423,7 @@ fn user_named_inputs_that_are_no_regular_files_are_refused_at_once() {
     )
     .unwrap();
     for name in ["acme_calc_pr7.jsonl", "trajectory.json", "events.json"] {
-        assert!(
-            std::process::Command::new("mkfifo")
-                .arg(folder.join(name))
-                .status()
-                .unwrap()
-                .success()
-        );
+        mkfifo(&folder.join(name));
     }
     for command in ["ingest", "audit"] {
         let mut cmd = bin();
