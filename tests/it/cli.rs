@@ -1250,16 +1250,19 @@ fn the_manifest_leaves_out_what_is_no_readable_task_and_lists_the_rest() {
         "[task]\nname = \"other/envlink\"\n",
     );
     std::os::unix::fs::symlink(elsewhere.join("env"), out.join("envlink/environment")).unwrap();
-    let run = bin()
-        .args(["convert", "to-harbor"])
-        .arg(variants())
-        .arg(&out)
-        .arg("--test-suites")
-        .arg(fixtures().join("test_suites"))
-        .args(["--ids", "acme_widget_pr12"])
-        .timeout(std::time::Duration::from_secs(60))
-        .output()
-        .unwrap();
+    let convert = || {
+        bin()
+            .args(["convert", "to-harbor"])
+            .arg(variants())
+            .arg(&out)
+            .arg("--test-suites")
+            .arg(fixtures().join("test_suites"))
+            .args(["--ids", "acme_widget_pr12"])
+            .timeout(std::time::Duration::from_secs(60))
+            .output()
+            .unwrap()
+    };
+    let run = convert();
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert_eq!(run.status.code(), Some(0), "{stderr}");
     for (name, why) in [
@@ -1292,16 +1295,7 @@ fn the_manifest_leaves_out_what_is_no_readable_task_and_lists_the_rest() {
         .unwrap();
     std::fs::remove_file(converted.join("task.toml")).unwrap();
     mkfifo(&converted.join("task.toml"));
-    let again = bin()
-        .args(["convert", "to-harbor"])
-        .arg(variants())
-        .arg(&out)
-        .arg("--test-suites")
-        .arg(fixtures().join("test_suites"))
-        .args(["--ids", "acme_widget_pr12"])
-        .timeout(std::time::Duration::from_secs(60))
-        .output()
-        .unwrap();
+    let again = convert();
     let stderr = String::from_utf8_lossy(&again.stderr);
     assert!(again.status.code().is_some(), "killed or hung: {stderr}");
     assert_ne!(again.status.code(), Some(0), "{stderr}");
