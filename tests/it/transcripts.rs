@@ -894,7 +894,10 @@ fn a_sessions_sub_agent_files_are_read_with_it() {
 /// line's start is a file, named on the line before it as aider strips it (bold, a heading's
 /// `#`, a colon), an indented fence is text, and a `####` heading of the reply is no input;
 /// a file the user declined to create, and an edit aider never reported before the model
-/// replied again, were not made, and a later report of the same file is the later edit's.
+/// replied again, were not made, and a later report of the same file is the later edit's. The
+/// echo ends at aider's own closing words (not at a `####` comment or a trailing space in the
+/// echoed block), a quoted line inside a reply does not end its edits' wait for aider's report,
+/// and an architect's advice makes no edit (its editor's reply does).
 #[test]
 fn aider_edits_are_counted_as_aider_made_them() {
     let file = fixtures().join("agents/transcripts/aider-edges/.aider.chat.history.md");
@@ -915,6 +918,13 @@ fn aider_edits_are_counted_as_aider_made_them() {
             ("If you're using **pip**", EditOutcome::Failed),
             ("calc/ops.py", EditOutcome::Failed),
             ("calc/ops.py", EditOutcome::Applied),
+            // A bold file name, `####` comments and a trailing space in the failed block, a
+            // quoted line of the reply between its two blocks.
+            ("calc/banner.py", EditOutcome::Failed),
+            ("docs/usage.md", EditOutcome::Applied),
+            ("calc/banner.py", EditOutcome::Applied),
+            // An architect's advice holds a fenced block: only its editor's reply is an edit.
+            ("calc/__init__.py", EditOutcome::Applied),
         ]
     );
     assert!(t.unread.is_empty(), "{:?}", t.unread);
@@ -949,7 +959,7 @@ fn aider_edits_are_counted_as_aider_made_them() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("8 tool calls, 0 commands, 8 file edits (4 not made)"),
+        stderr.contains("12 tool calls, 0 commands, 12 file edits (5 not made)"),
         "{stderr}"
     );
 }

@@ -33,104 +33,262 @@ pub(crate) fn is_aider_history(text: &str) -> bool {
 
 /// The transcript of an Aider chat history.
 pub(crate) fn read_aider(text: &str) -> Transcript {
-    let mut t = Transcript::new(TranscriptShape::AiderHistory);
-    let mut reply: Vec<&str> = Vec::new();
-    let mut reply_start = 0;
-    let mut last_command: Option<String> = None;
-    let mut input: Vec<&str> = Vec::new();
-    let mut input_start = 0;
-    // The session's edit format writes whole files (`whole`, `editor-whole`).
-    let mut whole = false;
-    // Lines of aider's message about SEARCH blocks that failed to match, which aider writes
-    // unquoted after its first line (`> # 1 SEARCH/REPLACE block failed to match!`).
-    let mut echo: Option<Vec<&str>> = None;
     let lines: Vec<&str> = text.lines().collect();
-    // Whether the file keeps aider's line breaks on its inputs (older histories, or editors,
-    // strip them).
-    let marked = lines
-        .iter()
-        .any(|l| l.starts_with("####") && l.ends_with("  "));
+    let mut r = Reader {
+        t: Transcript::new(TranscriptShape::AiderHistory),
+        reply: Vec::new(),
+        reply_start: 0,
+        input: Vec::new(),
+        input_start: 0,
+        last_command: None,
+        whole: false,
+        architect: false,
+        editor_turn: false,
+        last_reply: String::new(),
+        reported: false,
+        echo: None,
+        // Whether the file keeps aider's line breaks on its inputs (older histories, or
+        // editors, strip them).
+        marked: lines
+            .iter()
+            .any(|l| l.starts_with("####") && l.ends_with("  ")),
+    };
     for (i, raw) in lines.iter().enumerate() {
-        let step = i + 1;
+        r.line(i + 1, raw);
+    }
+    if let Some(echo) = r.echo.take() {
+        failed_blocks(&mut r.t, &echo.body);
+    }
+    r.flush_input();
+    r.flush_reply();
+    r.t
+}
+
+/// What the reader carries from line to line.
+struct Reader<'a> {
+    t: Transcript,
+    /// The model's reply being read, and its first line's step.
+    reply: Vec<&'a str>,
+    reply_start: usize,
+    /// The user's input being read (its `#### ` lines), and its first line's step.
+    input: Vec<&'a str>,
+    input_start: usize,
+    last_command: Option<String>,
+    /// The session's edits are whole files (`whole`, `editor-whole`).
+    whole: bool,
+    /// The main model is an architect: its replies are advice, and only its editor's (the reply
+    /// to an input that repeats the architect's reply) make edits.
+    architect: bool,
+    editor_turn: bool,
+    /// The last reply's words, to tell an architect's advice handed to its editor.
+    last_reply: String,
+    /// Aider's report on a reply (`Tokens: …`) came since the last reply.
+    reported: bool,
+    /// Aider's message about SEARCH blocks that failed to match, being read.
+    echo: Option<Echo<'a>>,
+    marked: bool,
+}
+
+impl<'a> Reader<'a> {
+    fn line(&mut self, step: usize, raw: &'a str) {
         let line = raw.trim_end();
-        if let Some(body) = echo.as_mut() {
-            let marker = line.starts_with("> ")
-                || line == ">"
-                || line.starts_with("####")
-                || line.starts_with("# aider chat started at");
-            if !marker {
-                body.push(line);
-                // The message's last line is written with aider's line break (two spaces).
-                if raw.ends_with("  ") || line.starts_with("Just reply with fixed versions of the")
-                {
-                    failed_blocks(&mut t, &echo.take().unwrap_or_default());
+        if let Some(echo) = self.echo.as_mut() {
+            match echo.feed(raw) {
+                EchoStep::Keep => return,
+                EchoStep::EndAfter => {
+                    let echo = self.echo.take().unwrap_or_default();
+                    failed_blocks(&mut self.t, &echo.body);
+                    return;
                 }
-                continue;
+                EchoStep::EndBefore => {
+                    let echo = self.echo.take().unwrap_or_default();
+                    failed_blocks(&mut self.t, &echo.body);
+                }
             }
-            failed_blocks(&mut t, &echo.take().unwrap_or_default());
         }
-        // The user's input, or a heading of the model's reply: aider ends each input line with
-        // its line break (two spaces) where the file keeps them, and otherwise an input follows
-        // aider's own output, another input, or a session's start, never a reply's text.
-        let input_line = if marked {
-            raw.ends_with("  ")
-        } else {
-            reply.is_empty()
-        };
+        // The user's input, or a heading of the model's reply: an input follows aider's own
+        // output, another input, or a session's start, never a reply's text; and where the
+        // file keeps aider's line breaks, aider ended each input line with one (two spaces).
+        let input_line = self.reply.is_empty() || (self.marked && raw.ends_with("  "));
         if let Some(rest) = line.strip_prefix("####").filter(|_| input_line) {
-            flush_reply(&mut t, &mut reply, reply_start, whole);
-            if input.is_empty() {
-                input_start = step;
+            self.flush_reply();
+            if self.input.is_empty() {
+                self.input_start = step;
             }
-            input.push(rest.strip_prefix(' ').unwrap_or(rest));
-            continue;
+            self.input.push(rest.strip_prefix(' ').unwrap_or(rest));
+            return;
         }
-        flush_input(&mut t, &mut input, input_start, &mut last_command);
+        self.flush_input();
         // Aider's own output is `> ` and its text; `>>>>>>> REPLACE` ends an edit block.
         if let Some(out) = line
             .strip_prefix("> ")
             .or_else(|| (line == ">").then_some(""))
         {
-            flush_reply(&mut t, &mut reply, reply_start, whole);
-            let out = out.trim();
-            if let Some((_, format)) = out.split_once(" with ")
-                && let Some(format) = format.strip_suffix(" edit format")
-                && (out.starts_with("Model: ")
-                    || out.starts_with("Main model: ")
-                    || out.starts_with("Editor model: "))
-            {
-                // An architect's editor names, after it, the format its edits are written in.
-                whole = matches!(format.trim(), "whole" | "editor-whole");
-            }
-            tool_output(&mut t, step, out, &mut last_command);
-            if out.starts_with('#')
-                && out.contains("SEARCH/REPLACE block")
-                && out.ends_with("failed to match!")
-            {
-                echo = Some(Vec::new());
-            }
-            continue;
+            self.flush_reply();
+            self.output(step, out.trim());
+            return;
         }
         if line.starts_with("# aider chat started at") {
-            flush_reply(&mut t, &mut reply, reply_start, whole);
-            unreported(&mut t);
-            whole = false;
-            continue;
+            self.flush_reply();
+            unreported(&mut self.t);
+            self.whole = false;
+            self.architect = false;
+            return;
         }
-        if reply.is_empty() {
+        if self.reply.is_empty() {
             if line.trim().is_empty() {
-                continue;
+                return;
             }
-            reply_start = step;
+            self.reply_start = step;
         }
-        reply.push(raw);
+        self.reply.push(raw);
     }
-    if let Some(body) = echo {
-        failed_blocks(&mut t, &body);
+
+    /// One line of aider's own output (after `> `).
+    fn output(&mut self, step: usize, out: &str) {
+        if let Some((_, format)) = out.split_once(" with ")
+            && let Some(format) = format.strip_suffix(" edit format")
+        {
+            let format = format.trim();
+            if out.starts_with("Model: ") || out.starts_with("Main model: ") {
+                self.architect = format == "architect";
+                self.whole = matches!(format, "whole" | "editor-whole");
+            } else if out.starts_with("Editor model: ") {
+                // An architect's editor names, after it, the format its edits are written in.
+                self.whole = matches!(format, "whole" | "editor-whole");
+            }
+        }
+        if out.starts_with("Tokens: ") {
+            self.reported = true;
+        }
+        tool_output(&mut self.t, step, out, &mut self.last_command);
+        if out.starts_with('#')
+            && out.contains("SEARCH/REPLACE block")
+            && out.ends_with("failed to match!")
+        {
+            self.echo = Some(Echo::default());
+        }
     }
-    flush_input(&mut t, &mut input, input_start, &mut last_command);
-    flush_reply(&mut t, &mut reply, reply_start, whole);
-    t
+
+    /// One input of the user's (its `#### ` lines joined).
+    fn flush_input(&mut self) {
+        if self.input.is_empty() {
+            return;
+        }
+        let text = self.input.join("\n");
+        self.input.clear();
+        // Aider reports every edit it makes (`Applied edit to PATH`) before the user speaks
+        // again: an edit with no report by then was not made (its file could not be added to
+        // the chat, the reply was interrupted), and a later report of the same file is another
+        // edit's.
+        unreported(&mut self.t);
+        // An architect's advice handed to its editor comes back as the editor's input.
+        self.editor_turn = self.architect && words(&text) == words(&self.last_reply);
+        read_input(
+            &mut self.t,
+            text.trim(),
+            self.input_start,
+            &mut self.last_command,
+        );
+    }
+
+    /// A reply of the model's: its words, and its edits as the session's format reads them:
+    /// each SEARCH/REPLACE block, or in a whole-file format each fenced block (aider takes every
+    /// fence there for a file, named on the line before it). An architect's own replies make
+    /// none.
+    fn flush_reply(&mut self) {
+        if self.reply.is_empty() {
+            return;
+        }
+        let text = self.reply.join("\n");
+        let trimmed = text.trim();
+        if trimmed.is_empty() {
+            self.reply.clear();
+            return;
+        }
+        // A new reply after aider's report on the last one: the last one's edits with no
+        // report were not made (aider sent the model an error instead). A reply cut by a
+        // quoted line of its own is not a new one.
+        if std::mem::take(&mut self.reported) {
+            unreported(&mut self.t);
+        }
+        self.t
+            .act(self.reply_start, "message", ActionKind::Message, trimmed);
+        if !self.architect || std::mem::take(&mut self.editor_turn) {
+            reply_edits(&mut self.t, &self.reply, self.reply_start, self.whole);
+        }
+        self.last_reply = trimmed.to_owned();
+        self.reply.clear();
+    }
+}
+
+/// `text`'s words, for comparing two texts whatever their line breaks and spacing.
+fn words(text: &str) -> Vec<&str> {
+    text.split_whitespace().collect()
+}
+
+/// Aider's message about SEARCH blocks that did not match, written unquoted after its first
+/// line: the failed blocks echoed, the lines aider suggests, and its fixed closing words.
+#[derive(Default)]
+struct Echo<'a> {
+    body: Vec<&'a str>,
+    /// Inside an echoed SEARCH/REPLACE block, or a fenced block of suggested lines: nothing
+    /// there ends the message.
+    in_block: bool,
+    in_fence: bool,
+    /// Past "The SEARCH section must exactly match …": only aider's own closing lines follow.
+    closing: bool,
+}
+
+enum EchoStep {
+    /// The line is the message's.
+    Keep,
+    /// The line is the message's last.
+    EndAfter,
+    /// The message ended before this line, which is read as any other.
+    EndBefore,
+}
+
+impl<'a> Echo<'a> {
+    fn feed(&mut self, raw: &'a str) -> EchoStep {
+        let line = raw.trim_end();
+        if self.in_block || self.in_fence {
+            self.body.push(raw);
+            if self.in_block && line.starts_with(">>>>>>> REPLACE") {
+                self.in_block = false;
+            } else if self.in_fence && line.starts_with("```") {
+                self.in_fence = false;
+            }
+            return EchoStep::Keep;
+        }
+        if line.starts_with("Just reply with fixed versions of the") {
+            self.body.push(raw);
+            return EchoStep::EndAfter;
+        }
+        if self.closing
+            && !(line.is_empty()
+                || line.starts_with("# The other ")
+                || line.starts_with("Don't re-send them"))
+        {
+            return EchoStep::EndBefore;
+        }
+        if line.starts_with("> ")
+            || line == ">"
+            || line.starts_with("####")
+            || line.starts_with("# aider chat started at")
+        {
+            return EchoStep::EndBefore;
+        }
+        if line == "<<<<<<< SEARCH" {
+            self.in_block = true;
+        } else if line.starts_with("```") {
+            self.in_fence = true;
+        } else if line.starts_with("The SEARCH section must exactly match") {
+            self.closing = true;
+        }
+        self.body.push(raw);
+        EchoStep::Keep
+    }
 }
 
 /// Aider's message about the SEARCH blocks of the last reply that did not match: each block it
@@ -165,24 +323,9 @@ fn failed_blocks(t: &mut Transcript, body: &[&str]) {
     }
 }
 
-/// One input of the user's (its `#### ` lines joined).
-fn flush_input(
-    t: &mut Transcript,
-    input: &mut Vec<&str>,
-    step: usize,
-    last_command: &mut Option<String>,
-) {
-    if input.is_empty() {
-        return;
-    }
-    let text = input.join("\n");
-    input.clear();
-    // Aider reports every edit it makes (`Applied edit to PATH`) before the user speaks again
-    // or the model replies again: an edit with no report by then was not made (its file could
-    // not be added to the chat, the reply was interrupted), and a later report of the same file
-    // is another edit's.
-    unreported(t);
-    let trimmed = text.trim();
+/// The words of one input: a command run, a page, one of aider's own commands, the prompt or a
+/// later message.
+fn read_input(t: &mut Transcript, trimmed: &str, step: usize, last_command: &mut Option<String>) {
     if let Some(cmd) = trimmed
         .strip_prefix("/run ")
         .or_else(|| trimmed.strip_prefix("/test "))
@@ -392,20 +535,8 @@ fn push_edit(t: &mut Transcript, step: usize, op: EditOp) {
     });
 }
 
-/// A reply of the model's: its words, and its edits as the session's format reads them: each
-/// SEARCH/REPLACE block, or in a whole-file format each fenced block (aider takes every fence
-/// there for a file, named on the line before it).
-fn flush_reply(t: &mut Transcript, reply: &mut Vec<&str>, step: usize, whole: bool) {
-    if reply.is_empty() {
-        return;
-    }
-    let text = reply.join("\n");
-    let trimmed = text.trim();
-    if !trimmed.is_empty() {
-        // A new reply: aider has reported on the edits of the last one.
-        unreported(t);
-        t.act(step, "message", ActionKind::Message, trimmed);
-    }
+/// The edits of a reply (see [`Reader::flush_reply`]).
+fn reply_edits(t: &mut Transcript, reply: &[&str], step: usize, whole: bool) {
     let mut i = 0;
     while i < reply.len() {
         if whole {
@@ -430,14 +561,14 @@ fn flush_reply(t: &mut Transcript, reply: &mut Vec<&str>, step: usize, whole: bo
             continue;
         }
         if reply[i].trim_end() == "<<<<<<< SEARCH" {
-            // The file is named on the line before the fence that opens the block.
+            // The file is named on the line before the fence that opens the block, as aider
+            // strips it (bold, backticks, a heading's `#`, a colon).
             let path = (0..i)
                 .rev()
                 .map(|j| reply[j].trim())
                 .find(|l| !l.is_empty() && !l.starts_with("```"))
-                .unwrap_or_default()
-                .trim_matches('`')
-                .to_owned();
+                .map(block_file_name)
+                .unwrap_or_default();
             let Some((old, new, next)) = search_block(reply, i).filter(|_| !path.is_empty()) else {
                 t.unread(
                     step + i,
@@ -461,5 +592,4 @@ fn flush_reply(t: &mut Transcript, reply: &mut Vec<&str>, step: usize, whole: bo
         }
         i += 1;
     }
-    reply.clear();
 }
