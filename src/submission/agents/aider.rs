@@ -12,12 +12,14 @@
 //! on the line before it, stripped as aider strips it. Their outcomes are aider's reports:
 //! `Applied edit to PATH` made, `Skipping edits to PATH` (a file the user declined to create)
 //! not made, a "SEARCH/REPLACE block failed to match" message (written unquoted after its first
-//! line, with the failed block echoed back, which is no edit) not made for the blocks it names and
-//! made for the others; an edit still unreported when the model replies again or the user
-//! speaks was not made. An `Applied edit to PATH` with no edit of PATH read is an unread step (an
-//! edit format this reader does not know, such as `udiff`). A `####` line is the user's input
-//! where it ends with aider's line break (two spaces), or, in a file that keeps none, where no
-//! reply is open; otherwise it is a heading of the reply.
+//! line, with the failed block echoed back, which is no edit, and read up to aider's own closing
+//! words) not made for the blocks it names and made for the others; an edit still unreported
+//! when the user speaks again, or when the model replies again after aider's report on its last
+//! reply (`Tokens: …`), was not made. Behind an architect, only the editor's replies (to an input
+//! that repeats the architect's advice) make edits. An `Applied edit to PATH` with no edit of
+//! PATH read is an unread step (an edit format this reader does not know, such as `udiff`). A
+//! `####` line is the user's input where no reply is open, or where it ends with aider's line
+//! break (two spaces) in a file that keeps them; otherwise it is a heading of the reply.
 //! `Main model:` (or the older `Model:`) names the model. Where
 //! the repository's commits are at hand they are the better record of the edits; these are for
 //! when they are not.
