@@ -10,6 +10,5 @@ set -euo pipefail
 
 # shellcheck source=scripts/pinned-venv.sh
 . "$(dirname "${BASH_SOURCE[0]}")/pinned-venv.sh"
-pinned_venv junit-venv "junitparser==5.0.3"
-"$VENV/bin/python" -c 'import junitparser' >&2
+pinned_venv junit-venv junitparser "junitparser==5.0.3"
 printf '%s\n' "$VENV/bin/python"

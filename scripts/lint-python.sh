@@ -10,7 +10,7 @@ set -euo pipefail
 
 # shellcheck source=scripts/pinned-venv.sh
 . "$(dirname "${BASH_SOURCE[0]}")/pinned-venv.sh"
-pinned_venv lint-venv "ruff==0.17.6" "mypy==2.4.1"
+pinned_venv lint-venv mypy "ruff==0.17.6" "mypy==2.4.1"
 
 cd "$(dirname "${BASH_SOURCE[0]}")/../adapters"
 echo "lint-python: ruff" >&2

@@ -1,11 +1,12 @@
 # Sourced by the scripts that need Python packages from PyPI in a venv of their own
-# (scripts/junit-venv.sh, scripts/lint-python.sh): `pinned_venv NAME PINS...` makes
-# target/NAME holding exactly PINS, once (a marker written last records a finished venv, and a
-# lock serialises two makers), and sets VENV to it. Progress goes to stderr.
+# (scripts/junit-venv.sh, scripts/lint-python.sh): `pinned_venv NAME MODULE PINS...` makes
+# target/NAME holding exactly PINS, once (a marker written last, after MODULE imported in it,
+# records a finished venv, and a lock serialises two makers), and sets VENV to it. Progress goes
+# to stderr.
 
 pinned_venv() {
-    local name=$1 root
-    shift
+    local name=$1 module=$2 root
+    shift 2
     root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
     local pins="$*" python="${BEYONDSWE_HARBOR_PYTHON:-python3}"
     VENV="$root/target/$name"
@@ -21,6 +22,7 @@ pinned_venv() {
         trap 'rm -rf "$VENV"' EXIT
         "$python" -m venv "$VENV"
         "$VENV/bin/python" -m pip --disable-pip-version-check --no-input -q install "$@" >&2
+        "$VENV/bin/python" -c "import $module" >&2
         printf '%s\n' "$pins" >"$marker"
         trap - EXIT
     fi

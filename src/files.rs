@@ -216,10 +216,10 @@ fn read_capped(path: &Path, file: impl Read, max_bytes: u64) -> Result<Vec<u8>, 
 
 /// Opens an input file for reading: links are followed (a user may link a dataset), and the
 /// opened file must be a regular one, checked on the file descriptor, so nothing swapped in
-/// after the check is read. The open itself never waits (`O_NONBLOCK`): a FIFO with no writer
-/// is refused at once, naming what it is, instead of hanging the command. A stream the user
-/// hands over already open (`/dev/stdin`, `/dev/fd/N` from a shell's `<(…)`) is taken as it
-/// is: its writer is the user's, and the readers cap what they take of it.
+/// after the check is read. The open itself never waits (`O_NONBLOCK`): a FIFO named as a file
+/// (with a writer or not: one without would hang the command) is refused at once, naming what
+/// it is. A stream the user hands over already open (`/dev/stdin`, `/dev/fd/N` from a shell's
+/// `<(…)`) is taken as it is: its writer is the user's, and the readers cap what they take of it.
 pub fn open_input(path: &Path) -> Result<std::fs::File, BoundedReadError> {
     use nix::fcntl::{FcntlArg, OFlag, fcntl};
     use std::os::unix::fs::OpenOptionsExt;
@@ -250,6 +250,13 @@ fn is_open_stream(path: &Path) -> bool {
         })
 }
 
+/// Whether `path` is a regular file of its own, not a link to one: what a reader takes from a
+/// folder it was given (a third party's agent output) beside the file it was named, so that a
+/// link planted there (`<id>.diff -> ~/.ssh/id_rsa`) reads nothing of this machine's.
+pub fn is_own_file(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file())
+}
+
 /// [`open_input`] with its failure as an I/O error (see [`BoundedReadError::into_io`]).
 pub fn open_input_io(path: &Path) -> io::Result<std::fs::File> {
     open_input(path).map_err(BoundedReadError::into_io)
@@ -258,7 +265,10 @@ pub fn open_input_io(path: &Path) -> io::Result<std::fs::File> {
 /// Reads a regular file of at most `max_bytes` whole: checked before opening it
 /// ([`check_bounded`]), and again while reading, for a file that grows.
 pub fn read_bounded(path: &Path, max_bytes: u64) -> Result<Vec<u8>, BoundedReadError> {
-    check_bounded(path, max_bytes)?;
+    // A stream handed over open has no size to check before: it is capped as it is read.
+    if !is_open_stream(path) {
+        check_bounded(path, max_bytes)?;
+    }
     let file = open_input(path)?;
     read_capped(path, file, max_bytes)
 }

@@ -545,7 +545,7 @@ fn check_restore_overlap(f: &mut Findings<'_>) {
 fn check_zip(path: &Path) -> Option<String> {
     let file = match crate::files::open_input_io(path) {
         Ok(f) => f,
-        Err(e) => return Some(e.to_string()),
+        Err(e) => return Some(crate::errors::io_message(path, &e)),
     };
     match zip::ZipArchive::new(file) {
         Ok(z) if z.is_empty() => Some(format!("{}: the zip is empty", path.display())),

@@ -33,10 +33,13 @@ class StaticBaseline(unittest.TestCase):
         write(os.path.join(self.repo, "pkg", "plain.py"), "def f():\n    return 1\n")
         write(os.path.join(self.repo, "tests", "test_frames.py"), "import sys\n\ndef test_x():\n    sys._getframe(0)\n")
 
+        # The machine's own git configuration (signing, hooks) stays out of it.
+        env = dict(os.environ, GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1")
+
         def git(*args):
             return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com"] + list(args),
-                                  cwd=self.repo, check=True, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE).stdout.decode().strip()
+                                  cwd=self.repo, check=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  env=env).stdout.decode().strip()
         git("init", "-q")
         git("add", "-A")
         git("commit", "-q", "-m", "base")

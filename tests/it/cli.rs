@@ -1306,7 +1306,8 @@ fn the_manifest_leaves_out_what_is_no_readable_task_and_lists_the_rest() {
 /// release, a trajectory, a calibration table) and every file found in a folder given as input
 /// is opened through one function: a FIFO or a device in its place is refused at once, naming
 /// what it is, where it would have hung the command (an open waits for a writer) or read
-/// forever; a FIFO among an agent folder's files is named as not read, and the rest is read.
+/// forever; a FIFO among an agent folder's files is named as not read, and the rest is read; a
+/// transcript's captured diff that is a link to a file elsewhere is not read.
 #[test]
 fn user_named_inputs_that_are_no_regular_files_are_refused_at_once() {
     let root = tempfile::tempdir().unwrap();
@@ -1419,6 +1420,11 @@ fn user_named_inputs_that_are_no_regular_files_are_refused_at_once() {
     for name in ["acme_calc_pr7.jsonl", "trajectory.json", "events.json"] {
         mkfifo(&folder.join(name));
     }
+    // The transcript's captured diff, planted as a link to a file of this machine's: not read.
+    let secret = root.path().join("secret.txt");
+    write(&secret, "SECRET-OF-THIS-MACHINE\n");
+    std::fs::create_dir_all(folder.join("patches")).unwrap();
+    std::os::unix::fs::symlink(&secret, folder.join("patches/acme_textkit_pr12.diff")).unwrap();
     for command in ["ingest", "audit"] {
         let mut cmd = bin();
         cmd.arg(command).arg(&folder);
@@ -1451,6 +1457,12 @@ fn user_named_inputs_that_are_no_regular_files_are_refused_at_once() {
             said.contains("acme_textkit_pr12"),
             "{command} of a folder did not read the transcript: {said}"
         );
+        if command == "ingest" {
+            let preds =
+                std::fs::read_to_string(root.path().join("from-folder.jsonl")).unwrap_or_default();
+            assert!(!preds.contains("SECRET-OF-THIS-MACHINE"), "{preds}");
+            assert!(said.contains("transcript only"), "{said}");
+        }
     }
 }
 

@@ -965,6 +965,25 @@ mod cli {
 /// `grade-one --json` of calc with `code` appended to its package (so its tests run as long as
 /// the code does), under a 600 s timeout, started and left running.
 fn grade_one_running(dir: &Path, code: &str) -> std::process::Child {
+    // calc's gold check made (and cached) first: the grading then runs in the only container
+    // it starts, which the tests stop or kill from outside.
+    static CHECKED: std::sync::Once = std::sync::Once::new();
+    CHECKED.call_once(|| {
+        let patch = dir.join("gold.patch");
+        std::fs::write(&patch, gold(CALC)).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_beyondswe"))
+            .args(["grade-one", "--instance", CALC, "--json", "--dataset"])
+            .arg(fixtures().join("dataset/fixtures.jsonl"))
+            .arg("--patch")
+            .arg(&patch)
+            .output()
+            .unwrap();
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("\"resolved\""),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    });
     let patch = dir.join("slow.patch");
     std::fs::write(
         &patch,

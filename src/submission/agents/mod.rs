@@ -1251,7 +1251,7 @@ fn transcript_item(
     let diff = ["diff", "patch"]
         .iter()
         .map(|ext| patch_dir.join(format!("{id}.{ext}")))
-        .find(|p| p.is_file());
+        .find(|p| crate::files::is_own_file(p));
     let patch = read_optional(diff.as_ref(), max_patch)?;
     let not_made = t
         .edits

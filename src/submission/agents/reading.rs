@@ -201,7 +201,7 @@ pub(crate) fn subagent_files(session: &Path) -> Vec<PathBuf> {
         .flatten()
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "jsonl"))
+        .filter(|p| crate::files::is_own_file(p) && p.extension().is_some_and(|e| e == "jsonl"))
         .collect();
     files.sort();
     files

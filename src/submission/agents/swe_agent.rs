@@ -281,7 +281,7 @@ fn run_preds(dir: &Path) -> Option<PathBuf> {
     ["preds.json", "all_preds.jsonl"]
         .iter()
         .map(|n| dir.join(n))
-        .find(|p| p.is_file())
+        .find(|p| crate::files::is_own_file(p))
 }
 
 /// The run's predictions file nearest a trajectory: in its folder or one above it, up to `root`.
