@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Lint and type-check the verifier (adapters/): ruff with adapters/ruff.toml, and mypy over its
+# Lint and type-check the verifier (adapters/): ruff with ruff.toml, and mypy over its
 # modules and their unit tests. Both come from PyPI, pinned, into a cached venv.
 #
 # Usage: scripts/lint-python.sh
