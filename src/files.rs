@@ -148,7 +148,7 @@ impl BoundedReadError {
 }
 
 /// What a path is, for the error when it is not a regular file.
-pub fn kind(meta: &std::fs::Metadata) -> &'static str {
+fn kind(meta: &std::fs::Metadata) -> &'static str {
     use std::os::unix::fs::FileTypeExt;
     let t = meta.file_type();
     if t.is_dir() {
@@ -221,21 +221,35 @@ fn read_capped(path: &Path, file: impl Read, max_bytes: u64) -> Result<Vec<u8>, 
 /// it is. A stream the user hands over already open (`/dev/stdin`, `/dev/fd/N` from a shell's
 /// `<(…)`) is taken as it is: its writer is the user's, and the readers cap what they take of it.
 pub fn open_input(path: &Path) -> Result<std::fs::File, BoundedReadError> {
+    open_checked(path, u64::MAX, false)
+}
+
+/// The one way a file is opened for reading: without waiting (`O_NONBLOCK`), without following
+/// a link in its last component when `own` (a file the tool names itself), then checked on the
+/// opened descriptor: a regular file of at most `max_bytes`, or (not `own`) a stream the user
+/// handed over open, whose reads then wait for its writer again.
+fn open_checked(path: &Path, max_bytes: u64, own: bool) -> Result<std::fs::File, BoundedReadError> {
     use nix::fcntl::{FcntlArg, OFlag, fcntl};
     use std::os::unix::fs::OpenOptionsExt;
     let at = |source| BoundedReadError::Io(crate::errors::PathError::new(path.to_owned(), source));
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(OFlag::O_NONBLOCK.bits())
-        .open(path)
-        .map_err(at)?;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    let file = if own {
+        own_file_options(&mut options)
+            .open(path)
+            .map_err(|source| own_open_error(path, source))?
+    } else {
+        options
+            .custom_flags(OFlag::O_NONBLOCK.bits())
+            .open(path)
+            .map_err(at)?
+    };
     let meta = file.metadata().map_err(at)?;
-    if !meta.is_file() && is_open_stream(path) {
-        // Reads of a stream wait for its writer, as they should.
+    if !own && !meta.is_file() && is_open_stream(path) {
         fcntl(&file, FcntlArg::F_SETFL(OFlag::empty())).map_err(|e| at(std::io::Error::from(e)))?;
         return Ok(file);
     }
-    check_meta(path, &meta, u64::MAX)?;
+    check_meta(path, &meta, max_bytes)?;
     Ok(file)
 }
 
@@ -250,6 +264,20 @@ fn is_open_stream(path: &Path) -> bool {
         })
 }
 
+/// What a folder's entry is when it is no regular file of its own (a link, which a walk of a
+/// folder given as input never follows; a FIFO or a device, which it never opens); `None` for a
+/// regular file (or one that is gone).
+pub fn not_regular(path: &Path) -> Option<String> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if meta.file_type().is_symlink() {
+        Some("a symbolic link (links in a folder are not followed)".to_owned())
+    } else if !meta.is_file() {
+        Some(format!("{}, not a regular file", kind(&meta)))
+    } else {
+        None
+    }
+}
+
 /// Whether `path` is a regular file of its own, not a link to one: what a reader takes from a
 /// folder it was given (a third party's agent output) beside the file it was named, so that a
 /// link planted there (`<id>.diff -> ~/.ssh/id_rsa`) reads nothing of this machine's.
@@ -262,23 +290,16 @@ pub fn open_input_io(path: &Path) -> io::Result<std::fs::File> {
     open_input(path).map_err(BoundedReadError::into_io)
 }
 
-/// Reads a regular file of at most `max_bytes` whole: checked before opening it
-/// ([`check_bounded`]), and again while reading, for a file that grows.
+/// Reads a regular file of at most `max_bytes` whole: its size checked on the opened file, and
+/// again while reading, for a file that grows (a stream handed over open is capped as it is
+/// read).
 pub fn read_bounded(path: &Path, max_bytes: u64) -> Result<Vec<u8>, BoundedReadError> {
-    // A stream handed over open has no size to check before: it is capped as it is read.
-    if !is_open_stream(path) {
-        check_bounded(path, max_bytes)?;
-    }
-    let file = open_input(path)?;
-    read_capped(path, file, max_bytes)
+    read_capped(path, open_checked(path, max_bytes, false)?, max_bytes)
 }
 
-/// A file of any size up to `max_bytes`, read whole through [`open_input`], with its failure
-/// as an I/O error naming the file.
+/// [`read_bounded`], with its failure as an I/O error naming the file.
 pub fn read_input(path: &Path, max_bytes: u64) -> io::Result<Vec<u8>> {
-    open_input(path)
-        .and_then(|file| read_capped(path, file, max_bytes))
-        .map_err(BoundedReadError::into_io)
+    read_bounded(path, max_bytes).map_err(BoundedReadError::into_io)
 }
 
 /// The bytes of `path` as text; invalid UTF-8 is `InvalidData` naming the file.
@@ -322,14 +343,7 @@ pub fn own_file_options(options: &mut std::fs::OpenOptions) -> &mut std::fs::Ope
 /// a regular file of at most `max_bytes`. The check is made on the opened file, so nothing
 /// swapped in after it is read.
 pub fn open_own(path: &Path, max_bytes: u64) -> Result<std::fs::File, BoundedReadError> {
-    let file = own_file_options(std::fs::OpenOptions::new().read(true))
-        .open(path)
-        .map_err(|source| own_open_error(path, source))?;
-    let meta = file.metadata().map_err(|source| {
-        BoundedReadError::Io(crate::errors::PathError::new(path.to_owned(), source))
-    })?;
-    check_meta(path, &meta, max_bytes)?;
-    Ok(file)
+    open_checked(path, max_bytes, true)
 }
 
 /// The error of opening an own file: a link in its place (`ELOOP` under `O_NOFOLLOW`) is named.

@@ -890,13 +890,8 @@ fn account_for_files(path: &Path, ing: &mut Ingest) {
 
 /// Why a file of a folder was not read, for the account.
 fn why_not_read(p: &Path) -> String {
-    if let Ok(meta) = fs_err::symlink_metadata(p) {
-        if meta.file_type().is_symlink() {
-            return "a symbolic link (links in a folder are not followed)".into();
-        }
-        if !meta.is_file() {
-            return format!("{}, not a regular file", crate::files::kind(&meta));
-        }
+    if let Some(what) = crate::files::not_regular(p) {
+        return what;
     }
     if let Some(what) = unsupported_file(p) {
         return what;

@@ -295,14 +295,8 @@ fn folder_items(
     let mut read = HashSet::new();
     let kind = |p: &Path| {
         // A link is not followed, and a FIFO or a device is never opened: each is named.
-        if let Ok(meta) = fs_err::symlink_metadata(p)
-            && !meta.is_file()
-        {
-            return FileKind::NotRegular(if meta.file_type().is_symlink() {
-                "a symbolic link (links in a folder are not followed)".to_owned()
-            } else {
-                format!("{}, not a regular file", crate::files::kind(&meta))
-            });
+        if let Some(what) = crate::files::not_regular(p) {
+            return FileKind::NotRegular(what);
         }
         if let Some(what) = super::unsupported_file(p) {
             FileKind::Unsupported(what)
