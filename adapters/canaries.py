@@ -9,7 +9,9 @@
 #
 # A group is built from one test (the template) and one of its assertions (the site): a
 # top-level assertion, alone on its lines, that compares the value under test with a literal
-# (`assert f(x) == 5`, `assert "a" == g()`, `self.assertEqual(f(x), 5)`). The group's k+1
+# (`assert f(x) == 5`, `assert "a" == g()`, `self.assertEqual(f(x), 5)`), or the expected
+# literal of a top-level call to the project's own assertion helper (`self.assertRenders(src,
+# "<p>a</p>")`; adapters/helper_sites.py says when an argument is one). The group's k+1
 # variants are the template with that literal replaced by k+1 distinct values of its type: the
 # real value and k mutants. For code whose results are deterministic and whose equality is
 # ordinary, "the real variant passes" implies "each mutant fails", for any implementation.
@@ -94,6 +96,9 @@ class Module(object):
         for line in self.lines:
             self.starts.append(self.starts[-1] + len(line))
         self.taken = set(re.findall(rb"[A-Za-z_][A-Za-z0-9_]*", self.data))
+        # What says which arguments of a helper call are expected values (helper_sites.Helpers,
+        # or ANY_CALL), or None: only top-level assertions are sites.
+        self.helpers = None
 
     def offset(self, lineno, col):
         return self.starts[lineno - 1] + col
@@ -102,9 +107,9 @@ class Module(object):
         return self.data[self.offset(node.lineno, node.col_offset):self.offset(node.end_lineno, node.end_col_offset)]
 
 
-def parse(source):
+def parse(source, helpers=None):
     """A Module, or None when the source is not UTF-8 (the columns would not match its bytes),
-    cannot be parsed, or this Python gives no end lines."""
+    cannot be parsed, or this Python gives no end lines. `helpers`: see Module.helpers."""
     try:
         if not isinstance(source, str):
             source.decode("utf-8")
@@ -113,6 +118,7 @@ def parse(source):
         return None
     if module.tree.body and not hasattr(module.tree.body[0], "end_lineno"):
         return None
+    module.helpers = helpers
     return module
 
 
@@ -255,14 +261,50 @@ def site_of(stmt):
     return None
 
 
-def sites(node, module):
-    """The literal nodes of a test's top-level assertions that can carry a group, in order."""
+def expected_literal(node, wrappers):
+    """The literal an expected argument is: itself, or with `wrappers` the one argument of a
+    call on a name or an attribute (`self.dedent("...")`, `textwrap.dedent("...")`)."""
+    if literal_value(node) is not None:
+        return node
+    if wrappers and isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords \
+            and isinstance(node.func, (ast.Name, ast.Attribute)) and literal_value(node.args[0]) is not None:
+        return node.args[0]
+    return None
+
+
+class AnyCall(object):
+    """Module.helpers at a grading that has a gold check: every literal argument of a top-level
+    call, wrapped or not, is a candidate, and only those the check proved carry a group. The
+    helper is not read again: it is the submission's code by then."""
+    wrappers = True
+
+    def expected_args(self, module, def_path, call):
+        return list(call.args) + [k.value for k in call.keywords]
+
+
+ANY_CALL = AnyCall()
+
+
+def call_sites(stmt, module, def_path):
+    """The expected literals of a top-level helper call (see Module.helpers)."""
+    if module.helpers is None or not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+        return []
+    out = []
+    for arg in module.helpers.expected_args(module, def_path, stmt.value):
+        lit = expected_literal(arg, module.helpers.wrappers)
+        if lit is not None:
+            out.append(lit)
+    return out
+
+
+def sites(node, module, def_path=()):
+    """The literal nodes of a test's top-level assertions (and helper calls) that can carry a
+    group, in order. `def_path`: the class path where the test is defined."""
     out = []
     for i, stmt in enumerate(node.body):
         if alone_on_lines(node.body, i, module):
             lit = site_of(stmt)
-            if lit is not None and lit.lineno == lit.end_lineno:
-                out.append(lit)
+            out.extend([lit] if lit is not None else call_sites(stmt, module, def_path))
     return out
 
 
@@ -561,9 +603,9 @@ def carries(module, path, name):
     found = find_def(module, tuple(path), name)
     if found is None:
         return False
-    _, body, index = found
+    def_path, body, index = found
     node = body[index]
-    return is_test_def(node) and template_ok(node, module) and bool(sites(node, module))
+    return is_test_def(node) and template_ok(node, module) and bool(sites(node, module, def_path))
 
 
 def candidates(module):
@@ -571,7 +613,7 @@ def candidates(module):
     out = []
     for path, body in scopes(module.tree):
         for i, node in enumerate(body):
-            if is_test_def(node) and template_ok(node, module) and sites(node, module):
+            if is_test_def(node) and template_ok(node, module) and sites(node, module, path):
                 out.append((path, body, i))
     return out
 
@@ -604,20 +646,21 @@ def variant_text(module, node, lit, value, quote, name):
     return out if n == 1 else None
 
 
-def plan(source, targets, rng, avoid=None, check=None, module_path=None):
+def plan(source, targets, rng, avoid=None, check=None, module_path=None, helpers=None):
     """Replaces each target test of a module by its group. `targets`: [(class path as
     collected, name, k)]; `avoid(name)`: names taken elsewhere (other modules of the suite);
     `check`: a GoldCheck (with the module's path in its suite): only its sites carry groups, and
     a test it did not check carries none. Returns (new source bytes, records), or None when no
     target could carry a group; a target that cannot (no literal site, bound to its name, too
     few values) is left as it is and has no record. Each record names the group's variants and,
-    as `real`, the index of the real one: the key, which must stay in the caller's memory."""
-    module, names = start(source, rng, avoid)
+    as `real`, the index of the real one: the key, which must stay in the caller's memory.
+    `helpers`: see Module.helpers (with a check, every call's literal is a candidate)."""
+    module, names = start(source, rng, avoid, ANY_CALL if check is not None else helpers)
     if module is None:
         return None
     edits, records = [], []
     for def_path, body, node, k in each_target(module, names, targets):
-        lits = sites(node, module)
+        lits = sites(node, module, def_path)
         values_rng = lambda lit: rng  # noqa: E731
         if check is not None:
             allowed = check.sites(module_path, def_path, node.name) or set()
@@ -657,20 +700,20 @@ def plan(source, targets, rng, avoid=None, check=None, module_path=None):
     return finish(module, edits, records)
 
 
-def plan_check(source, targets, check, module_path, rng, sites_per_test, avoid=None):
+def plan_check(source, targets, check, module_path, rng, sites_per_test, avoid=None, helpers=None):
     """The gold check's variants of each target test (`targets`: [(class path, name, ks)]): the
     test itself once, renamed, and for up to `sites_per_test` of its sites every value a group
     built there with one of the `ks` can hold instead (check_values, drawn as a grading draws
     them under `check`). Returns (new source bytes, records) or None; a record names the
     variants (the real test first, `real` 0) and, under `sites`, each site's [line, col] with
-    the indexes of its variants."""
-    module, names = start(source, rng, avoid)
+    the indexes of its variants. `helpers`: see Module.helpers."""
+    module, names = start(source, rng, avoid, helpers)
     if module is None:
         return None
     edits, records = [], []
     for def_path, body, node, ks in each_target(module, names, targets):
         checked = []
-        for lit in sorted(sites(node, module), key=lambda x: rng.random()):
+        for lit in sorted(sites(node, module, def_path), key=lambda x: rng.random()):
             v = literal_value(lit)
             others = check_values(v, ks, lambda d=def_path, n=node.name, x=lit: check.rng(module_path, d, n, x))
             if others:
@@ -745,9 +788,9 @@ class Names(object):
         self.done.add((def_path, node.name))
 
 
-def start(source, rng, avoid):
+def start(source, rng, avoid, helpers=None):
     """(the module parsed, its Names), or (None, None) when it cannot carry groups."""
-    module = parse(source)
+    module = parse(source, helpers)
     if not eligible(module):
         return None, None
     return module, Names(module, rng, avoid)
@@ -792,10 +835,10 @@ def finish(module, edits, records):
     return out, records
 
 
-def module_candidates(source):
+def module_candidates(source, helpers=None):
     """(class path, name) of every test of a module that can carry a group (for a Doc2Repo
     suite, where any test may be drawn)."""
-    module = parse(source)
+    module = parse(source, helpers)
     if not eligible(module):
         return []
     return [(path, body[i].name) for path, body, i in candidates(module)]

@@ -37,6 +37,12 @@ def canaries_module():
     return common.sibling("canaries")
 
 
+def helpers_over(root, wrappers):
+    """A function giving each test module's helper_sites.Helpers over the tree at `root`."""
+    hs = common.sibling("helper_sites")
+    return lambda path: hs.for_tree(root, path, wrappers, read_module)
+
+
 def split_id(test_id):
     """(module, class path, name, parameters) of a dataset id, or None when it names no test
     function of a .py module."""
@@ -89,7 +95,7 @@ def plan_issue(ctx, f2p, p2p, rng, plant=True, check=None):
     there). With a gold `check`, only the tests and sites it found sound carry groups."""
     cm = canaries_module()
     out = Plan()
-    targets = issue_targets(ctx, cm, f2p, p2p, check)
+    targets = issue_targets(ctx, cm, f2p, p2p, check, lambda path: cm.ANY_CALL if check is not None else None)
     f2p_targets = targets["f2p"]
     f2p_keys = set(f2p_targets)
     p2p_targets = [] if f2p_targets else [t for t in targets["p2p"] if t not in f2p_keys]
@@ -118,7 +124,7 @@ def plan_issue(ctx, f2p, p2p, rng, plant=True, check=None):
         out.facts["gold_check"] = CHECKED
     if not sizes:
         out.facts["none_because"] = ("no FAIL_TO_PASS test compares its result with a literal in a top-level "
-                                     "assertion that a group can be built on" + (
+                                     "assertion or a helper's expected argument that a group can be built on" + (
                                          " and that held under the gold patch" if check is not None else ""))
     return out
 
@@ -127,11 +133,14 @@ def plan_check(ctx, f2p, p2p, rng, seed):
     """The gold check's plan (the submission is the gold patch): every FAIL_TO_PASS test that can
     carry a group, and up to CHECK_P2P PASS_TO_PASS tests, each with up to CHECK_SITES of its
     sites and every value a grading's group there can hold (any k a FAIL_TO_PASS group may get;
-    P2P_K for the others), planted in ctx.canary_root. Run them all, then check_facts."""
+    P2P_K for the others), planted in ctx.canary_root. Run them all, then check_facts. The tree
+    is the gold one: a helper a test calls is read there (helper_sites), and a literal it
+    compares may be wrapped in a call, since the check shows whether the wrapped values differ."""
     cm = canaries_module()
     check = cm.GoldCheck(seed, {})
     out = Plan()
-    targets = issue_targets(ctx, cm, f2p, p2p, None)
+    helpers = helpers_over(ctx.canary_root, True)
+    targets = issue_targets(ctx, cm, f2p, p2p, None, helpers)
     f2p_keys = set(targets["f2p"])
     p2p_targets = [t for t in targets["p2p"] if t not in f2p_keys]
     rng.shuffle(p2p_targets)
@@ -142,7 +151,8 @@ def plan_check(ctx, f2p, p2p, rng, seed):
     for t in p2p_targets[:CHECK_P2P]:
         per_module.setdefault(t[0], []).append((t[1], t[2], [P2P_K]))
     plant_modules(ctx, cm, out, per_module, targets["sources"], rng, True, None,
-                  planner=lambda data, path, planned: cm.plan_check(data, planned, check, path, rng, CHECK_SITES))
+                  planner=lambda data, path, planned: cm.plan_check(data, planned, check, path, rng, CHECK_SITES,
+                                                                    helpers=helpers(path)))
     return out
 
 
@@ -156,9 +166,10 @@ def check_facts(plan, run, seed):
     return {"seed": seed, "tests": tests, "finished": finished(run)}
 
 
-def issue_targets(ctx, cm, f2p, p2p, check):
+def issue_targets(ctx, cm, f2p, p2p, check, helpers):
     """The FAIL_TO_PASS and PASS_TO_PASS tests that can carry a group, as (module, class path,
-    name), with the modules read (`sources`) and the ids split (`parsed`)."""
+    name), with the modules read (`sources`) and the ids split (`parsed`). `helpers(path)`: the
+    module's canaries.Module.helpers."""
     parsed = dict((i, split_id(i)) for i in f2p + p2p)
     by_name = {}
     for s in parsed.values():
@@ -171,7 +182,7 @@ def issue_targets(ctx, cm, f2p, p2p, check):
         if path not in sources:
             sources[path] = read_module(ctx.canary_root, path)
             data = sources[path][0]
-            m = cm.parse(data) if data is not None else None
+            m = cm.parse(data, helpers(path)) if data is not None else None
             parsed_modules[path] = m if cm.eligible(m) else None
         return parsed_modules[path]
 
@@ -235,6 +246,7 @@ def plan_suite(ctx, suite, test_modules, rng, plant=True):
     of one module may be inherited in another)."""
     cm = canaries_module()
     out = Plan()
+    helpers = helpers_over(suite, False)
     sources, taken, pool = {}, set(), []
     for path in test_modules:
         data, st = read_module(suite, path)
@@ -242,13 +254,15 @@ def plan_suite(ctx, suite, test_modules, rng, plant=True):
             continue
         sources[path] = (data, st)
         taken.update(IDENT.findall(data))
-        for cpath, name in cm.module_candidates(data):
+        for cpath, name in cm.module_candidates(data, helpers(path)):
             pool.append((path, cpath, name))
     rng.shuffle(pool)
     per_module = {}
     for path, cpath, name in pool[:DOC_GROUPS]:
         per_module.setdefault(path, []).append((cpath, name, DOC_K))
-    plant_modules(ctx, cm, out, per_module, sources, rng, plant, lambda n: n.encode("ascii") in taken)
+    avoid = lambda n: n.encode("ascii") in taken  # noqa: E731
+    plant_modules(ctx, cm, out, per_module, sources, rng, plant, avoid,
+                  planner=lambda data, path, planned: cm.plan(data, planned, rng, avoid, None, path, helpers(path)))
     for r in out.records:
         r["tier"] = "suite"
     out.facts["forge_chance"] = cm.forge_chance(out.facts["sizes"])
