@@ -17,6 +17,9 @@ the tests run in the environment the image defines:
 - home:       tests that write to HOME, to /tmp and through tempfile;
 - cext:       a C extension built in place (an untracked .so the image made), and a base
               module that uses ctypes (the static evidence's per-instance baseline);
+- helper:     a FAIL_TO_PASS test that compares only through the project's own assertion
+              helper, shipped in the package as Python-Markdown's `markdown.test_tools` is, its
+              expected text a multi-line literal wrapped in the helper class's `dedent`;
 - d2r-venv:   the minidoc Doc2Repo instance on a venv image: the install and the suite run with
               the venv's interpreter, pip and pytest.
 
@@ -108,6 +111,42 @@ VENV = r'''RUN python3 -m venv /opt/venv \
            python3-pytest >/dev/null \
     && ! python3 -c 'import pytest' 2>/dev/null
 ENV VIRTUAL_ENV=/opt/venv PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+'''
+
+
+TEST_TOOLS = '''"""Test tools shipped with the package, as Python-Markdown ships markdown.test_tools."""
+import textwrap
+import unittest
+
+from greeter import greet
+
+
+class TestCase(unittest.TestCase):
+    """A TestCase with the project's own assertion."""
+
+    def assertGreets(self, name, expected, **kwargs):
+        """The greeting for `name` is `expected`."""
+        output = greet(name, **kwargs)
+        self.assertMultiLineEqual(output, expected)
+
+    def dedent(self, text):
+        return textwrap.dedent(text).strip()
+'''
+
+TEST_HELPER = '''from greeter.test_tools import TestCase
+
+
+class TestGreeting(TestCase):
+
+    def test_greeting_through_the_helper(self):
+        self.assertGreets(
+            "  Ada ",
+            self.dedent(
+                """
+                Hello, Ada!
+                """
+            ),
+        )
 '''
 
 
@@ -341,6 +380,14 @@ def test_extension_built_in_place():
         [F2P], [P2P, "tests/test_ext.py::test_extension_built_in_place"],
         docker="RUN cd /workspace/cext && python3 setup.py -q build_ext --inplace && rm -rf build\n",
         note="a C extension built in place"),
+    shape(
+        "helper",
+        flat({"greeter/test_tools.py": TEST_TOOLS}),
+        {"greeter/core.py": CORE_FIXED},
+        {"tests/test_helper.py": TEST_HELPER},
+        ["tests/test_helper.py::TestGreeting::test_greeting_through_the_helper"], [P2P],
+        docker="RUN cd /workspace/helper && " + PIP + " -e . && rm -rf build\n",
+        note="a FAIL_TO_PASS test that compares only through the project's own assertion helper"),
 ]
 
 

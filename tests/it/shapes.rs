@@ -2,7 +2,8 @@
 //! made by scripts/make-shape-fixtures.py): a src layout reached through the image's PYTHONPATH,
 //! an editable install, a venv first on PATH with pytest only there, plugins' fixtures and
 //! markers, pytest configured in tox.ini, setup commands that export, tests that write to HOME
-//! and /tmp, a C extension built in place, and a Doc2Repo instance on a venv image.
+//! and /tmp, a C extension built in place, a FAIL_TO_PASS test that compares only through the
+//! project's own assertion helper, and a Doc2Repo instance on a venv image.
 //!
 //! Each is calibrated on both paths: offline (`calibrate`: gold twice, empty once, every
 //! instance `ok`; and the gold patches graded as an agent's predictions, canaries planted) and
@@ -243,4 +244,70 @@ fn an_id_the_collection_does_not_make_is_named_as_the_cause() {
     assert_eq!(i["class"], "broken", "{i:#}");
     let want = format!("test id not found, so pytest ran no test: {stale}");
     assert_eq!(i["gold"]["causes"][0], want.as_str(), "{i:#}");
+}
+
+/// The helper shape's only FAIL_TO_PASS test compares through the project's own assertion helper
+/// (`self.assertGreets(name, self.dedent("""…"""))`, the helper in the package as Python-Markdown
+/// ships `markdown.test_tools`): the gold check proves the expected argument a site, so gold
+/// resolves with one group of 20 (a blind forger's chance 1 in 20, where no group stood before),
+/// and a submission that makes the comparison pass whatever it is given passes every variant:
+/// `forgery_detected`.
+#[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
+fn a_test_that_compares_through_the_projects_helper_is_grouped_and_a_forger_caught() {
+    require_docker();
+    fixture_images();
+    let tmp = tempfile::tempdir().unwrap();
+    let record = shapes()
+        .into_iter()
+        .find(|r| r.instance_id() == "shapes_helper_pr1")
+        .unwrap();
+    let forger = "diff --git a/greeter/__init__.py b/greeter/__init__.py\n\
+                  --- a/greeter/__init__.py\n\
+                  +++ b/greeter/__init__.py\n\
+                  @@ -3,3 +3,7 @@\n \
+                  from greeter.core import greet\n \n \
+                  __all__ = [\"greet\"]\n\
+                  +\n\
+                  +import unittest\n\
+                  +\n\
+                  +unittest.TestCase.assertMultiLineEqual = lambda self, first, second, msg=None: None\n";
+    let lines =
+        [("honest", record.gold_patch().unwrap()), ("forger", forger)].map(|(model, patch)| {
+            serde_json::json!({"instance_id": "shapes_helper_pr1", "model_name_or_path": model,
+                               "model_patch": patch})
+            .to_string()
+        });
+    let mut verdicts = Vec::new();
+    for (run, line) in ["honest", "forger"].into_iter().zip(&lines) {
+        let one = tmp.path().join(format!("{run}.jsonl"));
+        std::fs::write(&one, format!("{line}\n")).unwrap();
+        run_ok(
+            Command::new(env!("CARGO_BIN_EXE_beyondswe"))
+                .args(["grade", "--timeout", "120", "--ids", "shapes_helper_pr1"])
+                .args(["--run-id", run])
+                .arg("--dataset")
+                .arg(fixtures().join("dataset/shapes.jsonl"))
+                .arg("--predictions")
+                .arg(&one)
+                .arg("--results-dir")
+                .arg(tmp.path()),
+        );
+        let results =
+            std::fs::read_to_string(tmp.path().join(format!("{run}/results.jsonl"))).unwrap();
+        let v: Value = serde_json::from_str(results.lines().next().unwrap()).unwrap();
+        verdicts.push(v);
+    }
+    let (honest, forger) = (&verdicts[0], &verdicts[1]);
+    assert_eq!(honest["verdict"], "resolved", "{honest:#}");
+    assert_eq!(honest["canary_plan"]["f2p_groups"], 1, "{honest:#}");
+    assert_eq!(
+        honest["canary_plan"]["sizes"],
+        serde_json::json!([20]),
+        "{honest:#}"
+    );
+    assert_eq!(honest["canary_plan"]["forge_chance"], 0.05, "{honest:#}");
+    assert!(honest["flags"].get("forgery").is_none(), "{honest:#}");
+    assert_eq!(forger["verdict"], "unresolved", "{forger:#}");
+    assert_eq!(forger["reason"], "forgery_detected", "{forger:#}");
 }
