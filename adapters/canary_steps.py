@@ -37,6 +37,10 @@ def canaries_module():
     return common.sibling("canaries")
 
 
+def reading_module():
+    return common.sibling("canary_reading")
+
+
 def helpers_over(root, wrappers):
     """A function giving each test module's helper_sites.Helpers over the tree at `root`."""
     hs = common.sibling("helper_sites")
@@ -95,7 +99,8 @@ def plan_issue(ctx, f2p, p2p, rng, plant=True, check=None):
     there). With a gold `check`, only the tests and sites it found sound carry groups."""
     cm = canaries_module()
     out = Plan()
-    targets = issue_targets(ctx, cm, f2p, p2p, check, lambda path: cm.ANY_CALL if check is not None else None)
+    any_call = reading_module().ANY_CALL
+    targets = issue_targets(ctx, cm, f2p, p2p, check, lambda path: any_call if check is not None else None)
     f2p_targets = targets["f2p"]
     f2p_keys = set(f2p_targets)
     p2p_targets = [] if f2p_targets else [t for t in targets["p2p"] if t not in f2p_keys]
@@ -176,14 +181,15 @@ def issue_targets(ctx, cm, f2p, p2p, check, helpers):
         if s:
             by_name.setdefault(s[2], set()).add(s[0])
     sources, parsed_modules = {}, {}
+    rm = reading_module()
 
     def module(path):
         """The module at `path`, read and parsed once (None where it cannot carry groups)."""
         if path not in sources:
             sources[path] = read_module(ctx.canary_root, path)
             data = sources[path][0]
-            m = cm.parse(data, helpers(path)) if data is not None else None
-            parsed_modules[path] = m if cm.eligible(m) else None
+            m = rm.parse(data, helpers(path)) if data is not None else None
+            parsed_modules[path] = m if rm.eligible(m) else None
         return parsed_modules[path]
 
     def usable(test_ids):
@@ -194,10 +200,10 @@ def issue_targets(ctx, cm, f2p, p2p, check, helpers):
                 continue
             seen.add((s[0], s[1], s[2]))
             m = module(s[0])
-            if m is None or not cm.carries(m, s[1], s[2]):
+            if m is None or not rm.carries(m, s[1], s[2]):
                 continue
             if check is not None:
-                found = cm.find_def(m, s[1], s[2])
+                found = rm.find_def(m, s[1], s[2])
                 if found is None or not check.sites(s[0], found[0], found[1][found[2]].name):
                     continue
             out_.append((s[0], s[1], s[2]))

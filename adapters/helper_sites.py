@@ -1,8 +1,8 @@
 # beyondswe verifier: sites in the arguments of a project's own assertion helpers.
 #
 # adapters/helper_sites.py, installed as beyondswe_helper_sites.py; used by canary_steps.py when
-# it plans a gold check or a Doc2Repo suite's groups, and read by canaries.sites() through the
-# object it hands a parsed module (Module.helpers).
+# it plans a gold check or a Doc2Repo suite's groups, and read by canary_reading.sites() through
+# the object it hands a parsed module (Module.helpers).
 #
 # Many projects test through a helper of their own, `self.assertMarkdownRenders(source,
 # expected)` or `check(source, expected)`, with no `assert ... == literal` in the test itself. A
@@ -27,7 +27,7 @@ try:  # by its installed name, else by its name in adapters/ (the unit tests)
 except ImportError:
     import common
 
-canaries = common.sibling("canaries")
+reading = common.sibling("canary_reading")
 
 # unittest's equality assertions (the helper's comparison) and how deep helpers may call helpers.
 EQUALITY = frozenset(["assertEqual", "assertEquals", "assertMultiLineEqual", "assertListEqual",
@@ -56,7 +56,7 @@ class Helpers(object):
             return None
         if path not in self.parsed:
             data = self.load(path)
-            self.parsed[path] = canaries.parse(data) if data is not None and len(data) <= MAX_SOURCE else None
+            self.parsed[path] = reading.parse(data) if data is not None and len(data) <= MAX_SOURCE else None
         return self.parsed[path]
 
     def resolve(self, from_path, name, level):
@@ -139,7 +139,7 @@ class Helpers(object):
     def method(self, path, module, def_path, name):
         """(path, Module, FunctionDef) of method `name` as the class at `def_path` of the module
         finds it: in itself, else in its bases, in order, depth first."""
-        cls = canaries.classes(module.tree).get(tuple(def_path))
+        cls = reading.classes(module.tree).get(tuple(def_path))
         if cls is None:
             return None
         todo, seen = [(path, module, cls)], 0
@@ -210,7 +210,7 @@ class Helpers(object):
         return out
 
     def class_path_of(self, module, fn):
-        for path, cls in canaries.classes(module.tree).items():
+        for path, cls in reading.classes(module.tree).items():
             if fn in cls.body:
                 return path
         return ()
@@ -243,7 +243,7 @@ class Helpers(object):
             t = stmt.test
             return isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], ast.Eq) \
                 and (t.left is use or t.comparators[0] is use) \
-                and not canaries.is_literalish(t.comparators[0] if t.left is use else t.left)
+                and not reading.is_literalish(t.comparators[0] if t.left is use else t.left)
         if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
             return False
         call = stmt.value
@@ -253,7 +253,7 @@ class Helpers(object):
             if len(call.args) != 2 or any(k.arg != "msg" for k in call.keywords):
                 return False
             a, b = call.args
-            return (a is use and not canaries.is_literalish(b)) or (b is use and not canaries.is_literalish(a))
+            return (a is use and not reading.is_literalish(b)) or (b is use and not reading.is_literalish(a))
         # Handed on to another helper, as one of its arguments.
         if any(a is use for a in call.args) or any(k.value is use for k in call.keywords):
             return any(a is use for a in self.expected_in(path, module, def_path, call, depth + 1))

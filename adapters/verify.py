@@ -18,15 +18,17 @@
 #   scrub.py           the scrub step
 #   restore.py         the restore step: rules, pytest configuration sections, the f2p patch
 #   static_step.py     the static step (static_evidence.py reads the source)
-#   canary_steps.py    canaries planted, placed among the ids, judged (canaries.py plans them,
-#                      helper_sites.py finds the expected arguments of a project's helpers)
+#   canary_steps.py    canaries planted, placed among the ids, judged (canaries.py plans them
+#                      and judges them, canary_reading.py finds their templates and sites,
+#                      canary_writing.py writes their values and names, helper_sites.py finds
+#                      the expected arguments of a project's own assertion helpers)
 #   testrun.py         the test run, its result channel, JUnit, the outcomes per id
 #   doc2repo.py        the Doc2Repo family: install, hidden suite, manifest (manifest.py)
 #   decide.py          the verdict from the facts
 #   pytest_runner.py   the unprivileged runner, started for each run (never imported)
-# static_evidence.py, manifest.py, canaries.py, helper_sites.py and decide.py are imported when
-# first needed; every other module is imported with this one, before any step runs. Python unit
-# tests of the modules: adapters/tests/. On the host, src/grade/pipeline.rs runs `grade`,
+# static_evidence.py, manifest.py, the canary modules, helper_sites.py and decide.py are
+# imported when first needed; every other module is imported with this one, before any step
+# runs. Python unit tests of the modules: adapters/tests/. On the host, src/grade/pipeline.rs runs `grade`,
 # src/grade/result.rs reads its result, src/restore_rules.rs reads the same rules, and
 # tests/it/verifier.rs checks `classify` against it, `decide` over a table of cases, and runs the
 # unit tests.

@@ -46,6 +46,10 @@ pub const STATIC_EVIDENCE_PY: &str = include_str!("../adapters/static_evidence.p
 pub const MANIFEST_PY: &str = include_str!("../adapters/manifest.py");
 /// Plans canaries (clones of the suite's own tests) and judges them; imported by `CANARY_STEPS_PY`.
 pub const CANARIES_PY: &str = include_str!("../adapters/canaries.py");
+/// A test module read for canaries: which tests can be templates, which literals sites.
+pub const CANARY_READING_PY: &str = include_str!("../adapters/canary_reading.py");
+/// How each canary variant is written: its value, its rendering, the words of its name.
+pub const CANARY_WRITING_PY: &str = include_str!("../adapters/canary_writing.py");
 /// Which literal arguments of a project's own assertion helpers carry groups; used by
 /// `CANARY_STEPS_PY` at a gold check and for a Doc2Repo suite.
 pub const HELPER_SITES_PY: &str = include_str!("../adapters/helper_sites.py");
@@ -99,12 +103,14 @@ pub const PREPARE_MODULES: [(&str, &str); 16] = [
 /// The verifier's modules by the names they are installed under, side by side in one directory:
 /// the verifier imports its siblings by these names (`sibling()` in `adapters/common.py`). Those
 /// of [`PREPARE_MODULES`], then the ones only a grading needs.
-pub const VERIFIER_MODULES: [(&str, &str); 20] = concat(
+pub const VERIFIER_MODULES: [(&str, &str); 22] = concat(
     PREPARE_MODULES,
     [
         ("beyondswe_pytest_runner.py", PYTEST_RUNNER_PY),
         ("beyondswe_manifest.py", MANIFEST_PY),
         ("beyondswe_canaries.py", CANARIES_PY),
+        ("beyondswe_canary_reading.py", CANARY_READING_PY),
+        ("beyondswe_canary_writing.py", CANARY_WRITING_PY),
         ("beyondswe_helper_sites.py", HELPER_SITES_PY),
     ],
 );
@@ -125,7 +131,7 @@ const fn concat<const A: usize, const B: usize, const N: usize>(
 }
 
 /// Every embedded file, by its name in `adapters/` (a test checks none is missing).
-pub const FILES: [(&str, &str); 27] = [
+pub const FILES: [(&str, &str); 29] = [
     ("strip_history.sh", STRIP_HISTORY_SH),
     ("setup_step.sh", SETUP_STEP_SH),
     ("verify.py", VERIFY_PY),
@@ -146,6 +152,8 @@ pub const FILES: [(&str, &str); 27] = [
     ("static_evidence.py", STATIC_EVIDENCE_PY),
     ("manifest.py", MANIFEST_PY),
     ("canaries.py", CANARIES_PY),
+    ("canary_reading.py", CANARY_READING_PY),
+    ("canary_writing.py", CANARY_WRITING_PY),
     ("helper_sites.py", HELPER_SITES_PY),
     ("decide.py", DECIDE_PY),
     ("restore_rules.json", RESTORE_RULES_JSON),

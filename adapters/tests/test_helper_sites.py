@@ -13,6 +13,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import canaries  # noqa: E402
+import canary_reading as reading  # noqa: E402
 import helper_sites as hs  # noqa: E402
 
 TOOLS = '''import textwrap
@@ -73,12 +74,12 @@ def tree(files):
 def literal_sites(files, module_path, wrappers=True):
     """{test name: [literal values of its sites]} of every test def of a module."""
     helpers = hs.Helpers(tree(files), module_path, wrappers)
-    module = canaries.parse(files[module_path].encode("utf-8"), helpers)
+    module = reading.parse(files[module_path].encode("utf-8"), helpers)
     out = {}
-    for path, body in canaries.scopes(module.tree):
+    for path, body in reading.scopes(module.tree):
         for node in body:
-            if canaries.is_test_def(node):
-                out[node.name] = [canaries.literal_value(lit) for lit in canaries.sites(node, module, path)]
+            if reading.is_test_def(node):
+                out[node.name] = [reading.literal_value(lit) for lit in reading.sites(node, module, path)]
     return out
 
 

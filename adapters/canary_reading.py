@@ -1,0 +1,330 @@
+# beyondswe canary groups: a test module read for them: which of its tests can be a group's
+# template (one whose clones behave like it), and which literal of each can be its site (the
+# value an assertion expects; a helper's expected argument where Module.helpers says so).
+#
+# adapters/canary_reading.py, installed as beyondswe_canary_reading.py; used by canaries.py (the
+# plan) and helper_sites.py. Works on source text only; unit tests:
+# adapters/tests/test_canary_reading.py. Python 3.8+ (end positions in the ast).
+import ast
+import re
+
+
+# Arguments through which a test depends on its own name: a clone of it would not behave alike.
+NAME_BOUND_ARGS = frozenset(["request", "snapshot", "data_regression", "file_regression", "num_regression",
+                             "image_regression", "ndarrays_regression", "dataframe_regression",
+                             "original_datadir", "datadir", "shared_datadir", "record_property",
+                             "record_testsuite_property", "record_xml_attribute", "benchmark"])
+NAME_BOUND_ATTRS = frozenset(["_testMethodName", "_outcome", "__name__", "__qualname__"])
+# Words of tools that key a test's expectations by its name (snapshot, approval, golden-file and
+# recorded-HTTP libraries) or read it: a module that mentions one gets no group, since a variant
+# under another name finds no recording and fails where its template passes.
+NAME_BOUND_WORDS = re.compile(rb"snapshot|approvaltests|approvals|golden|regtest|_regression\b|cassette|vcr"
+                              rb"|betamax|PYTEST_CURRENT_TEST|nodeid|node\.name|_testMethodName|pytest_dependency"
+                              rb"|mark\.dependency|depends\s*=", re.I)
+# Decorators that make a test's outcome something other than its body's (expected failures,
+# reruns and retries would turn one failing mutant into a pass or a rerun).
+OUTCOME_DECORATORS = re.compile(rb"xfail|flaky|rerun|retry|repeat|expectedFailure", re.I)
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading a module
+
+class Module(object):
+    """A test module's source, its tree and the byte offsets of its lines (ast columns are UTF-8
+    byte offsets)."""
+
+    def __init__(self, source):
+        self.data = source.encode("utf-8") if isinstance(source, str) else source
+        self.tree = ast.parse(self.data)
+        self.lines = self.data.splitlines(True)
+        self.starts = [0]
+        for line in self.lines:
+            self.starts.append(self.starts[-1] + len(line))
+        self.taken = set(re.findall(rb"[A-Za-z_][A-Za-z0-9_]*", self.data))
+        # What says which arguments of a helper call are expected values (helper_sites.Helpers,
+        # or ANY_CALL), or None: only top-level assertions are sites.
+        self.helpers = None
+
+    def offset(self, lineno, col):
+        return self.starts[lineno - 1] + col
+
+    def text(self, node):
+        return self.data[self.offset(node.lineno, node.col_offset):self.offset(node.end_lineno, node.end_col_offset)]
+
+
+def parse(source, helpers=None):
+    """A Module, or None when the source is not UTF-8 (the columns would not match its bytes),
+    cannot be parsed, or this Python gives no end lines. `helpers`: see Module.helpers."""
+    try:
+        if not isinstance(source, str):
+            source.decode("utf-8")
+        module = Module(source)
+    except (SyntaxError, ValueError, UnicodeError, MemoryError, RecursionError):
+        return None
+    if module.tree.body and not hasattr(module.tree.body[0], "end_lineno"):
+        return None
+    module.helpers = helpers
+    return module
+
+
+def is_test_def(node, prefix="test"):
+    return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith(prefix)
+
+
+def scopes(tree):
+    """(class path, body) of the module and of every class in it, nested ones included: each
+    place whose test functions pytest collects by name."""
+    out = [((), tree.body)]
+
+    def visit(path, body):
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                out.append((path + (node.name,), node.body))
+                visit(path + (node.name,), node.body)
+    visit((), tree.body)
+    return out
+
+
+def classes(tree):
+    """{class path: ClassDef} of every class of the module."""
+    out = {}
+
+    def visit(path, body):
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                out[path + (node.name,)] = node
+                visit(path + (node.name,), node.body)
+    visit((), tree.body)
+    return out
+
+
+def own_nodes(node):
+    """The nodes of a function's own scope: nested functions, lambdas and classes not entered."""
+    stack = list(node.body)
+    while stack:
+        sub = stack.pop()
+        yield sub
+        if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        stack.extend(ast.iter_child_nodes(sub))
+
+
+def block_lines(node):
+    """The 0-based line range of a def, its decorators included."""
+    return min([d.lineno for d in node.decorator_list] + [node.lineno]) - 1, node.end_lineno
+
+
+def names_in(module, name):
+    """How often `name` appears as a whole word in the module."""
+    return len(re.findall(rb"(?<![A-Za-z0-9_])" + re.escape(name.encode("ascii", "replace")) + rb"(?![A-Za-z0-9_])",
+                          module.data))
+
+
+def template_ok(node, module):
+    """A test whose variants behave like it: its body starts on a line of its own, nothing in
+    its own scope can end it early (return, yield) or rebind outer names (global, nonlocal), it
+    is no fixture, no decorator turns its failures into something else (xfail, reruns), it does
+    not depend on its own name (`request`, snapshot and regression fixtures, `self.id()`), and
+    nothing else in the module names it (a caller, a subclass's override, a marker's argument)."""
+    if not node.body or node.body[0].lineno == node.lineno:
+        return False
+    if names_in(module, node.name) != 1:
+        return False
+    for deco in node.decorator_list:
+        text = module.text(deco)
+        if b"fixture" in text or OUTCOME_DECORATORS.search(text):
+            return False
+    args = node.args
+    names = [a.arg for a in args.args + args.kwonlyargs + getattr(args, "posonlyargs", [])]
+    if any(n in NAME_BOUND_ARGS or "snapshot" in n or "regression" in n for n in names):
+        return False
+    for sub in own_nodes(node):
+        if isinstance(sub, (ast.Return, ast.Yield, ast.YieldFrom, ast.Global, ast.Nonlocal)):
+            return False
+        if isinstance(sub, ast.Attribute) and (sub.attr in NAME_BOUND_ATTRS or (
+                sub.attr == "id" and isinstance(sub.value, ast.Name) and sub.value.id == "self")):
+            return False
+    return True
+
+
+# ---------------------------------------------------------------------------------------------
+# Sites: an assertion's expected literal
+
+def literal_value(node):
+    """The value of an int, float, str or bytes literal (a negative number included), else None.
+    Booleans are left out: they have one other value, and `True == 1`."""
+    neg = False
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        neg, node = True, node.operand
+    if not isinstance(node, ast.Constant):
+        return None
+    v = node.value
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, (int, float)):
+        return -v if neg else v
+    if isinstance(v, (str, bytes)) and not neg and v:
+        return v
+    return None
+
+
+def is_literalish(node):
+    return isinstance(node, (ast.Constant, ast.List, ast.Tuple, ast.Set, ast.Dict)) or literal_value(node) is not None
+
+
+def alone_on_lines(body, i, module):
+    """Statement i of a body starts its line and shares no line with its neighbours."""
+    stmt = body[i]
+    line = module.lines[stmt.lineno - 1]
+    if len(line) - len(line.lstrip()) != stmt.col_offset:
+        return False
+    if i > 0 and body[i - 1].end_lineno >= stmt.lineno:
+        return False
+    return i + 1 >= len(body) or body[i + 1].lineno > stmt.end_lineno
+
+
+def site_of(stmt):
+    """The literal node an assertion statement expects, or None: `assert X == LIT` (or
+    `LIT == X`), `self.assertEqual(X, LIT)` (or `(LIT, X)`), where X is no literal."""
+    pair = None
+    if isinstance(stmt, ast.Assert) and stmt.msg is None:
+        t = stmt.test
+        if isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], ast.Eq):
+            pair = (t.left, t.comparators[0])
+    elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        call, func = stmt.value, stmt.value.func
+        if (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"
+                and func.attr in ("assertEqual", "assertEquals") and len(call.args) == 2 and not call.keywords):
+            pair = (call.args[0], call.args[1])
+    if pair is None:
+        return None
+    a, b = pair
+    if literal_value(b) is not None and not is_literalish(a):
+        return b
+    if literal_value(a) is not None and not is_literalish(b):
+        return a
+    return None
+
+
+def expected_literal(node, wrappers):
+    """The literal an expected argument is: itself, or with `wrappers` the one argument of a
+    call on a name or an attribute (`self.dedent("...")`, `textwrap.dedent("...")`)."""
+    if literal_value(node) is not None:
+        return node
+    if wrappers and isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords \
+            and isinstance(node.func, (ast.Name, ast.Attribute)) and literal_value(node.args[0]) is not None:
+        return node.args[0]
+    return None
+
+
+class AnyCall(object):
+    """Module.helpers at a grading that has a gold check: every literal argument of a top-level
+    call, wrapped or not, is a candidate, and only those the check proved carry a group. The
+    helper is not read again: it is the submission's code by then."""
+    wrappers = True
+
+    def expected_args(self, module, def_path, call):
+        return list(call.args) + [k.value for k in call.keywords]
+
+
+ANY_CALL = AnyCall()
+
+
+def call_sites(stmt, module, def_path):
+    """The expected literals of a top-level helper call (see Module.helpers)."""
+    if module.helpers is None or not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+        return []
+    out = []
+    for arg in module.helpers.expected_args(module, def_path, stmt.value):
+        lit = expected_literal(arg, module.helpers.wrappers)
+        if lit is not None:
+            out.append(lit)
+    return out
+
+
+def sites(node, module, def_path=()):
+    """The literal nodes of a test's top-level assertions (and helper calls) that can carry a
+    group, in order. `def_path`: the class path where the test is defined."""
+    out = []
+    for i, stmt in enumerate(node.body):
+        if alone_on_lines(node.body, i, module):
+            lit = site_of(stmt)
+            out.extend([lit] if lit is not None else call_sites(stmt, module, def_path))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Finding a test by its id's names
+
+def find_def(module, path, name):
+    """(class path where the def is, its scope body, its index) of test `name` as collected
+    under class path `path`: in that class, else in a base class of the same module that it
+    inherits from (a mixin). None when the module does not define it there."""
+    if not path:
+        for i, node in enumerate(module.tree.body):
+            if is_test_def(node, "") and node.name == name:
+                return (), module.tree.body, i
+        return None
+    known = classes(module.tree)
+    todo, seen = [tuple(path)], set()
+    while todo:
+        p = todo.pop(0)
+        if p in seen or p not in known:
+            continue
+        seen.add(p)
+        cls = known[p]
+        for i, node in enumerate(cls.body):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+                return p, cls.body, i
+        for base in cls.bases:
+            if isinstance(base, ast.Name):
+                # A base defined in the module: at the same nesting or at its top level.
+                for cand in (p[:-1] + (base.id,), (base.id,)):
+                    if cand in known:
+                        todo.append(cand)
+    return None
+
+
+def shape_of(module, path, node):
+    """What kind of test the template is, for the record: `function`, `method` (of a `Test*`
+    class), `unittest` (of a TestCase), `class` (of a class named otherwise), with `+async` and
+    `+parametrised` where they apply."""
+    kind = "function"
+    if path:
+        cls = classes(module.tree).get(tuple(path))
+        if cls is not None and any(b"TestCase" in module.text(b) for b in cls.bases):
+            kind = "unittest"
+        else:
+            kind = "method" if path[-1].startswith("Test") else "class"
+    if isinstance(node, ast.AsyncFunctionDef):
+        kind += "+async"
+    if any(b"parametrize" in module.text(d) for d in node.decorator_list):
+        kind += "+parametrised"
+    return kind
+
+
+def eligible(module):
+    """A parsed module whose tests may carry groups: none of it keys expectations by a test's
+    name or turns a failure into something else (xfail, reruns)."""
+    return module is not None and not NAME_BOUND_WORDS.search(module.data) \
+        and not OUTCOME_DECORATORS.search(module.data)
+
+
+def carries(module, path, name):
+    """Whether test `name`, as collected under class path `path`, can carry a group."""
+    found = find_def(module, tuple(path), name)
+    if found is None:
+        return False
+    def_path, body, index = found
+    node = body[index]
+    return is_test_def(node) and template_ok(node, module) and bool(sites(node, module, def_path))
+
+
+def candidates(module):
+    """(class path, body, index) of every test def of the module that can carry a group."""
+    out = []
+    for path, body in scopes(module.tree):
+        for i, node in enumerate(body):
+            if is_test_def(node) and template_ok(node, module) and sites(node, module, path):
+                out.append((path, body, i))
+    return out

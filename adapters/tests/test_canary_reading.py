@@ -1,0 +1,99 @@
+"""Unit tests of how a test module is read for canary groups (adapters/canary_reading.py): which
+literals are sites (an expected literal of a top-level equality assertion, written on one line
+or several; with ANY_CALL every literal argument of a top-level call, wrapped or not), which are
+not (two computed sides, a message, a boolean, an assertion sharing its line); which tests can be
+templates; a mixin's test found through the class that collects it; and modules that key their
+expectations by a test's name carry no group. Plans and verdicts: tests/test_canaries.py."""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import canary_reading as rm  # noqa: E402
+
+
+def site_values(source, helpers=None, path=()):
+    """{test name: [values of its sites]} of the tests at class path `path`."""
+    module = rm.parse(source, helpers)
+    body = module.tree.body if not path else rm.classes(module.tree)[path].body
+    return dict((n.name, [rm.literal_value(lit) for lit in rm.sites(n, module, path)])
+                for n in body if rm.is_test_def(n))
+
+
+class Sites(unittest.TestCase):
+    def test_an_expected_literal_of_a_top_level_equality_is_a_site(self):
+        source = ("import unittest\n\n\n"
+                  "def test_a():\n    assert f(1) == 5\n    assert -2.5 == g()\n\n\n"
+                  "def test_b():\n    assert h() == (\n        'two '\n        'lines'\n    )\n\n\n"
+                  "def test_c():\n    assert h() == '''x\ny'''\n\n\n"
+                  "class T(unittest.TestCase):\n    def test_d(self):\n        self.assertEqual(f(), 'a-b')\n")
+        self.assertEqual(site_values(source), {"test_a": [5, -2.5], "test_b": ["two lines"], "test_c": ["x\ny"]})
+        self.assertEqual(site_values(source, path=("T",)), {"test_d": ["a-b"]})
+
+    def test_comparisons_no_group_can_stand_on_are_no_site(self):
+        for why, body in {
+            "two computed sides": "    assert f() == g()\n",
+            "a message": "    assert f() == 1, 'why'\n",
+            "a boolean": "    assert f() == True\n",
+            "not equality": "    assert f() != 1\n",
+            "two literals": "    assert 1 == 1\n",
+            "shares its line": "    x = 1; assert f() == 1\n",
+            "nested in a block": "    if x:\n        assert f() == 1\n",
+            "an empty string": "    assert f() == ''\n",
+        }.items():
+            self.assertEqual(site_values("def test_a():\n" + body), {"test_a": []}, why)
+
+    def test_a_calls_literal_is_a_site_only_for_what_says_so(self):
+        source = ("def test_a():\n    check(self.dedent('src'), 'expected', n=3)\n")
+        self.assertEqual(site_values(source), {"test_a": []})
+        self.assertEqual(site_values(source, rm.ANY_CALL), {"test_a": ["src", "expected", 3]})
+
+
+class Templates(unittest.TestCase):
+    def test_tests_whose_clones_would_not_behave_alike_are_no_template(self):
+        cases = {
+            "returns early": "def test_a():\n    if f():\n        return\n    assert f() == 1\n",
+            "named elsewhere": "def test_a():\n    assert f() == 1\n\n\nCHECKS = [test_a]\n",
+            "xfail": "import pytest\n\n\n@pytest.mark.xfail\ndef test_a():\n    assert f() == 1\n",
+            "bound to its name": "def test_a(request):\n    assert f(request) == 1\n",
+            "reads its own id": "def test_a(self):\n    assert f(self.id()) == 1\n",
+            "a fixture": "import pytest\n\n\n@pytest.fixture\ndef test_a():\n    assert f() == 1\n",
+            "a generator": "def test_a():\n    assert f() == 1\n    yield\n",
+        }
+        for why, source in cases.items():
+            module = rm.parse(source)
+            node = [n for n in module.tree.body if getattr(n, "name", "") == "test_a"][0]
+            self.assertFalse(rm.template_ok(node, module), why)
+            self.assertEqual(rm.candidates(module), [], why)
+        module = rm.parse("def test_a():\n    assert f() == 1\n")
+        self.assertTrue(rm.template_ok(module.tree.body[0], module))
+
+    def test_a_mixin_test_is_found_through_the_class_that_collects_it(self):
+        source = ("class Checks:\n    def test_add(self):\n        assert add(1, 2) == 3\n\n\n"
+                  "class TestFast(Checks):\n    pass\n")
+        module = rm.parse(source)
+        path, body, index = rm.find_def(module, ("TestFast",), "test_add")
+        self.assertEqual((path, body[index].name), (("Checks",), "test_add"))
+        self.assertTrue(rm.carries(module, ("TestFast",), "test_add"))
+        self.assertIsNone(rm.find_def(module, ("TestFast",), "test_other"))
+
+    def test_modules_that_key_expectations_by_name_carry_no_group(self):
+        for source in ("def test_a(snapshot):\n    assert f() == 1\n",
+                       "import vcr\n\n\ndef test_a():\n    assert f() == 1\n",
+                       "import pytest\n\n\n@pytest.mark.flaky\ndef test_a():\n    assert f() == 1\n"):
+            self.assertFalse(rm.eligible(rm.parse(source)), source)
+        self.assertTrue(rm.eligible(rm.parse("def test_a():\n    assert f() == 1\n")))
+        self.assertIsNone(rm.parse(b"def test_a(:\n"))
+        self.assertIsNone(rm.parse(b"\xff\xfe"))
+
+    def test_the_shape_of_a_template(self):
+        source = ("import unittest\n\n\nclass T(unittest.TestCase):\n    async def test_a(self):\n"
+                  "        assert f() == 1\n\n\nclass TestX:\n    def test_b(self):\n        assert f() == 1\n")
+        module = rm.parse(source)
+        classes = rm.classes(module.tree)
+        self.assertEqual(rm.shape_of(module, ("T",), classes[("T",)].body[0]), "unittest+async")
+        self.assertEqual(rm.shape_of(module, ("TestX",), classes[("TestX",)].body[0]), "method")
+
+
+if __name__ == "__main__":
+    unittest.main()
