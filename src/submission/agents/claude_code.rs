@@ -15,6 +15,50 @@ use super::transcript::{
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 
+/// Which of Claude Code's shapes a record is in, by its own markers: a session file's line
+/// (`sessionId`, `parentUuid` with `uuid`, or a session-only type), a stream-json message (one
+/// of the SDK's message types with a session, a message or a subtype), or the one result object
+/// of `--output-format json`.
+pub(super) fn record_shape(
+    obj: &serde_json::Map<String, Value>,
+    ty: &str,
+) -> Option<TranscriptShape> {
+    if matches!(ty, "summary" | "file-history-snapshot" | "queue-operation")
+        || obj.contains_key("sessionId")
+        || (obj.contains_key("parentUuid") && obj.contains_key("uuid"))
+    {
+        return Some(TranscriptShape::ClaudeSession);
+    }
+    let claude_type = matches!(
+        ty,
+        "system"
+            | "assistant"
+            | "user"
+            | "result"
+            | "stream_event"
+            | "rate_limit_event"
+            | "control_request"
+            | "control_response"
+            | "keep_alive"
+            | "tool_progress"
+            | "auth_status"
+    );
+    if !(claude_type
+        && (obj.contains_key("session_id")
+            || obj.contains_key("message")
+            || obj.contains_key("subtype")))
+    {
+        return None;
+    }
+    Some(
+        if ty == "result" && obj.contains_key("result") && obj.contains_key("num_turns") {
+            TranscriptShape::ClaudeResult
+        } else {
+            TranscriptShape::ClaudeStreamJson
+        },
+    )
+}
+
 #[derive(Debug)]
 pub(crate) struct ClaudeReader {
     /// The transcript as read so far.

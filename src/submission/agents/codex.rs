@@ -24,6 +24,51 @@ use super::transcript::{
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
+/// Which of Codex's shapes a record is in, by its own markers: a rollout line (`payload` under
+/// a rollout type, an older rollout's `record_type` or its header), an `exec --json` event
+/// (`thread.*`, `turn.*`, `item.*`), an older `exec --json` event (`{"id","msg"}`).
+pub(super) fn record_shape(
+    obj: &serde_json::Map<String, Value>,
+    ty: &str,
+) -> Option<TranscriptShape> {
+    if obj.contains_key("payload")
+        && matches!(
+            ty,
+            "session_meta" | "turn_context" | "response_item" | "event_msg" | "compacted"
+        )
+    {
+        return Some(TranscriptShape::CodexRollout);
+    }
+    if obj.contains_key("record_type")
+        || (obj.contains_key("instructions") && obj.contains_key("id") && ty.is_empty())
+    {
+        return Some(TranscriptShape::CodexRollout);
+    }
+    if ty.starts_with("thread.") || ty.starts_with("turn.") || ty.starts_with("item.") {
+        return Some(TranscriptShape::CodexExec);
+    }
+    obj.get("msg")
+        .and_then(|m| m.get("type"))
+        .map(|_| TranscriptShape::CodexExecLegacy)
+}
+
+/// A legacy Codex `exec --json` prologue line: the config summary (`model`, `workdir`, …) or the
+/// prompt echo (`{"prompt": …}`).
+pub(super) fn legacy_prologue(v: &Value) -> bool {
+    let Some(obj) = v.as_object() else {
+        return false;
+    };
+    if obj.len() == 1 && obj.get("prompt").is_some_and(Value::is_string) {
+        return true;
+    }
+    !obj.contains_key("type")
+        && obj.contains_key("model")
+        && (obj.contains_key("workdir")
+            || obj.contains_key("approval")
+            || obj.contains_key("sandbox"))
+        && obj.values().all(Value::is_string)
+}
+
 #[derive(Debug)]
 pub(crate) struct CodexReader {
     /// The transcript as read so far.

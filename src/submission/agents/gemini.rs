@@ -13,6 +13,12 @@ use super::transcript::{
 };
 use serde_json::Value;
 
+/// A Gemini CLI recording's marker: `projectHash` beside a `messages` list.
+pub(super) fn record_shape(obj: &serde_json::Map<String, Value>) -> Option<TranscriptShape> {
+    (obj.contains_key("projectHash") && obj.get("messages").is_some_and(Value::is_array))
+        .then_some(TranscriptShape::GeminiChat)
+}
+
 /// Reads a Gemini CLI recording: the whole document, or its messages one at a time.
 #[derive(Debug)]
 pub(crate) struct GeminiReader {

@@ -1,7 +1,8 @@
 //! One agent's trajectory, whichever agent wrote it and in whichever shape, as the rest of the
 //! tool needs it: its metadata (agent, model, session, working directory, prompt), every tool
 //! call in order (commands, pages, searches, the agent's words), the file edits those calls made
-//! with their outcomes, and the calls that could not be read; and which shape a record is.
+//! with their outcomes, and the calls that could not be read; and which shape a record is (each
+//! agent's file holds its own markers; [`classify_record`] asks them in order).
 //!
 //! Ingest (instance, model, patch reconstruction) and audit (blocklist, PR access) both read
 //! every agent's steps into this one model, each agent by its own file (`claude_code.rs`,
@@ -454,81 +455,15 @@ pub enum TranscriptError {
     },
 }
 
-/// Which agent a single record belongs to and in which shape, when it says so.
+/// Which agent a single record belongs to and in which shape, when it says so: each agent's
+/// file holds its own markers, asked in this order (a Gemini CLI recording has `sessionId`
+/// too, which alone would read as Claude Code's; a Codex rollout's lines, as Claude Code's).
 pub fn classify_record(v: &Value) -> Option<TranscriptShape> {
     let obj = v.as_object()?;
-    // A Gemini CLI recording has `sessionId` too, which alone would read as Claude Code's.
-    if obj.contains_key("projectHash") && obj.get("messages").is_some_and(Value::is_array) {
-        return Some(TranscriptShape::GeminiChat);
-    }
     let ty = obj.get("type").and_then(Value::as_str).unwrap_or("");
-    if obj.contains_key("payload")
-        && matches!(
-            ty,
-            "session_meta" | "turn_context" | "response_item" | "event_msg" | "compacted"
-        )
-    {
-        return Some(TranscriptShape::CodexRollout);
-    }
-    if obj.contains_key("record_type")
-        || (obj.contains_key("instructions") && obj.contains_key("id") && ty.is_empty())
-    {
-        return Some(TranscriptShape::CodexRollout);
-    }
-    if ty.starts_with("thread.") || ty.starts_with("turn.") || ty.starts_with("item.") {
-        return Some(TranscriptShape::CodexExec);
-    }
-    if obj.get("msg").and_then(|m| m.get("type")).is_some() {
-        return Some(TranscriptShape::CodexExecLegacy);
-    }
-    if matches!(ty, "summary" | "file-history-snapshot" | "queue-operation")
-        || obj.contains_key("sessionId")
-        || (obj.contains_key("parentUuid") && obj.contains_key("uuid"))
-    {
-        return Some(TranscriptShape::ClaudeSession);
-    }
-    let claude_type = matches!(
-        ty,
-        "system"
-            | "assistant"
-            | "user"
-            | "result"
-            | "stream_event"
-            | "rate_limit_event"
-            | "control_request"
-            | "control_response"
-            | "keep_alive"
-            | "tool_progress"
-            | "auth_status"
-    );
-    if claude_type
-        && (obj.contains_key("session_id")
-            || obj.contains_key("message")
-            || obj.contains_key("subtype"))
-    {
-        if ty == "result" && obj.contains_key("result") && obj.contains_key("num_turns") {
-            return Some(TranscriptShape::ClaudeResult);
-        }
-        return Some(TranscriptShape::ClaudeStreamJson);
-    }
-    None
-}
-
-/// A legacy Codex `exec --json` prologue line: the config summary (`model`, `workdir`, …) or the
-/// prompt echo (`{"prompt": …}`).
-fn legacy_codex_prologue(v: &Value) -> bool {
-    let Some(obj) = v.as_object() else {
-        return false;
-    };
-    if obj.len() == 1 && obj.get("prompt").is_some_and(Value::is_string) {
-        return true;
-    }
-    !obj.contains_key("type")
-        && obj.contains_key("model")
-        && (obj.contains_key("workdir")
-            || obj.contains_key("approval")
-            || obj.contains_key("sandbox"))
-        && obj.values().all(Value::is_string)
+    super::gemini::record_shape(obj)
+        .or_else(|| super::codex::record_shape(obj, ty))
+        .or_else(|| super::claude_code::record_shape(obj, ty))
 }
 
 /// The shape of a transcript from its first records (`None`: not a transcript).
@@ -536,7 +471,7 @@ pub fn shape_of<'a>(records: impl IntoIterator<Item = &'a Value>) -> Option<Tran
     let mut seen: Vec<TranscriptShape> = Vec::new();
     let mut prologue = false;
     for v in records.into_iter().take(200) {
-        if legacy_codex_prologue(v) {
+        if super::codex::legacy_prologue(v) {
             prologue = true;
             continue;
         }
