@@ -99,8 +99,16 @@ def classes(tree):
 
 
 def own_nodes(node):
-    """The nodes of a function's own scope: nested functions, lambdas and classes not entered."""
-    stack = list(node.body)
+    """The nodes of a function's own scope: nested functions, lambdas and classes not entered
+    (from its last statement up, as the names drawn from them always were)."""
+    for stmt in reversed(node.body):
+        for sub in nodes_of(stmt):
+            yield sub
+
+
+def nodes_of(stmt):
+    """A statement and the nodes inside it, nested functions, lambdas and classes not entered."""
+    stack = [stmt]
     while stack:
         sub = stack.pop()
         yield sub

@@ -233,7 +233,7 @@ class Helpers(object):
         if at is None:
             return False
         for i, stmt in enumerate(fn.body):
-            for n in nodes_of(stmt):
+            for n in reading.nodes_of(stmt):
                 if isinstance(n, (ast.Yield, ast.YieldFrom, ast.Global, ast.Nonlocal)):
                     return False
                 if isinstance(n, ast.Return) and i <= at:
@@ -258,17 +258,6 @@ class Helpers(object):
         if any(a is use for a in call.args) or any(k.value is use for k in call.keywords):
             return any(a is use for a in self.expected_in(path, module, def_path, call, depth + 1))
         return False
-
-
-def nodes_of(stmt):
-    """A statement and the nodes inside it, nested functions, lambdas and classes not entered."""
-    stack = [stmt]
-    while stack:
-        node = stack.pop()
-        yield node
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            continue
-        stack.extend(ast.iter_child_nodes(node))
 
 
 def for_tree(root, module_path, wrappers, read):
