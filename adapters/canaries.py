@@ -133,7 +133,7 @@ def plan(source, targets, rng, avoid=None, check=None, module_path=None, helpers
     target could carry a group; a target that cannot (no literal site, bound to its name, too
     few values) is left as it is and has no record. Each record names the group's variants and,
     as `real`, the index of the real one: the key, which must stay in the caller's memory.
-    `helpers`: see Module.helpers (with a check, every call's literal is a candidate)."""
+    `helpers`: see canary_reading.Module.helpers (with a check, every call's literal is a candidate)."""
     module, names = start(source, rng, avoid, reading.ANY_CALL if check is not None else helpers)
     if module is None:
         return None
@@ -185,7 +185,7 @@ def plan_check(source, targets, check, module_path, rng, sites_per_test, avoid=N
     built there with one of the `ks` can hold instead (check_values, drawn as a grading draws
     them under `check`). Returns (new source bytes, records) or None; a record names the
     variants (the real test first, `real` 0) and, under `sites`, each site's [line, col] with
-    the indexes of its variants. `helpers`: see Module.helpers."""
+    the indexes of its variants. `helpers`: see canary_reading.Module.helpers."""
     module, names = start(source, rng, avoid, helpers)
     if module is None:
         return None

@@ -174,7 +174,7 @@ def check_facts(plan, run, seed):
 def issue_targets(ctx, cm, f2p, p2p, check, helpers):
     """The FAIL_TO_PASS and PASS_TO_PASS tests that can carry a group, as (module, class path,
     name), with the modules read (`sources`) and the ids split (`parsed`). `helpers(path)`: the
-    module's canaries.Module.helpers."""
+    module's canary_reading.Module.helpers."""
     parsed = dict((i, split_id(i)) for i in f2p + p2p)
     by_name = {}
     for s in parsed.values():
