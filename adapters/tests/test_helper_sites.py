@@ -149,6 +149,19 @@ class HelperSites(unittest.TestCase):
                                     "def test_a():\n    check('a', 'b')\n"}
         self.assertEqual(literal_sites(files, "tests/test_a.py"), {"test_a": ["b"]})
 
+    def test_trees_it_cannot_follow_give_no_site_and_no_error(self):
+        cyclic = {
+            "tests/a.py": "from tests.b import B\n\n\nclass A(B):\n    pass\n",
+            "tests/b.py": "from tests.a import A\n\n\nclass B(A):\n    pass\n",
+            "tests/test_a.py": "from tests.a import A\n\n\nclass TestA(A):\n"
+                               "    def test_a(self):\n        self.check('a', 'b')\n",
+        }
+        self.assertEqual(literal_sites(cyclic, "tests/test_a.py"), {"test_a": []})
+        broken = {"tests/base.py": "class Base(:\n",
+                  "tests/test_a.py": "from tests.base import Base\n\n\nclass TestA(Base):\n"
+                                     "    def test_a(self):\n        self.check('a', 'b')\n"}
+        self.assertEqual(literal_sites(broken, "tests/test_a.py"), {"test_a": []})
+
     def test_a_path_out_of_the_tree_is_not_read(self):
         seen = []
         helpers = hs.Helpers(lambda p: seen.append(p), "tests/test_a.py", True)
