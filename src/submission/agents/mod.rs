@@ -58,13 +58,13 @@ mod unsupported;
 pub use apply_patch::apply_chunks;
 pub use openhands::{is_openhands_events, openhands_events};
 pub use reading::{
-    TranscriptBuilder, is_codex_child_rollout, is_subagent_file, read_transcript,
-    read_transcript_files, read_transcripts, sniff, transcript_from_values,
+    TranscriptBuilder, classify_record, is_codex_child_rollout, is_subagent_file, read_transcript,
+    read_transcript_files, read_transcripts, shape_of, sniff, transcript_from_values,
 };
 pub use trajectories::{Item, SourceError, for_each_item, read_line};
 pub use transcript::{
     Action, ActionKind, Agent, Chunk, EditOp, EditOutcome, FileEdit, OpaqueEdit, SubAgentLink,
-    Transcript, TranscriptError, TranscriptShape, Unread, classify_record, shape_of, shell_join,
+    Transcript, TranscriptError, TranscriptShape, Unread, shell_join,
 };
 pub use unsupported::{unsupported_file, unsupported_in};
 

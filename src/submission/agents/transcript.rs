@@ -1,8 +1,8 @@
 //! One agent's trajectory, whichever agent wrote it and in whichever shape, as the rest of the
 //! tool needs it: its metadata (agent, model, session, working directory, prompt), every tool
 //! call in order (commands, pages, searches, the agent's words), the file edits those calls made
-//! with their outcomes, and the calls that could not be read; and which shape a record is (each
-//! agent's file holds its own markers; [`classify_record`] asks them in order).
+//! with their outcomes, and the calls that could not be read. Which shape a record is, each
+//! agent's file says by its own markers (`reading.rs` asks them in order).
 //!
 //! Ingest (instance, model, patch reconstruction) and audit (blocklist, PR access) both read
 //! every agent's steps into this one model, each agent by its own file (`claude_code.rs`,
@@ -455,56 +455,6 @@ pub enum TranscriptError {
     },
 }
 
-/// Which agent a single record belongs to and in which shape, when it says so: each agent's
-/// file holds its own markers, asked in this order (a Gemini CLI recording has `sessionId`
-/// too, which alone would read as Claude Code's; a Codex rollout's lines, as Claude Code's).
-pub fn classify_record(v: &Value) -> Option<TranscriptShape> {
-    let obj = v.as_object()?;
-    let ty = obj.get("type").and_then(Value::as_str).unwrap_or("");
-    super::gemini::record_shape(obj)
-        .or_else(|| super::codex::record_shape(obj, ty))
-        .or_else(|| super::claude_code::record_shape(obj, ty))
-}
-
-/// The shape of a transcript from its first records (`None`: not a transcript).
-pub fn shape_of<'a>(records: impl IntoIterator<Item = &'a Value>) -> Option<TranscriptShape> {
-    let mut seen: Vec<TranscriptShape> = Vec::new();
-    let mut prologue = false;
-    for v in records.into_iter().take(200) {
-        if super::codex::legacy_prologue(v) {
-            prologue = true;
-            continue;
-        }
-        if let Some(s) = classify_record(v) {
-            seen.push(s);
-        }
-    }
-    // The strongest marker wins: rollouts, item events and sessions all contain lines that alone
-    // would read as something else.
-    for s in [
-        TranscriptShape::GeminiChat,
-        TranscriptShape::CodexRollout,
-        TranscriptShape::CodexExec,
-        TranscriptShape::CodexExecLegacy,
-        TranscriptShape::ClaudeSession,
-        TranscriptShape::ClaudeStreamJson,
-    ] {
-        if seen.contains(&s) {
-            return Some(s);
-        }
-    }
-    if seen.contains(&TranscriptShape::ClaudeResult) {
-        // One result object is the `--output-format json` file; a result after messages ends a
-        // stream.
-        return Some(if seen.len() == 1 {
-            TranscriptShape::ClaudeResult
-        } else {
-            TranscriptShape::ClaudeStreamJson
-        });
-    }
-    prologue.then_some(TranscriptShape::CodexExecLegacy)
-}
-
 /// What both readers fill in as they go.
 impl Transcript {
     pub(super) fn new(shape: TranscriptShape) -> Transcript {
@@ -713,7 +663,6 @@ pub(super) fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn argv_is_joined_so_a_shell_reads_it_back() {
@@ -723,36 +672,5 @@ mod tests {
         );
         assert_eq!(shell_join(&["echo", "it's"]), "echo 'it'\\''s'");
         assert_eq!(shell_join(&["ls", ""]), "ls ''");
-    }
-
-    #[test]
-    fn shapes_are_told_apart_by_their_strongest_marker() {
-        let rollout = [
-            json!({"timestamp": "t", "type": "session_meta", "payload": {"id": "x"}}),
-            json!({"timestamp": "t", "type": "response_item", "payload": {"type": "message"}}),
-        ];
-        assert_eq!(shape_of(&rollout), Some(TranscriptShape::CodexRollout));
-        let legacy = [
-            json!({"model": "gpt-5", "workdir": "/w", "approval": "never"}),
-            json!({"prompt": "fix it"}),
-            json!({"id": "0", "msg": {"type": "task_started"}}),
-        ];
-        assert_eq!(shape_of(&legacy), Some(TranscriptShape::CodexExecLegacy));
-        let stream = [
-            json!({"type": "system", "subtype": "hook_started", "session_id": "s"}),
-            json!({"type": "system", "subtype": "init", "session_id": "s", "model": "m"}),
-            json!({"type": "rate_limit_event", "rate_limit_info": {}, "session_id": "s"}),
-        ];
-        assert_eq!(shape_of(&stream), Some(TranscriptShape::ClaudeStreamJson));
-        let session = [
-            json!({"type": "summary", "summary": "x", "leafUuid": "u"}),
-            json!({"type": "user", "sessionId": "s", "uuid": "u", "parentUuid": null}),
-        ];
-        assert_eq!(shape_of(&session), Some(TranscriptShape::ClaudeSession));
-        let result = [
-            json!({"type": "result", "subtype": "success", "result": "ok", "num_turns": 3, "session_id": "s"}),
-        ];
-        assert_eq!(shape_of(&result), Some(TranscriptShape::ClaudeResult));
-        assert_eq!(shape_of(&[json!({"hello": "world"})]), None);
     }
 }
