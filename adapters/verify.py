@@ -13,6 +13,7 @@
 #   gitobjects.py      git with a clean environment; hash-checked objects; the base's listing
 #   processes.py       the test user; every process of a uid killed at once; the disk limit;
 #                      commands run with every privilege dropped
+#   disk.py            the disk limit's measure: where the test user can write, what it wrote
 #   environment.py     the image's environment and interpreter; the clean interpreter's plugins
 #   submission.py      capture (Harbor), apply, the paths the submission added or changed
 #   scrub.py           the scrub step
@@ -91,6 +92,7 @@ spec_keys = common.sibling("spec")
 files = common.sibling("files")
 gitobjects = common.sibling("gitobjects")
 processes = common.sibling("processes")
+disk = common.sibling("disk")
 environment = common.sibling("environment")
 submission = common.sibling("submission")
 scrub = common.sibling("scrub")
@@ -104,8 +106,8 @@ doc2repo = common.sibling("doc2repo")
 decide_module = common.sibling("decide")
 
 # Every module of the verifier this file imports, compiled ahead by `prepare`.
-MODULES = (common, spec_keys, files, gitobjects, processes, environment, submission, scrub, restore, static_step,
-           canary_steps, testrun, doc2repo, decide_module)
+MODULES = (common, spec_keys, files, gitobjects, processes, disk, environment, submission, scrub, restore,
+           static_step, canary_steps, testrun, doc2repo, decide_module)
 
 
 RESULT_FORMAT = "beyondswe-verify-result-1"
@@ -388,7 +390,7 @@ def cmd_prepare(args):
            "clean": environment.clean_interpreter_facts(python["path"] if python else sys.executable)}
     out["plugins"] = out["clean"]["plugins"]
     out["clean_sys_path"] = out["clean"]["sys_path"]
-    out["writable_roots"] = processes.writable_roots()
+    out["writable_roots"] = disk.writable_roots()
     out["static_baseline"] = {}
     if ctx.git.available():
         listing = gitobjects.base_listing(ctx)

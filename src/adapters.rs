@@ -22,6 +22,8 @@ pub const FILES_PY: &str = include_str!("../adapters/files.py");
 pub const GITOBJECTS_PY: &str = include_str!("../adapters/gitobjects.py");
 /// The test user, killing every process of a uid at once, the disk limit, dropped privileges.
 pub const PROCESSES_PY: &str = include_str!("../adapters/processes.py");
+/// The disk limit's measure: the places the test user can write to, what it wrote there.
+pub const DISK_PY: &str = include_str!("../adapters/disk.py");
 /// The image's environment and interpreter, recorded at prepare and given to every test run.
 pub const ENVIRONMENT_PY: &str = include_str!("../adapters/environment.py");
 /// The submission: captured (Harbor), applied with `git apply`, the paths it touched.
@@ -81,13 +83,14 @@ pub const VERIFY_FILE: &str = "beyondswe_verify.py";
 /// What the verifier's `prepare` command imports, by installed name: the entry point, every
 /// module it imports as it starts, and the static evidence (the base's baseline). The Harbor
 /// environment's image holds these and no more of the verifier: the agent works in that image.
-pub const PREPARE_MODULES: [(&str, &str); 16] = [
+pub const PREPARE_MODULES: [(&str, &str); 17] = [
     (VERIFY_FILE, VERIFY_PY),
     ("beyondswe_common.py", COMMON_PY),
     ("beyondswe_spec.py", SPEC_PY),
     ("beyondswe_files.py", FILES_PY),
     ("beyondswe_gitobjects.py", GITOBJECTS_PY),
     ("beyondswe_processes.py", PROCESSES_PY),
+    ("beyondswe_disk.py", DISK_PY),
     ("beyondswe_environment.py", ENVIRONMENT_PY),
     ("beyondswe_submission.py", SUBMISSION_PY),
     ("beyondswe_scrub.py", SCRUB_PY),
@@ -103,7 +106,7 @@ pub const PREPARE_MODULES: [(&str, &str); 16] = [
 /// The verifier's modules by the names they are installed under, side by side in one directory:
 /// the verifier imports its siblings by these names (`sibling()` in `adapters/common.py`). Those
 /// of [`PREPARE_MODULES`], then the ones only a grading needs.
-pub const VERIFIER_MODULES: [(&str, &str); 22] = concat(
+pub const VERIFIER_MODULES: [(&str, &str); 23] = concat(
     PREPARE_MODULES,
     [
         ("beyondswe_pytest_runner.py", PYTEST_RUNNER_PY),
@@ -131,7 +134,7 @@ const fn concat<const A: usize, const B: usize, const N: usize>(
 }
 
 /// Every embedded file, by its name in `adapters/` (a test checks none is missing).
-pub const FILES: [(&str, &str); 29] = [
+pub const FILES: [(&str, &str); 30] = [
     ("strip_history.sh", STRIP_HISTORY_SH),
     ("setup_step.sh", SETUP_STEP_SH),
     ("verify.py", VERIFY_PY),
@@ -140,6 +143,7 @@ pub const FILES: [(&str, &str); 29] = [
     ("files.py", FILES_PY),
     ("gitobjects.py", GITOBJECTS_PY),
     ("processes.py", PROCESSES_PY),
+    ("disk.py", DISK_PY),
     ("environment.py", ENVIRONMENT_PY),
     ("submission.py", SUBMISSION_PY),
     ("scrub.py", SCRUB_PY),
