@@ -61,6 +61,12 @@ pub(crate) fn build_task_opts(id: &str, opts: ToHarborOptions) -> Task {
         ..opts
     };
     let dir = convert::write_task(&record, tmp.path(), &opts).unwrap();
+    task_in(dir, id, record.workdir(), tmp)
+}
+
+/// The task written at `dir` (inside `tmp`, kept as long as the task), its environment built
+/// like Harbor's docker backend builds it.
+pub(crate) fn task_in(dir: PathBuf, id: &str, workdir: &str, tmp: tempfile::TempDir) -> Task {
     let image = format!("beyondswe-test/harbor-{}:latest", id.to_lowercase());
     docker(&[
         "build",
@@ -74,7 +80,7 @@ pub(crate) fn build_task_opts(id: &str, opts: ToHarborOptions) -> Task {
     Task {
         dir,
         image,
-        workdir: record.workdir().to_owned(),
+        workdir: workdir.to_owned(),
         _tmp: tmp,
     }
 }

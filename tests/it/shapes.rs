@@ -9,7 +9,7 @@
 //! instance `ok`; and the gold patches graded as an agent's predictions, canaries planted) and
 //! through Harbor's `tests/test.sh` in the task's own environment (reward 1 twice, then 0).
 
-use super::harbor_docker::{build_task, copy_tree_into, solve, verify};
+use super::harbor_docker::{build_task, copy_tree_into, solve, task_in, verify};
 use super::support::{Container, fixture_images, fixtures, require_docker, run_ok};
 use beyondswe::record::{Family, Record, RecordReader};
 use serde_json::Value;
@@ -246,6 +246,19 @@ fn an_id_the_collection_does_not_make_is_named_as_the_cause() {
     assert_eq!(i["gold"]["causes"][0], want.as_str(), "{i:#}");
 }
 
+/// A submission to the helper shape that makes unittest's comparison of multi-line text pass
+/// whatever it is given (and fixes nothing).
+const HELPER_FORGER: &str = "diff --git a/greeter/__init__.py b/greeter/__init__.py\n\
+                             --- a/greeter/__init__.py\n\
+                             +++ b/greeter/__init__.py\n\
+                             @@ -3,3 +3,7 @@\n \
+                             from greeter.core import greet\n \n \
+                             __all__ = [\"greet\"]\n\
+                             +\n\
+                             +import unittest\n\
+                             +\n\
+                             +unittest.TestCase.assertMultiLineEqual = lambda self, first, second, msg=None: None\n";
+
 /// The helper shape's only FAIL_TO_PASS test compares through the project's own assertion helper
 /// (`self.assertGreets(name, self.dedent("""…"""))`, the helper in the package as Python-Markdown
 /// ships `markdown.test_tools`): the gold check proves the expected argument a site, so gold
@@ -262,16 +275,7 @@ fn a_test_that_compares_through_the_projects_helper_is_grouped_and_a_forger_caug
         .into_iter()
         .find(|r| r.instance_id() == "shapes_helper_pr1")
         .unwrap();
-    let forger = "diff --git a/greeter/__init__.py b/greeter/__init__.py\n\
-                  --- a/greeter/__init__.py\n\
-                  +++ b/greeter/__init__.py\n\
-                  @@ -3,3 +3,7 @@\n \
-                  from greeter.core import greet\n \n \
-                  __all__ = [\"greet\"]\n\
-                  +\n\
-                  +import unittest\n\
-                  +\n\
-                  +unittest.TestCase.assertMultiLineEqual = lambda self, first, second, msg=None: None\n";
+    let forger = HELPER_FORGER;
     let lines =
         [("honest", record.gold_patch().unwrap()), ("forger", forger)].map(|(model, patch)| {
             serde_json::json!({"instance_id": "shapes_helper_pr1", "model_name_or_path": model,
@@ -310,4 +314,47 @@ fn a_test_that_compares_through_the_projects_helper_is_grouped_and_a_forger_caug
     assert!(honest["flags"].get("forgery").is_none(), "{honest:#}");
     assert_eq!(forger["verdict"], "unresolved", "{forger:#}");
     assert_eq!(forger["reason"], "forgery_detected", "{forger:#}");
+}
+
+/// The helper forger through Harbor's separate verifier, on a task converted with
+/// `--gold-check`: the check made on this engine proves the helper's expected argument a site,
+/// the task's verifier builds the group from it, and the forger gets no reward
+/// (`forgery_detected`); gold gets its reward with the group in place.
+#[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
+fn the_helper_forger_gets_no_reward_through_the_separate_verifier() {
+    require_docker();
+    fixture_images();
+    let id = "shapes_helper_pr1";
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("tasks");
+    run_ok(
+        Command::new(env!("CARGO_BIN_EXE_beyondswe"))
+            .args(["convert", "to-harbor"])
+            .arg(fixtures().join("dataset/shapes.jsonl"))
+            .arg(&out)
+            .args(["--gold-check", "--ids", id]),
+    );
+    let dir = out.join(beyondswe::harbor::task_dir_name(id));
+    assert!(dir.join(beyondswe::harbor::paths::GOLD_CHECK).is_file());
+    let task = task_in(dir, id, "/workspace/helper", tmp);
+
+    let c = Container::run(&task.image);
+    solve(&c, &task);
+    let (reward, report) = verify(&c, &task);
+    assert_eq!(reward.as_deref(), Some("1"), "gold: {report:#}");
+    assert_eq!(report["canary_plan"]["f2p_groups"], 1, "gold: {report:#}");
+
+    let c = Container::run(&task.image);
+    let patch = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(patch.path(), HELPER_FORGER).unwrap();
+    c.copy_in(patch.path(), "/tmp/forger.diff");
+    let (code, out) = c.sh(&format!(
+        "cd {} && git apply /tmp/forger.diff",
+        task.workdir
+    ));
+    assert_eq!(code, 0, "{out}");
+    let (reward, report) = verify(&c, &task);
+    assert_eq!(reward.as_deref(), Some("0"), "forger: {report:#}");
+    assert_eq!(report["reason"], "forgery_detected", "forger: {report:#}");
 }
