@@ -42,9 +42,11 @@ def reading_module():
 
 
 def helpers_over(root, wrappers):
-    """A function giving each test module's helper_sites.Helpers over the tree at `root`."""
+    """A function giving each test module's helper_sites.Helpers over the tree at `root`, all
+    sharing one cache of the tree's parsed modules."""
     hs = common.sibling("helper_sites")
-    return lambda path: hs.for_tree(root, path, wrappers, read_module)
+    parsed = {}
+    return lambda path: hs.for_tree(root, path, wrappers, read_module, parsed)
 
 
 def split_id(test_id):

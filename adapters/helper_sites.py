@@ -44,9 +44,11 @@ class Helpers(object):
     (`self.dedent("...")`); only where a gold check then shows that the wrapped values
     differ (the check's values all failed under the gold patch)."""
 
-    def __init__(self, load, module_path, wrappers):
+    def __init__(self, load, module_path, wrappers, parsed=None):
+        """`parsed`: the tree's modules parsed so far, shared by the Helpers of one tree's test
+        modules so that a helper module they all import is read and parsed once."""
         self.load, self.module_path, self.wrappers = load, module_path, wrappers
-        self.parsed = {}
+        self.parsed = {} if parsed is None else parsed
 
     # -- reading the tree ---------------------------------------------------------------------
 
@@ -265,11 +267,11 @@ class Helpers(object):
         return False
 
 
-def for_tree(root, module_path, wrappers, read):
+def for_tree(root, module_path, wrappers, read, parsed=None):
     """Helpers over the tree at `root` (read through `read(root, path)`, which returns (bytes,
-    stat) or (None, None))."""
+    stat) or (None, None)); `parsed` as Helpers takes it."""
     def load(path):
         if not os.path.isfile(os.path.join(root, path)):
             return None
         return read(root, path)[0]
-    return Helpers(load, module_path, wrappers)
+    return Helpers(load, module_path, wrappers, parsed)

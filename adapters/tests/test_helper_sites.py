@@ -162,6 +162,21 @@ class HelperSites(unittest.TestCase):
                                      "    def test_a(self):\n        self.check('a', 'b')\n"}
         self.assertEqual(literal_sites(broken, "tests/test_a.py"), {"test_a": []})
 
+    def test_the_test_modules_of_one_tree_read_a_shared_helper_module_once(self):
+        files = {"pkg/test_tools.py": TOOLS, "tests/test_setext.py": TEST, "tests/test_other.py": TEST}
+        reads = []
+
+        def load(path):
+            reads.append(path)
+            return tree(files)(path)
+        parsed = {}
+        for path in ("tests/test_setext.py", "tests/test_other.py"):
+            helpers = hs.Helpers(load, path, True, parsed)
+            module = reading.parse(files[path].encode("utf-8"), helpers)
+            cls = reading.classes(module.tree)[("TestSetext",)]
+            self.assertEqual(len(reading.sites(cls.body[1], module, ("TestSetext",))), 1)
+        self.assertEqual(reads.count("pkg/test_tools.py"), 1)
+
     def test_a_path_out_of_the_tree_is_not_read(self):
         seen = []
         helpers = hs.Helpers(lambda p: seen.append(p), "tests/test_a.py", True)
