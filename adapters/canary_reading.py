@@ -193,7 +193,8 @@ def alone_on_lines(body, i, module):
 
 def site_of(stmt):
     """The literal node an assertion statement expects, or None: `assert X == LIT` (or
-    `LIT == X`), `self.assertEqual(X, LIT)` (or `(LIT, X)`), where X is no literal."""
+    `LIT == X`), `self.assertEqual(X, LIT)` (or `(LIT, X)`), where X is no literal; where LIT
+    is a list, tuple or dict of literals, one of its members (member_site)."""
     pair = None
     if isinstance(stmt, ast.Assert) and stmt.msg is None:
         t = stmt.test
@@ -207,11 +208,57 @@ def site_of(stmt):
     if pair is None:
         return None
     a, b = pair
-    if literal_value(b) is not None and not is_literalish(a):
-        return b
-    if literal_value(a) is not None and not is_literalish(b):
-        return a
+    for lit, other in ((b, a), (a, b)):
+        if not is_literalish(other):
+            site = lit if literal_value(lit) is not None else member_site(lit)
+            if site is not None:
+                return site
     return None
+
+
+def member_site(node):
+    """The member of an expected list, tuple or dict literal that a group can stand on: its
+    first number (its grid leaves nothing to weigh), else its first string, reached through
+    lists, tuples and dict values; None when the literal holds anything but literals. Never a
+    member of a set or a dict's key: two mutants of `{1, 2, 3}` (1 made 2, 1 made 3) are one
+    set, where "the real value passes" must mean each mutant fails, and no two mutants alike.
+    A list or tuple with one member changed is another value under ordinary equality, whatever
+    the other members are."""
+    leaves, ok = [], [True]
+
+    def walk(n):
+        if isinstance(n, (ast.List, ast.Tuple)):
+            for e in n.elts:
+                walk(e)
+        elif isinstance(n, ast.Dict):
+            for key, value in zip(n.keys, n.values):
+                if key is None or not is_plain_literal(key):
+                    ok[0] = False
+                walk(value)
+        elif literal_value(n) is not None:
+            leaves.append(n)
+        elif not is_plain_literal(n):
+            ok[0] = False
+    if not isinstance(node, (ast.List, ast.Tuple, ast.Dict)):
+        return None
+    walk(node)
+    if not ok[0]:
+        return None
+    numbers = [n for n in leaves if isinstance(literal_value(n), (int, float))]
+    return (numbers or leaves or [None])[0]
+
+
+def is_plain_literal(node):
+    """A literal with nothing computed in it (a constant, a negative number, or a collection
+    of them): what an expected value's other members may be."""
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return all(is_plain_literal(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(k is not None and is_plain_literal(k) for k in node.keys) \
+            and all(is_plain_literal(v) for v in node.values)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return isinstance(node.operand, ast.Constant) and isinstance(node.operand.value, (int, float))
+    return isinstance(node, ast.Constant)
 
 
 def expected_literal(node, wrappers):

@@ -43,6 +43,26 @@ class Sites(unittest.TestCase):
         }.items():
             self.assertEqual(site_values("def test_a():\n" + body), {"test_a": []}, why)
 
+    def test_a_member_of_an_expected_list_tuple_or_dict_literal_is_a_site(self):
+        for body, want in {
+            "    assert headings(d) == [(1, 'A'), (2, 'B')]\n": [1],
+            "    assert f() == ('x', -3)\n": [-3],
+            "    assert f() == {'a': ['one', 'two'], 'n': None}\n": ["one"],
+            "    assert [[], ('ab', 2.5)] == f()\n": [2.5],
+            "    self.assertEqual(f(), [\n        'a-b',\n        'c',\n    ])\n": ["a-b"],
+            # no member a group can stand on, or one whose mutants could be one value
+            "    assert f() == {1, 2, 3}\n": [],
+            "    assert f() == [{1, 2}]\n": [],
+            "    assert f() == {1: 'a'}\n": ["a"],
+            "    assert f() == {(1, 2): True}\n": [],
+            "    assert f() == [x, 1]\n": [],
+            "    assert f() == [g(), 1]\n": [],
+            "    assert f() == ['', None, True]\n": [],
+            "    assert f() == []\n": [],
+            "    assert [1] == [2]\n": [],
+        }.items():
+            self.assertEqual(site_values("def test_a():\n" + body), {"test_a": want}, body)
+
     def test_a_calls_literal_is_a_site_only_for_what_says_so(self):
         source = ("def test_a():\n    check(self.dedent('src'), 'expected', n=3)\n")
         self.assertEqual(site_values(source), {"test_a": []})

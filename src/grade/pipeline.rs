@@ -394,7 +394,7 @@ async fn run_once<S: Sandbox>(
 }
 
 /// Bumped when what the gold check finds changes, so stale checks are not reused.
-const GOLD_CHECK_VERSION: &str = "2";
+const GOLD_CHECK_VERSION: &str = "3";
 
 /// The gold check of this instance (see [`GoldCheck`]): read from the user's cache, or run
 /// once (one container from the prepared image, the gold patch as the submission, every value
