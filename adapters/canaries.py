@@ -418,6 +418,40 @@ def judge(record, outcomes, finished, solo=None, doubled=(), anywhere=False):
     return fact
 
 
+def unit_outcomes(outcomes, units):
+    """{unit: passed} for each unit (module, class path, name) with results in `outcomes`
+    ({node id: outcome}, node ids by their public names): passed when every collected item
+    of it passed. A unit with no result is left out."""
+    wanted, seen = set(units), {}
+    for key, outcome in outcomes.items():
+        module, path, name, _ = split_key(key)
+        unit = (module, path, name)
+        if unit in wanted:
+            seen[unit] = seen.get(unit, True) and outcome in PASSED
+    return seen
+
+
+def uneven_split_chance(sample_passed, sample_size, rest_passed, rest_size):
+    """The chance that a sample of `sample_size` units drawn uniformly from all of them holds
+    at most `sample_passed` passing ones, when `sample_passed + rest_passed` of the
+    `sample_size + rest_size` pass whichever are drawn (the hypergeometric tail): how often
+    code whose outcomes do not depend on the draw shows a split at least this uneven."""
+    total, passed = sample_size + rest_size, sample_passed + rest_passed
+
+    def comb(n, r):
+        if r < 0 or r > n:
+            return 0
+        out = 1
+        for i in range(min(r, n - r)):
+            out = out * (n - i) // (i + 1)
+        return out
+    whole = comb(total, sample_size)
+    if not whole:
+        return 1.0
+    tail = sum(comb(passed, x) * comb(total - passed, sample_size - x) for x in range(sample_passed + 1))
+    return min(1.0, float(tail) / whole)
+
+
 def all_variant_keys(records, outcomes, anywhere=False):
     """Every key of `outcomes` that is a variant of one of the groups."""
     out = set()

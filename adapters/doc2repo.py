@@ -74,6 +74,9 @@ def grade_doc2repo(ctx):
     ctx.facts["canaries"], mapped, alias = canary_steps.judge(ctx, plan, run, canary_steps.solo_runner(run_group),
                                                               anywhere=True)
     shutil.rmtree(suite, ignore_errors=True)
+    split = canary_steps.sample_versus_rest(ctx, plan, mapped)
+    if split is not None:
+        ctx.facts["canary_plan"]["sample_versus_rest"] = split
     record_suite(ctx, run, mapped, alias)
     testrun.record_run(ctx, run)
 

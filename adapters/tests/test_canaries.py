@@ -457,5 +457,17 @@ class GoldChecks(unittest.TestCase):
                                   random.Random(0), None, only, "t.py"))
 
 
+
+class Units(unittest.TestCase):
+    def test_a_unit_passes_when_every_item_of_it_passed(self):
+        got = cm.unit_outcomes({"t.py::test_a[1]": "passed", "t.py::test_a[2]": "failed",
+                                      "t.py::T::test_b": "passed", "t.py::test_c": "xpassed",
+                                      "u.py::test_a": "passed"},
+                                     [("t.py", (), "test_a"), ("t.py", ("T",), "test_b"), ("t.py", (), "test_c"),
+                                      ("t.py", (), "test_gone")])
+        self.assertEqual(got, {("t.py", (), "test_a"): False, ("t.py", ("T",), "test_b"): True,
+                               ("t.py", (), "test_c"): True})
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -122,5 +122,66 @@ class PlanSuite(unittest.TestCase):
         self.assertIn("def test_nothing():", read(root))
 
 
+WORDS = ["parse", "header", "value", "split", "table", "render", "quote", "escape", "number", "list",
+         "nested", "empty", "title", "link", "image", "code", "block", "inline", "strip", "count"]
+
+
+def suite_module(n):
+    return "".join("def test_%s_%s_%s():\n    assert f(%d) == %d\n\n\n"
+                   % (WORDS[i % 20], WORDS[(i * 7 + 3) % 20], WORDS[(i // 20) % 20], i, i + 1) for i in range(n))
+
+
+class SampleVersusRest(unittest.TestCase):
+    """The Doc2Repo split between the grouped tests and the rest of those that could carry a
+    group: even for a tree whose outcomes do not depend on the draw, flagged for one that
+    passes the rest and not the sample (what a payload forcing only the ungrouped tests does)."""
+
+    def plan(self, n):
+        root = tempfile.mkdtemp(prefix="bsw-canary-split-")
+        os.makedirs(os.path.join(root, "tests"))
+        with open(os.path.join(root, "tests", "test_s.py"), "w") as fh:
+            fh.write(suite_module(n))
+        ctx = Ctx(root)
+        return ctx, cs.plan_suite(ctx, root, ["tests/test_s.py"], random.Random(5))
+
+    def outcomes(self, plan, grouped, rest):
+        out = {}
+        for r in plan.records:
+            out["tests/test_s.py::" + r["template"]] = grouped
+        for m, c, n in plan.rest:
+            out["::".join([m] + list(c) + [n])] = rest
+        return out
+
+    def test_a_forger_of_the_ungrouped_tests_is_flagged_and_honest_trees_are_not(self):
+        ctx, plan = self.plan(40)
+        self.assertEqual((len(plan.records), len(plan.rest)), (cs.DOC_GROUPS, 40 - cs.DOC_GROUPS))
+        facts = cs.sample_versus_rest(ctx, plan, self.outcomes(plan, "failed", "passed"))
+        self.assertEqual((facts["grouped"], facts["rest"]), ([0, 6], [34, 34]))
+        self.assertLess(facts["chance"], cs.SPLIT_EVIDENCE)
+        self.assertEqual(len(ctx.notes), 1)
+        self.assertIn("passed 0 of 6", ctx.notes[0])
+        for grouped, rest in (("passed", "passed"), ("failed", "failed"), ("passed", "failed")):
+            ctx.notes = []
+            facts = cs.sample_versus_rest(ctx, plan, self.outcomes(plan, grouped, rest))
+            self.assertGreaterEqual(facts["chance"], cs.SPLIT_EVIDENCE)
+            self.assertEqual(ctx.notes, [], (grouped, rest))
+
+    def test_a_small_suite_has_no_power_and_no_flag(self):
+        ctx, plan = self.plan(8)
+        facts = cs.sample_versus_rest(ctx, plan, self.outcomes(plan, "failed", "passed"))
+        self.assertEqual(facts["rest"], [2, 2])
+        self.assertEqual(ctx.notes, [])
+
+    def test_nothing_to_compare_gives_no_facts(self):
+        ctx, plan = self.plan(5)
+        self.assertIsNone(cs.sample_versus_rest(ctx, plan, self.outcomes(plan, "failed", "passed")))
+
+    def test_the_chance_is_the_hypergeometric_tail(self):
+        cm = cs.canaries_module()
+        self.assertAlmostEqual(cm.uneven_split_chance(0, 6, 2, 2), 1.0 / 28)
+        self.assertAlmostEqual(cm.uneven_split_chance(1, 2, 1, 2), 5.0 / 6)
+        self.assertEqual(cm.uneven_split_chance(6, 6, 0, 4), 1.0)
+
+
 if __name__ == "__main__":
     unittest.main()
