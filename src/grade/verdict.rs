@@ -292,6 +292,25 @@ pub struct CanaryPlan {
     /// that honest code contradicts is still confirmed alone before it is proof).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gold_check: Option<String>,
+    /// Doc2Repo: the grouped tests against the rest of those that could have been grouped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample_versus_rest: Option<SampleVersusRest>,
+}
+
+/// How often a Doc2Repo suite's grouped tests (their real variants) passed against the rest of
+/// the tests that could have carried a group. The groups are a uniform draw among those tests,
+/// so for code whose outcomes do not depend on the draw the two pass about as often; a split
+/// this uneven is flagged for review when `chance` is under 1 in 10,000 (evidence: a payload
+/// that recognises the groups and forces only the other tests leaves it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SampleVersusRest {
+    /// [passed, counted] of the grouped tests.
+    pub grouped: [u32; 2],
+    /// [passed, counted] of the others that could have been grouped.
+    pub rest: [u32; 2],
+    /// The chance of a split at least this uneven for code whose outcomes do not depend on
+    /// which tests were drawn (the hypergeometric tail).
+    pub chance: f64,
 }
 
 fn one() -> f64 {
