@@ -1,5 +1,5 @@
 # beyondswe verifier: what every module of the verifier shares: its directory, the log, the
-# error a step raises, and how one module imports another.
+# error a step raises, a JSON file written whole, and how one module imports another.
 #
 # adapters/common.py, installed as beyondswe_common.py beside the entry point beyondswe_verify.py
 # (adapters/verify.py, whose header lists every module). Each module imports this one by its
@@ -8,6 +8,7 @@
 # sys.path before it imports any of them: the verifier imports nothing of its own from anywhere
 # else. Python 3.6+, standard library only.
 import importlib
+import json
 import os
 import sys
 import time
@@ -40,6 +41,14 @@ class VerifyError(Exception):
         self.reason = reason
         self.message = message
         self.infrastructure = infrastructure
+
+
+def write_json(path, data):
+    """`data` as JSON at `path`, whole or not at all (written beside it, then renamed)."""
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, ensure_ascii=False)
+    os.replace(tmp, path)
 
 
 def sibling(name):

@@ -24,10 +24,12 @@
 #                      canary_writing.py writes their values and names, helper_sites.py finds
 #                      the expected arguments of a project's own assertion helpers)
 #   testrun.py         the test run, its result channel, JUnit, the outcomes per id
+#   issue.py           the issue families: the steps from apply to the outcomes per id
 #   doc2repo.py        the Doc2Repo family: install, hidden suite, manifest (manifest.py)
+#   prepare.py         the `prepare` command: what belongs to the image, recorded once
 #   decide.py          the verdict from the facts
 #   pytest_runner.py   the unprivileged runner, started for each run (never imported)
-# static_evidence.py, manifest.py, the canary modules, helper_sites.py and decide.py are
+# static_evidence.py, manifest.py, the canary modules and helper_sites.py are
 # imported when first needed; every other module is imported with this one, before any step
 # runs. Python unit tests of the modules: adapters/tests/. On the host, src/grade/pipeline.rs runs `grade`,
 # src/grade/result.rs reads its result, src/restore_rules.rs reads the same rules, and
@@ -54,23 +56,22 @@
 #             from git objects whose hashes are checked (replace refs and planted objects fail)
 #   static    the submission's added and changed source read as root before any of it runs
 #             (beyondswe_static_evidence.py): ways into the test machinery or the interpreter
-#             that neither the base nor the gold patch uses make the verdict forgery_suspected
+#             that neither the base nor the gold patch uses are evidence for review; only under
+#             the spec's `strict` do they make the verdict forgery_suspected
 #   install   Doc2Repo: the submission installs itself as the unprivileged user; only then is the
 #             hidden suite unpacked, read-only; only the ids of its manifest (beyondswe_manifest.py,
 #             read from the archive before the install) count
-#   canaries  clones of real tests planted among them (beyondswe_canaries.py): a twin that must
-#             agree with its original and a poison, one of its assertions negated, that cannot
-#             pass where it passed; names, places and bodies like the suite's own
+#   canaries  each test that matters replaced by a group: itself and k mutants of one expected
+#             literal, all renamed alike and shuffled (beyondswe_canary_steps.py); which one is
+#             real stays in this process's memory; two passing variants of a group are proof
 #   run       pytest as an unprivileged user through beyondswe_pytest_runner.py; outcomes arrive
 #             over a pipe only this process reads; every process of that user is killed after
 #   decide    the verdict from the facts
 #
 # Every git command runs with a clean environment, hooks and fsmonitor off, and the repository's
 # own configuration replaced by a minimal one (gitobjects.py). Python 3.6+, standard library only.
-import hashlib
 import json
 import os
-import random
 import subprocess
 import sys
 import time
@@ -101,13 +102,15 @@ static_step = common.sibling("static_step")
 canary_steps = common.sibling("canary_steps")
 testrun = common.sibling("testrun")
 doc2repo = common.sibling("doc2repo")
+issue = common.sibling("issue")
+prepare = common.sibling("prepare")
 # Imported with the rest, before any step runs: nothing of the verifier is imported after the
 # submission's code has had the container.
 decide_module = common.sibling("decide")
 
 # Every module of the verifier this file imports, compiled ahead by `prepare`.
 MODULES = (common, spec_keys, files, gitobjects, processes, disk, environment, submission, scrub, restore,
-           static_step, canary_steps, testrun, doc2repo, decide_module)
+           static_step, canary_steps, testrun, doc2repo, issue, prepare, decide_module)
 
 
 RESULT_FORMAT = "beyondswe-verify-result-1"
@@ -119,9 +122,6 @@ SUBMISSION_DIFF = "submission.diff"
 # Harbor, separate verifier: where the collect hook leaves the agent's work (the convention
 # directory Harbor carries from the agent's container into the verifier's).
 COLLECTED_DIFF = "/logs/artifacts/submission.diff"
-
-# In the state directory: "SHA256 PATH" of the interpreter that runs the verifier.
-VERIFIER_PYTHON = "verifier-python"
 
 STATE_DIR = "/var/lib/beyondswe"
 
@@ -204,7 +204,7 @@ def grade(spec):
         if ctx.doc2repo:
             doc2repo.grade_doc2repo(ctx)
         else:
-            grade_issue(ctx)
+            issue.grade_issue(ctx)
     except common.VerifyError as exc:
         if exc.infrastructure:
             ctx.facts["error"] = {"reason": exc.reason, "message": exc.message}
@@ -271,85 +271,9 @@ def step_lock(ctx):
             ctx.suspicious(".git/config was changed after the prepare step (replaced by a minimal one)")
 
 
-def grade_issue(ctx):
-    spec = ctx.spec
-    gold_kinds = static_step.gold_static_kinds(ctx)
-    restore.note_prepared_clean(ctx)
-    if not submission.step_apply(ctx):
-        return
-    scrub.step_scrub(ctx)
-    environment.load_clean_facts(ctx)
-    restore.step_restore(ctx)
-    static_step.step_static(ctx, gold_kinds)
-    f2p, p2p = spec.get("fail_to_pass", []), spec.get("pass_to_pass", [])
-    ids = f2p + [i for i in p2p if i not in f2p]
-    if not ids:
-        raise common.VerifyError("no_test_ids", "the instance has no FAIL_TO_PASS or PASS_TO_PASS ids")
-    ctx.canary_root = ctx.workdir
-    # The key is drawn here, as root, before any code of the submission runs, and kept in this
-    # process's memory only.
-    rng = random.SystemRandom()
-    t = time.time()
-    # The gold check (the grader's, once per instance: the submission is the gold patch, and
-    # `canary_check_run` the seed its string sites' values are drawn from).
-    check_seed = spec.get("canary_check_run")
-    if check_seed:
-        plan = canary_steps.plan_check(ctx, f2p, p2p, rng, check_seed)
-    else:
-        plan = canary_steps.plan_issue(ctx, f2p, p2p, rng, plant=spec.get("canaries", True),
-                                       check=canary_steps.gold_check(spec))
-    ctx.facts["canary_plan"] = plan.facts
-    ctx.timed("canaries", t)
-    t = time.time()
-    locked = set(ctx.facts.get("locked", []))
-    locked.update(r["module"] for r in plan.records)
-    tree = files.walk_tree(ctx.workdir)
-    conftests = [p for p, k in tree.items() if k == "file" and p.rsplit("/", 1)[-1] in files.RULES["conftest_names"]]
-    ctx.facts["conftests"] = conftests
-    locked.update(conftests)
-    lock_sub_owned(ctx, sorted(locked))
-    ctx.timed("hand_over", t)
-    run_ids = canary_steps.run_ids(rng, ids, plan)
-    test_files = [os.path.join(ctx.workdir, p) for p in sorted(locked) if p.endswith(".py")]
-    timeout = spec_keys.test_timeout(spec)
-    if check_seed:
-        # Only the checked tests' variants run; nothing is judged.
-        dataset_ids = set(ids)
-        run_ids = [i for i in run_ids if i not in dataset_ids]
-        if not run_ids:
-            ctx.facts["canary_check"] = {"seed": check_seed, "tests": {}, "finished": True}
-            return
-    run = testrun.run_tests(ctx, run_ids, ctx.workdir, ctx.workdir, [], test_files, [ctx.workdir], timeout)
-    if check_seed:
-        ctx.facts["canary_check"] = canary_steps.check_facts(plan, run, check_seed)
-        testrun.record_run(ctx, run)
-        return
-
-    def run_group(group):
-        return testrun.run_tests(ctx, group, ctx.workdir, ctx.workdir, [], test_files, [ctx.workdir], timeout)
-    ctx.facts["canaries"], mapped, alias = canary_steps.judge(ctx, plan, run, canary_steps.solo_runner(run_group))
-    req = testrun.required_outcomes(dict(run, outcomes=mapped), ids, alias)
-    ctx.facts["fail_to_pass"] = dict((i, req[i]) for i in f2p)
-    ctx.facts["pass_to_pass"] = dict((i, req[i]) for i in p2p)
-    testrun.record_run(ctx, run)
-
-
-def lock_sub_owned(ctx, locked):
-    """The workdir becomes the test user's, but for .git and the locked test baseline."""
-    files.hand_over(ctx.workdir, ctx.uid, ctx.gid, locked)
-    gitobjects.hide_git(ctx)
-
-
 def decide(facts):
     """The verdict from the facts (beyondswe_decide.decide): (verdict, reason, score)."""
     return decide_module.decide(facts)
-
-
-def write_json(path, data):
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, ensure_ascii=False)
-    os.replace(tmp, path)
 
 
 def cmd_grade(args):
@@ -368,7 +292,7 @@ def cmd_grade(args):
         os.close(devnull)
     result = grade(spec)
     if out_fd is None:
-        write_json(where, result)
+        common.write_json(where, result)
         return 0
     view = memoryview(json.dumps(result, ensure_ascii=True).encode("ascii"))
     while view:
@@ -378,63 +302,10 @@ def cmd_grade(args):
 
 
 def cmd_prepare(args):
-    """What belongs to the image, recorded once before any submission: untracked files (with
-    hashes), the pytest plugins installed, the interpreter's clean sys.path, the git config."""
+    """What belongs to the image, recorded once before any submission (beyondswe_prepare.py);
+    the verifier's own modules compiled ahead, so each grading imports them."""
     ctx = Ctx({"workdir": args.workdir, "base_commit": args.base})
-    # The image's environment as its configuration and the setup commands left it (the caller
-    # sourced the setup chain's exports), and the interpreter its PATH picks: what every test
-    # run gets back, whatever the agent's shell or the workdir say later.
-    env = environment.image_env_now()
-    python = environment.python_record(env)
-    out = {"baseline_untracked": {}, "env": env, "python": python,
-           "clean": environment.clean_interpreter_facts(python["path"] if python else sys.executable)}
-    out["plugins"] = out["clean"]["plugins"]
-    out["clean_sys_path"] = out["clean"]["sys_path"]
-    out["writable_roots"] = disk.writable_roots()
-    out["static_baseline"] = {}
-    if ctx.git.available():
-        listing = gitobjects.base_listing(ctx)
-        out["static_baseline"] = static_step.static_baseline(ctx)
-        for rel, kind in files.walk_tree(args.workdir).items():
-            if kind != "dir" and rel not in listing:
-                out["baseline_untracked"][rel] = files.file_sha256(os.path.join(args.workdir, rel))
-        with open(os.path.join(ctx.git.git_dir, "config"), "rb") as fh:
-            out["git_config_sha256_before"] = hashlib.sha256(fh.read()).hexdigest()
-        ctx.git.sanitize_config()
-        with open(os.path.join(ctx.git.git_dir, "config"), "rb") as fh:
-            out["git_config_sha256"] = hashlib.sha256(fh.read()).hexdigest()
-    if args.own_workdir == "yes":
-        # The offline grader's prepared image only (never an image an agent works in, where a
-        # workdir root does not own would stop its git): the workdir is handed to the user
-        # every grading of this image runs the tests as, once here rather than at each grading.
-        # The base's covered files as the base has them (the restore step then reads only those
-        # something of the grading rewrote), and its test files and configuration locked as each
-        # grading locks them, here once rather than as a copy of every test file per grading.
-        out["test_uid"] = processes.fresh_test_uid()
-        clean = restore.prepared_clean_paths(ctx)
-        out["restore_clean"] = clean
-        files.hand_over(args.workdir, out["test_uid"], out["test_uid"], restore.lockable(clean))
-    if not os.path.isdir(args.state_dir):
-        os.makedirs(args.state_dir, 0o700)
-    os.chmod(args.state_dir, 0o700)
-    write_json(os.path.join(args.state_dir, "prepare.json"), out)
-    # The interpreter that runs the verifier under Harbor, by absolute path with its hash:
-    # tests/test.sh and the collect hook run this one and never look one up through PATH.
-    me = os.path.realpath(sys.executable)
-    with open(os.path.join(args.state_dir, VERIFIER_PYTHON + ".tmp"), "w", encoding="utf-8") as fh:
-        fh.write("%s %s\n" % (files.file_sha256(me), me))
-    os.replace(os.path.join(args.state_dir, VERIFIER_PYTHON + ".tmp"), os.path.join(args.state_dir, VERIFIER_PYTHON))
-    # Compiled once here, so that each grading imports the verifier instead of compiling it.
-    import py_compile
-    for path in [os.path.abspath(__file__)] + [m.__file__ for m in MODULES]:
-        try:
-            py_compile.compile(path, doraise=True)
-        except (py_compile.PyCompileError, OSError) as exc:
-            common.log("could not compile the verifier ahead: %r" % exc)
-    sys.stdout.write(json.dumps({"baseline_untracked": len(out["baseline_untracked"]),
-                                 "plugins": [p["module"] for p in out["plugins"]], "python": python,
-                                 "pythonpath": environment.image_pythonpath(env, args.workdir)}) + "\n")
-    return 0
+    return prepare.prepare(ctx, args, [os.path.abspath(__file__)] + [m.__file__ for m in MODULES])
 
 
 def cmd_harbor(args):
@@ -485,7 +356,7 @@ def cmd_harbor(args):
     result["verifier_mode"] = args.mode
     reward = None if result["verdict"] == "error" else result["score"]
     result["reward"] = reward
-    write_json(os.path.join(logs, "report.json"), result)
+    common.write_json(os.path.join(logs, "report.json"), result)
     if reward is None:
         common.log("no reward written: %s (%s)" % (result.get("reason"), result.get("logs", {}).get("error", "")))
         return 2
@@ -508,7 +379,7 @@ def take_collected(src, dest):
 
 
 def no_reward(logs, reason, message):
-    write_json(os.path.join(logs, "report.json"), {"format": RESULT_FORMAT, "verdict": "error", "reason": reason,
+    common.write_json(os.path.join(logs, "report.json"), {"format": RESULT_FORMAT, "verdict": "error", "reason": reason,
                                                    "score": 0.0, "reward": None, "logs": {"error": message}})
     common.log("no reward written: %s (%s)" % (reason, message))
     return 2

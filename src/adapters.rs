@@ -38,8 +38,12 @@ pub const STATIC_STEP_PY: &str = include_str!("../adapters/static_step.py");
 pub const CANARY_STEPS_PY: &str = include_str!("../adapters/canary_steps.py");
 /// The test run through `PYTEST_RUNNER_PY`, its result channel, JUnit and outcomes per id.
 pub const TESTRUN_PY: &str = include_str!("../adapters/testrun.py");
+/// The issue families: the steps from the apply to the outcomes per id.
+pub const ISSUE_PY: &str = include_str!("../adapters/issue.py");
 /// The Doc2Repo family: the install as the test user, the hidden suite, its manifest.
 pub const DOC2REPO_PY: &str = include_str!("../adapters/doc2repo.py");
+/// The verifier's `prepare` command: what belongs to the image, recorded once.
+pub const PREPARE_PY: &str = include_str!("../adapters/prepare.py");
 /// Runs pytest as the unprivileged test user; started by `TESTRUN_PY`, reports over a pipe.
 pub const PYTEST_RUNNER_PY: &str = include_str!("../adapters/pytest_runner.py");
 /// Reads the submission's source for ways into the test machinery; imported by `STATIC_STEP_PY`.
@@ -83,7 +87,7 @@ pub const VERIFY_FILE: &str = "beyondswe_verify.py";
 /// What the verifier's `prepare` command imports, by installed name: the entry point, every
 /// module it imports as it starts, and the static evidence (the base's baseline). The Harbor
 /// environment's image holds these and no more of the verifier: the agent works in that image.
-pub const PREPARE_MODULES: [(&str, &str); 17] = [
+pub const PREPARE_MODULES: [(&str, &str); 19] = [
     (VERIFY_FILE, VERIFY_PY),
     ("beyondswe_common.py", COMMON_PY),
     ("beyondswe_spec.py", SPEC_PY),
@@ -98,7 +102,9 @@ pub const PREPARE_MODULES: [(&str, &str); 17] = [
     ("beyondswe_static_step.py", STATIC_STEP_PY),
     ("beyondswe_canary_steps.py", CANARY_STEPS_PY),
     ("beyondswe_testrun.py", TESTRUN_PY),
+    ("beyondswe_issue.py", ISSUE_PY),
     ("beyondswe_doc2repo.py", DOC2REPO_PY),
+    ("beyondswe_prepare.py", PREPARE_PY),
     ("beyondswe_static_evidence.py", STATIC_EVIDENCE_PY),
     ("beyondswe_decide.py", DECIDE_PY),
 ];
@@ -106,7 +112,7 @@ pub const PREPARE_MODULES: [(&str, &str); 17] = [
 /// The verifier's modules by the names they are installed under, side by side in one directory:
 /// the verifier imports its siblings by these names (`sibling()` in `adapters/common.py`). Those
 /// of [`PREPARE_MODULES`], then the ones only a grading needs.
-pub const VERIFIER_MODULES: [(&str, &str); 23] = concat(
+pub const VERIFIER_MODULES: [(&str, &str); 25] = concat(
     PREPARE_MODULES,
     [
         ("beyondswe_pytest_runner.py", PYTEST_RUNNER_PY),
@@ -134,7 +140,7 @@ const fn concat<const A: usize, const B: usize, const N: usize>(
 }
 
 /// Every embedded file, by its name in `adapters/` (a test checks none is missing).
-pub const FILES: [(&str, &str); 30] = [
+pub const FILES: [(&str, &str); 32] = [
     ("strip_history.sh", STRIP_HISTORY_SH),
     ("setup_step.sh", SETUP_STEP_SH),
     ("verify.py", VERIFY_PY),
@@ -151,7 +157,9 @@ pub const FILES: [(&str, &str); 30] = [
     ("static_step.py", STATIC_STEP_PY),
     ("canary_steps.py", CANARY_STEPS_PY),
     ("testrun.py", TESTRUN_PY),
+    ("issue.py", ISSUE_PY),
     ("doc2repo.py", DOC2REPO_PY),
+    ("prepare.py", PREPARE_PY),
     ("pytest_runner.py", PYTEST_RUNNER_PY),
     ("static_evidence.py", STATIC_EVIDENCE_PY),
     ("manifest.py", MANIFEST_PY),
