@@ -886,6 +886,17 @@ fn a_sessions_sub_agent_files_are_read_with_it() {
         assert_eq!(got[0]["blocklist_hits"], json!(["git pull"]));
         assert!(got[0].get("unread").is_none(), "{}", got[0]);
     }
+    // Ingest hands a replay every file it read the session from: read again from them (as
+    // `ingest --reconstruct` does), the sub-agent's steps are there and nothing is unread, where
+    // the session's file alone leaves its Task call unread and no replay can be exact.
+    let ing = beyondswe::submission::ingest(&session, None, None).unwrap();
+    let files = &ing.items[0].transcript;
+    assert_eq!(files.len(), 2, "{files:?}");
+    let again = beyondswe::submission::read_transcripts(files).unwrap();
+    assert!(again.unread.is_empty(), "{:?}", again.unread);
+    assert!(again.commands().any(|c| c.text == "git pull"));
+    let alone = beyondswe::submission::read_transcripts(&files[..1]).unwrap();
+    assert!(!alone.unread.is_empty());
 }
 
 /// Aider as a real history shows it (`aider-edges`, made like AndrewJacop/Simple-Calulator's):

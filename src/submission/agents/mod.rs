@@ -160,7 +160,8 @@ pub struct Ingested {
     /// A remark for a person: the agent's exit status or error, a CRLF fix, why there is no
     /// patch, how the patch was reconstructed; `None` when there is none.
     pub note: Option<String>,
-    /// The agent's raw transcript (its files, in reading order), for replaying its edits.
+    /// The agent's raw transcript: every file it was read from, in reading order (the session,
+    /// then its sub-agents'), for replaying its edits.
     pub transcript: Vec<PathBuf>,
     /// The patch was rebuilt by replaying the transcript's edits, not captured.
     pub reconstructed: bool,
@@ -1280,9 +1281,11 @@ fn transcript_item(
         file.display().to_string(),
         Some(note),
     );
-    ing.files_read.extend(read);
+    ing.files_read.extend(read.iter().cloned());
     ing.files_read.extend(diff);
-    item.transcript = vec![file];
+    // Every file the transcript was read from (its sub-agents' too): a replay reads them
+    // together, as here, or a sub-agent's steps would be missing from it.
+    item.transcript = read;
     ing.items.push(item);
     Ok(())
 }
