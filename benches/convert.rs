@@ -241,10 +241,15 @@ fn check_round_trip(dataset: &Path, back: &Path, back_suites: &Path, records: us
         input, output,
         "from-harbor wrote {output} lines for {input} input lines"
     );
-    let suites = fs::read_dir(back_suites)
-        .expect("list the suites from-harbor wrote")
-        .count();
     let expected = doc2repo_count(records).min(SUITES);
+    // With no Doc2Repo record (a small size) there is no suite to write, nor a directory.
+    let suites = if expected == 0 && !back_suites.exists() {
+        0
+    } else {
+        fs::read_dir(back_suites)
+            .expect("list the suites from-harbor wrote")
+            .count()
+    };
     assert_eq!(suites, expected, "from-harbor kept {suites} suites");
     eprintln!("round trip: {output} lines, {suites} suites — ok");
 }

@@ -2,7 +2,8 @@
 //! prepared images already made (a warm-up run), then at 1 and 2 from a cold cache (every
 //! prepared image removed first), to show where grading stops scaling on this machine and why.
 //!
-//! Run with `cargo bench --bench run` (needs the Docker engine; builds the images if missing).
+//! Run with `cargo bench --bench run` (needs the Docker engine; builds the images if missing),
+//! or `cargo bench --bench run -- N` for N submissions.
 //! The dataset is the bundled demo dataset's records copied under new ids (the copies share the
 //! fixture images, and so their prepared images), with the demo predictions for each copy.
 
@@ -17,8 +18,9 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The binary cargo built for this bench (`target/release/beyondswe` under `cargo bench`).
 fn bin() -> PathBuf {
-    root().join("target/release/beyondswe")
+    PathBuf::from(env!("CARGO_BIN_EXE_beyondswe"))
 }
 
 fn read_jsonl(p: &Path) -> Vec<Value> {
@@ -30,14 +32,15 @@ fn read_jsonl(p: &Path) -> Vec<Value> {
         .collect()
 }
 
-/// Copies of the demo dataset and predictions until there are at least `n` submissions.
+/// Copies of the demo dataset and predictions until there are `n` submissions (the last copy
+/// cut short).
 fn make_run(dir: &Path, n: usize) -> (PathBuf, PathBuf) {
     let records = read_jsonl(&root().join("fixtures/dataset/demo.jsonl"));
     let preds = read_jsonl(&root().join("fixtures/predictions/demo.jsonl"));
     let (mut data, mut out) = (String::new(), String::new());
     let mut copy = 0;
     while out.lines().count() < n {
-        for (r, p) in records.iter().zip(&preds) {
+        for (r, p) in records.iter().zip(&preds).take(n - out.lines().count()) {
             let mut r = r.clone();
             let mut p = p.clone();
             let id = format!("{}{copy}", r["instance_id"].as_str().unwrap());
@@ -100,12 +103,6 @@ fn grade(data: &Path, preds: &Path, results: &Path, jobs: usize) -> f64 {
 }
 
 fn main() {
-    let status = Command::new("cargo")
-        .args(["build", "--release", "--quiet"])
-        .current_dir(root())
-        .status()
-        .unwrap();
-    assert!(status.success());
     let status = Command::new("bash")
         .arg(root().join("scripts/build-fixture-images.sh"))
         .env("BEYONDSWE_BIN", bin())
@@ -114,7 +111,12 @@ fn main() {
         .unwrap();
     assert!(status.success());
     let dir = tempfile::tempdir().unwrap();
-    let (data, preds) = make_run(dir.path(), 24);
+    // The number of submissions: the first number among the arguments (`-- N`), else 33.
+    let wanted = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse().ok())
+        .unwrap_or(33);
+    let (data, preds) = make_run(dir.path(), wanted);
     let n = read_jsonl(&preds).len();
     eprintln!("warm-up: prepared images for {n} submissions…");
     grade(&data, &preds, &dir.path().join("warm"), 2);

@@ -5,7 +5,7 @@
 # image and the fixture images (cached by tag), a headless Chromium and a registry server for the
 # pull tests (installed from the Debian packages when missing), the Harbor client image with the
 # real Harbor CLI at 0.26.0 and 0.1.45 (cached by tag), Harbor's task-loader environments and a JUnit consumer (cached under target/).
-# Then checks the generated schemas and runs every test.
+# Then checks the generated schemas, runs every test and runs every bench once, small.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -14,7 +14,8 @@ usage() {
 Usage: scripts/test.sh [--fast] [-- CARGO_TEST_ARGS...]
 
   (no option)  the whole suite, as CI runs it: builds the images, the registry, the browser and
-               the Harbor clients it needs, then every test (--include-ignored).
+               the Harbor clients it needs, then every test (--include-ignored), then every
+               bench once at its smallest size (scripts/bench-short.sh; not with a filter).
   --fast       a developer's loop: no engine, no browser, no Harbor (the tests that need them
                are the #[ignore]d ones, left out by name, never skipped in silence); checks the
                schemas and runs every other test. A few minutes at most on a warm build.
@@ -65,4 +66,8 @@ log "schemas"
 cargo run --quiet -- schemas check schemas
 log "tests"
 cargo test -- --include-ignored "${extra[@]}"
+if [ ${#extra[@]} -eq 0 ]; then
+    log "benches (short: each once at its smallest size; fails only when one cannot run)"
+    bash scripts/bench-short.sh
+fi
 log "done"
