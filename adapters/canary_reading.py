@@ -224,25 +224,20 @@ def member_site(node):
     set, where "the real value passes" must mean each mutant fails, and no two mutants alike.
     A list or tuple with one member changed is another value under ordinary equality, whatever
     the other members are."""
-    leaves, ok = [], [True]
+    leaves = []
 
     def walk(n):
+        """Collects the members a group can stand on; False when `n` holds anything computed."""
         if isinstance(n, (ast.List, ast.Tuple)):
-            for e in n.elts:
-                walk(e)
-        elif isinstance(n, ast.Dict):
-            for key, value in zip(n.keys, n.values):
-                if key is None or not is_plain_literal(key):
-                    ok[0] = False
-                walk(value)
-        elif literal_value(n) is not None:
+            return all([walk(e) for e in n.elts])
+        if isinstance(n, ast.Dict):
+            return all(key is not None and is_plain_literal(key) for key in n.keys) \
+                and all([walk(value) for value in n.values])
+        if literal_value(n) is not None:
             leaves.append(n)
-        elif not is_plain_literal(n):
-            ok[0] = False
-    if not isinstance(node, (ast.List, ast.Tuple, ast.Dict)):
-        return None
-    walk(node)
-    if not ok[0]:
+            return True
+        return is_plain_literal(n)
+    if not isinstance(node, (ast.List, ast.Tuple, ast.Dict)) or not walk(node):
         return None
     numbers = [n for n in leaves if isinstance(literal_value(n), (int, float))]
     return (numbers or leaves or [None])[0]
