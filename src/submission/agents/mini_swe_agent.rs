@@ -12,9 +12,12 @@ use serde_json::Value;
 use std::path::Path;
 
 /// Whether a folder holds mini-swe-agent trajectories, and why not.
-pub(super) fn in_dir(path: &Path) -> (bool, &'static str) {
+pub(super) fn in_dir(folder: &super::Folder) -> (bool, &'static str) {
     (
-        !super::files_with(path, ".traj.json", super::swe_agent::DEPTH).is_empty(),
+        folder
+            .files_with(".traj.json", super::swe_agent::DEPTH)
+            .next()
+            .is_some(),
         "no <id>/<id>.traj.json files",
     )
 }
@@ -28,10 +31,18 @@ pub(super) fn is_file(path: &Path) -> bool {
 /// Reads a run (a folder, or one `.traj.json` file) into `ing`.
 pub(super) fn ingest(
     path: &Path,
+    folder: Option<&super::Folder>,
     instance: Option<&str>,
     ing: &mut Ingest,
 ) -> Result<(), IngestError> {
-    super::swe_agent::ingest(path, ".traj.json", AgentFormat::MiniSweAgent, instance, ing)
+    super::swe_agent::ingest(
+        path,
+        folder,
+        ".traj.json",
+        AgentFormat::MiniSweAgent,
+        instance,
+        ing,
+    )
 }
 
 /// Whether a line is a mini-swe-agent trajectory (`messages` with a `trajectory_format` that

@@ -20,6 +20,8 @@
 //! - `code_mode.rs`: Codex's code mode: the model writes a JavaScript program (an `exec` call) and
 //!   the tool calls are the program's `tools.NAME(ARGUMENT)` calls.
 //! - `codex.rs`: Codex's three shapes.
+//! - `folder.rs`: A folder of agent output, walked once for detection, every reader and the
+//!   account of its files.
 //! - `gemini.rs`: Gemini CLI's chat recordings
 //!   (`~/.gemini/tmp/<project_hash>/chats/session-*.json`).
 //! - `harbor_job.rs`: Harbor job directories: one trial directory per attempt.
@@ -45,6 +47,7 @@ pub mod aweagent;
 mod claude_code;
 mod code_mode;
 mod codex;
+mod folder;
 mod gemini;
 mod harbor_job;
 pub mod mini_swe_agent;
@@ -56,6 +59,7 @@ mod transcript;
 mod unsupported;
 
 pub use apply_patch::apply_chunks;
+pub use folder::Folder;
 pub use openhands::{is_openhands_events, openhands_events};
 pub use reading::{
     TranscriptBuilder, classify_record, is_codex_child_rollout, is_subagent_file, read_transcript,
@@ -480,25 +484,15 @@ fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
     value_at(v, path)?.as_str()
 }
 
-/// Files under `dir` (depth ≤ `depth`) whose name ends with `suffix`, sorted.
-fn files_with(dir: &Path, suffix: &str, depth: usize) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = walkdir::WalkDir::new(dir)
-        .max_depth(depth)
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file() && e.file_name().to_string_lossy().ends_with(suffix))
-        .map(|e| e.into_path())
-        .collect();
-    out.sort();
-    out
-}
-
 /// [`detect`], for a folder every format it holds ([`dir_checks`]; a Harbor job is one thing).
-fn detect_all(path: &Path) -> Result<(Vec<AgentFormat>, Option<PredictionsRead>), IngestError> {
-    if !path.is_dir() {
-        return detect_keeping(path).map(|(f, parsed)| (vec![f], parsed));
-    }
-    let checks = dir_checks(path);
+fn detect_all(
+    path: &Path,
+    folder: Option<&Folder>,
+) -> Result<(Vec<AgentFormat>, Option<PredictionsRead>), IngestError> {
+    let Some(folder) = folder else {
+        return detect_keeping(path, None).map(|(f, parsed)| (vec![f], parsed));
+    };
+    let checks = dir_checks(folder);
     let present: Vec<AgentFormat> = checks.iter().filter(|c| c.1).map(|c| c.0).collect();
     match present.first() {
         Some(AgentFormat::HarborJob) => Ok((vec![AgentFormat::HarborJob], None)),
@@ -508,39 +502,42 @@ fn detect_all(path: &Path) -> Result<(Vec<AgentFormat>, Option<PredictionsRead>)
             for (format, present, why) in checks {
                 let _ = tried.check(format, present, why);
             }
-            Err(not_read(path, tried))
+            Err(not_read(path, Some(folder), tried))
         }
     }
 }
 
 /// Which format `path` is, with the reasons the others were ruled out.
 pub fn detect(path: &Path) -> Result<AgentFormat, IngestError> {
-    detect_keeping(path).map(|(format, _)| format)
+    let folder = path.is_dir().then(|| Folder::walk(path));
+    detect_keeping(path, folder.as_ref()).map(|(format, _)| format)
 }
 
 /// [`detect`], with a predictions file's parse kept for its reader.
-fn detect_keeping(path: &Path) -> Result<(AgentFormat, Option<PredictionsRead>), IngestError> {
+/// `folder` is `path`'s walk when it is a folder.
+fn detect_keeping(
+    path: &Path,
+    folder: Option<&Folder>,
+) -> Result<(AgentFormat, Option<PredictionsRead>), IngestError> {
     exists(path)?;
     let mut tried = Tried::default();
     let mut parsed = None;
-    let found = if path.is_dir() {
-        dir_format(path, &mut tried)
-    } else {
-        file_format(path, &mut tried, &mut parsed)
+    let found = match folder {
+        Some(folder) => dir_format(folder, &mut tried),
+        None => file_format(path, &mut tried, &mut parsed),
     };
     match found {
         ControlFlow::Break(format) => Ok((format, parsed)),
-        ControlFlow::Continue(()) => Err(not_read(path, tried)),
+        ControlFlow::Continue(()) => Err(not_read(path, folder, tried)),
     }
 }
 
 /// Why nothing at `path` was read: an unsupported agent's output named as such, else every
 /// format tried.
-fn not_read(path: &Path, tried: Tried) -> IngestError {
-    let unsupported = if path.is_dir() {
-        unsupported_in(path)
-    } else {
-        unsupported_file(path).map(|w| format!("{}: {w}", path.display()))
+fn not_read(path: &Path, folder: Option<&Folder>, tried: Tried) -> IngestError {
+    let unsupported = match folder {
+        Some(folder) => unsupported_in(folder),
+        None => unsupported_file(path).map(|w| format!("{}: {w}", path.display())),
     };
     match unsupported {
         Some(what) => IngestError::Unsupported(what),
@@ -567,8 +564,8 @@ impl Tried {
 }
 
 /// A directory's format, from the files in it, strongest markers first.
-fn dir_format(path: &Path, tried: &mut Tried) -> ControlFlow<AgentFormat> {
-    for (format, present, why) in dir_checks(path) {
+fn dir_format(folder: &Folder, tried: &mut Tried) -> ControlFlow<AgentFormat> {
+    for (format, present, why) in dir_checks(folder) {
         tried.check(format, present, why)?;
     }
     ControlFlow::Continue(())
@@ -577,14 +574,17 @@ fn dir_format(path: &Path, tried: &mut Tried) -> ControlFlow<AgentFormat> {
 /// What a folder is checked for, in the order [`detect`] tries it: each format, whether the
 /// folder holds it, and why not when it does not. `preds.json` beside SWE-agent or mini-swe-agent
 /// trajectories is theirs, not predictions of their own.
-fn dir_checks(path: &Path) -> Vec<(AgentFormat, bool, &'static str)> {
-    let shapes: Vec<TranscriptShape> = transcript_files(path).into_iter().map(|(_, s)| s).collect();
+fn dir_checks(folder: &Folder) -> Vec<(AgentFormat, bool, &'static str)> {
+    let shapes: Vec<TranscriptShape> = transcript_files(folder)
+        .into_iter()
+        .map(|(_, s)| s)
+        .collect();
     let agent = |a: Agent| shapes.iter().any(|s| s.agent() == a);
-    let (harbor, harbor_why) = harbor_job::in_dir(path);
-    let (mini, mini_why) = mini_swe_agent::in_dir(path);
-    let (swe, swe_why) = swe_agent::in_dir(path);
-    let (awe, awe_why) = aweagent::in_dir(path);
-    let (oh, oh_why) = openhands::in_dir(path);
+    let (harbor, harbor_why) = harbor_job::in_dir(folder.root());
+    let (mini, mini_why) = mini_swe_agent::in_dir(folder);
+    let (swe, swe_why) = swe_agent::in_dir(folder);
+    let (awe, awe_why) = aweagent::in_dir(folder.root());
+    let (oh, oh_why) = openhands::in_dir(folder);
     vec![
         (AgentFormat::HarborJob, harbor, harbor_why),
         (AgentFormat::MiniSweAgent, mini, mini_why),
@@ -613,7 +613,7 @@ fn dir_checks(path: &Path) -> Vec<(AgentFormat, bool, &'static str)> {
         ),
         (
             AgentFormat::Predictions,
-            !prediction_files(path).is_empty(),
+            !prediction_files(folder).is_empty(),
             "no predictions file (preds.json, all_preds.jsonl, *predictions*.jsonl, or JSONL \
              whose records carry `model_patch`) that no SWE-agent run owns",
         ),
@@ -684,22 +684,15 @@ fn file_format(
     }
 }
 
-/// Transcript files under `dir` (depth ≤ 6: rollouts sit in `sessions/YYYY/MM/DD/`), with their
-/// shapes, sorted.
-fn transcript_files(dir: &Path) -> Vec<(PathBuf, TranscriptShape)> {
-    let mut out: Vec<(PathBuf, TranscriptShape)> = walkdir::WalkDir::new(dir)
-        .max_depth(6)
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file())
-        .map(walkdir::DirEntry::into_path)
+/// A folder's transcript files (six levels down: rollouts sit in `sessions/YYYY/MM/DD/`), with
+/// their shapes, in path order.
+fn transcript_files(folder: &Folder) -> Vec<(PathBuf, TranscriptShape)> {
+    folder
+        .files(folder::DEPTH)
         // A session's sub-agent files are read with the session.
-        .filter(|p| !reading::is_subagent_file(p))
-        .filter(|p| {
-            let name = p
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
+        .filter(|e| !reading::is_subagent_file(e.path()))
+        .filter(|e| {
+            let name = e.name();
             (name.ends_with(".json")
                 || name.ends_with(".jsonl")
                 || name.ends_with(".txt")
@@ -707,13 +700,8 @@ fn transcript_files(dir: &Path) -> Vec<(PathBuf, TranscriptShape)> {
                 && !name.ends_with(".traj.json")
                 && !name.ends_with(".meta.json")
         })
-        .filter_map(|p| {
-            let shape = sniff(&p).ok().flatten()?;
-            Some((p, shape))
-        })
-        .collect();
-    out.sort_by(|a, b| a.0.cmp(&b.0));
-    out
+        .filter_map(|e| Some((e.path().to_owned(), e.shape()?)))
+        .collect()
 }
 
 /// Whether a transcript's file name is the agent's own (a session id, a rollout, Harbor's log
@@ -786,13 +774,15 @@ fn is_transcript_format(f: AgentFormat) -> bool {
 /// Reads `path` as `opts` say.
 pub fn ingest_with(path: &Path, opts: &IngestOptions) -> Result<Ingest, IngestError> {
     exists(path)?;
+    // A folder is walked once, for detection, every reader and the account of its files.
+    let folder = path.is_dir().then(|| Folder::walk(path));
     // A folder holding several agents' output is read whole, each part in its own format.
     let (formats, mut parsed) = match opts.format {
         Some(forced) => {
             // A format given by hand must match what is there (only a transcript's is checked,
             // so a predictions file is not parsed to be told apart).
             let found = if is_transcript_format(forced) || path.is_dir() {
-                detect(path).ok()
+                detect_keeping(path, folder.as_ref()).ok().map(|(f, _)| f)
             } else {
                 transcript_format(path)
             };
@@ -816,7 +806,7 @@ pub fn ingest_with(path: &Path, opts: &IngestOptions) -> Result<Ingest, IngestEr
             }
             (vec![forced], None)
         }
-        None => detect_all(path)?,
+        None => detect_all(path, folder.as_ref())?,
     };
     let format = formats[0];
     let mut ing = Ingest {
@@ -835,10 +825,18 @@ pub fn ingest_with(path: &Path, opts: &IngestOptions) -> Result<Ingest, IngestEr
         ));
     }
     for &format in &formats {
-        read_format(path, format, &formats, opts, parsed.take(), &mut ing)?;
+        read_format(
+            path,
+            folder.as_ref(),
+            format,
+            &formats,
+            opts,
+            parsed.take(),
+            &mut ing,
+        )?;
     }
-    if path.is_dir() {
-        account_for_files(path, &mut ing);
+    if let Some(folder) = &folder {
+        account_for_files(folder, &mut ing);
     }
     number_repeats(&mut ing);
     for item in &mut ing.items {
@@ -859,17 +857,10 @@ pub fn ingest_with(path: &Path, opts: &IngestOptions) -> Result<Ingest, IngestEr
 
 /// Names every file of a folder no reader read, with why, and counts them: a folder is read
 /// whole. Version control's own files are not the output's.
-fn account_for_files(path: &Path, ing: &mut Ingest) {
+fn account_for_files(folder: &Folder, ing: &mut Ingest) {
     let mut read = 0;
     let mut unread = Vec::new();
-    let files = walkdir::WalkDir::new(path)
-        .max_depth(6)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|e| e.file_name() != ".git")
-        .filter_map(Result::ok)
-        .filter(|e| !e.file_type().is_dir());
-    for e in files {
+    for e in folder.entries() {
         let p = e.path();
         if ing.files_read.contains(p) || ing.dirs_read.iter().any(|d| p.starts_with(d)) {
             read += 1;
@@ -914,8 +905,10 @@ fn why_not_read(p: &Path) -> String {
 
 /// Reads `path` in one format into `ing`; `all`: every format it is read in (a transcript of
 /// another of them is that format's, not a problem of this one's).
+/// `folder` is `path`'s walk when it is a folder.
 fn read_format(
     path: &Path,
+    folder: Option<&Folder>,
     format: AgentFormat,
     all: &[AgentFormat],
     opts: &IngestOptions,
@@ -923,17 +916,19 @@ fn read_format(
     ing: &mut Ingest,
 ) -> Result<(), IngestError> {
     match format {
-        AgentFormat::Predictions => predictions(path, parsed, ing)?,
+        AgentFormat::Predictions => predictions(path, folder, parsed, ing)?,
         AgentFormat::SweAgent => {
-            swe_agent::ingest(path, ".traj", format, opts.instance.as_deref(), ing)?
+            swe_agent::ingest(path, folder, ".traj", format, opts.instance.as_deref(), ing)?
         }
-        AgentFormat::MiniSweAgent => mini_swe_agent::ingest(path, opts.instance.as_deref(), ing)?,
-        AgentFormat::Openhands => openhands::ingest(path, ing)?,
+        AgentFormat::MiniSweAgent => {
+            mini_swe_agent::ingest(path, folder, opts.instance.as_deref(), ing)?
+        }
+        AgentFormat::Openhands => openhands::ingest(path, folder, ing)?,
         AgentFormat::Aweagent => aweagent::ingest(path, ing)?,
         AgentFormat::ClaudeCode
         | AgentFormat::Codex
         | AgentFormat::GeminiCli
-        | AgentFormat::Aider => transcripts(path, format, all, opts, ing)?,
+        | AgentFormat::Aider => transcripts(path, folder, format, all, opts, ing)?,
         AgentFormat::HarborJob => harbor_job::ingest(path, opts.patch_cap(), ing)?,
     }
     Ok(())
@@ -1004,13 +999,13 @@ fn join_note(old: Option<String>, new: &str) -> String {
 /// of a folder ([`prediction_files`]).
 fn predictions(
     path: &Path,
+    folder: Option<&Folder>,
     mut parsed: Option<PredictionsRead>,
     ing: &mut Ingest,
 ) -> Result<(), IngestError> {
-    let files = if path.is_dir() {
-        prediction_files(path)
-    } else {
-        vec![path.to_owned()]
+    let files = match folder {
+        Some(folder) => prediction_files(folder),
+        None => vec![path.to_owned()],
     };
     for file in files {
         let read = match parsed.take() {
@@ -1042,18 +1037,14 @@ fn predictions(
 /// run owns: `preds.json`, `all_preds.jsonl` (a leaderboard submission's), and any `.json` or
 /// `.jsonl` whose name says predictions or whose first record carries a `model_patch` or
 /// `model_repo` (OpenHands' `output.swebench.jsonl`).
-fn prediction_files(dir: &Path) -> Vec<PathBuf> {
-    let owned = swe_agent::owned_preds(dir);
-    let mut out: Vec<PathBuf> = walkdir::WalkDir::new(dir)
-        .max_depth(swe_agent::DEPTH)
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file())
-        .map(walkdir::DirEntry::into_path)
-        .filter(|p| !owned.contains(p) && is_predictions_file(p))
-        .collect();
-    out.sort();
-    out
+fn prediction_files(folder: &Folder) -> Vec<PathBuf> {
+    let owned = swe_agent::owned_preds(folder);
+    folder
+        .files(swe_agent::DEPTH)
+        .map(|e| e.path())
+        .filter(|p| !owned.contains(*p) && is_predictions_file(p))
+        .map(Path::to_owned)
+        .collect()
 }
 
 /// Whether a file is SWE-bench-style predictions, by its name or its first record.
@@ -1115,6 +1106,7 @@ fn expected_of(format: AgentFormat) -> String {
 /// paired with `<id>.diff`/`.patch` when one was captured.
 fn transcripts(
     path: &Path,
+    folder: Option<&Folder>,
     format: AgentFormat,
     all: &[AgentFormat],
     opts: &IngestOptions,
@@ -1126,10 +1118,10 @@ fn transcripts(
         AgentFormat::Aider => Agent::Aider,
         _ => Agent::Codex,
     };
-    let (dir, files) = if path.is_dir() {
+    let (dir, files) = if let Some(folder) = folder {
         (
             path.to_owned(),
-            agent_transcripts(path, format, agent, all, ing)?,
+            agent_transcripts(folder, format, agent, all, ing)?,
         )
     } else {
         match sniff(path)? {
@@ -1185,14 +1177,14 @@ fn transcripts(
 
 /// The transcripts of `agent` in a directory; the other agent's are skipped as problems.
 fn agent_transcripts(
-    path: &Path,
+    folder: &Folder,
     format: AgentFormat,
     agent: Agent,
     all: &[AgentFormat],
     ing: &mut Ingest,
 ) -> Result<Vec<PathBuf>, IngestError> {
     let mut files = Vec::new();
-    for (p, shape) in transcript_files(path) {
+    for (p, shape) in transcript_files(folder) {
         if shape.agent() == agent {
             files.push(p);
         } else if all.iter().any(|f| f.name() == shape.agent().name()) {
@@ -1208,7 +1200,7 @@ fn agent_transcripts(
     }
     if files.is_empty() {
         return Err(IngestError::Mismatch {
-            path: path.to_owned(),
+            path: folder.root().to_owned(),
             format: format.name(),
             expected: agent.shapes().to_owned(),
             found: "no such file in the directory".into(),

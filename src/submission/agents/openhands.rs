@@ -5,7 +5,7 @@
 
 use super::transcript::{Transcript, TranscriptShape, str_of, text_of};
 use super::{
-    AgentFormat, Ingest, IngestError, Ingested, files_with, instance_from_file_name, instance_id,
+    AgentFormat, Folder, Ingest, IngestError, Ingested, instance_from_file_name, instance_id,
     read_json, read_jsonl, str_at,
 };
 use serde_json::Value;
@@ -161,9 +161,9 @@ fn action_steps(t: &mut Transcript, n: usize, action: &str, h: &Value, args: &Va
 }
 
 /// Whether a folder holds OpenHands output, and why not.
-pub(super) fn in_dir(path: &Path) -> (bool, &'static str) {
+pub(super) fn in_dir(folder: &Folder) -> (bool, &'static str) {
     (
-        !output_files(path).is_empty() || has_openhands_events(path),
+        output_files(folder).next().is_some() || event_files(folder).next().is_some(),
         "no output.jsonl, and no OpenHands event stream (a .json list of actions and \
          observations)",
     )
@@ -210,19 +210,20 @@ pub fn openhands_events(path: &Path) -> Option<Vec<Value>> {
     }
 }
 
-/// Whether a folder holds an OpenHands event-stream file (`*.json`), to three levels.
-fn has_openhands_events(dir: &Path) -> bool {
-    files_with(dir, ".json", 3)
-        .iter()
-        .any(|p| openhands_events(p).is_some())
+/// A folder's OpenHands event-stream files (`*.json`, three levels down), with their events;
+/// each file is parsed once, whoever asks first.
+fn event_files(folder: &Folder) -> impl Iterator<Item = (&Path, &[Value])> {
+    folder
+        .files_with(".json", 3)
+        .filter_map(|e| Some((e.path(), e.openhands_events()?)))
 }
 
 /// The evaluation outputs (`output.jsonl`) under a folder, six levels down.
-fn output_files(dir: &Path) -> Vec<std::path::PathBuf> {
-    files_with(dir, ".jsonl", 6)
-        .into_iter()
-        .filter(|p| p.file_name().is_some_and(|n| n == "output.jsonl"))
-        .collect()
+fn output_files(folder: &Folder) -> impl Iterator<Item = &Path> {
+    folder
+        .files_with(".jsonl", 6)
+        .filter(|e| e.name() == "output.jsonl")
+        .map(|e| e.path())
 }
 
 /// An OpenHands event stream: what the agent did, with no patch (the workspace's diff is not in
@@ -249,17 +250,19 @@ fn openhands_stream(file: &Path, events: &[Value], ing: &mut Ingest) {
     ));
 }
 
-pub(super) fn ingest(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
-    if path.is_dir() {
+pub(super) fn ingest(
+    path: &Path,
+    folder: Option<&Folder>,
+    ing: &mut Ingest,
+) -> Result<(), IngestError> {
+    if let Some(folder) = folder {
         // Every `output.jsonl` (an evaluation folder keeps it deep:
         // `outputs/<dataset>/<agent>/<model>_maxiter_N/`) and every event stream, each read once.
-        for output in output_files(path) {
-            ingest(&output, ing)?;
+        for output in output_files(folder) {
+            ingest(output, None, ing)?;
         }
-        for file in files_with(path, ".json", 3) {
-            if let Some(events) = openhands_events(&file) {
-                openhands_stream(&file, &events, ing);
-            }
+        for (file, events) in event_files(folder) {
+            openhands_stream(file, events, ing);
         }
         return Ok(());
     }

@@ -12,8 +12,7 @@ use super::transcript::{
     ActionKind, Transcript, TranscriptShape, is_chat, openai_tool_calls, str_of, text_of,
 };
 use super::{
-    AgentFormat, Ingest, IngestError, Ingested, files_with, join_note, parent_dir, read_json,
-    str_at,
+    AgentFormat, Folder, Ingest, IngestError, Ingested, join_note, parent_dir, read_json, str_at,
 };
 use crate::submission::Submitted;
 use crate::submission::predictions::read_predictions;
@@ -180,6 +179,7 @@ fn is_patch_text(s: &str) -> bool {
 /// (up to the folder given), so a parent folder of several runs keeps each run's model.
 pub(super) fn ingest(
     path: &Path,
+    folder: Option<&Folder>,
     suffix: &str,
     format: AgentFormat,
     instance: Option<&str>,
@@ -187,10 +187,15 @@ pub(super) fn ingest(
 ) -> Result<(), IngestError> {
     // `--instance` names one file's instance when the trajectory names none (as the audit).
     let instance = instance.filter(|_| path.is_file());
-    let (root, files) = if path.is_dir() {
-        (path.to_owned(), files_with(path, suffix, DEPTH))
-    } else {
-        (parent_dir(path), vec![path.to_owned()])
+    let (root, files) = match folder {
+        Some(folder) => (
+            path.to_owned(),
+            folder
+                .files_with(suffix, DEPTH)
+                .map(|e| e.path().to_owned())
+                .collect(),
+        ),
+        None => (parent_dir(path), vec![path.to_owned()]),
     };
     let mut runs: BTreeMap<PathBuf, Preds> = BTreeMap::new();
     if let Some(p) = run_preds(&root) {
@@ -259,9 +264,9 @@ pub(super) fn ingest(
 pub(super) const DEPTH: usize = 5;
 
 /// Whether a folder holds SWE-agent trajectories, and why not.
-pub(super) fn in_dir(path: &Path) -> (bool, &'static str) {
+pub(super) fn in_dir(folder: &Folder) -> (bool, &'static str) {
     (
-        !files_with(path, ".traj", DEPTH).is_empty(),
+        folder.files_with(".traj", DEPTH).next().is_some(),
         "no *.traj files",
     )
 }
@@ -293,11 +298,11 @@ fn nearest_preds(traj: &Path, root: &Path) -> Option<PathBuf> {
 }
 
 /// The predictions files that belong to SWE-agent and mini-swe-agent runs under `dir`: read with their trajectories, not as predictions of their own.
-pub(super) fn owned_preds(dir: &Path) -> std::collections::BTreeSet<PathBuf> {
-    files_with(dir, ".traj", DEPTH)
-        .into_iter()
-        .chain(files_with(dir, ".traj.json", DEPTH))
-        .filter_map(|t| nearest_preds(&t, dir))
+pub(super) fn owned_preds(folder: &Folder) -> std::collections::BTreeSet<PathBuf> {
+    folder
+        .files_with(".traj", DEPTH)
+        .chain(folder.files_with(".traj.json", DEPTH))
+        .filter_map(|t| nearest_preds(t.path(), folder.root()))
         .collect()
 }
 

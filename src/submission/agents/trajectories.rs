@@ -7,10 +7,12 @@
 //! line's trajectory is handed to the reader of its shape ([`read_line`]). The audit takes its
 //! trajectories from here; it parses no agent's file itself.
 
+use super::folder::Entry;
 use super::transcript::{Agent, Transcript};
 use super::{
-    atif, aweagent, instance_from_file_name, is_codex_child_rollout, mini_swe_agent, openhands,
-    read_transcript_files, read_transcripts, shape_of, sniff, swe_agent, transcript_from_values,
+    Folder, atif, aweagent, instance_from_file_name, is_codex_child_rollout, mini_swe_agent,
+    openhands, read_transcript_files, read_transcripts, shape_of, sniff, swe_agent,
+    transcript_from_values,
 };
 use crate::record::{JsonLines, JsonlError};
 use serde_json::Value;
@@ -252,7 +254,7 @@ pub fn for_each_item(
         // Not release lines: one JSON document (a SWE-agent `.traj`, a mini-swe-agent
         // `.traj.json`, an OpenHands event list, an ATIF trajectory, on one line or many),
         // audited whole or refused once, never line by line.
-        if let Some(item) = document_item(path, instance) {
+        if let Some(item) = document_item(path, None, instance) {
             f(1, item);
             return Ok(());
         }
@@ -277,44 +279,44 @@ fn folder_items(
     instance: Option<&str>,
     mut f: impl FnMut(u64, Result<Item, String>),
 ) -> Result<(), SourceError> {
-    let mut files: Vec<PathBuf> = walkdir::WalkDir::new(path)
-        .max_depth(6)
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| !e.file_type().is_dir())
-        .map(walkdir::DirEntry::into_path)
-        // A Claude Code session's sub-agent files are read with the session.
-        .filter(|p| !super::is_subagent_file(p))
+    let folder = Folder::walk(path);
+    // A Claude Code session's sub-agent files are read with the session.
+    let files: Vec<&Entry> = folder
+        .entries()
+        .iter()
+        .filter(|e| !super::is_subagent_file(e.path()))
         .collect();
-    files.sort();
     // Codex sub-agents' rollouts last: read with the rollout that spawned them when one does,
     // else on their own (a file's claim to be a sub-agent's never hides its steps).
-    let (children, mut files): (Vec<PathBuf>, Vec<PathBuf>) =
-        files.into_iter().partition(|p| is_codex_child_rollout(p));
+    let (children, mut files): (Vec<&Entry>, Vec<&Entry>) = files
+        .into_iter()
+        .partition(|e| is_codex_child_rollout(e.path()));
     files.extend(children);
     let mut read = HashSet::new();
-    let kind = |p: &Path| {
+    let kind = |e: &Entry| {
+        let p = e.path();
         // A link is not followed, and a FIFO or a device is never opened: each is named.
         if let Some(what) = crate::files::not_regular(p) {
             return FileKind::NotRegular(what);
         }
         if let Some(what) = super::unsupported_file(p) {
             FileKind::Unsupported(what)
-        } else if matches!(sniff(p), Ok(Some(_))) {
+        } else if e.shape().is_some() {
             FileKind::Transcript
-        } else if trajectory_file_name(p).is_some() || openhands::openhands_events(p).is_some() {
+        } else if trajectory_file_name(p).is_some() || e.openhands_events().is_some() {
             FileKind::Document
         } else {
             FileKind::Other
         }
     };
-    let kinds: Vec<FileKind> = files.iter().map(|p| kind(p)).collect();
+    let kinds: Vec<FileKind> = files.iter().map(|e| kind(e)).collect();
     // A sub-agent's rollout is not counted: with its parent it is part of that trajectory.
     let auditable = files
         .iter()
         .zip(&kinds)
-        .filter(|(p, k)| {
-            matches!(k, FileKind::Transcript | FileKind::Document) && !is_codex_child_rollout(p)
+        .filter(|(e, k)| {
+            matches!(k, FileKind::Transcript | FileKind::Document)
+                && !is_codex_child_rollout(e.path())
         })
         .count();
     let any = kinds.iter().any(|k| {
@@ -329,14 +331,23 @@ fn folder_items(
     // `--instance` names the folder's one trajectory (a stray sub-agent's rollout with it).
     let one = (auditable <= 1).then_some(instance).flatten();
     let mut n = 0;
-    for (file, kind) in files.iter().zip(kinds) {
+    for (entry, kind) in files.iter().zip(kinds) {
+        let file = entry.path();
         if read.contains(file) {
             continue;
         }
         n += 1;
         let item = match kind {
             FileKind::Transcript => transcript_item(file, one, &mut read),
-            FileKind::Document => document_item(file, one).unwrap_or_else(|| {
+            // An event stream's events were parsed when its kind was asked.
+            FileKind::Document => document_item(
+                file,
+                entry
+                    .openhands_events()
+                    .map(|events| Value::Array(events.to_vec())),
+                one,
+            )
+            .unwrap_or_else(|| {
                 Err(format!(
                     "{}: not one JSON document; nothing to audit",
                     file.display()
@@ -390,10 +401,19 @@ fn trajectory_file_name(path: &Path) -> Option<String> {
 /// A file that is one JSON document: an item to audit when it is an object in a shape the audit
 /// reads, with its instance from `instance`, its own `instance_id` or its file name; one error
 /// naming the file when it is JSON of no such shape; `None` when it is not one JSON document.
-fn document_item(path: &Path, instance: Option<&str>) -> Option<Result<Item, String>> {
-    let text = crate::record::read_text_capped(path).ok()?;
-    let mut v: Value = serde_json::from_str(text.trim_start_matches('\u{feff}')).ok()?;
-    drop(text);
+/// `parsed` is the document when it was parsed already.
+fn document_item(
+    path: &Path,
+    parsed: Option<Value>,
+    instance: Option<&str>,
+) -> Option<Result<Item, String>> {
+    let mut v = match parsed {
+        Some(v) => v,
+        None => {
+            let text = crate::record::read_text_capped(path).ok()?;
+            serde_json::from_str(text.trim_start_matches('\u{feff}')).ok()?
+        }
+    };
     if is_openhands_events(&v) {
         // An OpenHands event stream: its actions and observations are a history.
         let mut line = serde_json::Map::new();

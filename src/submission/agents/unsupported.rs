@@ -32,13 +32,9 @@ pub fn unsupported_file(path: &Path) -> Option<String> {
 }
 
 /// The first unsupported agent's file in a folder (three levels down), with what it is.
-pub fn unsupported_in(dir: &Path) -> Option<String> {
-    walkdir::WalkDir::new(dir)
-        .max_depth(3)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file())
+pub fn unsupported_in(folder: &super::Folder) -> Option<String> {
+    folder
+        .files(3)
         .find_map(|e| unsupported_file(e.path()).map(|w| format!("{}: {w}", e.path().display())))
 }
 
