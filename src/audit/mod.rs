@@ -138,7 +138,7 @@ pub struct TrajectoryAudit {
     /// The agent whose trajectory it is (from its shape), by the name ingest gives its format.
     pub agent: crate::submission::Agent,
     /// The shape the trajectory was read from.
-    pub shape: crate::submission::TranscriptShape,
+    pub shape: crate::submission::TrajectoryShape,
     /// The strongest finding.
     pub class: TrajectoryClass,
     /// The reward recorded with the trajectory (release line or trial result); `None` when none
@@ -294,7 +294,7 @@ pub fn audit_line(
 
 /// What a release line (or a trajectory document) says of its trajectory besides its steps:
 /// its task, family, reward and prompt.
-fn about_line(line: &Value) -> Result<Trajectory<'_>, String> {
+fn about_line(line: &Value) -> Result<About<'_>, String> {
     let task_name = line
         .get("task_name")
         .or(line.get("instance_id"))
@@ -315,7 +315,7 @@ fn about_line(line: &Value) -> Result<Trajectory<'_>, String> {
         .get("prompt")
         .or(line.get("instruction"))
         .and_then(Value::as_str);
-    Ok(Trajectory {
+    Ok(About {
         task_name,
         family,
         reward,
@@ -326,7 +326,7 @@ fn about_line(line: &Value) -> Result<Trajectory<'_>, String> {
 
 /// What is known of a trajectory besides its steps.
 #[derive(Debug, Clone, Default)]
-pub struct Trajectory<'a> {
+pub struct About<'a> {
     /// The instance id, or the task name a Harbor trial gives.
     pub task_name: String,
     /// From the release or the trial (the dataset's, in `info`, wins).
@@ -342,8 +342,8 @@ pub struct Trajectory<'a> {
 /// Audits a raw Claude Code or Codex transcript.
 pub fn audit_transcript(
     line_no: u64,
-    about: Trajectory<'_>,
-    transcript: &crate::submission::Transcript,
+    about: About<'_>,
+    transcript: &crate::submission::Trajectory,
     info: &TaskInfo,
     opts: AuditOptions,
 ) -> Result<TrajectoryAudit, String> {
@@ -352,7 +352,7 @@ pub fn audit_transcript(
 
 fn audit_read(
     line_no: u64,
-    about: Trajectory<'_>,
+    about: About<'_>,
     read: Read,
     info: &TaskInfo,
     opts: AuditOptions,

@@ -7,7 +7,7 @@
 //! calls that cannot be read are kept, so an audit never calls clean what it did not read.
 
 use crate::submission::agents::read_line;
-use crate::submission::{ActionKind, Transcript, TranscriptShape, Unread};
+use crate::submission::{ActionKind, Trajectory, TrajectoryShape, Unread};
 use serde_json::Value;
 
 /// What an event is, for the checks: commands go to the blocklist, commands and URLs to the PR
@@ -45,7 +45,7 @@ pub struct Event {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Read {
     /// The shape it was written in (and so its agent).
-    pub shape: TranscriptShape,
+    pub shape: TrajectoryShape,
     /// Its events, in trajectory order.
     pub events: Vec<Event>,
     /// Tool calls whose meaning could not be read.
@@ -55,7 +55,7 @@ pub struct Read {
 }
 
 /// The events of a trajectory, whichever agent wrote it.
-pub fn from_transcript(t: &Transcript) -> Read {
+pub fn from_transcript(t: &Trajectory) -> Read {
     let events = t
         .actions
         .iter()
@@ -76,7 +76,7 @@ pub fn from_transcript(t: &Transcript) -> Read {
             })
         })
         .collect();
-    let empty_because = (t.shape == TranscriptShape::ClaudeResult).then(|| {
+    let empty_because = (t.shape == TrajectoryShape::ClaudeResult).then(|| {
         "a Claude Code `--output-format json` result carries the final answer only, no tool calls: nothing to audit (record runs with `--output-format stream-json`)".to_owned()
     });
     Read {

@@ -3,7 +3,7 @@
 //! ([`task_infos`]), audited ([`audit_item`]). The audit parses no agent's file itself.
 //! Reading only: what is printed is the caller's.
 
-use super::{AuditOptions, TaskInfo, Trajectory, TrajectoryAudit, audit_line, audit_transcript};
+use super::{About, AuditOptions, TaskInfo, TrajectoryAudit, audit_line, audit_transcript};
 use crate::dataset::{DatasetError, load_all};
 use crate::submission::agents::Item;
 use serde_json::Value;
@@ -73,11 +73,11 @@ pub fn audit_item(
             let info = crate::harbor::lookup_task(infos, &task_name)
                 .cloned()
                 .unwrap_or_default();
-            let about = Trajectory {
+            let about = About {
                 task_name,
                 reward,
                 source: source.clone(),
-                ..Trajectory::default()
+                ..About::default()
             };
             audit_transcript(n, about, &transcript, &info, opts)
                 .map_err(|e| format!("{source}: {e}"))

@@ -32,8 +32,8 @@ mod tree;
 
 pub use agents::{
     Action, ActionKind, Agent, AgentFormat, Chunk, EditOp, EditOutcome, FileEdit, Ingest,
-    IngestError, IngestOptions, Ingested, OpaqueEdit, Transcript, TranscriptBuilder,
-    TranscriptError, TranscriptShape, Unread, agent_file_name, apply_chunks, classify_record,
+    IngestError, IngestOptions, Ingested, OpaqueEdit, Trajectory, TrajectoryBuilder,
+    TrajectoryShape, TranscriptError, Unread, agent_file_name, apply_chunks, classify_record,
     detect, ingest, ingest_with, instance_from_file_name, is_openhands_events, is_subagent_file,
     openhands_events, read_transcript, read_transcripts, shape_of, shell_join, sniff,
     transcript_from_values,

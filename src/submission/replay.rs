@@ -13,7 +13,7 @@
 //! `submission` that runs containers, through the [`Sandbox`] trait only.
 
 use super::agents::{
-    ActionKind, EditOp, EditOutcome, FileEdit, Transcript, TranscriptShape, apply_chunks,
+    ActionKind, EditOp, EditOutcome, FileEdit, Trajectory, TrajectoryShape, apply_chunks,
 };
 use crate::adapters::shell_quote;
 use crate::record::Record;
@@ -187,11 +187,11 @@ fn relocate(
 /// The edits to replay, or why a replay would not be exact. `workdir` is the repository in the
 /// instance image; `writes` says why a shell command changes files (`None`: it does not).
 pub fn plan(
-    t: &Transcript,
+    t: &Trajectory,
     workdir: &str,
     writes: impl Fn(&str) -> Option<String>,
 ) -> Result<ReplayPlan, NotExact> {
-    if t.shape == TranscriptShape::ClaudeResult {
+    if t.shape == TrajectoryShape::ClaudeResult {
         return Err(not_exact(
             1,
             "a `--output-format json` result records no tool calls, so no edit to replay",
@@ -906,7 +906,7 @@ mod tests {
         json!({"type": "user", "session_id": "s", "message": {"content": [{"type": "tool_result", "tool_use_id": id, "content": "ok"}]}})
     }
 
-    fn stream(lines: Vec<serde_json::Value>) -> Transcript {
+    fn stream(lines: Vec<serde_json::Value>) -> Trajectory {
         let mut all = vec![
             json!({"type": "system", "subtype": "init", "session_id": "s", "cwd": "/w", "model": "m"}),
         ];

@@ -6,7 +6,7 @@
 use super::support::fixtures;
 use assert_cmd::cargo::cargo_bin_cmd;
 use beyondswe::audit::split_commands;
-use beyondswe::submission::{ActionKind, EditOp, EditOutcome, TranscriptShape, read_transcript};
+use beyondswe::submission::{ActionKind, EditOp, EditOutcome, TrajectoryShape, read_transcript};
 use predicates::str::contains;
 use serde_json::{Value, json};
 use std::collections::HashSet;
@@ -29,59 +29,59 @@ pub fn only_file(rel: &str) -> PathBuf {
 
 /// Every variant: its directory, the shape, the instance (`None`: the file is named by the
 /// agent's session, so `--instance` says it), the model ingest must report.
-pub const VARIANTS: [(&str, TranscriptShape, &str, bool, &str); 8] = [
+pub const VARIANTS: [(&str, TrajectoryShape, &str, bool, &str); 8] = [
     (
         "claude-code-stream",
-        TranscriptShape::ClaudeStreamJson,
+        TrajectoryShape::ClaudeStreamJson,
         "acme_textkit_pr12",
         true,
         "claude-code/claude-sonnet-4-5-20250929",
     ),
     (
         "claude-code-result",
-        TranscriptShape::ClaudeResult,
+        TrajectoryShape::ClaudeResult,
         "acme_calc_pr7",
         true,
         "claude-code/claude-opus-4-5-20251101",
     ),
     (
         "claude-code-session",
-        TranscriptShape::ClaudeSession,
+        TrajectoryShape::ClaudeSession,
         "acme_calc_pr7",
         false,
         "claude-code/claude-opus-4-1-20250805",
     ),
     (
         "codex-exec",
-        TranscriptShape::CodexExec,
+        TrajectoryShape::CodexExec,
         "acme_calc_pr7",
         true,
         "codex",
     ),
     (
         "codex-exec-legacy",
-        TranscriptShape::CodexExecLegacy,
+        TrajectoryShape::CodexExecLegacy,
         "acme_textkit_pr12",
         true,
         "codex/gpt-5",
     ),
     (
         "codex-rollout",
-        TranscriptShape::CodexRollout,
+        TrajectoryShape::CodexRollout,
         "acme_calc_pr7",
         false,
         "codex/gpt-5-codex",
     ),
     (
         "gemini-chat",
-        TranscriptShape::GeminiChat,
+        TrajectoryShape::GeminiChat,
         "acme_calc_pr7",
         true,
         "gemini-cli/gemini-2.5-pro",
     ),
     (
         "aider-history",
-        TranscriptShape::AiderHistory,
+        TrajectoryShape::AiderHistory,
         "acme_calc_pr7",
         false,
         "aider/anthropic/claude-sonnet-4-20250514",
@@ -448,7 +448,7 @@ fn every_variant_is_audited_as_it_is() {
             vec!["--instance", id]
         };
         let (got, stderr, code) = audit(&file, &instance);
-        if shape == TranscriptShape::ClaudeResult {
+        if shape == TrajectoryShape::ClaudeResult {
             // The result object carries the final answer only: reported, never called clean.
             assert_eq!(code, 1, "{rel}");
             assert!(got.is_empty(), "{rel}: {got:?}");

@@ -24,7 +24,7 @@
 //! the repository's commits are at hand they are the better record of the edits; these are for
 //! when they are not.
 
-use super::transcript::{ActionKind, EditOp, EditOutcome, FileEdit, Transcript, TranscriptShape};
+use super::trajectory::{ActionKind, EditOp, EditOutcome, FileEdit, Trajectory, TrajectoryShape};
 
 /// Whether `text` is an Aider chat history: its first non-blank line opens a session.
 pub(crate) fn is_aider_history(text: &str) -> bool {
@@ -34,10 +34,10 @@ pub(crate) fn is_aider_history(text: &str) -> bool {
 }
 
 /// The transcript of an Aider chat history.
-pub(crate) fn read_aider(text: &str) -> Transcript {
+pub(crate) fn read_aider(text: &str) -> Trajectory {
     let lines: Vec<&str> = text.lines().collect();
     let mut r = Reader {
-        t: Transcript::new(TranscriptShape::AiderHistory),
+        t: Trajectory::new(TrajectoryShape::AiderHistory),
         reply: Vec::new(),
         reply_start: 0,
         input: Vec::new(),
@@ -68,7 +68,7 @@ pub(crate) fn read_aider(text: &str) -> Transcript {
 
 /// What the reader carries from line to line.
 struct Reader<'a> {
-    t: Transcript,
+    t: Trajectory,
     /// The model's reply being read, and its first line's step.
     reply: Vec<&'a str>,
     reply_start: usize,
@@ -296,7 +296,7 @@ impl<'a> Echo<'a> {
 /// Aider's message about the SEARCH blocks of the last reply that did not match: each block it
 /// names (`… failed to exactly match lines in PATH`, then the block) was not made, and when it
 /// says the others were applied, every other edit of that reply was; nothing in it is an edit.
-fn failed_blocks(t: &mut Transcript, body: &[&str]) {
+fn failed_blocks(t: &mut Trajectory, body: &[&str]) {
     const NAMED: &str = "failed to exactly match lines in ";
     let mut i = 0;
     while i < body.len() {
@@ -327,7 +327,7 @@ fn failed_blocks(t: &mut Transcript, body: &[&str]) {
 
 /// The words of one input: a command run, a page, one of aider's own commands, the prompt or a
 /// later message.
-fn read_input(t: &mut Transcript, trimmed: &str, step: usize, last_command: &mut Option<String>) {
+fn read_input(t: &mut Trajectory, trimmed: &str, step: usize, last_command: &mut Option<String>) {
     if let Some(cmd) = trimmed
         .strip_prefix("/run ")
         .or_else(|| trimmed.strip_prefix("/test "))
@@ -355,7 +355,7 @@ fn read_input(t: &mut Transcript, trimmed: &str, step: usize, last_command: &mut
 }
 
 /// A command run, once: aider echoes as `Running CMD` the command it was just asked to run.
-fn command(t: &mut Transcript, step: usize, tool: &str, cmd: &str, last: &mut Option<String>) {
+fn command(t: &mut Trajectory, step: usize, tool: &str, cmd: &str, last: &mut Option<String>) {
     if cmd.is_empty() {
         return;
     }
@@ -369,7 +369,7 @@ fn command(t: &mut Transcript, step: usize, tool: &str, cmd: &str, last: &mut Op
 }
 
 /// One line of aider's own output (after `> `).
-fn tool_output(t: &mut Transcript, step: usize, out: &str, last_command: &mut Option<String>) {
+fn tool_output(t: &mut Trajectory, step: usize, out: &str, last_command: &mut Option<String>) {
     if let Some(cmd) = out.strip_prefix("Running ") {
         command(t, step, "run", cmd.trim(), last_command);
     } else if let Some(rest) = out
@@ -419,7 +419,7 @@ fn tool_output(t: &mut Transcript, step: usize, out: &str, last_command: &mut Op
 }
 
 /// Every edit with no outcome yet, marked not made.
-fn unreported(t: &mut Transcript) {
+fn unreported(t: &mut Trajectory) {
     for e in t.edits.iter_mut() {
         if e.outcome == EditOutcome::Unknown {
             e.outcome = EditOutcome::Failed;
@@ -428,7 +428,7 @@ fn unreported(t: &mut Transcript) {
 }
 
 /// The edits of `path` not yet marked, marked `outcome` (all of them when `path` names none).
-fn mark(t: &mut Transcript, path: &str, outcome: EditOutcome) {
+fn mark(t: &mut Trajectory, path: &str, outcome: EditOutcome) {
     for e in t
         .edits
         .iter_mut()
@@ -516,7 +516,7 @@ fn search_block(lines: &[&str], at: usize) -> Option<(String, String, usize)> {
 }
 
 /// One edit of a reply, as a step and a tool call; its outcome comes from aider's output after.
-fn push_edit(t: &mut Transcript, step: usize, op: EditOp) {
+fn push_edit(t: &mut Trajectory, step: usize, op: EditOp) {
     let path = op
         .paths()
         .first()
@@ -538,7 +538,7 @@ fn push_edit(t: &mut Transcript, step: usize, op: EditOp) {
 }
 
 /// The edits of a reply (see [`Reader::flush_reply`]).
-fn reply_edits(t: &mut Transcript, reply: &[&str], step: usize, whole: bool) {
+fn reply_edits(t: &mut Trajectory, reply: &[&str], step: usize, whole: bool) {
     let mut i = 0;
     while i < reply.len() {
         if whole {

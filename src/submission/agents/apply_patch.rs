@@ -18,7 +18,7 @@
 //! line break. What Codex would match only after normalising Unicode punctuation is refused here,
 //! so a replay never guesses.
 
-use super::transcript::{Chunk, EditOp};
+use super::trajectory::{Chunk, EditOp};
 
 /// Parses an envelope into file operations, or says what is wrong with it (line numbers from 1).
 pub(super) fn parse(envelope: &str) -> Result<Vec<EditOp>, String> {

@@ -3,7 +3,7 @@
 //! the prompt, an agent step's `message` and `reasoning_content` are its words, and its
 //! `tool_calls` (`function_name`, `arguments`) its calls.
 
-use super::transcript::{Transcript, TranscriptShape, args_object, str_of, text_of};
+use super::trajectory::{Trajectory, TrajectoryShape, args_object, str_of, text_of};
 use serde_json::Value;
 
 /// Whether `v` is an ATIF trajectory: an object with `steps` (and, standing alone rather than
@@ -13,8 +13,8 @@ pub fn is_atif(v: &Value, alone: bool) -> bool {
 }
 
 /// Reads an ATIF trajectory's steps.
-pub fn read(t: &Value) -> Transcript {
-    let mut out = Transcript::new(TranscriptShape::Atif);
+pub fn read(t: &Value) -> Trajectory {
+    let mut out = Trajectory::new(TrajectoryShape::Atif);
     out.model = t
         .get("agent")
         .and_then(|a| str_of(a, "model_name"))

@@ -3,7 +3,7 @@
 //! into submissions; and its steps: each step's `action` holds the agent's words (`content`)
 //! and its OpenAI-style `tool_calls`.
 
-use super::transcript::{Transcript, TranscriptShape, openai_tool_calls, str_of};
+use super::trajectory::{Trajectory, TrajectoryShape, openai_tool_calls, str_of};
 use super::{
     AgentFormat, Ingest, IngestError, Ingested, instance_id, parent_dir, read_json, read_jsonl,
     str_at,
@@ -34,8 +34,8 @@ pub fn is_steps(steps: &[Value]) -> bool {
 }
 
 /// Reads AweAgent's steps; the line's `problem_statement` (or `instruction`) is the prompt.
-pub fn read_steps(steps: &[Value], line: &Value) -> Transcript {
-    let mut t = Transcript::new(TranscriptShape::AweagentSteps);
+pub fn read_steps(steps: &[Value], line: &Value) -> Trajectory {
+    let mut t = Trajectory::new(TrajectoryShape::AweagentSteps);
     if let Some(p) = str_of(line, "problem_statement").or(str_of(line, "instruction")) {
         t.prompt_at(0, p);
     }

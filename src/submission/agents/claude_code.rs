@@ -9,8 +9,8 @@
 //! their id and lines once by their `uuid`. Subagents' steps (sidechains) are read like the
 //! main agent's: what a subagent ran, it ran in the same workspace.
 
-use super::transcript::{
-    ActionKind, EditOp, EditOutcome, FileEdit, Transcript, TranscriptShape, str_of, text_of,
+use super::trajectory::{
+    ActionKind, EditOp, EditOutcome, FileEdit, Trajectory, TrajectoryShape, str_of, text_of,
 };
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -22,12 +22,12 @@ use std::collections::{HashMap, HashSet};
 pub(super) fn record_shape(
     obj: &serde_json::Map<String, Value>,
     ty: &str,
-) -> Option<TranscriptShape> {
+) -> Option<TrajectoryShape> {
     if matches!(ty, "summary" | "file-history-snapshot" | "queue-operation")
         || obj.contains_key("sessionId")
         || (obj.contains_key("parentUuid") && obj.contains_key("uuid"))
     {
-        return Some(TranscriptShape::ClaudeSession);
+        return Some(TrajectoryShape::ClaudeSession);
     }
     let claude_type = matches!(
         ty,
@@ -52,9 +52,9 @@ pub(super) fn record_shape(
     }
     Some(
         if ty == "result" && obj.contains_key("result") && obj.contains_key("num_turns") {
-            TranscriptShape::ClaudeResult
+            TrajectoryShape::ClaudeResult
         } else {
-            TranscriptShape::ClaudeStreamJson
+            TrajectoryShape::ClaudeStreamJson
         },
     )
 }
@@ -62,7 +62,7 @@ pub(super) fn record_shape(
 #[derive(Debug)]
 pub(crate) struct ClaudeReader {
     /// The transcript as read so far.
-    parts: Transcript,
+    parts: Trajectory,
     /// Tool call id → index of its edit in `parts.edits`.
     edits_by_id: HashMap<String, usize>,
     tool_ids: HashSet<String>,
@@ -83,9 +83,9 @@ pub(crate) struct ClaudeReader {
 }
 
 impl ClaudeReader {
-    pub(crate) fn new(shape: TranscriptShape) -> ClaudeReader {
+    pub(crate) fn new(shape: TrajectoryShape) -> ClaudeReader {
         ClaudeReader {
-            parts: Transcript::new(shape),
+            parts: Trajectory::new(shape),
             edits_by_id: HashMap::new(),
             tool_ids: HashSet::new(),
             uuids: HashSet::new(),
@@ -99,13 +99,13 @@ impl ClaudeReader {
         }
     }
 
-    pub(super) fn parts(&mut self) -> &mut Transcript {
+    pub(super) fn parts(&mut self) -> &mut Trajectory {
         &mut self.parts
     }
 
     pub(crate) fn push(&mut self, step: usize, v: &Value) {
         if let Some(u) = str_of(v, "uuid")
-            && self.parts.shape == TranscriptShape::ClaudeSession
+            && self.parts.shape == TrajectoryShape::ClaudeSession
             && !self.uuids.insert(u.to_owned())
         {
             return;
@@ -165,7 +165,7 @@ impl ClaudeReader {
                         .max_by(|a, b| score(a.1).total_cmp(&score(b.1)))
                         .map(|(k, _)| k.clone());
                 }
-                if self.parts.shape == TranscriptShape::ClaudeResult
+                if self.parts.shape == TrajectoryShape::ClaudeResult
                     && let Some(r) = str_of(v, "result")
                     && !r.is_empty()
                 {
@@ -448,7 +448,7 @@ impl ClaudeReader {
         }
     }
 
-    pub(crate) fn finish(mut self) -> Transcript {
+    pub(crate) fn finish(mut self) -> Trajectory {
         self.check_subagents();
         self.parts.model = self
             .init_model
@@ -462,7 +462,7 @@ impl ClaudeReader {
 
 #[cfg(test)]
 mod tests {
-    use super::super::reading::{TranscriptBuilder, transcript_from_values};
+    use super::super::reading::{TrajectoryBuilder, transcript_from_values};
     use super::*;
     use serde_json::json;
 
@@ -476,7 +476,7 @@ mod tests {
             json!({"type": "assistant", "sessionId": "s", "uuid": "a1", "parentUuid": "u1", "message": {"id": "m1", "model": "claude-opus-4-20250514", "content": [{"type": "tool_use", "id": "t1", "name": "Edit", "input": {"file_path": "/app/x.py", "old_string": "a", "new_string": "b"}}]}}),
         ];
         let t = transcript_from_values(&lines, None).unwrap();
-        assert_eq!(t.shape, TranscriptShape::ClaudeSession);
+        assert_eq!(t.shape, TrajectoryShape::ClaudeSession);
         assert_eq!(t.model_name(), "claude-code/claude-opus-4-20250514");
         assert_eq!(t.prompt.as_deref(), Some("Fix the bug"));
         assert_eq!(t.tool_calls, 1);
@@ -528,7 +528,7 @@ mod tests {
 
     #[test]
     fn a_tool_call_without_an_object_input_is_unread() {
-        let mut b = TranscriptBuilder::new(TranscriptShape::ClaudeStreamJson);
+        let mut b = TrajectoryBuilder::new(TrajectoryShape::ClaudeStreamJson);
         b.push(1, &json!({"type": "assistant", "session_id": "s", "message": {"content": [{"type": "tool_use", "id": "t", "name": "Bash", "input": "git fetch"}]}}));
         let t = b.finish();
         assert_eq!(t.unread.len(), 1);

@@ -17,8 +17,8 @@
 
 use super::apply_patch;
 use super::code_mode;
-use super::transcript::{
-    ActionKind, EditOp, EditOutcome, FileEdit, SubAgentLink, Transcript, TranscriptShape,
+use super::trajectory::{
+    ActionKind, EditOp, EditOutcome, FileEdit, SubAgentLink, Trajectory, TrajectoryShape,
     shell_join, str_of, text_of,
 };
 use serde_json::{Value, json};
@@ -30,26 +30,26 @@ use std::collections::HashMap;
 pub(super) fn record_shape(
     obj: &serde_json::Map<String, Value>,
     ty: &str,
-) -> Option<TranscriptShape> {
+) -> Option<TrajectoryShape> {
     if obj.contains_key("payload")
         && matches!(
             ty,
             "session_meta" | "turn_context" | "response_item" | "event_msg" | "compacted"
         )
     {
-        return Some(TranscriptShape::CodexRollout);
+        return Some(TrajectoryShape::CodexRollout);
     }
     if obj.contains_key("record_type")
         || (obj.contains_key("instructions") && obj.contains_key("id") && ty.is_empty())
     {
-        return Some(TranscriptShape::CodexRollout);
+        return Some(TrajectoryShape::CodexRollout);
     }
     if ty.starts_with("thread.") || ty.starts_with("turn.") || ty.starts_with("item.") {
-        return Some(TranscriptShape::CodexExec);
+        return Some(TrajectoryShape::CodexExec);
     }
     obj.get("msg")
         .and_then(|m| m.get("type"))
-        .map(|_| TranscriptShape::CodexExecLegacy)
+        .map(|_| TrajectoryShape::CodexExecLegacy)
 }
 
 /// A legacy Codex `exec --json` prologue line: the config summary (`model`, `workdir`, …) or the
@@ -72,7 +72,7 @@ pub(super) fn legacy_prologue(v: &Value) -> bool {
 #[derive(Debug)]
 pub(crate) struct CodexReader {
     /// The transcript as read so far.
-    parts: Transcript,
+    parts: Trajectory,
     /// Call id → index of its edit.
     edits_by_id: HashMap<String, usize>,
     /// Exec items by id, in the order first seen, latest version kept (read at the end).
@@ -90,9 +90,9 @@ pub(crate) struct CodexReader {
 }
 
 impl CodexReader {
-    pub(crate) fn new(shape: TranscriptShape) -> CodexReader {
+    pub(crate) fn new(shape: TrajectoryShape) -> CodexReader {
         CodexReader {
-            parts: Transcript::new(shape),
+            parts: Trajectory::new(shape),
             edits_by_id: HashMap::new(),
             items: Vec::new(),
             item_index: HashMap::new(),
@@ -104,14 +104,14 @@ impl CodexReader {
         }
     }
 
-    pub(super) fn parts(&mut self) -> &mut Transcript {
+    pub(super) fn parts(&mut self) -> &mut Trajectory {
         &mut self.parts
     }
 
     pub(crate) fn push(&mut self, step: usize, v: &Value) {
         match self.parts.shape {
-            TranscriptShape::CodexExec => self.exec_event(step, v),
-            TranscriptShape::CodexExecLegacy => self.legacy_event(step, v),
+            TrajectoryShape::CodexExec => self.exec_event(step, v),
+            TrajectoryShape::CodexExecLegacy => self.legacy_event(step, v),
             _ => self.rollout_line(step, v),
         }
     }
@@ -840,7 +840,7 @@ impl CodexReader {
         }
     }
 
-    pub(crate) fn finish(mut self) -> Transcript {
+    pub(crate) fn finish(mut self) -> Trajectory {
         self.check_subagents();
         for (step, item) in std::mem::take(&mut self.items) {
             self.exec_item(step, &item);
@@ -1011,7 +1011,7 @@ mod tests {
             json!({"timestamp": "t", "type": "response_item", "payload": {"type": "custom_tool_call", "name": "exec", "input": "for (const f of ['a','b']) await tools.exec_command({cmd: `cat ${f}`});", "call_id": "c5"}}),
         ];
         let t = transcript_from_values(&lines, None).unwrap();
-        assert_eq!(t.shape, TranscriptShape::CodexRollout);
+        assert_eq!(t.shape, TrajectoryShape::CodexRollout);
         assert_eq!(t.model_name(), "codex/gpt-5-codex");
         assert_eq!(t.prompt.as_deref(), Some("Fix it"));
         let cmds: Vec<&str> = t.commands().map(|a| a.text.as_str()).collect();
@@ -1056,7 +1056,7 @@ mod tests {
             json!({"id": "0", "msg": {"type": "patch_apply_end", "call_id": "c2", "stdout": "", "stderr": "", "success": true}}),
         ];
         let t = transcript_from_values(&lines, None).unwrap();
-        assert_eq!(t.shape, TranscriptShape::CodexExecLegacy);
+        assert_eq!(t.shape, TrajectoryShape::CodexExecLegacy);
         assert_eq!(t.model.as_deref(), Some("gpt-5"));
         assert_eq!(t.commands().count(), 1);
         assert_eq!(t.edits[0].outcome, EditOutcome::Applied);

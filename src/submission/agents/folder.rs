@@ -4,7 +4,7 @@
 //! classifies the same list, and the account of what was read and what was not counts it: one
 //! walk, and each file's transcript shape sniffed and each event stream parsed at most once.
 
-use super::TranscriptShape;
+use super::TrajectoryShape;
 use serde_json::Value;
 use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
@@ -18,7 +18,7 @@ pub struct Entry {
     path: PathBuf,
     depth: usize,
     regular: bool,
-    shape: OnceCell<Option<TranscriptShape>>,
+    shape: OnceCell<Option<TrajectoryShape>>,
     events: OnceCell<Option<Vec<Value>>>,
 }
 
@@ -48,7 +48,7 @@ impl Entry {
     }
 
     /// The transcript shape its first records show, sniffed the first time it is asked.
-    pub fn shape(&self) -> Option<TranscriptShape> {
+    pub fn shape(&self) -> Option<TrajectoryShape> {
         if !self.regular {
             return None;
         }
@@ -176,6 +176,7 @@ mod tests {
             vec!["z.json"]
         );
     }
+
     #[test]
     fn a_file_is_sniffed_and_an_event_stream_parsed_once_whoever_asks() {
         let dir = tempfile::tempdir().expect("tempdir");

@@ -8,31 +8,31 @@
 //! `expected_replacements`); any other tool's arguments are read the generic way. A call whose
 //! `status` is `error` or `cancelled` changed nothing.
 
-use super::transcript::{
-    ActionKind, EditOp, EditOutcome, FileEdit, Transcript, TranscriptShape, str_of, text_of,
+use super::trajectory::{
+    ActionKind, EditOp, EditOutcome, FileEdit, Trajectory, TrajectoryShape, str_of, text_of,
 };
 use serde_json::Value;
 
 /// A Gemini CLI recording's marker: `projectHash` beside a `messages` list.
-pub(super) fn record_shape(obj: &serde_json::Map<String, Value>) -> Option<TranscriptShape> {
+pub(super) fn record_shape(obj: &serde_json::Map<String, Value>) -> Option<TrajectoryShape> {
     (obj.contains_key("projectHash") && obj.get("messages").is_some_and(Value::is_array))
-        .then_some(TranscriptShape::GeminiChat)
+        .then_some(TrajectoryShape::GeminiChat)
 }
 
 /// Reads a Gemini CLI recording: the whole document, or its messages one at a time.
 #[derive(Debug)]
 pub(crate) struct GeminiReader {
-    parts: Transcript,
+    parts: Trajectory,
 }
 
 impl GeminiReader {
-    pub(crate) fn new(shape: TranscriptShape) -> GeminiReader {
+    pub(crate) fn new(shape: TrajectoryShape) -> GeminiReader {
         GeminiReader {
-            parts: Transcript::new(shape),
+            parts: Trajectory::new(shape),
         }
     }
 
-    pub(super) fn parts(&mut self) -> &mut Transcript {
+    pub(super) fn parts(&mut self) -> &mut Trajectory {
         &mut self.parts
     }
 
@@ -186,7 +186,7 @@ impl GeminiReader {
         });
     }
 
-    pub(crate) fn finish(self) -> Transcript {
+    pub(crate) fn finish(self) -> Trajectory {
         self.parts
     }
 }

@@ -4,8 +4,8 @@
 //! (```` ```bash ```` in v1, ```` ```mswea_bash_command ```` in v2), tool calls
 //! (`function.arguments` with a `command`) and `extra.actions`.
 
-use super::transcript::{
-    ActionKind, Transcript, TranscriptShape, is_chat, openai_tool_calls, str_of, text_of,
+use super::trajectory::{
+    ActionKind, Trajectory, TrajectoryShape, is_chat, openai_tool_calls, str_of, text_of,
 };
 use super::{AgentFormat, Ingest, IngestError};
 use serde_json::Value;
@@ -77,8 +77,8 @@ fn fenced_commands(text: &str) -> Vec<String> {
 }
 
 /// Reads a trajectory's messages. A tool call whose arguments cannot be read is unread.
-pub fn read(msgs: &[Value], line: &Value) -> Transcript {
-    let mut t = Transcript::new(TranscriptShape::MiniSweAgent);
+pub fn read(msgs: &[Value], line: &Value) -> Trajectory {
+    let mut t = Trajectory::new(TrajectoryShape::MiniSweAgent);
     t.model = super::swe_agent::model_from_config(line);
     for (i, m) in msgs.iter().enumerate() {
         let n = i + 1;

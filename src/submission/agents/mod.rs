@@ -1,7 +1,7 @@
 //! What third-party agents write, turned into submissions ([`Ingested`], each with what was
 //! [`Submitted`], if anything): SWE-bench predictions, SWE-agent and mini-swe-agent runs, OpenHands
 //! `output.jsonl`, AweAgent runs, Claude Code and Codex transcripts in every shape they are written
-//! in (transcript.rs, claude_code.rs, codex.rs; paired with captured diffs, since they carry no
+//! in (trajectory.rs, claude_code.rs, codex.rs; paired with captured diffs, since they carry no
 //! patch, or replayed by `replay`), and Harbor job directories.
 //!
 //! Every reader keeps going after a bad record and reports it with its file and line; a run with
@@ -31,12 +31,12 @@
 //! - `openhands.rs`: OpenHands: its evaluation output (`output.jsonl`, the patch in
 //!   `test_result.git_patch`, the events in `history`) and its event streams (a JSON list of
 //!   actions and observations, no patch), detected, read into submissions, and their steps read.
-//! - `reading.rs`: Reading a transcript record by record into a `Transcript`.
+//! - `reading.rs`: Reading a transcript record by record into a `Trajectory`.
 //! - `swe_agent.rs`: SWE-agent (0.x, its EnIGMA mode, and 1.x) and its sibling mini-swe-agent share
 //!   a run's layout.
 //! - `trajectories.rs`: The trajectories a path holds, each read by its agent's reader and handed
 //!   over one at a time (`for_each_item`).
-//! - `transcript.rs`: One agent's trajectory, whichever agent wrote it and in whichever shape, as
+//! - `trajectory.rs`: One agent's trajectory, whichever agent wrote it and in whichever shape, as
 //!   the rest of the tool needs it.
 //! - `unsupported.rs`: Agents whose output is recognised but not read.
 
@@ -55,20 +55,20 @@ pub mod openhands;
 mod reading;
 pub mod swe_agent;
 mod trajectories;
-mod transcript;
+mod trajectory;
 mod unsupported;
 
 pub use apply_patch::apply_chunks;
 pub use folder::Folder;
 pub use openhands::{is_openhands_events, openhands_events};
 pub use reading::{
-    TranscriptBuilder, classify_record, is_codex_child_rollout, is_subagent_file, read_transcript,
+    TrajectoryBuilder, classify_record, is_codex_child_rollout, is_subagent_file, read_transcript,
     read_transcript_files, read_transcripts, shape_of, sniff, transcript_from_values,
 };
 pub use trajectories::{Item, SourceError, for_each_item, read_line};
-pub use transcript::{
+pub use trajectory::{
     Action, ActionKind, Agent, Chunk, EditOp, EditOutcome, FileEdit, OpaqueEdit, SubAgentLink,
-    Transcript, TranscriptError, TranscriptShape, Unread, shell_join,
+    Trajectory, TrajectoryShape, TranscriptError, Unread, shell_join,
 };
 pub use unsupported::{unsupported_file, unsupported_in};
 
@@ -377,7 +377,7 @@ pub enum IngestError {
     },
     /// A single transcript file given could not be opened or read.
     #[error(transparent)]
-    Transcript(#[from] TranscriptError),
+    Trajectory(#[from] TranscriptError),
     /// Its message names the file (and line) already.
     #[error(transparent)]
     Predictions(#[from] crate::submission::predictions::PredictionsError),
@@ -575,7 +575,7 @@ fn dir_format(folder: &Folder, tried: &mut Tried) -> ControlFlow<AgentFormat> {
 /// folder holds it, and why not when it does not. `preds.json` beside SWE-agent or mini-swe-agent
 /// trajectories is theirs, not predictions of their own.
 fn dir_checks(folder: &Folder) -> Vec<(AgentFormat, bool, &'static str)> {
-    let shapes: Vec<TranscriptShape> = transcript_files(folder)
+    let shapes: Vec<TrajectoryShape> = transcript_files(folder)
         .into_iter()
         .map(|(_, s)| s)
         .collect();
@@ -686,7 +686,7 @@ fn file_format(
 
 /// A folder's transcript files (six levels down: rollouts sit in `sessions/YYYY/MM/DD/`), with
 /// their shapes, in path order.
-fn transcript_files(folder: &Folder) -> Vec<(PathBuf, TranscriptShape)> {
+fn transcript_files(folder: &Folder) -> Vec<(PathBuf, TrajectoryShape)> {
     folder
         .files(folder::DEPTH)
         // A session's sub-agent files are read with the session.

@@ -3,7 +3,7 @@
 //! patch), detected, read into submissions, and their steps read: a `run` action's command, a
 //! `browse` action's page, an agent message's words, a tool call behind any other action.
 
-use super::transcript::{Transcript, TranscriptShape, str_of, text_of};
+use super::trajectory::{Trajectory, TrajectoryShape, str_of, text_of};
 use super::{
     AgentFormat, Folder, Ingest, IngestError, Ingested, instance_from_file_name, instance_id,
     read_json, read_jsonl, str_at,
@@ -13,8 +13,8 @@ use std::path::Path;
 
 /// Reads an OpenHands history (`history`), with the `instruction` recorded beside it as the
 /// prompt (step 0) when there is one; steps are the events' places from 1.
-pub fn read_history(history: &[Value], instruction: Option<&str>) -> Transcript {
-    let mut t = Transcript::new(TranscriptShape::OpenhandsHistory);
+pub fn read_history(history: &[Value], instruction: Option<&str>) -> Trajectory {
+    let mut t = Trajectory::new(TrajectoryShape::OpenhandsHistory);
     if let Some(p) = instruction {
         t.prompt_at(0, p);
     }
@@ -46,8 +46,8 @@ pub fn read_history(history: &[Value], instruction: Option<&str>) -> Transcript 
 /// its `action` is read by kind: a terminal's command, an editor's file, a browser's page, a
 /// finish or think's words. An action of any other kind is unread, so a history holding one is
 /// never called clean. Observations and system events hold nothing the checks read.
-fn sdk_event(t: &mut Transcript, n: usize, kind: &str, h: &Value) {
-    use super::transcript::ActionKind;
+fn sdk_event(t: &mut Trajectory, n: usize, kind: &str, h: &Value) {
+    use super::trajectory::ActionKind;
     match kind {
         "MessageEvent" => {
             let text = h
@@ -117,8 +117,8 @@ fn sdk_event(t: &mut Transcript, n: usize, kind: &str, h: &Value) {
 
 /// One agent action of a history (`h`, at step `n`): the commands it ran, the pages it opened,
 /// or its words and the tool call behind them.
-fn action_steps(t: &mut Transcript, n: usize, action: &str, h: &Value, args: &Value) {
-    use super::transcript::ActionKind;
+fn action_steps(t: &mut Trajectory, n: usize, action: &str, h: &Value, args: &Value) {
+    use super::trajectory::ActionKind;
     match action {
         "run" | "run_ipython" => {
             t.tool_calls += 1;

@@ -1,9 +1,9 @@
-//! Reading a transcript record by record into a [`Transcript`]: the reader for its agent
+//! Reading a transcript record by record into a [`Trajectory`]: the reader for its agent
 //! (Claude Code, Codex, Gemini CLI; Aider's Markdown read whole) chosen from its shape, whole
 //! files sniffed and fed line by line. A record's shape is told by the agents' own markers
 //! (each agent's file holds its own), asked here in order ([`classify_record`], [`shape_of`]).
 
-use super::transcript::{Agent, Transcript, TranscriptError, TranscriptShape};
+use super::trajectory::{Agent, Trajectory, TrajectoryShape, TranscriptError};
 use serde_json::Value;
 
 use std::path::{Path, PathBuf};
@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 /// Which agent a single record belongs to and in which shape, when it says so: each agent's
 /// file holds its own markers, asked in this order (a Gemini CLI recording has `sessionId`
 /// too, which alone would read as Claude Code's; a Codex rollout's lines, as Claude Code's).
-pub fn classify_record(v: &Value) -> Option<TranscriptShape> {
+pub fn classify_record(v: &Value) -> Option<TrajectoryShape> {
     let obj = v.as_object()?;
     let ty = obj.get("type").and_then(Value::as_str).unwrap_or("");
     super::gemini::record_shape(obj)
@@ -20,8 +20,8 @@ pub fn classify_record(v: &Value) -> Option<TranscriptShape> {
 }
 
 /// The shape of a transcript from its first records (`None`: not a transcript).
-pub fn shape_of<'a>(records: impl IntoIterator<Item = &'a Value>) -> Option<TranscriptShape> {
-    let mut seen: Vec<TranscriptShape> = Vec::new();
+pub fn shape_of<'a>(records: impl IntoIterator<Item = &'a Value>) -> Option<TrajectoryShape> {
+    let mut seen: Vec<TrajectoryShape> = Vec::new();
     let mut prologue = false;
     for v in records.into_iter().take(200) {
         if super::codex::legacy_prologue(v) {
@@ -35,32 +35,32 @@ pub fn shape_of<'a>(records: impl IntoIterator<Item = &'a Value>) -> Option<Tran
     // The strongest marker wins: rollouts, item events and sessions all contain lines that alone
     // would read as something else.
     for s in [
-        TranscriptShape::GeminiChat,
-        TranscriptShape::CodexRollout,
-        TranscriptShape::CodexExec,
-        TranscriptShape::CodexExecLegacy,
-        TranscriptShape::ClaudeSession,
-        TranscriptShape::ClaudeStreamJson,
+        TrajectoryShape::GeminiChat,
+        TrajectoryShape::CodexRollout,
+        TrajectoryShape::CodexExec,
+        TrajectoryShape::CodexExecLegacy,
+        TrajectoryShape::ClaudeSession,
+        TrajectoryShape::ClaudeStreamJson,
     ] {
         if seen.contains(&s) {
             return Some(s);
         }
     }
-    if seen.contains(&TranscriptShape::ClaudeResult) {
+    if seen.contains(&TrajectoryShape::ClaudeResult) {
         // One result object is the `--output-format json` file; a result after messages ends a
         // stream.
         return Some(if seen.len() == 1 {
-            TranscriptShape::ClaudeResult
+            TrajectoryShape::ClaudeResult
         } else {
-            TranscriptShape::ClaudeStreamJson
+            TrajectoryShape::ClaudeStreamJson
         });
     }
-    prologue.then_some(TranscriptShape::CodexExecLegacy)
+    prologue.then_some(TrajectoryShape::CodexExecLegacy)
 }
 
 /// Reads transcript records one at a time.
 #[derive(Debug)]
-pub struct TranscriptBuilder {
+pub struct TrajectoryBuilder {
     inner: Inner,
 }
 
@@ -72,13 +72,13 @@ enum Inner {
     /// Read whole, not record by record: Aider's Markdown history ([`read_transcripts`]), and the
     /// one-document trajectories of the other agents (their own files' readers); records add
     /// nothing.
-    Whole(Transcript),
+    Whole(Trajectory),
 }
 
-impl TranscriptBuilder {
+impl TrajectoryBuilder {
     /// A reader for a transcript of this shape.
-    pub fn new(shape: TranscriptShape) -> TranscriptBuilder {
-        TranscriptBuilder {
+    pub fn new(shape: TrajectoryShape) -> TrajectoryBuilder {
+        TrajectoryBuilder {
             inner: match shape.agent() {
                 Agent::ClaudeCode => Inner::Claude(super::claude_code::ClaudeReader::new(shape)),
                 Agent::Codex => Inner::Codex(super::codex::CodexReader::new(shape)),
@@ -88,7 +88,7 @@ impl TranscriptBuilder {
                 | Agent::MiniSweAgent
                 | Agent::Openhands
                 | Agent::Aweagent
-                | Agent::Harbor => Inner::Whole(Transcript::new(shape)),
+                | Agent::Harbor => Inner::Whole(Trajectory::new(shape)),
             },
         }
     }
@@ -116,7 +116,7 @@ impl TranscriptBuilder {
     }
 
     /// The transcript as read so far.
-    fn parts(&mut self) -> &mut Transcript {
+    fn parts(&mut self) -> &mut Trajectory {
         match &mut self.inner {
             Inner::Claude(r) => r.parts(),
             Inner::Codex(r) => r.parts(),
@@ -126,7 +126,7 @@ impl TranscriptBuilder {
     }
 
     /// The transcript read from the records pushed so far.
-    pub fn finish(self) -> Transcript {
+    pub fn finish(self) -> Trajectory {
         match self.inner {
             Inner::Claude(r) => r.finish(),
             Inner::Codex(r) => r.finish(),
@@ -138,17 +138,17 @@ impl TranscriptBuilder {
 
 /// A transcript from records already in memory (a release line's inline transcript); steps are
 /// indices from 1. `agent` narrows the detection (`messages` are Claude Code's, `events` Codex's).
-pub fn transcript_from_values(values: &[Value], agent: Option<Agent>) -> Option<Transcript> {
+pub fn transcript_from_values(values: &[Value], agent: Option<Agent>) -> Option<Trajectory> {
     let shape = match (shape_of(values), agent) {
         (Some(s), Some(a)) if s.agent() != a => return None,
         (Some(s), _) => s,
-        (None, Some(Agent::ClaudeCode)) => TranscriptShape::ClaudeStreamJson,
-        (None, Some(Agent::Codex)) => TranscriptShape::CodexExec,
-        (None, Some(Agent::GeminiCli)) => TranscriptShape::GeminiChat,
+        (None, Some(Agent::ClaudeCode)) => TrajectoryShape::ClaudeStreamJson,
+        (None, Some(Agent::Codex)) => TrajectoryShape::CodexExec,
+        (None, Some(Agent::GeminiCli)) => TrajectoryShape::GeminiChat,
         (None, Some(_)) => return None,
         (None, None) => return None,
     };
-    let mut b = TranscriptBuilder::new(shape);
+    let mut b = TrajectoryBuilder::new(shape);
     for (i, v) in values.iter().enumerate() {
         b.push(i + 1, v);
     }
@@ -177,12 +177,12 @@ const CHILD_META_MAX: usize = 16 << 20;
 /// Reads a transcript file: JSONL (one record a line), or one JSON value (a result object, or the
 /// `--verbose` array of messages). Lines are read one at a time. A Claude Code session is read
 /// with its sub-agents' files (`<session>/subagents/agent-*.jsonl` beside `<session>.jsonl`).
-pub fn read_transcript(path: &Path) -> Result<Transcript, TranscriptError> {
+pub fn read_transcript(path: &Path) -> Result<Trajectory, TranscriptError> {
     read_transcript_files(path).map(|(t, _)| t)
 }
 
 /// [`read_transcript`], with every file it read (the transcript's, then its sub-agents').
-pub fn read_transcript_files(path: &Path) -> Result<(Transcript, Vec<PathBuf>), TranscriptError> {
+pub fn read_transcript_files(path: &Path) -> Result<(Trajectory, Vec<PathBuf>), TranscriptError> {
     let mut paths = vec![path.to_owned()];
     paths.extend(subagent_files(path));
     let t = read_transcripts(&paths)?;
@@ -199,7 +199,7 @@ pub fn read_transcript_files(path: &Path) -> Result<(Transcript, Vec<PathBuf>), 
 /// The rollouts of the sub-agents a Codex rollout started and did not read: the files named
 /// `rollout-…-<thread id>.jsonl` among its sessions (`sessions/YYYY/MM/DD/`, searched from
 /// `sessions/` down when the rollout sits in such a tree, else its own folder).
-fn codex_child_rollouts(path: &Path, t: &Transcript) -> Vec<PathBuf> {
+fn codex_child_rollouts(path: &Path, t: &Trajectory) -> Vec<PathBuf> {
     let ids: Vec<&str> = t
         .subagents
         .iter()
@@ -280,7 +280,7 @@ pub fn is_subagent_file(path: &Path) -> bool {
 
 /// Reads a transcript written across several files (a Claude Code session and its subagents'
 /// files), in the order given; the shape comes from the first.
-pub fn read_transcripts(paths: &[PathBuf]) -> Result<Transcript, TranscriptError> {
+pub fn read_transcripts(paths: &[PathBuf]) -> Result<Trajectory, TranscriptError> {
     let first = paths
         .first()
         .ok_or_else(|| TranscriptError::NotATranscript {
@@ -293,11 +293,11 @@ pub fn read_transcripts(paths: &[PathBuf]) -> Result<Transcript, TranscriptError
         expected: "a Claude Code or Codex transcript".into(),
         found: "no record of either agent's shapes".into(),
     })?;
-    if shape == TranscriptShape::AiderHistory {
+    if shape == TrajectoryShape::AiderHistory {
         let text = crate::record::read_text_capped(first).map_err(io(first))?;
         return Ok(super::aider::read_aider(&text));
     }
-    let mut b = TranscriptBuilder::new(shape);
+    let mut b = TrajectoryBuilder::new(shape);
     for (i, path) in paths.iter().enumerate() {
         let before = b.parts().actions.len();
         feed(path, &mut b)?;
@@ -316,7 +316,7 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> TranscriptError + '_ {
 }
 
 /// The shape of a file from its first records, reading no more than needed.
-pub fn sniff(path: &Path) -> Result<Option<TranscriptShape>, TranscriptError> {
+pub fn sniff(path: &Path) -> Result<Option<TrajectoryShape>, TranscriptError> {
     let file = crate::files::open_input_io(path).map_err(io(path))?;
     let mut reader = std::io::BufReader::new(file);
     {
@@ -324,7 +324,7 @@ pub fn sniff(path: &Path) -> Result<Option<TranscriptShape>, TranscriptError> {
         let head = reader.fill_buf().map_err(io(path))?;
         let text = String::from_utf8_lossy(&head[..head.len().min(4096)]);
         if super::aider::is_aider_history(&text) {
-            return Ok(Some(TranscriptShape::AiderHistory));
+            return Ok(Some(TrajectoryShape::AiderHistory));
         }
     }
     let mut head: Vec<Value> = Vec::new();
@@ -394,7 +394,7 @@ fn strip_bom(line: &[u8]) -> &[u8] {
 }
 
 /// Pushes every record of `path` into `b`.
-fn feed(path: &Path, b: &mut TranscriptBuilder) -> Result<(), TranscriptError> {
+fn feed(path: &Path, b: &mut TrajectoryBuilder) -> Result<(), TranscriptError> {
     let file = crate::files::open_input_io(path).map_err(io(path))?;
     let mut reader = std::io::BufReader::new(file);
     let mut buf = Vec::new();
@@ -461,28 +461,28 @@ mod tests {
             json!({"timestamp": "t", "type": "session_meta", "payload": {"id": "x"}}),
             json!({"timestamp": "t", "type": "response_item", "payload": {"type": "message"}}),
         ];
-        assert_eq!(shape_of(&rollout), Some(TranscriptShape::CodexRollout));
+        assert_eq!(shape_of(&rollout), Some(TrajectoryShape::CodexRollout));
         let legacy = [
             json!({"model": "gpt-5", "workdir": "/w", "approval": "never"}),
             json!({"prompt": "fix it"}),
             json!({"id": "0", "msg": {"type": "task_started"}}),
         ];
-        assert_eq!(shape_of(&legacy), Some(TranscriptShape::CodexExecLegacy));
+        assert_eq!(shape_of(&legacy), Some(TrajectoryShape::CodexExecLegacy));
         let stream = [
             json!({"type": "system", "subtype": "hook_started", "session_id": "s"}),
             json!({"type": "system", "subtype": "init", "session_id": "s", "model": "m"}),
             json!({"type": "rate_limit_event", "rate_limit_info": {}, "session_id": "s"}),
         ];
-        assert_eq!(shape_of(&stream), Some(TranscriptShape::ClaudeStreamJson));
+        assert_eq!(shape_of(&stream), Some(TrajectoryShape::ClaudeStreamJson));
         let session = [
             json!({"type": "summary", "summary": "x", "leafUuid": "u"}),
             json!({"type": "user", "sessionId": "s", "uuid": "u", "parentUuid": null}),
         ];
-        assert_eq!(shape_of(&session), Some(TranscriptShape::ClaudeSession));
+        assert_eq!(shape_of(&session), Some(TrajectoryShape::ClaudeSession));
         let result = [
             json!({"type": "result", "subtype": "success", "result": "ok", "num_turns": 3, "session_id": "s"}),
         ];
-        assert_eq!(shape_of(&result), Some(TranscriptShape::ClaudeResult));
+        assert_eq!(shape_of(&result), Some(TrajectoryShape::ClaudeResult));
         assert_eq!(shape_of(&[json!({"hello": "world"})]), None);
     }
 }

@@ -8,8 +8,8 @@
 //! EnIGMA (SWE-agent's CTF mode) submits a flag, not a patch: such a submission is named and
 //! not graded.
 
-use super::transcript::{
-    ActionKind, Transcript, TranscriptShape, is_chat, openai_tool_calls, str_of, text_of,
+use super::trajectory::{
+    ActionKind, Trajectory, TrajectoryShape, is_chat, openai_tool_calls, str_of, text_of,
 };
 use super::{
     AgentFormat, Folder, Ingest, IngestError, Ingested, join_note, parent_dir, read_json, str_at,
@@ -73,7 +73,7 @@ fn history_prompt(line: &Value) -> Option<String> {
 }
 
 /// One action at step `n`: a command (less an edit block's file text).
-fn action(t: &mut Transcript, n: usize, action: &str) {
+fn action(t: &mut Trajectory, n: usize, action: &str) {
     let action = action.trim();
     if !action.is_empty() {
         t.tool_calls += 1;
@@ -83,8 +83,8 @@ fn action(t: &mut Transcript, n: usize, action: &str) {
 
 /// Reads a `.traj` file's `trajectory` steps; the prompt is the first user message of its
 /// `history`.
-pub fn read_traj(steps: &[Value], line: &Value) -> Transcript {
-    let mut t = Transcript::new(TranscriptShape::SweAgentTraj);
+pub fn read_traj(steps: &[Value], line: &Value) -> Trajectory {
+    let mut t = Trajectory::new(TrajectoryShape::SweAgentTraj);
     if let Some(p) = history_prompt(line) {
         t.prompt_at(0, &p);
     }
@@ -102,8 +102,8 @@ pub fn read_traj(steps: &[Value], line: &Value) -> Transcript {
 /// Reads a 1.x `.traj` file that holds only its `history`: the first user message is the
 /// prompt; an assistant message's `thought` (else its content) is the agent's words, and its
 /// `action` the command it ran (else the `command` of its tool calls).
-pub fn read_history(history: &[Value], line: &Value) -> Transcript {
-    let mut t = Transcript::new(TranscriptShape::SweAgentHistory);
+pub fn read_history(history: &[Value], line: &Value) -> Trajectory {
+    let mut t = Trajectory::new(TrajectoryShape::SweAgentHistory);
     for (i, m) in history.iter().enumerate() {
         let n = i + 1;
         match str_of(m, "role") {
@@ -132,7 +132,7 @@ pub fn read_history(history: &[Value], line: &Value) -> Transcript {
 
 /// The steps of a SWE-agent or mini-swe-agent trajectory document, by the reader of its shape;
 /// `None` when it holds none this file reads.
-fn steps_of(v: &Value) -> Option<Transcript> {
+fn steps_of(v: &Value) -> Option<Trajectory> {
     if let Some(Value::Array(steps)) = v.get("trajectory")
         && is_traj_steps(steps)
     {

@@ -8,7 +8,7 @@
 //! trajectories from here; it parses no agent's file itself.
 
 use super::folder::Entry;
-use super::transcript::{Agent, Transcript};
+use super::trajectory::{Agent, Trajectory};
 use super::{
     Folder, atif, aweagent, instance_from_file_name, is_codex_child_rollout, mini_swe_agent,
     openhands, read_transcript_files, read_transcripts, shape_of, sniff, swe_agent,
@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 /// A transcript given inline: a list of records, the file's text, or one result object.
-fn inline_transcript(v: &Value, agent: Option<Agent>) -> Option<Transcript> {
+fn inline_transcript(v: &Value, agent: Option<Agent>) -> Option<Trajectory> {
     match v {
         Value::Array(items) => transcript_from_values(items, agent),
         Value::String(text) => {
@@ -44,7 +44,7 @@ fn inline_transcript(v: &Value, agent: Option<Agent>) -> Option<Transcript> {
 
 /// The trajectory a release line (or one trajectory document) carries, read by its agent's
 /// reader; `None` when no shape matches.
-pub fn read_line(line: &Value) -> Option<Transcript> {
+pub fn read_line(line: &Value) -> Option<Trajectory> {
     let traj = line.get("trajectory");
     if let Some(t) = traj.filter(|t| atif::is_atif(t, false)) {
         return Some(atif::read(t));
@@ -123,7 +123,7 @@ pub enum Item {
         /// The file it was read from.
         source: String,
         /// Its steps, read by its agent's reader.
-        transcript: Box<Transcript>,
+        transcript: Box<Trajectory>,
     },
     /// A trial of one of Harbor's own agents (`oracle`, `nop`): no model ran, so there is no
     /// trajectory, and nothing to audit; the reason, for a person.
@@ -137,7 +137,7 @@ pub enum Item {
         /// The (first) file it was read from.
         source: String,
         /// The transcript as read.
-        transcript: Box<Transcript>,
+        transcript: Box<Trajectory>,
     },
 }
 
@@ -302,7 +302,7 @@ fn folder_items(
         if let Some(what) = super::unsupported_file(p) {
             FileKind::Unsupported(what)
         } else if e.shape().is_some() {
-            FileKind::Transcript
+            FileKind::Trajectory
         } else if trajectory_file_name(p).is_some() || e.openhands_events().is_some() {
             FileKind::Document
         } else {
@@ -315,14 +315,14 @@ fn folder_items(
         .iter()
         .zip(&kinds)
         .filter(|(e, k)| {
-            matches!(k, FileKind::Transcript | FileKind::Document)
+            matches!(k, FileKind::Trajectory | FileKind::Document)
                 && !is_codex_child_rollout(e.path())
         })
         .count();
     let any = kinds.iter().any(|k| {
         matches!(
             k,
-            FileKind::Transcript | FileKind::Document | FileKind::Unsupported(_)
+            FileKind::Trajectory | FileKind::Document | FileKind::Unsupported(_)
         )
     });
     if !any {
@@ -338,7 +338,7 @@ fn folder_items(
         }
         n += 1;
         let item = match kind {
-            FileKind::Transcript => transcript_item(file, one, &mut read),
+            FileKind::Trajectory => transcript_item(file, one, &mut read),
             // An event stream's events were parsed when its kind was asked.
             FileKind::Document => document_item(
                 file,
@@ -379,7 +379,7 @@ fn is_openhands_events(v: &Value) -> bool {
 /// What a file in a folder is to the audit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum FileKind {
-    Transcript,
+    Trajectory,
     Document,
     /// An agent's output that is recognised and not read (Cline), with what it is.
     Unsupported(String),

@@ -84,7 +84,7 @@ impl Agent {
 
 /// The shape a transcript was written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TranscriptShape {
+pub enum TrajectoryShape {
     /// `claude -p --output-format stream-json` (also the `--verbose` JSON array of messages).
     ClaudeStreamJson,
     /// `claude -p --output-format json`: one result object.
@@ -115,71 +115,71 @@ pub enum TranscriptShape {
     Atif,
 }
 
-impl serde::Serialize for TranscriptShape {
+impl serde::Serialize for TrajectoryShape {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.name())
     }
 }
 
-impl TranscriptShape {
+impl TrajectoryShape {
     /// The shape's kebab-case name, as ingest and the audit write it.
     pub fn name(self) -> &'static str {
         match self {
-            TranscriptShape::ClaudeStreamJson => "claude-stream-json",
-            TranscriptShape::ClaudeResult => "claude-result",
-            TranscriptShape::ClaudeSession => "claude-session",
-            TranscriptShape::CodexExec => "codex-exec",
-            TranscriptShape::CodexExecLegacy => "codex-exec-legacy",
-            TranscriptShape::CodexRollout => "codex-rollout",
-            TranscriptShape::GeminiChat => "gemini-chat",
-            TranscriptShape::AiderHistory => "aider-history",
-            TranscriptShape::SweAgentTraj => "swe-agent-traj",
-            TranscriptShape::SweAgentHistory => "swe-agent-history",
-            TranscriptShape::MiniSweAgent => "mini-swe-agent",
-            TranscriptShape::OpenhandsHistory => "openhands-history",
-            TranscriptShape::AweagentSteps => "aweagent-steps",
-            TranscriptShape::Atif => "atif",
+            TrajectoryShape::ClaudeStreamJson => "claude-stream-json",
+            TrajectoryShape::ClaudeResult => "claude-result",
+            TrajectoryShape::ClaudeSession => "claude-session",
+            TrajectoryShape::CodexExec => "codex-exec",
+            TrajectoryShape::CodexExecLegacy => "codex-exec-legacy",
+            TrajectoryShape::CodexRollout => "codex-rollout",
+            TrajectoryShape::GeminiChat => "gemini-chat",
+            TrajectoryShape::AiderHistory => "aider-history",
+            TrajectoryShape::SweAgentTraj => "swe-agent-traj",
+            TrajectoryShape::SweAgentHistory => "swe-agent-history",
+            TrajectoryShape::MiniSweAgent => "mini-swe-agent",
+            TrajectoryShape::OpenhandsHistory => "openhands-history",
+            TrajectoryShape::AweagentSteps => "aweagent-steps",
+            TrajectoryShape::Atif => "atif",
         }
     }
 
     /// The agent that writes this shape.
     pub fn agent(self) -> Agent {
         match self {
-            TranscriptShape::ClaudeStreamJson
-            | TranscriptShape::ClaudeResult
-            | TranscriptShape::ClaudeSession => Agent::ClaudeCode,
-            TranscriptShape::CodexExec
-            | TranscriptShape::CodexExecLegacy
-            | TranscriptShape::CodexRollout => Agent::Codex,
-            TranscriptShape::GeminiChat => Agent::GeminiCli,
-            TranscriptShape::AiderHistory => Agent::Aider,
-            TranscriptShape::SweAgentTraj | TranscriptShape::SweAgentHistory => Agent::SweAgent,
-            TranscriptShape::MiniSweAgent => Agent::MiniSweAgent,
-            TranscriptShape::OpenhandsHistory => Agent::Openhands,
-            TranscriptShape::AweagentSteps => Agent::Aweagent,
-            TranscriptShape::Atif => Agent::Harbor,
+            TrajectoryShape::ClaudeStreamJson
+            | TrajectoryShape::ClaudeResult
+            | TrajectoryShape::ClaudeSession => Agent::ClaudeCode,
+            TrajectoryShape::CodexExec
+            | TrajectoryShape::CodexExecLegacy
+            | TrajectoryShape::CodexRollout => Agent::Codex,
+            TrajectoryShape::GeminiChat => Agent::GeminiCli,
+            TrajectoryShape::AiderHistory => Agent::Aider,
+            TrajectoryShape::SweAgentTraj | TrajectoryShape::SweAgentHistory => Agent::SweAgent,
+            TrajectoryShape::MiniSweAgent => Agent::MiniSweAgent,
+            TrajectoryShape::OpenhandsHistory => Agent::Openhands,
+            TrajectoryShape::AweagentSteps => Agent::Aweagent,
+            TrajectoryShape::Atif => Agent::Harbor,
         }
     }
 
     /// For messages: what the file is.
     pub fn describe(self) -> &'static str {
         match self {
-            TranscriptShape::ClaudeStreamJson => "a Claude Code stream-json transcript",
-            TranscriptShape::ClaudeResult => "a Claude Code `--output-format json` result",
-            TranscriptShape::ClaudeSession => "a Claude Code session file",
-            TranscriptShape::CodexExec => "a Codex `exec --json` event stream",
-            TranscriptShape::CodexExecLegacy => "an older Codex `exec --json` event stream",
-            TranscriptShape::CodexRollout => "a Codex session rollout",
-            TranscriptShape::GeminiChat => "a Gemini CLI chat recording",
-            TranscriptShape::AiderHistory => "an Aider chat history",
-            TranscriptShape::SweAgentTraj => "a SWE-agent trajectory",
-            TranscriptShape::SweAgentHistory => {
+            TrajectoryShape::ClaudeStreamJson => "a Claude Code stream-json transcript",
+            TrajectoryShape::ClaudeResult => "a Claude Code `--output-format json` result",
+            TrajectoryShape::ClaudeSession => "a Claude Code session file",
+            TrajectoryShape::CodexExec => "a Codex `exec --json` event stream",
+            TrajectoryShape::CodexExecLegacy => "an older Codex `exec --json` event stream",
+            TrajectoryShape::CodexRollout => "a Codex session rollout",
+            TrajectoryShape::GeminiChat => "a Gemini CLI chat recording",
+            TrajectoryShape::AiderHistory => "an Aider chat history",
+            TrajectoryShape::SweAgentTraj => "a SWE-agent trajectory",
+            TrajectoryShape::SweAgentHistory => {
                 "a SWE-agent 1.x trajectory holding only its history"
             }
-            TranscriptShape::MiniSweAgent => "a mini-swe-agent trajectory",
-            TranscriptShape::OpenhandsHistory => "an OpenHands event history",
-            TranscriptShape::AweagentSteps => "AweAgent steps",
-            TranscriptShape::Atif => "an ATIF trajectory",
+            TrajectoryShape::MiniSweAgent => "a mini-swe-agent trajectory",
+            TrajectoryShape::OpenhandsHistory => "an OpenHands event history",
+            TrajectoryShape::AweagentSteps => "AweAgent steps",
+            TrajectoryShape::Atif => "an ATIF trajectory",
         }
     }
 }
@@ -339,7 +339,7 @@ pub struct FileEdit {
     pub user_modified: bool,
     /// The directory relative paths are relative to (a Codex call's `workdir`).
     pub cwd: Option<String>,
-    /// Index of the edit's [`Action`] in [`Transcript::actions`] (for ordering against commands).
+    /// Index of the edit's [`Action`] in [`Trajectory::actions`] (for ordering against commands).
     pub action: usize,
 }
 
@@ -355,11 +355,12 @@ pub struct OpaqueEdit {
     pub what: String,
 }
 
-/// Everything read from one transcript.
+/// Everything read from one trajectory, whichever agent wrote it: what `ingest`, its
+/// `--reconstruct` and the audit (of files and of release lines) take.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Transcript {
+pub struct Trajectory {
     /// The shape it was written in, and so its agent.
-    pub shape: TranscriptShape,
+    pub shape: TrajectoryShape,
     /// The model, as the transcript names it; `None` when it names none.
     pub model: Option<String>,
     /// The agent's session (Claude Code `session_id`, Codex thread or session id); `None` when
@@ -401,7 +402,7 @@ pub struct SubAgentLink {
     pub read: bool,
 }
 
-impl Transcript {
+impl Trajectory {
     /// The agent that wrote it (from its shape).
     pub fn agent(&self) -> Agent {
         self.shape.agent()
@@ -456,9 +457,9 @@ pub enum TranscriptError {
 }
 
 /// What both readers fill in as they go.
-impl Transcript {
-    pub(super) fn new(shape: TranscriptShape) -> Transcript {
-        Transcript {
+impl Trajectory {
+    pub(super) fn new(shape: TrajectoryShape) -> Trajectory {
+        Trajectory {
             shape,
             model: None,
             session_id: None,
@@ -508,7 +509,7 @@ impl Transcript {
         self.arguments_with(step, tool, args, &COMMAND_KEYS[..3])
     }
 
-    /// As [`Transcript::arguments`], a command taken from any of `command_keys`.
+    /// As [`Trajectory::arguments`], a command taken from any of `command_keys`.
     pub(super) fn arguments_with(
         &mut self,
         step: usize,
