@@ -42,7 +42,11 @@ class Disk(unittest.TestCase):
     def test_the_writable_roots_are_world_writable_directories_of_the_root_file_system(self):
         root_dev = os.lstat("/").st_dev
         for path in disk.writable_roots():
-            st = os.lstat(path)
+            try:
+                st = os.lstat(path)
+            except FileNotFoundError:
+                # Gone since it was listed: on a machine whose engine adds and drops layers.
+                continue
             self.assertTrue(stat.S_ISDIR(st.st_mode), path)
             self.assertTrue(st.st_mode & stat.S_IWOTH, path)
             self.assertEqual(st.st_dev, root_dev, path)
