@@ -40,6 +40,14 @@ try:  # by its installed name, else by its name in adapters/ (the unit tests)
 except ImportError:
     import common
 
+MYPY = False
+if MYPY:  # the names of the type comments, for the checker only: never imported at run time
+    from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, Union  # noqa: F401
+    from canary_reading import Def, Module, Value  # noqa: F401
+    Record = Dict[str, Any]  # a group's record (plan, plan_check)
+    Item = Tuple[str, Tuple[str, ...], str]  # a group's collected item: (module, class path, parameters)
+    Unit = Tuple[str, Tuple[str, ...], str]  # a test: (module, class path, name)
+
 reading = common.sibling("canary_reading")
 writing = common.sibling("canary_writing")
 
@@ -52,7 +60,7 @@ MAX_K = 19
 # ---------------------------------------------------------------------------------------------
 # How many mutants a group gets
 
-def k_for(groups):
+def k_for(groups):  # type: (int) -> int
     """Mutants per group for `groups` FAIL_TO_PASS groups, so that a forger choosing blindly
     passes all of them undetected with a chance of at most 1 in 20 for one group and at most 1
     in 100 from two up: 19 for one; else the smallest k with (k+1)**groups >= 100."""
@@ -64,7 +72,7 @@ def k_for(groups):
     return k
 
 
-def forge_chance(sizes):
+def forge_chance(sizes):  # type: (Iterable[int]) -> float
     """The chance that a forger who cannot tell the variants apart picks the real one in every
     group: the product of 1/(k+1) over the groups' sizes (k+1). 1.0 with no group."""
     p = 1.0
@@ -83,15 +91,15 @@ class GoldCheck(object):
     grader's, never in a file of the container. `tests`: {"module::def path::name": [[line,
     col], ...]}."""
 
-    def __init__(self, seed, tests):
+    def __init__(self, seed, tests):  # type: (str, Dict[str, Any]) -> None
         self.seed, self.tests = seed, tests
 
-    def sites(self, module_path, def_path, name):
+    def sites(self, module_path, def_path, name):  # type: (str, Sequence[str], str) -> Optional[Set[Tuple[int, int]]]
         """The checked sites of a test as a set of (line, col), or None: the test was not checked."""
         found = self.tests.get("::".join([module_path] + list(def_path) + [name]))
         return None if found is None else set(tuple(x) for x in found)
 
-    def rng(self, module_path, def_path, name, lit):
+    def rng(self, module_path, def_path, name, lit):  # type: (str, Sequence[str], str, ast.expr) -> random.Random
         msg = "\0".join([module_path, "::".join(def_path), name, str(lit.lineno), str(lit.col_offset)])
         digest = hmac.new(self.seed.encode("ascii"), msg.encode("utf-8"), hashlib.sha256).hexdigest()
         return random.Random(digest)
@@ -100,14 +108,14 @@ class GoldCheck(object):
 # ---------------------------------------------------------------------------------------------
 # A plan
 
-def blank_lines_before(module, start, path):
+def blank_lines_before(module, start, path):  # type: (Module, int, Sequence[str]) -> int
     n = 0
     while start - n - 1 >= 0 and not module.lines[start - n - 1].strip():
         n += 1
     return max(1, min(n, 2)) if n else (1 if path else 2)
 
 
-def variant_text(module, node, lit, value, quote, name):
+def variant_text(module, node, lit, value, quote, name):  # type: (Module, Def, Any, Value, str, str) -> Optional[str]
     """The def's text (decorators included) under `name`, its site's literal written as
     `value`. The site's literal is always rewritten, the real value's too, so that every
     variant is written alike."""
@@ -125,7 +133,15 @@ def variant_text(module, node, lit, value, quote, name):
     return out if n == 1 else None
 
 
-def plan(source, targets, rng, avoid=None, check=None, module_path=None, helpers=None):
+def plan(source,  # type: Union[str, bytes]
+         targets,  # type: Iterable[Tuple[Sequence[str], str, int]]
+         rng,  # type: random.Random
+         avoid=None,  # type: Optional[Callable[[str], bool]]
+         check=None,  # type: Optional[GoldCheck]
+         module_path=None,  # type: Any
+         helpers=None,  # type: Any
+         ):
+    # type: (...) -> Optional[Tuple[bytes, List[Record]]]
     """Replaces each target test of a module by its group. `targets`: [(class path as
     collected, name, k)]; `avoid(name)`: names taken elsewhere (other modules of the suite);
     `check`: a GoldCheck (with the module's path in its suite): only its sites carry groups, and
@@ -140,7 +156,7 @@ def plan(source, targets, rng, avoid=None, check=None, module_path=None, helpers
     edits, records = [], []
     for def_path, body, node, k in each_target(module, names, targets):
         lits = reading.sites(node, module, def_path)
-        values_rng = lambda lit: rng  # noqa: E731
+        values_rng = lambda lit: rng  # type: Callable[..., random.Random]  # noqa: E731
         if check is not None:
             allowed = check.sites(module_path, def_path, node.name) or set()
             lits = [lit for lit in lits if (lit.lineno, lit.col_offset) in allowed]
@@ -179,7 +195,16 @@ def plan(source, targets, rng, avoid=None, check=None, module_path=None, helpers
     return finish(module, edits, records)
 
 
-def plan_check(source, targets, check, module_path, rng, sites_per_test, avoid=None, helpers=None):
+def plan_check(source,  # type: Union[str, bytes]
+               targets,  # type: Iterable[Tuple[Sequence[str], str, Iterable[int]]]
+               check,  # type: GoldCheck
+               module_path,  # type: str
+               rng,  # type: random.Random
+               sites_per_test,  # type: int
+               avoid=None,  # type: Optional[Callable[[str], bool]]
+               helpers=None,  # type: Any
+               ):
+    # type: (...) -> Optional[Tuple[bytes, List[Record]]]
     """The gold check's variants of each target test (`targets`: [(class path, name, ks)]): the
     test itself once, renamed, and for up to `sites_per_test` of its sites every value a group
     built there with one of the `ks` can hold instead (check_values, drawn as a grading draws
@@ -224,7 +249,7 @@ def plan_check(source, targets, check, module_path, rng, sites_per_test, avoid=N
     return finish(module, edits, records)
 
 
-def checked_sites(record, outcomes):
+def checked_sites(record, outcomes):  # type: (Record, Dict[str, str]) -> List[List[int]]
     """The [line, col] of each site of a gold-check record whose every other value failed in
     every collected item of the test while the real test passed there; [] when the real test
     did not pass in each (a test the gold patch fails, or a flaky one, carries no group)."""
@@ -243,13 +268,13 @@ class Names(object):
     """The fresh names of a module's variants: drawn in each template's style from the module's
     own words, never a name the module (or `avoid`) has taken."""
 
-    def __init__(self, module, rng, avoid):
+    def __init__(self, module, rng, avoid):  # type: (Module, random.Random, Optional[Callable[[str], bool]]) -> None
         self.module, self.rng, self.avoid = module, rng, avoid
         self.vocab = writing.vocabulary(module)
         self.taken = set(module.taken)
-        self.done = set()
+        self.done = set()  # type: Set[Tuple[Tuple[str, ...], str]]
 
-    def draw(self, node, body, count):
+    def draw(self, node, body, count):  # type: (Def, List[Any], int) -> Optional[List[str]]
         lengths = [max(1, len(writing.words_of(n.name)) - 1) for n in body if reading.is_test_def(n)] or [2]
         out = []
         for _ in range(count):
@@ -261,13 +286,14 @@ class Names(object):
             out.append(new)
         return out
 
-    def take(self, def_path, node, names):
+    def take(self, def_path, node, names):  # type: (Tuple[str, ...], Def, List[str]) -> None
         for n in names:
             self.taken.add(n.encode("ascii"))
         self.done.add((def_path, node.name))
 
 
 def start(source, rng, avoid, helpers=None):
+    # type: (Union[str, bytes], random.Random, Optional[Callable[[str], bool]], Any) -> Tuple[Optional[Module], Any]
     """(the module parsed, its Names), or (None, None) when it cannot carry groups."""
     module = reading.parse(source, helpers)
     if not reading.eligible(module):
@@ -275,7 +301,11 @@ def start(source, rng, avoid, helpers=None):
     return module, Names(module, rng, avoid)
 
 
-def each_target(module, names, targets):
+def each_target(module,  # type: Module
+                names,  # type: Names
+                targets,  # type: Iterable[Tuple[Sequence[str], str, Any]]
+                ):
+    # type: (...) -> Iterator[Tuple[Tuple[str, ...], List[ast.stmt], Def, Any]]
     """Each target (class path as collected, name, extra) that can carry a group, as (def path,
     scope body, def node, extra): found when its turn comes, after the ones before took theirs."""
     for path, name, extra in targets:
@@ -290,7 +320,7 @@ def each_target(module, names, targets):
         yield def_path, body, node, extra
 
 
-def edit(module, def_path, node, texts):
+def edit(module, def_path, node, texts):  # type: (Module, Tuple[str, ...], Def, List[Any]) -> Tuple[int, int, str]
     """(first line, end line, new text) putting `texts` where the def is, spaced as it was."""
     start, end = reading.block_lines(node)
     blanks = "\n" * blank_lines_before(module, start, def_path)
@@ -298,6 +328,7 @@ def edit(module, def_path, node, texts):
 
 
 def finish(module, edits, records):
+    # type: (Module, List[Tuple[int, int, str]], List[Record]) -> Optional[Tuple[bytes, List[Record]]]
     """The module with every edit made, as (bytes, records); None with no record or when the
     result does not parse."""
     if not records:
@@ -315,7 +346,7 @@ def finish(module, edits, records):
     return out, records
 
 
-def module_candidates(source, helpers=None):
+def module_candidates(source, helpers=None):  # type: (Union[str, bytes], Any) -> List[Tuple[Tuple[str, ...], str]]
     """(class path, name) of every test of a module that can carry a group (for a Doc2Repo
     suite, where any test may be drawn)."""
     module = reading.parse(source, helpers)
@@ -327,7 +358,7 @@ def module_candidates(source, helpers=None):
 # ---------------------------------------------------------------------------------------------
 # Judging the outcomes
 
-def split_key(key):
+def split_key(key):  # type: (str) -> Tuple[str, Tuple[str, ...], str, str]
     """(module, class path, name, parameters) of a node id."""
     base, bracket, params = key.partition("[")
     parts = base.split("::")
@@ -335,12 +366,13 @@ def split_key(key):
 
 
 def items(record, outcomes, anywhere=False):
+    # type: (Record, Dict[str, str], bool) -> Dict[Item, Dict[int, Tuple[str, str]]]
     """{(class path, parameters): {variant index: (node id, outcome)}} of a group's variants in
     `outcomes`: each collected item of the group (a class inheriting the template, a parameter
     set) is one group of its own. `anywhere`: variants collected in any module count (a suite's
     other modules may inherit the template's class)."""
     index = dict((n, i) for i, n in enumerate(record["variants"]))
-    out = {}
+    out = {}  # type: Dict[Item, Dict[int, Tuple[str, str]]]
     for key, outcome in outcomes.items():
         module, path, name, params = split_key(key)
         if name in index and (anywhere or module == record["module"]):
@@ -348,17 +380,17 @@ def items(record, outcomes, anywhere=False):
     return out
 
 
-def public_id(record, item):
+def public_id(record, item):  # type: (Record, Item) -> str
     module, path, params = item
     return "::".join([module] + list(path) + [record["template"]]) + params
 
 
-def variant_ids(record, item):
+def variant_ids(record, item):  # type: (Record, Item) -> List[str]
     module, path, params = item
     return ["::".join([module] + list(path) + [n]) + params for n in record["variants"]]
 
 
-def contradiction(by_variant, size, finished):
+def contradiction(by_variant, size, finished):  # type: (Dict[int, Tuple[str, str]], int, bool) -> Optional[str]
     """What is wrong with one item's outcomes, or None: two or more variants passed, or (when
     the run finished) a variant has no result while others of its item have one."""
     passed = sorted(i for i, (_, o) in by_variant.items() if o in PASSED)
@@ -369,7 +401,14 @@ def contradiction(by_variant, size, finished):
     return None
 
 
-def judge(record, outcomes, finished, solo=None, doubled=(), anywhere=False):
+def judge(record,  # type: Record
+          outcomes,  # type: Dict[str, str]
+          finished,  # type: bool
+          solo=None,  # type: Optional[Callable[[List[str]], Tuple[Dict[str, str], bool]]]
+          doubled=(),  # type: Iterable[str]
+          anywhere=False,  # type: bool
+          ):
+    # type: (...) -> Dict[str, Any]
     """Facts about one group. Proof of forged outcomes, each confirmed by running the item's
     variants alone (`solo(ids) -> (outcomes, finished)`, SOLO_ROUNDS times; None: no rerun is
     possible and the first run stands): two or more variants of an item passed; a variant has
@@ -418,11 +457,11 @@ def judge(record, outcomes, finished, solo=None, doubled=(), anywhere=False):
     return fact
 
 
-def unit_outcomes(outcomes, units):
+def unit_outcomes(outcomes, units):  # type: (Dict[str, str], Iterable[Unit]) -> Dict[Unit, bool]
     """{unit: passed} for each unit (module, class path, name) with results in `outcomes`
     ({node id: outcome}, node ids by their public names): passed when every collected item
     of it passed. A unit with no result is left out."""
-    wanted, seen = set(units), {}
+    wanted, seen = set(units), {}  # type: Set[Unit], Dict[Unit, bool]
     for key, outcome in outcomes.items():
         module, path, name, _ = split_key(key)
         unit = (module, path, name)
@@ -431,7 +470,7 @@ def unit_outcomes(outcomes, units):
     return seen
 
 
-def uneven_split_chance(sample_passed, sample_size, rest_passed, rest_size):
+def uneven_split_chance(sample_passed, sample_size, rest_passed, rest_size):  # type: (int, int, int, int) -> float
     """The chance that a sample of `sample_size` units drawn uniformly from all of them holds
     at most `sample_passed` passing ones, when `sample_passed + rest_passed` of the
     `sample_size + rest_size` pass whichever are drawn (the hypergeometric tail): how often
@@ -452,9 +491,9 @@ def uneven_split_chance(sample_passed, sample_size, rest_passed, rest_size):
     return min(1.0, float(tail) / whole)
 
 
-def all_variant_keys(records, outcomes, anywhere=False):
+def all_variant_keys(records, outcomes, anywhere=False):  # type: (Iterable[Record], Dict[str, str], bool) -> Set[str]
     """Every key of `outcomes` that is a variant of one of the groups."""
-    out = set()
+    out = set()  # type: Set[str]
     for r in records:
         for by_variant in items(r, outcomes, anywhere).values():
             out.update(k for k, _ in by_variant.values())

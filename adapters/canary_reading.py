@@ -8,6 +8,12 @@
 import ast
 import re
 
+MYPY = False
+if MYPY:  # the names of the type comments, for the checker only: never imported at run time
+    from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, TypeGuard, Union  # noqa: F401
+    Def = Union[ast.FunctionDef, ast.AsyncFunctionDef]  # a test's def
+    Value = Union[int, float, str, bytes]  # the value of a site's literal
+
 
 # Arguments through which a test depends on its own name: a clone of it would not behave alike.
 NAME_BOUND_ARGS = frozenset(["request", "snapshot", "data_regression", "file_regression", "num_regression",
@@ -33,7 +39,7 @@ class Module(object):
     """A test module's source, its tree and the byte offsets of its lines (ast columns are UTF-8
     byte offsets)."""
 
-    def __init__(self, source):
+    def __init__(self, source):  # type: (Union[str, bytes]) -> None
         self.data = source.encode("utf-8") if isinstance(source, str) else source
         self.tree = ast.parse(self.data)
         self.lines = self.data.splitlines(True)
@@ -43,16 +49,16 @@ class Module(object):
         self.taken = set(re.findall(rb"[A-Za-z_][A-Za-z0-9_]*", self.data))
         # What says which arguments of a helper call are expected values (helper_sites.Helpers,
         # or ANY_CALL), or None: only top-level assertions are sites.
-        self.helpers = None
+        self.helpers = None  # type: Any
 
-    def offset(self, lineno, col):
+    def offset(self, lineno, col):  # type: (int, int) -> int
         return self.starts[lineno - 1] + col
 
-    def text(self, node):
+    def text(self, node):  # type: (Any) -> bytes
         return self.data[self.offset(node.lineno, node.col_offset):self.offset(node.end_lineno, node.end_col_offset)]
 
 
-def parse(source, helpers=None):
+def parse(source, helpers=None):  # type: (Union[str, bytes], Any) -> Optional[Module]
     """A Module, or None when the source is not UTF-8 (the columns would not match its bytes),
     cannot be parsed, or this Python gives no end lines. `helpers`: see Module.helpers."""
     try:
@@ -67,14 +73,14 @@ def parse(source, helpers=None):
     return module
 
 
-def is_test_def(node, prefix="test"):
+def is_test_def(node, prefix="test"):  # type: (ast.AST, str) -> TypeGuard[Def]
     return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith(prefix)
 
 
-def scopes(tree):
+def scopes(tree):  # type: (ast.Module) -> List[Tuple[Tuple[str, ...], List[ast.stmt]]]
     """(class path, body) of the module and of every class in it, nested ones included: each
     place whose test functions pytest collects by name."""
-    out = [((), tree.body)]
+    out = [((), tree.body)]  # type: List[Tuple[Tuple[str, ...], List[ast.stmt]]]
 
     def visit(path, body):
         for node in body:
@@ -85,9 +91,9 @@ def scopes(tree):
     return out
 
 
-def classes(tree):
+def classes(tree):  # type: (ast.Module) -> Dict[Tuple[str, ...], ast.ClassDef]
     """{class path: ClassDef} of every class of the module."""
-    out = {}
+    out = {}  # type: Dict[Tuple[str, ...], ast.ClassDef]
 
     def visit(path, body):
         for node in body:
@@ -98,7 +104,7 @@ def classes(tree):
     return out
 
 
-def own_nodes(node):
+def own_nodes(node):  # type: (Def) -> Iterator[ast.AST]
     """The nodes of a function's own scope: nested functions, lambdas and classes not entered
     (from its last statement up, as the names drawn from them always were)."""
     for stmt in reversed(node.body):
@@ -106,7 +112,7 @@ def own_nodes(node):
             yield sub
 
 
-def nodes_of(stmt):
+def nodes_of(stmt):  # type: (ast.AST) -> Iterator[ast.AST]
     """A statement and the nodes inside it, nested functions, lambdas and classes not entered."""
     stack = [stmt]
     while stack:
@@ -117,18 +123,18 @@ def nodes_of(stmt):
         stack.extend(ast.iter_child_nodes(sub))
 
 
-def block_lines(node):
+def block_lines(node):  # type: (Any) -> Tuple[int, int]
     """The 0-based line range of a def, its decorators included."""
     return min([d.lineno for d in node.decorator_list] + [node.lineno]) - 1, node.end_lineno
 
 
-def names_in(module, name):
+def names_in(module, name):  # type: (Module, str) -> int
     """How often `name` appears as a whole word in the module."""
     return len(re.findall(rb"(?<![A-Za-z0-9_])" + re.escape(name.encode("ascii", "replace")) + rb"(?![A-Za-z0-9_])",
                           module.data))
 
 
-def template_ok(node, module):
+def template_ok(node, module):  # type: (Def, Module) -> bool
     """A test whose variants behave like it: its body starts on a line of its own, nothing in
     its own scope can end it early (return, yield) or rebind outer names (global, nonlocal), it
     is no fixture, no decorator turns its failures into something else (xfail, reruns), it does
@@ -158,7 +164,7 @@ def template_ok(node, module):
 # ---------------------------------------------------------------------------------------------
 # Sites: an assertion's expected literal
 
-def literal_value(node):
+def literal_value(node):  # type: (ast.AST) -> Optional[Value]
     """The value of an int, float, str or bytes literal (a negative number included), else None.
     Booleans are left out: they have one other value, and `True == 1`."""
     neg = False
@@ -176,11 +182,11 @@ def literal_value(node):
     return None
 
 
-def is_literalish(node):
+def is_literalish(node):  # type: (ast.AST) -> bool
     return isinstance(node, (ast.Constant, ast.List, ast.Tuple, ast.Set, ast.Dict)) or literal_value(node) is not None
 
 
-def alone_on_lines(body, i, module):
+def alone_on_lines(body, i, module):  # type: (List[Any], int, Module) -> bool
     """Statement i of a body starts its line and shares no line with its neighbours."""
     stmt = body[i]
     line = module.lines[stmt.lineno - 1]
@@ -191,7 +197,7 @@ def alone_on_lines(body, i, module):
     return i + 1 >= len(body) or body[i + 1].lineno > stmt.end_lineno
 
 
-def site_of(stmt):
+def site_of(stmt):  # type: (ast.stmt) -> Optional[ast.expr]
     """The literal node an assertion statement expects, or None: `assert X == LIT` (or
     `LIT == X`), `self.assertEqual(X, LIT)` (or `(LIT, X)`), where X is no literal; where LIT
     is a list, tuple or dict of literals, one of its members (member_site)."""
@@ -216,7 +222,7 @@ def site_of(stmt):
     return None
 
 
-def member_site(node):
+def member_site(node):  # type: (ast.expr) -> Optional[ast.expr]
     """The member of an expected list, tuple or dict literal that a group can stand on: its
     first number (its grid leaves nothing to weigh), else its first string, reached through
     lists, tuples and dict values; None when the literal holds anything but literals. Never a
@@ -224,7 +230,7 @@ def member_site(node):
     set, where "the real value passes" must mean each mutant fails, and no two mutants alike.
     A list or tuple with one member changed is another value under ordinary equality, whatever
     the other members are."""
-    leaves = []
+    leaves = []  # type: List[Any]
 
     def walk(n):
         """Collects the members a group can stand on; False when `n` holds anything computed."""
@@ -243,7 +249,7 @@ def member_site(node):
     return (numbers or leaves or [None])[0]
 
 
-def is_plain_literal(node):
+def is_plain_literal(node):  # type: (ast.AST) -> bool
     """A literal with nothing computed in it (a constant, a negative number, or a collection
     of them): what an expected value's other members may be."""
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
@@ -256,7 +262,7 @@ def is_plain_literal(node):
     return isinstance(node, ast.Constant)
 
 
-def expected_literal(node, wrappers):
+def expected_literal(node, wrappers):  # type: (ast.expr, bool) -> Optional[ast.expr]
     """The literal an expected argument is: itself, or with `wrappers` the one argument of a
     call on a name or an attribute (`self.dedent("...")`, `textwrap.dedent("...")`)."""
     if literal_value(node) is not None:
@@ -273,14 +279,14 @@ class AnyCall(object):
     helper is not read again: it is the submission's code by then."""
     wrappers = True
 
-    def expected_args(self, module, def_path, call):
+    def expected_args(self, module, def_path, call):  # type: (Module, Tuple[str, ...], ast.Call) -> List[ast.expr]
         return list(call.args) + [k.value for k in call.keywords]
 
 
 ANY_CALL = AnyCall()
 
 
-def call_sites(stmt, module, def_path):
+def call_sites(stmt, module, def_path):  # type: (ast.stmt, Module, Tuple[str, ...]) -> List[ast.expr]
     """The expected literals of a top-level helper call (see Module.helpers)."""
     if module.helpers is None or not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
         return []
@@ -292,7 +298,7 @@ def call_sites(stmt, module, def_path):
     return out
 
 
-def sites(node, module, def_path=()):
+def sites(node, module, def_path=()):  # type: (Def, Module, Tuple[str, ...]) -> List[ast.expr]
     """The literal nodes of a test's top-level assertions (and helper calls) that can carry a
     group, in order. `def_path`: the class path where the test is defined."""
     out = []
@@ -307,6 +313,7 @@ def sites(node, module, def_path=()):
 # Finding a test by its id's names
 
 def find_def(module, path, name):
+    # type: (Module, Tuple[str, ...], str) -> Optional[Tuple[Tuple[str, ...], List[ast.stmt], int]]
     """(class path where the def is, its scope body, its index) of test `name` as collected
     under class path `path`: in that class, else in a base class of the same module that it
     inherits from (a mixin). None when the module does not define it there."""
@@ -335,7 +342,7 @@ def find_def(module, path, name):
     return None
 
 
-def shape_of(module, path, node):
+def shape_of(module, path, node):  # type: (Module, Tuple[str, ...], Def) -> str
     """What kind of test the template is, for the record: `function`, `method` (of a `Test*`
     class), `unittest` (of a TestCase), `class` (of a class named otherwise), with `+async` and
     `+parametrised` where they apply."""
@@ -353,14 +360,14 @@ def shape_of(module, path, node):
     return kind
 
 
-def eligible(module):
+def eligible(module):  # type: (Optional[Module]) -> bool
     """A parsed module whose tests may carry groups: none of it keys expectations by a test's
     name or turns a failure into something else (xfail, reruns)."""
     return module is not None and not NAME_BOUND_WORDS.search(module.data) \
         and not OUTCOME_DECORATORS.search(module.data)
 
 
-def carries(module, path, name):
+def carries(module, path, name):  # type: (Module, Sequence[str], str) -> bool
     """Whether test `name`, as collected under class path `path`, can carry a group."""
     found = find_def(module, tuple(path), name)
     if found is None:
@@ -370,7 +377,7 @@ def carries(module, path, name):
     return is_test_def(node) and template_ok(node, module) and bool(sites(node, module, def_path))
 
 
-def candidates(module):
+def candidates(module):  # type: (Module) -> List[Tuple[Tuple[str, ...], List[ast.stmt], int]]
     """(class path, body, index) of every test def of the module that can carry a group."""
     out = []
     for path, body in scopes(module.tree):

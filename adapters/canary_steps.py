@@ -15,6 +15,11 @@ try:  # by its installed name, else by its name in adapters/ (the unit tests)
 except ImportError:
     import common
 
+MYPY = False
+if MYPY:  # the names of the type comments, for the checker only: never imported at run time
+    import random  # noqa: F401
+    from typing import Any, Callable, Dict, List, Mapping, Optional, Set, Tuple  # noqa: F401
+
 files = common.sibling("files")
 
 # PASS_TO_PASS tests drawn into groups at each grading where no FAIL_TO_PASS test can carry one
@@ -36,23 +41,23 @@ CHECK_P2P, CHECK_SITES = 8, 3
 CHECKED = "checked under the gold patch"
 
 
-def canaries_module():
+def canaries_module():  # type: () -> Any
     return common.sibling("canaries")
 
 
-def reading_module():
+def reading_module():  # type: () -> Any
     return common.sibling("canary_reading")
 
 
-def helpers_over(root, wrappers):
+def helpers_over(root, wrappers):  # type: (str, bool) -> Callable[[str], Any]
     """A function giving each test module's helper_sites.Helpers over the tree at `root`, all
     sharing one cache of the tree's parsed modules."""
     hs = common.sibling("helper_sites")
-    parsed = {}
+    parsed = {}  # type: Dict[str, Any]
     return lambda path: hs.for_tree(root, path, wrappers, read_module, parsed)
 
 
-def split_id(test_id):
+def split_id(test_id):  # type: (str) -> Optional[Tuple[str, Tuple[str, ...], str, str]]
     """(module, class path, name, parameters) of a dataset id, or None when it names no test
     function of a .py module."""
     path, _, rest = test_id.partition("::")
@@ -63,7 +68,7 @@ def split_id(test_id):
     return path, tuple(parts[:-1]), parts[-1], bracket + params
 
 
-def read_module(root, path):
+def read_module(root, path):  # type: (str, str) -> Tuple[Optional[bytes], Optional[os.stat_result]]
     full = os.path.join(root, path)
     try:
         with open(full, "rb") as fh:
@@ -72,7 +77,7 @@ def read_module(root, path):
         return None, None
 
 
-def write_module(root, path, data, st):
+def write_module(root, path, data, st):  # type: (str, str, bytes, Any) -> None
     files.safe_write(root, path, data, "100755" if st.st_mode & 0o100 else "100644")
     os.utime(os.path.join(root, path), (st.st_atime, st.st_mtime))
 
@@ -81,15 +86,15 @@ class Plan(object):
     """The groups of one grading: their records (the key included), what the plan found, and
     how the dataset's ids map to the variants that stand in for them."""
 
-    def __init__(self):
-        self.records = []
+    def __init__(self):  # type: () -> None
+        self.records = []  # type: List[Dict[str, Any]]
         # Doc2Repo: the tests that could have carried a group and were not drawn (sample_versus_rest)
-        self.rest = []
+        self.rest = []  # type: List[Tuple[str, Tuple[str, ...], str]]
         self.facts = {"planted": False, "groups": 0, "f2p_groups": 0, "sizes": [], "f2p_sizes": [],
-                      "f2p_ungrouped": [], "modules": 0, "shapes": [], "forge_chance": 1.0}
+                      "f2p_ungrouped": [], "modules": 0, "shapes": [], "forge_chance": 1.0}  # type: Dict[str, Any]
 
 
-def gold_check(spec):
+def gold_check(spec):  # type: (Dict[str, Any]) -> Any
     """The gold check a grading's groups rest on (canaries.GoldCheck), from the spec's
     `canary_check` ({"seed", "tests"}), or None where the grader ran none."""
     found = spec.get("canary_check")
@@ -99,6 +104,7 @@ def gold_check(spec):
 
 
 def plan_issue(ctx, f2p, p2p, rng, plant=True, check=None):
+    # type: (Any, List[str], List[str], random.Random, bool, Any) -> Plan
     """Groups for every FAIL_TO_PASS test that can carry one (k mutants each, k from the number
     of them, see canaries.k_for) and, where none can, for up to P2P_GROUPS PASS_TO_PASS tests
     drawn at random, planted in ctx.canary_root (unless `plant` is false: counted only). A test whose name an id
@@ -114,7 +120,7 @@ def plan_issue(ctx, f2p, p2p, rng, plant=True, check=None):
     rng.shuffle(p2p_targets)
     p2p_targets = p2p_targets[:P2P_GROUPS]
     k = cm.k_for(len(f2p_targets))
-    per_module = {}
+    per_module = {}  # type: Dict[str, List[Tuple[Tuple[str, ...], str, Any]]]
     for t in f2p_targets:
         per_module.setdefault(t[0], []).append((t[1], t[2], k))
     for t in p2p_targets:
@@ -141,7 +147,7 @@ def plan_issue(ctx, f2p, p2p, rng, plant=True, check=None):
     return out
 
 
-def plan_check(ctx, f2p, p2p, rng, seed):
+def plan_check(ctx, f2p, p2p, rng, seed):  # type: (Any, List[str], List[str], random.Random, str) -> Plan
     """The gold check's plan (the submission is the gold patch): every FAIL_TO_PASS test that can
     carry a group, and up to CHECK_P2P PASS_TO_PASS tests, each with up to CHECK_SITES of its
     sites and every value a grading's group there can hold (any k a FAIL_TO_PASS group may get;
@@ -157,7 +163,7 @@ def plan_check(ctx, f2p, p2p, rng, seed):
     p2p_targets = [t for t in targets["p2p"] if t not in f2p_keys]
     rng.shuffle(p2p_targets)
     ks = sorted(set(cm.k_for(n) for n in range(1, len(targets["f2p"]) + 1)))
-    per_module = {}
+    per_module = {}  # type: Dict[str, List[Tuple[Tuple[str, ...], str, Any]]]
     for t in targets["f2p"]:
         per_module.setdefault(t[0], []).append((t[1], t[2], ks))
     for t in p2p_targets[:CHECK_P2P]:
@@ -168,7 +174,7 @@ def plan_check(ctx, f2p, p2p, rng, seed):
     return out
 
 
-def check_facts(plan, run, seed):
+def check_facts(plan, run, seed):  # type: (Plan, Dict[str, Any], str) -> Dict[str, Any]
     """What a grading's spec carries of the gold check (`canary_check`): the seed, and each
     checked test's sites that held (see canaries.checked_sites)."""
     cm = canaries_module()
@@ -179,11 +185,12 @@ def check_facts(plan, run, seed):
 
 
 def issue_targets(ctx, cm, f2p, p2p, check, helpers):
+    # type: (Any, Any, List[str], List[str], Any, Callable[[str], Any]) -> Dict[str, Any]
     """The FAIL_TO_PASS and PASS_TO_PASS tests that can carry a group, as (module, class path,
     name), with the modules read (`sources`) and the ids split (`parsed`). `helpers(path)`: the
     module's canary_reading.Module.helpers."""
     parsed = dict((i, split_id(i)) for i in f2p + p2p)
-    by_name = {}
+    by_name = {}  # type: Dict[str, Set[str]]
     for s in parsed.values():
         if s:
             by_name.setdefault(s[2], set()).add(s[0])
@@ -219,7 +226,18 @@ def issue_targets(ctx, cm, f2p, p2p, check, helpers):
     return {"f2p": usable(f2p), "p2p": usable(p2p), "sources": sources, "parsed": parsed}
 
 
-def plant_modules(ctx, cm, out, per_module, sources, rng, plant, avoid, check=None, planner=None):
+def plant_modules(ctx,  # type: Any
+                  cm,  # type: Any
+                  out,  # type: Plan
+                  per_module,  # type: Dict[str, List[Tuple[Tuple[str, ...], str, Any]]]
+                  sources,  # type: Mapping[str, Tuple[Optional[bytes], Optional[os.stat_result]]]
+                  rng,  # type: random.Random
+                  plant,  # type: bool
+                  avoid,  # type: Optional[Callable[[str], bool]]
+                  check=None,  # type: Any
+                  planner=None,  # type: Optional[Callable[[bytes, str, List[Tuple[Tuple[str, ...], str, Any]]], Any]]
+                  ):
+    # type: (...) -> None
     """Plans each module's targets in one pass (with `planner(data, path, targets)`, else
     canaries.plan) and writes the module once."""
     if planner is None:
@@ -253,7 +271,7 @@ def plant_modules(ctx, cm, out, per_module, sources, rng, plant, avoid, check=No
 IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def plan_suite(ctx, suite, test_modules, rng, plant=True):
+def plan_suite(ctx, suite, test_modules, rng, plant=True):  # type: (Any, str, List[str], random.Random, bool) -> Plan
     """Groups for up to DOC_GROUPS tests of a Doc2Repo suite drawn at random among those that
     can carry one, DOC_K mutants each; every variant's name is new to the whole suite (a class
     of one module may be inherited in another)."""
@@ -271,7 +289,7 @@ def plan_suite(ctx, suite, test_modules, rng, plant=True):
             pool.append((path, cpath, name))
     rng.shuffle(pool)
     out.rest = pool[DOC_GROUPS:]
-    per_module = {}
+    per_module = {}  # type: Dict[str, List[Tuple[Tuple[str, ...], str, Any]]]
     for path, cpath, name in pool[:DOC_GROUPS]:
         per_module.setdefault(path, []).append((cpath, name, DOC_K))
     avoid = lambda n: n.encode("ascii") in taken  # noqa: E731
@@ -286,7 +304,7 @@ def plan_suite(ctx, suite, test_modules, rng, plant=True):
     return out
 
 
-def sample_versus_rest(ctx, plan, mapped):
+def sample_versus_rest(ctx, plan, mapped):  # type: (Any, Plan, Dict[str, str]) -> Optional[Dict[str, Any]]
     """Doc2Repo: the suite's groups are a uniform draw among the tests that can carry one, so
     for code whose outcomes do not depend on the draw, the grouped tests' real variants pass
     about as often as the rest of those tests. A payload that tells groups from the other tests
@@ -313,18 +331,18 @@ def sample_versus_rest(ctx, plan, mapped):
     return facts
 
 
-def run_ids(rng, ids, plan):
+def run_ids(rng, ids, plan):  # type: (random.Random, List[str], Plan) -> List[str]
     """The run's ids: each id a group stands in for replaced by its variants' ids (shuffled),
     the rest as they are and where they were."""
     cm = canaries_module()
     index = {}
-    for r in plan.records:
-        index[(r["module"], r["template"])] = r
+    for rec in plan.records:
+        index[(rec["module"], rec["template"])] = rec
     out, seen = [], set()
     for test_id in ids:
         s = split_id(test_id)
         r = index.get((s[0], s[2])) if s else None
-        if r is None:
+        if r is None or s is None:
             new = [test_id]
         else:
             new = cm.variant_ids(r, (s[0], s[1], s[3]))
@@ -336,7 +354,13 @@ def run_ids(rng, ids, plan):
     return out
 
 
-def judge(ctx, plan, run, solo, anywhere=False):
+def judge(ctx,  # type: Any
+          plan,  # type: Plan
+          run,  # type: Dict[str, Any]
+          solo,  # type: Callable[[List[str]], Tuple[Dict[str, str], bool]]
+          anywhere=False,  # type: bool
+          ):
+    # type: (...) -> Tuple[List[Dict[str, Any]], Dict[str, str], Dict[str, str]]
     """Judges every group (beyondswe_canaries.judge): proof recorded as forgery, flaky
     contradictions as suspicious. Returns (facts per group, the outcomes with each group's
     variants replaced by its real variant under the public id, {public id: the real variant's
@@ -359,13 +383,14 @@ def judge(ctx, plan, run, solo, anywhere=False):
     return facts, mapped, alias
 
 
-def finished(run):
+def finished(run):  # type: (Dict[str, Any]) -> bool
     """Whether the run ended as pytest ends (every selected test had its turn)."""
     return bool(run.get("started")) and not run.get("timed_out") and not run.get("oom") \
         and run.get("end") in (0, 1) and run.get("exit") in (0, 1)
 
 
 def solo_runner(run_group):
+    # type: (Callable[[List[str]], Dict[str, Any]]) -> Callable[[List[str]], Tuple[Dict[str, str], bool]]
     """solo(ids) for the judge: the ids run together in a fresh runner (`run_group(ids)` ->
     the run's facts); returns (outcomes, whether the run finished)."""
     def solo(ids):

@@ -13,6 +13,12 @@ try:  # by its installed name, else by its name in adapters/ (the unit tests)
 except ImportError:
     import common
 
+MYPY = False
+if MYPY:  # the names of the type comments, for the checker only: never imported at run time
+    import random  # noqa: F401
+    from typing import Any, Callable, Iterable, List, Optional, Tuple  # noqa: F401
+    from canary_reading import Module, Value  # noqa: F401
+
 reading = common.sibling("canary_reading")
 
 WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
@@ -22,14 +28,14 @@ LOWER, UPPER, DIGITS = "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ
 # ---------------------------------------------------------------------------------------------
 # Values: the real one among k others of its type and size, and how every one is written
 
-def decimals(v):
+def decimals(v):  # type: (float) -> Optional[int]
     text = repr(v)
     if "e" in text or "E" in text or "inf" in text or "nan" in text:
         return None
     return len(text.split(".", 1)[1].rstrip("0")) if "." in text else 0
 
 
-def number_values(v, k, rng):
+def number_values(v, k, rng):  # type: (float, int, random.Random) -> Optional[List[float]]
     """The k+1 numbers of v's type and sign on v's own grid (its step; a count stays a count)
     among which v is: the grid's values of v's sign, taken in order of magnitude, are cut into
     fixed blocks of k+1, and the group is v's block. The blocks do not depend on v, so the group
@@ -73,14 +79,14 @@ def number_values(v, k, rng):
     return out
 
 
-def other_chars(c):
+def other_chars(c):  # type: (str) -> List[str]
     for alphabet in (LOWER, UPPER, DIGITS):
         if c in alphabet:
             return [a for a in alphabet if a != c]
     return []
 
 
-def string_values(v, k, rng):
+def string_values(v, k, rng):  # type: (Any, int, random.Random) -> Optional[List[Any]]
     """Up to k+1 distinct strings (or bytes) that differ from each other at one place only, a
     letter or digit of v changed to others of its kind (never in case alone): every two
     variants differ alike, so none is the one the others were made from. None when v has no
@@ -109,17 +115,17 @@ def string_values(v, k, rng):
     return [x.encode("latin-1") for x in out] if is_bytes else out
 
 
-def group_values(v, k, rng):
+def group_values(v, k, rng):  # type: (Value, int, random.Random) -> Optional[List[Any]]
     """The values of a group (v among them; at most k+1, at least two), or None."""
     if isinstance(v, (str, bytes)):
         return string_values(v, k, rng)
     return number_values(v, k, rng)
 
 
-def check_values(v, ks, rng_of):
+def check_values(v, ks, rng_of):  # type: (Value, Iterable[int], Callable[[], random.Random]) -> Optional[List[Any]]
     """Every value other than v that a group of v built with one of the `ks` can hold (each
     draw from a fresh `rng_of()`), or None where no group can be built on v."""
-    out, any_group = [], False
+    out, any_group = [], False  # type: List[Any], bool
     for k in sorted(set(ks)):
         vals = group_values(v, k, rng_of())
         if vals is None:
@@ -129,7 +135,7 @@ def check_values(v, ks, rng_of):
     return out if any_group else None
 
 
-def render(v, quote):
+def render(v, quote):  # type: (Any, str) -> str
     """One literal as every variant writes it: numbers plainly, strings and bytes with the
     site's quote character, printable characters as they are and the rest escaped."""
     if isinstance(v, (int, float)):
@@ -157,7 +163,7 @@ def render(v, quote):
     return ("b" if is_bytes else "") + quote + "".join(out) + quote
 
 
-def quote_of(module, lit):
+def quote_of(module, lit):  # type: (Module, ast.expr) -> str
     text = module.text(lit).lstrip(b"bBrRuU")
     return "'" if text[:1] == b"'" else '"'
 
@@ -165,18 +171,18 @@ def quote_of(module, lit):
 # ---------------------------------------------------------------------------------------------
 # Names made of the module's own words
 
-def words_of(name):
+def words_of(name):  # type: (str) -> List[str]
     return [w.lower() for w in (name.split("_") if "_" in name else WORD.findall(name)) if w]
 
 
-def vocabulary(module):
+def vocabulary(module):  # type: (Module) -> Tuple[List[str], List[int]]
     """The module's words, in the order names are made from them: those of its test names, then
     those of the identifiers its tests use, then every other word of the module. Returns the
     word list and where each of the first two parts ends."""
-    parts = ([], [], [])
+    parts = ([], [], [])  # type: Tuple[List[str], List[str], List[str]]
     for node in ast.walk(module.tree):
         if reading.is_test_def(node):
-            parts[0].extend(words_of(node.name)[1:])
+            parts[0].extend(words_of(node.name)[1:])  # type: ignore[attr-defined]
             for sub in reading.own_nodes(node):
                 if isinstance(sub, ast.Name):
                     parts[1].extend(words_of(sub.id))
@@ -203,6 +209,7 @@ def vocabulary(module):
 
 
 def make_name(template, lengths, vocab, rng, avoid):
+    # type: (str, List[int], Any, random.Random, Callable[[str], bool]) -> Optional[str]
     """A new test name in the template's style (snake or camel case) and with its prefix, made
     of the module's own words (its test names' first; then of what its tests use; then any,
     with a number as tests are sometimes numbered); None when no name is left untaken.

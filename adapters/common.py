@@ -13,6 +13,10 @@ import os
 import sys
 import time
 
+MYPY = False
+if MYPY:  # the names of the type comments, for the checker only: never imported at run time
+    from typing import Any, Optional, Union  # noqa: F401
+
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -20,12 +24,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 MAX_LOG = 20000
 
 
-def log(msg):
+def log(msg):  # type: (str) -> None
     sys.stderr.write("beyondswe-verify: %s\n" % msg)
     sys.stderr.flush()
 
 
-def tail(text, n=MAX_LOG):
+def tail(text, n=MAX_LOG):  # type: (Optional[Union[str, bytes]], int) -> str
     if text is None:
         return ""
     if isinstance(text, bytes):
@@ -36,14 +40,14 @@ def tail(text, n=MAX_LOG):
 class VerifyError(Exception):
     """A step could not be done; `reason` names it for the verdict."""
 
-    def __init__(self, reason, message, infrastructure=True):
+    def __init__(self, reason, message, infrastructure=True):  # type: (str, str, bool) -> None
         Exception.__init__(self, message)
         self.reason = reason
         self.message = message
         self.infrastructure = infrastructure
 
 
-def write_json(path, data):
+def write_json(path, data):  # type: (str, Any) -> None
     """`data` as JSON at `path`, whole or not at all (written beside it, then renamed)."""
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as fh:
@@ -51,7 +55,7 @@ def write_json(path, data):
     os.replace(tmp, path)
 
 
-def sibling(name):
+def sibling(name):  # type: (str) -> Any
     """The verifier's module `name` beside this file: installed as beyondswe_NAME.py where that
     file is here, else NAME.py (adapters/, the unit tests). Chosen by the file, never by trying:
     an error inside an installed module is raised, not answered by another module of the same
@@ -63,7 +67,7 @@ def sibling(name):
     return importlib.import_module(name)
 
 
-def process_started_at(pid="self"):
+def process_started_at(pid="self"):  # type: (Union[int, str]) -> Optional[float]
     """When a process of this container started (wall clock), from /proc; None where /proc
     cannot tell."""
     try:

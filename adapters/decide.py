@@ -15,10 +15,14 @@
 # rate is the score whatever comes after; limits (disk, memory, time); no results; then the
 # tests' own outcome, the real variant of every group standing for its test.
 
+MYPY = False
+if MYPY:  # the names of the type comments, for the checker only: never imported at run time
+    from typing import Any, Dict, Tuple  # noqa: F401
+
 PASS = ("passed", "xpassed")
 
 
-def decide(f):
+def decide(f):  # type: (Dict[str, Any]) -> Tuple[str, str, float]
     """The verdict from the facts; the only place one is made. Returns (verdict, reason, score)."""
     doc = f.get("family", "").lower() == "doc2repo"
     if f.get("error"):

@@ -11,12 +11,16 @@ import stat
 import subprocess
 import sys
 
+MYPY = False
+if MYPY:  # the names of the type comments, for the checker only: never imported at run time
+    from typing import Callable, List, Optional, Set, Tuple  # noqa: F401
 
-def writable_roots():
+
+def writable_roots():  # type: () -> List[str]
     """Directories of the root file system that anyone may write to (/tmp, /var/tmp, ...): with
     the workdir, the only places the test user can put files. /proc, /sys and /dev are other
     file systems (and /dev/shm is memory, bounded by the memory limit)."""
-    out = []
+    out = []  # type: List[str]
     try:
         root_dev = os.lstat("/").st_dev
     except OSError:
@@ -47,7 +51,15 @@ class DiskWatch(object):
     files it deleted but keeps open. Walking is the costly part, so it only walks once the
     file system's free space has dropped by more than the limit (then someone may be over)."""
 
-    def __init__(self, uid, limit, roots, since, pids_of, demote):
+    def __init__(self,
+                 uid,  # type: int
+                 limit,  # type: Optional[int]
+                 roots,  # type: Optional[List[str]]
+                 since,  # type: float
+                 pids_of,  # type: Callable[[int], List[int]]
+                 demote,  # type: Callable[[int, int], Callable[[], None]]
+                 ):
+        # type: (...) -> None
         """`roots` None: the world-writable directories are found when first needed. `pids_of(uid)`
         and `demote(uid, gid)` are processes.py's: the uid's processes, and the preexec_fn that
         runs a command as that uid."""
@@ -57,14 +69,14 @@ class DiskWatch(object):
         self.free_at_start = self.free()
 
     @staticmethod
-    def free():
+    def free():  # type: () -> Optional[int]
         try:
             st = os.statvfs("/")
             return st.f_bavail * st.f_frsize
         except OSError:
             return None
 
-    def over(self):
+    def over(self):  # type: () -> Optional[int]
         """Bytes written, when over the limit; else None."""
         if not self.limit:
             return None
@@ -74,7 +86,7 @@ class DiskWatch(object):
         written = self.written()
         return written if written > self.limit else None
 
-    def written(self):
+    def written(self):  # type: () -> int
         if self.roots is None:
             self.roots = writable_roots()
         seen = set()
@@ -102,7 +114,7 @@ class DiskWatch(object):
                     total += st.st_blocks * 512
         return total + self.held_deleted(seen)
 
-    def held_deleted(self, seen):
+    def held_deleted(self, seen):  # type: (Set[Tuple[int, int]]) -> int
         """Blocks of deleted files the test user's processes keep open. Their descriptors are
         visible to their own uid only (the container has no CAP_SYS_PTRACE), so a short-lived
         scanner with that uid lists them."""

@@ -15,6 +15,10 @@ try:  # by its installed name, else by its name in adapters/ (the unit tests)
 except ImportError:
     import common
 
+MYPY = False
+if MYPY:  # the names of the type comments, for the checker only: never imported at run time
+    from typing import Any, Dict, List, Tuple  # noqa: F401
+
 spec_keys = common.sibling("spec")
 files = common.sibling("files")
 gitobjects = common.sibling("gitobjects")
@@ -27,11 +31,11 @@ canary_steps = common.sibling("canary_steps")
 testrun = common.sibling("testrun")
 
 
-def manifest_module():
+def manifest_module():  # type: () -> Any
     return common.sibling("manifest")
 
 
-def grade_doc2repo(ctx):
+def grade_doc2repo(ctx):  # type: (Any) -> None
     spec = ctx.spec
     suite_zip = spec.get("suite_zip")
     if not suite_zip or not os.path.isfile(suite_zip):
@@ -69,7 +73,7 @@ def grade_doc2repo(ctx):
     timeout = spec_keys.test_timeout(spec)
     run = testrun.run_tests(ctx, [suite], suite, suite, extra, [suite], prepend, timeout)
 
-    def run_group(group):
+    def run_group(group):  # type: (List[str]) -> Dict[str, Any]
         return testrun.run_tests(ctx, group, suite, suite, extra, [suite], prepend, timeout)
     ctx.facts["canaries"], mapped, alias = canary_steps.judge(ctx, plan, run, canary_steps.solo_runner(run_group),
                                                               anywhere=True)
@@ -81,7 +85,7 @@ def grade_doc2repo(ctx):
     testrun.record_run(ctx, run)
 
 
-def step_install(ctx):
+def step_install(ctx):  # type: (Any) -> Tuple[str, str]
     """The submission installs itself as the test user into a directory of its own; then every
     process it left is killed, and what the install wrote is scrubbed like the tree was.
     Returns (the install's target directory, the test user's home for it)."""
@@ -110,7 +114,7 @@ def step_install(ctx):
     return target, home
 
 
-def extract_suite(zip_path, dest):
+def extract_suite(zip_path, dest):  # type: (str, str) -> None
     import zipfile  # Doc2Repo only: kept off every issue grading's start-up
     with zipfile.ZipFile(zip_path) as zf:
         names = set()
@@ -127,7 +131,7 @@ def extract_suite(zip_path, dest):
             files.safe_write(dest, info.filename, data, "100644")
 
 
-def plan_suite_canaries(ctx, suite):
+def plan_suite_canaries(ctx, suite):  # type: (Any, str) -> Any
     """Canary groups among the suite's tests, drawn at random (canary_steps.plan_suite)."""
     modules = [p for p, k in sorted(files.walk_tree(suite).items())
                if k == "file" and files.classify(p) == "test" and p.endswith(".py")
@@ -135,7 +139,7 @@ def plan_suite_canaries(ctx, suite):
     return canary_steps.plan_suite(ctx, suite, modules, random.SystemRandom(), plant=ctx.spec.get("canaries", True))
 
 
-def lock_suite(ctx, suite):
+def lock_suite(ctx, suite):  # type: (Any, str) -> None
     """Every file and directory of the suite (its canaries planted) becomes root's and
     read-only to the test user: nothing can be added to it, replaced or removed."""
     tree = files.walk_tree(suite)
@@ -149,7 +153,7 @@ def lock_suite(ctx, suite):
             os.chmod(full, 0o755)
 
 
-def record_suite(ctx, run, mapped, alias):
+def record_suite(ctx, run, mapped, alias):  # type: (Any, Dict[str, Any], Dict[str, str], Dict[str, str]) -> None
     """The suite's facts from the run, each canary group counted once, as its real variant
     under the test's own id (`mapped`, `alias`: canary_steps.judge), and only the ids the
     suite's manifest names: how many passed (a pass JUnit confirms), how many ran, and each
@@ -167,7 +171,7 @@ def record_suite(ctx, run, mapped, alias):
             ctx.suspicious("collected %d more test(s) of the suite than it has (%d)" % (over, expected))
         real = dict((k, real[k]) for k in kept)
 
-    def confirmed(k):
+    def confirmed(k):  # type: (str) -> bool
         return testrun.junit_says_passed(run["junit"], alias.get(k, k))
     passed = sum(1 for k, v in real.items() if v in ("passed", "xpassed") and confirmed(k))
     # Per-test outcomes by name (names only, as in the log): a pass JUnit does not confirm is disputed.

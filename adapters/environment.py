@@ -14,6 +14,10 @@ try:  # by its installed name, else by its name in adapters/ (the unit tests)
 except ImportError:
     import common
 
+MYPY = False
+if MYPY:  # the names of the type comments, for the checker only: never imported at run time
+    from typing import Any, Dict, List, Optional, Tuple  # noqa: F401
+
 files = common.sibling("files")
 processes = common.sibling("processes")
 
@@ -29,21 +33,21 @@ SHELL_ONLY_VARS = frozenset(["PWD", "OLDPWD", "SHLVL", "_", "HOSTNAME", "TERM"])
 CODE_LOADING_PREFIXES = ("PYTHON", "PYTEST", "LD_PRELOAD", "LD_AUDIT")
 
 
-def image_env_now():
+def image_env_now():  # type: () -> Dict[str, str]
     """This process's environment as the image's record: under `prepare` that is the image's
     configured `ENV` plus what the setup commands exported (the caller sourced the chain)."""
     return dict((k, v) for k, v in os.environ.items()
                 if k not in SHELL_ONLY_VARS and not k.startswith("BEYONDSWE"))
 
 
-def fallback_env():
+def fallback_env():  # type: () -> Dict[str, str]
     """Without a prepare record (a Harbor image used as it is): this process's environment, less
     every variable that loads code, since nothing says the image set it."""
     return dict((k, v) for k, v in image_env_now().items()
                 if not k.startswith(CODE_LOADING_PREFIXES) or k == "PYTHONPATH")
 
 
-def pick_python(env):
+def pick_python(env):  # type: (Dict[str, str]) -> Tuple[Optional[str], Optional[str]]
     """The interpreter the image's PATH picks, as the official evaluator's `python` would find
     it: the first PATH directory holding `python` or `python3` (a venv or conda prefix first on
     PATH wins over /usr/bin). Not resolved through links: a venv's `bin/python` is what makes
@@ -59,7 +63,7 @@ def pick_python(env):
     return None, None
 
 
-def python_version(path):
+def python_version(path):  # type: (str) -> Optional[str]
     """"3.11" for a Python 3.6+ interpreter, else None (a `python` that is Python 2, or broken)."""
     try:
         proc = subprocess.run([path, "-I", "-S", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
@@ -74,7 +78,7 @@ def python_version(path):
     return out if (int(parts[0]), int(parts[1])) >= (3, 6) else None
 
 
-def python_record(env):
+def python_record(env):  # type: (Dict[str, str]) -> Optional[Dict[str, Any]]
     """The prepare step's record of the test interpreter: path, version, hash of its binary."""
     path, version = pick_python(env)
     if path is None:
@@ -82,7 +86,7 @@ def python_record(env):
     return {"path": path, "version": version, "sha256": files.file_sha256(os.path.realpath(path))}
 
 
-def image_pythonpath(env, workdir):
+def image_pythonpath(env, workdir):  # type: (Dict[str, str], str) -> List[str]
     """The image's PYTHONPATH entries, absolute (relative ones are taken from the workdir, where
     the tests run), in order, each once."""
     out = []
@@ -95,7 +99,7 @@ def image_pythonpath(env, workdir):
     return out
 
 
-def settle_environment(ctx):
+def settle_environment(ctx):  # type: (Any) -> None
     """The tests' environment and interpreter: the prepare step's record of the image (never
     the agent's shell, never a file in the workdir); without one, this process's environment
     less what loads code, and the interpreter its PATH picks."""
@@ -117,7 +121,7 @@ def settle_environment(ctx):
                                 "pythonpath": ctx.image_paths}
 
 
-def child_env(ctx, home, extra=None):
+def child_env(ctx, home, extra=None):  # type: (Any, str, Optional[Dict[str, str]]) -> Dict[str, str]
     """The environment of every process the submission's code runs in: the image's (its `ENV`
     and what the setup commands exported, as the prepare step recorded it), with the test user's
     own HOME, and plugin autoloading off (the runner loads the image's plugins itself)."""
@@ -159,7 +163,7 @@ print(json.dumps({"plugins": uniq, "sys_path": sys.path}))
 """
 
 
-def clean_interpreter_facts(python):
+def clean_interpreter_facts(python):  # type: (str) -> Dict[str, Any]
     """Plugins and sys.path as the image's interpreter sees them from outside the repository."""
     proc = subprocess.run([python, "-I", "-c", LIST_PLUGINS], cwd="/", stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, timeout=120)
@@ -170,7 +174,7 @@ def clean_interpreter_facts(python):
     return data
 
 
-def load_clean_facts(ctx):
+def load_clean_facts(ctx):  # type: (Any) -> None
     """The plugins and sys.path of the clean image: recorded by the prepare step; without it
     (a Harbor image used as it is) asked now, after the scrub, from outside the repository."""
     if "plugins" not in ctx.state:

@@ -17,11 +17,15 @@ try:  # by its installed name, else by its name in adapters/ (the unit tests)
 except ImportError:
     import common
 
+MYPY = False
+if MYPY:  # the names of the type comments, for the checker only: never imported at run time
+    from typing import Any, Collection, Dict, Iterable, List, Optional, Set, Tuple  # noqa: F401
+
 
 RULES_NAME = "beyondswe_restore_rules.json"
 
 
-def load_rules():
+def load_rules():  # type: () -> Dict[str, Any]
     """The table beside the verifier: by its installed name, or by its name in adapters/ (the
     unit tests)."""
     path = os.path.join(common.HERE, RULES_NAME)
@@ -34,7 +38,7 @@ def load_rules():
 RULES = load_rules()
 
 
-def classify(path):
+def classify(path):  # type: (str) -> Optional[str]
     """What the restore rules make of a repository path: startup, loader, config,
     section_config, test, or None. The same answers as src/restore_rules.rs (tested)."""
     parts = path.split("/")
@@ -63,17 +67,17 @@ def classify(path):
     return None
 
 
-def is_test_path(path):
+def is_test_path(path):  # type: (str) -> bool
     """Whether the restore rules call `path` a test file."""
     return classify(path) == "test"
 
 
-def module_name_of(entry):
+def module_name_of(entry):  # type: (str) -> str
     """The importable name a top-level directory entry provides (`pytest.py` -> pytest)."""
     return entry.split(".", 1)[0]
 
 
-def stdlib_names():
+def stdlib_names():  # type: () -> Set[str]
     names = set(getattr(sys, "stdlib_module_names", ()))
     if not names:
         names = set(sys.builtin_module_names)
@@ -86,11 +90,11 @@ def stdlib_names():
     return names
 
 
-def lexists(path):
+def lexists(path):  # type: (str) -> bool
     return os.path.lexists(path)
 
 
-def remove_entry(path):
+def remove_entry(path):  # type: (str) -> None
     st = os.lstat(path)
     if stat.S_ISDIR(st.st_mode):
         shutil.rmtree(path)
@@ -98,7 +102,7 @@ def remove_entry(path):
         os.unlink(path)
 
 
-def ensure_real_dirs(root, rel_dir):
+def ensure_real_dirs(root, rel_dir):  # type: (str, str) -> None
     """Makes every component of root/rel_dir a real directory (a link or file in the way is
     removed), so a write below it cannot leave the tree."""
     cur = root
@@ -112,7 +116,7 @@ def ensure_real_dirs(root, rel_dir):
         os.mkdir(cur, 0o755)
 
 
-def safe_write(root, rel, data, mode):
+def safe_write(root, rel, data, mode):  # type: (str, str, bytes, str) -> None
     """Writes root/rel as a regular file (mode 100644/100755) or symlink (120000) with `data`."""
     ensure_real_dirs(root, os.path.dirname(rel))
     full = os.path.join(root, rel)
@@ -127,7 +131,7 @@ def safe_write(root, rel, data, mode):
     os.chmod(full, 0o755 if mode == "100755" else 0o644)
 
 
-def list_dir(root, rel):
+def list_dir(root, rel):  # type: (str, str) -> Tuple[str, List[str]]
     """root/rel (root itself for "") and the names in it; none when it cannot be listed."""
     full = os.path.join(root, rel) if rel else root
     try:
@@ -136,7 +140,7 @@ def list_dir(root, rel):
         return full, []
 
 
-def walk_tree(root, skip_git=True):
+def walk_tree(root, skip_git=True):  # type: (str, bool) -> Dict[str, str]
     """rel path -> 'file' | 'link' | 'other' for everything below root (no link is followed);
     directories are yielded too, as 'dir'. The kinds come from the directory listing (no stat
     of each entry, where the file system gives them)."""
@@ -170,7 +174,7 @@ def walk_tree(root, skip_git=True):
     return out
 
 
-def file_sha256(path):
+def file_sha256(path):  # type: (str) -> str
     h = hashlib.sha256()
     st = os.lstat(path)
     if stat.S_ISLNK(st.st_mode):
@@ -185,7 +189,7 @@ def file_sha256(path):
     return h.hexdigest()
 
 
-def read_regular(path):
+def read_regular(path):  # type: (str) -> bytes
     """The bytes of a regular file, read without following a link; ValueError for anything else
     (a link, a directory, a device, a FIFO that would block)."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
@@ -195,12 +199,12 @@ def read_regular(path):
         return fh.read()
 
 
-def in_listing(listing, rel):
+def in_listing(listing, rel):  # type: (Collection[str], str) -> bool
     """Whether the base tracks `rel` as a file or as a directory of files."""
     return rel in listing or any(k.startswith(rel + "/") for k in listing)
 
 
-def parent_is_link(root, rel):
+def parent_is_link(root, rel):  # type: (str, str) -> bool
     cur = root
     for part in rel.split("/")[:-1]:
         cur = os.path.join(cur, part)
@@ -209,7 +213,7 @@ def parent_is_link(root, rel):
     return False
 
 
-def chown_tree(root, uid, gid, skip_git=True, keep=()):
+def chown_tree(root, uid, gid, skip_git=True, keep=()):  # type: (str, int, int, bool, Collection[str]) -> None
     """Everything below root (but .git and the paths in `keep`, rel paths that stay as they are:
     what lock_paths locks) becomes uid:gid. Only what is not theirs yet is changed: a change of
     owner copies the whole file up into the container's layer, and a prepared image whose workdir
@@ -240,7 +244,7 @@ def chown_tree(root, uid, gid, skip_git=True, keep=()):
             stack.append(rel + "/" + name if rel else name)
 
 
-def lock_dirs(rels):
+def lock_dirs(rels):  # type: (Iterable[str]) -> Set[str]
     """Every directory from the root ("") down to the files `rels`."""
     dirs = set()
     for rel in rels:
@@ -253,7 +257,7 @@ def lock_dirs(rels):
     return dirs
 
 
-def lock_set(rels):
+def lock_set(rels):  # type: (Collection[str]) -> Set[str]
     """Every rel path lock_paths(root, rels) makes root's: the files, the directories down to
     them and those directories' __pycache__. chown_tree leaves them be (`keep`), so a file that
     is root's already (a prepared image locks the base's test files once) is not handed over and
@@ -265,14 +269,14 @@ def lock_set(rels):
     return out
 
 
-def hand_over(root, uid, gid, locked):
+def hand_over(root, uid, gid, locked):  # type: (str, int, int, Collection[str]) -> None
     """The tree below root (but .git) becomes uid:gid's, but for `locked`, which lock_paths makes
     root's: what is as it should be already is left as it is."""
     chown_tree(root, uid, gid, keep=lock_set(locked))
     lock_paths(root, locked)
 
 
-def lock_paths(root, rels):
+def lock_paths(root, rels):  # type: (str, Collection[str]) -> None
     """The files `rels` become root's and read-only; every directory from root down to them
     becomes root's and gets a root-owned empty __pycache__ so no bytecode can be planted for
     them. Those directories are closed to everyone else (no module can be added beside a test
@@ -313,7 +317,7 @@ def lock_paths(root, rels):
         os.mkdir(cache, 0o755)
 
 
-def empty_root_dir(path):
+def empty_root_dir(path):  # type: (str) -> bool
     """Whether path is an empty directory (not a link) of root's that no one else may write."""
     try:
         st = os.lstat(path)

@@ -18,6 +18,10 @@ try:  # by its installed name, else by its name in adapters/ (the unit tests)
 except ImportError:
     import common
 
+MYPY = False
+if MYPY:  # the names of the type comments, for the checker only: never imported at run time
+    from typing import Any, Dict, List, Optional, Sequence, Tuple  # noqa: F401
+
 files = common.sibling("files")
 
 
@@ -35,16 +39,21 @@ GIT_OPTS = ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c"
 
 
 class Git(object):
-    def __init__(self, workdir):
+    def __init__(self, workdir):  # type: (str) -> None
         self.workdir = workdir
         self.env = {"PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin")}
         self.env.update(GIT_ENV)
         self.git_dir = os.path.join(workdir, ".git")
 
-    def available(self):
+    def available(self):  # type: () -> bool
         return os.path.isdir(self.git_dir) and not os.path.islink(self.git_dir)
 
-    def run(self, args, input=None, timeout=600, check=True):
+    def run(self,
+            args,  # type: Sequence[str]
+            input=None,  # type: Optional[bytes]
+            timeout=600,  # type: Optional[float]
+            check=True  # type: bool
+            ):  # type: (...) -> subprocess.CompletedProcess[bytes]
         proc = subprocess.run(["git", "--git-dir", self.git_dir, "--work-tree", self.workdir] + GIT_OPTS + list(args),
                               cwd=self.workdir, env=self.env, input=input, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, timeout=timeout)
@@ -53,7 +62,7 @@ class Git(object):
                                                                    proc.stderr.decode("utf-8", "replace").strip()))
         return proc
 
-    def sanitize_config(self):
+    def sanitize_config(self):  # type: () -> str
         """Replaces .git/config by the few keys git needs to read the objects; returns the
         sha256 of what was there. Hooks, fsmonitor, filters, aliases and includes are gone."""
         path = os.path.join(self.git_dir, "config")
@@ -101,13 +110,13 @@ class Objects(object):
     """Reads git objects through `git cat-file --batch` and checks each one's hash, so a planted
     or replaced object cannot stand in for the base's files."""
 
-    def __init__(self, git):
+    def __init__(self, git):  # type: (Git) -> None
         self.git = git
         self.proc = subprocess.Popen(["git", "--git-dir", git.git_dir] + GIT_OPTS + ["cat-file", "--batch"],
                                      cwd=git.workdir, env=git.env, stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)  # type: Any
 
-    def close(self):
+    def close(self):  # type: () -> None
         try:
             self.proc.stdin.close()
             self.proc.wait(timeout=30)
@@ -116,7 +125,7 @@ class Objects(object):
         finally:
             self.proc.stdout.close()
 
-    def read(self, sha, want=None):
+    def read(self, sha, want=None):  # type: (str, Optional[str]) -> Tuple[str, bytes]
         self.proc.stdin.write(sha.encode("ascii") + b"\n")
         self.proc.stdin.flush()
         header = self.proc.stdout.readline().decode("ascii", "replace").split()
@@ -134,14 +143,14 @@ class Objects(object):
             raise common.VerifyError("base_object_forged", "git object %s is a %s, not a %s" % (sha, kind, want))
         return kind, data
 
-    def commit_tree(self, commit):
+    def commit_tree(self, commit):  # type: (str) -> str
         _, data = self.read(commit, "commit")
         first = data.split(b"\n", 1)[0].decode("ascii", "replace")
         if not first.startswith("tree "):
             raise common.VerifyError("base_object_forged", "commit %s has no tree" % commit)
         return first[5:].strip()
 
-    def tree_entries(self, sha):
+    def tree_entries(self, sha):  # type: (str) -> List[Tuple[str, str, str]]
         _, data = self.read(sha, "tree")
         n = 32 if len(sha) == 64 else 20
         out = []
@@ -156,7 +165,7 @@ class Objects(object):
             i = nul + 1 + n
         return out
 
-    def listing(self, commit):
+    def listing(self, commit):  # type: (str) -> Dict[str, Tuple[str, str]]
         """path -> (mode, blob sha) for every file of the commit."""
         out = {}
         stack = [("", self.commit_tree(commit))]
@@ -170,11 +179,11 @@ class Objects(object):
                     out[path] = (mode, oid)
         return out
 
-    def blob(self, sha):
+    def blob(self, sha):  # type: (str) -> bytes
         return self.read(sha, "blob")[1]
 
 
-def blob_sha(path, algo_len):
+def blob_sha(path, algo_len):  # type: (str, int) -> Tuple[Optional[str], Optional[str]]
     """The git blob id of a working-tree entry, or None if it is not a file or link."""
     try:
         st = os.lstat(path)
@@ -194,7 +203,7 @@ def blob_sha(path, algo_len):
     return hashlib.new(algo, ("blob %d\0" % len(data)).encode("ascii") + data).hexdigest(), mode
 
 
-def base_listing(ctx):
+def base_listing(ctx):  # type: (Any) -> Dict[str, Tuple[str, str]]
     if ctx.base_listing is None:
         base = ctx.spec.get("base_commit")
         if not base or not ctx.git.available():
@@ -211,7 +220,7 @@ def base_listing(ctx):
     return ctx.base_listing
 
 
-def patch_paths(ctx, patch):
+def patch_paths(ctx, patch):  # type: (Any, str) -> Tuple[Optional[List[str]], str]
     """Every path `git apply` would touch, as git itself parses the patch."""
     proc = ctx.git.run(["apply", "--numstat", "-z", "--summary", patch], check=False) if ctx.git.available() else None
     if proc is None:
@@ -231,7 +240,7 @@ def patch_paths(ctx, patch):
     return paths, ""
 
 
-def hide_git(ctx):
+def hide_git(ctx):  # type: (Any) -> None
     """.git becomes root's only for the tests: its objects hold the test files as they were
     before the canaries went in, and a diff against them would tell the canaries apart. The
     test user's git refuses a repository another user owns anyway."""

@@ -27,6 +27,10 @@ try:  # by its installed name, else by its name in adapters/ (the unit tests)
 except ImportError:
     import common
 
+MYPY = False
+if MYPY:  # the names of the type comments, for the checker only: never imported at run time
+    from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Type, Union  # noqa: F401
+
 reading = common.sibling("canary_reading")
 
 # unittest's equality assertions (the helper's comparison) and how deep helpers may call helpers.
@@ -44,7 +48,13 @@ class Helpers(object):
     (`self.dedent("...")`); only where a gold check then shows that the wrapped values
     differ (the check's values all failed under the gold patch)."""
 
-    def __init__(self, load, module_path, wrappers, parsed=None):
+    def __init__(self,
+                 load,  # type: Callable[[str], Optional[bytes]]
+                 module_path,  # type: str
+                 wrappers,  # type: bool
+                 parsed=None,  # type: Optional[Dict[str, Any]]
+                 ):
+        # type: (...) -> None
         """`parsed`: the tree's modules parsed so far, shared by the Helpers of one tree's test
         modules so that a helper module they all import is read and parsed once."""
         self.load, self.module_path, self.wrappers = load, module_path, wrappers
@@ -52,7 +62,7 @@ class Helpers(object):
 
     # -- reading the tree ---------------------------------------------------------------------
 
-    def module_at(self, path):
+    def module_at(self, path):  # type: (str) -> Any
         path = posixpath.normpath(path)
         if path.startswith("../") or path == ".." or posixpath.isabs(path):
             return None
@@ -61,7 +71,7 @@ class Helpers(object):
             self.parsed[path] = reading.parse(data) if data is not None and len(data) <= MAX_SOURCE else None
         return self.parsed[path]
 
-    def resolve(self, from_path, name, level):
+    def resolve(self, from_path, name, level):  # type: (str, Optional[str], int) -> Optional[Tuple[str, Any]]
         """(path, Module) of the module `from ... import` or `import` names, from the module at
         `from_path`: relative to it with a level, else from the tree's root, its `src/`, or a
         folder above the module (where pytest puts a test's folder on sys.path)."""
@@ -84,7 +94,7 @@ class Helpers(object):
                     return path, module
         return None
 
-    def imported(self, path, module, name):
+    def imported(self, path, module, name):  # type: (str, Any, str) -> Optional[Tuple[str, Any, str]]
         """(path, Module, original name) of a name a module imports with `from X import name`."""
         for node in module.tree.body:
             if isinstance(node, ast.ImportFrom):
@@ -94,7 +104,7 @@ class Helpers(object):
                         return None if found is None else (found[0], found[1], alias.name)
         return None
 
-    def top_level(self, module, name, kinds):
+    def top_level(self, module, name, kinds):  # type: (Any, str, Type[Union[ast.ClassDef, ast.FunctionDef]]) -> Any
         for node in module.tree.body:
             if isinstance(node, kinds) and node.name == name:
                 return node
@@ -102,7 +112,12 @@ class Helpers(object):
 
     # -- finding the helper -------------------------------------------------------------------
 
-    def base_classes(self, path, module, cls):
+    def base_classes(self,
+                     path,  # type: str
+                     module,  # type: Any
+                     cls,  # type: ast.ClassDef
+                     ):
+        # type: (...) -> Iterator[Tuple[str, Any, ast.ClassDef]]
         """(path, Module, ClassDef) of each base of a class that the tree defines."""
         for base in cls.bases:
             found = None
@@ -111,7 +126,7 @@ class Helpers(object):
                 if local is not None:
                     found = (path, module, local)
                 else:
-                    where = self.imported(path, module, base.id)
+                    where = self.imported(path, module, base.id)  # type: Optional[Tuple[Any, ...]]
                     if where is not None:
                         node = self.top_level(where[1], where[2], ast.ClassDef)
                         found = None if node is None else (where[0], where[1], node)
@@ -123,7 +138,7 @@ class Helpers(object):
             if found is not None:
                 yield found
 
-    def module_alias(self, path, module, name):
+    def module_alias(self, path, module, name):  # type: (str, Any, str) -> Optional[Tuple[str, Any]]
         """(path, Module) a name stands for through `import a.b as name`, `import name` or
         `from pkg import name` (a module)."""
         for node in module.tree.body:
@@ -138,7 +153,13 @@ class Helpers(object):
                                             node.level or 0)
         return None
 
-    def method(self, path, module, def_path, name):
+    def method(self,
+               path,  # type: str
+               module,  # type: Any
+               def_path,  # type: Tuple[str, ...]
+               name,  # type: str
+               ):
+        # type: (...) -> Optional[Tuple[str, Any, Union[ast.FunctionDef, ast.AsyncFunctionDef]]]
         """(path, Module, FunctionDef) of method `name` as the class at `def_path` of the module
         finds it: in itself, else in its bases, in order, depth first."""
         cls = reading.classes(module.tree).get(tuple(def_path))
@@ -154,7 +175,7 @@ class Helpers(object):
             todo[0:0] = list(self.base_classes(p, m, c))
         return None
 
-    def function(self, path, module, name):
+    def function(self, path, module, name):  # type: (str, Any, str) -> Optional[Tuple[str, Any, ast.FunctionDef]]
         """(path, Module, FunctionDef) of a module-level function, or one imported by name."""
         node = self.top_level(module, name, ast.FunctionDef)
         if node is not None:
@@ -165,7 +186,13 @@ class Helpers(object):
         node = self.top_level(where[1], where[2], ast.FunctionDef)
         return None if node is None else (where[0], where[1], node)
 
-    def definition(self, path, module, def_path, call):
+    def definition(self,
+                   path,  # type: str
+                   module,  # type: Any
+                   def_path,  # type: Tuple[str, ...]
+                   call,  # type: ast.Call
+                   ):
+        # type: (...) -> Optional[Tuple[str, Any, Union[ast.FunctionDef, ast.AsyncFunctionDef], bool]]
         """(path, Module, FunctionDef, is a method) of the helper a call reaches, or None."""
         func = call.func
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
@@ -178,7 +205,13 @@ class Helpers(object):
 
     # -- what the helper does with its arguments ----------------------------------------------
 
-    def expected_args(self, module, def_path, call, depth=0):
+    def expected_args(self,
+                      module,  # type: Any
+                      def_path,  # type: Tuple[str, ...]
+                      call,  # type: ast.Call
+                      depth=0,  # type: int
+                      ):
+        # type: (...) -> List[ast.expr]
         """The argument nodes of a call that the helper it reaches compares, unchanged, as one
         side of an equality assertion (see the module's header). A helper this reading cannot
         follow (a tree it cannot parse, nesting past Python's limit) gives none: a test without
@@ -188,7 +221,14 @@ class Helpers(object):
         except (RecursionError, MemoryError, ValueError, TypeError, AttributeError):
             return []
 
-    def expected_in(self, path, module, def_path, call, depth):
+    def expected_in(self,
+                    path,  # type: str
+                    module,  # type: Any
+                    def_path,  # type: Tuple[str, ...]
+                    call,  # type: ast.Call
+                    depth,  # type: int
+                    ):
+        # type: (...) -> List[ast.expr]
         if depth > MAX_DEPTH or any(isinstance(a, ast.Starred) for a in call.args) \
                 or any(k.arg is None for k in call.keywords):
             return []
@@ -205,7 +245,7 @@ class Helpers(object):
         out = []
         for i, param in enumerate(params):
             if i < len(call.args):
-                arg = call.args[i]
+                arg = call.args[i]  # type: Optional[ast.expr]
             else:
                 arg = next((k.value for k in call.keywords if k.arg == param), None)
             if arg is not None and self.compared(hpath, hmodule, hdef_path, fn, param, depth):
@@ -216,13 +256,21 @@ class Helpers(object):
                 out.append(k.value)
         return out
 
-    def class_path_of(self, module, fn):
+    def class_path_of(self, module, fn):  # type: (Any, ast.FunctionDef) -> Tuple[str, ...]
         for path, cls in reading.classes(module.tree).items():
             if fn in cls.body:
                 return path
         return ()
 
-    def compared(self, path, module, def_path, fn, param, depth):
+    def compared(self,
+                 path,  # type: str
+                 module,  # type: Any
+                 def_path,  # type: Tuple[str, ...]
+                 fn,  # type: ast.FunctionDef
+                 param,  # type: Optional[str]
+                 depth,  # type: int
+                 ):
+        # type: (...) -> bool
         """Whether a helper's parameter is one side of an equality assertion that is a statement
         of the helper's own body (reached by every call that gets there), with a value on the
         other side made without it; the parameter named nowhere else, the helper no generator
@@ -268,9 +316,10 @@ class Helpers(object):
 
 
 def for_tree(root, module_path, wrappers, read, parsed=None):
+    # type: (str, str, bool, Callable[[str, str], Tuple[Optional[bytes], Any]], Optional[Dict[str, Any]]) -> Helpers
     """Helpers over the tree at `root` (read through `read(root, path)`, which returns (bytes,
     stat) or (None, None)); `parsed` as Helpers takes it."""
-    def load(path):
+    def load(path):  # type: (str) -> Optional[bytes]
         if not os.path.isfile(os.path.join(root, path)):
             return None
         return read(root, path)[0]

@@ -16,6 +16,10 @@ try:  # by its installed name, else by its name in adapters/ (the unit tests)
 except ImportError:
     import common
 
+MYPY = False
+if MYPY:  # the names of the type comments, for the checker only: never imported at run time
+    from typing import Any, Dict, List  # noqa: F401
+
 spec_keys = common.sibling("spec")
 files = common.sibling("files")
 gitobjects = common.sibling("gitobjects")
@@ -28,7 +32,7 @@ canary_steps = common.sibling("canary_steps")
 testrun = common.sibling("testrun")
 
 
-def grade_issue(ctx):
+def grade_issue(ctx):  # type: (Any) -> None
     spec = ctx.spec
     gold_kinds = static_step.gold_static_kinds(ctx)
     restore.note_prepared_clean(ctx)
@@ -82,7 +86,7 @@ def grade_issue(ctx):
         testrun.record_run(ctx, run)
         return
 
-    def run_group(group):
+    def run_group(group):  # type: (List[str]) -> Dict[str, Any]
         return testrun.run_tests(ctx, group, ctx.workdir, ctx.workdir, [], test_files, [ctx.workdir], timeout)
     ctx.facts["canaries"], mapped, alias = canary_steps.judge(ctx, plan, run, canary_steps.solo_runner(run_group))
     req = testrun.required_outcomes(dict(run, outcomes=mapped), ids, alias)
@@ -91,7 +95,7 @@ def grade_issue(ctx):
     testrun.record_run(ctx, run)
 
 
-def lock_sub_owned(ctx, locked):
+def lock_sub_owned(ctx, locked):  # type: (Any, List[str]) -> None
     """The workdir becomes the test user's, but for .git and the locked test baseline."""
     files.hand_over(ctx.workdir, ctx.uid, ctx.gid, locked)
     gitobjects.hide_git(ctx)

@@ -16,15 +16,19 @@
 import ast
 import zipfile
 
+MYPY = False
+if MYPY:  # the names of the type comments, for the checker only: never imported at run time
+    from typing import Dict, List, Optional, Set, Tuple, Union  # noqa: F401
+
 TEST_PREFIX, TEST_SUFFIX = "test_", "_test.py"
 
 
-def is_test_module(path):
+def is_test_module(path):  # type: (str) -> bool
     name = path.rsplit("/", 1)[-1]
     return name.endswith(".py") and (name.startswith(TEST_PREFIX) or name.endswith(TEST_SUFFIX))
 
 
-def top_level_names(source):
+def top_level_names(source):  # type: (Union[str, bytes]) -> Optional[Set[str]]
     """Functions and classes a module defines at its top level (also under `if`/`try`, as
     modules do for optional dependencies); None when it does not parse."""
     try:
@@ -51,6 +55,7 @@ def top_level_names(source):
 
 
 def manifest_of_zip(path, skip=("realswe_eval_script.py",)):
+    # type: (str, Tuple[str, ...]) -> Dict[str, Optional[Set[str]]]
     """{module path: set of top-level names} for every test module of the suite archive; a
     module that does not parse maps to None (its ids are then accepted by module)."""
     out = {}
@@ -63,7 +68,7 @@ def manifest_of_zip(path, skip=("realswe_eval_script.py",)):
     return out
 
 
-def split_node_id(node_id):
+def split_node_id(node_id):  # type: (str) -> Tuple[str, str]
     """(module path, first name) of a pytest node id; the name without its parameters."""
     parts = node_id.split("::")
     module = parts[0]
@@ -71,7 +76,7 @@ def split_node_id(node_id):
     return module, first.split("[", 1)[0]
 
 
-def in_manifest(manifest, node_id):
+def in_manifest(manifest, node_id):  # type: (Dict[str, Optional[Set[str]]], str) -> bool
     module, first = split_node_id(node_id)
     if module not in manifest:
         return False
@@ -80,6 +85,7 @@ def in_manifest(manifest, node_id):
 
 
 def judge(manifest, node_ids, expected=0):
+    # type: (Dict[str, Optional[Set[str]]], List[str], int) -> Tuple[List[str], List[str], int]
     """(kept ids, extra ids, over): the ids the manifest names, the ones it does not, and by how
     many the kept ids outnumber `expected` (the suite's published test count; 0: unknown)."""
     kept = [i for i in node_ids if in_manifest(manifest, i)]

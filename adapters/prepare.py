@@ -16,6 +16,10 @@ try:  # by its installed name, else by its name in adapters/ (the unit tests)
 except ImportError:
     import common
 
+MYPY = False
+if MYPY:  # the names of the type comments, for the checker only: never imported at run time
+    from typing import Any, List  # noqa: F401
+
 files = common.sibling("files")
 gitobjects = common.sibling("gitobjects")
 processes = common.sibling("processes")
@@ -28,7 +32,7 @@ static_step = common.sibling("static_step")
 VERIFIER_PYTHON = "verifier-python"
 
 
-def prepare(ctx, args, compile_paths):
+def prepare(ctx, args, compile_paths):  # type: (Any, Any, List[str]) -> int
     """What belongs to the image, recorded once before any submission: untracked files (with
     hashes), the pytest plugins installed, the interpreter's clean sys.path, the git config.
     `ctx`: the entry point's Ctx on the workdir and base; `compile_paths`: the verifier's own

@@ -23,6 +23,10 @@ try:  # by its installed name, else by its name in adapters/ (the unit tests)
 except ImportError:
     import common
 
+MYPY = False
+if MYPY:  # the names of the type comments, for the checker only: never imported at run time
+    from typing import Any, Callable, Dict, Iterable, List, Optional, Set, Tuple  # noqa: F401
+
 disk = common.sibling("disk")
 
 
@@ -35,7 +39,7 @@ MAX_EVENTS_BYTES = 64 * 1024 * 1024
 DISK_POLL_S = 0.25
 
 
-def ancestors():
+def ancestors():  # type: () -> Set[int]
     out = set()
     pid = os.getpid()
     while pid > 1:
@@ -49,7 +53,7 @@ def ancestors():
     return out
 
 
-def pids_of(uid=None):
+def pids_of(uid=None):  # type: (Optional[int]) -> List[int]
     out = []
     for name in os.listdir("/proc"):
         if not name.isdigit():
@@ -66,7 +70,7 @@ def pids_of(uid=None):
     return out
 
 
-def kill_uid_atomically(uid):
+def kill_uid_atomically(uid):  # type: (int) -> None
     """Every process of `uid` at once: a child that becomes `uid` calls kill(-1, SIGKILL), which
     the kernel delivers to every process that uid may signal in one pass under the task list's
     lock (a process with SIGKILL pending cannot fork), and repeats until kill(-1, 0) finds none.
@@ -99,7 +103,7 @@ def kill_uid_atomically(uid):
         pass
 
 
-def kill_all(uid=None, keep=()):
+def kill_all(uid=None, keep=()):  # type: (Optional[int], Iterable[int]) -> int
     """SIGKILLs every process (of `uid`, if given) but `keep`, until none is left: for a uid,
     atomically first (kill_uid_atomically), then by a scan of /proc for anything left."""
     keep = set(keep)
@@ -120,7 +124,7 @@ def kill_all(uid=None, keep=()):
     return killed
 
 
-def main_processes():
+def main_processes():  # type: () -> Set[int]
     """The container's main process: pid 1, and when pid 1 is an init (docker's --init, tini,
     catatonit, dumb-init) or a shell the child it started first. Harbor's Docker backend starts
     `sh -c "sleep infinity"`, where dash forks the sleep: killing it ends pid 1 and with it the
@@ -149,7 +153,7 @@ def main_processes():
     return keep
 
 
-def kill_leftovers():
+def kill_leftovers():  # type: () -> int
     """Every process that is not this one, an ancestor, or the container's main process."""
     return kill_all(None, ancestors() | main_processes())
 
@@ -157,7 +161,7 @@ def kill_leftovers():
 TEST_UIDS = (200000, 1 << 30)
 
 
-def fresh_test_uid():
+def fresh_test_uid():  # type: () -> int
     """A uid (and gid) no passwd or group entry of the image uses, drawn at random."""
     used_u, used_g = used_ids()
     rng = random.SystemRandom()
@@ -167,7 +171,7 @@ def fresh_test_uid():
     return uid
 
 
-def used_ids():
+def used_ids():  # type: () -> Tuple[Set[int], Set[int]]
     try:
         import pwd
         import grp
@@ -176,7 +180,7 @@ def used_ids():
         return set(), set()
 
 
-def usable_uid(uid, used_u, used_g):
+def usable_uid(uid, used_u, used_g):  # type: (Any, Set[int], Set[int]) -> bool
     """Whether `uid` (the prepare record's) can be the tests' user: an integer in the range
     test users are drawn from, and no passwd or group entry's (an agent that had the container
     may have written one, or the record)."""
@@ -184,7 +188,7 @@ def usable_uid(uid, used_u, used_g):
             and uid not in used_u and uid not in used_g)
 
 
-def ensure_test_user(prepared=None):
+def ensure_test_user(prepared=None):  # type: (Any) -> Tuple[int, int]
     """A uid/gid with no other use in the image, in /etc/passwd so tools that look it up work.
     Drawn at random (containers share the kernel's per-uid accounting, so a fixed uid would let
     one grading's processes count against another's), once per prepared image when the prepare
@@ -204,7 +208,7 @@ def ensure_test_user(prepared=None):
     return uid, uid
 
 
-def cgroup_oom_kills():
+def cgroup_oom_kills():  # type: () -> Optional[int]
     for path, key in (("/sys/fs/cgroup/memory.events", "oom_kill"),
                       ("/sys/fs/cgroup/memory/memory.oom_control", "oom_kill")):
         try:
@@ -218,7 +222,7 @@ def cgroup_oom_kills():
     return None
 
 
-def disk_watch(ctx, extra_roots=()):
+def disk_watch(ctx, extra_roots=()):  # type: (Any, Iterable[str]) -> Optional[Any]
     """The disk limit's watch over what the test user writes (disk.DiskWatch), or None without
     a limit: the workdir and `extra_roots` beside the world-writable places."""
     limit = ctx.spec.get("max_file_bytes")
@@ -229,12 +233,12 @@ def disk_watch(ctx, extra_roots=()):
     return watch
 
 
-def demote(uid, gid, max_file_bytes=None):
+def demote(uid, gid, max_file_bytes=None):  # type: (int, int, Optional[int]) -> Callable[[], None]
     """preexec_fn: drop every privilege before the submission's code runs. (No RLIMIT_NPROC:
     the kernel counts it per uid across containers; the container's pids limit bounds forks.)
     No file may outgrow the container's disk limit (the host's watchdog bounds the total)."""
 
-    def run():
+    def run():  # type: () -> None
         try:
             with open("/proc/self/oom_score_adj", "w") as fh:
                 fh.write("1000")
@@ -255,17 +259,17 @@ class Drain(threading.Thread):
     """Reads a pipe to its end, keeping at most `cap` bytes (the tail, or the head when
     `keep_head`), and counting what it dropped."""
 
-    def __init__(self, fd, cap, keep_head=False):
+    def __init__(self, fd, cap, keep_head=False):  # type: (int, int, bool) -> None
         threading.Thread.__init__(self)
         self.daemon = True
         self.fd = fd
         self.cap = cap
         self.keep_head = keep_head
-        self.chunks = []
+        self.chunks = []  # type: List[bytes]
         self.size = 0
         self.dropped = 0
 
-    def run(self):
+    def run(self):  # type: () -> None
         while True:
             try:
                 data = os.read(self.fd, 1 << 16)
@@ -284,12 +288,20 @@ class Drain(threading.Thread):
                 self.chunks.pop(0)
         os.close(self.fd)
 
-    def data(self):
+    def data(self):  # type: () -> bytes
         return b"".join(self.chunks)
 
 
-def run_as_test_user(ctx, argv, cwd, env, timeout, stdin_data=b"", event_fd=False, out_cap=256 * 1024,
-                     extra_roots=()):
+def run_as_test_user(ctx,  # type: Any
+                     argv,  # type: List[str]
+                     cwd,  # type: str
+                     env,  # type: Dict[str, str]
+                     timeout,  # type: float
+                     stdin_data=b"",  # type: bytes
+                     event_fd=False,  # type: bool
+                     out_cap=256 * 1024,  # type: int
+                     extra_roots=()  # type: Iterable[str]
+                     ):  # type: (...) -> Dict[str, Any]
     """Runs argv as the test user; returns dict(exit, timed_out, seconds, output, output_dropped,
     events_raw, events_dropped, oom, disk_written). Every process of the user is killed when it
     ends, or as soon as it has written more than the disk limit (then `ctx.facts["disk_limit"]`
@@ -297,8 +309,8 @@ def run_as_test_user(ctx, argv, cwd, env, timeout, stdin_data=b"", event_fd=Fals
     watch = disk_watch(ctx, extra_roots)
     proc, out, ev, start, oom_before = start_as_test_user(ctx, argv, cwd, env, event_fd, out_cap)
     try:
-        proc.stdin.write(stdin_data)
-        proc.stdin.close()
+        proc.stdin.write(stdin_data)  # type: ignore[union-attr]
+        proc.stdin.close()  # type: ignore[union-attr]
     except (BrokenPipeError, OSError):
         pass
     code, timed_out, disk_written = wait_within_limits(ctx, proc, watch, start + timeout)
@@ -313,12 +325,18 @@ def run_as_test_user(ctx, argv, cwd, env, timeout, stdin_data=b"", event_fd=Fals
     }
 
 
-def start_as_test_user(ctx, argv, cwd, env, event_fd, out_cap):
+def start_as_test_user(ctx,  # type: Any
+                       argv,  # type: List[str]
+                       cwd,  # type: str
+                       env,  # type: Dict[str, str]
+                       event_fd,  # type: bool
+                       out_cap  # type: int
+                       ):  # type: (...) -> Tuple[subprocess.Popen[bytes], Drain, Optional[Drain], float, Optional[int]]
     """Starts argv as the test user, its output on a pipe this process drains; with `event_fd`
     the write end of the result channel is inherited and passed as the last argument. Returns
     (process, output drain, result channel drain or None, start time, OOM kills before)."""
     r_ev = w_ev = None
-    pass_fds = ()
+    pass_fds = ()  # type: Tuple[int, ...]
     if event_fd:
         r_ev, w_ev = os.pipe()
         os.set_inheritable(w_ev, True)
@@ -349,7 +367,11 @@ def start_as_test_user(ctx, argv, cwd, env, event_fd, out_cap):
     return proc, out, ev, start, oom_before
 
 
-def wait_within_limits(ctx, proc, watch, deadline):
+def wait_within_limits(ctx,  # type: Any
+                       proc,  # type: subprocess.Popen[bytes]
+                       watch,  # type: Optional[Any]
+                       deadline  # type: float
+                       ):  # type: (...) -> Tuple[Optional[int], bool, Optional[int]]
     """Waits until the process ends, the test user has written more than the disk limit (then
     every process of the user is killed and `ctx.facts["disk_limit"]` says so) or the deadline
     passes. Returns (exit code or None, timed out, bytes written when over the limit)."""
@@ -374,7 +396,12 @@ def wait_within_limits(ctx, proc, watch, deadline):
     return code, timed_out, disk_written
 
 
-def end_test_user_run(ctx, proc, code, out, ev):
+def end_test_user_run(ctx,  # type: Any
+                      proc,  # type: subprocess.Popen[bytes]
+                      code,  # type: Optional[int]
+                      out,  # type: Drain
+                      ev  # type: Optional[Drain]
+                      ):  # type: (...) -> None
     """Nothing the submission started may outlive it, hold the pipes, or write after the end."""
     kill_all(ctx.uid)
     if code is None:

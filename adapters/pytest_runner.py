@@ -27,6 +27,10 @@ import os
 import sys
 import time
 
+MYPY = False
+if MYPY:  # the names of the type comments, for the checker only: never imported at run time
+    from typing import Any  # noqa: F401
+
 _T0 = time.time()
 _FD = int(sys.argv[1])
 os.set_inheritable(_FD, False)
@@ -597,14 +601,14 @@ class Recorder(object):
             out.append((name, tuple((i.plugin_name, id(i.function)) for i in impls)))
         return tuple(out)
 
-    def pytest_configure(self, config):
+    def pytest_configure(self, config):  # type: (Any) -> None
         self.config = config
 
-    def pytest_collectreport(self, report):
+    def pytest_collectreport(self, report):  # type: (Any) -> None
         if report.failed:
             _send({"e": "collect_error", "nodeid": report.nodeid, "message": _short(report)})
 
-    def pytest_collection_finish(self, session):
+    def pytest_collection_finish(self, session):  # type: (Any) -> None
         self.hookimpls = self._impls()
         plugins = []
         for plugin in self.config.pluginmanager.get_plugins():
@@ -614,7 +618,7 @@ class Recorder(object):
         self._check(list(_SNAP), "after collection")
         self.fingerprint = _Fingerprint(_CRITICAL_NAMES)
 
-    def pytest_runtest_logreport(self, report):
+    def pytest_runtest_logreport(self, report):  # type: (Any) -> None
         xfail = getattr(report, "wasxfail", None) is not None
         # A passed setup or teardown waits for the next call's report, which goes out at once
         # with it, as does any report of something that did not pass.
@@ -653,7 +657,7 @@ class Recorder(object):
                 _finding("hooks", "%s: implementations of %s changed" % (when, ", ".join(moved)), True)
                 self.hookimpls = now
 
-    def pytest_sessionfinish(self, session, exitstatus):
+    def pytest_sessionfinish(self, session, exitstatus):  # type: (Any, Any) -> None
         self._check(list(_SNAP), "at session end")
 
 
@@ -670,7 +674,7 @@ def _short(report):
     return text[-2000:]
 
 
-def main():
+def main():  # type: () -> None
     _send({"e": "start", "audit_hook": _AUDIT, "python": sys.version.split()[0],
            "ready_s": round(time.time() - _T0, 3),
            "pytest": getattr(pytest, "__version__", "?"), "removed_paths": [p for _, p in _removed]})

@@ -15,11 +15,15 @@ try:  # by its installed name, else by its name in adapters/ (the unit tests)
 except ImportError:
     import common
 
+MYPY = False
+if MYPY:  # the names of the type comments, for the checker only: never imported at run time
+    from typing import Any, Dict, List, Optional, Set, Tuple  # noqa: F401
+
 files = common.sibling("files")
 gitobjects = common.sibling("gitobjects")
 
 
-def step_restore(ctx):
+def step_restore(ctx):  # type: (Any) -> None
     """Covered paths back to the base (from hash-checked objects); untracked covered files
     removed; the dataset's f2p patch and script applied on the pristine baseline."""
     t = time.time()
@@ -35,12 +39,12 @@ def step_restore(ctx):
     ctx.timed("restore", t)
 
 
-def lockable(paths):
+def lockable(paths):  # type: (List[str]) -> List[str]
     """The paths of `paths` that are locked against the test user: tests and configuration."""
     return [p for p in paths if files.classify(p) in ("test", "config", "section_config")]
 
 
-def signature(path):
+def signature(path):  # type: (str) -> Optional[Tuple[int, int, int, int, int, int]]
     """What lstat says of path that any write, rename or change of mode would change (the
     kernel sets ctime; nothing can set it back), or None."""
     try:
@@ -50,7 +54,7 @@ def signature(path):
     return (st.st_dev, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-def matches_base(ctx, path, mode, oid):
+def matches_base(ctx, path, mode, oid):  # type: (Any, str, str, str) -> Tuple[bool, Optional[str], Optional[str]]
     """Whether the workdir has `path` as the base has it (blob `oid`, `mode`), through no link;
     also the blob id and mode it has now."""
     current, cur_mode = gitobjects.blob_sha(os.path.join(ctx.workdir, path), ctx.algo_len)
@@ -58,7 +62,7 @@ def matches_base(ctx, path, mode, oid):
     return ok, current, cur_mode
 
 
-def prepared_clean_paths(ctx):
+def prepared_clean_paths(ctx):  # type: (Any) -> List[str]
     """At prepare (the offline grader's prepared image): the covered paths of the base that the
     image has as the base has them, and through no link."""
     listing = gitobjects.base_listing(ctx)
@@ -71,7 +75,7 @@ def prepared_clean_paths(ctx):
 IMAGE_CTIME_MARGIN_S = 2.0
 
 
-def note_prepared_clean(ctx):
+def note_prepared_clean(ctx):  # type: (Any) -> None
     """Before anything of the grading writes the workdir: the signature of every covered file
     the prepare step found as the base has it and whose inode last changed before the container
     started (so it is the prepared image's own). Offline, the container is fresh from the
@@ -93,9 +97,10 @@ def note_prepared_clean(ctx):
 
 
 def restore_tracked(ctx, listing, keep, f2p):
+    # type: (Any, Dict[str, Tuple[str, str]], Set[str], Set[str]) -> List[str]
     """Every covered path of the base back to its blob (pytest sections only, for a file with
     sections of its own); returns the covered paths that are now as the base has them."""
-    objects = gitobjects.Objects(ctx.git) if listing else None
+    objects = gitobjects.Objects(ctx.git) if listing else None  # type: Any
     restored_ok = []
     prepared = ctx.prepared_clean
     try:
@@ -130,7 +135,7 @@ def restore_tracked(ctx, listing, keep, f2p):
     return restored_ok
 
 
-def revert_pytest_sections(ctx, path, data, cur_mode):
+def revert_pytest_sections(ctx, path, data, cur_mode):  # type: (Any, str, bytes, Optional[str]) -> None
     """The pytest sections of a pyproject.toml or setup.cfg back to the base's (`data`), the
     rest of the file as the submission has it."""
     with open(os.path.join(ctx.workdir, path), "rb") as fh:
@@ -147,6 +152,7 @@ def revert_pytest_sections(ctx, path, data, cur_mode):
 
 
 def remove_untracked_covered(ctx, listing, keep, f2p):
+    # type: (Any, Dict[str, Tuple[str, str]], Set[str], Set[str]) -> None
     """Covered files the base does not have are removed, but for those the image itself had
     (never configuration, start-up hooks or conftests) and those kept for the gold patch."""
     baseline = ctx.state.get("baseline_untracked", {})
@@ -168,7 +174,7 @@ def remove_untracked_covered(ctx, listing, keep, f2p):
         ctx.flags["files_removed"].append(rel)
 
 
-def remove_shadows_of_locked(ctx, listing):
+def remove_shadows_of_locked(ctx, listing):  # type: (Any, Dict[str, Tuple[str, str]]) -> None
     """Untracked entries that Python would import instead of a locked test module."""
     for p in ctx.facts["locked"]:
         if p.endswith(".py"):
@@ -178,7 +184,7 @@ def remove_shadows_of_locked(ctx, listing):
                     ctx.flags["files_removed"].append(sib)
 
 
-def apply_f2p_patch(ctx):
+def apply_f2p_patch(ctx):  # type: (Any) -> None
     """The dataset's f2p patch, on the restored tree; the paths it touches are locked too."""
     patch = ctx.spec.get("f2p_patch")
     if patch:
@@ -189,7 +195,7 @@ def apply_f2p_patch(ctx):
         ctx.facts["locked"].extend(gitobjects.patch_paths(ctx, patch)[0] or [])
 
 
-def write_f2p_script(ctx, listing):
+def write_f2p_script(ctx, listing):  # type: (Any, Dict[str, Tuple[str, str]]) -> None
     """The dataset's f2p script as test_fail_to_pass.py, locked, with nothing beside it that
     Python would import in its place."""
     script = ctx.spec.get("f2p_script")
@@ -204,7 +210,7 @@ def write_f2p_script(ctx, listing):
             ctx.flags["files_removed"].append(sib)
 
 
-def shadow_siblings(root, rel):
+def shadow_siblings(root, rel):  # type: (str, str) -> List[str]
     """Untracked entries Python would import instead of the test module root/rel: a package or
     namespace directory, bytecode or an extension module of the same name beside it."""
     d, name = os.path.split(rel)
@@ -221,8 +227,8 @@ def shadow_siblings(root, rel):
 SECTION_HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
 
 
-def split_sections(text):
-    blocks = [[None, []]]
+def split_sections(text):  # type: (str) -> List[List[Any]]
+    blocks = [[None, []]]  # type: List[List[Any]]
     for line in text.splitlines(True):
         m = SECTION_HEADER.match(line)
         if m:
@@ -232,7 +238,7 @@ def split_sections(text):
     return blocks
 
 
-def is_pytest_section(name, filename):
+def is_pytest_section(name, filename):  # type: (Optional[str], str) -> bool
     if name is None:
         return False
     if filename == "setup.cfg":
@@ -240,7 +246,7 @@ def is_pytest_section(name, filename):
     return name == "tool.pytest" or name.startswith("tool.pytest.")
 
 
-def revert_sections(current, base, filename):
+def revert_sections(current, base, filename):  # type: (str, Optional[str], str) -> str
     kept = [b for b in split_sections(current) if not is_pytest_section(b[0], filename)]
     base_sections = [b for b in split_sections(base or "") if is_pytest_section(b[0], filename)]
     text = "".join("".join(lines) for _, lines in kept)
@@ -251,7 +257,7 @@ def revert_sections(current, base, filename):
     return text
 
 
-def pytest_config_of(text, path):
+def pytest_config_of(text, path):  # type: (str, str) -> Optional[str]
     """The pytest settings a pyproject.toml or setup.cfg really carries, as parsed; None when
     the file does not parse (or no parser is available, before Python 3.11 for TOML)."""
     name = path.rsplit("/", 1)[-1]

@@ -12,11 +12,15 @@ try:  # by its installed name, else by its name in adapters/ (the unit tests)
 except ImportError:
     import common
 
+MYPY = False
+if MYPY:  # the names of the type comments, for the checker only: never imported at run time
+    from typing import Any, Dict, List, Optional, Set, Tuple  # noqa: F401
+
 files = common.sibling("files")
 gitobjects = common.sibling("gitobjects")
 
 
-def step_scrub(ctx, root=None, label="", loaders=True):
+def step_scrub(ctx, root=None, label="", loaders=True):  # type: (Any, Optional[str], str, bool) -> None
     """Removes untracked loaders: start-up hooks (any form), metadata, bytecode, extension
     modules and egg-links the base did not have, and top-level names shadowing pytest, pluggy or
     the standard library. Each removal is flagged. `loaders=False` (after a Doc2Repo install:
@@ -30,7 +34,7 @@ def step_scrub(ctx, root=None, label="", loaders=True):
     blind = in_workdir and not ctx.state
     tree = files.walk_tree(root)
     removed = []
-    gone = set()
+    gone = set()  # type: Set[str]
     # Shallowest first: a directory removed takes everything below it along.
     for rel in sorted(tree, key=lambda r: (r.count("/"), r)):
         if any(rel.startswith(g + "/") for g in gone):
@@ -53,7 +57,7 @@ def step_scrub(ctx, root=None, label="", loaders=True):
     ctx.timed("scrub", t)
 
 
-def import_dirs(ctx):
+def import_dirs(ctx):  # type: (Any) -> List[str]
     """Directories of the repository the interpreter imports top-level names from."""
     dirs = [""]
     if os.path.isdir(os.path.join(ctx.workdir, "src")):
@@ -68,7 +72,7 @@ def import_dirs(ctx):
     return dirs
 
 
-def scrubs_dir(root, rel, baseline, blind, loaders):
+def scrubs_dir(root, rel, baseline, blind, loaders):  # type: (str, str, Dict[str, str], bool, bool) -> bool
     """Whether the scrub removes the untracked directory root/rel: a start-up hook in directory
     form, or (with `loaders`) bytecode or metadata that is not the image's own, unchanged."""
     name = rel.rsplit("/", 1)[-1]
@@ -92,7 +96,7 @@ def scrubs_dir(root, rel, baseline, blind, loaders):
     return True
 
 
-def scrubs_file(root, rel, baseline, blind, loaders):
+def scrubs_file(root, rel, baseline, blind, loaders):  # type: (str, str, Dict[str, str], bool, bool) -> bool
     """Whether the scrub removes the untracked file root/rel: a start-up hook, or (with
     `loaders`) a loader (bytecode, an extension module, an egg-link, a file in a metadata or
     bytecode directory) that is not the image's own, unchanged."""
@@ -109,6 +113,7 @@ def scrubs_file(root, rel, baseline, blind, loaders):
 
 
 def remove_shadowing_names(root, dirs, tree, listing, baseline, gone, removed):
+    # type: (str, List[str], Dict[str, str], Dict[str, Tuple[str, str]], Dict[str, str], Set[str], List[str]) -> None
     """Removes the untracked top-level modules and packages in the import directories `dirs`
     that would shadow a protected module (pytest, pluggy and their kin, the grader's own) or the
     standard library; adds them to `gone` and `removed`."""
@@ -130,7 +135,7 @@ def remove_shadowing_names(root, dirs, tree, listing, baseline, gone, removed):
             removed.append(rel + ("/" if tree.get(rel) == "dir" else ""))
 
 
-def declares_pytest_plugin(path):
+def declares_pytest_plugin(path):  # type: (str) -> bool
     """Whether a metadata directory declares a pytest11 entry point (or cannot be read)."""
     for name in ("entry_points.txt",):
         f = os.path.join(path, name)
@@ -146,7 +151,7 @@ def declares_pytest_plugin(path):
     return False
 
 
-def dir_changed(root, rel, baseline):
+def dir_changed(root, rel, baseline):  # type: (str, str, Dict[str, str]) -> bool
     for path, digest in baseline.items():
         if path.startswith(rel + "/"):
             full = os.path.join(root, path)

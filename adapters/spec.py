@@ -15,6 +15,10 @@ try:
 except ImportError:  # the unit tests, in adapters/
     import common
 
+MYPY = False
+if MYPY:  # the names of the type comments, for the checker only: never imported at run time
+    from typing import Any, Dict, Optional  # noqa: F401
+
 
 # Seconds the tests may run, and each setup command or Doc2Repo install: the Rust side's
 # DEFAULT_TIMEOUT_SECS and DEFAULT_SETUP_TIMEOUT, for a test_config.json written without them.
@@ -41,7 +45,7 @@ KEYS = dict(INSTANCE_KEYS, **{
 })
 
 
-def _fits(kind, value):
+def _fits(kind, value):  # type: (str, Any) -> bool
     if kind == "string_list":
         return isinstance(value, list) and all(isinstance(v, str) for v in value)
     if kind == "boolean":
@@ -55,7 +59,7 @@ def _fits(kind, value):
     return isinstance(value, str)
 
 
-def check(spec):
+def check(spec):  # type: (Any) -> Dict[str, Any]
     """Refuses a spec that is not one: a key no version of the grader writes, or a value of the
     wrong type, is the grader's bug, never a verdict."""
     if not isinstance(spec, dict):
@@ -73,15 +77,16 @@ def check(spec):
     return spec
 
 
-def test_timeout(spec):
+def test_timeout(spec):  # type: (Dict[str, Any]) -> int
     return spec.get("test_timeout_sec") or DEFAULT_TEST_TIMEOUT_SEC
 
 
-def setup_timeout(spec):
+def setup_timeout(spec):  # type: (Dict[str, Any]) -> int
     return spec.get("setup_timeout_sec") or DEFAULT_SETUP_TIMEOUT_SEC
 
 
 def from_test_config(cfg, tests, logs, state_dir, capture_name):
+    # type: (Dict[str, Any], str, str, str, str) -> Dict[str, Any]
     """The spec of a Harbor task: the instance part of its test_config.json and its `strict`
     (other tools' keys left out), the task's own files under `tests`, and what holds under Harbor (the agent had
     the container first; canaries always planted)."""
@@ -104,7 +109,7 @@ def from_test_config(cfg, tests, logs, state_dir, capture_name):
     return spec
 
 
-def task_gold_check(cfg, tests):
+def task_gold_check(cfg, tests):  # type: (Dict[str, Any], str) -> Optional[Dict[str, Any]]
     """The gold check the grader made with the task (with the seed of its string sites, as
     secret as the hidden tests beside it): tests/gold_check.json, taken only when its SHA-256 is
     the one test_config.json names (`gold_check_sha256`). A file the config does not name is

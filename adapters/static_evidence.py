@@ -20,6 +20,10 @@ import ast
 import os
 import re
 
+MYPY = False
+if MYPY:  # the names of the type comments, for the checker only: never imported at run time
+    from typing import Any, Callable, Container, Dict, Iterable, List, Optional, Tuple, Union  # noqa: F401
+
 # kind: what a person reads in the report.
 KINDS = {
     "main_module": "reaches the __main__ module",
@@ -120,17 +124,17 @@ MAX_HITS_PER_FILE = 20
 class Hit(object):
     __slots__ = ("kind", "path", "line", "what")
 
-    def __init__(self, kind, path, line, what):
+    def __init__(self, kind, path, line, what):  # type: (str, str, int, str) -> None
         self.kind, self.path, self.line, self.what = kind, path, line, what
 
-    def as_json(self):
+    def as_json(self):  # type: () -> Dict[str, Any]
         return {"kind": self.kind, "path": self.path, "line": self.line, "what": self.what}
 
-    def __repr__(self):
+    def __repr__(self):  # type: () -> str
         return "%s:%s %s (%s)" % (self.path, self.line, self.kind, self.what)
 
 
-def _str_value(node):
+def _str_value(node):  # type: (Any) -> Union[str, bytes, None]
     """The value of a string or bytes literal, or None."""
     if isinstance(node, ast.Constant):
         return node.value if isinstance(node.value, (str, bytes)) else None
@@ -139,7 +143,7 @@ def _str_value(node):
     return None
 
 
-def _prefixes(name):
+def _prefixes(name):  # type: (str) -> List[str]
     parts = name.split(".")
     return [".".join(parts[:i]) for i in range(len(parts), 0, -1)]
 
@@ -392,7 +396,7 @@ class _Scanner(ast.NodeVisitor):
                 self.check_target(e)
 
 
-def scan_source(path, data, is_test=False):
+def scan_source(path, data, is_test=False):  # type: (str, bytes, bool) -> Tuple[List[Hit], Optional[str]]
     """Hits in one Python file's bytes; a file the interpreter cannot parse has none (it cannot
     run either) and is returned as (hits, error)."""
     name = path.rsplit("/", 1)[-1]
@@ -408,7 +412,7 @@ def scan_source(path, data, is_test=False):
     return scanner.hits, None
 
 
-def loader_hit(path):
+def loader_hit(path):  # type: (str) -> Optional[Hit]
     """A file that loads code outside the sources, by its name alone."""
     name = path.rsplit("/", 1)[-1]
     if name.endswith(LOADER_SUFFIXES) or name in LOADER_NAMES or "/__pycache__/" in "/" + path:
@@ -419,11 +423,12 @@ def loader_hit(path):
     return None
 
 
-def is_python(path):
+def is_python(path):  # type: (str) -> bool
     return path.endswith((".py", ".pyw"))
 
 
 def scan_sources(items, is_test=lambda rel: False):
+    # type: (Iterable[Tuple[str, Callable[[], bytes]]], Callable[[str], bool]) -> Tuple[List[Hit], List[str]]
     """Hits in (path, read) pairs, where read() returns the file's bytes (or raises OSError):
     loader files by name, Python files by their source. Returns (hits, errors)."""
     hits, errors = [], []
@@ -449,14 +454,15 @@ def scan_sources(items, is_test=lambda rel: False):
     return hits, errors
 
 
-def _reader(full):
-    def read():
+def _reader(full):  # type: (str) -> Callable[[], bytes]
+    def read():  # type: () -> bytes
         with open(full, "rb") as fh:
             return fh.read(MAX_FILE_BYTES + 1)
     return read
 
 
 def scan_tree(root, rels, is_test=lambda rel: False):
+    # type: (str, Iterable[str], Callable[[str], bool]) -> Tuple[List[Hit], List[str]]
     """Hits in the given files under `root` (paths relative to it). Files that are not there
     (deleted) are skipped. A link is read through: `mod.py -> data.txt` is imported as Python,
     so the target is read as `mod.py`. Returns (hits, errors)."""
@@ -465,14 +471,14 @@ def scan_tree(root, rels, is_test=lambda rel: False):
     return scan_sources(items, is_test)
 
 
-def kinds_of(hits):
+def kinds_of(hits):  # type: (Iterable[Hit]) -> Dict[str, str]
     """kind -> the first place it is used ("path:line"), for a baseline record."""
-    out = {}
+    out = {}  # type: Dict[str, str]
     for h in hits:
         out.setdefault(h.kind, "%s:%s" % (h.path, h.line))
     return out
 
 
-def judge(hits, allowed):
+def judge(hits, allowed):  # type: (Iterable[Hit], Container[str]) -> List[Hit]
     """The hits whose kind the baseline does not allow, in file order."""
     return [h for h in hits if h.kind not in allowed]

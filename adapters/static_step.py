@@ -15,16 +15,20 @@ try:  # by its installed name, else by its name in adapters/ (the unit tests)
 except ImportError:
     import common
 
+MYPY = False
+if MYPY:  # the names of the type comments, for the checker only: never imported at run time
+    from typing import Any, Callable, Dict, Iterable, List  # noqa: F401
+
 files = common.sibling("files")
 gitobjects = common.sibling("gitobjects")
 submission = common.sibling("submission")
 
 
-def static_module():
+def static_module():  # type: () -> Any
     return common.sibling("static_evidence")
 
 
-def step_static(ctx, gold_kinds):
+def step_static(ctx, gold_kinds):  # type: (Any, Dict[str, str]) -> None
     """Reads the submission's files as they will run (after apply, scrub and restore; the tests
     it changed are the base's again and are not read): each use of a construct that reaches into
     the tests' machinery or the interpreter is a hit, and a hit of a kind that neither the base
@@ -52,6 +56,7 @@ def step_static(ctx, gold_kinds):
 
 
 def scan_base(ctx, rels, is_test=lambda rel: False):
+    # type: (Any, Iterable[str], Callable[[str], bool]) -> List[Any]
     """Static hits in the base commit's versions of `rels` (those it has as files), read from
     hash-checked git objects: never from the workdir, which the agent had first under Harbor."""
     listing = gitobjects.base_listing(ctx)
@@ -67,14 +72,14 @@ def scan_base(ctx, rels, is_test=lambda rel: False):
         objects.close()
 
 
-def static_baseline(ctx):
+def static_baseline(ctx):  # type: (Any) -> Dict[str, str]
     """kind -> first use, over the base repository's own code: its Python files, tests left out
     (pytest is what tests are made of)."""
     code = [p for p in gitobjects.base_listing(ctx) if p.endswith(".py") and not files.is_test_path(p)]
     return static_module().kinds_of(scan_base(ctx, code))
 
 
-def gold_static_kinds(ctx):
+def gold_static_kinds(ctx):  # type: (Any) -> Dict[str, str]
     """kind -> first use in the files the gold patch leaves (Doc2Repo: the reference repository),
     read from a scratch copy: the gold patch applied to the base's versions of its files, taken
     from git objects (a file the agent changed first must not lend the gold patch its code)."""

@@ -14,11 +14,15 @@ try:  # by its installed name, else by its name in adapters/ (the unit tests)
 except ImportError:
     import common
 
+MYPY = False
+if MYPY:  # the names of the type comments, for the checker only: never imported at run time
+    from typing import Any, List  # noqa: F401
+
 files = common.sibling("files")
 gitobjects = common.sibling("gitobjects")
 
 
-def capture_submission(ctx, dest):
+def capture_submission(ctx, dest):  # type: (Any, str) -> int
     """The workdir as the agent left it, as a binary diff against the base commit (against the
     empty tree when there is no base), written to `dest` before any grading step touches the
     tree, so a Harbor trial carries what was graded and `beyondswe verify` can grade it again.
@@ -77,7 +81,7 @@ def capture_submission(ctx, dest):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def step_apply(ctx):
+def step_apply(ctx):  # type: (Any) -> bool
     """`git apply`, strict, then whitespace-tolerant; nothing else. A patch that touches .git in
     any spelling is refused."""
     patch = ctx.spec.get("patch")
@@ -115,7 +119,7 @@ def step_apply(ctx):
     return False
 
 
-def replace_image_files(ctx, paths):
+def replace_image_files(ctx, paths):  # type: (Any, List[str]) -> None
     """A collected diff (capture_submission in the agent's container) holds a file the image had
     untracked and the agent changed as a new file: that is all a diff against the base can say of
     it. Here, in a fresh container of the same image, the image's own copy is still there and
@@ -140,7 +144,7 @@ def replace_image_files(ctx, paths):
         ctx.flags["image_files_replaced"] = replaced[:200]
 
 
-def submission_paths(ctx):
+def submission_paths(ctx):  # type: (Any) -> List[str]
     """The paths the submission added or changed: its patch's, or (Harbor) the captured diff's,
     or else every file not as the base and the image left it."""
     if ctx.spec.get("patch"):
@@ -151,7 +155,7 @@ def submission_paths(ctx):
     return changed_from_base(ctx)
 
 
-def changed_from_base(ctx):
+def changed_from_base(ctx):  # type: (Any) -> List[str]
     """Every file of the workdir that is not as the base or the image left it: the tracked ones
     whose blob differs, the untracked ones the image did not have with that content."""
     listing = gitobjects.base_listing(ctx)

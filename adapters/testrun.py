@@ -20,6 +20,10 @@ try:  # by its installed name, else by its name in adapters/ (the unit tests)
 except ImportError:
     import common
 
+MYPY = False
+if MYPY:  # the names of the type comments, for the checker only: never imported at run time
+    from typing import Any, Dict, Iterator, List, Optional, Set, Tuple  # noqa: F401
+
 files = common.sibling("files")
 processes = common.sibling("processes")
 environment = common.sibling("environment")
@@ -29,6 +33,7 @@ RUNNER_NAME = "beyondswe_pytest_runner.py"
 
 
 def run_tests(ctx, ids, cwd, rootdir, extra_args, test_paths, prepend, timeout):
+    # type: (Any, List[str], str, str, List[str], List[str], List[str], float) -> Dict[str, Any]
     """Runs pytest as the test user through the runner; returns the run's facts."""
     t = time.time()
     rundir = tempfile.mkdtemp(prefix="bsw-", dir="/tmp")
@@ -84,7 +89,7 @@ def run_tests(ctx, ids, cwd, rootdir, extra_args, test_paths, prepend, timeout):
             "doubled": doubled}
 
 
-def check_plugins(ctx, plugins):
+def check_plugins(ctx, plugins):  # type: (Any, List[str]) -> None
     """Conftest modules must be files the restore step left (a conftest made during the run is
     proof); other plugin files inside the repository are reported."""
     allowed = set(os.path.realpath(os.path.join(ctx.canary_root, p)) for p in ctx.facts.get("conftests", []))
@@ -102,12 +107,13 @@ def check_plugins(ctx, plugins):
 
 
 def aggregate(events_raw, ctx):
+    # type: (bytes, Any) -> Tuple[Dict[str, str], List[Dict[str, Any]], Any, Any, Any, Dict[str, str], Set[str]]
     """Events from the runner's pipe -> (outcome per node id, collect errors, end exit code,
     start event, collected event, failure message per node id). Malformed lines and
     contradicting reports are proof of tampering: only the runner writes to that pipe."""
-    phases = {}
-    order = []
-    doubled = set()
+    phases = {}  # type: Dict[str, Dict[str, Any]]
+    order = []  # type: List[str]
+    doubled = set()  # type: Set[str]
     collect_errors = []
     end = None
     start = None
@@ -137,7 +143,7 @@ def aggregate(events_raw, ctx):
     return outcomes, collect_errors, end, start, collected, messages, doubled
 
 
-def channel_events(events_raw, ctx):
+def channel_events(events_raw, ctx):  # type: (bytes, Any) -> Iterator[Tuple[Any, Any]]
     """(kind, event) for each line of the result channel, in order; a line the runner did not
     write is proof of tampering (recorded as it is reached)."""
     for raw in events_raw.split(b"\n"):
@@ -153,6 +159,7 @@ def channel_events(events_raw, ctx):
 
 
 def record_report(ctx, phases, order, ev, doubled):
+    # type: (Any, Dict[str, Dict[str, Any]], List[str], Any, Set[str]) -> None
     """One test report into `phases` (node id -> outcome per phase, xfail, first message): the
     worse outcome of a phase reported twice counts, and the contradiction is proof."""
     node, when = str(ev.get("nodeid")), str(ev.get("when"))
@@ -179,7 +186,7 @@ def record_report(ctx, phases, order, ev, doubled):
 RANK = {"failed": 5, "error": 5, "skipped": 3, "passed": 1}
 
 
-def outcome_of_phases(entry):
+def outcome_of_phases(entry):  # type: (Dict[str, Any]) -> str
     """A test's outcome from its phases' reports."""
     if entry.get("setup") == "failed" or entry.get("teardown") == "failed":
         return "error"
@@ -194,7 +201,7 @@ def outcome_of_phases(entry):
     return "error"
 
 
-def unescape_id(test_id):
+def unescape_id(test_id):  # type: (str) -> str
     if "\\" not in test_id:
         return test_id
     try:
@@ -203,7 +210,7 @@ def unescape_id(test_id):
         return test_id
 
 
-def junit_key(node_id):
+def junit_key(node_id):  # type: (str) -> str
     file_part, _, rest = node_id.partition("::")
     module = (file_part[:-3] if file_part.endswith(".py") else file_part).replace("/", ".")
     if not rest:
@@ -213,7 +220,7 @@ def junit_key(node_id):
     return "%s.%s%s" % (module, names.replace("::", "."), params)
 
 
-def junit_outcomes(path):
+def junit_outcomes(path):  # type: (str) -> Optional[Dict[str, str]]
     """key -> outcome from pytest's JUnit report (written by the test process; a cross-check)."""
     try:
         if os.path.getsize(path) > 64 * 1024 * 1024:
@@ -221,7 +228,7 @@ def junit_outcomes(path):
         tree = ET.parse(path)
     except Exception:  # noqa: BLE001
         return None
-    out = {}
+    out = {}  # type: Dict[str, str]
     for case in tree.iter("testcase"):
         key = unescape_id("%s.%s" % (case.get("classname", ""), case.get("name", "")))
         tags = set(child.tag for child in case)
@@ -236,7 +243,7 @@ def junit_outcomes(path):
     return out
 
 
-def match(ids, outcomes):
+def match(ids, outcomes):  # type: (List[str], Dict[str, str]) -> Dict[str, str]
     exact = outcomes
     loose = dict((unescape_id(k), v) for k, v in outcomes.items())
     out = {}
@@ -248,13 +255,14 @@ def match(ids, outcomes):
     return out
 
 
-def junit_says_passed(junit, node_id):
+def junit_says_passed(junit, node_id):  # type: (Optional[Dict[str, str]], str) -> bool
     if junit is None:
         return False
     return junit.get(unescape_id(junit_key(node_id))) == "passed"
 
 
 def required_outcomes(run, ids, alias=None):
+    # type: (Dict[str, Any], List[str], Optional[Dict[str, str]]) -> Dict[str, str]
     """Outcome per required id; a pass that pytest's own JUnit report does not confirm is
     `disputed`. `alias`: the node id that stands in for an id (a canary group's real
     variant)."""
@@ -267,7 +275,7 @@ def required_outcomes(run, ids, alias=None):
     return out
 
 
-def resolve_node(test_id, outcomes):
+def resolve_node(test_id, outcomes):  # type: (str, Dict[str, str]) -> str
     if test_id in outcomes:
         return test_id
     u = unescape_id(test_id)
@@ -287,7 +295,7 @@ CANNOT_IMPORT = re.compile(r"ImportError: (cannot import name '[^']+' from '[^']
 ID_NOT_FOUND = re.compile(r"^ERROR: not found: (.+)$", re.M)
 
 
-def failure_cause(run, root=""):
+def failure_cause(run, root=""):  # type: (Dict[str, Any], str) -> Optional[str]
     """One cause that explains failing tests, for a person (never for the verdict): the module
     the tests could not import, as `module not found: X`, or the name they could not import;
     else a test id pytest could not find (it then runs none: an id made at collection time, such
@@ -315,7 +323,7 @@ def failure_cause(run, root=""):
     return None
 
 
-def record_run(ctx, run):
+def record_run(ctx, run):  # type: (Any, Dict[str, Any]) -> None
     cause = failure_cause(run, ctx.workdir)
     if cause:
         ctx.facts["cause"] = cause
@@ -325,7 +333,7 @@ def record_run(ctx, run):
     ctx.facts["logs"]["test_output"] = common.tail(run["output"]) if not ctx.doc2repo else doc2repo_summary(run)
 
 
-def doc2repo_summary(run):
+def doc2repo_summary(run):  # type: (Dict[str, Any]) -> str
     """Doc2Repo logs name tests and short reasons only: the hidden suite's source never leaves."""
     lines = ["%s %s" % (o, n) for n, o in sorted(run["outcomes"].items())]
     for e in run["collect_errors"][:50]:

@@ -89,6 +89,10 @@ try:  # by its installed name, else by its name in adapters/ (the unit tests)
 except ImportError:
     import common
 
+MYPY = False
+if MYPY:  # the names of the type comments, for the checker only: never imported at run time
+    from typing import Any, Dict, List, Optional, Tuple  # noqa: F401
+
 spec_keys = common.sibling("spec")
 files = common.sibling("files")
 gitobjects = common.sibling("gitobjects")
@@ -160,22 +164,22 @@ class Ctx(object):
         self.shared_container = bool(spec.get("shared_container"))
 
     @property
-    def flags(self):
+    def flags(self):  # type: () -> Dict[str, Any]
         return self.facts["flags"]
 
-    def timed(self, name, since):
+    def timed(self, name, since):  # type: (str, float) -> None
         self.facts["timings"][name] = round(self.facts["timings"].get(name, 0) + time.time() - since, 3)
 
-    def suspicious(self, msg):
+    def suspicious(self, msg):  # type: (str) -> None
         if msg not in self.flags["suspicious"]:
             self.flags["suspicious"].append(msg)
 
-    def forgery(self, msg):
+    def forgery(self, msg):  # type: (str) -> None
         if msg not in self.flags["forgery"]:
             self.flags["forgery"].append(msg)
 
 
-def grade(spec):
+def grade(spec):  # type: (Any) -> Dict[str, Any]
     """Runs every step; always returns a result (errors included)."""
     try:
         spec_keys.check(spec)
@@ -184,7 +188,7 @@ def grade(spec):
                 "reason": exc.reason, "score": 0.0, "logs": {"error": exc.message}}
     ctx = Ctx(spec)
     t = time.time()
-    ctx.repo_paths = [ctx.workdir]
+    ctx.repo_paths = [ctx.workdir]  # type: ignore[attr-defined]
     ctx.facts["timings"]["interpreter"] = round(max(0.0, LOADED_AT - (common.process_started_at() or LOADED_AT)), 3)
     try:
         t_lock = time.time()
@@ -242,7 +246,7 @@ def grade(spec):
     return result
 
 
-def step_lock(ctx):
+def step_lock(ctx):  # type: (Ctx) -> None
     """Leftover processes are killed (Harbor: the agent's daemons), the grader's files made
     root-only, the test user made, the prepare step's facts read."""
     killed = processes.kill_leftovers()
@@ -271,12 +275,12 @@ def step_lock(ctx):
             ctx.suspicious(".git/config was changed after the prepare step (replaced by a minimal one)")
 
 
-def decide(facts):
+def decide(facts):  # type: (Dict[str, Any]) -> Tuple[str, str, float]
     """The verdict from the facts (beyondswe_decide.decide): (verdict, reason, score)."""
     return decide_module.decide(facts)
 
 
-def cmd_grade(args):
+def cmd_grade(args):  # type: (Any) -> int
     """`"result": "-"` (the default) sends the result to this process's stdout, which only the grader reads:
     fd 1 is moved to a private descriptor that no child inherits, and /dev/null takes its place,
     so nothing else ever writes there."""
@@ -301,14 +305,14 @@ def cmd_grade(args):
     return 0
 
 
-def cmd_prepare(args):
+def cmd_prepare(args):  # type: (Any) -> int
     """What belongs to the image, recorded once before any submission (beyondswe_prepare.py);
     the verifier's own modules compiled ahead, so each grading imports them."""
     ctx = Ctx({"workdir": args.workdir, "base_commit": args.base})
     return prepare.prepare(ctx, args, [os.path.abspath(__file__)] + [m.__file__ for m in MODULES])
 
 
-def cmd_harbor(args):
+def cmd_harbor(args):  # type: (Any) -> int
     """Harbor's tests/test.sh. `--mode separate`: a fresh container from the task's image, the
     agent's work only what the collect hook carried over (COLLECTED_DIFF), applied like any
     submission's patch. `--mode shared` (Harbor 0.1.x): the agent's own container, captured as
@@ -366,7 +370,7 @@ def cmd_harbor(args):
     return 0
 
 
-def take_collected(src, dest):
+def take_collected(src, dest):  # type: (str, str) -> Optional[int]
     """Copies the collected diff to `dest` (root's; what the trial records as graded): its size,
     or None when there is none. Read without following a link: it is the agent's data."""
     try:
@@ -378,14 +382,14 @@ def take_collected(src, dest):
     return len(data)
 
 
-def no_reward(logs, reason, message):
+def no_reward(logs, reason, message):  # type: (str, str, str) -> int
     common.write_json(os.path.join(logs, "report.json"), {"format": RESULT_FORMAT, "verdict": "error", "reason": reason,
                                                    "score": 0.0, "reward": None, "logs": {"error": message}})
     common.log("no reward written: %s (%s)" % (reason, message))
     return 2
 
 
-def cmd_capture(args):
+def cmd_capture(args):  # type: (Any) -> int
     """Harbor's [[verifier.collect]] hook, in the agent's container after the agent: the workdir
     as the agent left it, as a binary diff against the base (against the empty tree without one),
     less what the image itself had there unchanged. Runs where the agent was root, so what it
@@ -411,7 +415,7 @@ def cmd_capture(args):
     return 0
 
 
-def cmd_classify(args):
+def cmd_classify(args):  # type: (Any) -> int
     """Prints the rules' answer for each path given on stdin (one per line), for the drift test."""
     out = {}
     for line in sys.stdin.read().splitlines():
@@ -421,7 +425,7 @@ def cmd_classify(args):
     return 0
 
 
-def cmd_decide(args):
+def cmd_decide(args):  # type: (Any) -> int
     """Prints decide() for each fact set in a JSON list on stdin, for the table test."""
     cases = json.loads(sys.stdin.read())
     sys.stdout.write(json.dumps([list(decide(c)) for c in cases]) + "\n")
@@ -457,7 +461,7 @@ class Args(object):
     pass
 
 
-def main(argv):
+def main(argv):  # type: (List[str]) -> int
     """A small parser of its own: argparse alone costs each grading 10 ms of start-up."""
     if len(argv) < 2 or argv[1] not in COMMANDS:
         sys.stderr.write(USAGE)
@@ -469,7 +473,7 @@ def main(argv):
     rest = argv[2:]
     while rest:
         key = rest.pop(0)
-        name = key[2:].replace("-", "_") if key.startswith("--") else None
+        name = key[2:].replace("-", "_") if key.startswith("--") else None  # type: ignore[assignment]
         if name not in options or not rest:
             sys.stderr.write("beyondswe_verify.py %s: bad option %r\n%s" % (argv[1], key, USAGE))
             return 2
