@@ -9,6 +9,7 @@
 # names it, and the result names it only after every process of the test user is gone.
 import os
 import re
+import sys
 
 try:  # by its installed name, else by its name in adapters/ (the unit tests)
     import beyondswe_common as common
@@ -141,10 +142,20 @@ def plan_issue(ctx, f2p, p2p, rng, plant=True, check=None):
     if check is not None:
         out.facts["gold_check"] = CHECKED
     if not sizes:
-        out.facts["none_because"] = ("no FAIL_TO_PASS test compares its result with a literal in a top-level "
-                                     "assertion or a helper's expected argument that a group can be built on" + (
-                                         " and that held under the gold patch" if check is not None else ""))
+        out.facts["none_because"] = too_old() or (
+            "no FAIL_TO_PASS test compares its result with a literal in a top-level assertion or a helper's "
+            "expected argument that a group can be built on" + (
+                " and that held under the gold patch" if check is not None else ""))
     return out
+
+
+def too_old():  # type: () -> Optional[str]
+    """Why no group can be planted with this interpreter, or None: the groups need the end
+    positions of a literal, which syntax trees carry from Python 3.8."""
+    if sys.version_info >= (3, 8):
+        return None
+    return ("this image's Python (%d.%d) gives no end positions in its syntax trees (3.8 does): no group "
+            "can be planted" % sys.version_info[:2])
 
 
 def plan_check(ctx, f2p, p2p, rng, seed):  # type: (Any, List[str], List[str], random.Random, str) -> Plan
@@ -299,8 +310,8 @@ def plan_suite(ctx, suite, test_modules, rng, plant=True):  # type: (Any, str, L
         r["tier"] = "suite"
     out.facts["forge_chance"] = cm.forge_chance(out.facts["sizes"])
     if not out.records:
-        out.facts["none_because"] = ("no test of the suite compares its result with a literal that a group can "
-                                     "be built on")
+        out.facts["none_because"] = too_old() or ("no test of the suite compares its result with a literal "
+                                                  "that a group can be built on")
     return out
 
 

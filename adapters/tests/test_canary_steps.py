@@ -1,14 +1,15 @@
-"""Unit tests of the canary steps (adapters/canary_steps.py) on a tree of files, without pytest:
-a dataset id split into its parts; an issue instance's groups planned and planted where its
-tests are (the FAIL_TO_PASS test with a site grouped, the one without listed, a PASS_TO_PASS
-test left alone while a FAIL_TO_PASS group stands); the run's ids with the grouped test's id
-replaced by its variants'; and a Doc2Repo suite's groups drawn among the tests that can carry one.
-The planning of a single module is tests/test_canaries.py."""
+"""Unit tests of the canary steps (adapters/canary_steps.py) on a tree of files, without pytest: a
+dataset id split into its parts; why an interpreter before 3.8 plants no group; an issue instance's
+groups planned and planted where its tests are (the FAIL_TO_PASS test with a site grouped, the one
+without listed, a PASS_TO_PASS test left alone while a FAIL_TO_PASS group stands); the run's ids
+with the grouped test's id replaced by its variants'; and a Doc2Repo suite's groups drawn among the
+tests that can carry one. The planning of a single module is tests/test_canaries.py."""
 import os
 import random
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import canary_steps as cs  # noqa: E402
@@ -110,6 +111,15 @@ class PlanIssue(unittest.TestCase):
         self.assertIn("tests/test_calc.py::test_other", ids)
         self.assertEqual(len(ids), 2 + 20)
         self.assertEqual(sorted(ids), sorted(set(ids)))
+
+
+class TooOld(unittest.TestCase):
+    def test_an_interpreter_before_3_8_says_why_no_group_stands(self):
+        self.assertIsNone(cs.too_old())
+        with mock.patch.object(cs.sys, "version_info", (3, 7, 16, "final", 0)):
+            why = cs.too_old()
+        self.assertIn("Python (3.7)", why or "")
+        self.assertIn("no group can be planted", why or "")
 
 
 class PlanSuite(unittest.TestCase):
