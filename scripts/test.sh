@@ -65,7 +65,15 @@ bash scripts/junit-venv.sh >/dev/null
 log "schemas"
 cargo run --quiet -- schemas check schemas
 log "tests"
-cargo test -- --include-ignored "${extra[@]}"
+# Every line of the tests' output carries the run's seconds when it came out, so a slow test
+# shows in the log (libtest prints no durations): `[ 812s] test x ... ok`.
+set +e
+cargo test -- --include-ignored "${extra[@]}" 2>&1 | while IFS= read -r line; do
+    printf '[%4ds] %s\n' "$SECONDS" "$line"
+done
+status=${PIPESTATUS[0]}
+set -e
+[ "$status" -eq 0 ] || { log "tests failed (exit $status)"; exit "$status"; }
 if [ ${#extra[@]} -eq 0 ]; then
     log "benches (short: each once at its smallest size; fails only when one cannot run)"
     bash scripts/bench-short.sh
