@@ -60,16 +60,26 @@ MAX_K = 19
 # ---------------------------------------------------------------------------------------------
 # How many mutants a group gets
 
+def ks_for(groups):  # type: (int) -> List[int]
+    """Mutants of each of `groups` FAIL_TO_PASS groups, as few in all as keep a forger choosing
+    blindly from passing all of them undetected more often than 1 in 20 with one group and 1 in
+    100 from two up: 19 for one; else every group starts with one mutant and the smallest gets
+    one more until the sizes' product reaches 100 (five groups: 3*3*3*2*2 = 108, eight mutants
+    where five groups of 3 took ten). Largest first."""
+    if groups <= 0:
+        return []
+    if groups == 1:
+        return [MAX_K]
+    sizes = [2] * groups
+    while forge_chance(sizes) > 0.01:
+        sizes[sizes.index(min(sizes))] += 1
+    return sorted((n - 1 for n in sizes), reverse=True)
+
+
 def k_for(groups):  # type: (int) -> int
-    """Mutants per group for `groups` FAIL_TO_PASS groups, so that a forger choosing blindly
-    passes all of them undetected with a chance of at most 1 in 20 for one group and at most 1
-    in 100 from two up: 19 for one; else the smallest k with (k+1)**groups >= 100."""
-    if groups <= 1:
-        return MAX_K
-    k = 1
-    while (k + 1) ** groups < 100:
-        k += 1
-    return k
+    """The most mutants any of `groups` FAIL_TO_PASS groups gets (ks_for): what the gold check
+    checks values for."""
+    return max(ks_for(groups) or [MAX_K])
 
 
 def forge_chance(sizes):  # type: (Iterable[int]) -> float

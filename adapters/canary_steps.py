@@ -107,7 +107,7 @@ def gold_check(spec):  # type: (Dict[str, Any]) -> Any
 def plan_issue(ctx, f2p, p2p, rng, plant=True, check=None):
     # type: (Any, List[str], List[str], random.Random, bool, Any) -> Plan
     """Groups for every FAIL_TO_PASS test that can carry one (k mutants each, k from the number
-    of them, see canaries.k_for) and, where none can, for up to P2P_GROUPS PASS_TO_PASS tests
+    of them, see canaries.ks_for) and, where none can, for up to P2P_GROUPS PASS_TO_PASS tests
     drawn at random, planted in ctx.canary_root (unless `plant` is false: counted only). A test whose name an id
     of another module also names is left alone (its module's variants would not be found
     there). With a gold `check`, only the tests and sites it found sound carry groups."""
@@ -120,9 +120,11 @@ def plan_issue(ctx, f2p, p2p, rng, plant=True, check=None):
     p2p_targets = [] if f2p_targets else [t for t in targets["p2p"] if t not in f2p_keys]
     rng.shuffle(p2p_targets)
     p2p_targets = p2p_targets[:P2P_GROUPS]
-    k = cm.k_for(len(f2p_targets))
+    # Which test's group is the larger when the sizes differ: drawn afresh, like the key.
+    ks = cm.ks_for(len(f2p_targets))
+    rng.shuffle(ks)
     per_module = {}  # type: Dict[str, List[Tuple[Tuple[str, ...], str, Any]]]
-    for t in f2p_targets:
+    for t, k in zip(f2p_targets, ks):
         per_module.setdefault(t[0], []).append((t[1], t[2], k))
     for t in p2p_targets:
         per_module.setdefault(t[0], []).append((t[1], t[2], P2P_K))
@@ -173,7 +175,7 @@ def plan_check(ctx, f2p, p2p, rng, seed):  # type: (Any, List[str], List[str], r
     f2p_keys = set(targets["f2p"])
     p2p_targets = [t for t in targets["p2p"] if t not in f2p_keys]
     rng.shuffle(p2p_targets)
-    ks = sorted(set(cm.k_for(n) for n in range(1, len(targets["f2p"]) + 1)))
+    ks = sorted(set(k for n in range(1, len(targets["f2p"]) + 1) for k in cm.ks_for(n)))
     per_module = {}  # type: Dict[str, List[Tuple[Tuple[str, ...], str, Any]]]
     for t in targets["f2p"]:
         per_module.setdefault(t[0], []).append((t[1], t[2], ks))

@@ -274,8 +274,24 @@ class TestSlow(Checks):
     def test_k_and_the_chance_of_a_blind_forger(self):
         self.assertEqual(cm.k_for(1), 19)
         self.assertEqual(cm.k_for(2), 9)
+        self.assertEqual(cm.ks_for(0), [])
+        self.assertEqual(cm.ks_for(1), [19])
+        self.assertEqual(cm.ks_for(2), [9, 9])
+        self.assertEqual(cm.ks_for(3), [4, 4, 3])
+        self.assertEqual(cm.ks_for(5), [2, 2, 2, 1, 1])
+        self.assertEqual(cm.ks_for(7), [1] * 7)
         for g in range(2, 12):
-            self.assertLessEqual(cm.forge_chance([cm.k_for(g) + 1] * g), 0.01)
+            ks = cm.ks_for(g)
+            self.assertEqual(len(ks), g)
+            self.assertLessEqual(cm.forge_chance([k + 1 for k in ks]), 0.01)
+            self.assertEqual(max(ks), cm.k_for(g))
+            # No fewer mutants in all keep the bound: one less anywhere breaks it.
+            for i in range(g):
+                fewer = [k + 1 - (j == i) for j, k in enumerate(ks)]
+                if min(fewer) >= 2:
+                    self.assertGreater(cm.forge_chance(fewer), 0.01, (g, ks, i))
+            # Never more mutants than one k for all.
+            self.assertLessEqual(sum(ks), g * cm.k_for(g))
         self.assertAlmostEqual(cm.forge_chance([20]), 0.05)
         self.assertEqual(cm.forge_chance([]), 1.0)
 
