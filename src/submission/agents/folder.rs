@@ -47,7 +47,7 @@ impl Entry {
             .unwrap_or_default()
     }
 
-    /// The transcript shape its first records show, sniffed the first time it is asked.
+    /// The shape its first records show, sniffed the first time it is asked.
     pub fn shape(&self) -> Option<TrajectoryShape> {
         if !self.regular {
             return None;

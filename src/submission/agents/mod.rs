@@ -377,7 +377,7 @@ pub enum IngestError {
     },
     /// A single transcript file given could not be opened or read.
     #[error(transparent)]
-    Trajectory(#[from] TranscriptError),
+    Transcript(#[from] TranscriptError),
     /// Its message names the file (and line) already.
     #[error(transparent)]
     Predictions(#[from] crate::submission::predictions::PredictionsError),

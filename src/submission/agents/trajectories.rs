@@ -302,7 +302,7 @@ fn folder_items(
         if let Some(what) = super::unsupported_file(p) {
             FileKind::Unsupported(what)
         } else if e.shape().is_some() {
-            FileKind::Trajectory
+            FileKind::Transcript
         } else if trajectory_file_name(p).is_some() || e.openhands_events().is_some() {
             FileKind::Document
         } else {
@@ -315,14 +315,14 @@ fn folder_items(
         .iter()
         .zip(&kinds)
         .filter(|(e, k)| {
-            matches!(k, FileKind::Trajectory | FileKind::Document)
+            matches!(k, FileKind::Transcript | FileKind::Document)
                 && !is_codex_child_rollout(e.path())
         })
         .count();
     let any = kinds.iter().any(|k| {
         matches!(
             k,
-            FileKind::Trajectory | FileKind::Document | FileKind::Unsupported(_)
+            FileKind::Transcript | FileKind::Document | FileKind::Unsupported(_)
         )
     });
     if !any {
@@ -338,7 +338,7 @@ fn folder_items(
         }
         n += 1;
         let item = match kind {
-            FileKind::Trajectory => transcript_item(file, one, &mut read),
+            FileKind::Transcript => transcript_item(file, one, &mut read),
             // An event stream's events were parsed when its kind was asked.
             FileKind::Document => document_item(
                 file,
@@ -379,7 +379,7 @@ fn is_openhands_events(v: &Value) -> bool {
 /// What a file in a folder is to the audit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum FileKind {
-    Trajectory,
+    Transcript,
     Document,
     /// An agent's output that is recognised and not read (Cline), with what it is.
     Unsupported(String),
