@@ -143,6 +143,17 @@ def _str_value(node):  # type: (Any) -> Union[str, bytes, None]
     return None
 
 
+def _int_value(node):  # type: (Any) -> Optional[int]
+    """The value of an int literal (a bool is none), or None."""
+    if isinstance(node, ast.Constant):
+        value = node.value
+    elif type(node).__name__ == "Num":  # Python < 3.8
+        value = node.n
+    else:
+        return None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def _prefixes(name):  # type: (str) -> List[str]
     parts = name.split(".")
     return [".".join(parts[:i]) for i in range(len(parts), 0, -1)]
@@ -307,9 +318,8 @@ class _Scanner(ast.NodeVisitor):
         elif name in ("getattr", "setattr", "delattr", "hasattr", "vars", "builtins.getattr",
                       "builtins.setattr"):
             self.check_lookup(name.rsplit(".", 1)[-1], node)
-        elif name == "open" and isinstance(first, ast.Constant) and isinstance(first.value, int) \
-                and not isinstance(first.value, bool):
-            self.hit("raw_fd", node, "open of descriptor %d" % first.value)
+        elif name == "open" and _int_value(first) is not None:
+            self.hit("raw_fd", node, "open of descriptor %d" % _int_value(first))
         patching = name.rsplit(".", 1)[-1] if name else getattr(node.func, "attr", "")
         if patching in PATCHING_CALLS and first is not None and self.machinery(first):
             self.hit("test_machinery", node, "%s on pytest's own objects" % patching, strict=True)
