@@ -47,6 +47,7 @@ if MYPY:  # the names of the type comments, for the checker only: never imported
     Record = Dict[str, Any]  # a group's record (plan, plan_check)
     Item = Tuple[str, Tuple[str, ...], str]  # a group's collected item: (module, class path, parameters)
     Unit = Tuple[str, Tuple[str, ...], str]  # a test: (module, class path, name)
+    Solo = Callable[[List[str]], Tuple[Dict[str, str], bool]]  # run ids alone: (outcomes, finished)
 
 reading = common.sibling("canary_reading")
 writing = common.sibling("canary_writing")
@@ -61,15 +62,11 @@ MAX_K = 19
 # How many mutants a group gets
 
 def ks_for(groups):  # type: (int) -> List[int]
-    """Mutants of each of `groups` FAIL_TO_PASS groups, as few in all as keep a forger choosing
-    blindly from passing all of them undetected more often than 1 in 20 with one group and 1 in
-    100 from two up: 19 for one; else every group starts with one mutant and the smallest gets
-    one more until the sizes' product reaches 100 (five groups: 3*3*3*2*2 = 108, eight mutants
-    where five groups of 3 took ten). Largest first."""
-    if groups <= 0:
-        return []
-    if groups == 1:
-        return [MAX_K]
+    """Mutants of each of `groups` FAIL_TO_PASS groups, as few in all as keep a blind forger's
+    chance at most 1 in 20 with one group and 1 in 100 from two up: 19 for one; else the smallest
+    group grows until the sizes' product reaches 100 (five groups: 3, 3, 3, 2, 2). Largest first."""
+    if groups <= 1:
+        return [MAX_K] * groups
     sizes = [2] * groups
     while forge_chance(sizes) > 0.01:
         sizes[sizes.index(min(sizes))] += 1
@@ -77,8 +74,7 @@ def ks_for(groups):  # type: (int) -> List[int]
 
 
 def k_for(groups):  # type: (int) -> int
-    """The most mutants any of `groups` FAIL_TO_PASS groups gets (ks_for): what the gold check
-    checks values for."""
+    """The most mutants any of `groups` FAIL_TO_PASS groups gets (ks_for)."""
     return max(ks_for(groups) or [MAX_K])
 
 
@@ -411,14 +407,8 @@ def contradiction(by_variant, size, finished):  # type: (Dict[int, Tuple[str, st
     return None
 
 
-def judge(record,  # type: Record
-          outcomes,  # type: Dict[str, str]
-          finished,  # type: bool
-          solo=None,  # type: Optional[Callable[[List[str]], Tuple[Dict[str, str], bool]]]
-          doubled=(),  # type: Iterable[str]
-          anywhere=False,  # type: bool
-          ):
-    # type: (...) -> Dict[str, Any]
+def judge(record, outcomes, finished, solo=None, doubled=(), anywhere=False):
+    # type: (Record, Dict[str, str], bool, Optional[Solo], Iterable[str], bool) -> Dict[str, Any]
     """Facts about one group. Proof of forged outcomes, each confirmed by running the item's
     variants alone (`solo(ids) -> (outcomes, finished)`, SOLO_ROUNDS times; None: no rerun is
     possible and the first run stands): two or more variants of an item passed; a variant has

@@ -396,6 +396,27 @@ class Judge(unittest.TestCase):
         rec = record(k=k)
         self.assertTrue(cm.judge(rec, outcomes_for(rec, range(k + 1)), True)["proof"])
 
+    def test_a_blind_forger_gains_nothing_from_groups_of_unequal_sizes(self):
+        # Five FAIL_TO_PASS groups of 3, 3, 3, 2 and 2 (ks_for): a forger that knows the sizes and
+        # makes one variant of each pass still picks blindly within each group, so it passes
+        # undetected at about the printed product, not more; one that forces a small group whole
+        # is proof there.
+        rng = random.Random(11)
+        ks = cm.ks_for(5)
+        bound = cm.forge_chance([k + 1 for k in ks])
+        self.assertLessEqual(bound, 0.01)
+        trials, undetected = 20000, 0
+        for _ in range(trials):
+            ok = True
+            for k in ks:
+                rec = record(k=k, real=rng.randrange(k + 1))
+                fact = cm.judge(rec, outcomes_for(rec, [rng.randrange(k + 1)]), True)
+                ok = ok and not fact["proof"] and fact["real_outcomes"]["t.py::test_real"][1] == "passed"
+            undetected += ok
+        self.assertLessEqual(undetected / float(trials), bound * 2)
+        rec = record(k=min(ks))
+        self.assertTrue(cm.judge(rec, outcomes_for(rec, range(min(ks) + 1)), True)["proof"])
+
 
 LOOSE = '''"""Tests whose second assertion compares with an object equal to anything."""
 from unittest import mock

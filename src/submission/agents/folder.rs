@@ -16,6 +16,7 @@ pub(super) const DEPTH: usize = 6;
 /// One entry of a [`Folder`]: a file, a link, a FIFO or a device.
 pub struct Entry {
     path: PathBuf,
+    name: String,
     depth: usize,
     regular: bool,
     shape: OnceCell<Option<TrajectoryShape>>,
@@ -39,12 +40,9 @@ impl Entry {
         self.regular
     }
 
-    /// Its name, lossily.
-    pub fn name(&self) -> String {
-        self.path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default()
+    /// Its name, lossily (taken once, at the walk).
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     /// The shape its first records show, sniffed the first time it is asked.
@@ -85,6 +83,7 @@ impl Folder {
             .filter_map(Result::ok)
             .filter(|e| !e.file_type().is_dir())
             .map(|e| Entry {
+                name: e.file_name().to_string_lossy().into_owned(),
                 depth: e.depth(),
                 regular: e.file_type().is_file(),
                 path: e.into_path(),
