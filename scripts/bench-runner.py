@@ -8,7 +8,7 @@ Runs, in turn and `--rounds` times, the same test ids in DIR (a checkout of a re
 dependencies and pytest installed for PY):
 - plain pytest: `pytest.main(args + ids)` with DIR (and each --path) first on sys.path, as the
   official evaluator's injected runner does;
-- this tree's adapters/pytest_runner.py, fed as the verifier feeds it (configuration on stdin,
+- this tree's adapters/beyondswe_verifier/pytest_runner.py, fed as the verifier feeds it (configuration on stdin,
   result channel on a pipe read to its end);
 - with --against REV, the runner of that revision too.
 Both sides write a JUnit file, with the same pytest options. Prints the medians and the ratios.
@@ -29,6 +29,16 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PLAIN = "import sys, pytest; sys.path[0:0] = sys.argv[1].split(':'); sys.exit(pytest.main(sys.argv[2:]))"
 
 
+def old_runner(rev):
+    """The runner's text at `rev`: in the package, or (before it) at the top of adapters/."""
+    for rel in ("adapters/beyondswe_verifier/pytest_runner.py", "adapters/pytest_runner.py"):
+        got = subprocess.run(["git", "-C", ROOT, "show", "%s:%s" % (rev, rel)],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        if got.returncode == 0:
+            return got.stdout
+    raise SystemExit("no pytest runner at %s" % rev)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repo", required=True)
@@ -41,12 +51,11 @@ def main():
     repo = os.path.abspath(args.repo)
     ids = json.load(open(args.ids))
     tmp = tempfile.mkdtemp(prefix="bench-runner-")
-    runners = {"this tree": os.path.join(ROOT, "adapters", "pytest_runner.py")}
+    runners = {"this tree": os.path.join(ROOT, "adapters", "beyondswe_verifier", "pytest_runner.py")}
     if args.against:
         old = os.path.join(tmp, "runner_%s.py" % args.against.replace("/", "_"))
         with open(old, "wb") as f:
-            f.write(subprocess.run(["git", "-C", ROOT, "show", args.against + ":adapters/pytest_runner.py"],
-                                   check=True, stdout=subprocess.PIPE).stdout)
+            f.write(old_runner(args.against))
         runners[args.against] = old
     paths = [repo] + [os.path.join(repo, p) for p in args.path]
     pytest_args = ["-o", "addopts=", "-p", "no:cacheprovider", "--rootdir=" + repo, "-q", "-rN"]

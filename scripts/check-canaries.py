@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Plants canaries (adapters/canaries.py) in real unittest modules and runs them, to check on
+"""Plants canaries (adapters/beyondswe_verifier/canaries.py) in real unittest modules and runs them, to check on
 code nobody wrote for this project that a clone behaves like its template: wherever the template
 passes alone, its twin must pass alone and its poison must fail alone.
 
@@ -21,7 +21,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "adapters"))
-import canaries as cm  # noqa: E402
+from beyondswe_verifier import canaries as cm  # noqa: E402
 
 
 def run(scratch, module, path, name):

@@ -8,59 +8,67 @@
 pub const STRIP_HISTORY_SH: &str = include_str!("../adapters/strip_history.sh");
 /// Runs one setup command so that its exports carry over to the next one and to the tests.
 pub const SETUP_STEP_SH: &str = include_str!("../adapters/setup_step.sh");
-/// The in-container verifier's entry point: its commands, the context its steps share, and
-/// `grade`, which runs the steps (the modules below) in order and returns the one JSON result.
-pub const VERIFY_PY: &str = include_str!("../adapters/verify.py");
-/// What every module of the verifier shares: the log, the step error, how one imports another.
-pub const COMMON_PY: &str = include_str!("../adapters/common.py");
+/// The in-container verifier's entry point: puts its own directory first on `sys.path` and runs
+/// the package's `verify.main`.
+pub const ENTRY_PY: &str = include_str!("../adapters/beyondswe_verify.py");
+/// The verifier package's `__init__.py` (it runs nothing).
+pub const INIT_PY: &str = include_str!("../adapters/beyondswe_verifier/__init__.py");
+/// The verifier's commands, the context its steps share, and `grade`, which runs the steps (the
+/// modules below) in order and returns the one JSON result.
+pub const VERIFY_PY: &str = include_str!("../adapters/beyondswe_verifier/verify.py");
+/// What every module of the verifier shares: where it is installed, the log, the step error.
+pub const COMMON_PY: &str = include_str!("../adapters/beyondswe_verifier/common.py");
 /// The spec the verifier is given: the keys it accepts with their types, and its defaults (held
 /// to [`crate::verifier_spec::VerifierSpec`] by a test).
-pub const SPEC_PY: &str = include_str!("../adapters/spec.py");
+pub const SPEC_PY: &str = include_str!("../adapters/beyondswe_verifier/spec.py");
 /// The restore rules' classification of a path; files handled without following links.
-pub const FILES_PY: &str = include_str!("../adapters/files.py");
+pub const FILES_PY: &str = include_str!("../adapters/beyondswe_verifier/files.py");
 /// git with a clean environment, hash-checked objects, the base commit's listing.
-pub const GITOBJECTS_PY: &str = include_str!("../adapters/gitobjects.py");
+pub const GITOBJECTS_PY: &str = include_str!("../adapters/beyondswe_verifier/gitobjects.py");
 /// The test user, killing every process of a uid at once, the disk limit, dropped privileges.
-pub const PROCESSES_PY: &str = include_str!("../adapters/processes.py");
+pub const PROCESSES_PY: &str = include_str!("../adapters/beyondswe_verifier/processes.py");
 /// The disk limit's measure: the places the test user can write to, what it wrote there.
-pub const DISK_PY: &str = include_str!("../adapters/disk.py");
+pub const DISK_PY: &str = include_str!("../adapters/beyondswe_verifier/disk.py");
 /// The image's environment and interpreter, recorded at prepare and given to every test run.
-pub const ENVIRONMENT_PY: &str = include_str!("../adapters/environment.py");
+pub const ENVIRONMENT_PY: &str = include_str!("../adapters/beyondswe_verifier/environment.py");
 /// The submission: captured (Harbor), applied with `git apply`, the paths it touched.
-pub const SUBMISSION_PY: &str = include_str!("../adapters/submission.py");
+pub const SUBMISSION_PY: &str = include_str!("../adapters/beyondswe_verifier/submission.py");
 /// The scrub step: untracked loaders and shadowing modules removed.
-pub const SCRUB_PY: &str = include_str!("../adapters/scrub.py");
+pub const SCRUB_PY: &str = include_str!("../adapters/beyondswe_verifier/scrub.py");
 /// The restore step: test files and pytest configuration back to the base commit.
-pub const RESTORE_PY: &str = include_str!("../adapters/restore.py");
+pub const RESTORE_PY: &str = include_str!("../adapters/beyondswe_verifier/restore.py");
 /// The static step: the submission's source read through `STATIC_EVIDENCE_PY` before it runs.
-pub const STATIC_STEP_PY: &str = include_str!("../adapters/static_step.py");
+pub const STATIC_STEP_PY: &str = include_str!("../adapters/beyondswe_verifier/static_step.py");
 /// Canaries planted in the tree, placed among the run's ids and judged (`CANARIES_PY` plans them).
-pub const CANARY_STEPS_PY: &str = include_str!("../adapters/canary_steps.py");
+pub const CANARY_STEPS_PY: &str = include_str!("../adapters/beyondswe_verifier/canary_steps.py");
 /// The test run through `PYTEST_RUNNER_PY`, its result channel, JUnit and outcomes per id.
-pub const TESTRUN_PY: &str = include_str!("../adapters/testrun.py");
+pub const TESTRUN_PY: &str = include_str!("../adapters/beyondswe_verifier/testrun.py");
 /// The issue families: the steps from the apply to the outcomes per id.
-pub const ISSUE_PY: &str = include_str!("../adapters/issue.py");
+pub const ISSUE_PY: &str = include_str!("../adapters/beyondswe_verifier/issue.py");
 /// The Doc2Repo family: the install as the test user, the hidden suite, its manifest.
-pub const DOC2REPO_PY: &str = include_str!("../adapters/doc2repo.py");
+pub const DOC2REPO_PY: &str = include_str!("../adapters/beyondswe_verifier/doc2repo.py");
 /// The verifier's `prepare` command: what belongs to the image, recorded once.
-pub const PREPARE_PY: &str = include_str!("../adapters/prepare.py");
+pub const PREPARE_PY: &str = include_str!("../adapters/beyondswe_verifier/prepare.py");
 /// Runs pytest as the unprivileged test user; started by `TESTRUN_PY`, reports over a pipe.
-pub const PYTEST_RUNNER_PY: &str = include_str!("../adapters/pytest_runner.py");
+pub const PYTEST_RUNNER_PY: &str = include_str!("../adapters/beyondswe_verifier/pytest_runner.py");
 /// Reads the submission's source for ways into the test machinery; imported by `STATIC_STEP_PY`.
-pub const STATIC_EVIDENCE_PY: &str = include_str!("../adapters/static_evidence.py");
+pub const STATIC_EVIDENCE_PY: &str =
+    include_str!("../adapters/beyondswe_verifier/static_evidence.py");
 /// Reads a Doc2Repo suite's node-id manifest from its archive; imported by `DOC2REPO_PY`.
-pub const MANIFEST_PY: &str = include_str!("../adapters/manifest.py");
+pub const MANIFEST_PY: &str = include_str!("../adapters/beyondswe_verifier/manifest.py");
 /// Plans canaries (clones of the suite's own tests) and judges them; imported by `CANARY_STEPS_PY`.
-pub const CANARIES_PY: &str = include_str!("../adapters/canaries.py");
+pub const CANARIES_PY: &str = include_str!("../adapters/beyondswe_verifier/canaries.py");
 /// A test module read for canaries: which tests can be templates, which literals sites.
-pub const CANARY_READING_PY: &str = include_str!("../adapters/canary_reading.py");
+pub const CANARY_READING_PY: &str =
+    include_str!("../adapters/beyondswe_verifier/canary_reading.py");
 /// How each canary variant is written: its value, its rendering, the words of its name.
-pub const CANARY_WRITING_PY: &str = include_str!("../adapters/canary_writing.py");
+pub const CANARY_WRITING_PY: &str =
+    include_str!("../adapters/beyondswe_verifier/canary_writing.py");
 /// Which literal arguments of a project's own assertion helpers carry groups; used by
 /// `CANARY_STEPS_PY` at a gold check and for a Doc2Repo suite.
-pub const HELPER_SITES_PY: &str = include_str!("../adapters/helper_sites.py");
+pub const HELPER_SITES_PY: &str = include_str!("../adapters/beyondswe_verifier/helper_sites.py");
 /// The verdict from the verifier's facts; imported by `VERIFY_PY`.
-pub const DECIDE_PY: &str = include_str!("../adapters/decide.py");
+pub const DECIDE_PY: &str = include_str!("../adapters/beyondswe_verifier/decide.py");
 /// The one table of restore rules, read by `FILES_PY` and by `crate::restore_rules`.
 pub const RESTORE_RULES_JSON: &str = include_str!("../adapters/restore_rules.json");
 /// Harbor `tests/test.sh`.
@@ -81,46 +89,52 @@ pub fn source_setup_env() -> String {
     format!("if [ -f {SETUP_ENV} ]; then . {SETUP_ENV}; fi")
 }
 
-/// The verifier's installed name: the entry point of [`VERIFIER_MODULES`].
+/// The verifier's entry point, as installed beside its package [`PACKAGE`].
 pub const VERIFY_FILE: &str = "beyondswe_verify.py";
 
-/// What the verifier's `prepare` command imports, by installed name: the entry point, every
-/// module it imports as it starts, and the static evidence (the base's baseline). The Harbor
-/// environment's image holds these and no more of the verifier: the agent works in that image.
-pub const PREPARE_MODULES: [(&str, &str); 19] = [
-    (VERIFY_FILE, VERIFY_PY),
-    ("beyondswe_common.py", COMMON_PY),
-    ("beyondswe_spec.py", SPEC_PY),
-    ("beyondswe_files.py", FILES_PY),
-    ("beyondswe_gitobjects.py", GITOBJECTS_PY),
-    ("beyondswe_processes.py", PROCESSES_PY),
-    ("beyondswe_disk.py", DISK_PY),
-    ("beyondswe_environment.py", ENVIRONMENT_PY),
-    ("beyondswe_submission.py", SUBMISSION_PY),
-    ("beyondswe_scrub.py", SCRUB_PY),
-    ("beyondswe_restore.py", RESTORE_PY),
-    ("beyondswe_static_step.py", STATIC_STEP_PY),
-    ("beyondswe_canary_steps.py", CANARY_STEPS_PY),
-    ("beyondswe_testrun.py", TESTRUN_PY),
-    ("beyondswe_issue.py", ISSUE_PY),
-    ("beyondswe_doc2repo.py", DOC2REPO_PY),
-    ("beyondswe_prepare.py", PREPARE_PY),
-    ("beyondswe_static_evidence.py", STATIC_EVIDENCE_PY),
-    ("beyondswe_decide.py", DECIDE_PY),
+/// The verifier's package: one directory beside [`VERIFY_FILE`], its modules importing each other
+/// with relative imports.
+pub const PACKAGE: &str = "beyondswe_verifier";
+
+/// What the verifier's `prepare` command imports, by installed path: the entry point, the
+/// package's `__init__.py`, every module it imports as it starts, and the static evidence (the
+/// base's baseline). The Harbor environment's image holds these and no more of the verifier: the
+/// agent works in that image.
+pub const PREPARE_MODULES: [(&str, &str); 21] = [
+    (VERIFY_FILE, ENTRY_PY),
+    ("beyondswe_verifier/__init__.py", INIT_PY),
+    ("beyondswe_verifier/verify.py", VERIFY_PY),
+    ("beyondswe_verifier/common.py", COMMON_PY),
+    ("beyondswe_verifier/spec.py", SPEC_PY),
+    ("beyondswe_verifier/files.py", FILES_PY),
+    ("beyondswe_verifier/gitobjects.py", GITOBJECTS_PY),
+    ("beyondswe_verifier/processes.py", PROCESSES_PY),
+    ("beyondswe_verifier/disk.py", DISK_PY),
+    ("beyondswe_verifier/environment.py", ENVIRONMENT_PY),
+    ("beyondswe_verifier/submission.py", SUBMISSION_PY),
+    ("beyondswe_verifier/scrub.py", SCRUB_PY),
+    ("beyondswe_verifier/restore.py", RESTORE_PY),
+    ("beyondswe_verifier/static_step.py", STATIC_STEP_PY),
+    ("beyondswe_verifier/canary_steps.py", CANARY_STEPS_PY),
+    ("beyondswe_verifier/testrun.py", TESTRUN_PY),
+    ("beyondswe_verifier/issue.py", ISSUE_PY),
+    ("beyondswe_verifier/doc2repo.py", DOC2REPO_PY),
+    ("beyondswe_verifier/prepare.py", PREPARE_PY),
+    ("beyondswe_verifier/static_evidence.py", STATIC_EVIDENCE_PY),
+    ("beyondswe_verifier/decide.py", DECIDE_PY),
 ];
 
-/// The verifier's modules by the names they are installed under, side by side in one directory:
-/// the verifier imports its siblings by these names (`sibling()` in `adapters/common.py`). Those
-/// of [`PREPARE_MODULES`], then the ones only a grading needs.
-pub const VERIFIER_MODULES: [(&str, &str); 25] = concat(
+/// The verifier by installed path: the entry point and its package, one directory. Those of
+/// [`PREPARE_MODULES`], then the ones only a grading needs.
+pub const VERIFIER_MODULES: [(&str, &str); 27] = concat(
     PREPARE_MODULES,
     [
-        ("beyondswe_pytest_runner.py", PYTEST_RUNNER_PY),
-        ("beyondswe_manifest.py", MANIFEST_PY),
-        ("beyondswe_canaries.py", CANARIES_PY),
-        ("beyondswe_canary_reading.py", CANARY_READING_PY),
-        ("beyondswe_canary_writing.py", CANARY_WRITING_PY),
-        ("beyondswe_helper_sites.py", HELPER_SITES_PY),
+        ("beyondswe_verifier/pytest_runner.py", PYTEST_RUNNER_PY),
+        ("beyondswe_verifier/manifest.py", MANIFEST_PY),
+        ("beyondswe_verifier/canaries.py", CANARIES_PY),
+        ("beyondswe_verifier/canary_reading.py", CANARY_READING_PY),
+        ("beyondswe_verifier/canary_writing.py", CANARY_WRITING_PY),
+        ("beyondswe_verifier/helper_sites.py", HELPER_SITES_PY),
     ],
 );
 
@@ -139,35 +153,37 @@ const fn concat<const A: usize, const B: usize, const N: usize>(
     out
 }
 
-/// Every embedded file, by its name in `adapters/` (a test checks none is missing).
-pub const FILES: [(&str, &str); 32] = [
+/// Every embedded file, by its path in `adapters/` (a test checks none is missing).
+pub const FILES: [(&str, &str); 34] = [
     ("strip_history.sh", STRIP_HISTORY_SH),
     ("setup_step.sh", SETUP_STEP_SH),
-    ("verify.py", VERIFY_PY),
-    ("common.py", COMMON_PY),
-    ("spec.py", SPEC_PY),
-    ("files.py", FILES_PY),
-    ("gitobjects.py", GITOBJECTS_PY),
-    ("processes.py", PROCESSES_PY),
-    ("disk.py", DISK_PY),
-    ("environment.py", ENVIRONMENT_PY),
-    ("submission.py", SUBMISSION_PY),
-    ("scrub.py", SCRUB_PY),
-    ("restore.py", RESTORE_PY),
-    ("static_step.py", STATIC_STEP_PY),
-    ("canary_steps.py", CANARY_STEPS_PY),
-    ("testrun.py", TESTRUN_PY),
-    ("issue.py", ISSUE_PY),
-    ("doc2repo.py", DOC2REPO_PY),
-    ("prepare.py", PREPARE_PY),
-    ("pytest_runner.py", PYTEST_RUNNER_PY),
-    ("static_evidence.py", STATIC_EVIDENCE_PY),
-    ("manifest.py", MANIFEST_PY),
-    ("canaries.py", CANARIES_PY),
-    ("canary_reading.py", CANARY_READING_PY),
-    ("canary_writing.py", CANARY_WRITING_PY),
-    ("helper_sites.py", HELPER_SITES_PY),
-    ("decide.py", DECIDE_PY),
+    ("beyondswe_verify.py", ENTRY_PY),
+    ("beyondswe_verifier/__init__.py", INIT_PY),
+    ("beyondswe_verifier/verify.py", VERIFY_PY),
+    ("beyondswe_verifier/common.py", COMMON_PY),
+    ("beyondswe_verifier/spec.py", SPEC_PY),
+    ("beyondswe_verifier/files.py", FILES_PY),
+    ("beyondswe_verifier/gitobjects.py", GITOBJECTS_PY),
+    ("beyondswe_verifier/processes.py", PROCESSES_PY),
+    ("beyondswe_verifier/disk.py", DISK_PY),
+    ("beyondswe_verifier/environment.py", ENVIRONMENT_PY),
+    ("beyondswe_verifier/submission.py", SUBMISSION_PY),
+    ("beyondswe_verifier/scrub.py", SCRUB_PY),
+    ("beyondswe_verifier/restore.py", RESTORE_PY),
+    ("beyondswe_verifier/static_step.py", STATIC_STEP_PY),
+    ("beyondswe_verifier/canary_steps.py", CANARY_STEPS_PY),
+    ("beyondswe_verifier/testrun.py", TESTRUN_PY),
+    ("beyondswe_verifier/issue.py", ISSUE_PY),
+    ("beyondswe_verifier/doc2repo.py", DOC2REPO_PY),
+    ("beyondswe_verifier/prepare.py", PREPARE_PY),
+    ("beyondswe_verifier/pytest_runner.py", PYTEST_RUNNER_PY),
+    ("beyondswe_verifier/static_evidence.py", STATIC_EVIDENCE_PY),
+    ("beyondswe_verifier/manifest.py", MANIFEST_PY),
+    ("beyondswe_verifier/canaries.py", CANARIES_PY),
+    ("beyondswe_verifier/canary_reading.py", CANARY_READING_PY),
+    ("beyondswe_verifier/canary_writing.py", CANARY_WRITING_PY),
+    ("beyondswe_verifier/helper_sites.py", HELPER_SITES_PY),
+    ("beyondswe_verifier/decide.py", DECIDE_PY),
     ("restore_rules.json", RESTORE_RULES_JSON),
     ("test.sh", TEST_SH),
     ("solve.sh", SOLVE_SH),
@@ -264,17 +280,24 @@ pub fn shell_quote(s: &str) -> String {
 mod tests {
     use super::*;
 
-    /// A file added to `adapters/` must be embedded and listed in [`FILES`], or a change to it
-    /// would not invalidate resumed verdicts.
+    /// A file added to `adapters/` (or to the package in it) must be embedded and listed in
+    /// [`FILES`], or a change to it would not invalidate resumed verdicts. The unit tests
+    /// (`adapters/tests/`) and bytecode caches are not embedded.
     #[test]
     fn every_adapter_file_is_listed() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("adapters");
-        let mut on_disk: Vec<String> = fs_err::read_dir(&dir)
+        let mut on_disk: Vec<String> = walkdir::WalkDir::new(&dir)
             .into_iter()
-            .flatten()
+            .filter_entry(|e| {
+                let name = e.file_name().to_string_lossy();
+                e.depth() == 0 || (name != "tests" && name != "__pycache__")
+            })
             .filter_map(Result::ok)
-            .filter(|e| e.path().is_file())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|e| e.file_type().is_file())
+            .map(|e| {
+                let rel = e.path().strip_prefix(&dir).unwrap_or(e.path());
+                rel.to_string_lossy().into_owned()
+            })
             .collect();
         on_disk.sort();
         let mut listed: Vec<String> = FILES.iter().map(|(n, _)| (*n).to_owned()).collect();
@@ -289,15 +312,19 @@ mod tests {
         }
     }
 
-    /// Every Python file of `adapters/` is installed beside the verifier under its `beyondswe_`
-    /// name: a module left out would be missing in every container.
+    /// Every Python file of `adapters/` is installed under its path there: the entry point,
+    /// and the package as one directory beside it. A module left out would be missing in every
+    /// container.
     #[test]
     fn every_python_module_is_installed() {
         for (name, text) in FILES.iter().filter(|(n, _)| n.ends_with(".py")) {
-            let installed = format!("beyondswe_{name}");
             assert!(
-                VERIFIER_MODULES.contains(&(installed.as_str(), text)),
-                "{name} is not in VERIFIER_MODULES as {installed}"
+                VERIFIER_MODULES.contains(&(name, text)),
+                "{name} is not in VERIFIER_MODULES"
+            );
+            assert!(
+                *name == VERIFY_FILE || name.starts_with(&format!("{PACKAGE}/")),
+                "{name}"
             );
         }
         assert_eq!(VERIFIER_MODULES[..PREPARE_MODULES.len()], PREPARE_MODULES);

@@ -1,7 +1,7 @@
 //! Which repository paths the grader's restore step resets, removes or protects.
 //!
 //! The rules are one table, `adapters/restore_rules.json`, read here and by the in-container
-//! verifier (`adapters/verify.py`, which applies them). This side lets `validate` and the
+//! verifier (`adapters/beyondswe_verifier/verify.py`, which applies them). This side lets `validate` and the
 //! converters see ahead of time which paths a gold patch changes that the rules cover, so those
 //! paths can be kept instead of reset. A test runs both classifiers over the same paths.
 
@@ -74,7 +74,7 @@ pub enum PathClass {
 }
 
 impl PathClass {
-    /// The class's name as the JSON table and `adapters/verify.py` spell it (`section_config`).
+    /// The class's name as the JSON table and `adapters/beyondswe_verifier/verify.py` spell it (`section_config`).
     pub fn as_str(self) -> &'static str {
         match self {
             PathClass::Startup => "startup",
@@ -90,7 +90,7 @@ fn ends_with_any(s: &str, suffixes: &[String]) -> bool {
     suffixes.iter().any(|x| s.ends_with(x.as_str()))
 }
 
-/// The class of a repository path, as `classify` in `adapters/verify.py` answers it.
+/// The class of a repository path, as `classify` in `adapters/beyondswe_verifier/verify.py` answers it.
 pub fn classify(path: &str) -> Option<PathClass> {
     let r = rules();
     let parts: Vec<&str> = path.split('/').collect();

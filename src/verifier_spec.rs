@@ -4,7 +4,7 @@
 //! The offline grader uploads it whole as `spec.json` (`grade/pipeline.rs`). A Harbor task holds
 //! its instance part, [`TestConfig`], as `tests/test_config.json` (`convert/to_harbor.rs`); the
 //! verifier's Harbor entry point adds the paths of the task's own files. Both are built from the
-//! record by [`instance_config`], and the verifier (`adapters/verify.py`) reads the same names:
+//! record by [`instance_config`], and the verifier (`adapters/beyondswe_verifier/verify.py`) reads the same names:
 //! `schemas/verifier_spec.schema.json` is generated from this type, and a test holds the
 //! verifier's list of the keys it accepts to that schema.
 

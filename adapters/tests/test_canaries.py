@@ -12,8 +12,8 @@ import types
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import canaries as cm  # noqa: E402
-import canary_reading as rm  # noqa: E402
+from beyondswe_verifier import canaries as cm  # noqa: E402
+from beyondswe_verifier import canary_reading as rm  # noqa: E402
 
 SEEDS = range(60)
 

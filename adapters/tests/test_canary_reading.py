@@ -9,7 +9,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import canary_reading as rm  # noqa: E402
+from beyondswe_verifier import canary_reading as rm  # noqa: E402
 
 
 def site_values(source, helpers=None, path=()):

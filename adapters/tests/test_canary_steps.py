@@ -12,7 +12,7 @@ import unittest
 from unittest import mock
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import canary_steps as cs  # noqa: E402
+from beyondswe_verifier import canary_steps as cs  # noqa: E402
 
 MODULE = '''from calc import add
 

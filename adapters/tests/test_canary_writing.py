@@ -11,8 +11,8 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import canaries as cm  # noqa: E402
-import canary_writing as wm  # noqa: E402
+from beyondswe_verifier import canaries as cm  # noqa: E402
+from beyondswe_verifier import canary_writing as wm  # noqa: E402
 
 
 class Values(unittest.TestCase):

@@ -5,7 +5,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from decide import decide  # noqa: E402
+from beyondswe_verifier.decide import decide  # noqa: E402
 
 PASSING = {"flags": {}, "apply": {"ok": True}, "run": {"started": True, "exit": 0},
            "fail_to_pass": {"t::a": "passed"}, "pass_to_pass": {"t::b": "passed"}}

@@ -9,8 +9,8 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import disk  # noqa: E402
-import processes  # noqa: E402
+from beyondswe_verifier import disk  # noqa: E402
+from beyondswe_verifier import processes  # noqa: E402
 
 
 def watch(uid, roots, since):

@@ -10,8 +10,8 @@ import warnings
 import zipfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import common  # noqa: E402
-import doc2repo  # noqa: E402
+from beyondswe_verifier import common  # noqa: E402
+from beyondswe_verifier import doc2repo  # noqa: E402
 
 
 def suite(members):

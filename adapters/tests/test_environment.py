@@ -9,7 +9,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import environment  # noqa: E402
+from beyondswe_verifier import environment  # noqa: E402
 
 
 def script(path, text):

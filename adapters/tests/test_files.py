@@ -9,7 +9,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import files  # noqa: E402
+from beyondswe_verifier import files  # noqa: E402
 
 
 def write(path, data=b"x\n"):
@@ -228,7 +228,7 @@ class LockedOnce(unittest.TestCase):
 
 class PreparedTestUser(unittest.TestCase):
     def test_the_prepare_records_uid_is_used_only_when_it_is_free_and_in_range(self):
-        import processes
+        from beyondswe_verifier import processes
         lo, hi = processes.TEST_UIDS
         self.assertTrue(processes.usable_uid(lo + 5, {0, 1000}, {0}))
         for bad in (None, 0, 1000, lo - 1, hi + 1, True, "300000", 300000.0):

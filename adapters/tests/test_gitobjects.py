@@ -10,8 +10,8 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import common  # noqa: E402
-import gitobjects  # noqa: E402
+from beyondswe_verifier import common  # noqa: E402
+from beyondswe_verifier import gitobjects  # noqa: E402
 
 HAS_GIT = shutil.which("git") is not None
 

@@ -12,9 +12,9 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import canaries  # noqa: E402
-import canary_reading as reading  # noqa: E402
-import helper_sites as hs  # noqa: E402
+from beyondswe_verifier import canaries  # noqa: E402
+from beyondswe_verifier import canary_reading as reading  # noqa: E402
+from beyondswe_verifier import helper_sites as hs  # noqa: E402
 
 TOOLS = '''import textwrap
 import unittest

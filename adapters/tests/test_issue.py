@@ -8,8 +8,8 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import common  # noqa: E402
-import issue  # noqa: E402
+from beyondswe_verifier import common  # noqa: E402
+from beyondswe_verifier import issue  # noqa: E402
 
 
 class Ctx(object):

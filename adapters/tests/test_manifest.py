@@ -6,7 +6,7 @@ import unittest
 import zipfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import manifest as mf  # noqa: E402
+from beyondswe_verifier import manifest as mf  # noqa: E402
 
 SUITE = {
     "tests/test_api.py": (

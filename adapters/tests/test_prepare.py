@@ -12,8 +12,8 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import files  # noqa: E402
-import prepare  # noqa: E402
+from beyondswe_verifier import files  # noqa: E402
+from beyondswe_verifier import prepare  # noqa: E402
 
 
 class Git(object):

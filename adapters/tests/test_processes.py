@@ -7,7 +7,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import processes  # noqa: E402
+from beyondswe_verifier import processes  # noqa: E402
 
 HAS_PROC = os.path.isdir("/proc/self")
 

@@ -12,7 +12,7 @@ import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RUNNER = os.path.join(HERE, "pytest_runner.py")
+RUNNER = os.path.join(HERE, "beyondswe_verifier", "pytest_runner.py")
 
 STAND_IN = '''
 __version__ = "0.0-stand-in"

@@ -11,8 +11,8 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import restore  # noqa: E402
-import verify  # noqa: E402
+from beyondswe_verifier import restore  # noqa: E402
+from beyondswe_verifier import verify  # noqa: E402
 
 try:
     import tomllib

@@ -9,8 +9,8 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import files  # noqa: E402
-import scrub  # noqa: E402
+from beyondswe_verifier import files  # noqa: E402
+from beyondswe_verifier import scrub  # noqa: E402
 
 
 class Scrub(unittest.TestCase):

@@ -8,8 +8,8 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
 
-import common  # noqa: E402
-import spec  # noqa: E402
+from beyondswe_verifier import common  # noqa: E402
+from beyondswe_verifier import spec  # noqa: E402
 
 
 class CheckTest(unittest.TestCase):

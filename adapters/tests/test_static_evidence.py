@@ -11,7 +11,7 @@ import textwrap
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import static_evidence as se  # noqa: E402
+from beyondswe_verifier import static_evidence as se  # noqa: E402
 
 
 def kinds(source, path="pkg/mod.py", is_test=False):

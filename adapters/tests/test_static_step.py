@@ -8,8 +8,8 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import gitobjects  # noqa: E402
-import static_step  # noqa: E402
+from beyondswe_verifier import gitobjects  # noqa: E402
+from beyondswe_verifier import static_step  # noqa: E402
 
 
 def write(path, text):

@@ -10,9 +10,9 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import files  # noqa: E402
-import gitobjects  # noqa: E402
-import submission  # noqa: E402
+from beyondswe_verifier import files  # noqa: E402
+from beyondswe_verifier import gitobjects  # noqa: E402
+from beyondswe_verifier import submission  # noqa: E402
 
 HAS_GIT = shutil.which("git") is not None
 

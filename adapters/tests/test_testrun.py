@@ -10,8 +10,8 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import testrun  # noqa: E402
-import verify  # noqa: E402
+from beyondswe_verifier import testrun  # noqa: E402
+from beyondswe_verifier import verify  # noqa: E402
 
 
 def channel(*events):

@@ -12,7 +12,8 @@ HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def modules():
-    return sorted(glob.glob(os.path.join(HERE, "*.py")))
+    """The package's modules and the entry point beside it."""
+    return sorted(glob.glob(os.path.join(HERE, "beyondswe_verifier", "*.py")) + glob.glob(os.path.join(HERE, "*.py")))
 
 
 def public_functions(tree):

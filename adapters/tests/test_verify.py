@@ -9,7 +9,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import verify  # noqa: E402
+from beyondswe_verifier import verify  # noqa: E402
 
 
 def run(argv, stdin=""):

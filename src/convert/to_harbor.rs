@@ -726,12 +726,18 @@ fn dockerfile(record: &Record, image: &str) -> String {
     }
     // What belongs to the image (the specification copy included), recorded before any agent
     // runs, for the verifier's scrub and its capture of the submission.
+    // The entry point and the rules beside the package, which is copied as one directory.
     let copied: Vec<&str> = adapters::PREPARE_MODULES
         .iter()
         .map(|(name, _)| *name)
+        .filter(|name| !name.contains('/'))
         .chain(["beyondswe_restore_rules.json"])
         .collect();
     out.push_str(&format!("COPY {} /opt/beyondswe/\n", copied.join(" ")));
+    out.push_str(&format!(
+        "COPY {p} /opt/beyondswe/{p}/\n",
+        p = adapters::PACKAGE
+    ));
     let base = record
         .base_commit()
         .map(|b| format!(", \"--base\", {}", json(b)))

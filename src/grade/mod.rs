@@ -1,5 +1,5 @@
 //! Grading one submission: sandbox → prepare (once per instance) → one run of the in-container
-//! verifier (`adapters/verify.py`: apply, scrub, restore, canaries, tests as an unprivileged
+//! verifier (`adapters/beyondswe_verifier/verify.py`: apply, scrub, restore, canaries, tests as an unprivileged
 //! user, decide) → its one JSON result → the verdict. Harbor's `test.sh` runs the same verifier.
 //!
 //! Driven from the host through a [`crate::sandbox::Sandbox`]; whole runs (many submissions, a
@@ -8,7 +8,7 @@
 //! Files:
 //! - `pipeline.rs`: Grading one submission, the host's side.
 //! - `pipeline_tests.rs`: What the host side of a grading decides, over a scripted engine.
-//! - `result.rs`: The in-container verifier's one JSON result (`adapters/verify.py`), read back
+//! - `result.rs`: The in-container verifier's one JSON result (`adapters/beyondswe_verifier/verify.py`), read back
 //!   through the engine from a directory only root can reach, and how it becomes a `Verdict`.
 //! - `traced.rs`: A `Sandbox` that reports what it does: each container started, committed and
 //!   removed, as `debug` tracing events (`-vv`), around any backend.

@@ -10,7 +10,7 @@
 //! repeated grading pays only for the submission. Every step is bounded in time, and every
 //! failure ends in a verdict: the agent's failures are `unresolved` with a reason, the
 //! infrastructure's are `error`. Nothing the code under test prints decides anything: the
-//! verifier decides (`adapters/verify.py`), and its result comes back on its own stdout, which
+//! verifier decides (`adapters/beyondswe_verifier/verify.py`), and its result comes back on its own stdout, which
 //! it moves out of every child's reach first.
 
 use super::result::VerifierResult;
@@ -695,6 +695,7 @@ async fn install_adapters<S: Sandbox>(sandbox: &S, container: &S::Handle) -> Res
     tar.dir("var", 0o755)
         .and_then(|t| t.dir("var/lib", 0o755))
         .and_then(|t| t.dir(state, 0o700))
+        .and_then(|t| t.dir(&format!("{state}/{}", adapters::PACKAGE), 0o700))
         .map_err(Stop::internal)?;
     let modules = adapters::VERIFIER_MODULES;
     for (name, data) in [
@@ -806,7 +807,7 @@ impl<S: Sandbox> Run<'_, S> {
         format!("{}/{name}", self.private)
     }
 
-    /// Upload, one verifier run, one result: every in-container step is `adapters/verify.py`'s,
+    /// Upload, one verifier run, one result: every in-container step is `adapters/beyondswe_verifier/verify.py`'s,
     /// the same code Harbor's `tests/test.sh` runs.
     async fn steps(&mut self, input: GradeInput<'_>) -> Result<(), Stop> {
         let t = Instant::now();

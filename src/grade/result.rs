@@ -1,7 +1,7 @@
-//! The in-container verifier's one JSON result (`adapters/verify.py`), read back through the
+//! The in-container verifier's one JSON result (`adapters/beyondswe_verifier/verify.py`), read back through the
 //! engine from a directory only root can reach, and how it becomes a [`Verdict`].
 //!
-//! The verifier decides the verdict from the facts it gathered (`adapters/decide.py`, the one
+//! The verifier decides the verdict from the facts it gathered (`adapters/beyondswe_verifier/decide.py`, the one
 //! place a verdict is made, for this grader and for Harbor's `test.sh` alike); this module only
 //! checks the result's shape and maps its strings onto the typed verdict. It knows nothing of
 //! containers.

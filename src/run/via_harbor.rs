@@ -1,7 +1,7 @@
 //! Grading through Harbor (`grade --via-harbor`): each submission becomes a Harbor task whose
 //! oracle solution is that submission, Harbor runs them on whatever environment it has (its
 //! `--env`: `docker`, `daytona`, `modal`, …) at the run's concurrency, and each task's separate
-//! verifier (the same `adapters/verify.py` the local grader runs, in a fresh container of the
+//! verifier (the same `adapters/beyondswe_verifier/verify.py` the local grader runs, in a fresh container of the
 //! task's image) grades what the oracle left. The job is read back into the run's store: the
 //! verifier's own result (`verifier/report.json`) becomes the verdict, as the local grader's
 //! result does, so the store, the resume keys and the report are those of any run.

@@ -1,4 +1,4 @@
-//! The in-container verifier (`adapters/verify.py` and its modules beside it) against its Rust
+//! The in-container verifier (the package `adapters/beyondswe_verifier/` and its entry point) against its Rust
 //! counterparts, without a container: the restore rules classify every path the same on both
 //! sides, `decide` gives the expected verdict for a table of fact sets, the verifier starts from
 //! the modules a Harbor environment holds, and its own Python unit tests pass.
@@ -29,21 +29,28 @@ fn the_verifiers_python_unit_tests_pass() {
     assert!(text.contains(" ok"), "no test ran:\n{text}");
 }
 
-/// Every module of the verifier has a unit test file of its own (`adapters/tests/test_NAME.py`).
+/// Every module of the verifier's package has a unit test file of its own
+/// (`adapters/tests/test_NAME.py`); the entry point's are in `test_common.py` and `test_verify.py`.
 #[test]
 fn every_verifier_module_has_its_test_file() {
     let adapters = repo_root().join("adapters");
     let mut missing = Vec::new();
-    for entry in std::fs::read_dir(&adapters).unwrap() {
+    let mut seen = 0;
+    for entry in std::fs::read_dir(adapters.join("beyondswe_verifier")).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "py") {
             let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+            if stem == "__init__" {
+                continue;
+            }
+            seen += 1;
             if !adapters.join(format!("tests/test_{stem}.py")).is_file() {
                 missing.push(stem);
             }
         }
     }
     missing.sort();
+    assert!(seen >= 25, "{seen} modules");
     assert!(
         missing.is_empty(),
         "modules without a test file: {missing:?}"
@@ -54,7 +61,9 @@ fn every_verifier_module_has_its_test_file() {
 fn installed(modules: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     for (name, text) in modules {
-        std::fs::write(dir.path().join(name), text).unwrap();
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
     }
     std::fs::copy(
         repo_root().join("adapters/restore_rules.json"),
@@ -72,9 +81,10 @@ fn the_verifier_starts_from_the_modules_prepare_needs() {
     let out = Command::new("python3")
         .args(["-I", "-S", "-c"])
         .arg(
-            "import sys; sys.path.insert(0, sys.argv[1]); import beyondswe_verify as v; \
-             m = v.static_step.static_module(); assert m.__name__ == 'beyondswe_static_evidence'; \
-             assert all(x.__name__.startswith('beyondswe_') for x in v.MODULES), v.MODULES",
+            "import sys; sys.path.insert(0, sys.argv[1]); import beyondswe_verify; from beyondswe_verifier import verify as v; \
+             m = v.static_step.static_module(); assert m.__name__ == 'beyondswe_verifier.static_evidence'; \
+             assert all(x.__name__.startswith('beyondswe_verifier.') for x in v.MODULES), v.MODULES; \
+             assert all(x.__file__.startswith(sys.argv[1]) for x in v.MODULES), v.MODULES",
         )
         .arg(dir.path())
         .current_dir("/")
@@ -245,7 +255,7 @@ fn the_verifiers_spec_keys_and_defaults_are_the_schemas() {
     let out = Command::new("python3")
         .args(["-I", "-c"])
         .arg(
-            "import json, sys; sys.path.insert(0, sys.argv[1]); import spec; print(json.dumps({\
+            "import json, sys; sys.path.insert(0, sys.argv[1]); from beyondswe_verifier import spec; print(json.dumps({\
              'keys': spec.KEYS, 'instance': sorted(spec.INSTANCE_KEYS), \
              'test': spec.DEFAULT_TEST_TIMEOUT_SEC, 'setup': spec.DEFAULT_SETUP_TIMEOUT_SEC}))",
         )

@@ -2,7 +2,7 @@
 # template (one whose clones behave like it), and which literal of each can be its site (the
 # value an assertion expects; a helper's expected argument where Module.helpers says so).
 #
-# adapters/canary_reading.py, installed as beyondswe_canary_reading.py; used by canaries.py (the
+# adapters/beyondswe_verifier/canary_reading.py; used by canaries.py (the
 # plan) and helper_sites.py. Works on source text only; unit tests:
 # adapters/tests/test_canary_reading.py. Python 3.8+ (end positions in the ast).
 import ast

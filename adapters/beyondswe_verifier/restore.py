@@ -3,24 +3,20 @@
 # pyproject.toml or setup.cfg of the submission's own), untracked covered files removed, and
 # the dataset's f2p patch and script applied on that baseline.
 #
-# adapters/restore.py, installed as beyondswe_restore.py (see adapters/verify.py). The issue
+# adapters/beyondswe_verifier/restore.py (see verify.py). The issue
 # family's step; the rules are files.classify's.
 import json
 import os
 import re
 import time
 
-try:  # by its installed name, else by its name in adapters/ (the unit tests)
-    import beyondswe_common as common
-except ImportError:
-    import common
+from . import common
+from . import files
+from . import gitobjects
 
 MYPY = False
 if MYPY:  # the names of the type comments, for the checker only: never imported at run time
     from typing import Any, Dict, List, Optional, Set, Tuple  # noqa: F401
-
-files = common.sibling("files")
-gitobjects = common.sibling("gitobjects")
 
 
 def step_restore(ctx):  # type: (Any) -> None

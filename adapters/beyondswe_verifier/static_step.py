@@ -2,7 +2,7 @@
 # before any of it runs (beyondswe_static_evidence.py); ways into the test machinery or the
 # interpreter that neither the base nor the gold patch uses make the verdict forgery_suspected.
 #
-# adapters/static_step.py, installed as beyondswe_static_step.py (see adapters/verify.py). Run by
+# adapters/beyondswe_verifier/static_step.py (see verify.py). Run by
 # both families; the prepare command records the base's baseline through static_baseline().
 import os
 import shutil
@@ -10,22 +10,19 @@ import subprocess
 import tempfile
 import time
 
-try:  # by its installed name, else by its name in adapters/ (the unit tests)
-    import beyondswe_common as common
-except ImportError:
-    import common
+from . import common
+from . import files
+from . import gitobjects
+from . import submission
 
 MYPY = False
 if MYPY:  # the names of the type comments, for the checker only: never imported at run time
     from typing import Any, Callable, Dict, Iterable, List  # noqa: F401
 
-files = common.sibling("files")
-gitobjects = common.sibling("gitobjects")
-submission = common.sibling("submission")
-
 
 def static_module():  # type: () -> Any
-    return common.sibling("static_evidence")
+    from . import static_evidence
+    return static_evidence
 
 
 def step_static(ctx, gold_kinds):  # type: (Any, Dict[str, str]) -> None

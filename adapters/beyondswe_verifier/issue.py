@@ -4,32 +4,28 @@
 # every value a group can hold run once under the gold patch), the tests run as the test user,
 # the groups judged and each dataset id's outcome taken from its real variant.
 #
-# adapters/issue.py, installed as beyondswe_issue.py (see adapters/verify.py). Called by the
-# entry point's grade for an instance of an issue family; adapters/doc2repo.py is the other
+# adapters/beyondswe_verifier/issue.py (see verify.py). Called by the
+# entry point's grade for an instance of an issue family; doc2repo.py is the other
 # family's. Unit tests: adapters/tests/test_issue.py.
 import os
 import random
 import time
 
-try:  # by its installed name, else by its name in adapters/ (the unit tests)
-    import beyondswe_common as common
-except ImportError:
-    import common
+from . import common
+from . import spec as spec_keys
+from . import files
+from . import gitobjects
+from . import environment
+from . import submission
+from . import scrub
+from . import restore
+from . import static_step
+from . import canary_steps
+from . import testrun
 
 MYPY = False
 if MYPY:  # the names of the type comments, for the checker only: never imported at run time
     from typing import Any, Dict, List  # noqa: F401
-
-spec_keys = common.sibling("spec")
-files = common.sibling("files")
-gitobjects = common.sibling("gitobjects")
-environment = common.sibling("environment")
-submission = common.sibling("submission")
-scrub = common.sibling("scrub")
-restore = common.sibling("restore")
-static_step = common.sibling("static_step")
-canary_steps = common.sibling("canary_steps")
-testrun = common.sibling("testrun")
 
 
 def grade_issue(ctx):  # type: (Any) -> None

@@ -1,6 +1,6 @@
 # beyondswe verifier: sites in the arguments of a project's own assertion helpers.
 #
-# adapters/helper_sites.py, installed as beyondswe_helper_sites.py; used by canary_steps.py when
+# adapters/beyondswe_verifier/helper_sites.py; used by canary_steps.py when
 # it plans a gold check or a Doc2Repo suite's groups, and read by canary_reading.sites() through
 # the object it hands a parsed module (Module.helpers).
 #
@@ -22,16 +22,11 @@ import ast
 import os
 import posixpath
 
-try:  # by its installed name, else by its name in adapters/ (the unit tests)
-    import beyondswe_common as common
-except ImportError:
-    import common
+from . import canary_reading as reading
 
 MYPY = False
 if MYPY:  # the names of the type comments, for the checker only: never imported at run time
     from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Type, Union  # noqa: F401
-
-reading = common.sibling("canary_reading")
 
 # unittest's equality assertions (the helper's comparison) and how deep helpers may call helpers.
 EQUALITY = frozenset(["assertEqual", "assertEquals", "assertMultiLineEqual", "assertListEqual",

@@ -2,24 +2,19 @@
 # step, given back to every process of the test user; the pytest plugins and sys.path of the
 # clean interpreter.
 #
-# adapters/environment.py, installed as beyondswe_environment.py (see adapters/verify.py). Used
+# adapters/beyondswe_verifier/environment.py (see verify.py). Used
 # by the entry point's grade and prepare, the Doc2Repo install and the test run.
 import json
 import os
 import subprocess
 import sys
 
-try:  # by its installed name, else by its name in adapters/ (the unit tests)
-    import beyondswe_common as common
-except ImportError:
-    import common
+from . import files
+from . import processes
 
 MYPY = False
 if MYPY:  # the names of the type comments, for the checker only: never imported at run time
     from typing import Any, Dict, List, Optional, Tuple  # noqa: F401
-
-files = common.sibling("files")
-processes = common.sibling("processes")
 
 
 # Names a shell or `docker exec` sets for its own process: never part of the image's record.

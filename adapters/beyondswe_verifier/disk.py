@@ -2,7 +2,7 @@
 # can write to, and what it has written there (and in the workdir) since a moment, blocks of the
 # files it owns plus deleted files its processes keep open.
 #
-# adapters/disk.py, installed as beyondswe_disk.py (see adapters/verify.py). Used by the prepare
+# adapters/beyondswe_verifier/disk.py (see verify.py). Used by the prepare
 # step (writable_roots, recorded once) and by processes.py (DiskWatch, polled while the test
 # user's commands run). Unit tests: adapters/tests/test_disk.py.
 import json
@@ -13,7 +13,7 @@ import sys
 
 MYPY = False
 if MYPY:  # the names of the type comments, for the checker only: never imported at run time
-    from typing import Callable, List, Optional, Set, Tuple  # noqa: F401
+    from typing import Callable, List, Optional, Sequence, Set, Tuple  # noqa: F401
 
 
 def writable_roots():  # type: () -> List[str]
@@ -65,7 +65,7 @@ class DiskWatch(object):
         runs a command as that uid."""
         self.uid, self.limit, self.roots, self.since = uid, limit, roots, since
         self.pids_of, self.demote = pids_of, demote
-        self.extra = ()
+        self.extra = ()  # type: Sequence[str]
         self.free_at_start = self.free()
 
     @staticmethod

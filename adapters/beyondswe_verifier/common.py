@@ -1,13 +1,12 @@
-# beyondswe verifier: what every module of the verifier shares: its directory, the log, the
-# error a step raises, a JSON file written whole, and how one module imports another.
+# beyondswe verifier: what every module of the verifier shares: where it is installed, the log,
+# the error a step raises, a JSON file written whole.
 #
-# adapters/common.py, installed as beyondswe_common.py beside the entry point beyondswe_verify.py
-# (adapters/verify.py, whose header lists every module). Each module imports this one by its
-# installed name, else by its name in adapters/ (the unit tests), and every other module of the
-# verifier through sibling(). The entry point puts its own directory, root's only, first on
-# sys.path before it imports any of them: the verifier imports nothing of its own from anywhere
+# The verifier is one package, beyondswe_verifier/ (adapters/beyondswe_verifier/, whose
+# verify.py lists every module), installed as one directory beside its entry point
+# beyondswe_verify.py (adapters/beyondswe_verify.py) and the restore rules. Its modules import
+# each other with relative imports; the entry point puts its own directory, root's only, first on
+# sys.path before it imports the package: the verifier imports nothing of its own from anywhere
 # else. Python 3.6+, standard library only.
-import importlib
 import json
 import os
 import sys
@@ -18,7 +17,10 @@ if MYPY:  # the names of the type comments, for the checker only: never imported
     from typing import Any, Optional, Union  # noqa: F401
 
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+# The package's directory, and the one it is installed in (the entry point's and the restore
+# rules'; adapters/ in the repository).
+PACKAGE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(PACKAGE)
 
 
 MAX_LOG = 20000
@@ -53,18 +55,6 @@ def write_json(path, data):  # type: (str, Any) -> None
     with open(tmp, "w", encoding="utf-8") as fh:
         json.dump(data, fh, ensure_ascii=False)
     os.replace(tmp, path)
-
-
-def sibling(name):  # type: (str) -> Any
-    """The verifier's module `name` beside this file: installed as beyondswe_NAME.py where that
-    file is here, else NAME.py (adapters/, the unit tests). Chosen by the file, never by trying:
-    an error inside an installed module is raised, not answered by another module of the same
-    name from elsewhere on sys.path. This directory is first on sys.path (the entry point put it
-    there)."""
-    installed = "beyondswe_" + name
-    if os.path.isfile(os.path.join(HERE, installed + ".py")):
-        name = installed
-    return importlib.import_module(name)
 
 
 def process_started_at(pid="self"):  # type: (Union[int, str]) -> Optional[float]

@@ -4,7 +4,7 @@
 # stand in for the base's files; the base commit's listing; the paths a patch touches; .git
 # hidden from the test user.
 #
-# adapters/gitobjects.py, installed as beyondswe_gitobjects.py (see adapters/verify.py). Used by
+# adapters/beyondswe_verifier/gitobjects.py (see verify.py). Used by
 # the apply, scrub, restore and static steps, the hand-over to the test user and the prepare
 # command.
 import hashlib
@@ -13,16 +13,12 @@ import re
 import stat
 import subprocess
 
-try:  # by its installed name, else by its name in adapters/ (the unit tests)
-    import beyondswe_common as common
-except ImportError:
-    import common
+from . import common
+from . import files
 
 MYPY = False
 if MYPY:  # the names of the type comments, for the checker only: never imported at run time
     from typing import Any, Dict, List, Optional, Sequence, Tuple  # noqa: F401
-
-files = common.sibling("files")
 
 
 GIT_ENV = {

@@ -2,24 +2,19 @@
 # group (a number's block of k+1 on its grid, strings changed at one place alike), how every
 # value is rendered, and the module's own words the variants' names are made of.
 #
-# adapters/canary_writing.py, installed as beyondswe_canary_writing.py; used by canaries.py.
+# adapters/beyondswe_verifier/canary_writing.py; used by canaries.py.
 # Works on values and source text only; unit tests: adapters/tests/test_canary_writing.py.
 import ast
 import keyword
 import re
 
-try:  # by its installed name, else by its name in adapters/ (the unit tests)
-    import beyondswe_common as common
-except ImportError:
-    import common
+from . import canary_reading as reading
 
 MYPY = False
 if MYPY:  # the names of the type comments, for the checker only: never imported at run time
     import random  # noqa: F401
     from typing import Any, Callable, Iterable, List, Optional, Tuple  # noqa: F401
-    from canary_reading import Module, Value  # noqa: F401
-
-reading = common.sibling("canary_reading")
+    from .canary_reading import Module, Value  # noqa: F401
 
 WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 LOWER, UPPER, DIGITS = "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "0123456789"

@@ -4,29 +4,25 @@
 # git config), the interpreter that runs the verifier, and, in the offline grader's prepared
 # image, the workdir handed to the test user with the base's test files locked.
 #
-# adapters/prepare.py, installed as beyondswe_prepare.py (see adapters/verify.py, which calls
+# adapters/beyondswe_verifier/prepare.py (see verify.py, which calls
 # prepare() for its `prepare` command). Unit tests: adapters/tests/test_prepare.py.
 import hashlib
 import json
 import os
 import sys
 
-try:  # by its installed name, else by its name in adapters/ (the unit tests)
-    import beyondswe_common as common
-except ImportError:
-    import common
+from . import common
+from . import files
+from . import gitobjects
+from . import processes
+from . import disk
+from . import environment
+from . import restore
+from . import static_step
 
 MYPY = False
 if MYPY:  # the names of the type comments, for the checker only: never imported at run time
-    from typing import Any, List  # noqa: F401
-
-files = common.sibling("files")
-gitobjects = common.sibling("gitobjects")
-processes = common.sibling("processes")
-disk = common.sibling("disk")
-environment = common.sibling("environment")
-restore = common.sibling("restore")
-static_step = common.sibling("static_step")
+    from typing import Any, Dict, List  # noqa: F401
 
 # In the state directory: "SHA256 PATH" of the interpreter that runs the verifier.
 VERIFIER_PYTHON = "verifier-python"
@@ -43,7 +39,7 @@ def prepare(ctx, args, compile_paths):  # type: (Any, Any, List[str]) -> int
     env = environment.image_env_now()
     python = environment.python_record(env)
     out = {"baseline_untracked": {}, "env": env, "python": python,
-           "clean": environment.clean_interpreter_facts(python["path"] if python else sys.executable)}
+           "clean": environment.clean_interpreter_facts(python["path"] if python else sys.executable)}  # type: Dict[str, Any]
     out["plugins"] = out["clean"]["plugins"]
     out["clean_sys_path"] = out["clean"]["sys_path"]
     out["writable_roots"] = disk.writable_roots()

@@ -4,7 +4,7 @@
 # cross-checked against pytest's JUnit report, matched to the instance's ids, and the run's
 # facts and a cause for a person.
 #
-# adapters/testrun.py, installed as beyondswe_testrun.py (see adapters/verify.py). The run step
+# adapters/beyondswe_verifier/testrun.py (see verify.py). The run step
 # of both families.
 import json
 import os
@@ -15,18 +15,14 @@ import tempfile
 import time
 import xml.etree.ElementTree as ET  # imported before any submission code runs, as every import
 
-try:  # by its installed name, else by its name in adapters/ (the unit tests)
-    import beyondswe_common as common
-except ImportError:
-    import common
+from . import common
+from . import files
+from . import processes
+from . import environment
 
 MYPY = False
 if MYPY:  # the names of the type comments, for the checker only: never imported at run time
     from typing import Any, Dict, Iterator, List, Optional, Set, Tuple  # noqa: F401
-
-files = common.sibling("files")
-processes = common.sibling("processes")
-environment = common.sibling("environment")
 
 
 RUNNER_NAME = "beyondswe_pytest_runner.py"
@@ -40,7 +36,7 @@ def run_tests(ctx, ids, cwd, rootdir, extra_args, test_paths, prepend, timeout):
     os.chmod(rundir, 0o755)
     ctx.state["runner_dir"] = rundir
     runner = os.path.join(rundir, RUNNER_NAME)
-    shutil.copyfile(os.path.join(common.HERE, RUNNER_NAME), runner)
+    shutil.copyfile(os.path.join(common.PACKAGE, "pytest_runner.py"), runner)
     os.chmod(runner, 0o644)
     home = os.path.join(rundir, "home")
     os.mkdir(home, 0o700)

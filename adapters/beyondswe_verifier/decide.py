@@ -1,7 +1,7 @@
 # beyondswe verdict: the one place a verdict is made, from the facts the verifier's steps record.
 #
-# In the repository this is adapters/decide.py; beside the verifier it is installed as
-# beyondswe_decide.py, and adapters/verify.py calls decide() once its steps are done. A pure
+# adapters/beyondswe_verifier/decide.py, a module of the verifier package: verify.py calls
+# decide() once its steps are done. A pure
 # function of a JSON-like dict; unit tests: adapters/tests/test_decide.py, and the table in
 # tests/it/verifier.rs that also checks every reason against the Rust verdict's.
 #

@@ -1,8 +1,8 @@
 # beyondswe pytest runner: the only code of the grader that runs as the unprivileged test user.
 #
-# In the repository adapters/pytest_runner.py, installed as beyondswe_pytest_runner.py; started by
-# the verifier (adapters/verify.py, installed as beyondswe_verify.py) as
-# `python -I beyondswe_pytest_runner.py FD` with its uid dropped.
+# adapters/beyondswe_verifier/pytest_runner.py: never imported by the verifier, which copies it
+# into each run's directory as beyondswe_pytest_runner.py (testrun.py) and starts it as
+# `python -I beyondswe_pytest_runner.py FD` with its uid dropped; it imports nothing of the package.
 # It reads its configuration from stdin (never from a file the tests could find), and writes one
 # JSON event per line to the inherited pipe FD, which only the root verifier reads:
 #   {"e": "start"}, {"e": "collected", ...}, {"e": "collect_error", ...}, {"e": "report", ...},

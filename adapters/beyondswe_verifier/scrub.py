@@ -2,22 +2,17 @@
 # hooks in any form, metadata with entry points, bytecode and extension modules the base did not
 # have, top-level modules shadowing pytest, pluggy or the standard library.
 #
-# adapters/scrub.py, installed as beyondswe_scrub.py (see adapters/verify.py). Run after apply
+# adapters/beyondswe_verifier/scrub.py (see verify.py). Run after apply
 # in both families, and on the tree and the install's target after a Doc2Repo install.
 import os
 import time
 
-try:  # by its installed name, else by its name in adapters/ (the unit tests)
-    import beyondswe_common as common
-except ImportError:
-    import common
+from . import files
+from . import gitobjects
 
 MYPY = False
 if MYPY:  # the names of the type comments, for the checker only: never imported at run time
     from typing import Any, Dict, List, Optional, Set, Tuple  # noqa: F401
-
-files = common.sibling("files")
-gitobjects = common.sibling("gitobjects")
 
 
 def step_scrub(ctx, root=None, label="", loaders=True):  # type: (Any, Optional[str], str, bool) -> None

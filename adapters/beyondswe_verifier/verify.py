@@ -1,11 +1,12 @@
 # beyondswe verifier: every grading step that runs inside a task container, for both callers.
-# This file is its entry point: the commands, the context the steps share (Ctx) and grade(),
-# which runs the steps in order; the steps and the machinery they share are modules beside it.
+# This module holds the commands, the context the steps share (Ctx) and grade(), which runs the
+# steps in order; the steps and the machinery they share are the package's other modules.
 #
-# In the repository this is adapters/verify.py; in an image or a Harbor task it is installed as
-# beyondswe_verify.py beside beyondswe_restore_rules.json (adapters/restore_rules.json) and its
-# modules, each adapters/NAME.py installed as beyondswe_NAME.py and imported through sibling():
-#   common.py          what every module shares: the log, the step error, sibling()
+# The verifier is the package beyondswe_verifier (adapters/beyondswe_verifier/), installed as one
+# directory in an image or a Harbor task, beside its entry point beyondswe_verify.py
+# (adapters/beyondswe_verify.py, which runs main() below) and beyondswe_restore_rules.json
+# (adapters/restore_rules.json). Its modules import each other with relative imports:
+#   common.py          what every module shares: where it is installed, the log, the step error
 #   spec.py            the spec: the keys it may carry with their types, the defaults, and
 #                      the spec of a Harbor task from its test_config.json
 #   files.py           the restore rules' classify(); files read and written without following
@@ -78,39 +79,30 @@ import time
 import traceback
 
 LOADED_AT = time.time()
-HERE = os.path.dirname(os.path.abspath(__file__))
-# -I leaves the script's directory off sys.path: the verifier's modules are imported from its own
-# root-only directory, put first, before any step runs.
-if HERE not in sys.path:
-    sys.path.insert(0, HERE)
 
-try:  # by its installed name, else by its name in adapters/ (the unit tests)
-    import beyondswe_common as common
-except ImportError:
-    import common
+from . import common
+from . import spec as spec_keys
+from . import files
+from . import gitobjects
+from . import processes
+from . import disk
+from . import environment
+from . import submission
+from . import scrub
+from . import restore
+from . import static_step
+from . import canary_steps
+from . import testrun
+from . import doc2repo
+from . import issue
+from . import prepare
+# Imported with the rest, before any step runs: nothing of the verifier is imported after the
+# submission's code has had the container.
+from . import decide as decide_module
 
 MYPY = False
 if MYPY:  # the names of the type comments, for the checker only: never imported at run time
     from typing import Any, Dict, List, Optional, Tuple  # noqa: F401
-
-spec_keys = common.sibling("spec")
-files = common.sibling("files")
-gitobjects = common.sibling("gitobjects")
-processes = common.sibling("processes")
-disk = common.sibling("disk")
-environment = common.sibling("environment")
-submission = common.sibling("submission")
-scrub = common.sibling("scrub")
-restore = common.sibling("restore")
-static_step = common.sibling("static_step")
-canary_steps = common.sibling("canary_steps")
-testrun = common.sibling("testrun")
-doc2repo = common.sibling("doc2repo")
-issue = common.sibling("issue")
-prepare = common.sibling("prepare")
-# Imported with the rest, before any step runs: nothing of the verifier is imported after the
-# submission's code has had the container.
-decide_module = common.sibling("decide")
 
 # Every module of the verifier this file imports, compiled ahead by `prepare`.
 MODULES = (common, spec_keys, files, gitobjects, processes, disk, environment, submission, scrub, restore,
@@ -309,7 +301,9 @@ def cmd_prepare(args):  # type: (Any) -> int
     """What belongs to the image, recorded once before any submission (beyondswe_prepare.py);
     the verifier's own modules compiled ahead, so each grading imports them."""
     ctx = Ctx({"workdir": args.workdir, "base_commit": args.base})
-    return prepare.prepare(ctx, args, [os.path.abspath(__file__)] + [m.__file__ for m in MODULES])
+    own = [os.path.join(common.HERE, "beyondswe_verify.py"), os.path.join(common.PACKAGE, "__init__.py"),
+           os.path.abspath(__file__)]
+    return prepare.prepare(ctx, args, own + [m.__file__ for m in MODULES if m.__file__])
 
 
 def cmd_harbor(args):  # type: (Any) -> int
@@ -483,7 +477,3 @@ def main(argv):  # type: (List[str]) -> int
         sys.stderr.write("beyondswe_verify.py %s: --%s is required\n" % (argv[1], missing[0].replace("_", "-")))
         return 2
     return globals()[handler](args)
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))

@@ -1,8 +1,8 @@
 # beyondswe canary groups: each test that matters hidden among mutants of itself, under a key the
 # tested process never sees.
 #
-# In the repository this is adapters/canaries.py; beside the verifier it is installed as
-# beyondswe_canaries.py. The verifier (adapters/canary_steps.py) plans the groups as root before
+# adapters/beyondswe_verifier/canaries.py, a module of the verifier package.
+# The verifier (canary_steps.py) plans the groups as root before
 # the tests run, keeps the key in its own memory, and judges the groups from the outcomes after.
 # Everything here works on source text and outcome maps, with no file or process of its own:
 # canary_reading.py finds the templates and their sites, canary_writing.py the values and the
@@ -13,7 +13,7 @@
 # top-level assertion, alone on its lines, that compares the value under test with a literal
 # (`assert f(x) == 5`, `assert "a" == g()`, `self.assertEqual(f(x), 5)`), or the expected
 # literal of a top-level call to the project's own assertion helper (`self.assertRenders(src,
-# "<p>a</p>")`; adapters/helper_sites.py says when an argument is one). The group's k+1
+# "<p>a</p>")`; helper_sites.py says when an argument is one). The group's k+1
 # variants are the template with that literal replaced by k+1 distinct values of its type: the
 # real value and k mutants. For code whose results are deterministic and whose equality is
 # ordinary, "the real variant passes" implies "each mutant fails", for any implementation.
@@ -35,22 +35,17 @@ import hmac
 import random
 import re
 
-try:  # by its installed name, else by its name in adapters/ (the unit tests)
-    import beyondswe_common as common
-except ImportError:
-    import common
+from . import canary_reading as reading
+from . import canary_writing as writing
 
 MYPY = False
 if MYPY:  # the names of the type comments, for the checker only: never imported at run time
     from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, Union  # noqa: F401
-    from canary_reading import Def, Module, Value  # noqa: F401
+    from .canary_reading import Def, Module, Value  # noqa: F401
     Record = Dict[str, Any]  # a group's record (plan, plan_check)
     Item = Tuple[str, Tuple[str, ...], str]  # a group's collected item: (module, class path, parameters)
     Unit = Tuple[str, Tuple[str, ...], str]  # a test: (module, class path, name)
     Solo = Callable[[List[str]], Tuple[Dict[str, str], bool]]  # run ids alone: (outcomes, finished)
-
-reading = common.sibling("canary_reading")
-writing = common.sibling("canary_writing")
 
 PASSED = ("passed", "xpassed")
 SOLO_ROUNDS = 2
@@ -171,10 +166,11 @@ def plan(source,  # type: Union[str, bytes]
         # leave a reader nothing to weigh, where a changed letter may read less like a word).
         best = None
         for lit in sorted(lits, key=lambda x: rng.random()):
-            vals = writing.group_values(reading.literal_value(lit), k, values_rng(lit))
+            value = reading.literal_value(lit)
+            vals = None if value is None else writing.group_values(value, k, values_rng(lit))
             if vals is None:
                 continue
-            rank = (len(vals), isinstance(reading.literal_value(lit), (int, float)))
+            rank = (len(vals), isinstance(value, (int, float)))
             if best is None or rank > best[0]:
                 best = (rank, lit, vals)
         if best is None:
@@ -222,10 +218,14 @@ def plan_check(source,  # type: Union[str, bytes]
         return None
     edits, records = [], []
     for def_path, body, node, ks in each_target(module, names, targets):
-        checked = []
+        checked = []  # type: List[Tuple[Any, Value, List[Any]]]
         for lit in sorted(reading.sites(node, module, def_path), key=lambda x: rng.random()):
             v = reading.literal_value(lit)
-            others = writing.check_values(v, ks, lambda d=def_path, n=node.name, x=lit: check.rng(module_path, d, n, x))
+            if v is None:
+                continue
+            def rng_of(d=def_path, n=node.name, x=lit):  # type: (Tuple[str, ...], str, Any) -> random.Random
+                return check.rng(module_path, d, n, x)
+            others = writing.check_values(v, ks, rng_of)
             if others:
                 checked.append((lit, v, others))
             if len(checked) >= sites_per_test:
@@ -302,7 +302,7 @@ def start(source, rng, avoid, helpers=None):
     # type: (Union[str, bytes], random.Random, Optional[Callable[[str], bool]], Any) -> Tuple[Optional[Module], Any]
     """(the module parsed, its Names), or (None, None) when it cannot carry groups."""
     module = reading.parse(source, helpers)
-    if not reading.eligible(module):
+    if module is None or not reading.eligible(module):
         return None, None
     return module, Names(module, rng, avoid)
 
@@ -319,7 +319,7 @@ def each_target(module,  # type: Module
         if found is None:
             continue
         def_path, body, index = found
-        node = body[index]
+        node = body[index]  # type: Any
         if (def_path, node.name) in names.done or not reading.is_test_def(node) \
                 or not reading.template_ok(node, module):
             continue
@@ -356,9 +356,13 @@ def module_candidates(source, helpers=None):  # type: (Union[str, bytes], Any) -
     """(class path, name) of every test of a module that can carry a group (for a Doc2Repo
     suite, where any test may be drawn)."""
     module = reading.parse(source, helpers)
-    if not reading.eligible(module):
+    if module is None or not reading.eligible(module):
         return []
-    return [(path, body[i].name) for path, body, i in reading.candidates(module)]
+    out = []  # type: List[Tuple[Tuple[str, ...], str]]
+    for path, body, i in reading.candidates(module):
+        node = body[i]  # type: Any
+        out.append((path, node.name))
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 # beyondswe verifier: the spec it is given, one name and one default per option.
 #
-# adapters/spec.py, installed as beyondswe_spec.py. The spec's type is VerifierSpec in
+# adapters/beyondswe_verifier/spec.py. The spec's type is VerifierSpec in
 # src/verifier_spec.rs; its JSON Schema, schemas/verifier_spec.schema.json, is generated from it.
 # tests/it/verifier.rs holds KEYS (names and types) and the defaults below to that schema and to
 # the Rust constants. The offline grader writes the whole spec; a Harbor task holds its instance
@@ -10,10 +10,8 @@ import hashlib
 import json
 import os
 
-try:
-    import beyondswe_common as common
-except ImportError:  # the unit tests, in adapters/
-    import common
+from . import common
+from . import files
 
 MYPY = False
 if MYPY:  # the names of the type comments, for the checker only: never imported at run time
@@ -119,7 +117,7 @@ def task_gold_check(cfg, tests):  # type: (Dict[str, Any], str) -> Optional[Dict
     if not isinstance(want, str) or not want:
         return None
     try:
-        data = common.sibling("files").read_regular(os.path.join(tests, GOLD_CHECK))
+        data = files.read_regular(os.path.join(tests, GOLD_CHECK))
     except (OSError, ValueError):
         return None
     if hashlib.sha256(data).hexdigest() != want:

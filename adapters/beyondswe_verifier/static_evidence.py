@@ -1,8 +1,8 @@
 # beyondswe static evidence: what a submission's code reaches for, read from its source before any
 # of it runs.
 #
-# In the repository this is adapters/static_evidence.py; beside the verifier it is installed as
-# beyondswe_static_evidence.py. The verifier's static step (adapters/static_step.py) calls it as
+# adapters/beyondswe_verifier/static_evidence.py, a module of the verifier package.
+# The verifier's static step (static_step.py) calls it as
 # root, after the submission is applied and the tests restored, and before any code of the
 # submission runs: its answer cannot be reached, changed or erased by the code it reads. Unit
 # tests:

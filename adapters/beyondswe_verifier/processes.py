@@ -3,7 +3,7 @@
 # on what it writes (measured by disk.py), and running its commands with every privilege dropped
 # and every process it left killed at the end.
 #
-# adapters/processes.py, installed as beyondswe_processes.py (see adapters/verify.py). Used by
+# adapters/beyondswe_verifier/processes.py (see verify.py). Used by
 # the lock step, the Doc2Repo install and the test run. `resource` is imported when this module
 # is, with the verifier: demote() runs as a preexec_fn, which must not import.
 import os
@@ -18,16 +18,12 @@ try:
 except ImportError:  # not on every platform
     resource = None  # type: ignore[assignment]
 
-try:  # by its installed name, else by its name in adapters/ (the unit tests)
-    import beyondswe_common as common
-except ImportError:
-    import common
+from . import common
+from . import disk
 
 MYPY = False
 if MYPY:  # the names of the type comments, for the checker only: never imported at run time
     from typing import Any, Callable, Dict, Iterable, List, Optional, Set, Tuple  # noqa: F401
-
-disk = common.sibling("disk")
 
 
 TEST_USER = "beyondswe-test"

@@ -1,8 +1,8 @@
 # beyondswe suite manifest: which test node ids a Doc2Repo hidden suite can produce, read from
 # the suite's archive before anything of the submission runs.
 #
-# In the repository this is adapters/manifest.py; beside the verifier it is installed as
-# beyondswe_manifest.py. The verifier (adapters/doc2repo.py) reads the manifest as root from the
+# adapters/beyondswe_verifier/manifest.py, a module of the verifier package.
+# The verifier (doc2repo.py) reads the manifest as root from the
 # suite zip it was handed, before the submission installs itself, so no code of the submission
 # can add to it. The Doc2Repo score then counts only outcomes whose node id the manifest names;
 # any other collected id (a test planted beside the suite, or an id invented on the result

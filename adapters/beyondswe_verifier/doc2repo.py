@@ -2,7 +2,7 @@
 # user; only then is the hidden suite unpacked, read-only; only the ids of its manifest
 # (beyondswe_manifest.py, read from the archive before the install) count.
 #
-# adapters/doc2repo.py, installed as beyondswe_doc2repo.py (see adapters/verify.py). Called by
+# adapters/beyondswe_verifier/doc2repo.py (see verify.py). Called by
 # the entry point's grade for a Doc2Repo instance.
 import os
 import random
@@ -10,29 +10,26 @@ import shutil
 import tempfile
 import time
 
-try:  # by its installed name, else by its name in adapters/ (the unit tests)
-    import beyondswe_common as common
-except ImportError:
-    import common
+from . import common
+from . import spec as spec_keys
+from . import files
+from . import gitobjects
+from . import processes
+from . import environment
+from . import submission
+from . import scrub
+from . import static_step
+from . import canary_steps
+from . import testrun
 
 MYPY = False
 if MYPY:  # the names of the type comments, for the checker only: never imported at run time
     from typing import Any, Dict, List, Tuple  # noqa: F401
 
-spec_keys = common.sibling("spec")
-files = common.sibling("files")
-gitobjects = common.sibling("gitobjects")
-processes = common.sibling("processes")
-environment = common.sibling("environment")
-submission = common.sibling("submission")
-scrub = common.sibling("scrub")
-static_step = common.sibling("static_step")
-canary_steps = common.sibling("canary_steps")
-testrun = common.sibling("testrun")
-
 
 def manifest_module():  # type: () -> Any
-    return common.sibling("manifest")
+    from . import manifest
+    return manifest
 
 
 def grade_doc2repo(ctx):  # type: (Any) -> None

@@ -2,7 +2,7 @@
 # beyondswe_restore_rules.json), and files as the verifier handles them: never through a link,
 # written only below real directories, hashed, handed to the test user or locked against it.
 #
-# adapters/files.py, installed as beyondswe_files.py (see adapters/verify.py). Used by every
+# adapters/beyondswe_verifier/files.py (see verify.py). Used by every
 # step; src/restore_rules.rs reads the same table and tests/it/verifier.rs checks that both
 # classify alike.
 import hashlib
@@ -12,10 +12,7 @@ import shutil
 import stat
 import sys
 
-try:  # by its installed name, else by its name in adapters/ (the unit tests)
-    import beyondswe_common as common
-except ImportError:
-    import common
+from . import common
 
 MYPY = False
 if MYPY:  # the names of the type comments, for the checker only: never imported at run time
@@ -116,8 +113,9 @@ def ensure_real_dirs(root, rel_dir):  # type: (str, str) -> None
         os.mkdir(cur, 0o755)
 
 
-def safe_write(root, rel, data, mode):  # type: (str, str, bytes, str) -> None
-    """Writes root/rel as a regular file (mode 100644/100755) or symlink (120000) with `data`."""
+def safe_write(root, rel, data, mode):  # type: (str, str, bytes, Optional[str]) -> None
+    """Writes root/rel as a regular file (mode 100644/100755; None: 100644) or symlink (120000)
+    with `data`."""
     ensure_real_dirs(root, os.path.dirname(rel))
     full = os.path.join(root, rel)
     if lexists(full):

@@ -1,7 +1,7 @@
 # beyondswe verifier: the submission: captured as the agent left the workdir (Harbor), applied
 # with `git apply` only, and the paths it added or changed.
 #
-# adapters/submission.py, installed as beyondswe_submission.py (see adapters/verify.py). The
+# adapters/beyondswe_verifier/submission.py (see verify.py). The
 # apply step of both families; the static step reads submission_paths().
 import os
 import shutil
@@ -9,17 +9,13 @@ import subprocess
 import tempfile
 import time
 
-try:  # by its installed name, else by its name in adapters/ (the unit tests)
-    import beyondswe_common as common
-except ImportError:
-    import common
+from . import common
+from . import files
+from . import gitobjects
 
 MYPY = False
 if MYPY:  # the names of the type comments, for the checker only: never imported at run time
     from typing import Any, List  # noqa: F401
-
-files = common.sibling("files")
-gitobjects = common.sibling("gitobjects")
 
 
 def capture_submission(ctx, dest):  # type: (Any, str) -> int

@@ -3,7 +3,7 @@
 # of the tests they hide, judged after the run, and the real variants' outcomes mapped back to
 # the dataset's ids.
 #
-# adapters/canary_steps.py, installed as beyondswe_canary_steps.py (see adapters/verify.py).
+# adapters/beyondswe_verifier/canary_steps.py (see verify.py).
 # Used by both families. The key (which variant of each group is real) exists only in the
 # records this module returns, in the verifier's memory: nothing written into the container
 # names it, and the result names it only after every process of the test user is gone.
@@ -11,17 +11,12 @@ import os
 import re
 import sys
 
-try:  # by its installed name, else by its name in adapters/ (the unit tests)
-    import beyondswe_common as common
-except ImportError:
-    import common
+from . import files
 
 MYPY = False
 if MYPY:  # the names of the type comments, for the checker only: never imported at run time
     import random  # noqa: F401
     from typing import Any, Callable, Dict, List, Mapping, Optional, Set, Tuple  # noqa: F401
-
-files = common.sibling("files")
 
 # PASS_TO_PASS tests drawn into groups at each grading where no FAIL_TO_PASS test can carry one
 # (with P2P_K mutants each: then they are what catches a payload that forges every outcome), and
@@ -43,17 +38,19 @@ CHECKED = "checked under the gold patch"
 
 
 def canaries_module():  # type: () -> Any
-    return common.sibling("canaries")
+    from . import canaries
+    return canaries
 
 
 def reading_module():  # type: () -> Any
-    return common.sibling("canary_reading")
+    from . import canary_reading
+    return canary_reading
 
 
 def helpers_over(root, wrappers):  # type: (str, bool) -> Callable[[str], Any]
     """A function giving each test module's helper_sites.Helpers over the tree at `root`, all
     sharing one cache of the tree's parsed modules."""
-    hs = common.sibling("helper_sites")
+    from . import helper_sites as hs
     parsed = {}  # type: Dict[str, Any]
     return lambda path: hs.for_tree(root, path, wrappers, read_module, parsed)
 
