@@ -153,43 +153,20 @@ const fn concat<const A: usize, const B: usize, const N: usize>(
     out
 }
 
-/// Every embedded file, by its path in `adapters/` (a test checks none is missing).
-pub const FILES: [(&str, &str); 34] = [
-    ("strip_history.sh", STRIP_HISTORY_SH),
-    ("setup_step.sh", SETUP_STEP_SH),
-    ("beyondswe_verify.py", ENTRY_PY),
-    ("beyondswe_verifier/__init__.py", INIT_PY),
-    ("beyondswe_verifier/verify.py", VERIFY_PY),
-    ("beyondswe_verifier/common.py", COMMON_PY),
-    ("beyondswe_verifier/spec.py", SPEC_PY),
-    ("beyondswe_verifier/files.py", FILES_PY),
-    ("beyondswe_verifier/gitobjects.py", GITOBJECTS_PY),
-    ("beyondswe_verifier/processes.py", PROCESSES_PY),
-    ("beyondswe_verifier/disk.py", DISK_PY),
-    ("beyondswe_verifier/environment.py", ENVIRONMENT_PY),
-    ("beyondswe_verifier/submission.py", SUBMISSION_PY),
-    ("beyondswe_verifier/scrub.py", SCRUB_PY),
-    ("beyondswe_verifier/restore.py", RESTORE_PY),
-    ("beyondswe_verifier/static_step.py", STATIC_STEP_PY),
-    ("beyondswe_verifier/canary_steps.py", CANARY_STEPS_PY),
-    ("beyondswe_verifier/testrun.py", TESTRUN_PY),
-    ("beyondswe_verifier/issue.py", ISSUE_PY),
-    ("beyondswe_verifier/doc2repo.py", DOC2REPO_PY),
-    ("beyondswe_verifier/prepare.py", PREPARE_PY),
-    ("beyondswe_verifier/pytest_runner.py", PYTEST_RUNNER_PY),
-    ("beyondswe_verifier/static_evidence.py", STATIC_EVIDENCE_PY),
-    ("beyondswe_verifier/manifest.py", MANIFEST_PY),
-    ("beyondswe_verifier/canaries.py", CANARIES_PY),
-    ("beyondswe_verifier/canary_reading.py", CANARY_READING_PY),
-    ("beyondswe_verifier/canary_writing.py", CANARY_WRITING_PY),
-    ("beyondswe_verifier/helper_sites.py", HELPER_SITES_PY),
-    ("beyondswe_verifier/decide.py", DECIDE_PY),
-    ("restore_rules.json", RESTORE_RULES_JSON),
-    ("test.sh", TEST_SH),
-    ("solve.sh", SOLVE_SH),
-    ("solve_repo.sh", SOLVE_REPO_SH),
-    ("solve_submission.sh", SOLVE_SUBMISSION_SH),
-];
+/// Every embedded file, by its path in `adapters/` (a test checks none is missing): the files
+/// that are not the verifier's Python, then the verifier (installed under the same paths).
+pub const FILES: [(&str, &str); 34] = concat(
+    [
+        ("strip_history.sh", STRIP_HISTORY_SH),
+        ("setup_step.sh", SETUP_STEP_SH),
+        ("restore_rules.json", RESTORE_RULES_JSON),
+        ("test.sh", TEST_SH),
+        ("solve.sh", SOLVE_SH),
+        ("solve_repo.sh", SOLVE_REPO_SH),
+        ("solve_submission.sh", SOLVE_SUBMISSION_SH),
+    ],
+    VERIFIER_MODULES,
+);
 
 /// A digest of every embedded file: what runs in the container, part of each resume key (a
 /// changed verifier grades again).
