@@ -120,14 +120,18 @@ fn one_line_trajectory_files_are_documents_and_take_the_instance_given() {
         "{:#}",
         preds[0]
     );
-    // Harbor's `agent/trajectory.json` on one line, with its instance given.
+    // Harbor's `agent/trajectory.json` on one line, with its instance given: terminus-2 types its
+    // commands (`keystrokes`, nothing else), and they are read as commands.
     let atif = json!({
         "schema_version": "ATIF-v1.2", "session_id": "s1",
         "agent": {"name": "terminus-2", "version": "2.0", "model_name": "acme-model"},
         "steps": [
             {"step_id": 1, "source": "user", "message": "Fix calc."},
             {"step_id": 2, "source": "agent", "message": "Looking.", "tool_calls": [
-                {"tool_call_id": "c1", "function_name": "bash_command", "arguments": {"keystrokes": "ls\n", "command": "git log --all"}}
+                {"tool_call_id": "c1", "function_name": "bash_command", "arguments": {"keystrokes": "ls\n", "duration": 0.1}}
+            ]},
+            {"step_id": 3, "source": "agent", "message": "History.", "tool_calls": [
+                {"tool_call_id": "c2", "function_name": "bash_command", "arguments": {"keystrokes": "git log --all --oneline\n", "duration": 1.0}}
             ]}
         ]
     });

@@ -587,8 +587,10 @@ impl Trajectory {
 }
 
 /// The argument keys that carry a command: `command`, `cmd` and `script` in every agent's tools;
-/// for generic tools also an interpreter's `code` and a terminal's `input`.
-pub(super) const COMMAND_KEYS: [&str; 5] = ["command", "cmd", "script", "code", "input"];
+/// for generic tools also an interpreter's `code`, a terminal's `input`, and the `keystrokes`
+/// Harbor's terminus agents type into their terminal (`bash_command`).
+pub(super) const COMMAND_KEYS: [&str; 6] =
+    ["command", "cmd", "script", "code", "input", "keystrokes"];
 
 /// Whether `items` are chat messages: at least one, each with a string `role`.
 pub(super) fn is_chat(items: &[Value]) -> bool {
