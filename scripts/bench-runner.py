@@ -8,7 +8,7 @@ Runs, in turn and `--rounds` times, the same test ids in DIR (a checkout of a re
 dependencies and pytest installed for PY):
 - plain pytest: `pytest.main(args + ids)` with DIR (and each --path) first on sys.path, as the
   official evaluator's injected runner does;
-- this tree's adapters/beyondswe_verifier/pytest_runner.py, fed as the verifier feeds it (configuration on stdin,
+- this tree's runner (adapters/beyondswe_verifier/pytest_runner.py and its second file), fed as the verifier feeds it (configuration on stdin,
   result channel on a pipe read to its end);
 - with --against REV, the runner of that revision too.
 Both sides write a JUnit file, with the same pytest options. Prints the medians and the ratios.
@@ -29,14 +29,37 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PLAIN = "import sys, pytest; sys.path[0:0] = sys.argv[1].split(':'); sys.exit(pytest.main(sys.argv[2:]))"
 
 
-def old_runner(rev):
-    """The runner's text at `rev`: in the package, or (before it) at the top of adapters/."""
-    for rel in ("adapters/beyondswe_verifier/pytest_runner.py", "adapters/pytest_runner.py"):
-        got = subprocess.run(["git", "-C", ROOT, "show", "%s:%s" % (rev, rel)],
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        if got.returncode == 0:
-            return got.stdout
-    raise SystemExit("no pytest runner at %s" % rev)
+# The runner's files as the verifier lays them out in a run's directory (testrun.RUNNER_FILES):
+# (name there, file of the package). Before the runner had a second file, only the first.
+RUNNER_FILES = (("beyondswe_pytest_runner.py", "pytest_runner.py"),
+                ("beyondswe_runner_snapshot.py", "runner_snapshot.py"))
+
+
+def lay_out(rev, dest):
+    """The runner's files of `rev` (None: this tree) in `dest`, as a run's directory holds them;
+    the runner's path. Before the verifier was a package they sat at the top of adapters/."""
+    os.makedirs(dest)
+    for name, source in RUNNER_FILES:
+        data = None
+        if rev is None:
+            path = os.path.join(ROOT, "adapters", "beyondswe_verifier", source)
+            if os.path.exists(path):
+                with open(path, "rb") as f:
+                    data = f.read()
+        else:
+            for rel in ("adapters/beyondswe_verifier/" + source, "adapters/" + source):
+                got = subprocess.run(["git", "-C", ROOT, "show", "%s:%s" % (rev, rel)],
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                if got.returncode == 0:
+                    data = got.stdout
+                    break
+        if data is None:
+            if name == RUNNER_FILES[0][0]:
+                raise SystemExit("no pytest runner at %s" % (rev or "this tree"))
+            continue
+        with open(os.path.join(dest, name), "wb") as f:
+            f.write(data)
+    return os.path.join(dest, RUNNER_FILES[0][0])
 
 
 def main():
@@ -51,12 +74,9 @@ def main():
     repo = os.path.abspath(args.repo)
     ids = json.load(open(args.ids))
     tmp = tempfile.mkdtemp(prefix="bench-runner-")
-    runners = {"this tree": os.path.join(ROOT, "adapters", "beyondswe_verifier", "pytest_runner.py")}
+    runners = {"this tree": lay_out(None, os.path.join(tmp, "this-tree"))}
     if args.against:
-        old = os.path.join(tmp, "runner_%s.py" % args.against.replace("/", "_"))
-        with open(old, "wb") as f:
-            f.write(old_runner(args.against))
-        runners[args.against] = old
+        runners[args.against] = lay_out(args.against, os.path.join(tmp, "rev-" + args.against.replace("/", "_")))
     paths = [repo] + [os.path.join(repo, p) for p in args.path]
     pytest_args = ["-o", "addopts=", "-p", "no:cacheprovider", "--rootdir=" + repo, "-q", "-rN"]
 

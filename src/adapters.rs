@@ -51,6 +51,10 @@ pub const DOC2REPO_PY: &str = include_str!("../adapters/beyondswe_verifier/doc2r
 pub const PREPARE_PY: &str = include_str!("../adapters/beyondswe_verifier/prepare.py");
 /// Runs pytest as the unprivileged test user; started by `TESTRUN_PY`, reports over a pipe.
 pub const PYTEST_RUNNER_PY: &str = include_str!("../adapters/beyondswe_verifier/pytest_runner.py");
+/// The runner's second file: the snapshot of pytest's and the runner's functions and the checks
+/// against it; copied beside `PYTEST_RUNNER_PY` by `TESTRUN_PY`, loaded by the runner by its path.
+pub const RUNNER_SNAPSHOT_PY: &str =
+    include_str!("../adapters/beyondswe_verifier/runner_snapshot.py");
 /// Reads the submission's source for ways into the test machinery; imported by `STATIC_STEP_PY`.
 pub const STATIC_EVIDENCE_PY: &str =
     include_str!("../adapters/beyondswe_verifier/static_evidence.py");
@@ -126,10 +130,11 @@ pub const PREPARE_MODULES: [(&str, &str); 21] = [
 
 /// The verifier by installed path: the entry point and its package, one directory. Those of
 /// [`PREPARE_MODULES`], then the ones only a grading needs.
-pub const VERIFIER_MODULES: [(&str, &str); 27] = concat(
+pub const VERIFIER_MODULES: [(&str, &str); 28] = concat(
     PREPARE_MODULES,
     [
         ("beyondswe_verifier/pytest_runner.py", PYTEST_RUNNER_PY),
+        ("beyondswe_verifier/runner_snapshot.py", RUNNER_SNAPSHOT_PY),
         ("beyondswe_verifier/manifest.py", MANIFEST_PY),
         ("beyondswe_verifier/canaries.py", CANARIES_PY),
         ("beyondswe_verifier/canary_reading.py", CANARY_READING_PY),
@@ -155,7 +160,7 @@ const fn concat<const A: usize, const B: usize, const N: usize>(
 
 /// Every embedded file, by its path in `adapters/` (a test checks none is missing): the files
 /// that are not the verifier's Python, then the verifier (installed under the same paths).
-pub const FILES: [(&str, &str); 34] = concat(
+pub const FILES: [(&str, &str); 35] = concat(
     [
         ("strip_history.sh", STRIP_HISTORY_SH),
         ("setup_step.sh", SETUP_STEP_SH),

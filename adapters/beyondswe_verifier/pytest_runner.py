@@ -3,6 +3,8 @@
 # adapters/beyondswe_verifier/pytest_runner.py: never imported by the verifier, which copies it
 # into each run's directory as beyondswe_pytest_runner.py (testrun.py) and starts it as
 # `python -I beyondswe_pytest_runner.py FD` with its uid dropped; it imports nothing of the package.
+# Its second file, runner_snapshot.py (the snapshot, the checks against it, the tests' source-only
+# finder), is copied beside it as beyondswe_runner_snapshot.py and loaded by its path (step 2).
 # It reads its configuration from stdin (never from a file the tests could find), and writes one
 # JSON event per line to the inherited pipe FD, which only the root verifier reads:
 #   {"e": "start"}, {"e": "collected", ...}, {"e": "collect_error", ...}, {"e": "report", ...},
@@ -11,12 +13,15 @@
 #   1. an audit hook (sys.addaudithook, cannot be removed) that refuses and reports code writes on
 #      pytest, pluggy, unittest and the test modules, forged code for trusted files, and opens of
 #      the grader's private paths, and reports gc / ctypes / tracing / marshal use by repository code;
-#   2. every path of the repository is taken off sys.path, then pytest, pluggy, pytest's built-in
+#   2. the second file is loaded by its path in this file's directory (never through sys.path)
+#      as the module beyondswe_runner_snapshot, guarded from here on as this file is;
+#   3. every path of the repository is taken off sys.path, then pytest, pluggy, pytest's built-in
 #      plugins and the allowed third-party plugins are imported from the clean interpreter;
-#   3. a snapshot of every function and class of those modules (identity and code);
-#   4. the repository paths are put back explicitly, then the image's PYTHONPATH (from the prepare
+#   4. a snapshot of every function and class of those modules and of the runner's own two
+#      modules (identity and code);
+#   5. the repository paths are put back explicitly, then the image's PYTHONPATH (from the prepare
 #      step's record, never from the submission), and pytest runs with plugin autoloading off;
-#   5. after collection and at the end the snapshot is compared: a changed function is proof;
+#   6. after collection and at the end the snapshot is compared: a changed function is proof;
 #      between, after a test's teardown at most every 20 ms, a fingerprint of the critical
 #      modules (read in C loops, no audit event per object) sends it to the same comparison.
 # Reports leave in one write per test, with its call's report (passed setups and teardowns wait).
@@ -43,6 +48,10 @@ _PRIVATE = [os.path.realpath(p) for p in _CONFIG.get("private_paths", [])]
 _TESTS = [os.path.normpath(p) for p in _CONFIG.get("test_paths", []) if p]
 _PROTECTED = tuple(_CONFIG.get("protected_modules", ["pytest", "_pytest", "pluggy"]))
 _SELF = os.path.realpath(__file__)
+# The second file: one fixed module name, loaded from this file's own directory only.
+_SNAPSHOT_NAME = "beyondswe_runner_snapshot"
+_SNAPSHOT_FILE = os.path.realpath(os.path.join(os.path.dirname(_SELF), _SNAPSHOT_NAME + ".py"))
+_OWN_FILES = (_SELF, _SNAPSHOT_FILE)
 _MAX_EVENT = 64 * 1024
 
 
@@ -173,7 +182,7 @@ def _untrusted_caller(depth=2):
     return fn
 
 
-# Objects whose code the tests' outcomes depend on; filled in by _snapshot().
+# Objects whose code the tests' outcomes depend on; filled in by the snapshot (step 4).
 _guarded_ids = set()  # type: set
 _in_hook = [False]
 _WATCH = frozenset([
@@ -191,7 +200,7 @@ _GUARDED_ROOTS = []
 def _guarded_file(filename):
     """The grader's, pytest's and the tests' own files: nobody may mint code in their name."""
     real = _real(filename)
-    return real == _SELF or _under_tests(real) or _under(real, _GUARDED_ROOTS)
+    return real in _OWN_FILES or _under_tests(real) or _under(real, _GUARDED_ROOTS)
 
 
 def _audit(event, args):
@@ -280,7 +289,18 @@ _AUDIT = hasattr(sys, "addaudithook")
 if _AUDIT:
     sys.addaudithook(_audit)
 
-# Step 2: no repository path while pytest and its plugins are imported.
+# Step 2: the second file, by its absolute path; registered before it runs, as an import would.
+# What it imports is built in, or loaded by now, or importlib.machinery (from importlib's directory).
+import importlib.util  # noqa: E402
+
+_rs_spec = importlib.util.spec_from_file_location(_SNAPSHOT_NAME, _SNAPSHOT_FILE)
+if _rs_spec is None or _rs_spec.loader is None:
+    raise ImportError("beyondswe: no %s" % _SNAPSHOT_FILE)
+_rs = importlib.util.module_from_spec(_rs_spec)
+sys.modules[_SNAPSHOT_NAME] = _rs
+_rs_spec.loader.exec_module(_rs)
+
+# Step 3: no repository path while pytest and its plugins are imported.
 _removed = []
 for _i, _p in enumerate(list(sys.path)):
     if not _p or _under(os.path.realpath(_p), _REPO) or _under_tests(os.path.realpath(_p)):
@@ -293,12 +313,6 @@ for _name in list(sys.modules):
     if _f and (_under(os.path.realpath(_f), _REPO) or _under_tests(os.path.realpath(_f))):
         # Imported during start-up from the repository (a .pth of the image's editable install).
         del sys.modules[_name]
-
-import gc  # noqa: E402
-import importlib  # noqa: E402
-import itertools  # noqa: E402
-import operator  # noqa: E402
-import types  # noqa: E402
 
 sys.argv = ["pytest"]
 import pytest  # noqa: E402
@@ -340,35 +354,10 @@ except Exception:  # noqa: BLE001 - a pytest without assertion rewriting reads n
     pass
 import importlib.machinery  # noqa: E402
 
-
-class _SourceOnlyLoader(importlib.machinery.SourceFileLoader):
-    """A test directory's module compiled from its source, never from a cache."""
-
-    def get_code(self, fullname):
-        path = self.get_filename(fullname)
-        return self.source_to_code(self.get_data(path), path)
-
-
-class _TestSourceFinder(object):
-    """Python's path finder, but a module found under the test directories gets the loader above."""
-
-    @staticmethod
-    def find_spec(name, path=None, target=None):
-        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
-        loader = getattr(spec, "loader", None)
-        if (type(loader) is importlib.machinery.SourceFileLoader and spec.origin
-                and _under_tests(_real(spec.origin))):
-            spec.loader = _SourceOnlyLoader(loader.name, loader.path)
-        return spec
-
-    @staticmethod
-    def invalidate_caches():
-        importlib.machinery.PathFinder.invalidate_caches()
-
-
+# Python's path finder, but a module found under the test directories is compiled from its source.
 sys.meta_path.insert(sys.meta_path.index(importlib.machinery.PathFinder)
                      if importlib.machinery.PathFinder in sys.meta_path else len(sys.meta_path),
-                     _TestSourceFinder)
+                     _rs.TestSourceFinder(_real, _under_tests))
 
 # Allowed third-party plugins: those the clean image had before the submission (computed by the
 # verifier). Those living outside the repository are imported now; the rest after the paths return.
@@ -384,197 +373,9 @@ for _spec in _CONFIG.get("plugins", []):
         _late_plugins.append(_spec)
 
 
-def _func_of(value):
-    """The function behind a method, staticmethod or classmethod; else the value itself. Read
-    by type, never through getattr: an object with a dynamic __getattr__ (unittest.mock's
-    `call`) would answer with a new object at every look."""
-    if isinstance(value, (types.MethodType, staticmethod, classmethod)):
-        return value.__func__
-    return value
-
-
-def _code_id(value):
-    f = _func_of(value)
-    code = f.__code__ if isinstance(f, types.FunctionType) else None
-    return (id(value), id(f), id(code) if code is not None else 0)
-
-
-def _guarded_module_names():
-    names = []
-    for name in list(sys.modules):
-        root = name.split(".", 1)[0]
-        if root in _PROTECTED or root == "unittest" or name == "__main__":
-            names.append(name)
-    return names
-
-
-def _snapshot():
-    snap = {}
-    for name in _guarded_module_names():
-        mod = sys.modules.get(name)
-        if mod is None:
-            continue
-        snap[(name, "")] = (id(mod), 0, 0)
-        for key, value in list(getattr(mod, "__dict__", {}).items()):
-            if callable(value) or isinstance(value, (staticmethod, classmethod, property)):
-                snap[(name, key)] = _code_id(value)
-                _guarded_ids.add(id(value))
-                if isinstance(value, type) and getattr(value, "__module__", None) == name:
-                    for akey, avalue in list(vars(value).items()):
-                        if callable(avalue) or isinstance(avalue, (staticmethod, classmethod, property)):
-                            snap[(name, key + "." + akey)] = _code_id(avalue)
-                            f = _func_of(avalue)
-                            _guarded_ids.add(id(f))
-                            if isinstance(avalue, property):
-                                for acc in (avalue.fget, avalue.fset, avalue.fdel):
-                                    if acc is not None:
-                                        _guarded_ids.add(id(acc))
-    return snap
-
-
-def _current(name, key):
-    mod = sys.modules.get(name)
-    if not key:
-        return (id(mod), 0, 0) if mod is not None else None
-    if mod is None:
-        return None
-    d = getattr(mod, "__dict__", {})
-    if "." in key:
-        cls_name, attr = key.split(".", 1)
-        cls = d.get(cls_name)
-        if cls is None:
-            return None
-        value = vars(cls).get(attr)
-    else:
-        value = d.get(key)
-    return None if value is None else _code_id(value)
-
-
-for _name in _PROTECTED:
-    _f = getattr(sys.modules.get(_name), "__file__", None)
-    if _f:
-        _f = os.path.realpath(_f)
-        _GUARDED_ROOTS.append(os.path.dirname(_f) if os.path.basename(_f) == "__init__.py" else _f)
-_SNAP = _snapshot()
-_CRITICAL_MODULES = ("_pytest.python", "_pytest.runner", "_pytest.reports", "_pytest.unittest",
-                     "_pytest.main", "_pytest.nodes", "_pytest.skipping", "_pytest.outcomes",
-                     "_pytest.junitxml", "pluggy._hooks", "pluggy._callers", "pluggy._manager",
-                     "pluggy._result", "pluggy.callers", "pluggy.hooks", "pluggy.manager",
-                     "unittest.case", "unittest.result", "__main__")
-_CRITICAL = [k for k in _SNAP if k[0] in _CRITICAL_MODULES]
-_CRITICAL_NAMES = sorted(set(k[0] for k in _CRITICAL))  # those of them the snapshot holds
-
-
-class _Fingerprint(object):
-    """What the check between tests reads, in C loops only (a Python loop over a few thousand
-    names per test, each with id() calls, doubled a real suite's time): which module each
-    critical name holds, the identity of every value of those modules' and their classes'
-    namespaces (live views, taken once), their names, and what every function among them refers
-    to (its code among them). Any difference sends the check to the full comparison with the
-    snapshot, which names what changed."""
-
-    def __init__(self, names):
-        self.names = names
-        self.refresh()
-
-    def refresh(self):
-        spaces, funcs = [], []
-        for name in self.names:
-            d = getattr(sys.modules.get(name), "__dict__", None)
-            if not isinstance(d, dict):
-                continue
-            spaces.append(d)
-            for value in list(d.values()):
-                funcs.extend(self._functions(value))
-                if isinstance(value, type) and getattr(value, "__module__", None) == name:
-                    ns = vars(value)
-                    spaces.append(ns)
-                    for avalue in list(ns.values()):
-                        funcs.extend(self._functions(avalue))
-        self.values = [s.values() for s in spaces]
-        self.keys = [s.keys() for s in spaces]
-        self.funcs = funcs
-        self.saved = self.read()
-
-    @staticmethod
-    def _functions(value):
-        if isinstance(value, property):
-            return [a for a in (value.fget, value.fset, value.fdel) if isinstance(a, types.FunctionType)]
-        f = _func_of(value)
-        return [f] if isinstance(f, types.FunctionType) else []
-
-    # Bound now, before any repository code runs: a module attribute or a builtin replaced later
-    # does not change what the check calls.
-    _modules, _chain, _referents, _is, _all, _map = (sys.modules, itertools.chain.from_iterable,
-                                                     gc.get_referents, operator.is_, all, map)
-
-    def read(self):
-        return (tuple(self._map(self._modules.get, self.names)),
-                tuple(self._chain(self.values)),
-                tuple(self._chain(self.keys)),
-                tuple(self._referents(*self.funcs)))
-
-    def moved(self):
-        # By identity (never ==, which a replacement could answer), and neither id() nor
-        # __code__ per object: each is an audit event, and would run the audit hook thousands of
-        # times a test. The functions' referents (code, defaults, globals, ...) come from one
-        # gc.get_referents call, one event.
-        for now, saved in zip(self.read(), self.saved):
-            if len(now) != len(saved) or not self._all(self._map(self._is, now, saved)):
-                return True
-        return False
-
-
-def _pytest_own_patch(name, key):
-    """pytest's legacypath plugin replaces a few methods at configure time with module functions
-    named `<Class>_<attr>`: that change is pytest's own, nobody else's."""
-    if "." not in key:
-        return False
-    cls_name, attr = key.split(".", 1)
-    cls = getattr(sys.modules.get(name), cls_name, None)
-    value = vars(cls).get(attr) if cls is not None else None
-    f = getattr(value, "fget", None) or getattr(value, "__func__", value)
-    mod = getattr(f, "__module__", "") or ""
-    fname = getattr(f, "__name__", "")
-    return (mod.startswith("_pytest.") and fname == cls_name + "_" + attr
-            and getattr(sys.modules.get(mod), fname, None) is f)
-
-
-def _compare(keys):
-    changed = []
-    for key in keys:
-        now = _current(*key)
-        if now != _SNAP[key]:
-            if _pytest_own_patch(*key):
-                _SNAP[key] = now
-                continue
-            changed.append("%s.%s" % key if key[1] else key[0])
-    return changed
-
-
-# Step 4: the repository's paths back, explicitly.
-for _i, _p in _removed:
-    sys.path.insert(min(_i, len(sys.path)), _p)
-# The image's own PYTHONPATH, where `python` would have put it at start-up: after the run's
-# first paths (the workdir, as the official runner puts it first), before the standard library.
-# Only now: `-I` kept it away from pytest's and the plugins' imports.
-for _p in reversed(_CONFIG.get("prepend_paths", []) + _CONFIG.get("image_paths", [])):
-    if _p in sys.path:
-        sys.path.remove(_p)
-    sys.path.insert(0, _p)
-for _spec in _late_plugins:
-    try:
-        _plugins.append((_spec.get("name") or _spec["module"], importlib.import_module(_spec["module"])))
-    except Exception as exc:  # noqa: BLE001
-        _finding("plugin_unavailable", "%s: %r" % (_spec.get("module"), exc), False)
-
-_HOOKS = ("pytest_runtest_makereport", "pytest_runtest_protocol", "pytest_runtest_call",
-          "pytest_pyfunc_call", "pytest_runtest_logreport", "pytest_report_teststatus",
-          "pytest_runtest_setup", "pytest_runtest_teardown", "pytest_collection_modifyitems",
-          "pytest_sessionfinish", "pytest_terminal_summary", "pytest_deselected")
-
-
-_seen_changes = set()  # type: set
+# The recorder and main are defined before the snapshot, so that it holds them too: a test that
+# replaced one of them (the report's message, the plugin's hooks) would be found like any change
+# to pytest. They run only after the repository's paths are back.
 _CHECK_EVERY_S = 0.02
 
 
@@ -583,23 +384,7 @@ class Recorder(object):
 
     def __init__(self):
         self.config = None
-        self.hookimpls = None
-        self.fingerprint = None
         self.checked_at = 0.0
-
-    def _impls(self):
-        out = []
-        pm = self.config.pluginmanager
-        for name in _HOOKS:
-            caller = getattr(pm.hook, name, None)
-            if caller is None:
-                continue
-            try:
-                impls = caller.get_hookimpls()
-            except Exception:  # noqa: BLE001
-                impls = []
-            out.append((name, tuple((i.plugin_name, id(i.function)) for i in impls)))
-        return tuple(out)
 
     def pytest_configure(self, config):  # type: (Any) -> None
         self.config = config
@@ -609,14 +394,13 @@ class Recorder(object):
             _send({"e": "collect_error", "nodeid": report.nodeid, "message": _short(report)})
 
     def pytest_collection_finish(self, session):  # type: (Any) -> None
-        self.hookimpls = self._impls()
+        _CHECKS.take_hooks(self.config)
         plugins = []
         for plugin in self.config.pluginmanager.get_plugins():
             f = getattr(plugin, "__file__", None) or getattr(type(plugin), "__module__", "")
             plugins.append(str(f))
         _send({"e": "collected", "count": len(session.items), "plugins": sorted(plugins)[:200]})
-        self._check(list(_SNAP), "after collection")
-        self.fingerprint = _Fingerprint(_CRITICAL_NAMES)
+        _CHECKS.after_collection()
 
     def pytest_runtest_logreport(self, report):  # type: (Any) -> None
         xfail = getattr(report, "wasxfail", None) is not None
@@ -634,31 +418,10 @@ class Recorder(object):
             if now - self.checked_at < _CHECK_EVERY_S:
                 return
             self.checked_at = now
-            if self.fingerprint is None or self.fingerprint.moved():
-                self._check(_CRITICAL, "after " + report.nodeid)
-                if self.fingerprint is not None:
-                    self.fingerprint.refresh()
-            else:
-                self._check_hooks("after " + report.nodeid)
-
-    def _check(self, keys, when):
-        changed = [c for c in _compare(keys) if c not in _seen_changes]
-        _seen_changes.update(changed)
-        if changed:
-            _finding("integrity", "%s: changed %s" % (when, ", ".join(sorted(changed)[:20])), True)
-        self._check_hooks(when)
-
-    def _check_hooks(self, when):
-        if self.hookimpls is not None and self.config is not None:
-            now = self._impls()
-            if now != self.hookimpls:
-                before = dict(self.hookimpls)
-                moved = [n for n, impls in now if before.get(n) != impls]
-                _finding("hooks", "%s: implementations of %s changed" % (when, ", ".join(moved)), True)
-                self.hookimpls = now
+            _CHECKS.between_tests("after " + report.nodeid)
 
     def pytest_sessionfinish(self, session, exitstatus):  # type: (Any, Any) -> None
-        self._check(list(_SNAP), "at session end")
+        _CHECKS.at_end()
 
 
 def _short(report):
@@ -700,6 +463,37 @@ def main():  # type: () -> None
         pass
     os._exit(code & 0xFF)
 
+
+for _name in _PROTECTED:
+    _f = getattr(sys.modules.get(_name), "__file__", None)
+    if _f:
+        _f = os.path.realpath(_f)
+        _GUARDED_ROOTS.append(os.path.dirname(_f) if os.path.basename(_f) == "__init__.py" else _f)
+# Step 4: the snapshot, of pytest, pluggy, unittest and the runner's own two modules.
+_SNAP = _rs.snapshot(_rs.guarded_module_names(_PROTECTED + ("unittest",), ("__main__", _SNAPSHOT_NAME)),
+                     _guarded_ids)
+_CRITICAL_MODULES = ("_pytest.python", "_pytest.runner", "_pytest.reports", "_pytest.unittest",
+                     "_pytest.main", "_pytest.nodes", "_pytest.skipping", "_pytest.outcomes",
+                     "_pytest.junitxml", "pluggy._hooks", "pluggy._callers", "pluggy._manager",
+                     "pluggy._result", "pluggy.callers", "pluggy.hooks", "pluggy.manager",
+                     "unittest.case", "unittest.result", "__main__", _SNAPSHOT_NAME)
+_CHECKS = _rs.Checks(_SNAP, _CRITICAL_MODULES, _finding)
+
+# Step 5: the repository's paths back, explicitly.
+for _i, _p in _removed:
+    sys.path.insert(min(_i, len(sys.path)), _p)
+# The image's own PYTHONPATH, where `python` would have put it at start-up: after the run's
+# first paths (the workdir, as the official runner puts it first), before the standard library.
+# Only now: `-I` kept it away from pytest's and the plugins' imports.
+for _p in reversed(_CONFIG.get("prepend_paths", []) + _CONFIG.get("image_paths", [])):
+    if _p in sys.path:
+        sys.path.remove(_p)
+    sys.path.insert(0, _p)
+for _spec in _late_plugins:
+    try:
+        _plugins.append((_spec.get("name") or _spec["module"], importlib.import_module(_spec["module"])))
+    except Exception as exc:  # noqa: BLE001
+        _finding("plugin_unavailable", "%s: %r" % (_spec.get("module"), exc), False)
 
 if __name__ == "__main__":
     main()

@@ -1,5 +1,6 @@
 # beyondswe verifier: the test run and its outcomes: pytest as the test user through
-# beyondswe_pytest_runner.py, its reports read from a pipe only this process reads (a line the
+# beyondswe_pytest_runner.py (and its second file beyondswe_runner_snapshot.py, copied beside it
+# into a directory of root's), its reports read from a pipe only this process reads (a line the
 # runner did not write, or two reports that contradict each other, are proof of tampering),
 # cross-checked against pytest's JUnit report, matched to the instance's ids, and the run's
 # facts and a cause for a person.
@@ -25,7 +26,10 @@ if MYPY:  # the names of the type comments, for the checker only: never imported
     from typing import Any, Dict, Iterator, List, Optional, Set, Tuple  # noqa: F401
 
 
+# The runner's files, (name in the run's directory, file of the package): the runner, and its
+# second file, which the runner loads by that name from beside itself. Both root's, mode 0644.
 RUNNER_NAME = "beyondswe_pytest_runner.py"
+RUNNER_FILES = ((RUNNER_NAME, "pytest_runner.py"), ("beyondswe_runner_snapshot.py", "runner_snapshot.py"))
 
 
 def run_tests(ctx, ids, cwd, rootdir, extra_args, test_paths, prepend, timeout):
@@ -36,8 +40,9 @@ def run_tests(ctx, ids, cwd, rootdir, extra_args, test_paths, prepend, timeout):
     os.chmod(rundir, 0o755)
     ctx.state["runner_dir"] = rundir
     runner = os.path.join(rundir, RUNNER_NAME)
-    shutil.copyfile(os.path.join(common.PACKAGE, "pytest_runner.py"), runner)
-    os.chmod(runner, 0o644)
+    for name, source in RUNNER_FILES:
+        shutil.copyfile(os.path.join(common.PACKAGE, source), os.path.join(rundir, name))
+        os.chmod(os.path.join(rundir, name), 0o644)
     home = os.path.join(rundir, "home")
     os.mkdir(home, 0o700)
     os.chown(home, ctx.uid, ctx.gid)

@@ -29,7 +29,8 @@
 #   doc2repo.py        the Doc2Repo family: install, hidden suite, manifest (manifest.py)
 #   prepare.py         the `prepare` command: what belongs to the image, recorded once
 #   decide.py          the verdict from the facts
-#   pytest_runner.py   the unprivileged runner, started for each run (never imported)
+#   pytest_runner.py   the unprivileged runner, started for each run (never imported), with
+#   runner_snapshot.py its second file: the snapshot and checks of pytest and of the runner
 # static_evidence.py, manifest.py, the canary modules and helper_sites.py are
 # imported when first needed; every other module is imported with this one, before any step
 # runs. Python unit tests of the modules: adapters/tests/. On the host, src/grade/pipeline.rs runs `grade`,
