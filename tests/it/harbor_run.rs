@@ -33,6 +33,11 @@ const FUTURE: &[&str] = &[
 /// Harbor jobs are heavy on two cores: one at a time across these tests.
 static ONE_JOB: Mutex<()> = Mutex::new(());
 
+/// Trials of one job at once. A trial mostly waits on the engine (its environment built, compose
+/// up and down, the verifier's container), so four keep two cores busier than two did: the
+/// root-agent and tamper jobs are most of the suite's time.
+const TRIALS_AT_ONCE: &str = "4";
+
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_beyondswe"))
 }
@@ -124,14 +129,23 @@ impl Work {
         name
     }
 
-    /// `harbor run -p TASKS -a AGENT -n 2` as job NAME; returns the job directory.
+    /// `harbor run -p TASKS -a AGENT -n TRIALS_AT_ONCE` as job NAME; returns the job directory.
     fn run(&self, version: &str, tasks: &str, agent: &str, name: &str) -> PathBuf {
         let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
         let mut cmd = Command::new("bash");
         cmd.current_dir(self.path())
             .arg(repo_root().join("scripts/harbor-run.sh"))
             .args([
-                version, "run", "-p", tasks, "-a", agent, "-n", "2", "-o", "jobs",
+                version,
+                "run",
+                "-p",
+                tasks,
+                "-a",
+                agent,
+                "-n",
+                TRIALS_AT_ONCE,
+                "-o",
+                "jobs",
             ])
             .args(["--job-name", name]);
         if version != "0.1.45" {
