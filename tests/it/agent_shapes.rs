@@ -144,6 +144,54 @@ fn one_line_trajectory_files_are_documents_and_take_the_instance_given() {
     assert_eq!(lines[0]["task_name"], "acme_calc_pr7", "{stderr}");
     assert_eq!(lines[0]["shape"], "atif");
     assert_eq!(lines[0]["class"], "blocklist", "{:#}", lines[0]);
+    // Ingest reads the same file the same way, with the diff captured beside it; and so it
+    // does the file written as people write JSON, its steps one a line (the last of which
+    // parses alone).
+    write(
+        tmp.path().join("trial/agent/patches/acme_calc_pr7.diff"),
+        "--- a/calc.py\n+++ b/calc.py\n@@ -1 +1 @@\n-a\n+b\n",
+    );
+    let steps: Vec<String> = atif["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| format!("  {s}"))
+        .collect();
+    let mut head = atif.clone();
+    head.as_object_mut().unwrap().remove("steps");
+    let text = serde_json::to_string(&head).unwrap();
+    let pretty = write(
+        tmp.path().join("pretty/agent/trajectory.json"),
+        &format!(
+            "{},\n\"steps\": [\n{}\n]}}\n",
+            text.strip_suffix('}').unwrap(),
+            steps.join(",\n")
+        ),
+    );
+    write(
+        tmp.path().join("pretty/agent/patches/acme_calc_pr7.diff"),
+        "--- a/calc.py\n+++ b/calc.py\n@@ -1 +1 @@\n-a\n+b\n",
+    );
+    for f in [&file, &pretty] {
+        let (preds, stderr, code) = ingest(f, &["--instance", "acme_calc_pr7"]);
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(preds[0]["instance_id"], "acme_calc_pr7", "{stderr}");
+        assert_eq!(
+            preds[0]["model_name_or_path"], "harbor/acme-model",
+            "{:#}",
+            preds[0]
+        );
+        assert!(
+            preds[0]["note"]
+                .as_str()
+                .is_some_and(|n| n.contains("2 tool calls, 2 commands, 0 file edits")),
+            "{:#}",
+            preds[0]
+        );
+        let (lines, stderr, code) = audit(f, &["--instance", "acme_calc_pr7"]);
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(lines[0]["class"], "blocklist", "{:#}", lines[0]);
+    }
     // Without the instance it says so, naming the file.
     let (_, stderr, code) = audit(&file, &[]);
     assert_ne!(code, 0);

@@ -109,11 +109,14 @@ pub enum AgentFormat {
     /// A Harbor job directory: one trial directory per attempt (`result.json`, the collected
     /// patch).
     HarborJob,
+    /// ATIF trajectories as Harbor's agents write them (`agent/trajectory.json`), one per
+    /// instance and named after it (or one file with `--instance`), paired with captured diffs.
+    Atif,
 }
 
 impl AgentFormat {
     /// Every format, for the command line's choices.
-    pub const ALL: [AgentFormat; 10] = [
+    pub const ALL: [AgentFormat; 11] = [
         AgentFormat::Predictions,
         AgentFormat::SweAgent,
         AgentFormat::MiniSweAgent,
@@ -124,6 +127,7 @@ impl AgentFormat {
         AgentFormat::Aider,
         AgentFormat::Aweagent,
         AgentFormat::HarborJob,
+        AgentFormat::Atif,
     ];
 
     /// The format's kebab-case name, as `--format` takes it and JSON writes it.
@@ -139,6 +143,7 @@ impl AgentFormat {
             AgentFormat::Aider => "aider",
             AgentFormat::Aweagent => "aweagent",
             AgentFormat::HarborJob => "harbor-job",
+            AgentFormat::Atif => "atif",
         }
     }
 }
@@ -607,6 +612,11 @@ fn dir_checks(folder: &Folder) -> Vec<(AgentFormat, bool, &'static str)> {
             "no Aider chat history",
         ),
         (
+            AgentFormat::Atif,
+            agent(Agent::Harbor),
+            "no ATIF trajectory (`schema_version` and `steps`)",
+        ),
+        (
             AgentFormat::ClaudeCode,
             agent(Agent::ClaudeCode),
             "no Claude Code transcript (stream-json, a result object, session files)",
@@ -658,6 +668,11 @@ fn file_format(
         AgentFormat::Aider,
         shape.is_some_and(|s| s.agent() == Agent::Aider),
         &format!("not an Aider chat history ({found})"),
+    )?;
+    tried.check(
+        AgentFormat::Atif,
+        shape.is_some_and(|s| s.agent() == Agent::Harbor),
+        &format!("not an ATIF trajectory ({found})"),
     )?;
     tried.check(
         AgentFormat::ClaudeCode,
@@ -760,6 +775,7 @@ fn transcript_format(path: &Path) -> Option<AgentFormat> {
         Agent::Codex => Some(AgentFormat::Codex),
         Agent::GeminiCli => Some(AgentFormat::GeminiCli),
         Agent::Aider => Some(AgentFormat::Aider),
+        Agent::Harbor => Some(AgentFormat::Atif),
         _ => None,
     }
 }
@@ -767,7 +783,11 @@ fn transcript_format(path: &Path) -> Option<AgentFormat> {
 fn is_transcript_format(f: AgentFormat) -> bool {
     matches!(
         f,
-        AgentFormat::ClaudeCode | AgentFormat::Codex | AgentFormat::GeminiCli | AgentFormat::Aider
+        AgentFormat::ClaudeCode
+            | AgentFormat::Codex
+            | AgentFormat::GeminiCli
+            | AgentFormat::Aider
+            | AgentFormat::Atif
     )
 }
 
@@ -928,7 +948,8 @@ fn read_format(
         AgentFormat::ClaudeCode
         | AgentFormat::Codex
         | AgentFormat::GeminiCli
-        | AgentFormat::Aider => transcripts(path, folder, format, all, opts, ing)?,
+        | AgentFormat::Aider
+        | AgentFormat::Atif => transcripts(path, folder, format, all, opts, ing)?,
         AgentFormat::HarborJob => harbor_job::ingest(path, opts.patch_cap(), ing)?,
     }
     Ok(())
@@ -1098,6 +1119,7 @@ fn expected_of(format: AgentFormat) -> String {
         AgentFormat::Codex => Agent::Codex.shapes().to_owned(),
         AgentFormat::GeminiCli => Agent::GeminiCli.shapes().to_owned(),
         AgentFormat::Aider => Agent::Aider.shapes().to_owned(),
+        AgentFormat::Atif => Agent::Harbor.shapes().to_owned(),
         other => format!("{} output", other.name()),
     }
 }
@@ -1116,6 +1138,7 @@ fn transcripts(
         AgentFormat::ClaudeCode => Agent::ClaudeCode,
         AgentFormat::GeminiCli => Agent::GeminiCli,
         AgentFormat::Aider => Agent::Aider,
+        AgentFormat::Atif => Agent::Harbor,
         _ => Agent::Codex,
     };
     let (dir, files) = if let Some(folder) = folder {

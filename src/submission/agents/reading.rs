@@ -297,6 +297,17 @@ pub fn read_transcripts(paths: &[PathBuf]) -> Result<Trajectory, TranscriptError
         let text = crate::record::read_text_capped(first).map_err(io(first))?;
         return Ok(super::aider::read_aider(&text));
     }
+    if shape == TrajectoryShape::Atif {
+        // One document (on one line or many), read whole by the ATIF reader.
+        return match whole_document(first)? {
+            Ok(v) => Ok(super::atif::read(&v)),
+            Err((_, why)) => Err(TranscriptError::NotATranscript {
+                path: first.clone(),
+                expected: "an ATIF trajectory".into(),
+                found: why,
+            }),
+        };
+    }
     let mut b = TrajectoryBuilder::new(shape);
     for (i, path) in paths.iter().enumerate() {
         let before = b.parts().actions.len();
@@ -328,6 +339,7 @@ pub fn sniff(path: &Path) -> Result<Option<TrajectoryShape>, TranscriptError> {
         }
     }
     let mut head: Vec<Value> = Vec::new();
+    let mut first_is_json: Option<bool> = None;
     let mut first_text = Vec::new();
     let mut buf = Vec::new();
     let mut lines = 0;
@@ -341,15 +353,20 @@ pub fn sniff(path: &Path) -> Result<Option<TrajectoryShape>, TranscriptError> {
         if first_text.len() < 8 * 1024 * 1024 {
             first_text.extend_from_slice(&buf);
         }
-        if let Ok(v) = serde_json::from_slice::<Value>(strip_bom(&buf)) {
-            head.push(v);
+        let parsed = serde_json::from_slice::<Value>(strip_bom(&buf)).ok();
+        if first_is_json.is_none() && !buf.iter().all(u8::is_ascii_whitespace) {
+            first_is_json = Some(parsed.is_some());
         }
+        head.extend(parsed);
     }
-    if head.is_empty() {
-        // One pretty-printed JSON value (a byte-order mark before it is not part of it).
+    // One pretty-printed JSON value (a byte-order mark before it is not part of it): no line is
+    // a record, or its first line is none and the lines that parse alone (an inner object
+    // written on a line of its own) make no transcript.
+    if head.is_empty() || (first_is_json == Some(false) && shape_of(&head).is_none()) {
         return match whole_document(path)? {
             Ok(v) => Ok(match &v {
                 Value::Array(items) => shape_of(items),
+                other if super::atif::is_atif(other, true) => Some(TrajectoryShape::Atif),
                 other => shape_of([other]),
             }),
             // JSON that cannot be read is said so, with why (nested deeper than the parser
@@ -368,6 +385,10 @@ pub fn sniff(path: &Path) -> Result<Option<TrajectoryShape>, TranscriptError> {
         && let Value::Array(items) = &head[0]
     {
         return Ok(shape_of(items));
+    }
+    // Harbor's `agent/trajectory.json` written on one line.
+    if head.len() == 1 && super::atif::is_atif(&head[0], true) {
+        return Ok(Some(TrajectoryShape::Atif));
     }
     Ok(shape_of(&head))
 }
