@@ -507,7 +507,7 @@ fn write_tests(
         paths::RESTORE_RULES,
         adapters::RESTORE_RULES_JSON.as_bytes(),
     )?;
-    // The verifier and its modules side by side, under the names it imports them by.
+    // The verifier: its entry point and its package, one directory, under their installed paths.
     for (name, text) in adapters::VERIFIER_MODULES {
         write(dir, &format!("{}/{name}", paths::TESTS), text.as_bytes())?;
     }
