@@ -29,10 +29,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PLAIN = "import sys, pytest; sys.path[0:0] = sys.argv[1].split(':'); sys.exit(pytest.main(sys.argv[2:]))"
 
 
-# The runner's files as the verifier lays them out in a run's directory (testrun.RUNNER_FILES):
-# (name there, file of the package). Before the runner had a second file, only the first.
-RUNNER_FILES = (("beyondswe_pytest_runner.py", "pytest_runner.py"),
-                ("beyondswe_runner_snapshot.py", "runner_snapshot.py"))
+# The runner's files as the verifier lays them out in a run's directory: (name there, file of the
+# package). Before the runner had a second file, a revision has only the first.
+sys.path.insert(0, os.path.join(ROOT, "adapters"))
+from beyondswe_verifier.testrun import RUNNER_FILES  # noqa: E402
 
 
 def lay_out(rev, dest):

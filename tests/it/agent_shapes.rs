@@ -110,16 +110,7 @@ fn one_line_trajectory_files_are_documents_and_take_the_instance_given() {
     assert_eq!(lines[0]["task_name"], "acme_calc_pr7", "{stderr}");
     assert_eq!(lines[0]["shape"], "swe-agent-history");
     // Ingest takes the same instance for the same file, and counts the steps it read alike.
-    let (preds, stderr, code) = ingest(&traj, &["--instance", "acme_calc_pr7"]);
-    assert_eq!(code, 0, "{stderr}");
-    assert_eq!(preds[0]["instance_id"], "acme_calc_pr7", "{stderr}");
-    assert!(
-        preds[0]["note"]
-            .as_str()
-            .is_some_and(|n| n.contains("2 tool calls, 2 commands, 0 file edits")),
-        "{:#}",
-        preds[0]
-    );
+    ingested_as_calc_with_two_commands(&traj);
     // Harbor's `agent/trajectory.json` on one line, with its instance given: terminus-2 types its
     // commands (`keystrokes`, nothing else), and they are read as commands.
     let atif = json!({
@@ -147,10 +138,6 @@ fn one_line_trajectory_files_are_documents_and_take_the_instance_given() {
     // Ingest reads the same file the same way, with the diff captured beside it; and so it
     // does the file written as people write JSON, its steps one a line (the last of which
     // parses alone).
-    write(
-        tmp.path().join("trial/agent/patches/acme_calc_pr7.diff"),
-        "--- a/calc.py\n+++ b/calc.py\n@@ -1 +1 @@\n-a\n+b\n",
-    );
     let steps: Vec<String> = atif["steps"]
         .as_array()
         .unwrap()
@@ -168,23 +155,14 @@ fn one_line_trajectory_files_are_documents_and_take_the_instance_given() {
             steps.join(",\n")
         ),
     );
-    write(
-        tmp.path().join("pretty/agent/patches/acme_calc_pr7.diff"),
-        "--- a/calc.py\n+++ b/calc.py\n@@ -1 +1 @@\n-a\n+b\n",
-    );
     for f in [&file, &pretty] {
-        let (preds, stderr, code) = ingest(f, &["--instance", "acme_calc_pr7"]);
-        assert_eq!(code, 0, "{stderr}");
-        assert_eq!(preds[0]["instance_id"], "acme_calc_pr7", "{stderr}");
+        write(
+            f.parent().unwrap().join("patches/acme_calc_pr7.diff"),
+            "--- a/calc.py\n+++ b/calc.py\n@@ -1 +1 @@\n-a\n+b\n",
+        );
+        let preds = ingested_as_calc_with_two_commands(f);
         assert_eq!(
             preds[0]["model_name_or_path"], "harbor/acme-model",
-            "{:#}",
-            preds[0]
-        );
-        assert!(
-            preds[0]["note"]
-                .as_str()
-                .is_some_and(|n| n.contains("2 tool calls, 2 commands, 0 file edits")),
             "{:#}",
             preds[0]
         );
@@ -199,6 +177,22 @@ fn one_line_trajectory_files_are_documents_and_take_the_instance_given() {
         stderr.contains("trajectory.json") && stderr.contains("--instance"),
         "{stderr}"
     );
+}
+
+/// `ingest FILE --instance acme_calc_pr7`: one submission of that instance whose note counts two
+/// tool calls, both commands, and no edit; its lines.
+fn ingested_as_calc_with_two_commands(file: &Path) -> Vec<Value> {
+    let (preds, stderr, code) = ingest(file, &["--instance", "acme_calc_pr7"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(preds[0]["instance_id"], "acme_calc_pr7", "{stderr}");
+    assert!(
+        preds[0]["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("2 tool calls, 2 commands, 0 file edits")),
+        "{:#}",
+        preds[0]
+    );
+    preds
 }
 
 #[test]
