@@ -5,7 +5,7 @@
 //! in it is an edit (shown, not replayed), any other a generic call (terminus's `keystrokes`
 //! are commands).
 
-use super::trajectory::{ActionKind, Trajectory, TrajectoryShape, args_object, str_of, text_of};
+use super::trajectory::{Trajectory, TrajectoryShape, args_object, str_of, text_of};
 use serde_json::Value;
 
 /// Whether `v` is an ATIF trajectory: an object with `steps` (and, standing alone rather than
@@ -60,7 +60,7 @@ pub fn read(t: &Value) -> Trajectory {
             match edited_file(&args) {
                 Some(path) => {
                     out.tool_calls += 1;
-                    out.act(n, tool, ActionKind::Edit, path);
+                    out.shown_edit(n, tool, path, &args);
                     out.opaque(
                         n,
                         tool,
@@ -100,6 +100,7 @@ fn edited_file(args: &Value) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::submission::ActionKind;
     use serde_json::json;
 
     /// Harbor's terminus-2 types its commands (`bash_command` `keystrokes`); Gemini CLI's and

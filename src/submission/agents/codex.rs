@@ -198,23 +198,25 @@ impl CodexReader {
         }
     }
 
-    /// A `file_change` item: the paths and kinds of its changes, never their content.
+    /// A `file_change` item: the paths and kinds of its changes, never their content (an edit
+    /// of each path, its change unknown but for a deletion).
     fn file_change_item(&mut self, step: usize, item: &Value) {
-        let paths: Vec<String> = item
+        let mut paths = Vec::new();
+        for c in item
             .get("changes")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
-            .filter_map(|c| {
-                Some(format!(
-                    "{} {}",
-                    str_of(c, "kind").unwrap_or("?"),
-                    str_of(c, "path")?
-                ))
-            })
-            .collect();
-        for p in &paths {
-            self.parts.act(step, "apply_patch", ActionKind::Edit, p);
+        {
+            let Some(path) = str_of(c, "path") else {
+                continue;
+            };
+            let kind = str_of(c, "kind").unwrap_or("?");
+            let op = (kind == "delete").then(|| EditOp::Delete {
+                path: path.to_owned(),
+            });
+            self.parts.shown_op(step, "apply_patch", path, op);
+            paths.push(format!("{kind} {path}"));
         }
         if str_of(item, "status") != Some("failed") {
             self.parts.opaque(

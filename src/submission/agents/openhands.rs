@@ -83,12 +83,7 @@ fn sdk_event(t: &mut Trajectory, n: usize, kind: &str, h: &Value) {
                     }
                 }
                 "FileEditorAction" | "StrReplaceEditorAction" => {
-                    t.act(
-                        n,
-                        tool,
-                        ActionKind::Edit,
-                        str_of(action, "path").unwrap_or_default(),
-                    );
+                    t.shown_edit(n, tool, str_of(action, "path").unwrap_or_default(), action);
                 }
                 "FinishAction" | "ThinkAction" => {
                     let words = str_of(action, "message")

@@ -9,7 +9,7 @@
 //! not graded.
 
 use super::trajectory::{
-    ActionKind, Trajectory, TrajectoryShape, is_chat, openai_tool_calls, str_of, text_of,
+    ActionKind, EditOp, Trajectory, TrajectoryShape, is_chat, openai_tool_calls, str_of, text_of,
 };
 use super::{
     AgentFormat, Folder, Ingest, IngestError, Ingested, join_note, parent_dir, read_json, str_at,
@@ -72,13 +72,46 @@ fn history_prompt(line: &Value) -> Option<String> {
         .filter(|p| !p.is_empty())
 }
 
-/// One action at step `n`: a command (less an edit block's file text).
-fn action(t: &mut Trajectory, n: usize, action: &str) {
+/// One action at step `n`: a command (less an edit block's file text). A block's text is
+/// shown as an edit of the file it goes into: the file `create` names, else the one `open` or
+/// `create` opened last (`open`: the path the agent's tools edit next).
+fn action(t: &mut Trajectory, n: usize, action: &str, open: &mut Option<String>) {
     let action = action.trim();
-    if !action.is_empty() {
-        t.tool_calls += 1;
-        t.act(n, "bash", ActionKind::Command, &shell_text(action));
+    if action.is_empty() {
+        return;
     }
+    t.tool_calls += 1;
+    t.act(n, "bash", ActionKind::Command, &shell_text(action));
+    let mut words = action.lines().next().unwrap_or_default().split_whitespace();
+    let tool = words.next().unwrap_or_default();
+    let path = words.next().map(|p| p.trim_matches(['"', '\'']).to_owned());
+    if matches!(tool, "open" | "create") && path.is_some() {
+        open.clone_from(&path);
+    }
+    if !BLOCK_TOOLS.contains(&tool) {
+        return;
+    }
+    let mut lines = action.lines().skip(1);
+    let block: Vec<&str> = lines
+        .by_ref()
+        .take_while(|l| l.trim() != "end_of_edit")
+        .collect();
+    let Some(file) = open.clone() else { return };
+    let text = block.join("\n");
+    let op = if tool == "create" {
+        EditOp::Write {
+            path: file.clone(),
+            content: text,
+        }
+    } else {
+        EditOp::Replace {
+            path: file.clone(),
+            old: String::new(),
+            new: text,
+            replace_all: false,
+        }
+    };
+    t.shown_op(n, tool, &file, Some(op));
 }
 
 /// Reads a `.traj` file's `trajectory` steps; the prompt is the first user message of its
@@ -88,11 +121,12 @@ pub fn read_traj(steps: &[Value], line: &Value) -> Trajectory {
     if let Some(p) = history_prompt(line) {
         t.prompt_at(0, &p);
     }
+    let mut open = None;
     for (i, st) in steps.iter().enumerate() {
         let n = i + 1;
         t.words(n, str_of(st, "thought").unwrap_or_default());
         if let Some(a) = str_of(st, "action") {
-            action(&mut t, n, a);
+            action(&mut t, n, a, &mut open);
         }
     }
     t.model = model_from_config(line);
@@ -104,6 +138,7 @@ pub fn read_traj(steps: &[Value], line: &Value) -> Trajectory {
 /// `action` the command it ran (else the `command` of its tool calls).
 pub fn read_history(history: &[Value], line: &Value) -> Trajectory {
     let mut t = Trajectory::new(TrajectoryShape::SweAgentHistory);
+    let mut open = None;
     for (i, m) in history.iter().enumerate() {
         let n = i + 1;
         match str_of(m, "role") {
@@ -116,7 +151,7 @@ pub fn read_history(history: &[Value], line: &Value) -> Trajectory {
                     .unwrap_or_else(|| m.get("content").map(text_of).unwrap_or_default());
                 t.words(n, &words);
                 if let Some(a) = str_of(m, "action") {
-                    action(&mut t, n, a);
+                    action(&mut t, n, a, &mut open);
                 } else {
                     for (tool, args) in openai_tool_calls(m) {
                         t.generic_call(n, tool, &args);

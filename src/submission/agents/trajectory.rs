@@ -221,6 +221,11 @@ pub struct Action {
     /// A subagent's step (Claude Code sidechains, `parent_tool_use_id`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub sidechain: bool,
+    /// For an edit that is shown and never replayed (ATIF, OpenHands' SDK editor): the change
+    /// as far as the call's arguments hold it. The audit reads it when a later command runs the
+    /// file. Edits that are replayed carry theirs in [`FileEdit`].
+    #[serde(skip)]
+    pub shown: Option<EditOp>,
 }
 
 /// A tool call whose meaning could not be read: the audit cannot call such a trajectory clean, and
@@ -484,8 +489,39 @@ impl Trajectory {
             kind,
             text: text.to_owned(),
             sidechain: false,
+            shown: None,
         });
         self.actions.len() - 1
+    }
+
+    /// Records an edit of `path` that is shown and never replayed, with its change as far as
+    /// the call's arguments hold it ([`Action::shown`]): the whole text (`content`,
+    /// `file_text`), else a replacement (`old_string`/`new_string`, `old_str`/`new_str`).
+    pub(super) fn shown_edit(&mut self, step: usize, tool: &str, path: &str, args: &Value) {
+        let text = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_owned);
+        let whole = text("content").or_else(|| text("file_text"));
+        let replace = |old: &str, new: &str| {
+            Some(EditOp::Replace {
+                path: path.to_owned(),
+                old: text(old).unwrap_or_default(),
+                new: text(new)?,
+                replace_all: false,
+            })
+        };
+        let op = match whole {
+            Some(content) => Some(EditOp::Write {
+                path: path.to_owned(),
+                content,
+            }),
+            None => replace("old_string", "new_string").or_else(|| replace("old_str", "new_str")),
+        };
+        self.shown_op(step, tool, path, op);
+    }
+
+    /// Records an edit of `path` that is shown and never replayed, with its change when known.
+    pub(super) fn shown_op(&mut self, step: usize, tool: &str, path: &str, op: Option<EditOp>) {
+        let at = self.act(step, tool, ActionKind::Edit, path);
+        self.actions[at].shown = op;
     }
 
     pub(super) fn unread(&mut self, step: usize, tool: &str, why: impl Into<String>) {
@@ -565,6 +601,18 @@ impl Trajectory {
     /// arguments name none, so every call is a step.
     pub(super) fn generic_call(&mut self, step: usize, tool: &str, args: &Value) {
         self.tool_calls += 1;
+        // OpenHands' and SWE-agent's file editor (`str_replace_editor`): its `command` names an
+        // operation on `path`, not a shell command.
+        if let (Some(op), Some(path)) = (str_of(args, "command"), str_of(args, "path"))
+            && EDITOR_OPERATIONS.contains(&op)
+        {
+            if op == "view" {
+                self.act(step, tool, ActionKind::Other, "");
+            } else {
+                self.shown_edit(step, tool, path, args);
+            }
+            return;
+        }
         if !self.arguments_with(step, tool, args, &COMMAND_KEYS) {
             self.act(step, tool, ActionKind::Other, "");
         }
@@ -585,6 +633,11 @@ impl Trajectory {
         self.act(step, "prompt", ActionKind::Prompt, text);
     }
 }
+
+/// The operations of OpenHands' and SWE-agent's file editor (`str_replace_editor`), given as its
+/// `command` argument beside a `path`.
+pub(super) const EDITOR_OPERATIONS: [&str; 5] =
+    ["create", "str_replace", "insert", "view", "undo_edit"];
 
 /// The argument keys that carry a command: `command`, `cmd` and `script` in every agent's tools;
 /// for generic tools also an interpreter's `code`, a terminal's `input`, and the `keystrokes`
