@@ -22,6 +22,8 @@
 //! - `web.rs`: Web access against what SearchSWE forbids for a task.
 //! - `writes.rs`: Which shell commands change files in the workspace, read the way a shell would
 //!   run them (shell.rs).
+//! - `written.rs`: The files a trajectory wrote, so that a command that runs one is read as what
+//!   it runs.
 
 mod program;
 mod python;
@@ -31,12 +33,13 @@ mod shell;
 mod sources;
 mod web;
 mod writes;
+mod written;
 
 pub use crate::submission::agents::{Item, SourceError, for_each_item, read_line};
 pub use rules::{
     TargetPr, UrlClass, blocklist_hits, classify_url, command_pr_access, query_names_pr,
 };
-pub use shapes::{Event, EventKind, Read, events, from_transcript};
+pub use shapes::{Change, Event, EventKind, Read, events, from_transcript};
 pub use shell::{split_commands, unread_reason};
 pub use sources::{audit_item, task_infos};
 pub use web::{WebRule, WebTarget, WebUse, normalise_package};
@@ -383,9 +386,16 @@ fn audit_read(
     let unchecked = unchecked_checks(&task_name, family, web.is_some(), pr.is_some());
     let mut found = Findings::default();
     let mut unread = unread;
+    // The files written so far: a command that runs one is read with what it holds.
+    let mut written = written::Written::default();
     for (i, e) in evs.iter().enumerate() {
+        if let Some(change) = &e.change {
+            written.change(&e.text, change);
+            continue;
+        }
         // A command is read once; every check takes its words and URLs from here.
-        let commands = (e.kind == EventKind::Command).then(|| shell::read_commands(&e.text));
+        let commands =
+            (e.kind == EventKind::Command).then(|| shell::read_commands(&e.text, &mut written));
         let reached = event_urls(e, commands.as_ref());
         if let Some(c) = &commands {
             found.blocklist(e, c, opts);
@@ -394,6 +404,16 @@ fn audit_read(
                     step: e.step,
                     tool: e.tool.clone(),
                     why: format!("a command not read to its end: {why}"),
+                });
+            }
+            for path in &c.unknown_files {
+                unread.push(crate::submission::Unread {
+                    step: e.step,
+                    tool: e.tool.clone(),
+                    why: format!(
+                        "runs `{}`, which the trajectory wrote without showing what it holds",
+                        crate::text::one_line(path)
+                    ),
                 });
             }
         }
@@ -454,7 +474,15 @@ fn unchecked_checks(task_name: &str, family: Family, web: bool, pr: bool) -> Vec
 /// one), or those of a command as the shell passes them ([`rules::command_urls`]).
 fn event_urls(e: &Event, commands: Option<&shell::Commands>) -> Vec<String> {
     match (e.kind, commands) {
-        (EventKind::Command, Some(c)) => rules::command_urls(&e.text, &c.words),
+        (EventKind::Command, Some(c)) => {
+            let mut out = rules::command_urls(&e.text, &c.words);
+            for u in &c.file_urls {
+                if !out.contains(u) {
+                    out.push(u.clone());
+                }
+            }
+            out
+        }
         (EventKind::Url, _) => {
             let u = urls(&e.text);
             if u.is_empty() {

@@ -102,6 +102,46 @@ pub(super) fn runs(code: &str) -> Vec<Run> {
     out
 }
 
+/// The URLs in `code`'s string literals (adjacent ones joined: `"https://github.com/" "o/r"`),
+/// not in comments, and not in a literal that is a statement of its own (a docstring, which
+/// fetches nothing): what a Python file the agent wrote and ran could open.
+pub(super) fn string_urls(code: &str) -> Vec<String> {
+    let b = code.as_bytes();
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'#' {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+            continue;
+        }
+        if let Some((text, end)) = strings(b, i) {
+            let line_start = b[..i]
+                .iter()
+                .rposition(|c| *c == b'\n')
+                .map_or(0, |p| p + 1);
+            let alone_before = b[line_start..i].iter().all(u8::is_ascii_whitespace);
+            let rest = &b[end..];
+            let alone_after = rest
+                .iter()
+                .take_while(|c| **c != b'\n')
+                .all(u8::is_ascii_whitespace);
+            if !(alone_before && alone_after) {
+                for u in crate::text::urls(&text) {
+                    if !out.contains(&u) {
+                        out.push(u);
+                    }
+                }
+            }
+            i = end;
+            continue;
+        }
+        i += 1;
+    }
+    out
+}
+
 /// IPython: a line `!cmd` runs `cmd` in a shell; a cell starting `%%bash`/`%%sh` is a script.
 fn ipython_lines(code: &str, out: &mut Vec<Run>) {
     let mut lines = code.lines();

@@ -7,8 +7,10 @@
 //! calls that cannot be read are kept, so an audit never calls clean what it did not read.
 
 use crate::submission::agents::read_line;
+use crate::submission::agents::{Action, EditOp, EditOutcome, FileEdit};
 use crate::submission::{ActionKind, Trajectory, TrajectoryShape, Unread};
 use serde_json::Value;
+use std::collections::HashMap;
 
 /// What an event is, for the checks: commands go to the blocklist, commands and URLs to the PR
 /// check, queries to the search check, words to tier B excerpts.
@@ -25,6 +27,33 @@ pub enum EventKind {
     Search,
     /// The agent's own words (reasoning, messages).
     Reasoning,
+    /// A file written through an edit tool (its text is the path; what changed is in
+    /// [`Event::change`]): read when a later command runs the file.
+    Write,
+}
+
+/// What an edit did to its file, as far as the trajectory shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Change {
+    /// The file now holds this text.
+    Whole(String),
+    /// This text was put into the file, beside what it held.
+    Part(String),
+    /// `old` replaced by `new` (every occurrence when `all`).
+    Replace {
+        /// The text replaced.
+        old: String,
+        /// The text put in its place.
+        new: String,
+        /// Every occurrence.
+        all: bool,
+    },
+    /// The file was moved to this path.
+    MovedTo(String),
+    /// The file was deleted.
+    Deleted,
+    /// The file changed, and the trajectory does not show how.
+    Unknown,
 }
 
 /// One thing the agent was told, did or said, as the checks read it.
@@ -37,8 +66,11 @@ pub struct Event {
     pub tool: String,
     /// What it is.
     pub kind: EventKind,
-    /// The command, URL, query, prompt or words.
+    /// The command, URL, query, prompt or words; the path of a write.
     pub text: String,
+    /// For a write: what it did to the file.
+    #[serde(skip)]
+    pub change: Option<Change>,
 }
 
 /// What was read from one trajectory.
@@ -56,26 +88,32 @@ pub struct Read {
 
 /// The events of a trajectory, whichever agent wrote it.
 pub fn from_transcript(t: &Trajectory) -> Read {
-    let events = t
-        .actions
-        .iter()
-        .filter_map(|a| {
-            let kind = match a.kind {
-                ActionKind::Prompt => EventKind::Prompt,
-                ActionKind::Command => EventKind::Command,
-                ActionKind::Url => EventKind::Url,
-                ActionKind::Search => EventKind::Search,
-                ActionKind::Message => EventKind::Reasoning,
-                ActionKind::Edit | ActionKind::Other => return None,
-            };
-            Some(Event {
-                step: a.step,
-                tool: a.tool.clone(),
-                kind,
-                text: a.text.clone(),
-            })
-        })
-        .collect();
+    let mut edits: HashMap<usize, Vec<&FileEdit>> = HashMap::new();
+    for e in &t.edits {
+        edits.entry(e.action).or_default().push(e);
+    }
+    let mut events = Vec::new();
+    for (index, a) in t.actions.iter().enumerate() {
+        let kind = match a.kind {
+            ActionKind::Prompt => EventKind::Prompt,
+            ActionKind::Command => EventKind::Command,
+            ActionKind::Url => EventKind::Url,
+            ActionKind::Search => EventKind::Search,
+            ActionKind::Message => EventKind::Reasoning,
+            ActionKind::Edit => {
+                writes(a, edits.get(&index).map(Vec::as_slice), &mut events);
+                continue;
+            }
+            ActionKind::Other => continue,
+        };
+        events.push(Event {
+            step: a.step,
+            tool: a.tool.clone(),
+            kind,
+            text: a.text.clone(),
+            change: None,
+        });
+    }
     let empty_because = (t.shape == TrajectoryShape::ClaudeResult).then(|| {
         "a Claude Code `--output-format json` result carries the final answer only, no tool calls: nothing to audit (record runs with `--output-format stream-json`)".to_owned()
     });
@@ -84,6 +122,85 @@ pub fn from_transcript(t: &Trajectory) -> Read {
         events,
         unread: t.unread.clone(),
         empty_because,
+    }
+}
+
+/// The writes of edit action `a`: each change of the edits replayed from it (`edits`; a failed
+/// edit changed nothing), else the change the call shows ([`crate::submission::Action::shown`]),
+/// else a change the trajectory does not show, of each path it names.
+fn writes(a: &Action, edits: Option<&[&FileEdit]>, out: &mut Vec<Event>) {
+    let mut push = |path: &str, change: Change| {
+        out.push(Event {
+            step: a.step,
+            tool: a.tool.clone(),
+            kind: EventKind::Write,
+            text: path.to_owned(),
+            change: Some(change),
+        });
+    };
+    let ops: Vec<&EditOp> = match (edits, &a.shown) {
+        (Some(edits), _) => edits
+            .iter()
+            .filter(|e| e.outcome != EditOutcome::Failed)
+            .flat_map(|e| &e.ops)
+            .collect(),
+        (None, Some(op)) => vec![op],
+        (None, None) => {
+            for p in a.text.split(", ").filter(|p| !p.is_empty()) {
+                push(p, Change::Unknown);
+            }
+            return;
+        }
+    };
+    for op in ops {
+        match op {
+            EditOp::Write { path, content } | EditOp::Add { path, content } => {
+                push(path, Change::Whole(content.clone()));
+            }
+            EditOp::Replace {
+                path,
+                old,
+                new,
+                replace_all,
+            } => push(
+                path,
+                Change::Replace {
+                    old: old.clone(),
+                    new: new.clone(),
+                    all: *replace_all,
+                },
+            ),
+            EditOp::Delete { path } => push(path, Change::Deleted),
+            EditOp::Update {
+                path,
+                move_to,
+                chunks,
+            } => {
+                let added: Vec<&str> = chunks
+                    .iter()
+                    .flat_map(|c| c.new_lines.iter().map(String::as_str))
+                    .collect();
+                push(path, Change::Part(added.join("\n")));
+                if let Some(to) = move_to {
+                    push(path, Change::MovedTo(to.clone()));
+                }
+            }
+            EditOp::UnifiedDiff {
+                path,
+                diff,
+                move_to,
+            } => {
+                let added: Vec<&str> = diff
+                    .lines()
+                    .filter_map(|l| l.strip_prefix('+'))
+                    .filter(|l| !l.starts_with("++"))
+                    .collect();
+                push(path, Change::Part(added.join("\n")));
+                if let Some(to) = move_to {
+                    push(path, Change::MovedTo(to.clone()));
+                }
+            }
+        }
     }
 }
 

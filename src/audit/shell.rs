@@ -19,6 +19,7 @@
 
 use super::program::basename;
 use super::python::{self, Run};
+use super::written::{FILE_BUDGET, Written, clean_path};
 use std::collections::HashMap;
 
 /// How deep substitutions, `sh -c` scripts, `eval`, scripts fed to a shell and Python calls may
@@ -31,20 +32,33 @@ const SHELLS: [&str; 6] = ["sh", "bash", "zsh", "dash", "ksh", "busybox"];
 /// it did. Read once per command; every check takes its words from here.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Commands {
-    /// Every simple command, as words.
+    /// Every simple command, as words (those of the files it runs that the trajectory wrote
+    /// included).
     pub words: Vec<Vec<String>>,
     /// Why the script could not be read to its end: nesting past [`MAX_DEPTH`], or expansions
     /// past the budget. What such a script runs beyond that point is unknown, so an audit that
     /// found nothing in it cannot call it clean.
     pub cut: Option<&'static str>,
+    /// Files it runs that the trajectory wrote without showing what they hold: what they run is
+    /// unknown.
+    pub unknown_files: Vec<String>,
+    /// URLs in the string literals of the Python files it runs that the trajectory wrote (a
+    /// shell file's URLs are in its words).
+    pub file_urls: Vec<String>,
 }
 
-/// `script` read once: its commands and whether it was read to its end.
-pub(super) fn read_commands(script: &str) -> Commands {
-    let r = read(script);
+/// `script` read once, with the files the trajectory wrote so far (`written`, which the
+/// script's own writes update): its commands and whether it was read to its end.
+pub(super) fn read_commands(script: &str, written: &mut Written) -> Commands {
+    let mut r = Reader::new(script, std::mem::take(written));
+    r.script(script, 0);
+    r.python(script, 0);
+    *written = std::mem::take(&mut r.written);
     Commands {
         words: r.out,
         cut: r.cut,
+        unknown_files: r.unknown_files,
+        file_urls: r.file_urls,
     }
 }
 
@@ -59,13 +73,7 @@ pub fn unread_reason(script: &str) -> Option<&'static str> {
 }
 
 fn read(script: &str) -> Reader {
-    let mut r = Reader {
-        out: Vec::new(),
-        vars: HashMap::new(),
-        aliases: HashMap::new(),
-        budget: script.len().saturating_mul(4).saturating_add(64 * 1024),
-        cut: None,
-    };
+    let mut r = Reader::new(script, Written::default());
     r.script(script, 0);
     // Tool calls that run Python code directly (`run_ipython`, a `code` argument) are read as
     // Python too.
@@ -79,14 +87,23 @@ const TOO_DEEP: &str = "nested more than 12 levels deep (substitutions, `sh -c`,
 const TOO_LARGE: &str = "its expansions grow past what the reader follows (variables that \
                          double, long substitutions)";
 
+const TOO_MANY_FILES: &str = "the files it runs that the trajectory wrote are more than the reader \
+                              follows (16 MiB in all)";
+
 struct Reader {
     out: Vec<Vec<String>>,
     vars: HashMap<String, String>,
     aliases: HashMap<String, String>,
     /// Bytes that expansions (variables, substitutions) may still produce.
     budget: usize,
-    /// Why reading stopped short somewhere ([`TOO_DEEP`], [`TOO_LARGE`]).
+    /// Why reading stopped short somewhere ([`TOO_DEEP`], [`TOO_LARGE`], [`TOO_MANY_FILES`]).
     cut: Option<&'static str>,
+    /// The files the trajectory wrote so far.
+    written: Written,
+    /// See [`Commands::unknown_files`].
+    unknown_files: Vec<String>,
+    /// See [`Commands::file_urls`].
+    file_urls: Vec<String>,
 }
 
 /// One simple command as read.
@@ -99,6 +116,8 @@ struct Cmd {
     stdin: Option<String>,
     /// A heredoc of this command is still to be read (keep it even without words).
     awaits_heredoc: bool,
+    /// The file its output goes to (`> f`: false, `>> f`: true for appending).
+    output: Option<(String, bool)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,16 +129,31 @@ enum Stop {
 
 #[derive(Debug, Clone, Copy)]
 enum Redirect {
-    File,
+    /// `<`, or a descriptor duplicated (`>&2`).
+    Input,
+    /// `>`, `>|` (false) or `>>` (true: appending) into a file.
+    Output(bool),
     HereString,
-    Heredoc { strip_tabs: bool },
+    Heredoc {
+        strip_tabs: bool,
+    },
 }
 
 /// Where a shell or Python gets its program from.
 enum Input {
     Arg(String),
     Stdin,
-    File,
+    /// A file (`None`: a module, `python -m`, or no operand after `-c`).
+    File(Option<String>),
+}
+
+/// What language a file is run as.
+#[derive(Clone, Copy)]
+enum Lang {
+    Shell,
+    Python,
+    /// By its name and first line (`./run`).
+    Either,
 }
 
 /// The state of the line being read.
@@ -142,7 +176,12 @@ impl Line {
         let word = String::from_utf8_lossy(&std::mem::take(&mut self.word)).into_owned();
         match self.redirect.take() {
             None => self.cur.words.push(word),
-            Some(Redirect::File) => {}
+            Some(Redirect::Input) => {}
+            Some(Redirect::Output(append)) => {
+                if word != "-" && !word.bytes().all(|b| b.is_ascii_digit()) {
+                    self.cur.output = Some((word, append));
+                }
+            }
             Some(Redirect::HereString) => self.cur.stdin = Some(format!("{word}\n")),
             Some(Redirect::Heredoc { strip_tabs }) => {
                 self.cur.awaits_heredoc = true;
@@ -208,6 +247,19 @@ fn declares(word: &str) -> bool {
 }
 
 impl Reader {
+    fn new(script: &str, written: Written) -> Reader {
+        Reader {
+            out: Vec::new(),
+            vars: HashMap::new(),
+            aliases: HashMap::new(),
+            budget: script.len().saturating_mul(4).saturating_add(64 * 1024),
+            cut: None,
+            written,
+            unknown_files: Vec::new(),
+            file_urls: Vec::new(),
+        }
+    }
+
     /// Reads a whole script (a `-c` argument, an `eval`, what a shell reads on its input).
     fn script(&mut self, text: &str, depth: usize) {
         if depth > MAX_DEPTH {
@@ -228,7 +280,7 @@ impl Reader {
             match run {
                 Run::Shell(s) => self.script(&s, depth + 1),
                 Run::Argv(words) => {
-                    self.command(strip_prefixes(words), None, depth + 1);
+                    self.command(strip_prefixes(words), None, None, depth + 1);
                 }
             }
         }
@@ -339,10 +391,12 @@ impl Reader {
         if b.get(*i + 1) == Some(&b'>') {
             line.end_word();
             *i += 1;
+            let mut append = false;
             while b.get(*i + 1) == Some(&b'>') {
                 *i += 1;
+                append = true;
             }
-            line.redirect = Some(Redirect::File);
+            line.redirect = Some(Redirect::Output(append));
         } else {
             self.finish_cmd(line);
             if b.get(*i + 1) == Some(&b'&') {
@@ -423,8 +477,13 @@ impl Reader {
                 2
             }
         } else {
-            line.redirect = Some(Redirect::File);
-            1 + usize::from(matches!(b.get(*i + 1), Some(b'>' | b'&' | b'|')))
+            let next = b.get(*i + 1).copied();
+            line.redirect = Some(match (b[*i], next) {
+                (b'>', Some(b'>')) => Redirect::Output(true),
+                (b'>', _) => Redirect::Output(false),
+                _ => Redirect::Input,
+            });
+            1 + usize::from(matches!(next, Some(b'>' | b'&' | b'|')))
         };
         *i += op_len;
     }
@@ -593,7 +652,7 @@ impl Reader {
             let stdin = cmd
                 .stdin
                 .or_else(|| if cmd.piped { previous.take() } else { None });
-            let output = self.command(strip_prefixes(cmd.words), stdin, depth);
+            let output = self.command(strip_prefixes(cmd.words), stdin, cmd.output, depth);
             let feeds_next = iter.peek().is_some_and(|n| n.piped);
             match output {
                 Some(o) if !feeds_next => {
@@ -606,10 +665,12 @@ impl Reader {
     }
 
     /// Records one command and opens what it runs; returns what it prints when that is known.
+    /// `output`: the file its output is redirected into, if any (appending or not).
     fn command(
         &mut self,
         mut words: Vec<String>,
         stdin: Option<String>,
+        output: Option<(String, bool)>,
         depth: usize,
     ) -> Option<String> {
         if let Some(expansion) = words.first().and_then(|w| self.aliases.get(w)).cloned() {
@@ -619,7 +680,8 @@ impl Reader {
             words = strip_prefixes(words);
         }
         let name = basename(words.first()?).to_owned();
-        let output = printed_by(&name, &words, stdin.as_deref());
+        let printed = printed_by(&name, &words, stdin.as_deref());
+        self.record_writes(&name, &words, stdin.as_deref(), printed.as_ref(), output);
         if SHELLS.contains(&name.as_str()) {
             let args = if name == "busybox" {
                 &words[1.min(words.len())..]
@@ -633,11 +695,16 @@ impl Reader {
                         self.script(s, depth + 1);
                     }
                 }
-                Input::File => {}
+                Input::File(Some(path)) => self.run_file(&path, Lang::Shell, depth),
+                Input::File(None) => {}
             }
         } else if name == "eval" {
             let text = words[1..].join(" ");
             self.script(&text, depth + 1);
+        } else if name == "source" || name == "." {
+            if let Some(path) = words.get(1) {
+                self.run_file(path, Lang::Shell, depth);
+            }
         } else if is_python(&name) {
             match python_input(&words) {
                 Input::Arg(code) => self.python(&code, depth + 1),
@@ -646,11 +713,144 @@ impl Reader {
                         self.python(code, depth + 1);
                     }
                 }
-                Input::File => {}
+                Input::File(Some(path)) => self.run_file(&path, Lang::Python, depth),
+                // A module (`python -m pytest repro_test.py`): the Python files it is given.
+                Input::File(None) => self.run_python_args(&words, depth),
             }
+        } else if matches!(name.as_str(), "pytest" | "py.test") {
+            self.run_python_args(&words, depth);
+        } else if words[0].contains('/') {
+            let path = words[0].clone();
+            self.run_file(&path, Lang::Either, depth);
         }
         self.out.push(words);
-        output
+        printed
+    }
+
+    /// The files a command writes, as far as the text shows what goes into them: its output
+    /// redirected (what `echo`, `printf`, `cat` of a heredoc print; unknown for other
+    /// programs), `tee`'s files, and `cp`/`mv` of a file the trajectory wrote.
+    fn record_writes(
+        &mut self,
+        name: &str,
+        words: &[String],
+        stdin: Option<&str>,
+        printed: Option<&String>,
+        output: Option<(String, bool)>,
+    ) {
+        if let Some((path, append)) = output {
+            if append {
+                self.written.add(&path, printed.cloned());
+            } else {
+                self.written.put(&path, printed.cloned());
+            }
+        }
+        let operands: Vec<&String> = words[1..].iter().filter(|w| !w.starts_with('-')).collect();
+        match name {
+            "tee" => {
+                let append = words[1..].iter().any(|w| w == "-a" || w == "--append");
+                for path in operands {
+                    if append {
+                        self.written.add(path, stdin.map(str::to_owned));
+                    } else {
+                        self.written.put(path, stdin.map(str::to_owned));
+                    }
+                }
+            }
+            "cp" | "mv" | "install" => {
+                let [from, to] = operands[..] else { return };
+                let to = if to.ends_with('/') {
+                    format!("{to}{}", basename(from))
+                } else {
+                    to.clone()
+                };
+                if name == "mv" {
+                    self.written.rename(from, &to);
+                } else if let Some(text) = self.written.get(from).cloned() {
+                    self.written.put(&to, text);
+                }
+            }
+            // SWE-agent's file editor, run as a command in its shell.
+            "str_replace_editor" => {
+                let (Some(op), Some(path)) = (words.get(1), words.get(2)) else {
+                    return;
+                };
+                let flag = |f: &str| {
+                    let at = words.iter().position(|w| w == f)?;
+                    words.get(at + 1).cloned()
+                };
+                match op.as_str() {
+                    "create" => self.written.put(path, flag("--file_text")),
+                    "str_replace" => match flag("--new_str") {
+                        Some(new) => {
+                            let old = flag("--old_str").unwrap_or_default();
+                            self.written.replace(path, &old, &new, false);
+                        }
+                        None => self.written.put(path, None),
+                    },
+                    "insert" => self.written.add(path, flag("--new_str")),
+                    "undo_edit" => self.written.put(path, None),
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Reads a file the command runs, when the trajectory wrote it: its text as a shell script
+    /// or as Python (`Lang::Either`: Python when its name ends in `.py` or its first line names
+    /// Python); a file it wrote without showing the text is listed as unknown.
+    fn run_file(&mut self, path: &str, lang: Lang, depth: usize) {
+        let Some(known) = self.written.get(path) else {
+            return;
+        };
+        let Some(text) = known.clone() else {
+            let path = clean_path(path).to_owned();
+            if !self.unknown_files.contains(&path) {
+                self.unknown_files.push(path);
+            }
+            return;
+        };
+        if depth >= MAX_DEPTH {
+            self.cut.get_or_insert(TOO_DEEP);
+            return;
+        }
+        if self.written.spent.saturating_add(text.len()) > FILE_BUDGET {
+            self.cut.get_or_insert(TOO_MANY_FILES);
+            return;
+        }
+        self.written.spent += text.len();
+        let python = match lang {
+            Lang::Python => true,
+            Lang::Shell => false,
+            Lang::Either => {
+                path.ends_with(".py")
+                    || text
+                        .lines()
+                        .next()
+                        .is_some_and(|l| l.starts_with("#!") && l.contains("python"))
+            }
+        };
+        if python {
+            self.python(&text, depth + 1);
+            for u in python::string_urls(&text) {
+                if !self.file_urls.contains(&u) {
+                    self.file_urls.push(u);
+                }
+            }
+        } else {
+            self.script(&text, depth + 1);
+        }
+    }
+
+    /// The Python files among a test runner's or module's operands that the trajectory wrote.
+    fn run_python_args(&mut self, words: &[String], depth: usize) {
+        for w in &words[1..] {
+            let path = w.split("::").next().unwrap_or(w);
+            if path.ends_with(".py") {
+                self.run_file(path, Lang::Python, depth);
+            }
+        }
     }
 }
 
@@ -855,7 +1055,7 @@ fn shell_input(words: &[String]) -> Input {
             return if from_stdin {
                 Input::Stdin
             } else {
-                Input::File
+                Input::File(it.next().cloned())
             };
         }
         if w == "-" {
@@ -863,7 +1063,9 @@ fn shell_input(words: &[String]) -> Input {
         }
         if (w.starts_with('-') || w.starts_with('+')) && !w.starts_with("--") && w.len() > 1 {
             if w.starts_with('-') && w.contains('c') {
-                return it.next().map_or(Input::File, |s| Input::Arg(s.clone()));
+                return it
+                    .next()
+                    .map_or(Input::File(None), |s| Input::Arg(s.clone()));
             }
             from_stdin |= w.contains('s');
             if w.ends_with('o') || w.ends_with('O') {
@@ -880,7 +1082,7 @@ fn shell_input(words: &[String]) -> Input {
         return if from_stdin {
             Input::Stdin
         } else {
-            Input::File
+            Input::File(Some(w.clone()))
         };
     }
     Input::Stdin
@@ -907,13 +1109,14 @@ fn python_input(words: &[String]) -> Input {
             if let Some(at) = flags.find('c') {
                 let code = &flags[at + 1..];
                 return if code.is_empty() {
-                    it.next().map_or(Input::File, |s| Input::Arg(s.clone()))
+                    it.next()
+                        .map_or(Input::File(None), |s| Input::Arg(s.clone()))
                 } else {
                     Input::Arg(code.to_owned())
                 };
             }
             if flags.contains('m') {
-                return Input::File;
+                return Input::File(None);
             }
             if flags == "W" || flags == "X" {
                 it.next();
@@ -923,7 +1126,7 @@ fn python_input(words: &[String]) -> Input {
         if w.starts_with("--") {
             continue;
         }
-        return Input::File;
+        return Input::File(Some(w.clone()));
     }
     Input::Stdin
 }

@@ -683,3 +683,87 @@ fn an_openhands_event_stream_is_audited() {
         assert!(stderr.contains("an OpenHands event stream ("), "{stderr}");
     }
 }
+
+/// A file the agent wrote is read where a later command runs it, in raw transcripts as their
+/// agents write them: a script written with Claude Code's `Write` and run with `bash` is a
+/// blocklist hit at the step that ran it; a Codex `file_change` shows no text, so running the
+/// file it changed leaves the trajectory `incomplete`, and running the project's own files
+/// (never written) leaves it clean.
+#[test]
+fn files_the_agent_wrote_are_read_where_they_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let sid = r#""session_id": "5e4d3c2b-1a09-4f8e-8d7c-6b5a49382716""#;
+    let assistant = |id: &str, tool: &str, input: Value| {
+        serde_json::json!({"type": "assistant", "message": {"id": format!("msg_{id}"), "type": "message",
+            "role": "assistant", "model": "claude-x",
+            "content": [{"type": "tool_use", "id": id, "name": tool, "input": input}]}})
+        .to_string()
+        .replacen('{', &format!("{{{sid}, "), 1)
+    };
+    let result = |id: &str, text: &str| {
+        serde_json::json!({"type": "user", "message": {"role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": id, "content": text}]}})
+        .to_string()
+        .replacen('{', &format!("{{{sid}, "), 1)
+    };
+    let claude = [
+        format!(
+            r#"{{"type": "system", "subtype": "init", {sid}, "model": "claude-x", "cwd": "/workspace/r"}}"#
+        ),
+        assistant(
+            "t1",
+            "Write",
+            serde_json::json!({"file_path": "/workspace/r/look.sh",
+            "content": "#!/bin/sh\ngit log --all --oneline -- src/ | head -20\n"}),
+        ),
+        result("t1", "File created successfully at: /workspace/r/look.sh"),
+        assistant(
+            "t2",
+            "Bash",
+            serde_json::json!({"command": "chmod +x look.sh && ./look.sh"}),
+        ),
+        result("t2", "abc123 fix"),
+        assistant(
+            "t3",
+            "Bash",
+            serde_json::json!({"command": "bash scripts/ci.sh && pytest -q"}),
+        ),
+        result("t3", "ok"),
+    ];
+    std::fs::write(dir.path().join("o_r_pr1.jsonl"), claude.join("\n") + "\n").unwrap();
+    let codex = [
+        r#"{"type": "thread.started", "thread_id": "0199a3b2-c4d5-7e6f-8a9b-0c1d2e3f4a5b"}"#,
+        r#"{"type": "item.completed", "item": {"id": "item_0", "type": "file_change", "changes": [{"path": "tools/fetch.sh", "kind": "add"}], "status": "completed"}}"#,
+        r#"{"type": "item.completed", "item": {"id": "item_1", "type": "command_execution", "command": "bash -lc 'sh tools/fetch.sh && pytest -q'", "aggregated_output": "", "exit_code": 0, "status": "completed"}}"#,
+    ];
+    std::fs::write(dir.path().join("o_r_pr2.jsonl"), codex.join("\n") + "\n").unwrap();
+    for (file, class) in [
+        ("o_r_pr1.jsonl", "blocklist"),
+        ("o_r_pr2.jsonl", "incomplete"),
+    ] {
+        let out = cargo_bin_cmd!("beyondswe")
+            .arg("audit")
+            .arg(dir.path().join(file))
+            .arg("--json")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let a: Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{file}: {e}: {stderr}"));
+        assert_eq!(a["class"], class, "{file}: {a:#}");
+        if class == "blocklist" {
+            assert_eq!(
+                a["blocklist_hits"],
+                serde_json::json!(["git log --all"]),
+                "{a:#}"
+            );
+            assert_eq!(
+                a["evidence"][0]["what"], "chmod +x look.sh && ./look.sh",
+                "{a:#}"
+            );
+        } else {
+            let why = a["unread"][0]["why"].as_str().unwrap_or_default();
+            assert!(why.contains("`tools/fetch.sh`"), "{a:#}");
+        }
+    }
+}
