@@ -88,7 +88,7 @@ const TOO_LARGE: &str = "its expansions grow past what the reader follows (varia
                          double, long substitutions)";
 
 const TOO_MANY_FILES: &str = "the files it runs that the trajectory wrote are more than the reader \
-                              follows (16 MiB in all)";
+                              follows (64 MiB in all)";
 
 struct Reader {
     out: Vec<Vec<String>>,
@@ -118,6 +118,8 @@ struct Cmd {
     awaits_heredoc: bool,
     /// The file its output goes to (`> f`: false, `>> f`: true for appending).
     output: Option<(String, bool)>,
+    /// The file its input comes from (`< f`).
+    input: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -176,7 +178,11 @@ impl Line {
         let word = String::from_utf8_lossy(&std::mem::take(&mut self.word)).into_owned();
         match self.redirect.take() {
             None => self.cur.words.push(word),
-            Some(Redirect::Input) => {}
+            Some(Redirect::Input) => {
+                if word != "-" && !word.bytes().all(|b| b.is_ascii_digit()) {
+                    self.cur.input = Some(word);
+                }
+            }
             Some(Redirect::Output(append)) => {
                 if word != "-" && !word.bytes().all(|b| b.is_ascii_digit()) {
                     self.cur.output = Some((word, append));
@@ -649,10 +655,19 @@ impl Reader {
         let mut previous: Option<String> = None;
         let mut iter = cmds.into_iter().peekable();
         while let Some(cmd) = iter.next() {
-            let stdin = cmd
-                .stdin
-                .or_else(|| if cmd.piped { previous.take() } else { None });
-            let output = self.command(strip_prefixes(cmd.words), stdin, cmd.output, depth);
+            let piped = if cmd.piped { previous.take() } else { None };
+            let words = strip_prefixes(cmd.words);
+            // A file fed to a shell or to Python is a script it runs (`sh < f`).
+            let runs_input = words.first().is_some_and(|w| {
+                let name = basename(w);
+                SHELLS.contains(&name) || is_python(name)
+            });
+            let from_file = match (&cmd.stdin, &piped, &cmd.input) {
+                (None, None, Some(f)) if runs_input => self.file_text(f),
+                _ => None,
+            };
+            let stdin = cmd.stdin.or(piped).or(from_file);
+            let output = self.command(words, stdin, cmd.output, depth);
             let feeds_next = iter.peek().is_some_and(|n| n.piped);
             match output {
                 Some(o) if !feeds_next => {
@@ -680,7 +695,11 @@ impl Reader {
             words = strip_prefixes(words);
         }
         let name = basename(words.first()?).to_owned();
-        let printed = printed_by(&name, &words, stdin.as_deref());
+        let printed = if name == "cat" && words.len() > 1 {
+            self.cat_files(&words)
+        } else {
+            printed_by(&name, &words, stdin.as_deref())
+        };
         self.record_writes(&name, &words, stdin.as_deref(), printed.as_ref(), output);
         if SHELLS.contains(&name.as_str()) {
             let args = if name == "busybox" {
@@ -719,6 +738,8 @@ impl Reader {
             }
         } else if matches!(name.as_str(), "pytest" | "py.test") {
             self.run_python_args(&words, depth);
+        } else if name == "make" {
+            self.run_makefile(&words, depth);
         } else if words[0].contains('/') {
             let path = words[0].clone();
             self.run_file(&path, Lang::Either, depth);
@@ -797,29 +818,57 @@ impl Reader {
         }
     }
 
+    /// The text of a file the trajectory wrote, for a command that reads it (`sh < f`, `cat f`),
+    /// charged to [`FILE_BUDGET`]; `None` when it did not write it, and when what it wrote is
+    /// unknown (then listed in [`Commands::unknown_files`], since it may be run).
+    fn file_text(&mut self, path: &str) -> Option<String> {
+        let text = match self.written.get(path)? {
+            Some(text) => text.clone(),
+            None => {
+                let path = clean_path(path).to_owned();
+                if !self.unknown_files.contains(&path) {
+                    self.unknown_files.push(path);
+                }
+                return None;
+            }
+        };
+        if self.written.spent.saturating_add(text.len()) > FILE_BUDGET {
+            self.cut.get_or_insert(TOO_MANY_FILES);
+            return None;
+        }
+        self.written.spent += text.len();
+        Some(text)
+    }
+
+    /// What `cat FILE…` prints, when every file it is given is one the trajectory wrote and
+    /// its text is known.
+    fn cat_files(&mut self, words: &[String]) -> Option<String> {
+        let files: Vec<&String> = words[1..].iter().filter(|w| !w.starts_with('-')).collect();
+        if files.is_empty()
+            || files
+                .iter()
+                .any(|f| !matches!(self.written.get(f), Some(Some(_))))
+        {
+            return None;
+        }
+        let mut out = String::new();
+        for f in files {
+            out.push_str(&self.file_text(f)?);
+        }
+        Some(out)
+    }
+
     /// Reads a file the command runs, when the trajectory wrote it: its text as a shell script
     /// or as Python (`Lang::Either`: Python when its name ends in `.py` or its first line names
     /// Python); a file it wrote without showing the text is listed as unknown.
     fn run_file(&mut self, path: &str, lang: Lang, depth: usize) {
-        let Some(known) = self.written.get(path) else {
-            return;
-        };
-        let Some(text) = known.clone() else {
-            let path = clean_path(path).to_owned();
-            if !self.unknown_files.contains(&path) {
-                self.unknown_files.push(path);
-            }
-            return;
-        };
-        if depth >= MAX_DEPTH {
+        if depth >= MAX_DEPTH && self.written.get(path).is_some() {
             self.cut.get_or_insert(TOO_DEEP);
             return;
         }
-        if self.written.spent.saturating_add(text.len()) > FILE_BUDGET {
-            self.cut.get_or_insert(TOO_MANY_FILES);
+        let Some(text) = self.file_text(path) else {
             return;
-        }
-        self.written.spent += text.len();
+        };
         let python = match lang {
             Lang::Python => true,
             Lang::Shell => false,
@@ -843,13 +892,49 @@ impl Reader {
         }
     }
 
-    /// The Python files among a test runner's or module's operands that the trajectory wrote.
+    /// The Python files among a test runner's or module's operands that the trajectory wrote,
+    /// and every `conftest.py` it wrote (pytest runs those it finds on its way to the tests).
     fn run_python_args(&mut self, words: &[String], depth: usize) {
-        for w in &words[1..] {
-            let path = w.split("::").next().unwrap_or(w);
-            if path.ends_with(".py") {
-                self.run_file(path, Lang::Python, depth);
-            }
+        let pytest = words
+            .iter()
+            .take(3)
+            .any(|w| matches!(basename(w), "pytest" | "py.test"));
+        let mut files: Vec<String> = words[1..]
+            .iter()
+            .map(|w| w.split("::").next().unwrap_or(w))
+            .filter(|p| p.ends_with(".py"))
+            .map(str::to_owned)
+            .collect();
+        if pytest {
+            files.extend(self.written.paths_named("conftest.py"));
+        }
+        for path in files {
+            self.run_file(&path, Lang::Python, depth);
+        }
+    }
+
+    /// `make`: the recipes (lines that start with a tab) of the makefile it reads, when the
+    /// trajectory wrote it (`-f FILE`, else `GNUmakefile`, `makefile` or `Makefile` in the
+    /// working directory).
+    fn run_makefile(&mut self, words: &[String], depth: usize) {
+        let given = words
+            .iter()
+            .position(|w| w == "-f" || w == "--file")
+            .and_then(|at| words.get(at + 1).cloned());
+        let path = given.or_else(|| {
+            ["GNUmakefile", "makefile", "Makefile"]
+                .into_iter()
+                .find(|n| self.written.get(n).is_some())
+                .map(str::to_owned)
+        });
+        let Some(path) = path else { return };
+        if depth >= MAX_DEPTH && self.written.get(&path).is_some() {
+            self.cut.get_or_insert(TOO_DEEP);
+            return;
+        }
+        if let Some(text) = self.file_text(&path) {
+            let recipes: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix('\t')).collect();
+            self.script(&recipes.join("\n"), depth + 1);
         }
     }
 }

@@ -11,11 +11,15 @@ use std::collections::HashMap;
 
 /// How many bytes of written files one trajectory's commands may run in all before the reader
 /// stops opening them (a real trajectory runs a few scripts of a few kilobytes).
-pub(super) const FILE_BUDGET: usize = 16 << 20;
+pub(super) const FILE_BUDGET: usize = 64 << 20;
 
 /// The most text kept of one file; past it the file's text is unknown (so running it is
 /// unread), and appending to a file many times costs no more than that.
 const FILE_TEXT_MAX: usize = 1 << 20;
+
+/// How many bytes of text all writes together may keep; past it what is written is unknown
+/// (copies of one file many times over cost memory only up to here).
+const KEPT_MAX: usize = 64 << 20;
 
 /// How many bytes of files' text replacements may read in all (each reads its file's text).
 const COPY_BUDGET: usize = 256 << 20;
@@ -48,6 +52,8 @@ pub(super) struct Written {
     pub(super) spent: usize,
     /// Bytes of text read by replacements so far ([`COPY_BUDGET`]).
     copied: usize,
+    /// Bytes of text kept so far, all writes counted ([`KEPT_MAX`]).
+    kept: usize,
 }
 
 /// The answer for a file the trajectory wrote without its text being known.
@@ -60,7 +66,7 @@ impl Written {
         if path.is_empty() || path.starts_with("/dev/") {
             return;
         }
-        let text = text.filter(|t| t.len() <= FILE_TEXT_MAX);
+        let text = text.filter(|t| t.len() <= FILE_TEXT_MAX && self.keep(t.len()));
         self.seq += 1;
         let seq = self.seq;
         let list = self.by_name.entry(file_name(path).to_owned()).or_default();
@@ -84,18 +90,26 @@ impl Written {
     pub(super) fn add(&mut self, path: &str, text: Option<String>) {
         self.seq += 1;
         let seq = self.seq;
+        let room = KEPT_MAX.saturating_sub(self.kept);
         let Some(e) = self.latest_mut(path) else {
             self.put(path, text);
             return;
         };
         e.seq = seq;
-        match (&mut e.text, text) {
-            (Some(before), Some(t)) if before.len() + t.len() < FILE_TEXT_MAX => {
+        let added = match (&mut e.text, text) {
+            (Some(before), Some(t))
+                if before.len() + t.len() < FILE_TEXT_MAX && t.len() <= room =>
+            {
                 before.push('\n');
                 before.push_str(&t);
+                t.len()
             }
-            (known, _) => *known = None,
-        }
+            (known, _) => {
+                *known = None;
+                0
+            }
+        };
+        self.kept += added;
     }
 
     /// `old` replaced by `new` in `path` (every occurrence when `all`); where the file's whole
@@ -155,6 +169,15 @@ impl Written {
         }
     }
 
+    /// Whether `len` more bytes of text may be kept ([`KEPT_MAX`]); counts them if so.
+    fn keep(&mut self, len: usize) -> bool {
+        let ok = self.kept.saturating_add(len) <= KEPT_MAX;
+        if ok {
+            self.kept += len;
+        }
+        ok
+    }
+
     /// The entry of the latest write of any path naming `path`.
     fn latest_mut(&mut self, path: &str) -> Option<&mut Entry> {
         let path = clean_path(path);
@@ -163,6 +186,16 @@ impl Written {
             .iter_mut()
             .filter(|e| same_file(&e.path, path))
             .max_by_key(|e| e.seq)
+    }
+
+    /// Every path written with file name `name` (`conftest.py`), its text known or not.
+    pub(super) fn paths_named(&self, name: &str) -> Vec<String> {
+        self.by_name
+            .get(name)
+            .into_iter()
+            .flatten()
+            .map(|e| e.path.clone())
+            .collect()
     }
 
     /// What the trajectory wrote at `path`, the latest write of any path naming it:
@@ -273,6 +306,16 @@ mod tests {
             Some(&None),
             "past the replacements' budget, unknown"
         );
+        let mut w = Written::default();
+        for i in 0..200 {
+            w.put(&format!("copy{i}.sh"), Some("z".repeat(FILE_TEXT_MAX - 1)));
+        }
+        assert_eq!(w.get("copy0.sh").map(Option::is_some), Some(true));
+        assert_eq!(
+            w.get("copy199.sh"),
+            Some(&None),
+            "past 64 MiB kept, unknown"
+        );
     }
 
     /// An ATIF release line of an issue task: the prompt, then one call per step.
@@ -352,6 +395,38 @@ mod tests {
                 "{make} / {run}, one command"
             );
         }
+        // Fed to a shell, or printed into one.
+        for run in [
+            "bash < look.sh",
+            "cat look.sh | sh",
+            "sh -c \"$(cat /testbed/look.sh)\"",
+            "python3 - < look.py",
+        ] {
+            let a = audit(&[
+                write("/testbed/look.sh", script),
+                write("look.py", "import os\nos.system('git log --all')\n"),
+                bash(run),
+            ]);
+            assert_eq!(a.blocklist_hits, ["git log --all"], "{run}");
+        }
+        // Run on the way: a makefile's recipes, a conftest.py pytest loads.
+        let make = "all:\n\tgit fetch origin\n";
+        for (path, run) in [("Makefile", "make"), ("build.mk", "make -f build.mk all")] {
+            let a = audit(&[write(path, make), bash(run)]);
+            assert_eq!(a.blocklist_hits, ["git fetch"], "{run}");
+        }
+        let conftest = "import subprocess\nsubprocess.run(['git', 'fetch'])\n";
+        let a = audit(&[
+            write("/testbed/tests/conftest.py", conftest),
+            bash("cd /testbed && python -m pytest -q"),
+        ]);
+        assert_eq!(a.blocklist_hits, ["git fetch"]);
+        // Read by a program that runs nothing, a file whose text is unknown is no unread step.
+        let a = audit(&[
+            bash("make > out.txt"),
+            bash("grep -c x < out.txt; cat out.txt"),
+        ]);
+        assert_eq!(a.class, TrajectoryClass::Clean, "{:?}", a.unread);
         // Moved away, the old name runs the project's own file (not read).
         let a = audit(&[
             bash("echo 'git fetch' > a.sh; mv a.sh b.sh"),
