@@ -161,11 +161,7 @@ def _is_trusted_file(filename):
     if filename.startswith("<frozen"):
         return True
     real = _real(filename)
-    if _under_tests(real):
-        return True
-    if _under(real, _REPO):
-        return False
-    return _under(real, _TRUSTED)
+    return _under_tests(real) or (not _under(real, _REPO) and _under(real, _TRUSTED))
 
 
 def _untrusted_caller(depth=2):
@@ -175,11 +171,7 @@ def _untrusted_caller(depth=2):
     except ValueError:
         return None
     fn = frame.f_code.co_filename
-    if fn.startswith("<frozen"):
-        return None
-    if _is_trusted_file(fn):
-        return None
-    return fn
+    return None if _is_trusted_file(fn) else fn
 
 
 # Objects whose code the tests' outcomes depend on; filled in by the snapshot (step 4).
@@ -191,8 +183,6 @@ _WATCH = frozenset([
     "ctypes.cdata", "ctypes.string_at", "ctypes.wstring_at", "ctypes.addressof",
     "ctypes.dlsym", "marshal.loads", "marshal.load", "sys.addaudithook",
 ])
-
-
 # Files of pytest, pluggy and the like (filled in once they are imported).
 _GUARDED_ROOTS = []
 
@@ -339,17 +329,27 @@ for _name in ("unittest", "unittest.case", "unittest.result", "unittest.suite", 
 # No bytecode for the tests: a test module, a conftest or a helper under the test directories is
 # compiled from its locked source every time it is imported. pytest's rewrite cache and Python's
 # own are both looked for where `sys.pycache_prefix` points, which code of the submission can set
-# at run time to a directory of its own; neither is read now. The write is pytest's function
-# before the snapshot, so putting the cache reader back is a change the snapshot sees.
+# at run time to a directory of its own; neither is read now. And pytest's capture files go to
+# the memory file system the grader mounted, when it did (testrun.py). Both writes are pytest's
+# functions before the snapshot, so undoing either is a change the snapshot sees.
 sys.dont_write_bytecode = True
+_CAPTURE_IN_MEMORY = False
 try:
+    import tempfile  # noqa: E402
     from _pytest.assertion import rewrite as _rewrite
 
     def _read_pyc(*_args, **_kwargs):
         """pytest's rewrite cache, never read: the module is rewritten from its source."""
         return None
 
+    def _capture_file(*args, **kwargs):  # type: (Any, Any) -> Any
+        kwargs.setdefault("dir", _CONFIG["capture_dir"])
+        return tempfile.TemporaryFile(*args, **kwargs)
+
     _rewrite._read_pyc = _read_pyc
+    if _CONFIG.get("capture_dir") and os.access(_CONFIG["capture_dir"], os.W_OK):
+        from _pytest import capture as _capture
+        _capture.TemporaryFile, _CAPTURE_IN_MEMORY = _capture_file, True
 except Exception:  # noqa: BLE001 - a pytest without assertion rewriting reads no cache of its own
     pass
 import importlib.machinery  # noqa: E402
@@ -439,7 +439,7 @@ def _short(report):
 
 def main():  # type: () -> None
     _send({"e": "start", "audit_hook": _AUDIT, "python": sys.version.split()[0],
-           "ready_s": round(time.time() - _T0, 3),
+           "ready_s": round(time.time() - _T0, 3), "capture_in_memory": _CAPTURE_IN_MEMORY,
            "pytest": getattr(pytest, "__version__", "?"), "removed_paths": [p for _, p in _removed]})
     recorder = Recorder()
     args = list(_CONFIG.get("args", [])) + list(_CONFIG.get("ids", []))

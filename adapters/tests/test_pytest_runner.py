@@ -135,13 +135,16 @@ class Runner(unittest.TestCase):
         self.root = tempfile.mkdtemp(prefix="bsw-runner-test-")
         self.addCleanup(shutil.rmtree, self.root, True)
 
-    def run_runner(self, repo_code, files=testrun.RUNNER_FILES):
+    def run_runner(self, repo_code, files=testrun.RUNNER_FILES, config_extra=None, stubs=None):
         """The runner started from a run directory holding `files` (name there, file of the
-        package), as testrun.run_tests lays them out."""
+        package), as testrun.run_tests lays them out; `config_extra` added to its configuration,
+        `stubs` ({path under the stand-in's directory: text}) added to the stand-in pytest."""
         stub, repo, private, run = (os.path.join(self.root, d) for d in ("stub", "repo", "private", "run"))
         write(os.path.join(stub, "pytest", "__init__.py"), STAND_IN)
         write(os.path.join(stub, "_pytest", "__init__.py"), "")
         write(os.path.join(stub, "pluggy", "__init__.py"), "")
+        for rel, text in (stubs or {}).items():
+            write(os.path.join(stub, rel), text)
         # A module of the second file's name on sys.path: never the one the runner loads.
         write(os.path.join(stub, "beyondswe_runner_snapshot.py"), "raise SystemExit('loaded through sys.path')\n")
         secret = os.path.join(private, "key")
@@ -153,6 +156,7 @@ class Runner(unittest.TestCase):
             os.chmod(os.path.join(run, name), 0o644)
         config = {"args": [], "ids": [], "repo_paths": [repo], "private_paths": [private],
                   "test_paths": [], "protected_modules": ["pytest", "_pytest", "pluggy"]}
+        config.update(config_extra or {})
         r, w = os.pipe()
         env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": os.pathsep.join([stub, repo])}
         proc = subprocess.Popen([sys.executable, os.path.join(run, testrun.RUNNER_NAME), str(w)],
@@ -215,6 +219,30 @@ class Runner(unittest.TestCase):
         code, out, err, events = self.run_runner("import pytest\n")
         self.assert_started_and_ended(code, err, events)
         self.assertEqual([e for e in events if e["e"] == "finding"], [])
+
+    def test_capture_files_go_where_the_verifier_says_a_memory_file_system_is(self):
+        """With `capture_dir` given (the verifier saw the grader's tmpfs mounted), pytest's
+        capture files are made there; without it, pytest's own function is left as it is."""
+        stubs = {os.path.join("_pytest", "assertion", "__init__.py"): "",
+                 os.path.join("_pytest", "assertion", "rewrite.py"): "def _read_pyc(*a):\n    return 'cache'\n",
+                 os.path.join("_pytest", "capture.py"): "from tempfile import TemporaryFile\n"}
+        probe = ("import os, _pytest.capture\n"
+                 "f = _pytest.capture.TemporaryFile()\n"
+                 "where = os.readlink('/proc/self/fd/' + str(f.fileno()))\n"
+                 "print('CAPTURE', _pytest.capture.TemporaryFile.__name__, where)\n")
+        where = os.path.join(self.root, "mem")
+        os.mkdir(where)
+        code, out, err, events = self.run_runner(probe, config_extra={"capture_dir": where}, stubs=stubs)
+        self.assert_started_and_ended(code, err, events)
+        self.assertTrue(events[0]["capture_in_memory"], events[0])
+        self.assertIn("CAPTURE _capture_file " + where + "/", out)
+        self.assertEqual([e for e in events if e["e"] == "finding"], [], "the write is no finding")
+        self.setUp()
+        code, out, err, events = self.run_runner(probe, stubs=stubs)
+        self.assert_started_and_ended(code, err, events)
+        self.assertFalse(events[0]["capture_in_memory"], events[0])
+        self.assertIn("CAPTURE TemporaryFile ", out)
+        self.assertNotIn(where, out)
 
     def test_the_second_file_is_loaded_from_beside_the_runner_only(self):
         """Without it in the run directory the runner does not start, though a module of its

@@ -215,6 +215,13 @@ class Causes(unittest.TestCase):
         self.assertEqual(testrun.failure_cause(run_of(output=output.split("\n", 1)[0])),
                          "test id not found, so pytest ran no test: /w/repo/tests/test_a.py::test_x[1700000000]")
 
+    def test_capture_files_go_to_the_grader_s_mount_only(self):
+        from unittest import mock
+        with mock.patch.object(testrun.os.path, "ismount", lambda p: p == testrun.CAPTURE_DIR):
+            self.assertEqual(testrun.capture_dir(), "/run/beyondswe-capture")
+        with mock.patch.object(testrun.os.path, "ismount", lambda p: False):
+            self.assertIsNone(testrun.capture_dir())
+
     def test_nothing_to_say(self):
         self.assertIsNone(testrun.failure_cause(run_of(messages={"t.py::a": "assert 1 == 2"})))
 

@@ -1495,3 +1495,52 @@ fn a_container_killed_from_outside_is_an_infrastructure_error_at_once() {
         assert!(took < Duration::from_secs(120), "{how:?} took {took:?}");
     }
 }
+
+/// Every container the grader starts has a memory file system for pytest's capture files,
+/// writable by the test user and bounded by the memory limit (the verifier hands it to the
+/// runner; on a storage driver in user space it saves about 1.7 ms a test).
+#[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
+fn containers_have_a_memory_file_system_for_pytest_s_capture() {
+    use beyondswe::sandbox::{ContainerSpec, ExecSpec, Sandbox};
+    require_docker();
+    fixture_images();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let sandbox = rt.block_on(DockerSandbox::connect()).unwrap();
+    let spec = ContainerSpec {
+        image: record(CALC).image().unwrap().to_owned(),
+        workdir: None,
+        labels: DockerSandbox::process_labels(&format!("test-capture-{}", std::process::id()))
+            .into_iter()
+            .collect(),
+        limits: Limits {
+            memory_mb: 512,
+            ..Limits::default()
+        },
+    };
+    let handle = rt.block_on(sandbox.start(&spec)).unwrap();
+    let exec = ExecSpec {
+        cmd: vec![
+            "sh".into(),
+            "-c".into(),
+            "grep ' /run/beyondswe-capture ' /proc/mounts; su nobody -s /bin/sh -c 'touch /run/beyondswe-capture/x && echo writable'".into(),
+        ],
+        workdir: None,
+        env: Vec::new(),
+        timeout: Duration::from_secs(60),
+        max_output: 1 << 16,
+    };
+    let out = rt.block_on(sandbox.exec(&handle, &exec));
+    rt.block_on(sandbox.remove(&handle)).unwrap();
+    let out = out.unwrap();
+    assert!(
+        out.stdout.contains("tmpfs /run/beyondswe-capture tmpfs"),
+        "{out:?}"
+    );
+    assert!(out.stdout.contains("size=524288k"), "{out:?}");
+    assert!(out.stdout.contains("writable"), "{out:?}");
+}
