@@ -102,12 +102,11 @@ pub(super) fn runs(code: &str) -> Vec<Run> {
     out
 }
 
-/// The URLs in `code`'s string literals (adjacent ones joined: `"https://github.com/" "o/r"`),
-/// not in comments, and not in a literal that is a statement of its own (a docstring, which
-/// fetches nothing): what a Python file the agent wrote and ran could open.
-pub(super) fn string_urls(code: &str) -> Vec<String> {
+/// The string literals of `code` outside comments (adjacent ones joined:
+/// `"https://github.com/" "o/r"`), each with whether it is a statement of its own (a docstring).
+fn literals(code: &str) -> Vec<(String, bool)> {
     let b = code.as_bytes();
-    let mut out: Vec<String> = Vec::new();
+    let mut out = Vec::new();
     let mut i = 0;
     while i < b.len() {
         if b[i] == b'#' {
@@ -122,22 +121,50 @@ pub(super) fn string_urls(code: &str) -> Vec<String> {
                 .rposition(|c| *c == b'\n')
                 .map_or(0, |p| p + 1);
             let alone_before = b[line_start..i].iter().all(u8::is_ascii_whitespace);
-            let rest = &b[end..];
-            let alone_after = rest
+            let alone_after = b[end..]
                 .iter()
                 .take_while(|c| **c != b'\n')
                 .all(u8::is_ascii_whitespace);
-            if !(alone_before && alone_after) {
-                for u in crate::text::urls(&text) {
-                    if !out.contains(&u) {
-                        out.push(u);
-                    }
-                }
-            }
+            out.push((text, alone_before && alone_after));
             i = end;
             continue;
         }
         i += 1;
+    }
+    out
+}
+
+/// The URLs in `code`'s string literals, not in comments, and not in a literal that is a
+/// statement of its own (a docstring, which fetches nothing): what a Python file the agent
+/// wrote and ran could open.
+pub(super) fn string_urls(code: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (text, alone) in literals(code) {
+        if alone {
+            continue;
+        }
+        for u in crate::text::urls(&text) {
+            if !out.contains(&u) {
+                out.push(u);
+            }
+        }
+    }
+    out
+}
+
+/// The Python files `code` names in its strings (`exec(open("x.py").read())`,
+/// `runpy.run_path("x.py")`): what it may run.
+pub(super) fn py_paths(code: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (text, alone) in literals(code) {
+        let t = text.trim();
+        if !alone
+            && t.ends_with(".py")
+            && !t.contains(char::is_whitespace)
+            && !out.iter().any(|p| p == t)
+        {
+            out.push(t.to_owned());
+        }
     }
     out
 }

@@ -52,7 +52,7 @@ pub(super) struct Commands {
 pub(super) fn read_commands(script: &str, written: &mut Written) -> Commands {
     let mut r = Reader::new(script, std::mem::take(written));
     r.script(script, 0);
-    r.python(script, 0);
+    r.python_runs(script, 0);
     *written = std::mem::take(&mut r.written);
     Commands {
         words: r.out,
@@ -77,7 +77,7 @@ fn read(script: &str) -> Reader {
     r.script(script, 0);
     // Tool calls that run Python code directly (`run_ipython`, a `code` argument) are read as
     // Python too.
-    r.python(script, 0);
+    r.python_runs(script, 0);
     r
 }
 
@@ -104,6 +104,8 @@ struct Reader {
     unknown_files: Vec<String>,
     /// See [`Commands::file_urls`].
     file_urls: Vec<String>,
+    /// The written files being read, outermost first.
+    reading: Vec<String>,
 }
 
 /// One simple command as read.
@@ -263,6 +265,7 @@ impl Reader {
             written,
             unknown_files: Vec::new(),
             file_urls: Vec::new(),
+            reading: Vec::new(),
         }
     }
 
@@ -277,7 +280,19 @@ impl Reader {
     }
 
     /// Runs what Python code would run.
+    /// Runs what Python code would run, and reads the Python files the trajectory wrote that
+    /// it names (`exec(open("x.py").read())`, `runpy.run_path("x.py")`).
     fn python(&mut self, code: &str, depth: usize) {
+        self.python_runs(code, depth);
+        for path in python::py_paths(code) {
+            self.run_file(&path, Lang::Python, depth);
+        }
+    }
+
+    /// Runs what Python code would run (a command's text read as Python, for tools that run
+    /// code: the files it names are not read, since a shell command that names one does not
+    /// run it).
+    fn python_runs(&mut self, code: &str, depth: usize) {
         if depth > MAX_DEPTH {
             self.cut.get_or_insert(TOO_DEEP);
             return;
@@ -862,6 +877,10 @@ impl Reader {
     /// or as Python (`Lang::Either`: Python when its name ends in `.py` or its first line names
     /// Python); a file it wrote without showing the text is listed as unknown.
     fn run_file(&mut self, path: &str, lang: Lang, depth: usize) {
+        // A file being read that runs itself again holds nothing new.
+        if self.reading.iter().any(|p| p == clean_path(path)) {
+            return;
+        }
         if depth >= MAX_DEPTH && self.written.get(path).is_some() {
             self.cut.get_or_insert(TOO_DEEP);
             return;
@@ -869,6 +888,7 @@ impl Reader {
         let Some(text) = self.file_text(path) else {
             return;
         };
+        self.reading.push(clean_path(path).to_owned());
         let python = match lang {
             Lang::Python => true,
             Lang::Shell => false,
@@ -890,6 +910,7 @@ impl Reader {
         } else {
             self.script(&text, depth + 1);
         }
+        self.reading.pop();
     }
 
     /// The Python files among a test runner's or module's operands that the trajectory wrote,

@@ -224,9 +224,11 @@ fn file_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }
 
-/// A path without the `./` that names the working directory.
+/// A path without the `./` that names the working directory (or the `~/` that names home).
 pub(super) fn clean_path(path: &str) -> &str {
     let mut p = path.trim();
+    // `~/x.sh`: the home directory is not known here; the name under it is.
+    p = p.strip_prefix("~/").unwrap_or(p);
     while let Some(rest) = p.strip_prefix("./") {
         p = rest;
     }
@@ -409,6 +411,20 @@ mod tests {
             ]);
             assert_eq!(a.blocklist_hits, ["git log --all"], "{run}");
         }
+        // Named by Python that runs it; a shell command that only names it runs nothing.
+        let fetch = "import os\nos.system('git fetch')\n";
+        for run in [
+            "python -c \"exec(open('x.py').read())\"",
+            "python3 -c 'import runpy; runpy.run_path(\"x.py\")'",
+        ] {
+            let a = audit(&[write("x.py", fetch), bash(run)]);
+            assert_eq!(a.blocklist_hits, ["git fetch"], "{run}");
+        }
+        let a = audit(&[
+            write("x.py", fetch),
+            bash("git add 'x.py' && git diff -- 'x.py'"),
+        ]);
+        assert_eq!(a.class, TrajectoryClass::Clean, "{:?}", a.evidence);
         // Run on the way: a makefile's recipes, a conftest.py pytest loads.
         let make = "all:\n\tgit fetch origin\n";
         for (path, run) in [("Makefile", "make"), ("build.mk", "make -f build.mk all")] {
@@ -533,8 +549,15 @@ mod tests {
             "bash build.sh && ./scripts/test.sh && python setup.py -q",
         )]);
         assert_eq!(a.class, TrajectoryClass::Clean);
-        // A file that runs itself is read to the nesting limit, and said so.
-        let a = audit(&[write("loop.sh", "bash loop.sh\n"), bash("bash loop.sh")]);
-        assert_eq!(a.class, TrajectoryClass::Incomplete);
+        // A file that runs itself (or names itself) is read once, as it holds nothing new.
+        let a = audit(&[
+            write("loop.sh", "bash loop.sh\ngit fetch\n"),
+            bash("bash loop.sh"),
+        ]);
+        assert_eq!(a.blocklist_hits, ["git fetch"]);
+        assert!(a.unread.is_empty(), "{:?}", a.unread);
+        let usage = "import sys\nprint('usage: python repro.py N')\n";
+        let a = audit(&[write("repro.py", usage), bash("python repro.py")]);
+        assert_eq!(a.class, TrajectoryClass::Clean, "{:?}", a.unread);
     }
 }
