@@ -2827,6 +2827,33 @@ def _(t):
     ''') + REPORT_PATCH)
 
 
+@case("capture-files-swapped-and-their-memory-filled", RS, CALC, CHEAT_ISSUE)
+def _(t):
+    """Written against grader 0.7.2's capture files in memory: puts pytest's capture function
+    back to one of its own that keeps a copy of every test's output in a file it can read
+    (hoping the variants' output tells the real one), fills the grader's memory file system with
+    32 MiB (hoping the runner's own writes fail there), then rewrites failed reports into passes.
+    The capture directory holds no key and no name: the variants print alike."""
+    calc_init(t, src('''
+        import os as _o, sys as _s, tempfile as _tf
+        _d = "/run/beyondswe-capture"
+        try:
+            with open(_o.path.join(_d, "fill"), "wb") as _f:
+                _f.write(b"0" * (32 << 20))
+        except OSError:
+            pass
+        _cap = _s.modules.get("_pytest.capture")
+        if _cap is not None:
+            _seen = open(_o.path.join(_tf.gettempdir(), "seen-output"), "ab")
+            def _keep(*a, **k):
+                k.pop("dir", None)
+                f = _tf.TemporaryFile(*a, **k)
+                _seen.write(b"opened\\n")
+                return f
+            _cap.TemporaryFile = _keep
+    ''') + REPORT_PATCH)
+
+
 @case("runner-snapshot-shadowed-on-the-path", RS, CALC, CHEAT_ISSUE)
 def _(t):
     """Ships a top-level `beyondswe_runner_snapshot.py` in the repository (on `sys.path` while
