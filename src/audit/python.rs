@@ -134,36 +134,35 @@ fn literals(code: &str) -> Vec<(String, bool)> {
     out
 }
 
-/// The URLs in `code`'s string literals, not in comments, and not in a literal that is a
-/// statement of its own (a docstring, which fetches nothing): what a Python file the agent
-/// wrote and ran could open.
-pub(super) fn string_urls(code: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
+/// What a Python file's strings name, from one pass over its literals (not comments, and not a
+/// literal that is a statement of its own: a docstring fetches and runs nothing).
+#[derive(Debug, Default)]
+pub(super) struct Strings {
+    /// The URLs in them: what the file may open.
+    pub urls: Vec<String>,
+    /// The Python files they name (`exec(open("x.py").read())`, `runpy.run_path("x.py")`):
+    /// what the file may run.
+    pub py_paths: Vec<String>,
+}
+
+/// What `code`'s strings name ([`Strings`]).
+pub(super) fn named(code: &str) -> Strings {
+    let mut out = Strings::default();
     for (text, alone) in literals(code) {
         if alone {
             continue;
         }
         for u in crate::text::urls(&text) {
-            if !out.contains(&u) {
-                out.push(u);
+            if !out.urls.contains(&u) {
+                out.urls.push(u);
             }
         }
-    }
-    out
-}
-
-/// The Python files `code` names in its strings (`exec(open("x.py").read())`,
-/// `runpy.run_path("x.py")`): what it may run.
-pub(super) fn py_paths(code: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for (text, alone) in literals(code) {
         let t = text.trim();
-        if !alone
-            && t.ends_with(".py")
+        if t.ends_with(".py")
             && !t.contains(char::is_whitespace)
-            && !out.iter().any(|p| p == t)
+            && !out.py_paths.iter().any(|p| p == t)
         {
-            out.push(t.to_owned());
+            out.py_paths.push(t.to_owned());
         }
     }
     out

@@ -171,30 +171,20 @@ fn writes(a: &Action, edits: Option<&[&FileEdit]>, out: &mut Vec<Event>) {
                 },
             ),
             EditOp::Delete { path } => push(path, Change::Deleted),
-            EditOp::Update {
-                path,
-                move_to,
-                chunks,
-            } => {
-                let added: Vec<&str> = chunks
-                    .iter()
-                    .flat_map(|c| c.new_lines.iter().map(String::as_str))
-                    .collect();
-                push(path, Change::Part(added.join("\n")));
-                if let Some(to) = move_to {
-                    push(path, Change::MovedTo(to.clone()));
-                }
-            }
-            EditOp::UnifiedDiff {
-                path,
-                diff,
-                move_to,
-            } => {
-                let added: Vec<&str> = diff
-                    .lines()
-                    .filter_map(|l| l.strip_prefix('+'))
-                    .filter(|l| !l.starts_with("++"))
-                    .collect();
+            EditOp::Update { path, move_to, .. } | EditOp::UnifiedDiff { path, move_to, .. } => {
+                // The lines it puts in: a chunk's new lines, a hunk's `+` lines.
+                let added: Vec<&str> = match op {
+                    EditOp::Update { chunks, .. } => chunks
+                        .iter()
+                        .flat_map(|c| c.new_lines.iter().map(String::as_str))
+                        .collect(),
+                    EditOp::UnifiedDiff { diff, .. } => diff
+                        .lines()
+                        .filter_map(|l| l.strip_prefix('+'))
+                        .filter(|l| !l.starts_with("++"))
+                        .collect(),
+                    _ => Vec::new(),
+                };
                 push(path, Change::Part(added.join("\n")));
                 if let Some(to) = move_to {
                     push(path, Change::MovedTo(to.clone()));

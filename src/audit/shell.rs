@@ -17,6 +17,7 @@
 //! of the command whatever it holds (unclosed `$(` chains, doubling variables). It only reads: it
 //! never runs anything.
 
+use super::Change;
 use super::program::basename;
 use super::python::{self, Run};
 use super::written::{FILE_BUDGET, Written, clean_path};
@@ -158,6 +159,8 @@ enum Lang {
     Python,
     /// By its name and first line (`./run`).
     Either,
+    /// A makefile: its recipes (the lines that start with a tab) are shell commands.
+    Make,
 }
 
 /// The state of the line being read.
@@ -180,16 +183,10 @@ impl Line {
         let word = String::from_utf8_lossy(&std::mem::take(&mut self.word)).into_owned();
         match self.redirect.take() {
             None => self.cur.words.push(word),
-            Some(Redirect::Input) => {
-                if word != "-" && !word.bytes().all(|b| b.is_ascii_digit()) {
-                    self.cur.input = Some(word);
-                }
-            }
-            Some(Redirect::Output(append)) => {
-                if word != "-" && !word.bytes().all(|b| b.is_ascii_digit()) {
-                    self.cur.output = Some((word, append));
-                }
-            }
+            // `>&2`, `<&-`: a descriptor, not a file.
+            Some(_) if word == "-" || word.bytes().all(|b| b.is_ascii_digit()) => {}
+            Some(Redirect::Input) => self.cur.input = Some(word),
+            Some(Redirect::Output(append)) => self.cur.output = Some((word, append)),
             Some(Redirect::HereString) => self.cur.stdin = Some(format!("{word}\n")),
             Some(Redirect::Heredoc { strip_tabs }) => {
                 self.cur.awaits_heredoc = true;
@@ -283,8 +280,22 @@ impl Reader {
     /// Runs what Python code would run, and reads the Python files the trajectory wrote that
     /// it names (`exec(open("x.py").read())`, `runpy.run_path("x.py")`).
     fn python(&mut self, code: &str, depth: usize) {
+        self.python_file(code, depth, false);
+    }
+
+    /// [`Reader::python`], reading the code's strings once; `file`: the code is a file the
+    /// trajectory wrote, whose strings' URLs are what it may open ([`Commands::file_urls`]).
+    fn python_file(&mut self, code: &str, depth: usize, file: bool) {
         self.python_runs(code, depth);
-        for path in python::py_paths(code) {
+        let strings = python::named(code);
+        if file {
+            for u in strings.urls {
+                if !self.file_urls.contains(&u) {
+                    self.file_urls.push(u);
+                }
+            }
+        }
+        for path in strings.py_paths {
             self.run_file(&path, Lang::Python, depth);
         }
     }
@@ -775,22 +786,14 @@ impl Reader {
         output: Option<(String, bool)>,
     ) {
         if let Some((path, append)) = output {
-            if append {
-                self.written.add(&path, printed.cloned());
-            } else {
-                self.written.put(&path, printed.cloned());
-            }
+            self.written.write(&path, printed.cloned(), append);
         }
         let operands: Vec<&String> = words[1..].iter().filter(|w| !w.starts_with('-')).collect();
         match name {
             "tee" => {
                 let append = words[1..].iter().any(|w| w == "-a" || w == "--append");
                 for path in operands {
-                    if append {
-                        self.written.add(path, stdin.map(str::to_owned));
-                    } else {
-                        self.written.put(path, stdin.map(str::to_owned));
-                    }
+                    self.written.write(path, stdin.map(str::to_owned), append);
                 }
             }
             "cp" | "mv" | "install" => {
@@ -815,19 +818,18 @@ impl Reader {
                     let at = words.iter().position(|w| w == f)?;
                     words.get(at + 1).cloned()
                 };
-                match op.as_str() {
-                    "create" => self.written.put(path, flag("--file_text")),
-                    "str_replace" => match flag("--new_str") {
-                        Some(new) => {
-                            let old = flag("--old_str").unwrap_or_default();
-                            self.written.replace(path, &old, &new, false);
-                        }
-                        None => self.written.put(path, None),
+                let change = match (op.as_str(), flag("--new_str")) {
+                    ("create", _) => flag("--file_text").map_or(Change::Unknown, Change::Whole),
+                    ("str_replace", Some(new)) => Change::Replace {
+                        old: flag("--old_str").unwrap_or_default(),
+                        new,
+                        all: false,
                     },
-                    "insert" => self.written.add(path, flag("--new_str")),
-                    "undo_edit" => self.written.put(path, None),
-                    _ => {}
-                }
+                    ("insert", Some(new)) => Change::Part(new),
+                    ("str_replace" | "insert" | "undo_edit", _) => Change::Unknown,
+                    _ => return,
+                };
+                self.written.change(path, &change);
             }
             _ => {}
         }
@@ -891,7 +893,7 @@ impl Reader {
         self.reading.push(clean_path(path).to_owned());
         let python = match lang {
             Lang::Python => true,
-            Lang::Shell => false,
+            Lang::Shell | Lang::Make => false,
             Lang::Either => {
                 path.ends_with(".py")
                     || text
@@ -901,12 +903,10 @@ impl Reader {
             }
         };
         if python {
-            self.python(&text, depth + 1);
-            for u in python::string_urls(&text) {
-                if !self.file_urls.contains(&u) {
-                    self.file_urls.push(u);
-                }
-            }
+            self.python_file(&text, depth + 1, true);
+        } else if matches!(lang, Lang::Make) {
+            let recipes: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix('\t')).collect();
+            self.script(&recipes.join("\n"), depth + 1);
         } else {
             self.script(&text, depth + 1);
         }
@@ -948,14 +948,8 @@ impl Reader {
                 .find(|n| self.written.get(n).is_some())
                 .map(str::to_owned)
         });
-        let Some(path) = path else { return };
-        if depth >= MAX_DEPTH && self.written.get(&path).is_some() {
-            self.cut.get_or_insert(TOO_DEEP);
-            return;
-        }
-        if let Some(text) = self.file_text(&path) {
-            let recipes: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix('\t')).collect();
-            self.script(&recipes.join("\n"), depth + 1);
+        if let Some(path) = path {
+            self.run_file(&path, Lang::Make, depth);
         }
     }
 }

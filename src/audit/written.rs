@@ -85,6 +85,15 @@ impl Written {
         }
     }
 
+    /// `path` written with `text`: in its place, or added to it when `append` (`>>`, `tee -a`).
+    pub(super) fn write(&mut self, path: &str, text: Option<String>, append: bool) {
+        if append {
+            self.add(path, text);
+        } else {
+            self.put(path, text);
+        }
+    }
+
     /// `text` is added to what `path` holds (a part of it changed, or output appended), in
     /// place.
     pub(super) fn add(&mut self, path: &str, text: Option<String>) {

@@ -42,22 +42,24 @@ pub fn is_history(history: &[Value]) -> bool {
 /// shell like any other action (`open x && git log --all` runs both).
 const BLOCK_TOOLS: [&str; 4] = ["edit", "insert", "append", "create"];
 
-/// The shell text of a SWE-agent action: the whole action, less the file text of a block tool.
-fn shell_text(action: &str) -> String {
+/// A SWE-agent action split at its block: the shell text (the whole action, less the file text of
+/// a block tool) and, for a block tool, the block's text.
+fn split_block(action: &str) -> (String, Option<String>) {
     let tool = action.split_whitespace().next().unwrap_or_default();
     if !BLOCK_TOOLS.contains(&tool) {
-        return action.to_owned();
+        return (action.to_owned(), None);
     }
     let mut lines = action.lines();
     let first = lines.next().unwrap_or_default();
-    let after: Vec<&str> = lines
-        .skip_while(|l| l.trim() != "end_of_edit")
-        .skip(1)
+    let block: Vec<&str> = lines
+        .by_ref()
+        .take_while(|l| l.trim() != "end_of_edit")
         .collect();
-    std::iter::once(first)
-        .chain(after)
+    let shell = std::iter::once(first)
+        .chain(lines)
         .collect::<Vec<_>>()
-        .join("\n")
+        .join("\n");
+    (shell, Some(block.join("\n")))
 }
 
 /// The first user message of a `history`, as the prompt.
@@ -81,23 +83,17 @@ fn action(t: &mut Trajectory, n: usize, action: &str, open: &mut Option<String>)
         return;
     }
     t.tool_calls += 1;
-    t.act(n, "bash", ActionKind::Command, &shell_text(action));
+    let (shell, block) = split_block(action);
+    t.act(n, "bash", ActionKind::Command, &shell);
     let mut words = action.lines().next().unwrap_or_default().split_whitespace();
     let tool = words.next().unwrap_or_default();
     let path = words.next().map(|p| p.trim_matches(['"', '\'']).to_owned());
     if matches!(tool, "open" | "create") && path.is_some() {
         open.clone_from(&path);
     }
-    if !BLOCK_TOOLS.contains(&tool) {
+    let (Some(text), Some(file)) = (block, open.clone()) else {
         return;
-    }
-    let mut lines = action.lines().skip(1);
-    let block: Vec<&str> = lines
-        .by_ref()
-        .take_while(|l| l.trim() != "end_of_edit")
-        .collect();
-    let Some(file) = open.clone() else { return };
-    let text = block.join("\n");
+    };
     let op = if tool == "create" {
         EditOp::Write {
             path: file.clone(),

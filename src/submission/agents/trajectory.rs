@@ -498,7 +498,7 @@ impl Trajectory {
     /// the call's arguments hold it ([`Action::shown`]): the whole text (`content`,
     /// `file_text`), else a replacement (`old_string`/`new_string`, `old_str`/`new_str`).
     pub(super) fn shown_edit(&mut self, step: usize, tool: &str, path: &str, args: &Value) {
-        let text = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_owned);
+        let text = |k: &str| str_of(args, k).map(str::to_owned);
         let whole = text("content").or_else(|| text("file_text"));
         let replace = |old: &str, new: &str| {
             Some(EditOp::Replace {
