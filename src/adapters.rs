@@ -65,6 +65,9 @@ pub const CANARIES_PY: &str = include_str!("../adapters/beyondswe_verifier/canar
 /// A test module read for canaries: which tests can be templates, which literals sites.
 pub const CANARY_READING_PY: &str =
     include_str!("../adapters/beyondswe_verifier/canary_reading.py");
+/// The end positions a syntax tree lacks before Python 3.8, from the module's tokens; used by
+/// `CANARY_READING_PY`.
+pub const END_POSITIONS_PY: &str = include_str!("../adapters/beyondswe_verifier/end_positions.py");
 /// How each canary variant is written: its value, its rendering, the words of its name.
 pub const CANARY_WRITING_PY: &str =
     include_str!("../adapters/beyondswe_verifier/canary_writing.py");
@@ -130,7 +133,7 @@ pub const PREPARE_MODULES: [(&str, &str); 21] = [
 
 /// The verifier by installed path: the entry point and its package, one directory. Those of
 /// [`PREPARE_MODULES`], then the ones only a grading needs.
-pub const VERIFIER_MODULES: [(&str, &str); 28] = concat(
+pub const VERIFIER_MODULES: [(&str, &str); 29] = concat(
     PREPARE_MODULES,
     [
         ("beyondswe_verifier/pytest_runner.py", PYTEST_RUNNER_PY),
@@ -138,6 +141,7 @@ pub const VERIFIER_MODULES: [(&str, &str); 28] = concat(
         ("beyondswe_verifier/manifest.py", MANIFEST_PY),
         ("beyondswe_verifier/canaries.py", CANARIES_PY),
         ("beyondswe_verifier/canary_reading.py", CANARY_READING_PY),
+        ("beyondswe_verifier/end_positions.py", END_POSITIONS_PY),
         ("beyondswe_verifier/canary_writing.py", CANARY_WRITING_PY),
         ("beyondswe_verifier/helper_sites.py", HELPER_SITES_PY),
     ],
@@ -160,7 +164,7 @@ const fn concat<const A: usize, const B: usize, const N: usize>(
 
 /// Every embedded file, by its path in `adapters/` (a test checks none is missing): the files
 /// that are not the verifier's Python, then the verifier (installed under the same paths).
-pub const FILES: [(&str, &str); 35] = concat(
+pub const FILES: [(&str, &str); 36] = concat(
     [
         ("strip_history.sh", STRIP_HISTORY_SH),
         ("setup_step.sh", SETUP_STEP_SH),

@@ -4,9 +4,12 @@
 #
 # adapters/beyondswe_verifier/canary_reading.py; used by canaries.py (the
 # plan) and helper_sites.py. Works on source text only; unit tests:
-# adapters/tests/test_canary_reading.py. Python 3.8+ (end positions in the ast).
+# adapters/tests/test_canary_reading.py. Python 3.6+ (before 3.8 the tree's end positions are
+# end_positions.py's).
 import ast
 import re
+
+from . import end_positions
 
 MYPY = False
 if MYPY:  # the names of the type comments, for the checker only: never imported at run time
@@ -59,15 +62,16 @@ class Module(object):
 
 
 def parse(source, helpers=None):  # type: (Union[str, bytes], Any) -> Optional[Module]
-    """A Module, or None when the source is not UTF-8 (the columns would not match its bytes),
-    cannot be parsed, or this Python gives no end lines. `helpers`: see Module.helpers."""
+    """A Module, or None when the source is not UTF-8 (the columns would not match its bytes) or
+    cannot be parsed, or, before Python 3.8, when its tokens cannot be laid over its tree (they
+    give the end positions that 3.8 gives: end_positions.py). `helpers`: see Module.helpers."""
     try:
         if not isinstance(source, str):
             source.decode("utf-8")
         module = Module(source)
-    except (SyntaxError, ValueError, UnicodeError, MemoryError, RecursionError):
-        return None
-    if module.tree.body and not hasattr(module.tree.body[0], "end_lineno"):
+        if module.tree.body and not hasattr(module.tree.body[0], "end_lineno"):
+            module.tree = end_positions.fill(module.tree, module.data, module.lines)
+    except (SyntaxError, ValueError, UnicodeError, MemoryError, RecursionError, end_positions.Unreadable):
         return None
     module.helpers = helpers
     return module

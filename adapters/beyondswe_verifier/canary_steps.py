@@ -150,11 +150,12 @@ def plan_issue(ctx, f2p, p2p, rng, plant=True, check=None):
 
 def too_old():  # type: () -> Optional[str]
     """Why no group can be planted with this interpreter, or None: the groups need the end
-    positions of a literal, which syntax trees carry from Python 3.8."""
-    if sys.version_info >= (3, 8):
+    positions of a literal, which syntax trees carry from Python 3.8 and the tokens give from 3.6
+    (end_positions.py); an older tree has no Constant node to stand for its literals."""
+    if sys.version_info >= (3, 6):
         return None
-    return ("this image's Python (%d.%d) gives no end positions in its syntax trees (3.8 does): no group "
-            "can be planted" % sys.version_info[:2])
+    return ("this image's Python (%d.%d) is older than 3.6, whose syntax trees the groups are read from: no "
+            "group can be planted" % sys.version_info[:2])
 
 
 def plan_check(ctx, f2p, p2p, rng, seed):  # type: (Any, List[str], List[str], random.Random, str) -> Plan

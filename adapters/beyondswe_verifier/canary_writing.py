@@ -88,7 +88,7 @@ def string_values(v, k, rng):  # type: (Any, int, random.Random) -> Optional[Lis
     such place."""
     is_bytes = isinstance(v, bytes)
     text = v.decode("latin-1") if is_bytes else v
-    spots = [i for i, c in enumerate(text) if c.isascii() and c.isalnum()]
+    spots = [i for i, c in enumerate(text) if ord(c) < 128 and c.isalnum()]  # str.isascii is 3.7+
     if not spots:
         return None
 

@@ -146,7 +146,11 @@ def call(ns, path, name):
             fn = getattr(obj(), name)
             res = fn(*([None] * (fn.__code__.co_argcount - 1)))
         if asyncio.iscoroutine(res):
-            asyncio.run(res)
+            loop = asyncio.new_event_loop()  # asyncio.run is 3.7+
+            try:
+                loop.run_until_complete(res)
+            finally:
+                loop.close()
         return True
     except AssertionError:
         return False

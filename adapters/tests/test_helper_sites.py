@@ -216,7 +216,7 @@ class GroupsOnHelperSites(unittest.TestCase):
         for v in variants:
             call = v.body[1].value
             self.assertEqual(ast.dump(call.args[0]), ast.dump(variants[0].body[1].value.args[0]))
-            expected.append(call.args[1].args[0].value)
+            expected.append(ast.literal_eval(call.args[1].args[0]))
         self.assertEqual(len(set(expected)), 5)
         real = [e for e in expected if "Not a header" in e and "=-</p>" in e and "<p>" in e]
         self.assertIn("\n                <p>Not a header\n                =-</p>\n                ", real)
