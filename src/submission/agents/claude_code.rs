@@ -78,8 +78,11 @@ pub(crate) struct ClaudeReader {
     /// Sub-agents' tool calls read, by `agentId` (`""`: sidechain lines that name none).
     subagent_calls: HashMap<String, u64>,
     /// Sub-agent runs the main chain reports (a `Task` result's `totalToolUseCount`): the step of
-    /// the result, the sub-agent's id, and how many tool calls it made.
-    subagent_runs: Vec<(usize, String, u64)>,
+    /// the result, the sub-agent's id, and how many tool calls it made (`None`: a sub-agent
+    /// started in the background, whose result gives no count).
+    subagent_runs: Vec<(usize, String, Option<u64>)>,
+    /// The ids of sub-agents any of whose lines were read.
+    subagent_seen: HashSet<String>,
 }
 
 impl ClaudeReader {
@@ -96,6 +99,7 @@ impl ClaudeReader {
             line_agent: None,
             subagent_calls: HashMap::new(),
             subagent_runs: Vec::new(),
+            subagent_seen: HashSet::new(),
         }
     }
 
@@ -113,6 +117,9 @@ impl ClaudeReader {
         let sidechain = v.get("isSidechain").and_then(Value::as_bool) == Some(true)
             || v.get("parent_tool_use_id").is_some_and(|p| !p.is_null());
         self.line_agent = str_of(v, "agentId").map(str::to_owned);
+        if sidechain && let Some(id) = &self.line_agent {
+            self.subagent_seen.insert(id.clone());
+        }
         if self.parts.session_id.is_none() {
             self.parts.session_id = str_of(v, "session_id")
                 .or(str_of(v, "sessionId"))
@@ -367,7 +374,16 @@ impl ClaudeReader {
                     && n > 0
                 {
                     let id = str_of(r, "agentId").unwrap_or_default().to_owned();
-                    self.subagent_runs.push((step, id, n));
+                    self.subagent_runs.push((step, id, Some(n)));
+                } else if let Some(r) = result
+                    && (r.get("isAsync").and_then(Value::as_bool) == Some(true)
+                        || str_of(r, "status") == Some("async_launched"))
+                {
+                    // A sub-agent started in the background (Claude Code 2.0.7x and later): its
+                    // result comes later (`TaskOutput`, a `<task-notification>`) with no count
+                    // of its calls, and its steps are in its own file.
+                    let id = str_of(r, "agentId").unwrap_or_default().to_owned();
+                    self.subagent_runs.push((step, id, None));
                 }
                 for block in blocks {
                     match str_of(block, "type") {
@@ -419,9 +435,28 @@ impl ClaudeReader {
 
     /// Sub-agent runs whose tool calls are not all in what was read (Claude Code 2.0 keeps a
     /// sub-agent's steps in `agent-<id>.jsonl` beside the session) are unread: what those calls
-    /// did is unknown.
+    /// did is unknown. A background sub-agent, whose calls are not counted, is read when any of
+    /// its lines was.
     fn check_subagents(&mut self) {
         for (step, id, made) in std::mem::take(&mut self.subagent_runs) {
+            let file = if id.is_empty() {
+                "its own file".to_owned()
+            } else {
+                format!("agent-{id}.jsonl")
+            };
+            let Some(made) = made else {
+                if id.is_empty() || !self.subagent_seen.contains(&id) {
+                    self.parts.unread(
+                        step,
+                        "Task",
+                        format!(
+                            "a sub-agent started in the background, none of whose steps is in \
+                             what was read; Claude Code keeps them in {file} beside the session"
+                        ),
+                    );
+                }
+                continue;
+            };
             let mut seen = 0;
             for key in [id.as_str(), ""] {
                 if let Some(n) = self.subagent_calls.get_mut(key) {
@@ -431,11 +466,6 @@ impl ClaudeReader {
                 }
             }
             if seen < made {
-                let file = if id.is_empty() {
-                    "its own file".to_owned()
-                } else {
-                    format!("agent-{id}.jsonl")
-                };
                 self.parts.unread(
                     step,
                     "Task",
@@ -524,6 +554,32 @@ mod tests {
         inline.extend(sub);
         let t = transcript_from_values(&inline, None).unwrap();
         assert_eq!((t.commands().count(), t.tool_calls), (2, 3));
+    }
+
+    /// A sub-agent started in the background (`isAsync`, `async_launched`) reports no count of
+    /// its calls, and its result comes back later through `TaskOutput` or a
+    /// `<task-notification>`: unless a line of its own was read, the trajectory is unread there,
+    /// never clean (Claude Code 2.0.76 and 2.1.17 sessions do this).
+    #[test]
+    fn a_background_sub_agent_whose_steps_are_not_read_is_unread() {
+        let main = [
+            json!({"type": "user", "sessionId": "s", "uuid": "u1", "parentUuid": null, "message": {"role": "user", "content": "Fix the bug"}}),
+            json!({"type": "assistant", "sessionId": "s", "uuid": "a1", "parentUuid": "u1", "message": {"id": "m1", "content": [{"type": "tool_use", "id": "t1", "name": "Task", "input": {"description": "look around", "prompt": "find it", "run_in_background": true}}]}}),
+            json!({"type": "user", "sessionId": "s", "uuid": "u2", "parentUuid": "a1", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "Async agent launched"}]}]}, "toolUseResult": {"isAsync": true, "status": "async_launched", "agentId": "a961"}}),
+            json!({"type": "user", "sessionId": "s", "uuid": "u3", "parentUuid": "u2", "message": {"role": "user", "content": "<task-notification>done</task-notification>"}}),
+        ];
+        let t = transcript_from_values(&main, None).unwrap();
+        assert_eq!(t.unread.len(), 1, "{:?}", t.unread);
+        assert_eq!(t.unread[0].step, 3);
+        assert!(t.unread[0].why.contains("in the background"));
+        assert!(t.unread[0].why.contains("agent-a961.jsonl"));
+
+        // Its own lines read (its file beside the session, or inline): read.
+        let mut all = main.to_vec();
+        all.push(json!({"type": "assistant", "sessionId": "s", "agentId": "a961", "isSidechain": true, "uuid": "s1", "parentUuid": null, "message": {"id": "sm1", "content": [{"type": "tool_use", "id": "st1", "name": "Bash", "input": {"command": "gh pr diff 6"}}]}}));
+        let t = transcript_from_values(&all, None).unwrap();
+        assert!(t.unread.is_empty(), "{:?}", t.unread);
+        assert_eq!(t.commands().count(), 1);
     }
 
     #[test]
