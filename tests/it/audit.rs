@@ -589,6 +589,8 @@ fn audit_reads_swe_agent_and_mini_swe_agent_files_and_mixed_folders() {
             msgs[i]["content"] =
                 "THOUGHT: look at the history.\n\n```mswea_bash_command\ngit fetch origin\n```"
                     .into();
+            // A text-mode reply written without its parsed actions: the block is what ran.
+            msgs[i].as_object_mut().unwrap().remove("extra");
         },
     );
     let (lines, stderr, _) = run(&mini);

@@ -1,8 +1,10 @@
 //! mini-swe-agent: its runs are laid out as SWE-agent's (`<id>/<id>.traj.json`, `preds.json`;
 //! read by `swe_agent.rs`), and its steps are chat `messages`: the first `user` message is the
-//! prompt; an assistant message's words are the agent's, its commands those of its code blocks
-//! (```` ```bash ```` in v1, ```` ```mswea_bash_command ```` in v2), tool calls
-//! (`function.arguments` with a `command`) and `extra.actions`.
+//! prompt; an assistant message's words are the agent's, its commands what ran: its tool calls
+//! (`function.arguments` with a `command`) and `extra.actions` where it has them, else (text
+//! mode) its one code block (```` ```bash ```` in v1, ```` ```mswea_bash_command ```` in v2). A
+//! block shown beside a tool call did not run; nor did any of several blocks in one reply, which
+//! mini-swe-agent refuses as a format error.
 
 use super::trajectory::{
     ActionKind, Trajectory, TrajectoryShape, is_chat, openai_tool_calls, str_of, text_of,
@@ -87,7 +89,26 @@ pub fn read(msgs: &[Value], line: &Value) -> Trajectory {
             Some("user") if t.prompt.is_none() => t.prompt_at(n, &content),
             Some("assistant") => {
                 t.words(n, &content);
-                let mut commands = fenced_commands(&content);
+                let actions = m
+                    .get("extra")
+                    .and_then(|e| e.get("actions"))
+                    .and_then(Value::as_array);
+                let mut commands = if openai_tool_calls(m).next().is_some() || actions.is_some() {
+                    Vec::new()
+                } else {
+                    let blocks = fenced_commands(&content);
+                    let refused = || {
+                        msgs.get(i + 1)
+                            .and_then(|next| next.get("content"))
+                            .map(text_of)
+                            .is_some_and(|t| t.contains("EXACTLY ONE"))
+                    };
+                    if blocks.len() > 1 && refused() {
+                        Vec::new()
+                    } else {
+                        blocks
+                    }
+                };
                 for (tool, args) in openai_tool_calls(m) {
                     if args.is_object() {
                         t.generic_call(n, tool, &args);
@@ -96,13 +117,7 @@ pub fn read(msgs: &[Value], line: &Value) -> Trajectory {
                         t.unread(n, tool, "the tool call's arguments are not a JSON object");
                     }
                 }
-                for a in m
-                    .get("extra")
-                    .and_then(|e| e.get("actions"))
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
+                for a in actions.into_iter().flatten() {
                     if let Some(c) = str_of(a, "command") {
                         commands.push(c.to_owned());
                     }
@@ -124,4 +139,46 @@ pub fn read(msgs: &[Value], line: &Value) -> Trajectory {
         }
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn commands(msgs: &[Value]) -> Vec<String> {
+        let t = read(msgs, &json!({}));
+        t.commands().map(|a| a.text.clone()).collect()
+    }
+
+    /// What ran is what the reader reads: a tool call's command, not a block the same reply
+    /// shows (mini-swe-agent 2.x in tool-call mode; the block was the model's words).
+    #[test]
+    fn a_block_beside_a_tool_call_did_not_run() {
+        let msgs = [
+            json!({"role": "user", "content": "Fix it"}),
+            json!({"role": "assistant", "content": "I will run:\n```bash\ngit log --all\n```", "tool_calls": [{"id": "c1", "function": {"name": "bash", "arguments": "{\"command\": \"ls\"}"}}]}),
+            json!({"role": "assistant", "content": "Again:\n```bash\ngit log --all\n```", "extra": {"actions": [{"command": "pwd"}]}}),
+        ];
+        assert_eq!(commands(&msgs), ["ls", "pwd"]);
+    }
+
+    /// Text mode: one block runs; several in one reply are a format error that runs none
+    /// (the next message says so), and without that message every block is read.
+    #[test]
+    fn text_mode_runs_one_block_and_refuses_several() {
+        let one = [json!({"role": "assistant", "content": "```bash\ngit fetch\n```"})];
+        assert_eq!(commands(&one), ["git fetch"]);
+        let two = "```bash\nls\n```\nthen\n```bash\ngit fetch\n```";
+        let refused = [
+            json!({"role": "assistant", "content": two}),
+            json!({"role": "user", "content": "Please always provide EXACTLY ONE action in triple backticks, found 2 actions."}),
+        ];
+        assert!(commands(&refused).is_empty());
+        let ran = [
+            json!({"role": "assistant", "content": two}),
+            json!({"role": "user", "content": "<returncode>0</returncode>"}),
+        ];
+        assert_eq!(commands(&ran), ["git fetch", "ls"]);
+    }
 }
