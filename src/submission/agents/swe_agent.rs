@@ -91,6 +91,17 @@ fn action(t: &mut Trajectory, n: usize, action: &str, open: &mut Option<String>)
     if matches!(tool, "open" | "create") && path.is_some() {
         open.clone_from(&path);
     }
+    // An edit the agent's tools make in its shell (0.x's block tools, 1.x's editor typed as a
+    // command): counted as a file edit, never replayed (its result depends on the file's lines
+    // at that moment); the audit reads it from the command.
+    let editor = tool == "str_replace_editor"
+        && matches!(
+            path.as_deref(),
+            Some("create" | "str_replace" | "insert" | "undo_edit")
+        );
+    if editor || (BLOCK_TOOLS.contains(&tool) && (block.is_some() || tool == "create")) {
+        t.opaque(n, tool, format!("{tool} in SWE-agent's shell"));
+    }
     let (Some(text), Some(file)) = (block, open.clone()) else {
         return;
     };
@@ -448,4 +459,33 @@ fn trajectory_item(
         note,
     );
     (item, answer.is_some())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Edits made in SWE-agent's shell are file edits: 0.x's block tools (with their block,
+    /// and `create`) and 1.x's editor typed as a command (create, str_replace, insert,
+    /// undo_edit); its views and other commands are not. Each is a command as well.
+    #[test]
+    fn edits_in_the_shell_are_counted_as_file_edits() {
+        let steps: Vec<Value> = [
+            "create a.py",
+            "edit 1:1\nprint(1)\nend_of_edit",
+            "open a.py",
+            "str_replace_editor view /repo/a.py",
+            "str_replace_editor create /repo/b.py --file_text 'x = 1'",
+            "str_replace_editor str_replace /repo/b.py --old_str 1 --new_str 2",
+            "python a.py",
+        ]
+        .iter()
+        .map(|a| json!({"action": a, "observation": "", "thought": ""}))
+        .collect();
+        let t = read_traj(&steps, &json!({}));
+        assert_eq!(t.tool_calls, 7);
+        assert_eq!(t.commands().count(), 7);
+        assert_eq!(t.edits.len() + t.opaque_edits.len(), 4);
+    }
 }
