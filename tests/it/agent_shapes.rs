@@ -724,3 +724,28 @@ fn a_chat_with_a_bom_is_read_and_one_nested_too_deep_says_so() {
         assert!(stderr.contains("recursion limit"), "{what}: {stderr}");
     }
 }
+
+/// One trajectory of a run ingested alone takes its model and patch from the run's predictions
+/// file in its folder or one above it (`<run>/<id>/<id>.traj` beside `<run>/preds.json`; a
+/// leaderboard's `trajs/<id>.traj` beside `all_preds.jsonl`), also with `--instance`, and
+/// yields that one submission, not the run's others.
+#[test]
+fn one_trajectory_of_a_run_takes_the_run_s_predictions_and_only_its_own() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    for f in [
+        "preds.json",
+        "acme_calc_pr7/acme_calc_pr7.traj",
+        "acme_textkit_pr12/acme_textkit_pr12.traj",
+    ] {
+        copy_fixture(&format!("swe-agent/{f}"), &run.join(f));
+    }
+    let traj = run.join("acme_calc_pr7/acme_calc_pr7.traj");
+    for extra in [&[][..], &["--instance", "acme_calc_pr7"][..]] {
+        let (lines, stderr, code) = ingest(&traj, extra);
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(lines.len(), 1, "{stderr}");
+        assert_eq!(lines[0]["instance_id"], "acme_calc_pr7");
+        assert_eq!(lines[0]["model_name_or_path"], "acme-model", "{stderr}");
+    }
+}

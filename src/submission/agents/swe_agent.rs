@@ -237,7 +237,16 @@ pub(super) fn ingest(
                 .map(|e| e.path().to_owned())
                 .collect(),
         ),
-        None => (parent_dir(path), vec![path.to_owned()]),
+        // One file: its run's predictions are in its folder or one above it, as in a folder
+        // (`<run>/<id>/<id>.traj` beside `<run>/preds.json`, `trajs/<id>.traj` beside
+        // `all_preds.jsonl`).
+        None => {
+            let folder = parent_dir(path);
+            let root = folder
+                .parent()
+                .map_or_else(|| folder.clone(), Path::to_owned);
+            (root, vec![path.to_owned()])
+        }
     };
     let mut runs: BTreeMap<PathBuf, Preds> = BTreeMap::new();
     if let Some(p) = run_preds(&root) {
@@ -274,6 +283,10 @@ pub(super) fn ingest(
     }
     for (preds_path, left) in runs {
         ing.files_read.insert(preds_path.clone());
+        if folder.is_none() {
+            // One trajectory was asked for: the run's other predictions are not part of it.
+            continue;
+        }
         for (id, (model, patch)) in left {
             if is_answer(&String::from_utf8_lossy(&patch)) {
                 ing.problems.push(format!(
@@ -438,8 +451,11 @@ fn trajectory_item(
             ),
         ));
     }
+    // The run's entry by the instance, else by the file's own name (`<id>.traj`, when
+    // `--instance` named the instance another way).
     let (model, pred_patch) = from_preds
         .remove(&id)
+        .or_else(|| from_preds.remove(name.trim_end_matches(suffix)))
         .map_or((String::new(), None), |(m, p)| (m, Some(p)));
     let pred_patch = pred_patch.filter(|_| answer.is_none());
     if let (Some(s), Some(p)) = (&submission, &pred_patch)
