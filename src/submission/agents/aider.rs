@@ -15,8 +15,10 @@
 //! line, with the failed block echoed back, which is no edit, and read up to aider's own closing
 //! words) not made for the blocks it names and made for the others; an edit still unreported
 //! when the user speaks again, or when the model replies again after aider's report on its last
-//! reply (`Tokens: …`), was not made. Behind an architect, only the editor's replies (to an input
-//! that repeats the architect's advice) make edits. An `Applied edit to PATH` with no edit of
+//! reply (`Tokens: …`), was not made. Behind an architect (the main model's, `/chat-mode
+//! architect`, or `/architect Q` for one message), only the editor's replies (to an input that
+//! repeats the architect's advice) make edits; `/ask` answers make none. A whole-file block the
+//! reply never closes runs to its end, as aider writes it. An `Applied edit to PATH` with no edit of
 //! PATH read is an unread step (an edit format this reader does not know, such as `udiff`). A
 //! `####` line is the user's input where no reply is open, or where it ends with aider's line
 //! break (two spaces) in a file that keeps them; otherwise it is a heading of the reply.
@@ -44,7 +46,8 @@ pub(crate) fn read_aider(text: &str) -> Trajectory {
         input_start: 0,
         last_command: None,
         whole: false,
-        architect: false,
+        mode: Mode::Code,
+        once: None,
         editor_turn: false,
         last_reply: String::new(),
         reported: false,
@@ -78,9 +81,12 @@ struct Reader<'a> {
     last_command: Option<String>,
     /// The session's edits are whole files (`whole`, `editor-whole`).
     whole: bool,
-    /// The main model is an architect: its replies are advice, and only its editor's (the reply
-    /// to an input that repeats the architect's reply) make edits.
-    architect: bool,
+    /// The session's chat mode (the main model's format, `/chat-mode`, `/ask` alone): an
+    /// architect's replies are advice, and only its editor's (the reply to an input that
+    /// repeats the architect's reply) make edits; an ask's make none.
+    mode: Mode,
+    /// A mode for one message (`/ask Q`, `/architect Q`), with that message.
+    once: Option<(Mode, String)>,
     editor_turn: bool,
     /// The last reply's words, to tell an architect's advice handed to its editor.
     last_reply: String,
@@ -134,7 +140,8 @@ impl<'a> Reader<'a> {
             self.flush_reply();
             unreported(&mut self.t);
             self.whole = false;
-            self.architect = false;
+            self.mode = Mode::Code;
+            self.once = None;
             return;
         }
         if self.reply.is_empty() {
@@ -153,7 +160,11 @@ impl<'a> Reader<'a> {
         {
             let format = format.trim();
             if out.starts_with("Model: ") || out.starts_with("Main model: ") {
-                self.architect = format == "architect";
+                self.mode = if format == "architect" {
+                    Mode::Architect
+                } else {
+                    Mode::Code
+                };
                 self.whole = matches!(format, "whole" | "editor-whole");
             } else if out.starts_with("Editor model: ") {
                 // An architect's editor names, after it, the format its edits are written in.
@@ -184,8 +195,8 @@ impl<'a> Reader<'a> {
         // the chat, the reply was interrupted), and a later report of the same file is another
         // edit's.
         unreported(&mut self.t);
-        // An architect's advice handed to its editor comes back as the editor's input.
-        self.editor_turn = self.architect && words(&text) == words(&self.last_reply);
+        self.last_command = None;
+        self.turn(&text);
         read_input(
             &mut self.t,
             text.trim(),
@@ -214,14 +225,69 @@ impl<'a> Reader<'a> {
         if std::mem::take(&mut self.reported) {
             unreported(&mut self.t);
         }
+        self.last_command = None;
         self.t
             .act(self.reply_start, "message", ActionKind::Message, trimmed);
-        if !self.architect || std::mem::take(&mut self.editor_turn) {
+        let editor = std::mem::take(&mut self.editor_turn);
+        if editor {
+            self.once = None;
+        }
+        let mode = self.once.as_ref().map_or(self.mode, |(m, _)| *m);
+        if mode == Mode::Code || editor {
             reply_edits(&mut self.t, &self.reply, self.reply_start, self.whole);
         }
         self.last_reply = trimmed.to_owned();
         self.reply.clear();
     }
+
+    /// What an input says of the replies after it: `/ask`, `/architect`, `/code` and
+    /// `/chat-mode` switch the mode (with a message, for that message only: aider writes the
+    /// message again as the next input); an architect's advice handed to its editor comes back
+    /// as the editor's input, whose reply makes the edits. Any other input ends a one-message
+    /// mode.
+    fn turn(&mut self, text: &str) {
+        let text = text.trim();
+        let (word, rest) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
+        let rest = rest.trim();
+        let mode = match word {
+            "/ask" => Some(Mode::Ask),
+            "/architect" => Some(Mode::Architect),
+            "/code" => Some(Mode::Code),
+            "/chat-mode" => match rest {
+                "ask" | "help" | "context" => Some(Mode::Ask),
+                "architect" => Some(Mode::Architect),
+                _ => Some(Mode::Code),
+            },
+            _ => None,
+        };
+        if let Some(mode) = mode {
+            if rest.is_empty() || word == "/chat-mode" {
+                self.mode = mode;
+                self.once = None;
+            } else {
+                self.once = Some((mode, rest.to_owned()));
+            }
+            return;
+        }
+        let mode = self.once.as_ref().map_or(self.mode, |(m, _)| *m);
+        self.editor_turn = mode == Mode::Architect && words(text) == words(&self.last_reply);
+        let echo = self
+            .once
+            .as_ref()
+            .is_some_and(|(_, message)| words(text) == words(message));
+        if !echo && !self.editor_turn {
+            self.once = None;
+        }
+    }
+}
+
+/// Which replies make edits: `Code` (the main model's), `Ask` (none), `Architect` (only its
+/// editor's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Code,
+    Ask,
+    Architect,
 }
 
 /// `text`'s words, for comparing two texts whatever their line breaks and spacing.
@@ -354,18 +420,19 @@ fn read_input(t: &mut Trajectory, trimmed: &str, step: usize, last_command: &mut
     }
 }
 
-/// A command run, once: aider echoes as `Running CMD` the command it was just asked to run.
+/// A command run, once: aider may echo as `Running CMD` (tool `run`) the command the input just
+/// before asked it to run (`last`, cleared by every input and reply). The same command asked
+/// for again is run again.
 fn command(t: &mut Trajectory, step: usize, tool: &str, cmd: &str, last: &mut Option<String>) {
     if cmd.is_empty() {
         return;
     }
-    if last.as_deref() == Some(cmd) {
-        *last = None;
+    if tool == "run" && last.take().as_deref() == Some(cmd) {
         return;
     }
     t.tool_calls += 1;
     t.act(step, tool, ActionKind::Command, cmd);
-    *last = Some(cmd.to_owned());
+    *last = (tool != "run").then(|| cmd.to_owned());
 }
 
 /// One line of aider's own output (after `> `).
@@ -473,12 +540,20 @@ fn block_file_name(line: &str) -> String {
 }
 
 /// A whole-file block opened by the fence at `i`, as aider's whole-file formats read every fence
-/// of a reply: the file named on the line before, the content, and the index past its end;
-/// `None` when the block is never closed.
+/// of a reply: the file named on the line before, the content, and the index past its end. A
+/// block the reply never closes runs to the reply's end (aider writes what it has).
 fn whole_file(reply: &[&str], i: usize) -> Option<(String, String, usize)> {
     let close = fence_close(reply[i])?;
-    let end = (i + 1..reply.len()).find(|&k| reply[k].trim_end().starts_with(close.as_str()))?;
-    let body = &reply[i + 1..end];
+    let end = (i + 1..reply.len())
+        .find(|&k| reply[k].trim_end().starts_with(close.as_str()))
+        .unwrap_or(reply.len());
+    let mut body = &reply[i + 1..end];
+    if end == reply.len() {
+        // The history's own blank lines after a cut reply are not the file's.
+        while body.last().is_some_and(|l| l.trim().is_empty()) {
+            body = &body[..body.len() - 1];
+        }
+    }
     let name = i
         .checked_sub(1)
         .map(|p| block_file_name(reply[p]))
@@ -547,8 +622,8 @@ fn reply_edits(t: &mut Trajectory, reply: &[&str], step: usize, whole: bool) {
                 continue;
             }
             let Some((path, content, next)) = whole_file(reply, i) else {
-                t.unread(step + i, "edit", "a whole-file block that is never closed");
-                break;
+                i += 1;
+                continue;
             };
             if path.is_empty() {
                 t.unread(
@@ -593,5 +668,70 @@ fn reply_edits(t: &mut Trajectory, reply: &[&str], step: usize, whole: bool) {
             continue;
         }
         i += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEAD: &str = "\n# aider chat started at 2025-05-24 16:38:38\n\n> Aider v0.82.2  \n> Main model: m with whole edit format  \n\n";
+
+    fn commands(t: &Trajectory) -> Vec<&str> {
+        t.commands().map(|a| a.text.as_str()).collect()
+    }
+
+    /// The same command asked for again runs again (aider 0.82 echoes nothing after `/run`); a
+    /// `Running CMD` right after the input that asked for it is that input's echo.
+    #[test]
+    fn a_command_asked_for_again_is_run_again_and_an_echo_is_not() {
+        let text = format!(
+            "{HEAD}#### /run make test  \n> Add 0.1k tokens of command output to the chat? (Y)es/(N)o [Yes]: n  \n\n\
+             #### /run make test  \n\n#### /run make test  \n> Running make test  \n\n#### !make test  \n"
+        );
+        let t = read_aider(&text);
+        assert_eq!(commands(&t), ["make test"; 4]);
+    }
+
+    /// `/ask` answers and `/architect` advice make no edits, even in a whole-file session whose
+    /// answers hold fenced code; the editor's reply to the advice does; and a plain message
+    /// after them is the session's mode again.
+    #[test]
+    fn ask_answers_and_architect_advice_make_no_edits_and_the_editor_s_reply_does() {
+        let advice = "Change the handler.\n\nbackend/main.py\n```\nprint('advice')\n```";
+        let text = format!(
+            "{HEAD}#### /ask how do I run it?  \n\n#### how do I run it?  \n\nRun it so:\n\n```\nuv run main.py\n```\n\n\
+             > Tokens: 1k sent, 1k received.  \n\n\
+             #### /architect fix the server  \n\n#### fix the server  \n\n{advice}\n\n> Tokens: 1k sent, 1k received.  \n\n\
+             #### Change the handler.  \n####   \n#### backend/main.py  \n#### ```  \n#### print('advice')  \n#### ```  \n\n\
+             backend/main.py\n```\nprint('fixed')\n```\n\n> Applied edit to backend/main.py  \n\n\
+             #### add a test  \n\ntests/test_main.py\n```\ndef test_x():\n    pass\n```\n\n> Applied edit to tests/test_main.py  \n"
+        );
+        let t = read_aider(&text);
+        let written: Vec<&str> = t.edits.iter().flat_map(|e| e.ops[0].paths()).collect();
+        assert_eq!(
+            written,
+            ["backend/main.py", "tests/test_main.py"],
+            "{:?}",
+            t.unread
+        );
+        assert!(t.unread.is_empty(), "{:?}", t.unread);
+    }
+
+    /// A whole-file block the reply never closes is written as far as it goes, as aider writes
+    /// it: its `Applied edit` is that edit's.
+    #[test]
+    fn a_whole_file_block_never_closed_is_the_rest_of_the_reply() {
+        let text = format!(
+            "{HEAD}#### write it  \n\nbackend/main.py\n```\nimport os\nprint(os.name)\n\n> Applied edit to backend/main.py  \n"
+        );
+        let t = read_aider(&text);
+        assert!(t.unread.is_empty(), "{:?}", t.unread);
+        assert_eq!(t.edits.len(), 1);
+        assert_eq!(t.edits[0].outcome, EditOutcome::Applied);
+        match &t.edits[0].ops[0] {
+            EditOp::Write { content, .. } => assert_eq!(content, "import os\nprint(os.name)\n"),
+            other => panic!("{other:?}"),
+        }
     }
 }
