@@ -102,7 +102,7 @@ fn action(t: &mut Trajectory, n: usize, action: &str, open: &mut Option<String>)
     if editor || (BLOCK_TOOLS.contains(&tool) && (block.is_some() || tool == "create")) {
         t.opaque(n, tool, format!("{tool} in SWE-agent's shell"));
     }
-    let (Some(text), Some(file)) = (block, open.clone()) else {
+    let (Some(text), Some(file)) = (block.filter(|b| !b.is_empty()), open.clone()) else {
         return;
     };
     let op = if tool == "create" {
