@@ -45,6 +45,50 @@ pub use sources::{audit_item, task_infos};
 pub use web::{WebRule, WebTarget, WebUse, normalise_package};
 pub use writes::command_writes;
 
+/// Why each shell command of `t` changes files in the workspace, by its step and text: what
+/// [`command_writes`] sees in its text, else a file it runs that the trajectory wrote (through
+/// an edit tool or a command before it) whose text writes files, or whose text the trajectory
+/// does not show. For a replay of `t`'s edits: what such a command changed is not in them.
+pub fn command_writes_of(
+    t: &crate::submission::Trajectory,
+) -> impl Fn(usize, &str) -> Option<String> + use<> {
+    let read = shapes::from_transcript(t);
+    let mut written = written::Written::default();
+    let mut by_command: std::collections::HashMap<(usize, String), String> =
+        std::collections::HashMap::new();
+    for e in &read.events {
+        if let Some(change) = &e.change {
+            written.change(&e.text, change);
+            continue;
+        }
+        if e.kind != EventKind::Command {
+            continue;
+        }
+        let c = shell::read_commands(&e.text, &mut written);
+        let file_writes = c.file_texts.iter().find_map(|(name, text, python)| {
+            if *python {
+                writes::code_writes(text).then(|| format!("runs `{name}`, whose code writes files"))
+            } else {
+                command_writes(text).map(|why| format!("runs `{name}`, which {why}"))
+            }
+        });
+        let why = file_writes.or_else(|| {
+            c.unknown_files.first().map(|p| {
+                format!(
+                    "runs `{}`, which the trajectory wrote without showing what it holds",
+                    crate::text::one_line(p)
+                )
+            })
+        });
+        if let Some(why) = why {
+            by_command.entry((e.step, e.text.clone())).or_insert(why);
+        }
+    }
+    move |step, text| {
+        command_writes(text).or_else(|| by_command.get(&(step, text.to_owned())).cloned())
+    }
+}
+
 use crate::record::{Family, parse_issue_instance_id};
 use crate::text::urls;
 use serde::Serialize;

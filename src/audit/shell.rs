@@ -46,6 +46,9 @@ pub(super) struct Commands {
     /// URLs in the string literals of the Python files it runs that the trajectory wrote (a
     /// shell file's URLs are in its words).
     pub file_urls: Vec<String>,
+    /// The files it runs that the trajectory wrote, with their text and whether it was read as
+    /// Python (a makefile's as its recipes): what they change is outside the edits a replay has.
+    pub file_texts: Vec<(String, String, bool)>,
 }
 
 /// `script` read once, with the files the trajectory wrote so far (`written`, which the
@@ -60,6 +63,7 @@ pub(super) fn read_commands(script: &str, written: &mut Written) -> Commands {
         cut: r.cut,
         unknown_files: r.unknown_files,
         file_urls: r.file_urls,
+        file_texts: r.file_texts,
     }
 }
 
@@ -105,6 +109,8 @@ struct Reader {
     unknown_files: Vec<String>,
     /// See [`Commands::file_urls`].
     file_urls: Vec<String>,
+    /// See [`Commands::file_texts`].
+    file_texts: Vec<(String, String, bool)>,
     /// The written files being read, outermost first.
     reading: Vec<String>,
 }
@@ -262,6 +268,7 @@ impl Reader {
             written,
             unknown_files: Vec::new(),
             file_urls: Vec::new(),
+            file_texts: Vec::new(),
             reading: Vec::new(),
         }
     }
@@ -902,13 +909,20 @@ impl Reader {
                         .is_some_and(|l| l.starts_with("#!") && l.contains("python"))
             }
         };
+        let name = clean_path(path).to_owned();
         if python {
             self.python_file(&text, depth + 1, true);
-        } else if matches!(lang, Lang::Make) {
-            let recipes: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix('\t')).collect();
-            self.script(&recipes.join("\n"), depth + 1);
+            self.file_texts.push((name, text, true));
         } else {
-            self.script(&text, depth + 1);
+            let script = if matches!(lang, Lang::Make) {
+                let recipes: Vec<&str> =
+                    text.lines().filter_map(|l| l.strip_prefix('\t')).collect();
+                recipes.join("\n")
+            } else {
+                text
+            };
+            self.script(&script, depth + 1);
+            self.file_texts.push((name, script, false));
         }
         self.reading.pop();
     }

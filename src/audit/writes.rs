@@ -153,7 +153,7 @@ fn any_in_workspace(paths: &[&str]) -> Option<String> {
 }
 
 /// Code passed inline to an interpreter that writes files.
-fn code_writes(code: &str) -> bool {
+pub(super) fn code_writes(code: &str) -> bool {
     let c = code.replace(' ', "");
     let open_for_write = c.match_indices("open(").any(|(i, _)| {
         let call: String = c[i..].chars().take(200).collect();

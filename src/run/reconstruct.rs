@@ -78,7 +78,7 @@ fn replay_plan<'r>(
             return None;
         }
     };
-    match replay::plan(&t, record.workdir(), crate::audit::command_writes) {
+    match replay::plan(&t, record.workdir(), crate::audit::command_writes_of(&t)) {
         Ok(p) => Some((record, p)),
         Err(why) => {
             item.note = Some(join(

@@ -185,11 +185,13 @@ fn relocate(
 }
 
 /// The edits to replay, or why a replay would not be exact. `workdir` is the repository in the
-/// instance image; `writes` says why a shell command changes files (`None`: it does not).
+/// instance image; `writes` says why a shell command, by its step and text, changes files
+/// (`None`: it does not; [`crate::audit::command_writes_of`] reads the files it runs that the
+/// trajectory wrote too).
 pub fn plan(
     t: &Trajectory,
     workdir: &str,
-    writes: impl Fn(&str) -> Option<String>,
+    writes: impl Fn(usize, &str) -> Option<String>,
 ) -> Result<ReplayPlan, NotExact> {
     if t.shape == TrajectoryShape::ClaudeResult {
         return Err(not_exact(
@@ -216,7 +218,7 @@ pub fn plan(
     let mut out = ReplayPlan::default();
     for (i, a) in t.actions.iter().enumerate() {
         if a.kind == ActionKind::Command
-            && let Some(why) = writes(&a.text)
+            && let Some(why) = writes(a.step, &a.text)
         {
             return Err(not_exact(
                 a.step,
@@ -942,7 +944,7 @@ mod tests {
             ),
             ok_line("4"),
         ]);
-        let p = plan(&t, "/w", |_| None).unwrap();
+        let p = plan(&t, "/w", |_, _| None).unwrap();
         assert_eq!(p.paths(), ["a.py", "new/b.py"]);
         assert!(p.notes[0].contains("/tmp/scratch.py"), "{:?}", p.notes);
         let mut f = files(&[("a.py", Some("x = 1\ny y\n")), ("new/b.py", None)]);
@@ -962,13 +964,15 @@ mod tests {
             json!({"file_path": "/w/a.py", "old_string": "a", "new_string": "b"}),
         );
         // No result for the edit.
-        let e = plan(&stream(vec![edit.clone()]), "/w", |_| None).unwrap_err();
+        let e = plan(&stream(vec![edit.clone()]), "/w", |_, _| None).unwrap_err();
         assert!(e.why.contains("no result"), "{e}");
         // A shell command that changed files.
         let bash = edit_line("2", "Bash", json!({"command": "sed -i 's/a/b/' a.py"}));
-        let e = plan(&stream(vec![edit.clone(), ok_line("1"), bash]), "/w", |c| {
-            c.contains("sed -i").then(|| "edits in place".to_owned())
-        })
+        let e = plan(
+            &stream(vec![edit.clone(), ok_line("1"), bash]),
+            "/w",
+            |_, c| c.contains("sed -i").then(|| "edits in place".to_owned()),
+        )
         .unwrap_err();
         assert!(e.why.contains("shell command changed files"), "{e}");
         // Into .git/.
@@ -977,12 +981,61 @@ mod tests {
             "Write",
             json!({"file_path": "/w/.git/config", "content": ""}),
         );
-        let e = plan(&stream(vec![git, ok_line("3")]), "/w", |_| None).unwrap_err();
+        let e = plan(&stream(vec![git, ok_line("3")]), "/w", |_, _| None).unwrap_err();
         assert!(e.why.contains(".git"), "{e}");
         // A failed edit is skipped; with nothing else, there is nothing to replay.
         let failed = json!({"type": "user", "session_id": "s", "message": {"content": [{"type": "tool_result", "tool_use_id": "1", "is_error": true, "content": "<tool_use_error>String to replace not found in file.</tool_use_error>"}]}});
-        let e = plan(&stream(vec![edit, failed]), "/w", |_| None).unwrap_err();
+        let e = plan(&stream(vec![edit, failed]), "/w", |_, _| None).unwrap_err();
         assert!(e.why.contains("nothing to replay"), "{e}");
+    }
+
+    /// A script the agent wrote and then ran is read for its writes: a Python file whose code
+    /// writes files, or a shell script that edits in place, makes the replay inexact at the
+    /// step that ran it; one that only reads does not, nor does a file the agent never wrote.
+    #[test]
+    fn a_written_script_that_writes_files_makes_the_replay_inexact() {
+        let edit = edit_line(
+            "1",
+            "Edit",
+            json!({"file_path": "/w/a.py", "old_string": "a", "new_string": "b"}),
+        );
+        for (name, body, run, writes) in [
+            (
+                "fix.py",
+                "open('a.py', 'w').write('c')\n",
+                "python fix.py",
+                true,
+            ),
+            ("fix.sh", "sed -i 's/b/c/' a.py\n", "bash fix.sh", true),
+            (
+                "look.py",
+                "print(open('a.py').read())\n",
+                "python look.py",
+                false,
+            ),
+            ("never.py", "", "python other.py", false),
+        ] {
+            let t = stream(vec![
+                edit.clone(),
+                ok_line("1"),
+                edit_line(
+                    "2",
+                    "Write",
+                    json!({"file_path": format!("/tmp/{name}"), "content": body}),
+                ),
+                ok_line("2"),
+                edit_line("3", "Bash", json!({"command": format!("cd /tmp && {run}")})),
+                ok_line("3"),
+            ]);
+            let got = plan(&t, "/w", crate::audit::command_writes_of(&t));
+            if writes {
+                let e = got.unwrap_err();
+                assert!(e.why.contains(name), "{name}: {e}");
+                assert_eq!(e.step, 6, "{name}");
+            } else {
+                assert!(got.is_ok(), "{name}: {:?}", got.err());
+            }
+        }
     }
 
     #[test]
@@ -995,7 +1048,7 @@ mod tests {
             None,
         )
         .unwrap();
-        let p = plan(&t, "/w", |_| None).unwrap();
+        let p = plan(&t, "/w", |_, _| None).unwrap();
         let mut f = files(&[("a.py", Some("a b\n"))]);
         assert!(
             apply(&mut f, &p)
