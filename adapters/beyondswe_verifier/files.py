@@ -75,13 +75,18 @@ def module_name_of(entry):  # type: (str) -> str
 
 
 def stdlib_names():  # type: () -> Set[str]
+    """The standard library's top-level module names: the interpreter's list (3.10+), else the
+    modules and packages in its folders. Only those: the folders hold more (the bytecode cache,
+    site-packages, the build configuration), and a name taken from there would make the scrub
+    remove a repository's own `__pycache__` as shadowing the standard library."""
     names = set(getattr(sys, "stdlib_module_names", ()))
     if not names:
         names = set(sys.builtin_module_names)
         for d in (os.path.dirname(os.__file__), os.path.join(os.path.dirname(os.__file__), "lib-dynload")):
             try:
                 for e in os.listdir(d):
-                    names.add(module_name_of(e))
+                    if e.endswith((".py", ".pyc", ".so")) or os.path.isfile(os.path.join(d, e, "__init__.py")):
+                        names.add(module_name_of(e))
             except OSError:
                 pass
     return names

@@ -6,7 +6,9 @@ import os
 import shutil
 import sys
 import tempfile
+import types
 import unittest
+from unittest import mock
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from beyondswe_verifier import files  # noqa: E402
@@ -49,6 +51,18 @@ class Classify(unittest.TestCase):
         for name in ("os", "json", "unittest"):
             self.assertIn(name, names)
         self.assertNotIn("calc", names)
+
+    def test_before_3_10_only_modules_of_the_standard_librarys_folders_are_its_names(self):
+        # An interpreter without sys.stdlib_module_names (3.6 to 3.9): the names are read from
+        # the standard library's folders, whose bytecode cache and site-packages are no modules.
+        older = types.SimpleNamespace(builtin_module_names=sys.builtin_module_names)
+        with mock.patch.object(files, "sys", older):
+            names = files.stdlib_names()
+        for name in ("os", "json", "unittest", "collections", "math"):
+            self.assertIn(name, names)
+        for name in ("__pycache__", "site-packages", "lib-dynload", "calc"):
+            self.assertNotIn(name, names)
+        self.assertFalse([n for n in names if n.startswith("config-")])
 
 
 class NoLinkFollowed(unittest.TestCase):

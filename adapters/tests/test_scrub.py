@@ -94,6 +94,16 @@ class Scrub(unittest.TestCase):
         self.assertEqual(gone, {"json", "pytest.py"})
         self.assertEqual(sorted(os.listdir(self.root)), ["calc.py", "data", "os.py", "pluggy.txt"])
 
+    def test_a_bytecode_cache_at_the_top_shadows_nothing(self):
+        # The empty one the lock leaves beside top-level test modules, and one with bytecode
+        # (the scrub's loader rules, not this one, decide on that): on every interpreter,
+        # 3.6 to 3.9 too, whose standard library's names are read from its folders.
+        os.makedirs(os.path.join(self.root, "__pycache__"))
+        self.write("site-packages/x.py")
+        removed = []
+        scrub.remove_shadowing_names(self.root, [""], files.walk_tree(self.root), {}, {}, set(), removed)
+        self.assertEqual(removed, [])
+
     def test_a_shadowing_name_the_image_had_stays(self):
         self.write("pytest.py")
         removed = []
