@@ -1,7 +1,8 @@
 //! `beyondswe demo`: the main job on the bundled demo data.
 //!
 //! Builds what it needs (the base image FROM a Debian image pulled from a registry, or, when no
-//! registry answers, offline from Debian packages with root; the fixture images FROM it), checks that the bundled dataset survives a
+//! registry answers, offline from Debian packages with root; the fixture images its dataset
+//! names FROM it, and no other), checks that the bundled dataset survives a
 //! JSONL → Harbor → JSONL round trip, then grades a bundled predictions file that mixes good, bad
 //! and tampering submissions, in parallel, and prints the summary. A second run resumes and
 //! finishes at once.
@@ -99,9 +100,11 @@ pub(crate) fn run(args: &DemoArgs, quiet: bool) -> Result<i32> {
     note(
         "1/3 images: the base (FROM a Debian image from a registry, or offline from Debian packages) and the fixture images FROM it (cached by tag)",
     );
+    let dataset = fixtures.join("dataset/demo.jsonl");
     let exe = std::env::current_exe().context("locating this binary")?;
     let status = std::process::Command::new("bash")
         .arg(root.join("scripts/build-fixture-images.sh"))
+        .args(fixture_images(&dataset)?)
         .env("BEYONDSWE_BIN", exe)
         .stdout(std::process::Stdio::null())
         .status()
@@ -111,7 +114,6 @@ pub(crate) fn run(args: &DemoArgs, quiet: bool) -> Result<i32> {
     }
 
     note("2/3 convert: the demo dataset to Harbor task directories and back");
-    let dataset = fixtures.join("dataset/demo.jsonl");
     let suites = fixtures.join("test_suites");
     let (same, total) = beyondswe::dataset::round_trip(&dataset, &suites, root, &mut |n| note(n))?;
     note(format!(
@@ -164,6 +166,22 @@ pub(crate) fn run(args: &DemoArgs, quiet: bool) -> Result<i32> {
     Ok(if same != total { exit::FAILURE } else { code })
 }
 
+/// The fixture images a dataset names (`beyondswe-fixture/NAME:VERSION`, built from
+/// fixtures/images/NAME), each once: the demo builds those only, not every fixture image (one of
+/// those copies its Python from the building machine's pyenv).
+fn fixture_images(dataset: &Path) -> Result<Vec<String>> {
+    let mut names = std::collections::BTreeSet::new();
+    for item in beyondswe::record::RecordReader::open(dataset)? {
+        let (_, record) = item?;
+        let name = record
+            .image()
+            .and_then(|i| i.strip_prefix("beyondswe-fixture/"))
+            .and_then(|i| i.split(':').next());
+        names.extend(name.map(str::to_owned));
+    }
+    Ok(names.into_iter().collect())
+}
+
 fn demo_notes(path: &Path) -> Result<std::collections::HashMap<String, String>> {
     let text = fs_err::read_to_string(path)?;
     let mut notes = std::collections::HashMap::new();
@@ -213,6 +231,24 @@ mod tests {
             "scripts/debian-mirror.sh",
         ] {
             assert!(dir.path().join(needed).exists(), "{needed}");
+        }
+    }
+
+    /// The demo builds the fixture images its dataset grades on, each a build context in the
+    /// embedded data, and no other.
+    #[test]
+    fn the_demo_builds_only_the_images_its_dataset_names() {
+        let dir = tempfile::tempdir().unwrap();
+        unpack(dir.path()).unwrap();
+        let names = fixture_images(&dir.path().join("fixtures/dataset/demo.jsonl")).unwrap();
+        assert_eq!(names, ["calc", "minidoc", "textkit"]);
+        for name in &names {
+            let dockerfile = dir
+                .path()
+                .join("fixtures/images")
+                .join(name)
+                .join("Dockerfile");
+            assert!(dockerfile.is_file(), "{name}");
         }
     }
 }
