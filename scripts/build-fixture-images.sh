@@ -5,7 +5,9 @@
 # Builds the base image first (scripts/build-base-image.sh). No registry is
 # needed: every image is FROM beyondswe/base:2 and builds its git repository
 # from files in its own context, with fixed commit dates, so the commit SHAs
-# recorded in fixtures/dataset/fixtures.jsonl are reproducible.
+# recorded in fixtures/dataset/fixtures.jsonl are reproducible. A context with a `stage-python`
+# file is built from a copy into which scripts/stage-python.sh first puts a CPython from the
+# machine's pyenv and the wheels it pins (shape-py37: no registry serves an old Python here).
 #
 # Usage: scripts/build-fixture-images.sh [--force] [NAME...]
 #
@@ -28,7 +30,7 @@ names=()
 for arg in "$@"; do
     case "$arg" in
         --force) FORCE=1 ;;
-        -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 0 ;;
+        -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 0 ;;
         -*) die "unknown option: $arg (try --help)" ;;
         *) names+=("$arg") ;;
     esac
@@ -54,6 +56,11 @@ else
     BEYONDSWE=(cargo run --quiet --manifest-path "$REPO_ROOT/Cargo.toml" --)
 fi
 
+# Staged copies of contexts, removed at exit.
+staged=()
+cleanup() { [[ ${#staged[@]} -eq 0 ]] || rm -rf "${staged[@]}"; }
+trap cleanup EXIT
+
 start=$SECONDS
 built=0
 for name in "${names[@]}"; do
@@ -65,8 +72,16 @@ for name in "${names[@]}"; do
     fi
     log "building $tag from fixtures/images/$name"
     t0=$SECONDS
+    context=$IMAGES_DIR/$name
+    if [[ -f $context/stage-python ]]; then
+        copy=$(mktemp -d "${TMPDIR:-/tmp}/beyondswe-stage.XXXXXX")
+        staged+=("$copy")
+        cp -R "$context/." "$copy/"
+        bash "$REPO_ROOT/scripts/stage-python.sh" "$copy" || die "staging fixtures/images/$name failed"
+        context=$copy
+    fi
     # Built by the tool itself, through the engine API (bollard).
-    if ! out=$("${BEYONDSWE[@]}" image build "$IMAGES_DIR/$name" --tag "$tag" \
+    if ! out=$("${BEYONDSWE[@]}" image build "$context" --tag "$tag" \
             --label beyondswe.fixture=1 2>&1); then
         printf '%s\n' "$out" >&2
         die "image build failed for $tag"
