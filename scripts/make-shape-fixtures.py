@@ -20,6 +20,10 @@ the tests run in the environment the image defines:
 - helper:     a FAIL_TO_PASS test that compares only through the project's own assertion
               helper, shipped in the package as Python-Markdown's `markdown.test_tools` is, its
               expected text a multi-line literal wrapped in the helper class's `dedent`;
+- py37:       CPython 3.7 the only Python (Debian's removed; copied from the building machine's
+              pyenv by scripts/stage-python.sh), pytest 7.4 from pinned wheels, a setup.py
+              project installed editable the old way; a FAIL_TO_PASS test that is decorated and
+              compares with a multi-line string, where 3.7's syntax trees have no end positions;
 - d2r-venv:   the minidoc Doc2Repo instance on a venv image: the install and the suite run with
               the venv's interpreter, pip and pytest.
 
@@ -114,6 +118,40 @@ ENV VIRTUAL_ENV=/opt/venv PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr
 '''
 
 
+# The py37 shape: CPython 3.7 copied into /usr/local from the building machine's pyenv and the
+# wheels below, both put in a copy of the build context by scripts/stage-python.sh (the
+# `stage-python` file asks for it); Debian's Python is removed, so python3 on PATH is 3.7 alone,
+# and the verifier runs on it. pytest 7.4 is the last for 3.7; every wheel pinned with its hash.
+PY37_STAGE = """# The CPython this image copies from the building machine's pyenv (scripts/stage-python.sh
+# puts it and the wheels requirements.txt pins in a copy of this context).
+3.7
+"""
+
+PY37_REQUIREMENTS = """# pytest for CPython 3.7, every wheel pinned with its hash (scripts/stage-python.sh downloads them).
+exceptiongroup==1.3.2 --hash=sha256:41c6a70dfec22050d3d8b43386b059a4dc0bca3f3d40a40971cb206fff1785af
+importlib_metadata==6.7.0 --hash=sha256:cb52082e659e97afc5dac71e79de97d8681de3aa07ff18578330904a9d18e5b5
+iniconfig==2.0.0 --hash=sha256:b6a85871a79d2e3b22d2d1b94ac2824226a63c6b741c88f7ae975f18b6778374
+packaging==24.0 --hash=sha256:2ddfb553fdf02fb784c234c7ba6ccc288296ceabec964ad2eae3777778130bc5
+pluggy==1.2.0 --hash=sha256:c2fd55a7d7a3863cba1a013e4e2414658b1d07b6bc57b3919e0c63c9abb99849
+pytest==7.4.4 --hash=sha256:b090cdf5ed60bf4c45261be03239c2c1c22df034fbffe691abe93cd80cea01d8
+tomli==2.0.1 --hash=sha256:939de3e7a6161af0c887ef91b7d41a53e7c5a1ca976325f429cb46ea9bc30ecc
+typing_extensions==4.7.1 --hash=sha256:440d5dd3af93b060174bf433bccd69b0babc3b15b1a8dca43789fd7f61514b36
+zipp==3.15.0 --hash=sha256:48904fc76a60e542af151aded95726c1a5c34ed43ab4134b597665c86d7ad556
+"""
+
+PY37_HEAD = r"""COPY python/ /usr/local/
+COPY requirements.txt wheels/ /tmp/wheels/
+RUN ldconfig \
+    && dpkg --purge --force-depends $(dpkg-query -W -f '${Package}\n' | grep -E '^(lib)?python3') >/dev/null 2>&1 \
+    && ! ls -d /usr/bin/python* /usr/lib/python3* 2>/dev/null \
+    && python3 -m ensurepip --default-pip >/dev/null \
+    && pip install --no-cache-dir --no-input --disable-pip-version-check --no-index --find-links /tmp/wheels \
+           --require-hashes -q -r /tmp/wheels/requirements.txt \
+    && rm -rf /tmp/wheels \
+    && test "$(python3 -c 'import sys; print(sys.version_info[:2])')" = "(3, 7)"
+"""
+
+
 TEST_TOOLS = '''"""Test tools shipped with the package, as Python-Markdown ships markdown.test_tools."""
 import textwrap
 import unittest
@@ -150,9 +188,13 @@ class TestGreeting(TestCase):
 '''
 
 
-def shape(name, files, fixed, tests, f2p, p2p, docker="", pre_commands="", note=""):
+def shape(name, files, fixed, tests, f2p, p2p, docker="", pre_commands="", note="", head="",
+          copy="COPY . /tmp/fixture/\n", context=None):
+    """`head`: Dockerfile lines before the repository is copied in (by `copy`); `context`: files
+    put beside the Dockerfile."""
     return {"name": name, "files": files, "fixed": fixed, "tests": tests, "f2p": f2p, "p2p": p2p,
-            "docker": docker, "pre_commands": pre_commands, "note": note}
+            "docker": docker, "pre_commands": pre_commands, "note": note, "head": head, "copy": copy,
+            "context": context or {}}
 
 
 def flat(extra=None):
@@ -388,6 +430,39 @@ def test_extension_built_in_place():
         ["tests/test_helper.py::TestGreeting::test_greeting_through_the_helper"], [P2P],
         docker="RUN cd /workspace/helper && " + PIP + " -e . && rm -rf build\n",
         note="a FAIL_TO_PASS test that compares only through the project's own assertion helper"),
+    shape(
+        "py37",
+        {"greeter/__init__.py": INIT, "greeter/core.py": CORE_BASE,
+         "setup.py": 'from setuptools import setup\n\nsetup(name="greeter", version="0.1", packages=["greeter"])\n',
+         ".gitignore": "*.egg-info/\nbuild/\n"},
+        {"greeter/core.py": CORE_FIXED},
+        {"tests/test_py37.py": '''import sys
+
+import pytest
+
+from greeter import greet
+
+
+@pytest.mark.filterwarnings("error")
+def test_greets_a_name_on_two_lines():
+    assert greet(" Ada\\nLovelace ") == """Hello, Ada
+Lovelace!"""
+
+
+def test_runs_on_python_3_7():
+    assert sys.version_info[:2] == (3, 7)
+
+
+def test_pytest_is_the_images():
+    assert pytest.__file__.startswith("/usr/local/lib/python3.7/site-packages/")
+'''},
+        [F2P, "tests/test_py37.py::test_greets_a_name_on_two_lines"],
+        [P2P, "tests/test_py37.py::test_runs_on_python_3_7", "tests/test_py37.py::test_pytest_is_the_images"],
+        docker="RUN cd /workspace/py37 && " + PIP + " -e . && rm -rf build\n",
+        head=PY37_HEAD,
+        copy="COPY setup.sh history /tmp/fixture/\nCOPY stages/ /tmp/fixture/stages/\n",
+        context={"stage-python": PY37_STAGE, "requirements.txt": PY37_REQUIREMENTS},
+        note="CPython 3.7 the only Python, pytest 7.4 from wheels"),
 ]
 
 
@@ -434,12 +509,14 @@ def issue_context(s):
         write(os.path.join(base, rel), text)
     shutil.copy(SETUP_SH, os.path.join(context, "setup.sh"))
     write(os.path.join(context, "history"), "# %s shape: one commit, the base.\n%s" % (s["name"], HISTORY))
+    for rel, text in s["context"].items():
+        write(os.path.join(context, rel), text)
     workdir = "/workspace/" + s["name"]
     write(os.path.join(context, "Dockerfile"), (
         "# Image shape fixture: %s (scripts/make-shape-fixtures.py).\n"
-        "FROM beyondswe/base:2\nLABEL beyondswe.fixture=1\nCOPY . /tmp/fixture/\n"
+        "FROM beyondswe/base:2\nLABEL beyondswe.fixture=1\n%s%s"
         "RUN sh /tmp/fixture/setup.sh /tmp/fixture %s && rm -rf /tmp/fixture\n%sWORKDIR %s\n"
-    ) % (s["note"], workdir, s["docker"], workdir))
+    ) % (s["note"], s["head"], s["copy"], workdir, s["docker"], workdir))
     return context, workdir
 
 

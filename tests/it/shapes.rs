@@ -3,7 +3,8 @@
 //! an editable install, a venv first on PATH with pytest only there, plugins' fixtures and
 //! markers, pytest configured in tox.ini, setup commands that export, tests that write to HOME
 //! and /tmp, a C extension built in place, a FAIL_TO_PASS test that compares only through the
-//! project's own assertion helper, and a Doc2Repo instance on a venv image.
+//! project's own assertion helper, an image whose only Python is 3.7, and a Doc2Repo instance on
+//! a venv image.
 //!
 //! Each is calibrated on both paths: offline (`calibrate`: gold twice, empty once, every
 //! instance `ok`; and the gold patches graded as an agent's predictions, canaries planted) and
@@ -389,4 +390,117 @@ fn the_helper_forger_gets_no_reward_through_the_separate_verifier() {
     let (reward, report) = verify(&c, &task);
     assert_eq!(reward.as_deref(), Some("0"), "forger: {report:#}");
     assert_eq!(report["reason"], "forgery_detected", "forger: {report:#}");
+}
+
+/// A submission to the py37 shape whose `greet` returns text equal to anything it is compared
+/// with: every test passes, FAIL_TO_PASS ones too, and nothing is fixed.
+const PY37_FORGER: &str = "diff --git a/greeter/core.py b/greeter/core.py\n\
+                           --- a/greeter/core.py\n\
+                           +++ b/greeter/core.py\n\
+                           @@ -1,6 +1,15 @@\n \
+                           \"\"\"Greetings.\"\"\"\n \n \n\
+                           +class _Text(str):\n\
+                           +    \"\"\"A greeting equal to any text it is compared with.\"\"\"\n\
+                           +\n\
+                           +    def __eq__(self, other):\n\
+                           +        return True\n\
+                           +\n\
+                           +    __hash__ = str.__hash__\n\
+                           +\n\
+                           +\n \
+                           def greet(name):\n     \
+                           \"\"\"The greeting for `name`.\"\"\"\n\
+                           -    return \"Hello \" + name\n\
+                           +    return _Text(\"Hello \" + name)\n";
+
+/// The one verdict of `grade` with one submission to `id` of shapes.jsonl, in run `run`.
+fn grade_one(tmp: &Path, id: &str, run: &str, patch: &str) -> Value {
+    let line = serde_json::json!({"instance_id": id, "model_name_or_path": run,
+                                  "model_patch": patch});
+    let preds = tmp.join(format!("{run}.jsonl"));
+    std::fs::write(&preds, format!("{line}\n")).unwrap();
+    run_ok(
+        Command::new(env!("CARGO_BIN_EXE_beyondswe"))
+            .args(["grade", "--timeout", "120", "--ids", id, "--run-id", run])
+            .arg("--dataset")
+            .arg(fixtures().join("dataset/shapes.jsonl"))
+            .arg("--predictions")
+            .arg(&preds)
+            .arg("--results-dir")
+            .arg(tmp),
+    );
+    let results = std::fs::read_to_string(tmp.join(format!("{run}/results.jsonl"))).unwrap();
+    serde_json::from_str(results.lines().next().unwrap()).unwrap()
+}
+
+/// An image whose only Python is 3.7 (shape-py37: CPython 3.7 copied from pyenv, Debian's
+/// Python removed, pytest 7.4): the verifier runs on 3.7, whose syntax trees lack the end
+/// positions the canary groups are cut by (end_positions.py reads them from the tokens). Gold
+/// resolves with a group on each FAIL_TO_PASS test, the decorated one that compares with a
+/// multi-line string too; the only note is that 3.7 has no audit hooks. Calibrated, gold passes
+/// twice and the empty patch fails. A submission whose text equals anything passes every test
+/// and every variant: `forgery_detected`.
+#[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
+fn on_an_image_whose_only_python_is_3_7_groups_are_planted_and_a_forger_caught() {
+    require_docker();
+    fixture_images();
+    let id = "shapes_py37_pr1";
+    let record = shapes()
+        .into_iter()
+        .find(|r| r.instance_id() == id)
+        .unwrap();
+    let image = record.image().unwrap();
+    let c = Container::run(image);
+    let (code, out) = c.sh("python3 --version; ls /usr/bin/python* /usr/lib/python3* 2>&1");
+    assert_eq!(code, 2, "{out}");
+    assert!(out.starts_with("Python 3.7."), "{out}");
+    assert!(!out.contains("python3.11"), "{out}");
+    drop(c);
+
+    let tmp = tempfile::tempdir().unwrap();
+    let honest = grade_one(tmp.path(), id, "honest", record.gold_patch().unwrap());
+    assert_eq!(honest["verdict"], "resolved", "{honest:#}");
+    assert_eq!(honest["score"], 1.0, "{honest:#}");
+    let plan = &honest["canary_plan"];
+    assert_eq!(plan["planted"], true, "{honest:#}");
+    assert_eq!(plan["f2p_groups"], 2, "{honest:#}");
+    assert!(plan.get("none_because").is_none(), "{honest:#}");
+    assert!(plan.get("f2p_ungrouped").is_none(), "{honest:#}");
+    assert!(plan["forge_chance"].as_f64().unwrap() < 1.0, "{honest:#}");
+    assert_eq!(
+        honest["flags"]["suspicious"],
+        serde_json::json!(["this Python has no audit hooks (3.8+): code writes were not watched"]),
+        "{honest:#}"
+    );
+    for flag in ["forgery", "files_removed", "tests_restored", "integrity"] {
+        assert!(honest["flags"].get(flag).is_none(), "{flag}: {honest:#}");
+    }
+
+    let forger = grade_one(tmp.path(), id, "forger", PY37_FORGER);
+    assert_eq!(forger["verdict"], "unresolved", "{forger:#}");
+    assert_eq!(forger["reason"], "forgery_detected", "{forger:#}");
+    assert_eq!(forger["canary_plan"]["f2p_groups"], 2, "{forger:#}");
+    // Both FAIL_TO_PASS tests passed, the groups' other variants too.
+    for (test, outcome) in forger["fail_to_pass"].as_object().unwrap() {
+        assert_eq!(outcome, "passed", "{test}: {forger:#}");
+    }
+    assert_eq!(
+        forger["flags"]["forgery"].as_array().map(Vec::len),
+        Some(2),
+        "{forger:#}"
+    );
+
+    let mut cmd = calibrate_cmd(
+        &fixtures().join("dataset/shapes.jsonl"),
+        tmp.path(),
+        &tmp.path().join("cal.json"),
+    );
+    let cal: Value = serde_json::from_str(&run_ok(cmd.args(["--ids", id, "--json"]))).unwrap();
+    let i = &cal["instances"][0];
+    assert_eq!(i["instance_id"], id, "{i:#}");
+    assert_eq!(i["class"], "ok", "{i:#}");
+    assert_eq!(i["gold"]["resolved"], 2, "{i:#}");
+    assert_eq!(i["empty"]["resolved"], 0, "{i:#}");
+    assert!(i.get("warnings").is_none(), "{i:#}");
 }
