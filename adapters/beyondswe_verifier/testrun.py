@@ -90,7 +90,7 @@ def run_tests(ctx, ids, cwd, rootdir, extra_args, test_paths, prepend, timeout):
     if start is None and res["exit"] is not None and not res["timed_out"]:
         ctx.facts["runner_start_missing"] = True
     if start is not None and not start.get("audit_hook"):
-        ctx.suspicious("this Python has no audit hooks (3.8+): code writes were not watched")
+        ctx.unwatched("this Python has no audit hooks (3.8+): code writes were not watched")
     if end is not None and res["exit"] is not None and (end & 0xFF) != (res["exit"] & 0xFF):
         ctx.suspicious("the runner reported exit code %s but the process exited %s" % (end, res["exit"]))
     jout = junit_outcomes(junit) if files.lexists(junit) and not os.path.islink(junit) else None

@@ -132,7 +132,7 @@ class Ctx(object):
         self.family = spec.get("family") or ""
         self.doc2repo = self.family.lower() == "doc2repo"
         self.facts = {"flags": {"tests_restored": [], "files_removed": [], "config_reverted": [],
-                                "kept_for_gold": [], "suspicious": [], "forgery": []},
+                                "kept_for_gold": [], "suspicious": [], "forgery": [], "unwatched": []},
                       "logs": {}, "timings": {}}
         self.uid = self.gid = None
         self.git = gitobjects.Git(self.workdir)
@@ -166,6 +166,12 @@ class Ctx(object):
     def suspicious(self, msg):  # type: (str) -> None
         if msg not in self.flags["suspicious"]:
             self.flags["suspicious"].append(msg)
+
+    def unwatched(self, msg):  # type: (str) -> None
+        """What this grading could not watch on this image: a limit of the grading, never a
+        sign of the submission (not counted for review, not turned into a verdict by strict)."""
+        if msg not in self.flags["unwatched"]:
+            self.flags["unwatched"].append(msg)
 
     def forgery(self, msg):  # type: (str) -> None
         if msg not in self.flags["forgery"]:

@@ -131,6 +131,7 @@ pub(crate) fn render(v: &Verdict) -> String {
         ("config reverted", &f.config_reverted),
         ("kept for gold", &f.kept_for_gold),
         ("setup failed", &f.pre_commands_failed),
+        ("not watched", &f.unwatched),
     ] {
         if !list.is_empty() {
             s.push_str(&format!("{name}: {}\n", list.join(", ")));

@@ -93,6 +93,8 @@ pub struct RawFlags {
     #[serde(default)]
     pub forgery: Vec<String>,
     #[serde(default)]
+    pub unwatched: Vec<String>,
+    #[serde(default)]
     pub applied_with: Option<String>,
     #[serde(default)]
     pub install_failed: bool,
@@ -170,6 +172,7 @@ impl VerifierResult {
         f.kept_for_gold = self.flags.kept_for_gold;
         f.suspicious.extend(self.flags.suspicious);
         f.forgery = self.flags.forgery;
+        f.unwatched = self.flags.unwatched;
         f.install_failed = self.flags.install_failed;
         if self.flags.applied_with.is_some() {
             f.applied_with = self.flags.applied_with;

@@ -199,6 +199,11 @@ pub struct Flags {
     /// `forgery_detected`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub forgery: Vec<String>,
+    /// What the grading could not watch on this image (an interpreter before 3.8 has no audit
+    /// hooks): a limit of the grading, not a sign of the submission, so never flagged for
+    /// review and never turned into a verdict by `--strict`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unwatched: Vec<String>,
     /// Doc2Repo: `pip install -e .` failed; the source was put on the path instead.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub install_failed: bool,

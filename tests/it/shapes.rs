@@ -437,7 +437,8 @@ fn grade_one(tmp: &Path, id: &str, run: &str, patch: &str) -> Value {
 /// Python removed, pytest 7.4): the verifier runs on 3.7, whose syntax trees lack the end
 /// positions the canary groups are cut by (end_positions.py reads them from the tokens). Gold
 /// resolves with a group on each FAIL_TO_PASS test, the decorated one that compares with a
-/// multi-line string too; the only note is that 3.7 has no audit hooks. Calibrated, gold passes
+/// multi-line string too; its only flag is `unwatched` (3.7 has no audit hooks), never one for
+/// review. Calibrated, gold passes
 /// twice and the empty patch fails. A submission whose text equals anything passes every test
 /// and every variant: `forgery_detected`.
 #[test]
@@ -468,12 +469,20 @@ fn on_an_image_whose_only_python_is_3_7_groups_are_planted_and_a_forger_caught()
     assert!(plan.get("none_because").is_none(), "{honest:#}");
     assert!(plan.get("f2p_ungrouped").is_none(), "{honest:#}");
     assert!(plan["forge_chance"].as_f64().unwrap() < 1.0, "{honest:#}");
+    // What 3.7 cannot watch is a limit of the grading, said as such: not a sign of the
+    // submission, so gold is not flagged for review (nor made unresolved by --strict).
     assert_eq!(
-        honest["flags"]["suspicious"],
+        honest["flags"]["unwatched"],
         serde_json::json!(["this Python has no audit hooks (3.8+): code writes were not watched"]),
         "{honest:#}"
     );
-    for flag in ["forgery", "files_removed", "tests_restored", "integrity"] {
+    for flag in [
+        "suspicious",
+        "forgery",
+        "files_removed",
+        "tests_restored",
+        "integrity",
+    ] {
         assert!(honest["flags"].get(flag).is_none(), "{flag}: {honest:#}");
     }
 
