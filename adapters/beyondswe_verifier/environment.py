@@ -109,8 +109,11 @@ def settle_environment(ctx):  # type: (Any) -> None
                 and files.file_sha256(os.path.realpath(path)) != py["sha256"]):
             ctx.suspicious("the test interpreter %s is not the one the prepare step recorded" % path)
         ctx.python = path
+        ctx.python_version = py.get("version")
     else:
-        ctx.python = pick_python(ctx.image_env)[0] or sys.executable
+        picked, version = pick_python(ctx.image_env)
+        ctx.python = picked or sys.executable
+        ctx.python_version = version if picked else "%d.%d" % sys.version_info[:2]
     ctx.image_paths = image_pythonpath(ctx.image_env, ctx.workdir)
     ctx.facts["environment"] = {"recorded": isinstance(recorded, dict), "python": ctx.python,
                                 "pythonpath": ctx.image_paths}

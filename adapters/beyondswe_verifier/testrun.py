@@ -90,7 +90,7 @@ def run_tests(ctx, ids, cwd, rootdir, extra_args, test_paths, prepend, timeout):
     if start is None and res["exit"] is not None and not res["timed_out"]:
         ctx.facts["runner_start_missing"] = True
     if start is not None and not start.get("audit_hook"):
-        ctx.unwatched("this Python has no audit hooks (3.8+): code writes were not watched")
+        no_audit_hook(ctx)
     if end is not None and res["exit"] is not None and (end & 0xFF) != (res["exit"] & 0xFF):
         ctx.suspicious("the runner reported exit code %s but the process exited %s" % (end, res["exit"]))
     jout = junit_outcomes(junit) if files.lexists(junit) and not os.path.islink(junit) else None
@@ -120,6 +120,17 @@ def check_plugins(ctx, plugins):  # type: (Any, List[str]) -> None
         elif real.startswith(repo + os.sep) and not real.startswith(
                 os.path.realpath(ctx.state.get("runner_dir", "/nonexistent"))):
             ctx.suspicious("a pytest plugin from the repository was registered: %s" % f)
+
+
+def no_audit_hook(ctx):  # type: (Any) -> None
+    """The runner says it ran without an audit hook: before 3.8 (the interpreter's version as the
+    prepare step recorded it, outside the tested process) that is the grading's limit; on a
+    Python that has audit hooks it is what the tested process said, and evidence."""
+    version = tuple(int(p) for p in (ctx.python_version or "0.0").split(".")[:2])
+    if ctx.python_version and version >= (3, 8):
+        ctx.suspicious("the runner reported no audit hook on Python %s, which has them" % ctx.python_version)
+    else:
+        ctx.unwatched("this Python has no audit hooks (3.8+): code writes were not watched")
 
 
 def aggregate(events_raw, ctx):

@@ -145,6 +145,8 @@ class Ctx(object):
         self.image_env = {}
         self.image_paths = []
         self.python = sys.executable
+        # Its "X.Y", as the prepare step (or the probe of the image's PATH) found it.
+        self.python_version = "%d.%d" % sys.version_info[:2]  # type: Optional[str]
         # Doc2Repo: the hidden suite's manifest (beyondswe_manifest.py), read before the install.
         self.manifest = None
         # What `git apply` said the submission's patch touches (step_apply).

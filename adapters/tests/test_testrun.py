@@ -75,6 +75,20 @@ class Channel(unittest.TestCase):
         self.assertEqual(testrun.aggregate(raw, self.ctx)[0], {"t.py::a": "passed"})
         self.assertEqual(self.ctx.flags["suspicious"], [])
 
+    def test_no_audit_hook_is_the_grading_s_limit_only_where_the_python_has_none(self):
+        # Before 3.8 (as recorded outside the tested process): unwatched, never for review.
+        self.ctx.python_version = "3.7"
+        testrun.no_audit_hook(self.ctx)
+        self.assertEqual(len(self.ctx.flags["unwatched"]), 1)
+        self.assertEqual(self.ctx.flags["suspicious"], [])
+        # On a Python that has audit hooks, the runner's word that it had none is evidence
+        # (the tested process can write the channel).
+        ctx = verify.Ctx({"workdir": "/nonexistent"})
+        ctx.python_version = "3.11"
+        testrun.no_audit_hook(ctx)
+        self.assertEqual(ctx.flags["unwatched"], [])
+        self.assertIn("which has them", ctx.flags["suspicious"][0])
+
     def test_a_channel_started_or_ended_twice_is_evidence(self):
         raw = channel({"e": "start"}, {"e": "start"}, {"e": "end", "exit": 0}, {"e": "end", "exit": 0})
         testrun.aggregate(raw, self.ctx)
