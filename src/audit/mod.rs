@@ -53,18 +53,10 @@ pub fn command_writes_of(
     t: &crate::submission::Trajectory,
 ) -> impl Fn(usize, &str) -> Option<String> + use<> {
     let read = shapes::from_transcript(t);
-    let mut written = written::Written::default();
     let mut by_command: std::collections::HashMap<(usize, String), String> =
         std::collections::HashMap::new();
-    for e in &read.events {
-        if let Some(change) = &e.change {
-            written.change(&e.text, change);
-            continue;
-        }
-        if e.kind != EventKind::Command {
-            continue;
-        }
-        let c = shell::read_commands(&e.text, &mut written);
+    read_commands_of(&read.events, |_, e, c| {
+        let Some(c) = c else { return };
         let file_writes = c.file_texts.iter().find_map(|(name, text, python)| {
             if *python {
                 writes::code_writes(text).then(|| format!("runs `{name}`, whose code writes files"))
@@ -72,21 +64,39 @@ pub fn command_writes_of(
                 command_writes(text).map(|why| format!("runs `{name}`, which {why}"))
             }
         });
-        let why = file_writes.or_else(|| {
-            c.unknown_files.first().map(|p| {
-                format!(
-                    "runs `{}`, which the trajectory wrote without showing what it holds",
-                    crate::text::one_line(p)
-                )
-            })
-        });
-        if let Some(why) = why {
+        if let Some(why) = file_writes.or_else(|| c.unknown_files.first().map(|p| unknown_file(p)))
+        {
             by_command.entry((e.step, e.text.clone())).or_insert(why);
         }
-    }
+    });
     move |step, text| {
         command_writes(text).or_else(|| by_command.get(&(step, text.to_owned())).cloned())
     }
+}
+
+/// Every event of a trajectory but its writes, in order, each command read once
+/// (`shell::read_commands`) with the files the events before it wrote: `f(index, event, the
+/// command read)`.
+fn read_commands_of(events: &[Event], mut f: impl FnMut(usize, &Event, Option<&shell::Commands>)) {
+    let mut written = written::Written::default();
+    for (i, e) in events.iter().enumerate() {
+        if let Some(change) = &e.change {
+            written.change(&e.text, change);
+            continue;
+        }
+        let commands =
+            (e.kind == EventKind::Command).then(|| shell::read_commands(&e.text, &mut written));
+        f(i, e, commands.as_ref());
+    }
+}
+
+/// Why a command that runs `path`, a file the trajectory wrote without showing its text, is
+/// not fully known.
+fn unknown_file(path: &str) -> String {
+    format!(
+        "runs `{}`, which the trajectory wrote without showing what it holds",
+        crate::text::one_line(path)
+    )
 }
 
 use crate::record::{Family, parse_issue_instance_id};
@@ -430,18 +440,11 @@ fn audit_read(
     let unchecked = unchecked_checks(&task_name, family, web.is_some(), pr.is_some());
     let mut found = Findings::default();
     let mut unread = unread;
-    // The files written so far: a command that runs one is read with what it holds.
-    let mut written = written::Written::default();
-    for (i, e) in evs.iter().enumerate() {
-        if let Some(change) = &e.change {
-            written.change(&e.text, change);
-            continue;
-        }
-        // A command is read once; every check takes its words and URLs from here.
-        let commands =
-            (e.kind == EventKind::Command).then(|| shell::read_commands(&e.text, &mut written));
-        let reached = event_urls(e, commands.as_ref());
-        if let Some(c) = &commands {
+    // A command is read once, with the files written before it; every check takes its words
+    // and URLs from here.
+    read_commands_of(&evs, |i, e, commands| {
+        let reached = event_urls(e, commands);
+        if let Some(c) = commands {
             found.blocklist(e, c, opts);
             if let Some(why) = c.cut {
                 unread.push(crate::submission::Unread {
@@ -454,23 +457,20 @@ fn audit_read(
                 unread.push(crate::submission::Unread {
                     step: e.step,
                     tool: e.tool.clone(),
-                    why: format!(
-                        "runs `{}`, which the trajectory wrote without showing what it holds",
-                        crate::text::one_line(path)
-                    ),
+                    why: unknown_file(path),
                 });
             }
         }
-        found.web(e, &reached, commands.as_ref(), web.as_ref());
-        let Some(pr) = &pr else { continue };
-        found.pr_access(e, &reached, commands.as_ref(), &evs[i + 1..], pr);
+        found.web(e, &reached, commands, web.as_ref());
+        let Some(pr) = &pr else { return };
+        found.pr_access(e, &reached, commands, &evs[i + 1..], pr);
         if e.kind == EventKind::Search && query_names_pr(&e.text, pr) {
             found.search_only = true;
             found
                 .evidence
                 .push(Evidence::of(e, "search_only", cut(&e.text, 300)));
         }
-    }
+    });
     let in_prompt = pr.as_ref().is_some_and(|pr| prompt_links(&prompt, pr));
     Ok(TrajectoryAudit {
         line: line_no,

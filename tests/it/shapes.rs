@@ -304,37 +304,15 @@ fn a_test_that_compares_through_the_projects_helper_is_grouped_and_a_forger_caug
     require_docker();
     fixture_images();
     let tmp = tempfile::tempdir().unwrap();
+    let id = "shapes_helper_pr1";
     let record = shapes()
         .into_iter()
-        .find(|r| r.instance_id() == "shapes_helper_pr1")
+        .find(|r| r.instance_id() == id)
         .unwrap();
-    let forger = HELPER_FORGER;
-    let lines =
-        [("honest", record.gold_patch().unwrap()), ("forger", forger)].map(|(model, patch)| {
-            serde_json::json!({"instance_id": "shapes_helper_pr1", "model_name_or_path": model,
-                               "model_patch": patch})
-            .to_string()
-        });
-    let mut verdicts = Vec::new();
-    for (run, line) in ["honest", "forger"].into_iter().zip(&lines) {
-        let one = tmp.path().join(format!("{run}.jsonl"));
-        std::fs::write(&one, format!("{line}\n")).unwrap();
-        run_ok(
-            Command::new(env!("CARGO_BIN_EXE_beyondswe"))
-                .args(["grade", "--timeout", "120", "--ids", "shapes_helper_pr1"])
-                .args(["--run-id", run])
-                .arg("--dataset")
-                .arg(fixtures().join("dataset/shapes.jsonl"))
-                .arg("--predictions")
-                .arg(&one)
-                .arg("--results-dir")
-                .arg(tmp.path()),
-        );
-        let results =
-            std::fs::read_to_string(tmp.path().join(format!("{run}/results.jsonl"))).unwrap();
-        let v: Value = serde_json::from_str(results.lines().next().unwrap()).unwrap();
-        verdicts.push(v);
-    }
+    let verdicts = [
+        grade_one(tmp.path(), id, "honest", record.gold_patch().unwrap()),
+        grade_one(tmp.path(), id, "forger", HELPER_FORGER),
+    ];
     let (honest, forger) = (&verdicts[0], &verdicts[1]);
     assert_eq!(honest["verdict"], "resolved", "{honest:#}");
     assert_eq!(honest["canary_plan"]["f2p_groups"], 1, "{honest:#}");
@@ -438,9 +416,8 @@ fn grade_one(tmp: &Path, id: &str, run: &str, patch: &str) -> Value {
 /// positions the canary groups are cut by (end_positions.py reads them from the tokens). Gold
 /// resolves with a group on each FAIL_TO_PASS test, the decorated one that compares with a
 /// multi-line string too; its only flag is `unwatched` (3.7 has no audit hooks), never one for
-/// review. Calibrated, gold passes
-/// twice and the empty patch fails. A submission whose text equals anything passes every test
-/// and every variant: `forgery_detected`.
+/// review. Calibrated, gold passes twice and the empty patch fails. A submission whose text
+/// equals anything passes every test and every variant: `forgery_detected`.
 #[test]
 #[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
 fn on_an_image_whose_only_python_is_3_7_groups_are_planted_and_a_forger_caught() {

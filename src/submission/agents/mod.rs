@@ -1274,7 +1274,7 @@ fn transcript_item(
         t.shape.describe(),
         t.tool_calls,
         t.commands().count(),
-        t.edits.len() + t.opaque_edits.len(),
+        t.file_edit_count(),
         if not_made > 0 {
             format!(" ({not_made} not made)")
         } else {

@@ -425,7 +425,7 @@ fn trajectory_item(
             t.shape.describe(),
             t.tool_calls,
             t.commands().count(),
-            t.edits.len() + t.opaque_edits.len()
+            t.file_edit_count()
         )
     });
     if let Some(e) = exit {
@@ -502,6 +502,6 @@ mod tests {
         let t = read_traj(&steps, &json!({}));
         assert_eq!(t.tool_calls, 7);
         assert_eq!(t.commands().count(), 7);
-        assert_eq!(t.edits.len() + t.opaque_edits.len(), 4);
+        assert_eq!(t.file_edit_count(), 4);
     }
 }

@@ -421,6 +421,11 @@ impl Trajectory {
         }
     }
 
+    /// How many file edits it made, replayable or not (a person's count: ingest's note).
+    pub fn file_edit_count(&self) -> usize {
+        self.edits.len() + self.opaque_edits.len()
+    }
+
     /// The shell commands it ran, in order.
     pub fn commands(&self) -> impl Iterator<Item = &Action> {
         self.actions
