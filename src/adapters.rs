@@ -74,6 +74,9 @@ pub const CANARY_WRITING_PY: &str =
 /// Which literal arguments of a project's own assertion helpers carry groups; used by
 /// `CANARY_STEPS_PY` at a gold check and for a Doc2Repo suite.
 pub const HELPER_SITES_PY: &str = include_str!("../adapters/beyondswe_verifier/helper_sites.py");
+/// The Doc2Repo split between the suite's grouped tests and the rest, confirmed alone;
+/// imported by `DOC2REPO_PY`.
+pub const SUITE_SPLIT_PY: &str = include_str!("../adapters/beyondswe_verifier/suite_split.py");
 /// The verdict from the verifier's facts; imported by `VERIFY_PY`.
 pub const DECIDE_PY: &str = include_str!("../adapters/beyondswe_verifier/decide.py");
 /// The one table of restore rules, read by `FILES_PY` and by `crate::restore_rules`.
@@ -133,7 +136,7 @@ pub const PREPARE_MODULES: [(&str, &str); 21] = [
 
 /// The verifier by installed path: the entry point and its package, one directory. Those of
 /// [`PREPARE_MODULES`], then the ones only a grading needs.
-pub const VERIFIER_MODULES: [(&str, &str); 29] = concat(
+pub const VERIFIER_MODULES: [(&str, &str); 30] = concat(
     PREPARE_MODULES,
     [
         ("beyondswe_verifier/pytest_runner.py", PYTEST_RUNNER_PY),
@@ -144,6 +147,7 @@ pub const VERIFIER_MODULES: [(&str, &str); 29] = concat(
         ("beyondswe_verifier/end_positions.py", END_POSITIONS_PY),
         ("beyondswe_verifier/canary_writing.py", CANARY_WRITING_PY),
         ("beyondswe_verifier/helper_sites.py", HELPER_SITES_PY),
+        ("beyondswe_verifier/suite_split.py", SUITE_SPLIT_PY),
     ],
 );
 
@@ -164,7 +168,7 @@ const fn concat<const A: usize, const B: usize, const N: usize>(
 
 /// Every embedded file, by its path in `adapters/` (a test checks none is missing): the files
 /// that are not the verifier's Python, then the verifier (installed under the same paths).
-pub const FILES: [(&str, &str); 36] = concat(
+pub const FILES: [(&str, &str); 37] = concat(
     [
         ("strip_history.sh", STRIP_HISTORY_SH),
         ("setup_step.sh", SETUP_STEP_SH),

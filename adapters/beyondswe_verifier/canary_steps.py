@@ -24,9 +24,6 @@ if MYPY:  # the names of the type comments, for the checker only: never imported
 # run (a failing one, mostly), so groups are built only where they buy proof.
 P2P_GROUPS, P2P_K = 2, 2
 DOC_GROUPS, DOC_K = 6, 3
-# A Doc2Repo split between the grouped tests and the rest rarer than this is flagged
-# (sample_versus_rest).
-SPLIT_EVIDENCE = 1e-4
 
 # The gold check (plan_check): the PASS_TO_PASS tests it checks (the groups a grading draws
 # come from these), and the sites of each test it checks (a grading picks among those that
@@ -313,33 +310,6 @@ def plan_suite(ctx, suite, test_modules, rng, plant=True):  # type: (Any, str, L
         out.facts["none_because"] = too_old() or ("no test of the suite compares its result with a literal "
                                                   "that a group can be built on")
     return out
-
-
-def sample_versus_rest(ctx, plan, mapped):  # type: (Any, Plan, Dict[str, str]) -> Optional[Dict[str, Any]]
-    """Doc2Repo: the suite's groups are a uniform draw among the tests that can carry one, so
-    for code whose outcomes do not depend on the draw, the grouped tests' real variants pass
-    about as often as the rest of those tests. A payload that tells groups from the other tests
-    by their code and forces only the others passes the rest and not the sample: a split whose
-    chance is under SPLIT_EVIDENCE is flagged (evidence for review, never proof: an honest
-    test whose outcome depends on its order or name shifts it too). Returns the facts, or None
-    with nothing to compare. `mapped`: the outcomes under public ids (judge)."""
-    cm = canaries_module()
-    rest = [(m, tuple(c), n) for m, c, n in plan.rest]
-    sample = [(r["module"], tuple(r["path"]), r["template"]) for r in plan.records]
-    if not rest or not sample:
-        return None
-    got = cm.unit_outcomes(mapped, sample + rest)
-    s = [got[u] for u in sample if u in got]
-    o = [got[u] for u in rest if u in got]
-    if not s or not o:
-        return None
-    chance = cm.uneven_split_chance(sum(s), len(s), sum(o), len(o))
-    facts = {"grouped": [sum(s), len(s)], "rest": [sum(o), len(o)], "chance": chance}
-    if chance < SPLIT_EVIDENCE:
-        ctx.suspicious("the suite's grouped tests passed %d of %d and the other tests that could have been grouped "
-                       "%d of %d: for code whose outcomes do not depend on which tests were drawn, a split this "
-                       "uneven has a chance of %.2g" % (sum(s), len(s), sum(o), len(o), chance))
-    return facts
 
 
 def run_ids(rng, ids, plan):  # type: (random.Random, List[str], Plan) -> List[str]

@@ -72,10 +72,11 @@ def grade_doc2repo(ctx):  # type: (Any) -> None
 
     def run_group(group):  # type: (List[str]) -> Dict[str, Any]
         return testrun.run_tests(ctx, group, suite, suite, extra, [suite], prepend, timeout)
-    ctx.facts["canaries"], mapped, alias = canary_steps.judge(ctx, plan, run, canary_steps.solo_runner(run_group),
-                                                              anywhere=True)
+    solo = canary_steps.solo_runner(run_group)
+    ctx.facts["canaries"], mapped, alias = canary_steps.judge(ctx, plan, run, solo, anywhere=True)
+    from . import suite_split  # with the canary modules, once a suite is graded
+    split = suite_split.sample_versus_rest(ctx, plan, mapped, run["outcomes"], solo)
     shutil.rmtree(suite, ignore_errors=True)
-    split = canary_steps.sample_versus_rest(ctx, plan, mapped)
     if split is not None:
         ctx.facts["canary_plan"]["sample_versus_rest"] = split
     record_suite(ctx, run, mapped, alias)

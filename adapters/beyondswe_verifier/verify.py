@@ -26,7 +26,8 @@
 #                      the expected arguments of a project's own assertion helpers)
 #   testrun.py         the test run, its result channel, JUnit, the outcomes per id
 #   issue.py           the issue families: the steps from apply to the outcomes per id
-#   doc2repo.py        the Doc2Repo family: install, hidden suite, manifest (manifest.py)
+#   doc2repo.py        the Doc2Repo family: install, hidden suite, manifest (manifest.py),
+#                      the split between its grouped tests and the rest (suite_split.py)
 #   prepare.py         the `prepare` command: what belongs to the image, recorded once
 #   decide.py          the verdict from the facts
 #   pytest_runner.py   the unprivileged runner, started for each run (never imported), with

@@ -303,10 +303,12 @@ pub struct CanaryPlan {
 }
 
 /// How often a Doc2Repo suite's grouped tests (their real variants) passed against the rest of
-/// the tests that could have carried a group. The groups are a uniform draw among those tests,
-/// so for code whose outcomes do not depend on the draw the two pass about as often; a split
-/// this uneven is flagged for review when `chance` is under 1 in 10,000 (evidence: a payload
-/// that recognises the groups and forces only the other tests leaves it).
+/// the tests that could have carried a group (a test without a result counts as failed on both
+/// sides). The groups are a uniform draw among those tests, so for code whose outcomes do not
+/// depend on the draw the two pass about as often. A split with `chance` under 1 in 10,000 is
+/// confirmed: each grouped test that failed runs again once per variant, its module up to the
+/// group with that variant alone. Still under 1 in a million after that, it is proof (a payload
+/// that recognises the groups and forces only the other tests); otherwise it is flagged for review.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SampleVersusRest {
     /// [passed, counted] of the grouped tests.
@@ -316,6 +318,23 @@ pub struct SampleVersusRest {
     /// The chance of a split at least this uneven for code whose outcomes do not depend on
     /// which tests were drawn (the hypergeometric tail).
     pub chance: f64,
+    /// The split once each grouped failure was run again with its clones apart, where `chance`
+    /// was under 1 in 10,000.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirmed: Option<SplitConfirmed>,
+}
+
+/// A Doc2Repo split after each grouped test that failed ran again once per variant, apart from
+/// its clones: a test whose real variant passed alone, and every other variant failed alone,
+/// failed only beside its clones and counts as passed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SplitConfirmed {
+    /// [passed, counted] of the grouped tests, confirmed alone.
+    pub grouped: [u32; 2],
+    /// The chance of the confirmed split (proof under 1 in a million).
+    pub chance: f64,
+    /// How many runs confirming it took.
+    pub runs: u32,
 }
 
 fn one() -> f64 {

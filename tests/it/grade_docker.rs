@@ -664,70 +664,23 @@ fn doc2repo_reference_trees_are_never_proof_in_twenty_gradings() {
     assert!(left.is_empty(), "containers left behind: {left:?}");
 }
 
-/// A white-box Doc2Repo forger that tells the groups from the other tests by their code: a
-/// group's variants share their bytecode and every constant but the expected one, where two
-/// tests of the suite differ in their input. It answers wrongly in a group (its true score there) and
-/// with a value equal to anything elsewhere.
-const FORCES_THE_UNGROUPED: &str = r#"
-import sys as _sys
-
-
-class _Equal(object):
-    def __eq__(self, other):
-        return True
-
-    def __ne__(self, other):
-        return False
-
-    __hash__ = object.__hash__
-
-
-def _in_a_group(code, scope, args):
-    for value in list(scope.values()):
-        other = getattr(value, "__code__", None)
-        if other is None or other is code or other.co_code != code.co_code or other.co_names != code.co_names \
-                or len(other.co_consts) != len(code.co_consts):
-            continue
-        mine = [a for a, b in zip(code.co_consts, other.co_consts) if a != b]
-        # One constant apart, and not the input: a variant (two tests expecting one value
-        # differ in their input).
-        if len(mine) == 1 and not any(mine[0] == a for a in args):
-            return True
-    return False
-
-
-def _forced(real):
-    def wrapper(*args, **kwargs):
-        frame = _sys._getframe(1)
-        if _in_a_group(frame.f_code, frame.f_globals, args):
-            return None
-        return _Equal()
-    return wrapper
-
-
-slugify, word_count, toc, headings = (_forced(slugify), _forced(word_count), _forced(toc), _forced(headings))
-"#;
-
 /// Doc2Repo's six groups are a sample of the suite, and a forger that recognises them by their
-/// code and forces only the other tests is not proven: its score rises. What is seen is
-/// evidence: on a suite of 38 tests that can all carry a group, its grouped tests pass 0 of 6
-/// and the rest 32 of 32, a split far under 1 in 10,000, flagged for review, while the
-/// reference tree (twice) and the honest partial tree show no flag. The score stays
-/// what the run reported (evidence changes no verdict by default).
+/// code and forces only the other tests is proven all the same: on a suite of 38 tests that can
+/// all carry a group, its grouped tests pass 0 of 6 and the rest 32 of 32, a split of 1 in
+/// about 2.8 million; each grouped failure is confirmed by running its variants one at a time
+/// (24 runs), and the split is proof (`forgery_detected`, score 0). A forger that also forces
+/// whichever variant runs alone makes every variant of a group pass: proof by the group. The
+/// reference tree (twice) and the honest partial tree show no flag and no confirming run.
 #[test]
 #[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
-fn doc2repo_forcing_only_the_ungrouped_tests_is_flagged_and_honest_trees_are_not() {
+fn doc2repo_forcing_only_the_ungrouped_tests_is_proof_and_honest_trees_are_not_flagged() {
     let g = Grader::new();
     let dir = tempfile::tempdir().unwrap();
     let wide_zip = dir.path().join("wide_suite.zip");
-    zip_dir(&fixtures().join("honest_suites/minidoc_wide"), &wide_zip);
-    let mut raw = doc2repo().raw().clone();
-    raw.insert("test_suite_num".into(), serde_json::json!(38));
-    let wide = Record::from_map(raw).unwrap();
+    let wide = wide_doc2repo(&wide_zip);
     let gold_dir = fixtures().join("submissions/minidoc_gold");
-    let forger_dir = dir.path().join("forger");
-    copy_dir(&gold_dir, &forger_dir);
-    append(&forger_dir, "minidoc/__init__.py", FORCES_THE_UNGROUPED);
+    let ungrouped = doc2repo_forger(dir.path(), false);
+    let alone = doc2repo_forger(dir.path(), true);
     let tree = |p: &Path| Submission::Tree(read_tree(p, TreeLimits::default()).unwrap());
     let opts = g.options(Duration::from_secs(120));
     let grade = |submission: Submission| {
@@ -739,11 +692,11 @@ fn doc2repo_forcing_only_the_ungrouped_tests_is_flagged_and_honest_trees_are_not
         };
         g.rt.block_on(grade::grade(&g.sandbox, input, &opts))
     };
-    let split_flag = |v: &Verdict| {
-        v.flags
-            .suspicious
-            .iter()
-            .any(|s| s.contains("the suite's grouped tests passed"))
+    let split_of = |name: &str, v: &Verdict| {
+        v.canary_plan
+            .as_ref()
+            .and_then(|p| p.sample_versus_rest.clone())
+            .unwrap_or_else(|| panic!("{name}: no split: {v:#?}"))
     };
     let partial = fixtures().join("submissions/minidoc_partial");
     for (name, submission) in [
@@ -752,34 +705,78 @@ fn doc2repo_forcing_only_the_ungrouped_tests_is_flagged_and_honest_trees_are_not
         ("partial", tree(&partial)),
     ] {
         let v = grade(submission);
-        let plan = v.canary_plan.as_ref().expect("a canary plan");
-        let split = plan
-            .sample_versus_rest
-            .as_ref()
-            .unwrap_or_else(|| panic!("{name}: no split: {v:#?}"));
+        let split = split_of(name, &v);
         assert_eq!((split.grouped[1], split.rest[1]), (6, 32), "{name}: {v:#?}");
         assert!(
-            split.chance >= 1e-4 && !split_flag(&v) && v.flags.forgery.is_empty(),
+            split.chance >= 1e-4
+                && split.confirmed.is_none()
+                && v.flags.suspicious.is_empty()
+                && v.flags.forgery.is_empty(),
             "{name}: {v:#?}"
         );
         if name.starts_with("gold") {
             assert_eq!((v.score, split.chance), (1.0, 1.0), "{name}: {v:#?}");
         }
     }
-    let v = grade(tree(&forger_dir));
-    let split = v
-        .canary_plan
-        .as_ref()
-        .and_then(|p| p.sample_versus_rest.as_ref())
-        .unwrap_or_else(|| panic!("forger: no split: {v:#?}"));
+    let v = grade(tree(&ungrouped));
+    let split = split_of("ungrouped", &v);
     assert_eq!((split.grouped, split.rest), ([0, 6], [32, 32]), "{v:#?}");
-    assert!(split.chance < 1e-4 && split_flag(&v), "{v:#?}");
-    // Not proof: no group had two passing variants, and the score is what the run reported.
-    assert!(v.flags.forgery.is_empty(), "{v:#?}");
-    assert_eq!(v.suite.as_ref().map(|s| s.passed), Some(32), "{v:#?}");
+    let confirmed = split.confirmed.as_ref().expect("a confirmed split");
+    assert_eq!((confirmed.grouped, confirmed.runs), ([0, 6], 24), "{v:#?}");
+    assert!(confirmed.chance < 1e-6, "{v:#?}");
+    assert_eq!(
+        (v.reason, v.score),
+        (Reason::ForgeryDetected, 0.0),
+        "{v:#?}"
+    );
+    assert!(
+        v.flags
+            .forgery
+            .iter()
+            .any(|f| f.contains("the suite's grouped tests passed 0 of 6")),
+        "{v:#?}"
+    );
+    let v = grade(tree(&alone));
+    assert_eq!(
+        (v.reason, v.score),
+        (Reason::ForgeryDetected, 0.0),
+        "{v:#?}"
+    );
+    assert!(
+        v.flags
+            .forgery
+            .iter()
+            .any(|f| f.contains("variants passed, each run alone with its module")),
+        "{v:#?}"
+    );
 }
 
-fn zip_dir(src: &Path, dest: &Path) {
+/// Minidoc's Doc2Repo record with the wide suite (38 tests that can all carry a group) zipped
+/// at `zip`.
+pub(crate) fn wide_doc2repo(zip: &Path) -> Record {
+    zip_dir(&fixtures().join("honest_suites/minidoc_wide"), zip);
+    let mut raw = doc2repo().raw().clone();
+    raw.insert("test_suite_num".into(), serde_json::json!(38));
+    Record::from_map(raw).unwrap()
+}
+
+/// Minidoc's reference tree under `dir` with `fixtures/forgers/doc2repo_forces_the_ungrouped.py`
+/// appended to its package, and `doc2repo_forces_what_runs_alone.py` after it if `alone`.
+pub(crate) fn doc2repo_forger(dir: &Path, alone: bool) -> std::path::PathBuf {
+    let d = dir.join(if alone { "alone" } else { "ungrouped" });
+    copy_dir(&fixtures().join("submissions/minidoc_gold"), &d);
+    let forgers = fixtures().join("forgers");
+    let mut text =
+        std::fs::read_to_string(forgers.join("doc2repo_forces_the_ungrouped.py")).unwrap();
+    if alone {
+        text +=
+            &std::fs::read_to_string(forgers.join("doc2repo_forces_what_runs_alone.py")).unwrap();
+    }
+    append(&d, "minidoc/__init__.py", &text);
+    d
+}
+
+pub(crate) fn zip_dir(src: &Path, dest: &Path) {
     let file = std::fs::File::create(dest).unwrap();
     let mut zip = zip::ZipWriter::new(file);
     for entry in walkdir::WalkDir::new(src).sort_by_file_name() {

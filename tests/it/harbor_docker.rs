@@ -271,6 +271,67 @@ fn doc2repo_task_scores_the_pass_rate() {
     );
 }
 
+/// The Doc2Repo split through Harbor's path: on minidoc's wide suite (38 tests, six grouped),
+/// the reference tree scores 1 with no flag, and a forger that recognises the groups and forces
+/// only the other tests is proof (reward 0, `forgery_detected`) once its grouped failures are
+/// confirmed alone, as offline (`grade_docker`).
+#[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
+fn doc2repo_forcing_only_the_ungrouped_tests_is_proof_through_test_sh() {
+    require_docker();
+    fixture_images();
+    let tmp = tempfile::tempdir().unwrap();
+    let suites = tmp.path().join("suites");
+    std::fs::create_dir(&suites).unwrap();
+    let probe = super::grade_docker::wide_doc2repo(&tmp.path().join("probe.zip"));
+    let name = probe
+        .test_suite()
+        .map(str::to_owned)
+        .unwrap_or_else(|| format!("{}.zip", probe.instance_id()));
+    let record = super::grade_docker::wide_doc2repo(&suites.join(name));
+    let opts = ToHarborOptions {
+        test_suites: Some(suites),
+        ..ToHarborOptions::default()
+    };
+    let dir = convert::write_task(&record, tmp.path(), &opts).unwrap();
+    // Its own image name: the narrow suite's task is built under the instance's.
+    let task = task_in(dir, "minidoc-wide-suite", record.workdir(), tmp);
+    let forger = tempfile::tempdir().unwrap();
+    for (tree, reward, reason) in [
+        (
+            fixtures().join("submissions/minidoc_gold"),
+            "1",
+            "all_tests_passed",
+        ),
+        (
+            super::grade_docker::doc2repo_forger(forger.path(), false),
+            "0",
+            "forgery_detected",
+        ),
+    ] {
+        let c = Container::run(&task.image);
+        copy_tree_into(&c, &tree, &task.workdir);
+        let (got, report) = verify(&c, &task);
+        assert_eq!(got.as_deref(), Some(reward), "{report:#}");
+        assert_eq!(report["reason"], reason, "{report:#}");
+        let split = &report["canary_plan"]["sample_versus_rest"];
+        if reward == "1" {
+            assert!(split["confirmed"].is_null(), "{report:#}");
+            assert_eq!(
+                report["flags"]["suspicious"],
+                serde_json::json!([]),
+                "{report:#}"
+            );
+        } else {
+            assert_eq!(
+                split["confirmed"]["grouped"],
+                serde_json::json!([0, 6]),
+                "{report:#}"
+            );
+        }
+    }
+}
+
 /// The adversarial suite through Harbor's path: each cheat is what the agent left in its
 /// container (a patch it applied as root, or a tree it wrote), then `tests/test.sh` grades it.
 /// Archive cases are about reading submitted archives, which Harbor never does: left out here.

@@ -87,6 +87,7 @@ fn the_canary_groups_unit_tests_pass_on_python_3_6_and_3_7() {
                 "test_end_positions",
                 "test_helper_sites",
                 "test_static_evidence",
+                "test_suite_split",
             ],
         );
         // The canary tests ran (none skipped there): groups are planted on this interpreter.

@@ -1,0 +1,134 @@
+# beyondswe verifier: the Doc2Repo split between the suite's grouped tests and the rest.
+#
+# adapters/beyondswe_verifier/suite_split.py (see verify.py); called by doc2repo.py after the
+# groups are judged. A suite's groups are a uniform draw among the tests that can carry one
+# (canary_steps.plan_suite), so for code whose outcomes do not depend on the draw, the grouped
+# tests' real variants pass about as often as the rest of those tests. A payload that tells the
+# groups from the other tests by their code and forces only the others passes the rest and not
+# the sample.
+#
+# The one way honest code shifts the split is a test that fails because its clones ran beside
+# it (state a test leaves behind). So before a split can be proof, each grouped test that failed
+# is run again once per variant: its module up to where the group ran, with that variant alone
+# of the group (confirm_alone). The real variant passing alone while every clone fails alone is
+# that honest case, and the test counts as passed; two variants passing alone (again in every
+# round) is proof, as in a group's own judgement; otherwise the test failed. A payload that
+# forces whichever variant runs alone is caught by the second rule; one that forces a chosen
+# variant there must choose blindly among the group's, with the group's chance.
+#
+# Tests without a result count as failed on both sides: honest code's missing results do not
+# depend on the draw either, and a payload that hides the grouped tests from the run must not
+# shrink the sample.
+from . import canary_steps
+
+MYPY = False
+if MYPY:  # the names of the type comments, for the checker only: never imported at run time
+    from typing import Any, Callable, Dict, List, Optional, Tuple  # noqa: F401
+    Unit = Tuple[str, Tuple[str, ...], str]  # noqa: F401
+    Solo = Callable[[List[str]], Tuple[Dict[str, str], bool]]  # noqa: F401
+
+# A split rarer than SPLIT_EVIDENCE is flagged for review; one rarer than SPLIT_PROOF once the
+# grouped failures are confirmed alone is proof (the chance printed beside it is how often code
+# whose outcomes do not depend on the draw shows one at least as uneven).
+SPLIT_EVIDENCE = 1e-4
+SPLIT_PROOF = 1e-6
+
+
+def units(plan):  # type: (Any) -> Tuple[List[Tuple[Unit, Dict[str, Any]]], List[Unit]]
+    """The grouped tests (each with its group's record) and the rest, as (module, class path, name)."""
+    sample = [((r["module"], tuple(r["path"]), r["template"]), r) for r in plan.records]
+    rest = [(m, tuple(c), n) for m, c, n in plan.rest]
+    return sample, rest
+
+
+def passed_of(outcomes, wanted):  # type: (Dict[str, str], List[Unit]) -> List[bool]
+    """Whether each unit passed in `outcomes` (node ids by their public names); no result is a
+    failure."""
+    got = canary_steps.canaries_module().unit_outcomes(outcomes, wanted)
+    return [got.get(u, False) for u in wanted]
+
+
+def sample_versus_rest(ctx, plan, mapped, raw=None, solo=None):
+    # type: (Any, Any, Dict[str, str], Optional[Dict[str, str]], Optional[Solo]) -> Optional[Dict[str, Any]]
+    """The split's facts ({"grouped", "rest", "chance"} and, where it was confirmed, "confirmed"),
+    or None with nothing to compare. `mapped`: the outcomes under public ids (canary_steps.judge);
+    `raw`: the run's own outcomes in the order it ran them; `solo(ids)`: a run of those ids in a
+    fresh runner. Without `raw` and `solo` a split is never confirmed, so never proof."""
+    cm = canary_steps.canaries_module()
+    sample, rest = units(plan)
+    if not sample or not rest:
+        return None
+    s = passed_of(mapped, [u for u, _ in sample])
+    o = passed_of(mapped, rest)
+    chance = cm.uneven_split_chance(sum(s), len(s), sum(o), len(o))
+    facts = {"grouped": [sum(s), len(s)], "rest": [sum(o), len(o)], "chance": chance}  # type: Dict[str, Any]
+    if chance < SPLIT_EVIDENCE and raw is not None and solo is not None:
+        runs = [0]
+        s = [ok or confirm_alone(ctx, record, raw, solo, runs) for (_, record), ok in zip(sample, s)]
+        chance = cm.uneven_split_chance(sum(s), len(s), sum(o), len(o))
+        facts["confirmed"] = {"grouped": [sum(s), len(s)], "chance": chance, "runs": runs[0]}
+    if chance >= SPLIT_EVIDENCE:
+        return facts
+    seen = ("the suite's grouped tests passed %d of %d and the other tests that could have been grouped %d of %d"
+            % (sum(s), len(s), sum(o), len(o)))
+    if "confirmed" in facts and chance < SPLIT_PROOF:
+        ctx.forgery("%s, each grouped failure confirmed with its clones run apart: for code whose outcomes do not "
+                    "depend on which tests were drawn, a split this uneven has a chance of %.2g" % (seen, chance))
+    else:
+        ctx.suspicious("%s: for code whose outcomes do not depend on which tests were drawn, a split this uneven "
+                       "has a chance of %.2g" % (seen, chance))
+    return facts
+
+
+def alone_ids(record, raw, keep):  # type: (Dict[str, Any], Dict[str, str], int) -> List[str]
+    """The ids of a run of the group's module up to where the group ran, with variant `keep`
+    alone of the group (every collected item of it)."""
+    cm = canary_steps.canaries_module()
+    names = set(record["variants"])
+    before = []  # type: List[str]
+    for key in raw:
+        module, _, name, _ = cm.split_key(key)
+        if module != record["module"]:
+            continue
+        if name in names:
+            break
+        before.append(key)
+    return before + ["::".join([record["module"]] + list(record["path"]) + [record["variants"][keep]])]
+
+
+def variant_passed(record, keep, outcomes):  # type: (Dict[str, Any], int, Dict[str, str]) -> bool
+    """Whether every collected item of variant `keep` under the group's class passed (and one did)."""
+    cm = canary_steps.canaries_module()
+    mine = [o for key, o in outcomes.items()
+            if cm.split_key(key)[0] == record["module"] and cm.split_key(key)[1] == tuple(record["path"])
+            and cm.split_key(key)[2] == record["variants"][keep]]
+    return bool(mine) and all(o in cm.PASSED for o in mine)
+
+
+def confirm_alone(ctx, record, raw, solo, runs):
+    # type: (Any, Dict[str, Any], Dict[str, str], Solo, List[int]) -> bool
+    """Whether a grouped test that failed beside its clones passes with them apart: its real
+    variant passes alone and every other variant fails alone. Two or more variants passing alone
+    in every one of SOLO_ROUNDS more rounds is proof (recorded); passing in some rounds only is
+    flakiness (flagged). `runs[0]` counts the runs."""
+    cm = canary_steps.canaries_module()
+    size = len(record["variants"])
+
+    def passing(which):  # type: (List[int]) -> List[int]
+        out = []
+        for i in which:
+            runs[0] += 1
+            if variant_passed(record, i, solo(alone_ids(record, raw, i))[0]):
+                out.append(i)
+        return out
+    passed = passing(list(range(size)))
+    if len(passed) >= 2:
+        template = "::".join([record["module"]] + list(record["path"]) + [record["template"]])
+        claim = ("canary group %s: %d of its %d variants passed, each run alone with its module"
+                 % (template, len(passed), size))
+        if all(len(passing(passed)) >= 2 for _ in range(cm.SOLO_ROUNDS)):
+            ctx.forgery(claim + " (and again in each of %d rounds)" % cm.SOLO_ROUNDS)
+        else:
+            ctx.suspicious(claim + ", but not in every round: flaky, not proof")
+        return False
+    return passed == [record["real"]]

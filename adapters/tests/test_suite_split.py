@@ -1,0 +1,178 @@
+"""Unit tests of the Doc2Repo split (adapters/suite_split.py) on a planned suite, with the runs
+of a grouped test alone played by a stand-in: flagged for a tree that passes the rest and not
+the sample (what a payload forcing only the ungrouped tests does), proof once each grouped
+failure is confirmed alone, proof for a payload that forces whichever variant runs alone, and
+no flag for honest trees, a small suite, or tests that fail only beside their clones."""
+import os
+import random
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from beyondswe_verifier import canary_steps as cs  # noqa: E402
+from beyondswe_verifier import suite_split as ss  # noqa: E402
+
+WORDS = ["parse", "header", "value", "split", "table", "render", "quote", "escape", "number", "list",
+         "nested", "empty", "title", "link", "image", "code", "block", "inline", "strip", "count"]
+MODULE = "tests/test_s.py"
+
+
+def suite_module(n):
+    return "".join("def test_%s_%s_%s():\n    assert f(%d) == %d\n\n\n"
+                   % (WORDS[i % 20], WORDS[(i * 7 + 3) % 20], WORDS[(i // 20) % 20], i, i + 1) for i in range(n))
+
+
+class Ctx(object):
+    def __init__(self, root):
+        self.canary_root = root
+        self.notes = []
+        self.proof = []
+
+    def suspicious(self, message):
+        self.notes.append(message)
+
+    def forgery(self, message):
+        self.proof.append(message)
+
+
+class Split(unittest.TestCase):
+    def plan(self, n):
+        root = tempfile.mkdtemp(prefix="bsw-canary-split-")
+        os.makedirs(os.path.join(root, "tests"))
+        with open(os.path.join(root, "tests", "test_s.py"), "w") as fh:
+            fh.write(suite_module(n))
+        ctx = Ctx(root)
+        return ctx, cs.plan_suite(ctx, root, [MODULE], random.Random(5))
+
+    def mapped(self, plan, grouped, rest):
+        """Outcomes under public ids: each grouped test's real variant `grouped`, the rest `rest`
+        (None: no result)."""
+        out = {}
+        for r in plan.records:
+            if grouped is not None:
+                out[MODULE + "::" + r["template"]] = grouped
+        for m, c, n in plan.rest:
+            if rest is not None:
+                out["::".join([m] + list(c) + [n])] = rest
+        return out
+
+    def raw(self, plan):
+        """The run's own outcomes in its order: the rest passing, then each group's variants failing."""
+        out = dict(("::".join([m] + list(c) + [n]), "passed") for m, c, n in plan.rest)
+        for r in plan.records:
+            for v in r["variants"]:
+                out[MODULE + "::" + v] = "failed"
+        return out
+
+    def solo(self, plan, passes):
+        """A stand-in runner: the ids before the variant pass; the variant passes when
+        `passes(record, index)`. Records the runs."""
+        by_name = dict((v, (r, i)) for r in plan.records for i, v in enumerate(r["variants"]))
+        runs = []
+
+        def run(ids):
+            runs.append(ids)
+            out = dict((k, "passed") for k in ids[:-1])
+            r, i = by_name[ids[-1].split("::")[-1]]
+            out[ids[-1]] = "passed" if passes(r, i) else "failed"
+            return out, True
+        return run, runs
+
+    def test_a_forger_of_the_ungrouped_tests_is_flagged_and_honest_trees_are_not(self):
+        ctx, plan = self.plan(40)
+        self.assertEqual((len(plan.records), len(plan.rest)), (cs.DOC_GROUPS, 40 - cs.DOC_GROUPS))
+        facts = ss.sample_versus_rest(ctx, plan, self.mapped(plan, "failed", "passed"))
+        self.assertEqual((facts["grouped"], facts["rest"]), ([0, 6], [34, 34]))
+        self.assertLess(facts["chance"], ss.SPLIT_PROOF)
+        # Not confirmed (no runner to confirm with): evidence only.
+        self.assertEqual((len(ctx.notes), ctx.proof), (1, []))
+        self.assertIn("passed 0 of 6", ctx.notes[0])
+        for grouped, rest in (("passed", "passed"), ("failed", "failed"), ("passed", "failed")):
+            ctx.notes = []
+            facts = ss.sample_versus_rest(ctx, plan, self.mapped(plan, grouped, rest), self.raw(plan),
+                                          self.solo(plan, lambda r, i: True)[0])
+            self.assertGreaterEqual(facts["chance"], ss.SPLIT_EVIDENCE)
+            self.assertNotIn("confirmed", facts)
+            self.assertEqual((ctx.notes, ctx.proof), ([], []), (grouped, rest))
+
+    def test_confirmed_alone_the_split_is_proof(self):
+        ctx, plan = self.plan(40)
+        # The payload does not force a test it sees a group in, alone or not: every variant fails.
+        solo, runs = self.solo(plan, lambda r, i: False)
+        facts = ss.sample_versus_rest(ctx, plan, self.mapped(plan, "failed", "passed"), self.raw(plan), solo)
+        self.assertEqual(facts["confirmed"]["grouped"], [0, 6])
+        self.assertEqual(facts["confirmed"]["runs"], 6 * (cs.DOC_K + 1))
+        self.assertEqual(len(runs), 6 * (cs.DOC_K + 1))
+        self.assertLess(facts["confirmed"]["chance"], ss.SPLIT_PROOF)
+        self.assertEqual((ctx.notes, len(ctx.proof)), ([], 1))
+        self.assertIn("passed 0 of 6", ctx.proof[0])
+        self.assertIn("confirmed", ctx.proof[0])
+
+    def test_a_payload_that_hides_the_grouped_tests_cannot_shrink_the_sample(self):
+        ctx, plan = self.plan(40)
+        solo, _ = self.solo(plan, lambda r, i: False)
+        facts = ss.sample_versus_rest(ctx, plan, self.mapped(plan, None, "passed"), self.raw(plan), solo)
+        self.assertEqual(facts["grouped"], [0, 6])
+        self.assertEqual(len(ctx.proof), 1)
+
+    def test_forcing_whichever_variant_runs_alone_is_proof(self):
+        ctx, plan = self.plan(40)
+        solo, _ = self.solo(plan, lambda r, i: True)
+        facts = ss.sample_versus_rest(ctx, plan, self.mapped(plan, "failed", "passed"), self.raw(plan), solo)
+        self.assertEqual(facts["confirmed"]["grouped"], [0, 6])
+        groups = [p for p in ctx.proof if p.startswith("canary group ")]
+        self.assertEqual(len(groups), 6)
+        self.assertIn("4 of its 4 variants passed, each run alone", groups[0])
+        self.assertIn("and again in each of", groups[0])
+
+    def test_a_test_that_fails_only_beside_its_clones_counts_as_passed(self):
+        ctx, plan = self.plan(40)
+        solo, _ = self.solo(plan, lambda r, i: i == r["real"])
+        facts = ss.sample_versus_rest(ctx, plan, self.mapped(plan, "failed", "passed"), self.raw(plan), solo)
+        self.assertEqual(facts["confirmed"]["grouped"], [6, 6])
+        self.assertEqual(facts["confirmed"]["chance"], 1.0)
+        self.assertEqual((ctx.notes, ctx.proof), ([], []))
+
+    def test_variants_that_pass_alone_only_sometimes_are_flaky_not_proof(self):
+        ctx, plan = self.plan(40)
+        calls = {}
+
+        def passes(r, i):
+            calls[(r["template"], i)] = calls.get((r["template"], i), 0) + 1
+            return calls[(r["template"], i)] == 1
+        solo, _ = self.solo(plan, passes)
+        ss.sample_versus_rest(ctx, plan, self.mapped(plan, "failed", "passed"), self.raw(plan), solo)
+        flaky = [n for n in ctx.notes if "flaky, not proof" in n]
+        self.assertEqual(len(flaky), 6)
+        # The grouped tests failed alone too: the split itself is still proof.
+        self.assertEqual([p for p in ctx.proof if p.startswith("canary group ")], [])
+        self.assertEqual(len(ctx.proof), 1)
+
+    def test_a_run_alone_is_the_module_up_to_the_group_and_one_variant(self):
+        _, plan = self.plan(40)
+        r = plan.records[0]
+        raw = {MODULE + "::test_a": "passed", MODULE + "::" + r["variants"][1]: "failed",
+               MODULE + "::test_b": "passed", "tests/other.py::test_c": "passed"}
+        self.assertEqual(ss.alone_ids(r, raw, 2), [MODULE + "::test_a", MODULE + "::" + r["variants"][2]])
+
+    def test_a_small_suite_has_no_power_and_no_flag(self):
+        ctx, plan = self.plan(8)
+        facts = ss.sample_versus_rest(ctx, plan, self.mapped(plan, "failed", "passed"), self.raw(plan),
+                                      self.solo(plan, lambda r, i: False)[0])
+        self.assertEqual(facts["rest"], [2, 2])
+        self.assertEqual((ctx.notes, ctx.proof), ([], []))
+
+    def test_nothing_to_compare_gives_no_facts(self):
+        ctx, plan = self.plan(5)
+        self.assertIsNone(ss.sample_versus_rest(ctx, plan, self.mapped(plan, "failed", "passed")))
+
+    def test_the_chance_is_the_hypergeometric_tail(self):
+        cm = cs.canaries_module()
+        self.assertAlmostEqual(cm.uneven_split_chance(0, 6, 2, 2), 1.0 / 28)
+        self.assertAlmostEqual(cm.uneven_split_chance(1, 2, 1, 2), 5.0 / 6)
+        self.assertEqual(cm.uneven_split_chance(6, 6, 0, 4), 1.0)
+
+
+if __name__ == "__main__":
+    unittest.main()
