@@ -20,10 +20,19 @@ if MYPY:  # the names of the type comments, for the checker only: never imported
 
 # PASS_TO_PASS tests drawn into groups at each grading where no FAIL_TO_PASS test can carry one
 # (with P2P_K mutants each: then they are what catches a payload that forges every outcome), and
-# the Doc2Repo suite's: up to DOC_GROUPS tests with DOC_K mutants each. Every variant is a test
-# run (a failing one, mostly), so groups are built only where they buy proof.
+# the Doc2Repo suite's: DOC_GROUPS tests, or one in DOC_SHARE of those that can carry a group
+# where that is more, with DOC_K mutants each. Every variant is a test run (a failing one,
+# mostly), so groups are built only where they buy proof.
 P2P_GROUPS, P2P_K = 2, 2
-DOC_GROUPS, DOC_K = 6, 3
+DOC_GROUPS, DOC_K, DOC_SHARE = 6, 3, 40
+
+
+def suite_groups(candidates):  # type: (int) -> int
+    """How many of a suite's `candidates` tests that can carry a group are drawn: DOC_GROUPS, or
+    one in DOC_SHARE of a larger suite (at DOC_K mutants each, 7.5% more runs of those tests),
+    where the split between them and the rest (suite_split.py) needs a larger sample to say
+    anything."""
+    return max(DOC_GROUPS, candidates // DOC_SHARE)
 
 # The gold check (plan_check): the PASS_TO_PASS tests it checks (the groups a grading draws
 # come from these), and the sites of each test it checks (a grading picks among those that
@@ -280,8 +289,8 @@ IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def plan_suite(ctx, suite, test_modules, rng, plant=True):  # type: (Any, str, List[str], random.Random, bool) -> Plan
-    """Groups for up to DOC_GROUPS tests of a Doc2Repo suite drawn at random among those that
-    can carry one, DOC_K mutants each; every variant's name is new to the whole suite (a class
+    """Groups for up to suite_groups() tests of a Doc2Repo suite drawn at random among those
+    that can carry one, DOC_K mutants each; every variant's name is new to the whole suite (a class
     of one module may be inherited in another)."""
     cm = canaries_module()
     out = Plan()
@@ -296,9 +305,10 @@ def plan_suite(ctx, suite, test_modules, rng, plant=True):  # type: (Any, str, L
         for cpath, name in cm.module_candidates(data, helpers(path)):
             pool.append((path, cpath, name))
     rng.shuffle(pool)
-    out.rest = pool[DOC_GROUPS:]
+    drawn = suite_groups(len(pool))
+    out.rest = pool[drawn:]
     per_module = {}  # type: Dict[str, List[Tuple[Tuple[str, ...], str, Any]]]
-    for path, cpath, name in pool[:DOC_GROUPS]:
+    for path, cpath, name in pool[:drawn]:
         per_module.setdefault(path, []).append((cpath, name, DOC_K))
     avoid = lambda n: n.encode("ascii") in taken  # noqa: E731
     plant_modules(ctx, cm, out, per_module, sources, rng, plant, avoid,

@@ -156,6 +156,21 @@ class Split(unittest.TestCase):
                MODULE + "::test_b": "passed", "tests/other.py::test_c": "passed"}
         self.assertEqual(ss.alone_ids(r, raw, 2), [MODULE + "::test_a", MODULE + "::" + r["variants"][2]])
 
+    def test_a_larger_suite_draws_one_test_in_forty(self):
+        ctx, plan = self.plan(400)
+        self.assertEqual((len(plan.records), len(plan.rest)), (10, 390))
+        self.assertEqual((cs.suite_groups(239), cs.suite_groups(240), cs.suite_groups(1000)), (6, 6, 25))
+        # A payload forcing every other test on a tree that passes half the suite: the sample of
+        # ten holds about five failures; with five, proof.
+        solo, _ = self.solo(plan, lambda r, i: False)
+        mapped = self.mapped(plan, "passed", "passed")
+        for r in plan.records[:5]:
+            mapped[MODULE + "::" + r["template"]] = "failed"
+        facts = ss.sample_versus_rest(ctx, plan, mapped, self.raw(plan), solo)
+        self.assertEqual(facts["confirmed"]["grouped"], [5, 10])
+        self.assertLess(facts["confirmed"]["chance"], ss.SPLIT_PROOF)
+        self.assertEqual(len(ctx.proof), 1)
+
     def test_a_small_suite_has_no_power_and_no_flag(self):
         ctx, plan = self.plan(8)
         facts = ss.sample_versus_rest(ctx, plan, self.mapped(plan, "failed", "passed"), self.raw(plan),
