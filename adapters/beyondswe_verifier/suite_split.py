@@ -7,10 +7,12 @@
 # groups from the other tests by their code and forces only the others passes the rest and not
 # the sample.
 #
-# The one way honest code shifts the split is a test that fails because its clones ran beside
-# it (state a test leaves behind). So before a split can be proof, each grouped test that failed
-# is run again once per variant: its module up to where the group ran, with that variant alone
-# of the group (confirm_alone). The real variant passing alone while every clone fails alone is
+# Honest code shifts the split where a grouped test fails because of the group itself: its
+# clones ran beside it (state a test leaves behind), or it was renamed (a snapshot kept under
+# the test's name). So before a split can be proof, each grouped test that failed is run again
+# once per variant: its module up to where the group ran, with that variant alone of the group
+# and under the test's own name (confirm_alone; the module is written so for the run, as root,
+# and planted again after). The real variant passing alone while every clone fails alone is
 # that honest case, and the test counts as passed; two variants passing alone (again in every
 # round) is proof, as in a group's own judgement; otherwise the test failed. A payload that
 # forces whichever variant runs alone is caught by the second rule; one that forces a chosen
@@ -19,6 +21,8 @@
 # Tests without a result count as failed on both sides: honest code's missing results do not
 # depend on the draw either, and a payload that hides the grouped tests from the run must not
 # shrink the sample.
+import re
+
 from . import canary_steps
 
 MYPY = False
@@ -80,9 +84,10 @@ def sample_versus_rest(ctx, plan, mapped, raw=None, solo=None):
     return facts
 
 
-def alone_ids(record, raw, keep):  # type: (Dict[str, Any], Dict[str, str], int) -> List[str]
-    """The ids of a run of the group's module up to where the group ran, with variant `keep`
-    alone of the group (every collected item of it)."""
+def alone_ids(record, raw):  # type: (Dict[str, Any], Dict[str, str]) -> List[str]
+    """The ids of a run of the group's module up to where the group ran, and then the test
+    under its own name (every collected item of it): the variant the module then holds under
+    that name (as_alone)."""
     cm = canary_steps.canaries_module()
     names = set(record["variants"])
     before = []  # type: List[str]
@@ -93,15 +98,22 @@ def alone_ids(record, raw, keep):  # type: (Dict[str, Any], Dict[str, str], int)
         if name in names:
             break
         before.append(key)
-    return before + ["::".join([record["module"]] + list(record["path"]) + [record["variants"][keep]])]
+    return before + ["::".join([record["module"]] + list(record["path"]) + [record["template"]])]
 
 
-def variant_passed(record, keep, outcomes):  # type: (Dict[str, Any], int, Dict[str, str]) -> bool
-    """Whether every collected item of variant `keep` under the group's class passed (and one did)."""
+def as_alone(planted, record, keep):  # type: (bytes, Dict[str, Any], int) -> Optional[bytes]
+    """The planted module with variant `keep` under the test's own name (the others as they
+    are), or None where its def is not found once."""
+    name = re.escape(record["variants"][keep].encode("ascii"))
+    out, n = re.subn(rb"\bdef " + name + rb"\b", b"def " + record["template"].encode("ascii"), planted)
+    return out if n == 1 else None
+
+
+def alone_passed(record, outcomes):  # type: (Dict[str, Any], Dict[str, str]) -> bool
+    """Whether every collected item of the test under its own name and class passed (and one did)."""
     cm = canary_steps.canaries_module()
     mine = [o for key, o in outcomes.items()
-            if cm.split_key(key)[0] == record["module"] and cm.split_key(key)[1] == tuple(record["path"])
-            and cm.split_key(key)[2] == record["variants"][keep]]
+            if cm.split_key(key)[:3] == (record["module"], tuple(record["path"]), record["template"])]
     return bool(mine) and all(o in cm.PASSED for o in mine)
 
 
@@ -110,25 +122,35 @@ def confirm_alone(ctx, record, raw, solo, runs):
     """Whether a grouped test that failed beside its clones passes with them apart: its real
     variant passes alone and every other variant fails alone. Two or more variants passing alone
     in every one of SOLO_ROUNDS more rounds is proof (recorded); passing in some rounds only is
-    flakiness (flagged). `runs[0]` counts the runs."""
+    flakiness (flagged). `runs[0]` counts the runs. A test whose module cannot be written so
+    (not found once) counts as passed: what cannot be confirmed is never proof."""
     cm = canary_steps.canaries_module()
     size = len(record["variants"])
+    root, module = ctx.canary_root, record["module"]
+    planted, st = canary_steps.read_module(root, module)
+    texts = [t for t in (as_alone(planted, record, i) for i in range(size)) if t is not None] if planted else []
+    if planted is None or len(texts) != size:
+        return True
 
     def passing(which):  # type: (List[int]) -> List[int]
         out = []
         for i in which:
             runs[0] += 1
-            if variant_passed(record, i, solo(alone_ids(record, raw, i))[0]):
+            canary_steps.write_module(root, module, texts[i], st)
+            if alone_passed(record, solo(alone_ids(record, raw))[0]):
                 out.append(i)
         return out
-    passed = passing(list(range(size)))
-    if len(passed) >= 2:
-        template = "::".join([record["module"]] + list(record["path"]) + [record["template"]])
-        claim = ("canary group %s: %d of its %d variants passed, each run alone with its module"
-                 % (template, len(passed), size))
-        if all(len(passing(passed)) >= 2 for _ in range(cm.SOLO_ROUNDS)):
-            ctx.forgery(claim + " (and again in each of %d rounds)" % cm.SOLO_ROUNDS)
-        else:
-            ctx.suspicious(claim + ", but not in every round: flaky, not proof")
-        return False
-    return passed == [record["real"]]
+    try:
+        passed = passing(list(range(size)))
+        if len(passed) >= 2:
+            template = "::".join([module] + list(record["path"]) + [record["template"]])
+            claim = ("canary group %s: %d of its %d variants passed, each run alone with its module"
+                     % (template, len(passed), size))
+            if all(len(passing(passed)) >= 2 for _ in range(cm.SOLO_ROUNDS)):
+                ctx.forgery(claim + " (and again in each of %d rounds)" % cm.SOLO_ROUNDS)
+            else:
+                ctx.suspicious(claim + ", but not in every round: flaky, not proof")
+            return False
+        return passed == [record["real"]]
+    finally:
+        canary_steps.write_module(root, module, planted, st)

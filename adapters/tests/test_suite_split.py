@@ -65,17 +65,23 @@ class Split(unittest.TestCase):
                 out[MODULE + "::" + v] = "failed"
         return out
 
-    def solo(self, plan, passes):
-        """A stand-in runner: the ids before the variant pass; the variant passes when
+    def solo(self, ctx, plan, passes):
+        """A stand-in runner: the ids before the test pass; the test, under its own name, is the
+        variant the module holds under that name (the others keep theirs), and passes when
         `passes(record, index)`. Records the runs."""
-        by_name = dict((v, (r, i)) for r in plan.records for i, v in enumerate(r["variants"]))
         runs = []
 
         def run(ids):
             runs.append(ids)
+            with open(os.path.join(ctx.canary_root, MODULE)) as fh:
+                text = fh.read()
+            template = ids[-1].split("::")[-1]
+            r = [r for r in plan.records if r["template"] == template][0]
+            self.assertEqual(text.count("def %s(" % template), 1)
+            gone = [i for i, v in enumerate(r["variants"]) if "def %s(" % v not in text]
+            self.assertEqual(len(gone), 1, text)
             out = dict((k, "passed") for k in ids[:-1])
-            r, i = by_name[ids[-1].split("::")[-1]]
-            out[ids[-1]] = "passed" if passes(r, i) else "failed"
+            out[ids[-1]] = "passed" if passes(r, gone[0]) else "failed"
             return out, True
         return run, runs
 
@@ -91,7 +97,7 @@ class Split(unittest.TestCase):
         for grouped, rest in (("passed", "passed"), ("failed", "failed"), ("passed", "failed")):
             ctx.notes = []
             facts = ss.sample_versus_rest(ctx, plan, self.mapped(plan, grouped, rest), self.raw(plan),
-                                          self.solo(plan, lambda r, i: True)[0])
+                                          self.solo(ctx, plan, lambda r, i: True)[0])
             self.assertGreaterEqual(facts["chance"], ss.SPLIT_EVIDENCE)
             self.assertNotIn("confirmed", facts)
             self.assertEqual((ctx.notes, ctx.proof), ([], []), (grouped, rest))
@@ -99,7 +105,7 @@ class Split(unittest.TestCase):
     def test_confirmed_alone_the_split_is_proof(self):
         ctx, plan = self.plan(40)
         # The payload does not force a test it sees a group in, alone or not: every variant fails.
-        solo, runs = self.solo(plan, lambda r, i: False)
+        solo, runs = self.solo(ctx, plan, lambda r, i: False)
         facts = ss.sample_versus_rest(ctx, plan, self.mapped(plan, "failed", "passed"), self.raw(plan), solo)
         self.assertEqual(facts["confirmed"]["grouped"], [0, 6])
         self.assertEqual(facts["confirmed"]["runs"], 6 * (cs.DOC_K + 1))
@@ -111,14 +117,14 @@ class Split(unittest.TestCase):
 
     def test_a_payload_that_hides_the_grouped_tests_cannot_shrink_the_sample(self):
         ctx, plan = self.plan(40)
-        solo, _ = self.solo(plan, lambda r, i: False)
+        solo, _ = self.solo(ctx, plan, lambda r, i: False)
         facts = ss.sample_versus_rest(ctx, plan, self.mapped(plan, None, "passed"), self.raw(plan), solo)
         self.assertEqual(facts["grouped"], [0, 6])
         self.assertEqual(len(ctx.proof), 1)
 
     def test_forcing_whichever_variant_runs_alone_is_proof(self):
         ctx, plan = self.plan(40)
-        solo, _ = self.solo(plan, lambda r, i: True)
+        solo, _ = self.solo(ctx, plan, lambda r, i: True)
         facts = ss.sample_versus_rest(ctx, plan, self.mapped(plan, "failed", "passed"), self.raw(plan), solo)
         self.assertEqual(facts["confirmed"]["grouped"], [0, 6])
         groups = [p for p in ctx.proof if p.startswith("canary group ")]
@@ -128,7 +134,7 @@ class Split(unittest.TestCase):
 
     def test_a_test_that_fails_only_beside_its_clones_counts_as_passed(self):
         ctx, plan = self.plan(40)
-        solo, _ = self.solo(plan, lambda r, i: i == r["real"])
+        solo, _ = self.solo(ctx, plan, lambda r, i: i == r["real"])
         facts = ss.sample_versus_rest(ctx, plan, self.mapped(plan, "failed", "passed"), self.raw(plan), solo)
         self.assertEqual(facts["confirmed"]["grouped"], [6, 6])
         self.assertEqual(facts["confirmed"]["chance"], 1.0)
@@ -141,7 +147,7 @@ class Split(unittest.TestCase):
         def passes(r, i):
             calls[(r["template"], i)] = calls.get((r["template"], i), 0) + 1
             return calls[(r["template"], i)] == 1
-        solo, _ = self.solo(plan, passes)
+        solo, _ = self.solo(ctx, plan, passes)
         ss.sample_versus_rest(ctx, plan, self.mapped(plan, "failed", "passed"), self.raw(plan), solo)
         flaky = [n for n in ctx.notes if "flaky, not proof" in n]
         self.assertEqual(len(flaky), 6)
@@ -149,12 +155,23 @@ class Split(unittest.TestCase):
         self.assertEqual([p for p in ctx.proof if p.startswith("canary group ")], [])
         self.assertEqual(len(ctx.proof), 1)
 
-    def test_a_run_alone_is_the_module_up_to_the_group_and_one_variant(self):
-        _, plan = self.plan(40)
+    def test_a_run_alone_is_the_module_up_to_the_group_and_the_test_under_its_name(self):
+        ctx, plan = self.plan(40)
         r = plan.records[0]
         raw = {MODULE + "::test_a": "passed", MODULE + "::" + r["variants"][1]: "failed",
                MODULE + "::test_b": "passed", "tests/other.py::test_c": "passed"}
-        self.assertEqual(ss.alone_ids(r, raw, 2), [MODULE + "::test_a", MODULE + "::" + r["variants"][2]])
+        self.assertEqual(ss.alone_ids(r, raw), [MODULE + "::test_a", MODULE + "::" + r["template"]])
+        with open(os.path.join(ctx.canary_root, MODULE), "rb") as fh:
+            planted = fh.read()
+        alone = ss.as_alone(planted, r, 2).decode("ascii")
+        self.assertIn("def %s(" % r["template"], alone)
+        self.assertNotIn("def %s(" % r["variants"][2], alone)
+        self.assertIn("def %s(" % r["variants"][1], alone)
+        # The module is planted again after the runs.
+        solo, _ = self.solo(ctx, plan, lambda r, i: False)
+        ss.confirm_alone(ctx, r, raw, solo, [0])
+        with open(os.path.join(ctx.canary_root, MODULE), "rb") as fh:
+            self.assertEqual(fh.read(), planted)
 
     def test_a_larger_suite_draws_one_test_in_forty(self):
         ctx, plan = self.plan(400)
@@ -162,7 +179,7 @@ class Split(unittest.TestCase):
         self.assertEqual((cs.suite_groups(239), cs.suite_groups(240), cs.suite_groups(1000)), (6, 6, 25))
         # A payload forcing every other test on a tree that passes half the suite: the sample of
         # ten holds about five failures; with five, proof.
-        solo, _ = self.solo(plan, lambda r, i: False)
+        solo, _ = self.solo(ctx, plan, lambda r, i: False)
         mapped = self.mapped(plan, "passed", "passed")
         for r in plan.records[:5]:
             mapped[MODULE + "::" + r["template"]] = "failed"
@@ -174,7 +191,7 @@ class Split(unittest.TestCase):
     def test_a_small_suite_has_no_power_and_no_flag(self):
         ctx, plan = self.plan(8)
         facts = ss.sample_versus_rest(ctx, plan, self.mapped(plan, "failed", "passed"), self.raw(plan),
-                                      self.solo(plan, lambda r, i: False)[0])
+                                      self.solo(ctx, plan, lambda r, i: False)[0])
         self.assertEqual(facts["rest"], [2, 2])
         self.assertEqual((ctx.notes, ctx.proof), ([], []))
 

@@ -307,7 +307,8 @@ pub struct CanaryPlan {
 /// sides). The groups are a uniform draw among those tests, so for code whose outcomes do not
 /// depend on the draw the two pass about as often. A split with `chance` under 1 in 10,000 is
 /// confirmed: each grouped test that failed runs again once per variant, its module up to the
-/// group with that variant alone. Still under 1 in a million after that, it is proof (a payload
+/// group with that variant alone, under the test's own name. Still under 1 in a million after
+/// that, it is proof (a payload
 /// that recognises the groups and forces only the other tests); otherwise it is flagged for review.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SampleVersusRest {
@@ -325,8 +326,8 @@ pub struct SampleVersusRest {
 }
 
 /// A Doc2Repo split after each grouped test that failed ran again once per variant, apart from
-/// its clones: a test whose real variant passed alone, and every other variant failed alone,
-/// failed only beside its clones and counts as passed.
+/// its clones and under its own name: a test whose real variant passed alone, and every other
+/// variant failed alone, failed only because of its group and counts as passed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SplitConfirmed {
     /// [passed, counted] of the grouped tests, confirmed alone.

@@ -751,6 +751,79 @@ fn doc2repo_forcing_only_the_ungrouped_tests_is_proof_and_honest_trees_are_not_f
     );
 }
 
+/// An honest suite whose every test fails under another name, as tests that compare with a
+/// snapshot kept under their name do: minidoc's wide suite with a conftest that fails a test
+/// whose name is not among the 38 it knows. A group's variants are renamed, so the reference
+/// tree's grouped tests fail beside their clones (0 of 6 against 32 of 32, the forger's split);
+/// run alone under their own names they pass and their clones fail: confirmed 6 of 6, no
+/// proof and no flag. (The six still count as failed in the score, as every grouped test whose
+/// outcome depends on its name does: 32 of 38.)
+#[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
+fn doc2repo_tests_that_fail_under_another_name_are_confirmed_under_their_own_and_not_proof() {
+    let g = Grader::new();
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("suite");
+    copy_dir(&fixtures().join("honest_suites/minidoc_wide"), &suite);
+    let module = std::fs::read_to_string(suite.join("tests/test_wide.py")).unwrap();
+    let names: Vec<&str> = module
+        .lines()
+        .filter_map(|l| l.strip_prefix("def ")?.split('(').next())
+        .collect();
+    assert_eq!(names.len(), 38);
+    write(&suite, "tests/names.txt", &names.join("\n"));
+    write(
+        &suite,
+        "tests/conftest.py",
+        "import os\n\nimport pytest\n\n\
+         with open(os.path.join(os.path.dirname(__file__), 'names.txt')) as fh:\n    KNOWN = set(fh.read().split())\n\n\n\
+         @pytest.fixture(autouse=True)\ndef snapshot(request):\n\
+         \x20   # What a test compares with is kept under its name, as a snapshot plugin keeps it.\n\
+         \x20   if request.node.name.split('[')[0] not in KNOWN:\n\
+         \x20       pytest.fail('no snapshot stored for %s' % request.node.name)\n",
+    );
+    let zip = dir.path().join("by_name.zip");
+    zip_dir(&suite, &zip);
+    let mut raw = doc2repo().raw().clone();
+    raw.insert("test_suite_num".into(), serde_json::json!(38));
+    let record = Record::from_map(raw).unwrap();
+    let gold = Submission::Tree(
+        read_tree(
+            &fixtures().join("submissions/minidoc_gold"),
+            TreeLimits::default(),
+        )
+        .unwrap(),
+    );
+    let input = GradeInput {
+        record: &record,
+        submission: &gold,
+        test_suite: Some(&zip),
+        image_override: None,
+    };
+    let v = g.rt.block_on(grade::grade(
+        &g.sandbox,
+        input,
+        &g.options(Duration::from_secs(120)),
+    ));
+    let split = v
+        .canary_plan
+        .as_ref()
+        .and_then(|p| p.sample_versus_rest.clone())
+        .unwrap_or_else(|| panic!("no split: {v:#?}"));
+    assert_eq!((split.grouped, split.rest), ([0, 6], [32, 32]), "{v:#?}");
+    let confirmed = split.confirmed.as_ref().expect("a confirmed split");
+    assert_eq!(
+        (confirmed.grouped, confirmed.chance),
+        ([6, 6], 1.0),
+        "{v:#?}"
+    );
+    assert!(
+        v.flags.forgery.is_empty() && v.flags.suspicious.is_empty(),
+        "{v:#?}"
+    );
+    assert_eq!(v.suite.as_ref().map(|s| s.passed), Some(32), "{v:#?}");
+}
+
 /// Minidoc's Doc2Repo record with the wide suite (38 tests that can all carry a group) zipped
 /// at `zip`.
 pub(crate) fn wide_doc2repo(zip: &Path) -> Record {
