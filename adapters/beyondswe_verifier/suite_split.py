@@ -29,7 +29,7 @@ MYPY = False
 if MYPY:  # the names of the type comments, for the checker only: never imported at run time
     from typing import Any, Callable, Dict, List, Optional, Tuple  # noqa: F401
     Unit = Tuple[str, Tuple[str, ...], str]  # noqa: F401
-    Solo = Callable[[List[str]], Tuple[Dict[str, str], bool]]  # noqa: F401
+    RunAlone = Callable[[List[str]], Dict[str, Any]]  # noqa: F401
 
 # A split rarer than SPLIT_EVIDENCE is flagged for review; one rarer than SPLIT_PROOF once the
 # grouped failures are confirmed alone is proof (the chance printed beside it is how often code
@@ -52,12 +52,13 @@ def passed_of(outcomes, wanted):  # type: (Dict[str, str], List[Unit]) -> List[b
     return [got.get(u, False) for u in wanted]
 
 
-def sample_versus_rest(ctx, plan, mapped, raw=None, solo=None):
-    # type: (Any, Any, Dict[str, str], Optional[Dict[str, str]], Optional[Solo]) -> Optional[Dict[str, Any]]
+def sample_versus_rest(ctx, plan, mapped, raw=None, run_alone=None):
+    # type: (Any, Any, Dict[str, str], Optional[Dict[str, str]], Optional[RunAlone]) -> Optional[Dict[str, Any]]
     """The split's facts ({"grouped", "rest", "chance"} and, where it was confirmed, "confirmed"),
     or None with nothing to compare. `mapped`: the outcomes under public ids (canary_steps.judge);
-    `raw`: the run's own outcomes in the order it ran them; `solo(ids)`: a run of those ids in a
-    fresh runner. Without `raw` and `solo` a split is never confirmed, so never proof."""
+    `raw`: the run's own outcomes in the order it ran them; `run_alone(ids)`: the facts of a run
+    of those ids in a fresh runner (testrun.run_tests: "outcomes", "timed_out"). Without `raw`
+    and `run_alone` a split is never confirmed, so never proof."""
     cm = canary_steps.canaries_module()
     sample, rest = units(plan)
     if not sample or not rest:
@@ -66,11 +67,13 @@ def sample_versus_rest(ctx, plan, mapped, raw=None, solo=None):
     o = passed_of(mapped, rest)
     chance = cm.uneven_split_chance(sum(s), len(s), sum(o), len(o))
     facts = {"grouped": [sum(s), len(s)], "rest": [sum(o), len(o)], "chance": chance}  # type: Dict[str, Any]
-    if chance < SPLIT_EVIDENCE and raw is not None and solo is not None:
-        runs = [0]
-        s = [ok or confirm_alone(ctx, record, raw, solo, runs) for (_, record), ok in zip(sample, s)]
+    if chance < SPLIT_EVIDENCE and raw is not None and run_alone is not None:
+        runs = {"runs": 0, "stalled": False}  # type: Dict[str, Any]
+        s = [ok or confirm_alone(ctx, record, raw, run_alone, runs) for (_, record), ok in zip(sample, s)]
         chance = cm.uneven_split_chance(sum(s), len(s), sum(o), len(o))
-        facts["confirmed"] = {"grouped": [sum(s), len(s)], "chance": chance, "runs": runs[0]}
+        facts["confirmed"] = {"grouped": [sum(s), len(s)], "chance": chance, "runs": runs["runs"]}
+        if runs["stalled"]:
+            facts["confirmed"]["stalled"] = True
     if chance >= SPLIT_EVIDENCE:
         return facts
     seen = ("the suite's grouped tests passed %d of %d and the other tests that could have been grouped %d of %d"
@@ -117,13 +120,18 @@ def alone_passed(record, outcomes):  # type: (Dict[str, Any], Dict[str, str]) ->
     return bool(mine) and all(o in cm.PASSED for o in mine)
 
 
-def confirm_alone(ctx, record, raw, solo, runs):
-    # type: (Any, Dict[str, Any], Dict[str, str], Solo, List[int]) -> bool
+def confirm_alone(ctx, record, raw, run_alone, runs):
+    # type: (Any, Dict[str, Any], Dict[str, str], RunAlone, Dict[str, Any]) -> bool
     """Whether a grouped test that failed beside its clones passes with them apart: its real
     variant passes alone and every other variant fails alone. Two or more variants passing alone
     in every one of SOLO_ROUNDS more rounds is proof (recorded); passing in some rounds only is
-    flakiness (flagged). `runs[0]` counts the runs. A test whose module cannot be written so
-    (not found once) counts as passed: what cannot be confirmed is never proof."""
+    flakiness (flagged). `runs` counts the runs and says whether one ran out of time: after
+    that no run is made, and the tests left count as failed, as a run's tests that did not
+    finish do (each run has twice the whole suite's time: a payload that stalls them gets one
+    run's time, not one per run). A test whose module cannot be written so (not found once)
+    counts as passed: what cannot be confirmed is never proof."""
+    if runs["stalled"]:
+        return False
     cm = canary_steps.canaries_module()
     size = len(record["variants"])
     root, module = ctx.canary_root, record["module"]
@@ -135,22 +143,31 @@ def confirm_alone(ctx, record, raw, solo, runs):
     def passing(which):  # type: (List[int]) -> List[int]
         out = []
         for i in which:
-            runs[0] += 1
+            if runs["stalled"]:
+                break
+            runs["runs"] += 1
             canary_steps.write_module(root, module, texts[i], st)
-            if alone_passed(record, solo(alone_ids(record, raw))[0]):
+            run = run_alone(alone_ids(record, raw))
+            if run.get("timed_out"):
+                runs["stalled"] = True
+                ctx.suspicious("a run of %s alone, confirming the suite's split, ran out of its time (twice the "
+                               "whole suite's): no more runs were made, and the grouped tests left count as failed"
+                               % template)
+            elif alone_passed(record, run["outcomes"]):
                 out.append(i)
         return out
+    template = "::".join([module] + list(record["path"]) + [record["template"]])
     try:
         passed = passing(list(range(size)))
-        if len(passed) >= 2:
-            template = "::".join([module] + list(record["path"]) + [record["template"]])
+        if len(passed) >= 2 and not runs["stalled"]:
             claim = ("canary group %s: %d of its %d variants passed, each run alone with its module"
                      % (template, len(passed), size))
-            if all(len(passing(passed)) >= 2 for _ in range(cm.SOLO_ROUNDS)):
+            held = all(len(passing(passed)) >= 2 for _ in range(cm.SOLO_ROUNDS))
+            if held and not runs["stalled"]:
                 ctx.forgery(claim + " (and again in each of %d rounds)" % cm.SOLO_ROUNDS)
-            else:
+            elif not runs["stalled"]:
                 ctx.suspicious(claim + ", but not in every round: flaky, not proof")
             return False
-        return passed == [record["real"]]
+        return passed == [record["real"]] and not runs["stalled"]
     finally:
         canary_steps.write_module(root, module, planted, st)

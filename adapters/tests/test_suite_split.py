@@ -81,8 +81,11 @@ class Split(unittest.TestCase):
             gone = [i for i, v in enumerate(r["variants"]) if "def %s(" % v not in text]
             self.assertEqual(len(gone), 1, text)
             out = dict((k, "passed") for k in ids[:-1])
-            out[ids[-1]] = "passed" if passes(r, gone[0]) else "failed"
-            return out, True
+            verdict = passes(r, gone[0])
+            if verdict == "stall":
+                return {"outcomes": out, "timed_out": True}
+            out[ids[-1]] = "passed" if verdict else "failed"
+            return {"outcomes": out, "timed_out": False}
         return run, runs
 
     def test_a_forger_of_the_ungrouped_tests_is_flagged_and_honest_trees_are_not(self):
@@ -155,6 +158,18 @@ class Split(unittest.TestCase):
         self.assertEqual([p for p in ctx.proof if p.startswith("canary group ")], [])
         self.assertEqual(len(ctx.proof), 1)
 
+    def test_a_payload_that_stalls_the_runs_alone_gets_one_run_and_its_tests_fail(self):
+        ctx, plan = self.plan(40)
+        # Forced where it runs alone, but the second run stalls.
+        solo, runs = self.solo(ctx, plan, lambda r, i: True if len(runs) < 2 else "stall")
+        facts = ss.sample_versus_rest(ctx, plan, self.mapped(plan, "failed", "passed"), self.raw(plan), solo)
+        self.assertEqual(len(runs), 2)
+        self.assertEqual(facts["confirmed"], {"grouped": [0, 6], "chance": facts["confirmed"]["chance"], "runs": 2,
+                                              "stalled": True})
+        self.assertEqual(len([n for n in ctx.notes if "ran out of its time" in n]), 1)
+        self.assertEqual(len(ctx.proof), 1)
+        self.assertIn("passed 0 of 6", ctx.proof[0])
+
     def test_a_run_alone_is_the_module_up_to_the_group_and_the_test_under_its_name(self):
         ctx, plan = self.plan(40)
         r = plan.records[0]
@@ -169,7 +184,7 @@ class Split(unittest.TestCase):
         self.assertIn("def %s(" % r["variants"][1], alone)
         # The module is planted again after the runs.
         solo, _ = self.solo(ctx, plan, lambda r, i: False)
-        ss.confirm_alone(ctx, r, raw, solo, [0])
+        ss.confirm_alone(ctx, r, raw, solo, {"runs": 0, "stalled": False})
         with open(os.path.join(ctx.canary_root, MODULE), "rb") as fh:
             self.assertEqual(fh.read(), planted)
 

@@ -336,6 +336,10 @@ pub struct SplitConfirmed {
     pub chance: f64,
     /// How many runs confirming it took.
     pub runs: u32,
+    /// A run ran out of its time (twice the whole suite's): no more were made, and the grouped
+    /// tests not yet confirmed count as failed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stalled: bool,
 }
 
 fn one() -> f64 {

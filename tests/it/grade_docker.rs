@@ -679,8 +679,9 @@ fn doc2repo_forcing_only_the_ungrouped_tests_is_proof_and_honest_trees_are_not_f
     let wide_zip = dir.path().join("wide_suite.zip");
     let wide = wide_doc2repo(&wide_zip);
     let gold_dir = fixtures().join("submissions/minidoc_gold");
-    let ungrouped = doc2repo_forger(dir.path(), false);
-    let alone = doc2repo_forger(dir.path(), true);
+    let ungrouped = doc2repo_forger(dir.path(), "ungrouped", &[UNGROUPED]);
+    let alone = doc2repo_forger(dir.path(), "alone", &[UNGROUPED, ALONE]);
+    let stalls = doc2repo_forger(dir.path(), "stalls", &[UNGROUPED, ALONE, STALLS]);
     let tree = |p: &Path| Submission::Tree(read_tree(p, TreeLimits::default()).unwrap());
     let opts = g.options(Duration::from_secs(120));
     let grade = |submission: Submission| {
@@ -748,6 +749,34 @@ fn doc2repo_forcing_only_the_ungrouped_tests_is_proof_and_honest_trees_are_not_f
             .iter()
             .any(|f| f.contains("variants passed, each run alone with its module")),
         "{v:#?}"
+    );
+    // Stalling the runs alone: the first runs out of its time (twice the suite's, 30 s at
+    // least), no other is made, the grouped tests count as failed: proof, one run's time lost.
+    let began = std::time::Instant::now();
+    let v = grade(tree(&stalls));
+    let split = split_of("stalls", &v);
+    let confirmed = split.confirmed.as_ref().expect("a confirmed split");
+    assert_eq!(
+        (confirmed.grouped, confirmed.runs, confirmed.stalled),
+        ([0, 6], 1, true),
+        "{v:#?}"
+    );
+    assert_eq!(
+        (v.reason, v.score),
+        (Reason::ForgeryDetected, 0.0),
+        "{v:#?}"
+    );
+    assert!(
+        v.flags
+            .suspicious
+            .iter()
+            .any(|f| f.contains("ran out of its time")),
+        "{v:#?}"
+    );
+    assert!(
+        began.elapsed() < Duration::from_secs(110),
+        "{:?}",
+        began.elapsed()
     );
 }
 
@@ -833,21 +862,25 @@ pub(crate) fn wide_doc2repo(zip: &Path) -> Record {
     Record::from_map(raw).unwrap()
 }
 
-/// Minidoc's reference tree under `dir` with `fixtures/forgers/doc2repo_forces_the_ungrouped.py`
-/// appended to its package, and `doc2repo_forces_what_runs_alone.py` after it if `alone`.
-pub(crate) fn doc2repo_forger(dir: &Path, alone: bool) -> std::path::PathBuf {
-    let d = dir.join(if alone { "alone" } else { "ungrouped" });
+/// Minidoc's reference tree under `dir/name` with the forgers `parts` of `fixtures/forgers/`
+/// appended to its package, in that order.
+pub(crate) fn doc2repo_forger(dir: &Path, name: &str, parts: &[&str]) -> std::path::PathBuf {
+    let d = dir.join(name);
     copy_dir(&fixtures().join("submissions/minidoc_gold"), &d);
-    let forgers = fixtures().join("forgers");
-    let mut text =
-        std::fs::read_to_string(forgers.join("doc2repo_forces_the_ungrouped.py")).unwrap();
-    if alone {
-        text +=
-            &std::fs::read_to_string(forgers.join("doc2repo_forces_what_runs_alone.py")).unwrap();
-    }
+    let text: String = parts
+        .iter()
+        .map(|p| std::fs::read_to_string(fixtures().join("forgers").join(p)).unwrap())
+        .collect();
     append(&d, "minidoc/__init__.py", &text);
     d
 }
+
+/// `fixtures/forgers/doc2repo_forces_the_ungrouped.py`: forces every test it sees no group in.
+pub(crate) const UNGROUPED: &str = "doc2repo_forces_the_ungrouped.py";
+/// Then forces the variant that runs alone too.
+const ALONE: &str = "doc2repo_forces_what_runs_alone.py";
+/// Then stalls where a variant runs alone.
+const STALLS: &str = "doc2repo_stalls_what_runs_alone.py";
 
 pub(crate) fn zip_dir(src: &Path, dest: &Path) {
     let file = std::fs::File::create(dest).unwrap();

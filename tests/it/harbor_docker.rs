@@ -304,7 +304,11 @@ fn doc2repo_forcing_only_the_ungrouped_tests_is_proof_through_test_sh() {
             "all_tests_passed",
         ),
         (
-            super::grade_docker::doc2repo_forger(forger.path(), false),
+            super::grade_docker::doc2repo_forger(
+                forger.path(),
+                "ungrouped",
+                &[super::grade_docker::UNGROUPED],
+            ),
             "0",
             "forgery_detected",
         ),
