@@ -625,6 +625,46 @@ fn ingest_and_audit_read_every_agent_fixture_alike() {
     assert!(compared >= 12, "only {compared} trajectories compared");
 }
 
+/// Every folder of agent fixtures, read whole, goes through ingest and the audit alike: the
+/// trajectories the audit reads steps of are those ingest takes submissions from (its
+/// predictions and Harbor trials aside, compared as above).
+#[test]
+fn ingest_and_audit_read_every_fixture_folder_alike() {
+    let agents = super::support::fixtures().join("agents");
+    let mut disagree = Vec::new();
+    for e in walkdir::WalkDir::new(&agents)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_dir())
+    {
+        let p = e.path();
+        let s = p.to_string_lossy();
+        if s.contains("harbor-job") || s.contains("harbor-raw") || s.ends_with("patches") {
+            continue;
+        }
+        let ing: Vec<(String, String)> = ingest_view(p)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|(f, _)| f != "predictions")
+            .collect();
+        let aud = audit_view(p);
+        // A folder holding a Harbor job is read as that job: compared by its tasks.
+        let tasks = |v: &[(String, String)]| {
+            let mut t: Vec<String> = v.iter().map(|(_, t)| t.clone()).collect();
+            t.sort();
+            t
+        };
+        let harbor = !ing.is_empty() && ing.iter().all(|(f, _)| f == "harbor-job");
+        if (harbor && tasks(&ing) != tasks(&aud)) || (!harbor && ing != aud) {
+            disagree.push(format!(
+                "{}:\n  ingest {ing:?}\n  audit  {aud:?}",
+                p.display()
+            ));
+        }
+    }
+    assert!(disagree.is_empty(), "{}", disagree.join("\n"));
+}
+
 /// OpenHands' software-agent SDK (v1) writes its history as typed events (`kind`), as its
 /// benchmarks' `output.jsonl` files hold them: a terminal action's command is read, and an
 /// action of a kind not read makes the trajectory incomplete, never clean.

@@ -305,6 +305,12 @@ fn folder_items(
             FileKind::Transcript
         } else if trajectory_file_name(p).is_some() || e.openhands_events().is_some() {
             FileKind::Document
+        } else if super::first_line_json(p)
+            .is_some_and(|v| is_release_line(&v) && read_line(&v).is_some())
+        {
+            // One trajectory a line, each naming its instance: an OpenHands `output.jsonl`, an
+            // AweAgent `trajectories.jsonl`, a release.
+            FileKind::Lines
         } else {
             FileKind::Other
         }
@@ -315,14 +321,16 @@ fn folder_items(
         .iter()
         .zip(&kinds)
         .filter(|(e, k)| {
-            matches!(k, FileKind::Transcript | FileKind::Document)
-                && !is_codex_child_rollout(e.path())
+            matches!(
+                k,
+                FileKind::Transcript | FileKind::Document | FileKind::Lines
+            ) && !is_codex_child_rollout(e.path())
         })
         .count();
     let any = kinds.iter().any(|k| {
         matches!(
             k,
-            FileKind::Transcript | FileKind::Document | FileKind::Unsupported(_)
+            FileKind::Transcript | FileKind::Document | FileKind::Lines | FileKind::Unsupported(_)
         )
     });
     if !any {
@@ -334,6 +342,10 @@ fn folder_items(
     for (entry, kind) in files.iter().zip(kinds) {
         let file = entry.path();
         if read.contains(file) {
+            continue;
+        }
+        if kind == FileKind::Lines {
+            lines_of(file, &mut n, &mut f);
             continue;
         }
         n += 1;
@@ -358,15 +370,40 @@ fn folder_items(
                 "{}: skipped: {what}",
                 file.display()
             ))),
+            FileKind::Lines => continue, // read line by line above
             FileKind::Other => Ok(Item::NothingToAudit(format!(
-                "{}: skipped: not a transcript or trajectory this audit reads (a release or an \
-                 OpenHands output.jsonl is audited on its own)",
+                "{}: skipped: not a transcript or trajectory this audit reads",
                 file.display()
             ))),
         };
         f(n, item);
     }
     Ok(())
+}
+
+/// Each line of a file of trajectories in a folder, numbered on from `n`; a line that cannot be
+/// read is an error naming the file and its line, and reading goes on.
+fn lines_of(file: &Path, n: &mut u64, f: &mut impl FnMut(u64, Result<Item, String>)) {
+    let mut lines = match JsonLines::open(file) {
+        Ok(l) => l,
+        Err(e) => {
+            *n += 1;
+            f(*n, Err(format!("{}: {e}", file.display())));
+            return;
+        }
+    };
+    while let Some(item) = lines.next_value() {
+        *n += 1;
+        match item {
+            Ok((_, v)) => f(*n, Ok(Item::Line(v))),
+            Err(e) => {
+                f(*n, Err(format!("{}: {e}", file.display())));
+                if e.line().is_none() {
+                    return;
+                }
+            }
+        }
+    }
 }
 
 /// An OpenHands event stream: a JSON list of events (see
@@ -381,6 +418,8 @@ fn is_openhands_events(v: &Value) -> bool {
 enum FileKind {
     Transcript,
     Document,
+    /// One trajectory a line, each naming its instance.
+    Lines,
     /// An agent's output that is recognised and not read (Cline), with what it is.
     Unsupported(String),
     /// A link, a FIFO, a device: never opened; what it is.
