@@ -665,6 +665,27 @@ fn ingest_and_audit_read_every_fixture_folder_alike() {
     assert!(disagree.is_empty(), "{}", disagree.join("\n"));
 }
 
+/// A transcript a CLI's output was sent to as `<instance>.log` is read by both commands, in a
+/// folder and alone, under that instance (ingest left it out of a folder, and the audit named
+/// its instance `acme_textkit_pr12.log`).
+#[test]
+fn a_transcript_saved_as_a_log_file_is_read_alike() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        super::support::fixtures().join("agents/claude-code/acme_textkit_pr12.jsonl"),
+        tmp.path().join("acme_textkit_pr12.log"),
+    )
+    .unwrap();
+    let want = vec![("claude-code".to_owned(), "acme_textkit_pr12".to_owned())];
+    for p in [
+        tmp.path().to_owned(),
+        tmp.path().join("acme_textkit_pr12.log"),
+    ] {
+        assert_eq!(ingest_view(&p), Some(want.clone()), "{}", p.display());
+        assert_eq!(audit_view(&p), want, "{}", p.display());
+    }
+}
+
 /// OpenHands' software-agent SDK (v1) writes its history as typed events (`kind`), as its
 /// benchmarks' `output.jsonl` files hold them: a terminal action's command is read, and an
 /// action of a kind not read makes the trajectory incomplete, never clean.

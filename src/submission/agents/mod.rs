@@ -699,6 +699,10 @@ fn file_format(
     }
 }
 
+/// The names a transcript file ends in (`.log`: a CLI's output sent to a file), the longest of
+/// those that overlap first.
+const TRANSCRIPT_SUFFIXES: [&str; 5] = [".jsonl", ".json", ".txt", ".md", ".log"];
+
 /// A folder's transcript files (six levels down: rollouts sit in `sessions/YYYY/MM/DD/`), with
 /// their shapes, in path order.
 fn transcript_files(folder: &Folder) -> Vec<(PathBuf, TrajectoryShape)> {
@@ -708,10 +712,7 @@ fn transcript_files(folder: &Folder) -> Vec<(PathBuf, TrajectoryShape)> {
         .filter(|e| !reading::is_subagent_file(e.path()))
         .filter(|e| {
             let name = e.name();
-            (name.ends_with(".json")
-                || name.ends_with(".jsonl")
-                || name.ends_with(".txt")
-                || name.ends_with(".md"))
+            TRANSCRIPT_SUFFIXES.iter().any(|s| name.ends_with(s))
                 && !name.ends_with(".traj.json")
                 && !name.ends_with(".meta.json")
         })
@@ -742,11 +743,9 @@ pub fn instance_from_file_name(path: &Path) -> Option<String> {
         // `.aider.chat.history.md` names no instance.
         return None;
     }
-    let stem = name
-        .strip_suffix(".jsonl")
-        .or_else(|| name.strip_suffix(".json"))
-        .or_else(|| name.strip_suffix(".txt"))
-        .or_else(|| name.strip_suffix(".md"))
+    let stem = TRANSCRIPT_SUFFIXES
+        .iter()
+        .find_map(|s| name.strip_suffix(s))
         .unwrap_or(&name);
     (!stem.is_empty() && !agent_file_name(stem)).then(|| stem.to_owned())
 }
