@@ -135,6 +135,18 @@ pub fn trial_instance_id(result: &Value) -> Option<String> {
         .map(str::to_owned)
 }
 
+/// The instance a trial ran: its task's `instance_id` ([`trial_instance_id`]), else Harbor's
+/// task name; empty when the result names neither.
+pub fn trial_instance(result: &Value) -> String {
+    trial_instance_id(result).unwrap_or_else(|| {
+        result
+            .get("task_name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    })
+}
+
 /// Where our `tests/test.sh` leaves the submission as it found it (relative to the trial).
 pub const SUBMISSION_DIFF: &str = "verifier/submission.diff";
 

@@ -33,7 +33,7 @@ pub use dataset_manifest::{
 pub use job::{
     BUILT_IN_AGENTS, JobError, ReleaseOptions, SUBMISSION_DIFF, TrialPatch, built_in_agent,
     find_trial_patch, is_log, job_files, job_of, release_line, trial_dir, trial_dirs,
-    trial_instance_id, trial_patch, trial_reward, write_trial,
+    trial_instance, trial_instance_id, trial_patch, trial_reward, write_trial,
 };
 pub use task_config::{
     Author, CollectHook, EnvironmentToml, SCHEMA_VERSION, TaskTable, TaskToml, Timeout,

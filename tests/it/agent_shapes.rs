@@ -686,6 +686,46 @@ fn a_transcript_saved_as_a_log_file_is_read_alike() {
     }
 }
 
+/// A Harbor trial's instance is its task's `instance_id` where the task directory is still where
+/// the trial says, for the audit as for ingest: Harbor's task name is the lower-cased directory
+/// name, and the audit named the trial by it where ingest named the instance.
+#[test]
+fn a_harbor_trial_is_named_by_its_tasks_instance_id_in_both_commands() {
+    let tmp = tempfile::tempdir().unwrap();
+    let job = tmp.path().join("job");
+    super::support::copy_dir(
+        &super::support::fixtures().join("agents/transcripts/harbor-raw/2026-04-02__09-00-00"),
+        &job,
+    );
+    let task = tmp.path().join("tasks/acme_calc_pr7");
+    std::fs::create_dir_all(&task).unwrap();
+    std::fs::write(
+        task.join("task.toml"),
+        "version = \"1.0\"\n\n[metadata]\ninstance_id = \"Acme_Calc_PR7\"\n",
+    )
+    .unwrap();
+    for trial in std::fs::read_dir(&job).unwrap() {
+        let result = trial.unwrap().path().join("result.json");
+        if !result.is_file() {
+            continue;
+        }
+        let mut v: Value =
+            serde_json::from_str(&std::fs::read_to_string(&result).unwrap()).unwrap();
+        if v["task_name"] == "acme_calc_pr7" {
+            v["task_id"] = json!({"path": task.display().to_string()});
+            std::fs::write(&result, v.to_string()).unwrap();
+        }
+    }
+    let names = |v: Vec<(String, String)>| {
+        let mut t: Vec<String> = v.into_iter().map(|(_, t)| t).collect();
+        t.sort();
+        t
+    };
+    let want = vec!["Acme_Calc_PR7".to_owned(), "acme_textkit_pr12".to_owned()];
+    assert_eq!(names(ingest_view(&job).unwrap()), want);
+    assert_eq!(names(audit_view(&job)), want);
+}
+
 /// OpenHands' software-agent SDK (v1) writes its history as typed events (`kind`), as its
 /// benchmarks' `output.jsonl` files hold them: a terminal action's command is read, and an
 /// action of a kind not read makes the trajectory incomplete, never clean.

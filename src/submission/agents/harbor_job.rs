@@ -52,12 +52,7 @@ type Trial = (String, PathBuf, Value);
 fn trials_by_task(trials: Vec<(PathBuf, Value)>) -> BTreeMap<String, Vec<Trial>> {
     let mut by_task: BTreeMap<String, Vec<Trial>> = BTreeMap::new();
     for (dir, v) in trials {
-        let task = crate::harbor::trial_instance_id(&v).unwrap_or_else(|| {
-            v.get("task_name")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned()
-        });
+        let task = crate::harbor::trial_instance(&v);
         let started = v
             .get("started_at")
             .and_then(Value::as_str)

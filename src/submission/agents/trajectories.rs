@@ -173,16 +173,18 @@ fn transcript_item(
 
 /// A Harbor trial: its agent's raw log when it left one, else its ATIF trajectory.
 fn trial_item(dir: &Path, result: &Value) -> Result<Item, String> {
-    let task_name = result.get("task_name").and_then(Value::as_str);
+    // The instance as ingest names it: the task's `instance_id`, else Harbor's task name.
+    let instance = crate::harbor::trial_instance(result);
+    let task_name = (!instance.is_empty()).then_some(instance);
     if let Some(files) = crate::harbor::trial_agent_log(dir)
         && files
             .first()
             .is_some_and(|f| matches!(sniff(f), Ok(Some(_))))
-        && let Some(task) = task_name
+        && let Some(task) = &task_name
     {
         let transcript = read_transcripts(&files).map_err(|e| e.to_string())?;
         return Ok(Item::Transcript {
-            task_name: task.to_owned(),
+            task_name: task.clone(),
             reward: crate::harbor::trial_reward(result),
             source: files[0].display().to_string(),
             transcript: Box::new(transcript),
@@ -191,7 +193,7 @@ fn trial_item(dir: &Path, result: &Value) -> Result<Item, String> {
     let mut line = serde_json::Map::new();
     line.insert(
         "task_name".into(),
-        result.get("task_name").cloned().unwrap_or(Value::Null),
+        task_name.map(Value::from).unwrap_or(Value::Null),
     );
     if let Some(r) = crate::harbor::trial_reward(result) {
         line.insert("reward".into(), r.into());
