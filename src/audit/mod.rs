@@ -367,7 +367,8 @@ fn about_line(line: &Value) -> Result<About<'_>, String> {
     let reward = line
         .get("reward")
         .and_then(Value::as_f64)
-        .or_else(|| crate::harbor::trial_reward(line));
+        .or_else(|| crate::harbor::trial_reward(line))
+        .or_else(|| crate::submission::agents::aweagent::reward(line));
     let prompt = line
         .get("prompt")
         .or(line.get("instruction"))

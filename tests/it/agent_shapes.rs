@@ -726,6 +726,29 @@ fn a_harbor_trial_is_named_by_its_tasks_instance_id_in_both_commands() {
     assert_eq!(names(audit_view(&job)), want);
 }
 
+/// AweAgent's reward is its line's `score`, for the audit as for ingest (the audit had none).
+#[test]
+fn an_aweagent_score_is_the_reward_in_both_commands() {
+    let path = super::support::fixtures().join("agents/aweagent/trajectories.jsonl");
+    let ing = beyondswe::submission::ingest(&path, None, None).unwrap();
+    let out = cargo_bin_cmd!("beyondswe")
+        .args(["audit", "--format", "json"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let audits: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(audits.len(), 2);
+    for (i, a) in ing.items.iter().zip(&audits) {
+        assert_eq!(a["task_name"], i.instance_id.as_str());
+        assert_eq!(i.reward, Some(1.0));
+        assert_eq!(a["reward"], 1.0, "{a}");
+    }
+}
+
 /// OpenHands' software-agent SDK (v1) writes its history as typed events (`kind`), as its
 /// benchmarks' `output.jsonl` files hold them: a terminal action's command is read, and an
 /// action of a kind not read makes the trajectory incomplete, never clean.

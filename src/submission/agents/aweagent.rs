@@ -33,6 +33,21 @@ pub fn is_steps(steps: &[Value]) -> bool {
     steps.iter().any(|s| s.get("action").is_some())
 }
 
+/// The reward an AweAgent line records: its `score`.
+pub fn score(line: &Value) -> Option<f64> {
+    line.get("score").and_then(Value::as_f64)
+}
+
+/// [`score`] where `line` is AweAgent's (its `trajectory` is AweAgent's steps): the audit's
+/// reward for a line, as ingest takes it for the submission.
+pub fn reward(line: &Value) -> Option<f64> {
+    line.get("trajectory")
+        .and_then(Value::as_array)
+        .is_some_and(|s| is_steps(s))
+        .then(|| score(line))
+        .flatten()
+}
+
 /// Reads AweAgent's steps; the line's `problem_statement` (or `instruction`) is the prompt.
 pub fn read_steps(steps: &[Value], line: &Value) -> Trajectory {
     let mut t = Trajectory::new(TrajectoryShape::AweagentSteps);
@@ -93,7 +108,7 @@ pub(super) fn ingest(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
             source,
             note,
         );
-        item.reward = v.get("score").and_then(Value::as_f64);
+        item.reward = score(&v);
         ing.items.push(item);
     }
     Ok(())
