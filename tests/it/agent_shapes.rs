@@ -749,6 +749,38 @@ fn an_aweagent_score_is_the_reward_in_both_commands() {
     }
 }
 
+/// A Harbor job's trials come in one order from both commands, by instance and then by start
+/// time: the audit's line n is ingest's n-th submission (the audit went in directory order, and
+/// its line 1 was a failed attempt where ingest's attempt 1 had passed).
+#[test]
+fn a_harbor_jobs_trials_come_in_ingests_order_from_the_audit() {
+    let job = super::support::fixtures().join("agents/harbor-job/2026-03-25__10-00-00");
+    let ing = beyondswe::submission::ingest(&job, None, None).unwrap();
+    let mut audited = Vec::new();
+    beyondswe::audit::for_each_item(&job, None, |n, item| {
+        let seen = match item {
+            Ok(beyondswe::audit::Item::Transcript {
+                task_name, reward, ..
+            }) => Some((task_name, reward)),
+            Ok(beyondswe::audit::Item::Line(v)) => v["task_name"]
+                .as_str()
+                .map(|t| (t.to_owned(), v["reward"].as_f64())),
+            _ => None,
+        };
+        audited.push((n, seen));
+    })
+    .unwrap();
+    assert_eq!(audited.len(), ing.items.len());
+    let mut compared = 0;
+    for ((n, seen), i) in audited.iter().zip(&ing.items) {
+        if let Some((task, reward)) = seen {
+            assert_eq!((task, *reward), (&i.instance_id, i.reward), "line {n}");
+            compared += 1;
+        }
+    }
+    assert!(compared >= 3, "{audited:?}");
+}
+
 /// OpenHands' software-agent SDK (v1) writes its history as typed events (`kind`), as its
 /// benchmarks' `output.jsonl` files hold them: a terminal action's command is read, and an
 /// action of a kind not read makes the trajectory incomplete, never clean.

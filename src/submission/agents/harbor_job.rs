@@ -28,21 +28,48 @@ pub(super) fn ingest(path: &Path, max_patch: u64, ing: &mut Ingest) -> Result<()
     }
     // A job is read as one thing: its trials, and its own configuration and log beside them.
     ing.dirs_read.push(path.to_owned());
-    for (task, mut list) in trials_by_task(trials) {
-        list.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
-        for (n, (_, dir, v)) in list.into_iter().enumerate() {
-            let item = harbor_trial(
-                &task,
-                (n + 1) as u32,
-                &dir,
-                &v,
-                max_patch,
-                &mut ing.problems,
-            )?;
-            ing.items.push(item);
-        }
+    for t in in_order(trials) {
+        let item = harbor_trial(
+            &t.instance,
+            t.attempt,
+            &t.dir,
+            &t.result,
+            max_patch,
+            &mut ing.problems,
+        )?;
+        ing.items.push(item);
     }
     Ok(())
+}
+
+/// One trial of a job, numbered among its instance's.
+pub(crate) struct OrderedTrial {
+    /// The instance it ran ([`crate::harbor::trial_instance`]).
+    pub instance: String,
+    /// Its attempt, from 1, by start time among the trials of its instance.
+    pub attempt: u32,
+    /// Its directory.
+    pub dir: PathBuf,
+    /// Its `result.json`.
+    pub result: Value,
+}
+
+/// A job's trials (`crate::harbor::trial_dirs`) by instance, and by start time (then directory)
+/// within one: the order and attempts ingest and the audit both give them.
+pub(crate) fn in_order(trials: Vec<(PathBuf, Value)>) -> Vec<OrderedTrial> {
+    let mut out = Vec::new();
+    for (task, mut list) in trials_by_task(trials) {
+        list.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+        for (n, (_, dir, result)) in list.into_iter().enumerate() {
+            out.push(OrderedTrial {
+                instance: task.clone(),
+                attempt: (n + 1) as u32,
+                dir,
+                result,
+            });
+        }
+    }
+    out
 }
 
 /// A trial's start time, directory and `result.json`.

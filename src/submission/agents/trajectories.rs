@@ -171,10 +171,9 @@ fn transcript_item(
     })
 }
 
-/// A Harbor trial: its agent's raw log when it left one, else its ATIF trajectory.
-fn trial_item(dir: &Path, result: &Value) -> Result<Item, String> {
-    // The instance as ingest names it: the task's `instance_id`, else Harbor's task name.
-    let instance = crate::harbor::trial_instance(result);
+/// A Harbor trial: its agent's raw log when it left one, else its ATIF trajectory. `instance`:
+/// as ingest names it, the task's `instance_id`, else Harbor's task name (empty: neither).
+fn trial_item(dir: &Path, result: &Value, instance: String) -> Result<Item, String> {
     let task_name = (!instance.is_empty()).then_some(instance);
     if let Some(files) = crate::harbor::trial_agent_log(dir)
         && files
@@ -228,8 +227,9 @@ pub fn for_each_item(
     if path.is_dir() {
         let trials = crate::harbor::trial_dirs(path);
         if !trials.is_empty() {
-            for (n, (dir, result)) in trials.into_iter().enumerate() {
-                f(n as u64 + 1, trial_item(&dir, &result));
+            // In ingest's order: by instance, then by start time.
+            for (n, t) in super::harbor_job::in_order(trials).into_iter().enumerate() {
+                f(n as u64 + 1, trial_item(&t.dir, &t.result, t.instance));
             }
             return Ok(());
         }
