@@ -781,6 +781,39 @@ fn a_harbor_jobs_trials_come_in_ingests_order_from_the_audit() {
     assert!(compared >= 3, "{audited:?}");
 }
 
+/// `--instance` names a folder's one transcript for ingest as for the audit (a Claude Code
+/// project folder holds its session under the session's id): ingest skipped it.
+#[test]
+fn instance_names_a_folders_one_transcript_in_both_commands() {
+    let tmp = tempfile::tempdir().unwrap();
+    let session = "3f2a1b0c-9d8e-4f7a-b6c5-d4e3f2a1b0c9.jsonl";
+    std::fs::copy(
+        super::support::fixtures()
+            .join("agents/transcripts/claude-code-session")
+            .join(session),
+        tmp.path().join(session),
+    )
+    .unwrap();
+    let ing = beyondswe::submission::ingest_with(
+        tmp.path(),
+        &beyondswe::submission::IngestOptions {
+            instance: Some("acme_calc_pr7".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let ids: Vec<&str> = ing.items.iter().map(|i| i.instance_id.as_str()).collect();
+    assert_eq!(ids, ["acme_calc_pr7"]);
+    let mut audited = Vec::new();
+    beyondswe::audit::for_each_item(tmp.path(), Some("acme_calc_pr7"), |_, item| {
+        if let Ok(beyondswe::audit::Item::Transcript { task_name, .. }) = item {
+            audited.push(task_name);
+        }
+    })
+    .unwrap();
+    assert_eq!(audited, ["acme_calc_pr7"]);
+}
+
 /// OpenHands' software-agent SDK (v1) writes its history as typed events (`kind`), as its
 /// benchmarks' `output.jsonl` files hold them: a terminal action's command is read, and an
 /// action of a kind not read makes the trajectory incomplete, never clean.

@@ -1161,7 +1161,13 @@ fn transcripts(
         }
         (parent_dir(path), vec![path.to_owned()])
     };
-    let single = files.len() == 1 && path.is_file();
+    // `--instance` names the one transcript given, or a folder's one (its sub-agents' rollouts
+    // aside), as the audit takes it.
+    let single = files
+        .iter()
+        .filter(|f| !(path.is_dir() && is_codex_child_rollout(f)))
+        .count()
+        == 1;
     // Codex sub-agents' rollouts last: one a rollout read with its own is not read again; one
     // that no rollout read (its claim to be a sub-agent's is only its own) is read on its own.
     let (children, mut files): (Vec<PathBuf>, Vec<PathBuf>) = files
@@ -1187,7 +1193,7 @@ fn transcripts(
         };
         let Some(id) = id else {
             ing.problems.push(format!(
-                "{}: the file name does not say which instance this transcript is about (name it <instance_id>.jsonl, or pass --instance for one file); skipped",
+                "{}: the file name does not say which instance this transcript is about (name it <instance_id>.jsonl, or pass --instance for one transcript); skipped",
                 file.display()
             ));
             continue;
