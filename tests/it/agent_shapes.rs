@@ -814,6 +814,33 @@ fn instance_names_a_folders_one_transcript_in_both_commands() {
     assert_eq!(audited, ["acme_calc_pr7"]);
 }
 
+/// Both commands look as deep into a folder: an OpenHands event stream four levels down and a
+/// SWE-agent trajectory six down are read by ingest as by the audit (ingest looked three and
+/// five levels down).
+#[test]
+fn both_commands_look_as_deep_into_a_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(
+        tmp.path().join("oh/a/b/acme_textkit_pr12.json"),
+        &json!([
+            {"id": 1, "source": "agent", "action": "run", "args": {"command": "ls"}},
+            {"id": 2, "source": "environment", "observation": "run", "content": "calc"}
+        ])
+        .to_string(),
+    );
+    let want = vec![("openhands".to_owned(), "acme_textkit_pr12".to_owned())];
+    assert_eq!(ingest_view(tmp.path()), Some(want.clone()));
+    assert_eq!(audit_view(tmp.path()), want);
+    let tmp = tempfile::tempdir().unwrap();
+    copy_fixture(
+        "swe-agent/acme_calc_pr7/acme_calc_pr7.traj",
+        &tmp.path().join("r/s/t/u/acme_calc_pr7/acme_calc_pr7.traj"),
+    );
+    let want = vec![("swe-agent".to_owned(), "acme_calc_pr7".to_owned())];
+    assert_eq!(ingest_view(tmp.path()), Some(want.clone()));
+    assert_eq!(audit_view(tmp.path()), want);
+}
+
 /// OpenHands' software-agent SDK (v1) writes its history as typed events (`kind`), as its
 /// benchmarks' `output.jsonl` files hold them: a terminal action's command is read, and an
 /// action of a kind not read makes the trajectory incomplete, never clean.

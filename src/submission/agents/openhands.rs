@@ -205,11 +205,11 @@ pub fn openhands_events(path: &Path) -> Option<Vec<Value>> {
     }
 }
 
-/// A folder's OpenHands event-stream files (`*.json`, three levels down), with their events;
-/// each file is parsed once, whoever asks first.
+/// A folder's OpenHands event-stream files (`*.json`, as deep as the folder is read, as the
+/// audit reads them), with their events; each file is parsed once, whoever asks first.
 fn event_files(folder: &Folder) -> impl Iterator<Item = (&Path, &[Value])> {
     folder
-        .files_with(".json", 3)
+        .files_with(".json", super::folder::DEPTH)
         .filter_map(|e| Some((e.path(), e.openhands_events()?)))
 }
 

@@ -314,9 +314,9 @@ pub(super) fn ingest(
     Ok(())
 }
 
-/// How deep under a folder trajectories are looked for: a parent folder of runs
-/// (`<runs>/<run>/<id>/<id>.traj`) and one more.
-pub(super) const DEPTH: usize = 5;
+/// How deep under a folder trajectories are looked for: as deep as every other file of a folder
+/// (the audit reads them there too).
+pub(super) const DEPTH: usize = super::folder::DEPTH;
 
 /// Whether a folder holds SWE-agent trajectories, and why not.
 pub(super) fn in_dir(folder: &Folder) -> (bool, &'static str) {

@@ -31,10 +31,10 @@ pub fn unsupported_file(path: &Path) -> Option<String> {
     None
 }
 
-/// The first unsupported agent's file in a folder (three levels down), with what it is.
+/// The first unsupported agent's file in a folder (as deep as the folder is read), with what it is.
 pub fn unsupported_in(folder: &super::Folder) -> Option<String> {
     folder
-        .files(3)
+        .files(super::folder::DEPTH)
         .find_map(|e| unsupported_file(e.path()).map(|w| format!("{}: {w}", e.path().display())))
 }
 
