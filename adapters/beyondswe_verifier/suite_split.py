@@ -107,8 +107,9 @@ def alone_ids(record, raw):  # type: (Dict[str, Any], Dict[str, str]) -> List[st
 def as_alone(planted, record, keep):  # type: (bytes, Dict[str, Any], int) -> Optional[bytes]
     """The planted module with variant `keep` under the test's own name (the others as they
     are), or None where its def is not found once."""
-    name = re.escape(record["variants"][keep].encode("ascii"))
-    out, n = re.subn(rb"\bdef " + name + rb"\b", b"def " + record["template"].encode("ascii"), planted)
+    name = re.escape(record["variants"][keep].encode("utf-8"))
+    out, n = re.subn(rb"\bdef(\s+)" + name + rb"(?=\s*\()",
+                     lambda m: b"def" + m.group(1) + record["template"].encode("utf-8"), planted)
     return out if n == 1 else None
 
 

@@ -188,6 +188,14 @@ class Split(unittest.TestCase):
         with open(os.path.join(ctx.canary_root, MODULE), "rb") as fh:
             self.assertEqual(fh.read(), planted)
 
+    def test_a_test_named_in_another_script_is_written_alone_under_its_name(self):
+        r = {"variants": ["test_a", "test_b"], "template": "test_\u00e9t\u00e9", "real": 0}
+        planted = "def test_a ():\n    pass\n\n\ndef test_b():\n    pass\n".encode("utf-8")
+        alone = ss.as_alone(planted, r, 0).decode("utf-8")
+        self.assertIn("def test_\u00e9t\u00e9 ():", alone)
+        self.assertIn("def test_b():", alone)
+        self.assertIsNone(ss.as_alone(b"def test_ab():\n    pass\n", r, 0))
+
     def test_a_larger_suite_draws_one_test_in_forty(self):
         ctx, plan = self.plan(400)
         self.assertEqual((len(plan.records), len(plan.rest)), (10, 390))
