@@ -719,59 +719,40 @@ fn doc2repo_forcing_only_the_ungrouped_tests_is_proof_and_honest_trees_are_not_f
             assert_eq!((v.score, split.chance), (1.0, 1.0), "{name}: {v:#?}");
         }
     }
-    let v = grade(tree(&ungrouped));
-    let split = split_of("ungrouped", &v);
-    assert_eq!((split.grouped, split.rest), ([0, 6], [32, 32]), "{v:#?}");
-    let confirmed = split.confirmed.as_ref().expect("a confirmed split");
-    assert_eq!((confirmed.grouped, confirmed.runs), ([0, 6], 24), "{v:#?}");
-    assert!(confirmed.chance < 1e-6, "{v:#?}");
-    assert_eq!(
-        (v.reason, v.score),
-        (Reason::ForgeryDetected, 0.0),
-        "{v:#?}"
-    );
-    assert!(
-        v.flags
-            .forgery
-            .iter()
-            .any(|f| f.contains("the suite's grouped tests passed 0 of 6")),
-        "{v:#?}"
-    );
-    let v = grade(tree(&alone));
-    assert_eq!(
-        (v.reason, v.score),
-        (Reason::ForgeryDetected, 0.0),
-        "{v:#?}"
-    );
-    assert!(
-        v.flags
-            .forgery
-            .iter()
-            .any(|f| f.contains("variants passed, each run alone with its module")),
-        "{v:#?}"
+    // Each forger is proof (score 0), with `flag` among the kind of flags `kind` gives.
+    let proven = |forger: &Path, flag: &str, suspicious: bool| {
+        let v = grade(tree(forger));
+        assert_eq!(
+            (v.reason, v.score),
+            (Reason::ForgeryDetected, 0.0),
+            "{v:#?}"
+        );
+        let flags = if suspicious {
+            &v.flags.suspicious
+        } else {
+            &v.flags.forgery
+        };
+        assert!(flags.iter().any(|f| f.contains(flag)), "{v:#?}");
+        split_of("forger", &v)
+    };
+    let split = proven(&ungrouped, "the suite's grouped tests passed 0 of 6", false);
+    assert_eq!((split.grouped, split.rest), ([0, 6], [32, 32]));
+    let confirmed = split.confirmed.expect("a confirmed split");
+    assert_eq!((confirmed.grouped, confirmed.runs), ([0, 6], 24));
+    assert!(confirmed.chance < 1e-6, "{confirmed:?}");
+    proven(
+        &alone,
+        "variants passed, each run alone with its module",
+        false,
     );
     // Stalling the runs alone: the first runs out of its time (twice the suite's, 30 s at
     // least), no other is made, the grouped tests count as failed: proof, one run's time lost.
     let began = std::time::Instant::now();
-    let v = grade(tree(&stalls));
-    let split = split_of("stalls", &v);
-    let confirmed = split.confirmed.as_ref().expect("a confirmed split");
+    let split = proven(&stalls, "ran out of its time", true);
+    let confirmed = split.confirmed.expect("a confirmed split");
     assert_eq!(
         (confirmed.grouped, confirmed.runs, confirmed.stalled),
-        ([0, 6], 1, true),
-        "{v:#?}"
-    );
-    assert_eq!(
-        (v.reason, v.score),
-        (Reason::ForgeryDetected, 0.0),
-        "{v:#?}"
-    );
-    assert!(
-        v.flags
-            .suspicious
-            .iter()
-            .any(|f| f.contains("ran out of its time")),
-        "{v:#?}"
+        ([0, 6], 1, true)
     );
     assert!(
         began.elapsed() < Duration::from_secs(110),
