@@ -190,6 +190,10 @@ pub struct TrajectoryAudit {
     pub line: u64,
     /// The instance id, or the task name a Harbor trial gives.
     pub task_name: String,
+    /// The attempt among the instance's (a Harbor trial's, numbered as ingest numbers its
+    /// submissions; a release line's own `attempt`); `None` where nothing says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempt: Option<u32>,
     /// The dataset's family for the task, else the trajectory's own, else `Unknown`.
     pub family: Family,
     /// The agent whose trajectory it is (from its shape), by the name ingest gives its format.
@@ -373,10 +377,15 @@ fn about_line(line: &Value) -> Result<About<'_>, String> {
         .get("prompt")
         .or(line.get("instruction"))
         .and_then(Value::as_str);
+    let attempt = line
+        .get("attempt")
+        .and_then(Value::as_u64)
+        .and_then(|a| u32::try_from(a).ok());
     Ok(About {
         task_name,
         family,
         reward,
+        attempt,
         prompt,
         source: String::new(),
     })
@@ -391,6 +400,8 @@ pub struct About<'a> {
     pub family: Option<Family>,
     /// The reward recorded with it, if any.
     pub reward: Option<f64>,
+    /// Its attempt among the instance's, where known.
+    pub attempt: Option<u32>,
     /// A prompt recorded beside the steps.
     pub prompt: Option<&'a str>,
     /// The file it was read from; empty for a release line.
@@ -481,6 +492,7 @@ fn audit_read(
         shape,
         class: found.class(in_prompt, !unread.is_empty(), !unchecked.is_empty()),
         reward: about.reward,
+        attempt: about.attempt,
         blocklist_hits: found.blocklist,
         web_hits: found.web_hits,
         evidence: found.evidence,

@@ -67,6 +67,7 @@ pub fn audit_item(
         Item::Transcript {
             task_name,
             reward,
+            attempt,
             source,
             transcript,
         } => {
@@ -76,6 +77,7 @@ pub fn audit_item(
             let about = About {
                 task_name,
                 reward,
+                attempt,
                 source: source.clone(),
                 ..About::default()
             };

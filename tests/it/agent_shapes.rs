@@ -750,8 +750,8 @@ fn an_aweagent_score_is_the_reward_in_both_commands() {
 }
 
 /// A Harbor job's trials come in one order from both commands, by instance and then by start
-/// time: the audit's line n is ingest's n-th submission (the audit went in directory order, and
-/// its line 1 was a failed attempt where ingest's attempt 1 had passed).
+/// time: the audit's line n is ingest's n-th submission, and says its attempt (the audit went in
+/// directory order, and its line 1 was a failed attempt where ingest's attempt 1 had passed).
 #[test]
 fn a_harbor_jobs_trials_come_in_ingests_order_from_the_audit() {
     let job = super::support::fixtures().join("agents/harbor-job/2026-03-25__10-00-00");
@@ -779,6 +779,27 @@ fn a_harbor_jobs_trials_come_in_ingests_order_from_the_audit() {
         }
     }
     assert!(compared >= 3, "{audited:?}");
+    // And each audited trial says its attempt, as ingest numbers its submission.
+    let out = cargo_bin_cmd!("beyondswe")
+        .args(["audit", "--format", "json"])
+        .arg(&job)
+        .output()
+        .unwrap();
+    let rows: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(rows.len() >= 3, "{rows:?}");
+    for row in &rows {
+        let n = row["line"].as_u64().unwrap() as usize;
+        let i = &ing.items[n - 1];
+        assert_eq!(
+            (row["task_name"].as_str(), row["attempt"].as_u64()),
+            (Some(i.instance_id.as_str()), Some(u64::from(i.attempt))),
+            "{row}"
+        );
+    }
 }
 
 /// `--instance` names a folder's one transcript for ingest as for the audit (a Claude Code

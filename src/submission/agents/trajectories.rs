@@ -134,6 +134,9 @@ pub enum Item {
         task_name: String,
         /// The trial's reward; `None` for a transcript file.
         reward: Option<f64>,
+        /// The trial's attempt among its instance's, as ingest numbers them; `None` for a
+        /// transcript file.
+        attempt: Option<u32>,
         /// The (first) file it was read from.
         source: String,
         /// The transcript as read.
@@ -166,6 +169,7 @@ fn transcript_item(
     Ok(Item::Transcript {
         task_name,
         reward: None,
+        attempt: None,
         source: path.display().to_string(),
         transcript: Box::new(transcript),
     })
@@ -173,7 +177,8 @@ fn transcript_item(
 
 /// A Harbor trial: its agent's raw log when it left one, else its ATIF trajectory. `instance`:
 /// as ingest names it, the task's `instance_id`, else Harbor's task name (empty: neither).
-fn trial_item(dir: &Path, result: &Value, instance: String) -> Result<Item, String> {
+/// `attempt`: its number among the instance's trials.
+fn trial_item(dir: &Path, result: &Value, instance: String, attempt: u32) -> Result<Item, String> {
     let task_name = (!instance.is_empty()).then_some(instance);
     if let Some(files) = crate::harbor::trial_agent_log(dir)
         && files
@@ -185,6 +190,7 @@ fn trial_item(dir: &Path, result: &Value, instance: String) -> Result<Item, Stri
         return Ok(Item::Transcript {
             task_name: task.clone(),
             reward: crate::harbor::trial_reward(result),
+            attempt: Some(attempt),
             source: files[0].display().to_string(),
             transcript: Box::new(transcript),
         });
@@ -197,6 +203,7 @@ fn trial_item(dir: &Path, result: &Value, instance: String) -> Result<Item, Stri
     if let Some(r) = crate::harbor::trial_reward(result) {
         line.insert("reward".into(), r.into());
     }
+    line.insert("attempt".into(), attempt.into());
     let traj = dir.join("agent/trajectory.json");
     if let Some(agent) = crate::harbor::built_in_agent(result)
         && !traj.exists()
@@ -229,7 +236,10 @@ pub fn for_each_item(
         if !trials.is_empty() {
             // In ingest's order: by instance, then by start time.
             for (n, t) in super::harbor_job::in_order(trials).into_iter().enumerate() {
-                f(n as u64 + 1, trial_item(&t.dir, &t.result, t.instance));
+                f(
+                    n as u64 + 1,
+                    trial_item(&t.dir, &t.result, t.instance, t.attempt),
+                );
             }
             return Ok(());
         }
