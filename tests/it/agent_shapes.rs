@@ -803,7 +803,8 @@ fn a_harbor_jobs_trials_come_in_ingests_order_from_the_audit() {
 }
 
 /// `--instance` names a folder's one transcript for ingest as for the audit (a Claude Code
-/// project folder holds its session under the session's id): ingest skipped it.
+/// project folder holds its session under the session's id): ingest skipped it. Beside a
+/// second transcript, of another agent, it names neither.
 #[test]
 fn instance_names_a_folders_one_transcript_in_both_commands() {
     let tmp = tempfile::tempdir().unwrap();
@@ -833,6 +834,34 @@ fn instance_names_a_folders_one_transcript_in_both_commands() {
     })
     .unwrap();
     assert_eq!(audited, ["acme_calc_pr7"]);
+    // Beside another agent's transcript it names neither, in both commands.
+    let rollout =
+        std::fs::read_dir(super::support::fixtures().join("agents/transcripts/codex-rollout"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.to_string_lossy().ends_with(".jsonl"))
+            .unwrap();
+    std::fs::copy(&rollout, tmp.path().join(rollout.file_name().unwrap())).unwrap();
+    let ing = beyondswe::submission::ingest_with(
+        tmp.path(),
+        &beyondswe::submission::IngestOptions {
+            instance: Some("acme_calc_pr7".into()),
+            ..Default::default()
+        },
+    );
+    assert!(
+        ing.as_ref().map_or(true, |i| i.items.is_empty()),
+        "{:?}",
+        ing.map(|i| i.items.len())
+    );
+    let mut audited = Vec::new();
+    beyondswe::audit::for_each_item(tmp.path(), Some("acme_calc_pr7"), |_, item| {
+        if let Ok(beyondswe::audit::Item::Transcript { task_name, .. }) = item {
+            audited.push(task_name);
+        }
+    })
+    .unwrap();
+    assert!(audited.is_empty(), "{audited:?}");
 }
 
 /// Both commands look as deep into a folder: an OpenHands event stream four levels down and a

@@ -699,8 +699,7 @@ fn file_format(
     }
 }
 
-/// The names a transcript file ends in (`.log`: a CLI's output sent to a file), the longest of
-/// those that overlap first.
+/// The names a transcript file ends in (`.log`: a CLI's output sent to a file).
 const TRANSCRIPT_SUFFIXES: [&str; 5] = [".jsonl", ".json", ".txt", ".md", ".log"];
 
 /// A folder's transcript files (six levels down: rollouts sit in `sessions/YYYY/MM/DD/`), with
@@ -1161,13 +1160,18 @@ fn transcripts(
         }
         (parent_dir(path), vec![path.to_owned()])
     };
-    // `--instance` names the one transcript given, or a folder's one (its sub-agents' rollouts
-    // aside), as the audit takes it.
-    let single = files
-        .iter()
-        .filter(|f| !(path.is_dir() && is_codex_child_rollout(f)))
-        .count()
-        == 1;
+    // `--instance` names the one transcript given, or a folder's one of any agent (sub-agents'
+    // rollouts aside), as the audit takes it.
+    let single = match folder {
+        Some(folder) => {
+            transcript_files(folder)
+                .iter()
+                .filter(|(f, _)| !is_codex_child_rollout(f))
+                .count()
+                == 1
+        }
+        None => files.len() == 1,
+    };
     // Codex sub-agents' rollouts last: one a rollout read with its own is not read again; one
     // that no rollout read (its claim to be a sub-agent's is only its own) is read on its own.
     let (children, mut files): (Vec<PathBuf>, Vec<PathBuf>) = files
