@@ -71,7 +71,11 @@ pub(crate) fn minidoc_gold_tree() -> PathBuf {
 /// instance of `BEYONDSWE_BENCH_DATASET` where that names a dataset (issue instances whose images
 /// the engine has, such as those `scripts/make-bench-project.py` makes from real projects).
 pub(crate) fn gold_submissions() -> Vec<(Record, Submission, Option<PathBuf>)> {
-    let suites = root().join("fixtures/test_suites");
+    // `BEYONDSWE_BENCH_SUITES`: where a bench dataset's Doc2Repo suites are (a suite made by
+    // scripts/make-wide-suite.py), else the fixtures'.
+    let suites = std::env::var_os("BEYONDSWE_BENCH_SUITES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("fixtures/test_suites"));
     let dataset = std::env::var_os("BEYONDSWE_BENCH_DATASET")
         .map(PathBuf::from)
         .unwrap_or_else(|| root().join("fixtures/dataset/fixtures.jsonl"));
