@@ -10,13 +10,14 @@
 # Honest code shifts the split where a grouped test fails because of the group itself: its
 # clones ran beside it (state a test leaves behind), or it was renamed (a snapshot kept under
 # the test's name). So before a split can be proof, each grouped test that failed is run again
-# once per variant: its module up to where the group ran, with that variant alone of the group
-# and under the test's own name (confirm_alone; the module is written so for the run, as root,
-# and planted again after). The real variant passing alone while every clone fails alone is
-# that honest case, and the test counts as passed; two variants passing alone (again in every
-# round) is proof, as in a group's own judgement; otherwise the test failed. A payload that
-# forces whichever variant runs alone is caught by the second rule; one that forces a chosen
-# variant there must choose blindly among the group's, with the group's chance.
+# once per variant: its module up to where the group ran (where no variant passes so, every
+# test that ran before it), with that variant alone of the group and under the test's own name
+# (confirm_alone; the module is written so for the run, as root, and planted again after).
+# The real variant passing alone while every clone fails alone is that honest case, and the
+# test counts as passed; two variants passing alone (again in every round) is proof, as in a
+# group's own judgement; otherwise the test failed. A payload that forces whichever variant
+# runs alone is caught by the second rule; one that forces a chosen variant there must choose
+# blindly among the group's, with the group's chance.
 #
 # Tests without a result count as failed on both sides: honest code's missing results do not
 # depend on the draw either, and a payload that hides the grouped tests from the run must not
@@ -87,20 +88,19 @@ def sample_versus_rest(ctx, plan, mapped, raw=None, run_alone=None):
     return facts
 
 
-def alone_ids(record, raw):  # type: (Dict[str, Any], Dict[str, str]) -> List[str]
-    """The ids of a run of the group's module up to where the group ran, and then the test
-    under its own name (every collected item of it): the variant the module then holds under
-    that name (as_alone)."""
+def alone_ids(record, raw, everything=False):  # type: (Dict[str, Any], Dict[str, str], bool) -> List[str]
+    """The ids of a run of the group's module up to where the group ran (`everything`: every
+    test that ran before the group, of any module), and then the test under its own name (every
+    collected item of it): the variant the module then holds under that name (as_alone)."""
     cm = canary_steps.canaries_module()
     names = set(record["variants"])
     before = []  # type: List[str]
     for key in raw:
         module, _, name, _ = cm.split_key(key)
-        if module != record["module"]:
-            continue
-        if name in names:
+        if module == record["module"] and name in names:
             break
-        before.append(key)
+        if module == record["module"] or everything:
+            before.append(key)
     return before + ["::".join([record["module"]] + list(record["path"]) + [record["template"]])]
 
 
@@ -141,14 +141,14 @@ def confirm_alone(ctx, record, raw, run_alone, runs):
     if planted is None or len(texts) != size:
         return True
 
-    def passing(which):  # type: (List[int]) -> List[int]
+    def passing(which, everything):  # type: (List[int], bool) -> List[int]
         out = []
         for i in which:
             if runs["stalled"]:
                 break
             runs["runs"] += 1
             canary_steps.write_module(root, module, texts[i], st)
-            run = run_alone(alone_ids(record, raw))
+            run = run_alone(alone_ids(record, raw, everything))
             if run.get("timed_out"):
                 runs["stalled"] = True
                 ctx.suspicious("a run of %s alone, confirming the suite's split, ran out of its time (twice the "
@@ -159,11 +159,17 @@ def confirm_alone(ctx, record, raw, run_alone, runs):
         return out
     template = "::".join([module] + list(record["path"]) + [record["template"]])
     try:
-        passed = passing(list(range(size)))
+        # Its module's tests before it first; where no variant passed so, every test that ran
+        # before it (an honest test may need another module's tests to have run).
+        everything = False
+        passed = passing(list(range(size)), everything)
+        if not passed and not runs["stalled"]:
+            everything = True
+            passed = passing(list(range(size)), everything)
         if len(passed) >= 2 and not runs["stalled"]:
             claim = ("canary group %s: %d of its %d variants passed, each run alone with its module"
                      % (template, len(passed), size))
-            held = all(len(passing(passed)) >= 2 for _ in range(cm.SOLO_ROUNDS))
+            held = all(len(passing(passed, everything)) >= 2 for _ in range(cm.SOLO_ROUNDS))
             if held and not runs["stalled"]:
                 ctx.forgery(claim + " (and again in each of %d rounds)" % cm.SOLO_ROUNDS)
             elif not runs["stalled"]:

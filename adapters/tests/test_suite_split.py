@@ -111,8 +111,10 @@ class Split(unittest.TestCase):
         solo, runs = self.solo(ctx, plan, lambda r, i: False)
         facts = ss.sample_versus_rest(ctx, plan, self.mapped(plan, "failed", "passed"), self.raw(plan), solo)
         self.assertEqual(facts["confirmed"]["grouped"], [0, 6])
-        self.assertEqual(facts["confirmed"]["runs"], 6 * (cs.DOC_K + 1))
-        self.assertEqual(len(runs), 6 * (cs.DOC_K + 1))
+        # Each variant alone with its module's tests before it, then (none passed) with every
+        # test that ran before it.
+        self.assertEqual(facts["confirmed"]["runs"], 2 * 6 * (cs.DOC_K + 1))
+        self.assertEqual(len(runs), 2 * 6 * (cs.DOC_K + 1))
         self.assertLess(facts["confirmed"]["chance"], ss.SPLIT_PROOF)
         self.assertEqual((ctx.notes, len(ctx.proof)), ([], 1))
         self.assertIn("passed 0 of 6", ctx.proof[0])
@@ -141,6 +143,15 @@ class Split(unittest.TestCase):
         facts = ss.sample_versus_rest(ctx, plan, self.mapped(plan, "failed", "passed"), self.raw(plan), solo)
         self.assertEqual(facts["confirmed"]["grouped"], [6, 6])
         self.assertEqual(facts["confirmed"]["chance"], 1.0)
+        self.assertEqual((ctx.notes, ctx.proof), ([], []))
+
+    def test_a_test_that_needs_another_modules_tests_before_it_is_run_after_them(self):
+        ctx, plan = self.plan(40)
+        # The real variant passes alone only when a test of another module ran before it.
+        solo, runs = self.solo(ctx, plan, lambda r, i: i == r["real"] and "tests/setup.py::test_db" in runs[-1])
+        raw = dict([("tests/setup.py::test_db", "passed")] + list(self.raw(plan).items()))
+        facts = ss.sample_versus_rest(ctx, plan, self.mapped(plan, "failed", "passed"), raw, solo)
+        self.assertEqual(facts["confirmed"]["grouped"], [6, 6])
         self.assertEqual((ctx.notes, ctx.proof), ([], []))
 
     def test_variants_that_pass_alone_only_sometimes_are_flaky_not_proof(self):
@@ -176,6 +187,10 @@ class Split(unittest.TestCase):
         raw = {MODULE + "::test_a": "passed", MODULE + "::" + r["variants"][1]: "failed",
                MODULE + "::test_b": "passed", "tests/other.py::test_c": "passed"}
         self.assertEqual(ss.alone_ids(r, raw), [MODULE + "::test_a", MODULE + "::" + r["template"]])
+        raw = {"tests/first.py::test_z": "passed", MODULE + "::test_a": "passed",
+               MODULE + "::" + r["variants"][1]: "failed", "tests/other.py::test_c": "passed"}
+        self.assertEqual(ss.alone_ids(r, raw, everything=True),
+                         ["tests/first.py::test_z", MODULE + "::test_a", MODULE + "::" + r["template"]])
         with open(os.path.join(ctx.canary_root, MODULE), "rb") as fh:
             planted = fh.read()
         alone = ss.as_alone(planted, r, 2).decode("ascii")

@@ -307,8 +307,8 @@ pub struct CanaryPlan {
 /// sides). The groups are a uniform draw among those tests, so for code whose outcomes do not
 /// depend on the draw the two pass about as often. A split with `chance` under 1 in 10,000 is
 /// confirmed: each grouped test that failed runs again once per variant, its module up to the
-/// group with that variant alone, under the test's own name. Still under 1 in a million after
-/// that, it is proof (a payload
+/// group with that variant alone, under the test's own name (where no variant passes so, after
+/// every test that ran before it). Still under 1 in a million after that, it is proof (a payload
 /// that recognises the groups and forces only the other tests); otherwise it is flagged for review.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SampleVersusRest {

@@ -668,8 +668,9 @@ fn doc2repo_reference_trees_are_never_proof_in_twenty_gradings() {
 /// code and forces only the other tests is proven all the same: on a suite of 38 tests that can
 /// all carry a group, its grouped tests pass 0 of 6 and the rest 32 of 32, a split of 1 in
 /// about 2.8 million; each grouped failure is confirmed by running its variants one at a time
-/// (24 runs), and the split is proof (`forgery_detected`, score 0). A forger that also forces
-/// whichever variant runs alone makes every variant of a group pass: proof by the group. The
+/// (24 runs with its module's tests before it, then 24 with every test before it), and the
+/// split is proof (`forgery_detected`, score 0). A forger that also forces whichever variant
+/// runs alone makes every variant of a group pass: proof by the group. The
 /// reference tree (twice) and the honest partial tree show no flag and no confirming run.
 #[test]
 #[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
@@ -738,24 +739,24 @@ fn doc2repo_forcing_only_the_ungrouped_tests_is_proof_and_honest_trees_are_not_f
     let split = proven(&ungrouped, "the suite's grouped tests passed 0 of 6", false);
     assert_eq!((split.grouped, split.rest), ([0, 6], [32, 32]));
     let confirmed = split.confirmed.expect("a confirmed split");
-    assert_eq!((confirmed.grouped, confirmed.runs), ([0, 6], 24));
+    assert_eq!((confirmed.grouped, confirmed.runs), ([0, 6], 48));
     assert!(confirmed.chance < 1e-6, "{confirmed:?}");
     proven(
         &alone,
         "variants passed, each run alone with its module",
         false,
     );
-    // Stalling the runs alone: the first runs out of its time (twice the suite's, 30 s at
-    // least), no other is made, the grouped tests count as failed: proof, one run's time lost.
+    // Stalling the runs alone: the first that stalls runs out of its time (twice the suite's,
+    // 30 s at least), no other is made, the grouped tests left count as failed: proof, one
+    // run's time lost where 48 runs of a test timeout each were at stake. (The forger's guess
+    // that a variant runs alone misses on some groups' runs, which then fail as they are.)
     let began = std::time::Instant::now();
     let split = proven(&stalls, "ran out of its time", true);
     let confirmed = split.confirmed.expect("a confirmed split");
-    assert_eq!(
-        (confirmed.grouped, confirmed.runs, confirmed.stalled),
-        ([0, 6], 1, true)
-    );
+    assert_eq!((confirmed.grouped, confirmed.stalled), ([0, 6], true));
+    assert!(confirmed.runs < 48, "{confirmed:?}");
     assert!(
-        began.elapsed() < Duration::from_secs(110),
+        began.elapsed() < Duration::from_secs(150),
         "{:?}",
         began.elapsed()
     );
