@@ -726,21 +726,26 @@ fn a_harbor_trial_is_named_by_its_tasks_instance_id_in_both_commands() {
     assert_eq!(names(audit_view(&job)), want);
 }
 
+/// `beyondswe audit --format json PATH`: one row per trajectory.
+fn audit_rows(path: &Path) -> Vec<Value> {
+    let out = cargo_bin_cmd!("beyondswe")
+        .args(["audit", "--format", "json"])
+        .arg(path)
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 /// AweAgent's reward is its line's `score`, for the audit as for ingest (the audit had none).
 #[test]
 fn an_aweagent_score_is_the_reward_in_both_commands() {
     let path = super::support::fixtures().join("agents/aweagent/trajectories.jsonl");
     let ing = beyondswe::submission::ingest(&path, None, None).unwrap();
-    let out = cargo_bin_cmd!("beyondswe")
-        .args(["audit", "--format", "json"])
-        .arg(&path)
-        .output()
-        .unwrap();
-    let audits: Vec<Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let audits = audit_rows(&path);
     assert_eq!(audits.len(), 2);
     for (i, a) in ing.items.iter().zip(&audits) {
         assert_eq!(a["task_name"], i.instance_id.as_str());
@@ -780,16 +785,7 @@ fn a_harbor_jobs_trials_come_in_ingests_order_from_the_audit() {
     }
     assert!(compared >= 3, "{audited:?}");
     // And each audited trial says its attempt, as ingest numbers its submission.
-    let out = cargo_bin_cmd!("beyondswe")
-        .args(["audit", "--format", "json"])
-        .arg(&job)
-        .output()
-        .unwrap();
-    let rows: Vec<Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let rows = audit_rows(&job);
     assert!(rows.len() >= 3, "{rows:?}");
     for row in &rows {
         let n = row["line"].as_u64().unwrap() as usize;
