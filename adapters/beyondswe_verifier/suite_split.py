@@ -113,14 +113,6 @@ def as_alone(planted, record, keep):  # type: (bytes, Dict[str, Any], int) -> Op
     return out if n == 1 else None
 
 
-def alone_passed(record, outcomes):  # type: (Dict[str, Any], Dict[str, str]) -> bool
-    """Whether every collected item of the test under its own name and class passed (and one did)."""
-    cm = canary_steps.canaries_module()
-    mine = [o for key, o in outcomes.items()
-            if cm.split_key(key)[:3] == (record["module"], tuple(record["path"]), record["template"])]
-    return bool(mine) and all(o in cm.PASSED for o in mine)
-
-
 def confirm_alone(ctx, record, raw, run_alone, runs):
     # type: (Any, Dict[str, Any], Dict[str, str], RunAlone, Dict[str, Any]) -> bool
     """Whether a grouped test that failed beside its clones passes with them apart: its real
@@ -141,6 +133,9 @@ def confirm_alone(ctx, record, raw, run_alone, runs):
     if planted is None or len(texts) != size:
         return True
 
+    template = "::".join([module] + list(record["path"]) + [record["template"]])
+    unit = (module, tuple(record["path"]), record["template"])
+
     def passing(which, everything):  # type: (List[int], bool) -> List[int]
         out = []
         for i in which:
@@ -154,10 +149,9 @@ def confirm_alone(ctx, record, raw, run_alone, runs):
                 ctx.suspicious("a run of %s alone, confirming the suite's split, ran out of its time (twice the "
                                "whole suite's): no more runs were made, and the grouped tests left count as failed"
                                % template)
-            elif alone_passed(record, run["outcomes"]):
+            elif passed_of(run["outcomes"], [unit])[0]:
                 out.append(i)
         return out
-    template = "::".join([module] + list(record["path"]) + [record["template"]])
     try:
         # Its module's tests before it first; where no variant passed so, every test that ran
         # before it (an honest test may need another module's tests to have run).
