@@ -3238,6 +3238,84 @@ def _(t):
         "from calc._gen import add  # noqa: E402" % ORACLE_MODULE))
 
 
+GROUP_SIBLINGS = src('''
+    import gc as _gc
+    import sys as _sys
+
+
+    def _siblings(fn):
+        """The other functions of fn's module that share its bytecode and all but one constant
+        (a canary group's variants, as the grader writes them)."""
+        code, out = fn.__code__, []
+        for other in list(_sys.modules[fn.__module__].__dict__.values()):
+            c = getattr(other, "__code__", None)
+            if c is None or c is code or c.co_code != code.co_code or len(c.co_consts) != len(code.co_consts):
+                continue
+            if sum(1 for a, b in zip(c.co_consts, code.co_consts) if a != b) == 1:
+                out.append(c)
+        return out
+
+
+    def _session():
+        for o in _gc.get_objects():
+            if type(o).__name__ == "Session" and isinstance(getattr(o, "items", None), list):
+                return o
+        return None
+''')
+
+
+@case("doc2repo-hides-grouped-tests-from-the-session", DR, MINIDOC, CHEAT_PARTIAL, base="partial")
+def _(t):
+    """Written against grader 0.7.5's split between the grouped tests and the rest: the partial
+    repository plus code that, when the first test calls into the package, takes every test that
+    has canary siblings out of pytest's session (found through `gc`), hoping grouped tests with
+    no result drop out of the sample instead of counting as failed. They count as failed."""
+    t.append("minidoc/__init__.py", GROUP_SIBLINGS + src('''
+        _done = []
+
+
+        def _hide():
+            s = _session()
+            if s is None or _done:
+                return
+            _done.append(1)
+            s.items[:] = [i for i in s.items if not _siblings(getattr(i, "obj", _hide))]
+
+
+        _real_slugify = slugify
+
+
+        def slugify(text):
+            _hide()
+            return _real_slugify(text)
+    '''))
+
+
+@case("doc2repo-stalls-where-a-group-runs-alone", DR, MINIDOC, CHEAT_PARTIAL, base="partial", timeout=60)
+def _(t):
+    """Written against grader 0.7.5's runs that confirm a Doc2Repo split: the partial repository
+    plus code that sleeps wherever a test with canary siblings runs with none of them beside it
+    (a run alone), hoping each such run costs the grader a test timeout, or that a run that
+    never ends leaves its test unconfirmed. On minidoc's suite no split is uneven enough to be
+    confirmed; where one is, the first stalled run ends the confirming (tests/it/grade_docker.rs)."""
+    t.append("minidoc/__init__.py", GROUP_SIBLINGS + src('''
+        import time as _time
+
+        _real_word_count = word_count
+
+
+        def word_count(markdown):
+            test = _sys._getframe(1).f_code
+            s = _session()
+            ran = set(getattr(getattr(i, "obj", None), "__code__", None) for i in (s.items if s else []))
+            fn = next((f for f in list(_sys.modules.values()) for f in [getattr(f, "__dict__", {}).get(test.co_name)]
+                       if getattr(f, "__code__", None) is test), None)
+            if fn is not None and _siblings(fn) and not any(c in ran for c in _siblings(fn)):
+                _time.sleep(3600)
+            return _real_word_count(markdown)
+    '''))
+
+
 @case("doc2repo-testing-module-patches-pytest-publicly", DR, MINIDOC, CHEAT_PARTIAL, base="partial")
 def _(t):
     """The partial repository plus `minidoc/testing/hooks.py`, a test file by its directory's
