@@ -27,6 +27,6 @@ pub use pipeline::{
 pub use result::{VerifierResult, test_outcome};
 pub use traced::Traced;
 pub use verdict::{
-    Canary, CanaryPlan, Flags, Logs, Outcome, Reason, StaticEvidence, StaticHit, SuiteResult,
-    TestOutcome, Verdict,
+    Canary, CanaryPlan, Flags, Logs, Outcome, Reason, SampleVersusRest, SplitConfirmed,
+    StaticEvidence, StaticHit, SuiteResult, TestOutcome, Verdict,
 };

@@ -320,6 +320,17 @@ no verdict changed (open a row to read it).</p>",
             }
         );
     }
+    if let Some(m) = report.doc2repo_proven {
+        let _ = write!(
+            s,
+            "<p id=\"doc2repo-proven\">Doc2Repo: of the tests that could carry a canary group, \
+<b data-k=\"claimed\">{:.1}%</b> passed; the grouped ones prove at least <b data-k=\"floor\">{:.1}%</b> \
+(mean over {} attempts; the rest of a score rests on the tested process).</p>",
+            m.claimed * 100.0,
+            m.floor * 100.0,
+            m.attempts
+        );
+    }
     s
 }
 
@@ -522,6 +533,16 @@ fn row_facts(out: &mut String, i: &InstanceReport) {
     }
     if let Some(p) = i.forge_chance {
         let _ = write!(out, "<p>forge chance {p}</p>");
+    }
+    if let Some(f) = i.proven {
+        let _ = write!(
+            out,
+            "<p>of the {} tests that could carry a canary group, {:.1}% passed; the grouped \
+ones prove at least {:.1}%</p>",
+            f.tests,
+            f.claimed * 100.0,
+            f.floor * 100.0
+        );
     }
     if !i.flaky_tests.is_empty() {
         let names: Vec<String> = i.flaky_tests.iter().map(|t| escape(t)).collect();

@@ -11,6 +11,7 @@
 //! - `junit.rs`: A run as JUnit XML (`report --format junit`), for CI systems that show test
 //!   reports: one `<testsuite>` per task family, one `<testcase>` per graded attempt.
 //! - `metrics.rs`: The paper's figures from a set of verdicts.
+//! - `proven.rs`: What the canary secret proves of a Doc2Repo score: a floor beside the claim.
 //! - `render.rs`: Renderings of a report: an aligned table, Markdown, JSON, a leaderboard row, HTML
 //!   (`html.rs`) or JUnit XML (`junit.rs`).
 //! - `review.rs`: A reviewer's decisions on `forgery_suspected` verdicts.
@@ -22,6 +23,7 @@ mod harness;
 mod html;
 mod junit;
 mod metrics;
+mod proven;
 mod render;
 mod review;
 mod store;
@@ -34,6 +36,7 @@ pub use metrics::{
     FamilyScore, Scores, SwebenchSummary, Unsubmitted, avg, pass_at_k, round2, scores,
     swebench_summary,
 };
+pub use proven::{FLOOR_CHANCE, MeanProven, ProvenFloor, proven_floor};
 pub use render::{Format, render};
 pub use review::{ACCEPTED_FILE, accept, apply_accepted, read_accepted};
 pub use store::{
@@ -91,6 +94,11 @@ pub struct InstanceReport {
     /// patch refused before any test ran).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forge_chance: Option<f64>,
+    /// Doc2Repo: of the tests that could carry a canary group, the share that passed and the
+    /// share the grouped ones prove (a payload that recognises the groups may force part of the
+    /// rest; the floor is what rests on the secret).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proven: Option<ProvenFloor>,
     /// Evidence for review that changed no verdict (static evidence in the submission's source,
     /// what the runner saw in the tested process, a canary contradiction that did not hold
     /// alone): a sentence each.
@@ -246,6 +254,10 @@ pub struct Report {
     /// of the run (absent when none is resolved, or none planted a group).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_forge_chance: Option<f64>,
+    /// Doc2Repo attempts with a proven floor: the mean share claimed and the mean floor over them
+    /// (absent when none has one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doc2repo_proven: Option<MeanProven>,
     /// The instances in scope with no verdict, each with its family: they count in the family
     /// figures and AVG as not resolved (Doc2Repo: 0).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -330,6 +342,7 @@ pub fn build_report(
                 suite: st.verdict.suite.clone(),
                 static_evidence: st.verdict.static_evidence.clone(),
                 forge_chance: st.verdict.canary_plan.as_ref().map(|p| p.forge_chance),
+                proven: st.verdict.canary_plan.as_ref().and_then(proven_floor),
                 for_review: for_review(&st.verdict),
                 timings: st.verdict.timings.clone(),
                 calibration: calibration.and_then(|c| c.class_of(&st.verdict.instance_id)),
@@ -352,6 +365,7 @@ pub fn build_report(
         },
         flagged_for_review: 0,
         max_forge_chance: None,
+        doc2repo_proven: None,
         unsubmitted,
     };
     report.flagged_for_review = report
@@ -365,6 +379,13 @@ pub fn build_report(
         .filter(|i| i.verdict == Outcome::Resolved)
         .filter_map(|i| i.forge_chance)
         .reduce(f64::max);
+    report.doc2repo_proven = MeanProven::of(
+        report
+            .instances
+            .iter()
+            .filter(|i| !i.excluded)
+            .filter_map(|i| i.proven),
+    );
     report
 }
 

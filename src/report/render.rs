@@ -284,6 +284,7 @@ fn table_notes(report: &Report) -> String {
     s.push_str(&review_lines(report));
     s.push_str(&flagged_lines(report));
     s.push_str(&forge_chance_line(report));
+    s.push_str(&proven_line(report));
     let unresolved = &report.swebench.unresolved_ids;
     if !unresolved.is_empty() {
         s.push_str(&format!(
@@ -446,6 +447,23 @@ fn forge_chance_line(report: &Report) -> String {
             "forge chance: a blind forger gets any one resolved verdict here undetected at most \
              1 in {:.0}\n",
             1.0 / p
+        ),
+        None => String::new(),
+    }
+}
+
+/// What the canary secret proves of the run's Doc2Repo scores, beside what they claim.
+fn proven_line(report: &Report) -> String {
+    match report.doc2repo_proven {
+        Some(m) => format!(
+            "doc2repo proven: of the tests that could carry a canary group, {:.1}% passed; the \
+             grouped ones prove at least {:.1}% (mean over {} attempt{}, each floor ruled out \
+             below 1 in {:.0}); the rest of a score rests on the tested process\n",
+            m.claimed * 100.0,
+            m.floor * 100.0,
+            m.attempts,
+            if m.attempts == 1 { "" } else { "s" },
+            1.0 / super::FLOOR_CHANCE
         ),
         None => String::new(),
     }

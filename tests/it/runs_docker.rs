@@ -120,6 +120,19 @@ fn a_run_grades_resumes_and_regrades_changed_submissions() {
         "{}",
         report["avg"]
     );
+    // What the secret proves of the two Doc2Repo scores, beside what they claim, in the JSON
+    // and the table.
+    let proven = &report["doc2repo_proven"];
+    assert_eq!(proven["attempts"], 2, "{report:#}");
+    let (claimed, floor) = (
+        proven["claimed"].as_f64().unwrap(),
+        proven["floor"].as_f64().unwrap(),
+    );
+    assert!(floor <= claimed && claimed > 0.0, "{proven}");
+    assert!(
+        stdout.contains("doc2repo proven: of the tests that could carry a canary group"),
+        "{stdout}"
+    );
 
     // A second run finishes at once, with nothing graded again.
     let t = Instant::now();
