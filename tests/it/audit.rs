@@ -769,3 +769,49 @@ fn files_the_agent_wrote_are_read_where_they_run() {
         }
     }
 }
+
+/// A predictions file holds patches, not trajectories: `audit` says so once, naming the file,
+/// and fails (it erred once per line); in a folder beside a trajectory it is named as skipped,
+/// and a folder of predictions only is the same one error.
+#[test]
+fn a_predictions_file_is_named_once_not_audited_line_by_line() {
+    let preds = fixtures().join("predictions/demo.jsonl");
+    let lines = std::fs::read_to_string(&preds).unwrap().lines().count();
+    assert!(lines > 1);
+    let run = |path: &std::path::Path| {
+        let out = cargo_bin_cmd!("beyondswe")
+            .arg("audit")
+            .arg(path)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, _, stderr) = run(&preds);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(stderr.matches("a predictions file").count(), 1, "{stderr}");
+    assert!(stderr.contains("demo.jsonl"), "{stderr}");
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(&preds, dir.path().join("preds.jsonl")).unwrap();
+    let (code, _, stderr) = run(dir.path());
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("its only files of an agent are predictions files (1)"),
+        "{stderr}"
+    );
+
+    let line = atif_line("acme_calc_pr7", "pytest -q", &[]);
+    std::fs::write(dir.path().join("release.jsonl"), format!("{line}\n")).unwrap();
+    let (code, stdout, stderr) = run(dir.path());
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("acme_calc_pr7"), "{stdout}");
+    assert!(
+        stderr.contains("preds.jsonl: skipped: a predictions file, patches with no trajectory")
+            && stderr.contains("1 item(s) not audited"),
+        "{stderr}"
+    );
+}

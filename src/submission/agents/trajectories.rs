@@ -100,10 +100,23 @@ pub enum SourceError {
     Missing(PathBuf),
     /// A directory holding neither a Harbor trial nor a transcript (searched six levels deep).
     #[error(
-        "{}: no Harbor trial (result.json with task_name) and no Claude Code or Codex transcript in it",
+        "{}: no Harbor trial (result.json with task_name) and no agent transcript or trajectory this audit reads in it (searched six levels deep)",
         .0.display()
     )]
     NothingToAudit(PathBuf),
+    /// A predictions file: a patch a line, no trajectory (said once, not once per line).
+    #[error(
+        "{}: a predictions file (instance_id and model_patch a line): patches with no trajectory, nothing to audit; audit the agent's own output (its transcripts, a Harbor job, a release from `release from-harbor`)",
+        .0.display()
+    )]
+    Predictions(PathBuf),
+    /// A folder whose only files an audit could take are predictions files (how many).
+    #[error(
+        "{}: its only files of an agent are predictions files ({n}): patches with no trajectory, nothing to audit; audit the agent's own output (its transcripts, a Harbor job, a release from `release from-harbor`)",
+        .0.display(),
+        n = .1
+    )]
+    OnlyPredictions(PathBuf, usize),
     /// A release file that cannot be opened or read; a bad line is reported with its line
     /// instead, and reading goes on.
     #[error(transparent)]
@@ -146,6 +159,13 @@ pub enum Item {
 
 fn is_release_line(v: &Value) -> bool {
     v.get("task_name").is_some() || v.get("instance_id").is_some()
+}
+
+/// A SWE-bench prediction: an instance's patch (or repository), with no trajectory to read.
+fn is_prediction_line(v: &Value) -> bool {
+    v.get("instance_id").is_some()
+        && (v.get("model_patch").is_some() || v.get("model_repo").is_some())
+        && read_line(v).is_none()
 }
 
 /// A raw transcript file: read it whole, name its instance; the files it read (its sub-agents'
@@ -258,6 +278,9 @@ pub fn for_each_item(
     let named = trajectory_file_name(path).is_some()
         || path.file_name().is_some_and(|n| n == "trajectory.json");
     let release = !named && first.as_ref().is_some_and(is_release_line);
+    if release && first.as_ref().is_some_and(is_prediction_line) {
+        return Err(SourceError::Predictions(path.to_owned()));
+    }
     if !release && matches!(sniff(path), Ok(Some(_))) {
         f(1, transcript_item(path, instance, &mut HashSet::new()));
         return Ok(());
@@ -317,14 +340,14 @@ fn folder_items(
             FileKind::Transcript
         } else if trajectory_file_name(p).is_some() || e.openhands_events().is_some() {
             FileKind::Document
-        } else if super::first_line_json(p)
-            .is_some_and(|v| is_release_line(&v) && read_line(&v).is_some())
-        {
-            // One trajectory a line, each naming its instance: an OpenHands `output.jsonl`, an
-            // AweAgent `trajectories.jsonl`, a release.
-            FileKind::Lines
         } else {
-            FileKind::Other
+            match super::first_line_json(p) {
+                // One trajectory a line, each naming its instance: an OpenHands `output.jsonl`,
+                // an AweAgent `trajectories.jsonl`, a release.
+                Some(v) if is_release_line(&v) && read_line(&v).is_some() => FileKind::Lines,
+                Some(v) if is_prediction_line(&v) => FileKind::Predictions,
+                _ => FileKind::Other,
+            }
         }
     };
     let kinds: Vec<FileKind> = files.iter().map(|e| kind(e)).collect();
@@ -346,7 +369,15 @@ fn folder_items(
         )
     });
     if !any {
-        return Err(SourceError::NothingToAudit(path.to_owned()));
+        let preds = kinds
+            .iter()
+            .filter(|k| **k == FileKind::Predictions)
+            .count();
+        return Err(if preds > 0 {
+            SourceError::OnlyPredictions(path.to_owned(), preds)
+        } else {
+            SourceError::NothingToAudit(path.to_owned())
+        });
     }
     // `--instance` names the folder's one trajectory (a stray sub-agent's rollout with it).
     let one = (auditable <= 1).then_some(instance).flatten();
@@ -383,6 +414,10 @@ fn folder_items(
                 file.display()
             ))),
             FileKind::Lines => continue, // read line by line above
+            FileKind::Predictions => Ok(Item::NothingToAudit(format!(
+                "{}: skipped: a predictions file, patches with no trajectory",
+                file.display()
+            ))),
             FileKind::Other => Ok(Item::NothingToAudit(format!(
                 "{}: skipped: not a transcript or trajectory this audit reads",
                 file.display()
@@ -432,6 +467,8 @@ enum FileKind {
     Document,
     /// One trajectory a line, each naming its instance.
     Lines,
+    /// A patch a line (SWE-bench predictions): nothing to audit.
+    Predictions,
     /// An agent's output that is recognised and not read (Cline), with what it is.
     Unsupported(String),
     /// A link, a FIFO, a device: never opened; what it is.
