@@ -1011,3 +1011,66 @@ fn one_trajectory_of_a_run_takes_the_run_s_predictions_and_only_its_own() {
         assert_eq!(lines[0]["model_name_or_path"], "acme-model", "{stderr}");
     }
 }
+
+/// A Harbor trial's steps are read from one place for ingest (the files a replay reads) and the
+/// audit: its raw agent log when it left one, else its ATIF trajectory (ingest kept no file for
+/// a trial with only `agent/trajectory.json`, so `--reconstruct` had nothing to replay); a
+/// trajectory that is a link is neither's; a trial with neither says so in both.
+#[test]
+fn a_harbor_trials_steps_are_read_from_the_same_file_by_both_commands() {
+    use beyondswe::audit::{Item, for_each_item};
+    let tmp = tempfile::tempdir().unwrap();
+    let job = tmp.path().join("job");
+    super::support::copy_dir(
+        &super::support::fixtures().join("agents/harbor-job/2026-03-25__10-00-00"),
+        &job,
+    );
+    let trial = job.join("acme_calc_pr7__a8Kp2Qz");
+    let audited = |job: &Path| {
+        let mut out = Vec::new();
+        for_each_item(job, None, |_, item| {
+            out.push(match item {
+                Ok(Item::Line(v)) => format!("line {}", v["attempt"]),
+                Ok(Item::Transcript { source, .. }) => format!("transcript {source}"),
+                Ok(_) => "other".to_owned(),
+                Err(e) => format!("error {e}"),
+            })
+        })
+        .unwrap();
+        out
+    };
+    let ing = beyondswe::submission::ingest(&job, None, None).unwrap();
+    let item = ing
+        .items
+        .iter()
+        .find(|i| i.source == trial.display().to_string())
+        .unwrap();
+    assert_eq!(item.transcript, vec![trial.join("agent/trajectory.json")]);
+
+    // A link in its place leads out of the trial: neither command reads it.
+    let outside = tmp.path().join("elsewhere.json");
+    std::fs::rename(trial.join("agent/trajectory.json"), &outside).unwrap();
+    std::os::unix::fs::symlink(&outside, trial.join("agent/trajectory.json")).unwrap();
+    let ing = beyondswe::submission::ingest(&job, None, None).unwrap();
+    let item = ing
+        .items
+        .iter()
+        .find(|i| i.source == trial.display().to_string())
+        .unwrap();
+    assert!(item.transcript.is_empty(), "{:?}", item.transcript);
+    assert!(
+        item.note
+            .as_deref()
+            .unwrap_or_default()
+            .contains("no agent/trajectory.json"),
+        "{:?}",
+        item.note
+    );
+    let lines = audited(&job);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("error") && l.contains("acme_calc_pr7__a8Kp2Qz: no agent log")),
+        "{lines:?}"
+    );
+}

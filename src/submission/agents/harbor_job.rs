@@ -72,6 +72,46 @@ pub(crate) fn in_order(trials: Vec<(PathBuf, Value)>) -> Vec<OrderedTrial> {
     out
 }
 
+/// What a trial left to read its agent's steps from: the one rule ingest (and its replay) and
+/// the audit both follow.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum TrialSteps {
+    /// The agent's raw log (a Claude Code or Codex transcript with its sub-agents' files), read
+    /// by that agent's reader: it holds more than the ATIF trajectory Harbor makes of it.
+    Log(Vec<PathBuf>),
+    /// Its ATIF trajectory, `agent/trajectory.json`.
+    Trajectory(PathBuf),
+    /// Harbor's own agent (`oracle`, `nop`) ran and left no trajectory: no model, no steps.
+    BuiltIn(String),
+    /// Neither a log nor a trajectory.
+    Missing,
+}
+
+/// Where the steps of the trial in `dir` (its `result.json` is `result`) are to be read.
+pub(crate) fn trial_steps(dir: &Path, result: &Value) -> TrialSteps {
+    if let Some(files) = crate::harbor::trial_agent_log(dir)
+        && files
+            .first()
+            .is_some_and(|f| matches!(sniff(f), Ok(Some(_))))
+    {
+        return TrialSteps::Log(files);
+    }
+    let trajectory = dir.join(TRAJECTORY);
+    if crate::files::is_own_file(&trajectory) {
+        return TrialSteps::Trajectory(trajectory);
+    }
+    match crate::harbor::built_in_agent(result) {
+        Some(agent) => TrialSteps::BuiltIn(agent.to_owned()),
+        None => TrialSteps::Missing,
+    }
+}
+
+/// A trial's ATIF trajectory, relative to its directory.
+pub(crate) const TRAJECTORY: &str = "agent/trajectory.json";
+
+/// What a trial without steps to read says, for a person.
+pub(crate) const NO_STEPS: &str = "no agent log (agent/claude-code.txt, agent/codex.txt, agent/sessions/) and no agent/trajectory.json";
+
 /// A trial's start time, directory and `result.json`.
 type Trial = (String, PathBuf, Value);
 
@@ -128,13 +168,16 @@ fn harbor_trial(
             "no patch in artifacts/ (see README: collect one with a post-agent step)",
         ));
     }
-    let transcript = crate::harbor::trial_agent_log(dir)
-        .filter(|files| {
-            files
-                .first()
-                .is_some_and(|f| matches!(sniff(f), Ok(Some(_))))
-        })
-        .unwrap_or_default();
+    // The files a replay reads the agent's edits from: the ones the audit reads its steps from.
+    let transcript = match trial_steps(dir, v) {
+        TrialSteps::Log(files) => files,
+        TrialSteps::Trajectory(t) => vec![t],
+        TrialSteps::BuiltIn(_) => Vec::new(),
+        TrialSteps::Missing => {
+            note = Some(join_note(note, NO_STEPS));
+            Vec::new()
+        }
+    };
     Ok(Ingested {
         instance_id: task.to_owned(),
         attempt,

@@ -8,6 +8,7 @@
 //! trajectories from here; it parses no agent's file itself.
 
 use super::folder::Entry;
+use super::harbor_job::{NO_STEPS, TRAJECTORY, TrialSteps, trial_steps};
 use super::trajectory::{Agent, Trajectory};
 use super::{
     Folder, atif, aweagent, instance_from_file_name, is_codex_child_rollout, mini_swe_agent,
@@ -195,52 +196,47 @@ fn transcript_item(
     })
 }
 
-/// A Harbor trial: its agent's raw log when it left one, else its ATIF trajectory. `instance`:
-/// as ingest names it, the task's `instance_id`, else Harbor's task name (empty: neither).
-/// `attempt`: its number among the instance's trials.
+/// A Harbor trial: its agent's raw log when it left one, else its ATIF trajectory
+/// ([`trial_steps`]). `instance`: as ingest names it, the task's `instance_id`, else Harbor's
+/// task name (empty: neither). `attempt`: its number among the instance's trials.
 fn trial_item(dir: &Path, result: &Value, instance: String, attempt: u32) -> Result<Item, String> {
     let task_name = (!instance.is_empty()).then_some(instance);
-    if let Some(files) = crate::harbor::trial_agent_log(dir)
-        && files
-            .first()
-            .is_some_and(|f| matches!(sniff(f), Ok(Some(_))))
-        && let Some(task) = &task_name
-    {
-        let transcript = read_transcripts(&files).map_err(|e| e.to_string())?;
-        return Ok(Item::Transcript {
-            task_name: task.clone(),
-            reward: crate::harbor::trial_reward(result),
-            attempt: Some(attempt),
-            source: files[0].display().to_string(),
-            transcript: Box::new(transcript),
-        });
-    }
+    let reward = crate::harbor::trial_reward(result);
+    let trajectory = match trial_steps(dir, result) {
+        TrialSteps::Log(files) if task_name.is_some() => {
+            let transcript = read_transcripts(&files).map_err(|e| e.to_string())?;
+            return Ok(Item::Transcript {
+                task_name: task_name.unwrap_or_default(),
+                reward,
+                attempt: Some(attempt),
+                source: files[0].display().to_string(),
+                transcript: Box::new(transcript),
+            });
+        }
+        // A raw log with no task to name it by: the ATIF trajectory beside it, as a line.
+        TrialSteps::Log(_) => dir.join(TRAJECTORY),
+        TrialSteps::Trajectory(t) => t,
+        TrialSteps::BuiltIn(agent) => {
+            return Ok(Item::NothingToAudit(format!(
+                "{}: Harbor's own `{agent}` agent runs no model and leaves no trajectory; nothing to audit",
+                dir.display()
+            )));
+        }
+        TrialSteps::Missing => return Err(format!("{}: {NO_STEPS}", dir.display())),
+    };
+    let text = crate::record::read_text_capped(&trajectory)
+        .map_err(|_| format!("{}: {NO_STEPS}", dir.display()))?;
+    let t = serde_json::from_str::<Value>(&text)
+        .map_err(|e| format!("{}: agent/trajectory.json is not JSON: {e}", dir.display()))?;
     let mut line = serde_json::Map::new();
     line.insert(
         "task_name".into(),
         task_name.map(Value::from).unwrap_or(Value::Null),
     );
-    if let Some(r) = crate::harbor::trial_reward(result) {
+    if let Some(r) = reward {
         line.insert("reward".into(), r.into());
     }
     line.insert("attempt".into(), attempt.into());
-    let traj = dir.join("agent/trajectory.json");
-    if let Some(agent) = crate::harbor::built_in_agent(result)
-        && !traj.exists()
-    {
-        return Ok(Item::NothingToAudit(format!(
-            "{}: Harbor's own `{agent}` agent runs no model and leaves no trajectory; nothing to audit",
-            dir.display()
-        )));
-    }
-    let text = crate::record::read_text_capped(&traj).map_err(|_| {
-        format!(
-            "{}: no agent log (agent/claude-code.txt, agent/codex.txt, agent/sessions/) and no agent/trajectory.json",
-            dir.display()
-        )
-    })?;
-    let t = serde_json::from_str::<Value>(&text)
-        .map_err(|e| format!("{}: agent/trajectory.json is not JSON: {e}", dir.display()))?;
     line.insert("trajectory".into(), t);
     Ok(Item::Line(Value::Object(line)))
 }
