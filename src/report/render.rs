@@ -457,8 +457,9 @@ fn proven_line(report: &Report) -> String {
     match report.doc2repo_proven {
         Some(m) => format!(
             "doc2repo proven: of the tests that could carry a canary group, {:.1}% passed; the \
-             grouped ones prove at least {:.1}% (mean over {} attempt{}, each floor ruled out \
-             below 1 in {:.0}); the rest of a score rests on the tested process\n",
+             grouped ones prove at least {:.1}% (mean over {} attempt{}: under its floor, grouped \
+             tests do this well less often than 1 in {:.0}); the rest of a score rests on the \
+             tested process\n",
             m.claimed * 100.0,
             m.floor * 100.0,
             m.attempts,
