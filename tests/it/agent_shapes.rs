@@ -691,12 +691,7 @@ fn a_transcript_saved_as_a_log_file_is_read_alike() {
 /// name, and the audit named the trial by it where ingest named the instance.
 #[test]
 fn a_harbor_trial_is_named_by_its_tasks_instance_id_in_both_commands() {
-    let tmp = tempfile::tempdir().unwrap();
-    let job = tmp.path().join("job");
-    super::support::copy_dir(
-        &super::support::fixtures().join("agents/transcripts/harbor-raw/2026-04-02__09-00-00"),
-        &job,
-    );
+    let (tmp, job) = job_copy("agents/transcripts/harbor-raw/2026-04-02__09-00-00");
     let task = tmp.path().join("tasks/acme_calc_pr7");
     std::fs::create_dir_all(&task).unwrap();
     std::fs::write(
@@ -1019,12 +1014,7 @@ fn one_trajectory_of_a_run_takes_the_run_s_predictions_and_only_its_own() {
 #[test]
 fn a_harbor_trials_steps_are_read_from_the_same_file_by_both_commands() {
     use beyondswe::audit::{Item, for_each_item};
-    let tmp = tempfile::tempdir().unwrap();
-    let job = tmp.path().join("job");
-    super::support::copy_dir(
-        &super::support::fixtures().join("agents/harbor-job/2026-03-25__10-00-00"),
-        &job,
-    );
+    let (tmp, job) = job_copy("agents/harbor-job/2026-03-25__10-00-00");
     let trial = job.join("acme_calc_pr7__a8Kp2Qz");
     let audited = |job: &Path| {
         let mut out = Vec::new();
@@ -1039,24 +1029,23 @@ fn a_harbor_trials_steps_are_read_from_the_same_file_by_both_commands() {
         .unwrap();
         out
     };
-    let ing = beyondswe::submission::ingest(&job, None, None).unwrap();
-    let item = ing
-        .items
-        .iter()
-        .find(|i| i.source == trial.display().to_string())
-        .unwrap();
+    // What ingest makes of the trial.
+    let ingested = || {
+        beyondswe::submission::ingest(&job, None, None)
+            .unwrap()
+            .items
+            .into_iter()
+            .find(|i| i.source == trial.display().to_string())
+            .unwrap()
+    };
+    let item = ingested();
     assert_eq!(item.transcript, vec![trial.join("agent/trajectory.json")]);
 
     // A link in its place leads out of the trial: neither command reads it.
     let outside = tmp.path().join("elsewhere.json");
     std::fs::rename(trial.join("agent/trajectory.json"), &outside).unwrap();
     std::os::unix::fs::symlink(&outside, trial.join("agent/trajectory.json")).unwrap();
-    let ing = beyondswe::submission::ingest(&job, None, None).unwrap();
-    let item = ing
-        .items
-        .iter()
-        .find(|i| i.source == trial.display().to_string())
-        .unwrap();
+    let item = ingested();
     assert!(item.transcript.is_empty(), "{:?}", item.transcript);
     assert!(
         item.note
@@ -1073,4 +1062,12 @@ fn a_harbor_trials_steps_are_read_from_the_same_file_by_both_commands() {
             .any(|l| l.starts_with("error") && l.contains("acme_calc_pr7__a8Kp2Qz: no agent log")),
         "{lines:?}"
     );
+}
+
+/// A fixture's Harbor job (`rel` under `fixtures/`) copied to `job/` in a new temporary folder.
+fn job_copy(rel: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let job = tmp.path().join("job");
+    super::support::copy_dir(&super::support::fixtures().join(rel), &job);
+    (tmp, job)
 }
