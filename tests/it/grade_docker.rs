@@ -762,6 +762,51 @@ fn doc2repo_forcing_only_the_ungrouped_tests_is_proof_and_honest_trees_are_not_f
     );
 }
 
+/// The draw's limit, written down: a forger that forces only part of the ungrouped tests (those
+/// whose name's bytes sum to an even number) and answers wrongly everywhere else has a true score
+/// of 0, yet moves the split less than proof needs (0 of 6 grouped against about half of 32: no
+/// confirming run, no flag) and keeps the score it forced. The report's floor says what the
+/// secret proves of it: 0.
+#[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
+fn doc2repo_forcing_part_of_the_ungrouped_tests_keeps_its_score_and_a_floor_of_zero() {
+    let g = Grader::new();
+    let dir = tempfile::tempdir().unwrap();
+    let wide_zip = dir.path().join("wide_suite.zip");
+    let wide = wide_doc2repo(&wide_zip);
+    let forger = doc2repo_forger(dir.path(), "half", &[UNGROUPED, HALF]);
+    let submission = Submission::Tree(read_tree(&forger, TreeLimits::default()).unwrap());
+    let opts = g.options(Duration::from_secs(120));
+    let input = GradeInput {
+        record: &wide,
+        submission: &submission,
+        test_suite: Some(&wide_zip),
+        image_override: None,
+    };
+    let v = g.rt.block_on(grade::grade(&g.sandbox, input, &opts));
+    let plan = v.canary_plan.clone().expect("a canary plan");
+    let split = plan.sample_versus_rest.clone().expect("a split");
+    assert_eq!(split.grouped, [0, 6], "{v:#?}");
+    assert!(
+        split.rest[0] > 8 && split.rest[0] < 24 && split.rest[1] == 32,
+        "{split:?}"
+    );
+    assert!(
+        split.chance >= 1e-4 && split.confirmed.is_none(),
+        "{split:?}"
+    );
+    assert_ne!(v.reason, Reason::ForgeryDetected, "{v:#?}");
+    assert!(v.flags.forgery.is_empty(), "{v:#?}");
+    assert!(
+        (v.score - f64::from(split.rest[0]) / 38.0).abs() < 1e-9,
+        "{} {split:?}",
+        v.score
+    );
+    let floor = beyondswe::report::proven_floor(&plan).expect("a floor");
+    assert_eq!(floor.floor, 0.0, "{floor:?}");
+    assert!((floor.claimed - v.score).abs() < 1e-9, "{floor:?}");
+}
+
 /// An honest suite whose every test fails under another name, as tests that compare with a
 /// snapshot kept under their name do: minidoc's wide suite with a conftest that fails a test
 /// whose name is not among the 38 it knows. A group's variants are renamed, so the reference
@@ -863,6 +908,8 @@ pub(crate) const UNGROUPED: &str = "doc2repo_forces_the_ungrouped.py";
 const ALONE: &str = "doc2repo_forces_what_runs_alone.py";
 /// Then stalls where a variant runs alone.
 const STALLS: &str = "doc2repo_stalls_what_runs_alone.py";
+/// After [`UNGROUPED`]: forces only about half of the tests it sees no group in.
+const HALF: &str = "doc2repo_forces_half_the_ungrouped.py";
 
 pub(crate) fn zip_dir(src: &Path, dest: &Path) {
     let file = std::fs::File::create(dest).unwrap();
