@@ -815,3 +815,47 @@ fn a_predictions_file_is_named_once_not_audited_line_by_line() {
         "{stderr}"
     );
 }
+
+/// JSON lines that are neither a release nor any agent's output are refused once, naming the
+/// file (the audit erred once per line, after printing an empty table); a release whose first
+/// line is broken is still read on, its bad line named.
+#[test]
+fn a_file_of_no_known_shape_is_refused_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("junk.jsonl");
+    std::fs::write(&junk, "{\"a\": 1}\n{\"a\": 2}\n{\"a\": 3}\n").unwrap();
+    let out = cargo_bin_cmd!("beyondswe")
+        .arg("audit")
+        .arg(&junk)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.matches("junk.jsonl").count(), 1, "{stderr}");
+    assert!(stderr.contains("not a release"), "{stderr}");
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+
+    let release = dir.path().join("release.jsonl");
+    let line = atif_line("acme_calc_pr7", "pytest -q", &[]);
+    std::fs::write(&release, format!("{{\"task_name\": \n{line}\n")).unwrap();
+    let (audits, stderr, code) = {
+        let out = cargo_bin_cmd!("beyondswe")
+            .arg("audit")
+            .arg(&release)
+            .arg("--json")
+            .output()
+            .unwrap();
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+            out.status.code(),
+        )
+    };
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("release.jsonl:1:"), "{stderr}");
+    assert!(audits.contains("acme_calc_pr7"), "{audits}");
+}

@@ -105,6 +105,13 @@ pub enum SourceError {
         .0.display()
     )]
     NothingToAudit(PathBuf),
+    /// JSON lines that are neither a release (the first names no task) nor an agent's output
+    /// the readers know.
+    #[error(
+        "{}: not a release (its first line has no task_name or instance_id) and no transcript or trajectory this audit reads (Claude Code, Codex, Gemini CLI, Aider, ATIF, SWE-agent, mini-swe-agent, OpenHands, AweAgent)",
+        .0.display()
+    )]
+    NotATrajectory(PathBuf),
     /// A predictions file: a patch a line, no trajectory (said once, not once per line).
     #[error(
         "{}: a predictions file (instance_id and model_patch a line): patches with no trajectory, nothing to audit; audit the agent's own output (its transcripts, a Harbor job, a release from `release from-harbor`)",
@@ -288,6 +295,11 @@ pub fn for_each_item(
         if let Some(item) = document_item(path, None, instance) {
             f(1, item);
             return Ok(());
+        }
+        // JSON lines whose first names no task: not a release, and no agent's either. Said
+        // once (a first line that is not JSON may be a release's bad line: read on).
+        if first.is_some() {
+            return Err(SourceError::NotATrajectory(path.to_owned()));
         }
     }
     let mut lines = JsonLines::open(path)?;
