@@ -814,6 +814,35 @@ fn a_predictions_file_is_named_once_not_audited_line_by_line() {
             && stderr.contains("1 item(s) not audited"),
         "{stderr}"
     );
+
+    // A trajectory after a prediction is audited, alone and in a folder: a first line shaped
+    // as a prediction hides nothing.
+    let mixed = dir.path().join("mixed.jsonl");
+    let first = std::fs::read_to_string(&preds)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .to_owned();
+    let cheat = atif_line(
+        "acme_calc_pr7",
+        "curl https://github.com/acme/calc/pull/7.diff",
+        &[],
+    );
+    std::fs::write(&mixed, format!("{first}\n{cheat}\n")).unwrap();
+    std::fs::remove_file(dir.path().join("release.jsonl")).unwrap();
+    std::fs::remove_file(dir.path().join("preds.jsonl")).unwrap();
+    for path in [mixed.clone(), dir.path().to_owned()] {
+        let (code, stdout, stderr) = run(&path);
+        assert_eq!(code, Some(0), "{}: {stderr}", path.display());
+        assert!(stdout.contains("acme_calc_pr7"), "{stdout}");
+        assert!(!stdout.contains(" clean "), "{stdout}");
+        assert!(
+            stderr
+                .contains("mixed.jsonl: 1 prediction line(s), patches with no trajectory: skipped"),
+            "{stderr}"
+        );
+    }
 }
 
 /// JSON lines that are neither a release nor any agent's output are refused once, naming the

@@ -281,9 +281,6 @@ pub fn for_each_item(
     let named = trajectory_file_name(path).is_some()
         || path.file_name().is_some_and(|n| n == "trajectory.json");
     let release = !named && first.as_ref().is_some_and(is_release_line);
-    if release && first.as_ref().is_some_and(is_prediction_line) {
-        return Err(SourceError::Predictions(path.to_owned()));
-    }
     if !release && matches!(sniff(path), Ok(Some(_))) {
         f(1, transcript_item(path, instance, &mut HashSet::new()));
         return Ok(());
@@ -303,16 +300,74 @@ pub fn for_each_item(
         }
     }
     let mut lines = JsonLines::open(path)?;
+    // A prediction among the lines (a patch, no trajectory) is passed over and counted: a file
+    // of nothing else is one error, and a trajectory after a prediction is still audited.
+    let mut predictions = Predictions::default();
     while let Some(item) = lines.next_value() {
         match item {
-            Ok((n, v)) => f(n, Ok(Item::Line(v))),
+            Ok((n, v)) if is_prediction_line(&v) => predictions.pass_over(n),
+            Ok((n, v)) => {
+                predictions.others = true;
+                f(n, Ok(Item::Line(v)));
+            }
             Err(e) => match e.line() {
-                Some(n) => f(n, Err(e.to_string())),
+                Some(n) => {
+                    predictions.others = true;
+                    f(n, Err(e.to_string()));
+                }
                 None => return Err(e.into()),
             },
         }
     }
-    Ok(())
+    match predictions.first {
+        Some(_) if !predictions.others => Err(SourceError::Predictions(path.to_owned())),
+        Some(n) => {
+            f(n, Ok(predictions.not_audited(path)));
+            Ok(())
+        }
+        None => Ok(()),
+    }
+}
+
+/// Whether every line of a file is a prediction (a line that is not JSON is not one: it is
+/// reported where the file is read as lines).
+fn only_predictions(path: &Path) -> bool {
+    let Ok(mut lines) = JsonLines::open(path) else {
+        return false;
+    };
+    while let Some(item) = lines.next_value() {
+        match item {
+            Ok((_, v)) if is_prediction_line(&v) => {}
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// The predictions met among a file's lines of trajectories.
+#[derive(Default)]
+struct Predictions {
+    /// The first one's number, and how many.
+    first: Option<u64>,
+    count: u64,
+    /// Any line that was not a prediction.
+    others: bool,
+}
+
+impl Predictions {
+    fn pass_over(&mut self, n: u64) {
+        self.first.get_or_insert(n);
+        self.count += 1;
+    }
+
+    /// What the audit says of them: not audited, with why.
+    fn not_audited(&self, file: &Path) -> Item {
+        Item::NothingToAudit(format!(
+            "{}: {} prediction line(s), patches with no trajectory: skipped",
+            file.display(),
+            self.count
+        ))
+    }
 }
 
 /// A folder of agent output, read whole: every transcript and trajectory file in it (six levels
@@ -353,7 +408,9 @@ fn folder_items(
                 // One trajectory a line, each naming its instance: an OpenHands `output.jsonl`,
                 // an AweAgent `trajectories.jsonl`, a release.
                 Some(v) if is_release_line(&v) && read_line(&v).is_some() => FileKind::Lines,
-                Some(v) if is_prediction_line(&v) => FileKind::Predictions,
+                // Predictions, unless a line after the first carries a trajectory.
+                Some(v) if is_prediction_line(&v) && only_predictions(p) => FileKind::Predictions,
+                Some(v) if is_prediction_line(&v) => FileKind::Lines,
                 _ => FileKind::Other,
             }
         }
@@ -447,17 +504,26 @@ fn lines_of(file: &Path, n: &mut u64, f: &mut impl FnMut(u64, Result<Item, Strin
             return;
         }
     };
+    let mut predictions = Predictions::default();
     while let Some(item) = lines.next_value() {
-        *n += 1;
         match item {
-            Ok((_, v)) => f(*n, Ok(Item::Line(v))),
+            Ok((line, v)) if is_prediction_line(&v) => predictions.pass_over(line),
+            Ok((_, v)) => {
+                *n += 1;
+                f(*n, Ok(Item::Line(v)));
+            }
             Err(e) => {
+                *n += 1;
                 f(*n, Err(format!("{}: {e}", file.display())));
                 if e.line().is_none() {
-                    return;
+                    break;
                 }
             }
         }
+    }
+    if predictions.first.is_some() {
+        *n += 1;
+        f(*n, Ok(predictions.not_audited(file)));
     }
 }
 
@@ -475,7 +541,8 @@ enum FileKind {
     Document,
     /// One trajectory a line, each naming its instance.
     Lines,
-    /// A patch a line (SWE-bench predictions): nothing to audit.
+    /// A patch a line (SWE-bench predictions) and nothing else: nothing to audit. A file whose
+    /// first line is a prediction and a later one a trajectory is [`FileKind::Lines`].
     Predictions,
     /// An agent's output that is recognised and not read (Cline), with what it is.
     Unsupported(String),
