@@ -887,4 +887,26 @@ fn a_file_of_no_known_shape_is_refused_once() {
     assert_eq!(code, Some(1), "{stderr}");
     assert!(stderr.contains("release.jsonl:1:"), "{stderr}");
     assert!(audits.contains("acme_calc_pr7"), "{audits}");
+
+    // A first line of no known shape hides no trajectory after it, alone or in a folder: the
+    // trajectory is audited and the line named.
+    std::fs::remove_file(&release).unwrap();
+    std::fs::write(&junk, format!("{{\"a\": 1}}\n{line}\n")).unwrap();
+    for path in [junk.clone(), dir.path().to_owned()] {
+        let out = cargo_bin_cmd!("beyondswe")
+            .arg("audit")
+            .arg(&path)
+            .arg("--json")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{}: {stderr}", path.display());
+        assert!(
+            stdout.contains("acme_calc_pr7"),
+            "{}: {stdout}",
+            path.display()
+        );
+        assert!(stderr.contains("no task_name or instance_id"), "{stderr}");
+    }
 }

@@ -293,9 +293,9 @@ pub fn for_each_item(
             f(1, item);
             return Ok(());
         }
-        // JSON lines whose first names no task: not a release, and no agent's either. Said
-        // once (a first line that is not JSON may be a release's bad line: read on).
-        if first.is_some() {
+        // JSON lines of which none is a trajectory: not a release, and no agent's either. Said
+        // once (where one is, each line is read and each bad one named).
+        if first.is_some() && !holds_trajectory_lines(path) {
             return Err(SourceError::NotATrajectory(path.to_owned()));
         }
     }
@@ -327,6 +327,29 @@ pub fn for_each_item(
         }
         None => Ok(()),
     }
+}
+
+/// Whether any line of a file is a trajectory naming its task (a release's line, an OpenHands or
+/// AweAgent output's).
+fn holds_trajectory_lines(path: &Path) -> bool {
+    let Ok(mut lines) = JsonLines::open(path) else {
+        return false;
+    };
+    while let Some(item) = lines.next_value() {
+        if let Ok((_, v)) = item
+            && is_release_line(&v)
+            && read_line(&v).is_some()
+        {
+            return true;
+        }
+    }
+    false
+}
+
+/// Whether a file's name says JSON or JSON lines.
+fn is_json_name(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e == "json" || e == "jsonl")
 }
 
 /// Whether every line of a file is a prediction (a line that is not JSON is not one: it is
@@ -411,6 +434,8 @@ fn folder_items(
                 // Predictions, unless a line after the first carries a trajectory.
                 Some(v) if is_prediction_line(&v) && only_predictions(p) => FileKind::Predictions,
                 Some(v) if is_prediction_line(&v) => FileKind::Lines,
+                // A first line of another kind (or none) hides no trajectory after it.
+                _ if is_json_name(p) && holds_trajectory_lines(p) => FileKind::Lines,
                 _ => FileKind::Other,
             }
         }
