@@ -83,7 +83,6 @@ def run_tests(ctx, ids, cwd, rootdir, extra_args, test_paths, prepend, timeout):
     python = ctx.python
     res = processes.run_as_test_user(ctx, [python, "-I", runner], cwd, environment.child_env(ctx, home), timeout,
                                      json.dumps(config).encode("utf-8"), event_fd=True)
-    ctx.facts["timings"]["runner"] = res["seconds"]
     outcomes, collect_errors, end, start, collected, messages, doubled = aggregate(res["events_raw"], ctx)
     if res["events_dropped"]:
         ctx.suspicious("the result channel carried %d bytes more than any run writes" % res["events_dropped"])
@@ -96,13 +95,21 @@ def run_tests(ctx, ids, cwd, rootdir, extra_args, test_paths, prepend, timeout):
     jout = junit_outcomes(junit) if files.lexists(junit) and not os.path.islink(junit) else None
     shutil.rmtree(rundir, ignore_errors=True)
     ctx.timed("tests", t)
-    if start is not None:
-        ctx.facts["timings"]["runner_ready"] = start.get("ready_s")
-        ctx.facts["capture_in_memory"] = bool(start.get("capture_in_memory"))
+    note_main_run(ctx, res["seconds"], start)
     return {"outcomes": outcomes, "collect_errors": collect_errors, "end": end, "exit": res["exit"],
             "timed_out": res["timed_out"], "oom": res["oom"], "junit": jout, "output": res["output"],
             "messages": messages, "collected": (collected or {}).get("count"), "started": start is not None,
             "doubled": doubled}
+
+
+def note_main_run(ctx, seconds, start):  # type: (Any, float, Optional[Dict[str, Any]]) -> None
+    """The runner's timings and capture of a grading's first run, its main one: the runs that
+    follow it (a group's or a test's runs alone) add to `timings.tests` only."""
+    timings = ctx.facts["timings"]
+    timings.setdefault("runner", seconds)
+    if start is not None and "runner_ready" not in timings:
+        timings["runner_ready"] = start.get("ready_s")
+        ctx.facts["capture_in_memory"] = bool(start.get("capture_in_memory"))
 
 
 def check_plugins(ctx, plugins):  # type: (Any, List[str]) -> None

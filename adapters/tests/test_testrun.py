@@ -108,6 +108,16 @@ class Channel(unittest.TestCase):
         self.assertEqual([k for k, _ in testrun.channel_events(raw, self.ctx)], ["start", "end"])
 
 
+class MainRun(unittest.TestCase):
+    def test_the_first_run_s_timings_are_kept_over_the_runs_after_it(self):
+        ctx = verify.Ctx({"workdir": "/nonexistent"})
+        testrun.note_main_run(ctx, 2.5, {"ready_s": 0.4, "capture_in_memory": True})
+        testrun.note_main_run(ctx, 0.3, {"ready_s": 0.2, "capture_in_memory": False})
+        testrun.note_main_run(ctx, 0.1, None)
+        self.assertEqual((ctx.facts["timings"]["runner"], ctx.facts["timings"]["runner_ready"]), (2.5, 0.4))
+        self.assertTrue(ctx.facts["capture_in_memory"])
+
+
 class Phases(unittest.TestCase):
     def test_outcome_of_phases(self):
         cases = [
