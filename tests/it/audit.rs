@@ -278,20 +278,26 @@ fn audit_lines(lines: &[Value]) -> (Vec<Value>, String, i32) {
     let release = dir.path().join("release.jsonl");
     let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
     std::fs::write(&release, text).unwrap();
-    let out = cargo_bin_cmd!("beyondswe")
-        .arg("audit")
-        .arg(&release)
-        .arg("--json")
-        .output()
-        .unwrap();
-    let audits = String::from_utf8_lossy(&out.stdout)
+    let (stdout, stderr, code) = audit_path(&release, &["--json"]);
+    let audits = stdout
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .collect();
+    (audits, stderr, code.unwrap_or(-1))
+}
+
+/// `beyondswe audit PATH ARGS…`: its stdout, stderr and exit code.
+fn audit_path(path: &std::path::Path, args: &[&str]) -> (String, String, Option<i32>) {
+    let out = cargo_bin_cmd!("beyondswe")
+        .arg("audit")
+        .arg(path)
+        .args(args)
+        .output()
+        .unwrap();
     (
-        audits,
+        String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
-        out.status.code().unwrap_or(-1),
+        out.status.code(),
     )
 }
 
@@ -779,16 +785,8 @@ fn a_predictions_file_is_named_once_not_audited_line_by_line() {
     let lines = std::fs::read_to_string(&preds).unwrap().lines().count();
     assert!(lines > 1);
     let run = |path: &std::path::Path| {
-        let out = cargo_bin_cmd!("beyondswe")
-            .arg("audit")
-            .arg(path)
-            .output()
-            .unwrap();
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
+        let (stdout, stderr, code) = audit_path(path, &[]);
+        (code, stdout, stderr)
     };
     let (code, _, stderr) = run(&preds);
     assert_eq!(code, Some(1), "{stderr}");
@@ -853,37 +851,16 @@ fn a_file_of_no_known_shape_is_refused_once() {
     let dir = tempfile::tempdir().unwrap();
     let junk = dir.path().join("junk.jsonl");
     std::fs::write(&junk, "{\"a\": 1}\n{\"a\": 2}\n{\"a\": 3}\n").unwrap();
-    let out = cargo_bin_cmd!("beyondswe")
-        .arg("audit")
-        .arg(&junk)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let (stdout, stderr, code) = audit_path(&junk, &[]);
+    assert_eq!(code, Some(1), "{stderr}");
     assert_eq!(stderr.matches("junk.jsonl").count(), 1, "{stderr}");
     assert!(stderr.contains("not a release"), "{stderr}");
-    assert!(
-        out.stdout.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    assert!(stdout.is_empty(), "{stdout}");
 
     let release = dir.path().join("release.jsonl");
     let line = atif_line("acme_calc_pr7", "pytest -q", &[]);
     std::fs::write(&release, format!("{{\"task_name\": \n{line}\n")).unwrap();
-    let (audits, stderr, code) = {
-        let out = cargo_bin_cmd!("beyondswe")
-            .arg("audit")
-            .arg(&release)
-            .arg("--json")
-            .output()
-            .unwrap();
-        (
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-            out.status.code(),
-        )
-    };
+    let (audits, stderr, code) = audit_path(&release, &["--json"]);
     assert_eq!(code, Some(1), "{stderr}");
     assert!(stderr.contains("release.jsonl:1:"), "{stderr}");
     assert!(audits.contains("acme_calc_pr7"), "{audits}");
@@ -893,15 +870,8 @@ fn a_file_of_no_known_shape_is_refused_once() {
     std::fs::remove_file(&release).unwrap();
     std::fs::write(&junk, format!("{{\"a\": 1}}\n{line}\n")).unwrap();
     for path in [junk.clone(), dir.path().to_owned()] {
-        let out = cargo_bin_cmd!("beyondswe")
-            .arg("audit")
-            .arg(&path)
-            .arg("--json")
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{}: {stderr}", path.display());
+        let (stdout, stderr, code) = audit_path(&path, &["--json"]);
+        assert_eq!(code, Some(1), "{}: {stderr}", path.display());
         assert!(
             stdout.contains("acme_calc_pr7"),
             "{}: {stdout}",
