@@ -1071,3 +1071,69 @@ fn job_copy(rel: &str) -> (tempfile::TempDir, std::path::PathBuf) {
     super::support::copy_dir(&super::support::fixtures().join(rel), &job);
     (tmp, job)
 }
+
+/// The instances ingest takes a submission from, each with its patch.
+fn submissions(path: &Path) -> Vec<(String, String)> {
+    let ing = beyondswe::submission::ingest(path, None, None)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut out: Vec<(String, String)> = ing
+        .items
+        .iter()
+        .map(|i| {
+            let patch = match &i.submitted {
+                Some(beyondswe::submission::Submitted::Patch(p)) => {
+                    String::from_utf8_lossy(p).into_owned()
+                }
+                other => format!("{other:?}"),
+            };
+            (i.instance_id.clone(), patch)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// A file of one submission a line (OpenHands output, AweAgent trajectories) is read by its
+/// records, not by its name or its first line: behind a log line or a header object, renamed in
+/// a folder, or one folder down, ingest takes the same submissions from it as from the file
+/// itself, and the audit reads the same trajectories. Ingest read such a file behind a header
+/// line as predictions with empty patches, and left a renamed one (or AweAgent's run one folder
+/// down) unread, while the audit read them.
+#[test]
+fn a_file_of_submission_lines_is_read_alike_whatever_its_name_or_first_line() {
+    let agents = super::support::fixtures().join("agents");
+    for (fixture, format) in [
+        ("openhands/output.jsonl", "openhands"),
+        ("aweagent/trajectories.jsonl", "aweagent"),
+    ] {
+        let original = agents.join(fixture);
+        let want = submissions(&original);
+        assert!(
+            want.iter().any(|(_, p)| !p.is_empty()),
+            "{fixture}: {want:?}"
+        );
+        let text = std::fs::read_to_string(&original).unwrap();
+        for (case, head) in [
+            ("as it is", ""),
+            (
+                "behind a header object",
+                "{\"run\": \"eval-3\", \"started\": 1733}\n",
+            ),
+            ("behind a log line", "Starting evaluation of 2 instances\n"),
+        ] {
+            let tmp = tempfile::tempdir().unwrap();
+            let file = tmp.path().join("run-3.jsonl");
+            std::fs::write(&file, format!("{head}{text}")).unwrap();
+            let deep = tmp.path().join("folder/outputs/model");
+            std::fs::create_dir_all(&deep).unwrap();
+            std::fs::write(deep.join("results-a.jsonl"), format!("{head}{text}")).unwrap();
+            for path in [file.clone(), tmp.path().join("folder")] {
+                let what = format!("{fixture} {case}, {}", path.display());
+                assert_eq!(submissions(&path), want, "{what}");
+                let ing = ingest_view(&path).unwrap_or_default();
+                assert!(ing.iter().all(|(f, _)| f == format), "{what}: {ing:?}");
+                assert_eq!(ing, audit_view(&path), "{what}");
+            }
+        }
+    }
+}

@@ -5,18 +5,31 @@
 
 use super::trajectory::{Trajectory, TrajectoryShape, openai_tool_calls, str_of};
 use super::{
-    AgentFormat, Ingest, IngestError, Ingested, instance_id, parent_dir, read_json, read_jsonl,
-    str_at,
+    AgentFormat, Folder, Ingest, IngestError, Ingested, instance_id, parent_dir, read_json,
+    read_jsonl, str_at,
 };
 use serde_json::Value;
 use std::path::Path;
 
 /// Whether a folder is an AweAgent run, and why not.
-pub(super) fn in_dir(path: &Path) -> (bool, &'static str) {
+pub(super) fn in_dir(folder: &Folder) -> (bool, &'static str) {
     (
-        path.join("trajectories.jsonl").is_file(),
-        "no trajectories.jsonl",
+        run_files(folder).next().is_some(),
+        "no trajectories.jsonl, and no JSON lines whose records carry `patch` with `trajectory`/`stats`",
     )
+}
+
+/// A folder's AweAgent runs, six levels down: each `trajectories.jsonl` in the folder itself,
+/// and each `.jsonl` file whose first record naming an instance is AweAgent's, as the audit
+/// reads them (a run kept in a sub-folder, a renamed file, a line before the records).
+fn run_files(folder: &Folder) -> impl Iterator<Item = &Path> {
+    folder
+        .files_with(".jsonl", super::folder::DEPTH)
+        .filter(|e| {
+            (e.depth() == 1 && e.name() == "trajectories.jsonl")
+                || e.lines_format() == Some(AgentFormat::Aweagent)
+        })
+        .map(|e| e.path())
 }
 
 /// Whether a file is AweAgent's `trajectories.jsonl`, from its first record, and why not.
@@ -68,12 +81,19 @@ pub fn read_steps(steps: &[Value], line: &Value) -> Trajectory {
     t
 }
 
-pub(super) fn ingest(path: &Path, ing: &mut Ingest) -> Result<(), IngestError> {
-    let (dir, file) = if path.is_dir() {
-        (path.to_owned(), path.join("trajectories.jsonl"))
-    } else {
-        (parent_dir(path), path.to_owned())
-    };
+pub(super) fn ingest(
+    path: &Path,
+    folder: Option<&Folder>,
+    ing: &mut Ingest,
+) -> Result<(), IngestError> {
+    if let Some(folder) = folder {
+        for file in run_files(folder) {
+            ingest(file, None, ing)?;
+        }
+        return Ok(());
+    }
+    // A run's model is in the `run_config.json` beside its trajectories.
+    let (dir, file) = (parent_dir(path), path.to_owned());
     let model = read_json(&dir.join("run_config.json"))
         .ok()
         .and_then(|c| {

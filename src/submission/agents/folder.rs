@@ -4,7 +4,7 @@
 //! classifies the same list, and the account of what was read and what was not counts it: one
 //! walk, and each file's transcript shape sniffed and each event stream parsed at most once.
 
-use super::TrajectoryShape;
+use super::{AgentFormat, TrajectoryShape};
 use serde_json::Value;
 use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
@@ -21,6 +21,7 @@ pub struct Entry {
     regular: bool,
     shape: OnceCell<Option<TrajectoryShape>>,
     events: OnceCell<Option<Vec<Value>>>,
+    lines: OnceCell<Option<AgentFormat>>,
 }
 
 impl Entry {
@@ -64,6 +65,16 @@ impl Entry {
             .get_or_init(|| super::openhands_events(&self.path))
             .as_deref()
     }
+
+    /// The agent whose submissions it holds one a line, when it is a `.jsonl` file of them
+    /// (OpenHands output, AweAgent trajectories: [`super::lines_format`]), read the first time it
+    /// is asked.
+    pub fn lines_format(&self) -> Option<AgentFormat> {
+        if !self.regular || !self.name.ends_with(".jsonl") {
+            return None;
+        }
+        *self.lines.get_or_init(|| super::lines_format(&self.path))
+    }
 }
 
 /// A folder of agent output, walked once.
@@ -89,6 +100,7 @@ impl Folder {
                 path: e.into_path(),
                 shape: OnceCell::new(),
                 events: OnceCell::new(),
+                lines: OnceCell::new(),
             })
             .collect();
         entries.sort_by(|a, b| a.path.cmp(&b.path));

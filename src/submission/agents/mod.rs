@@ -480,6 +480,36 @@ fn first_line_json_within(path: &Path, max: usize) -> Option<Value> {
     }
 }
 
+/// The first record of a JSON-lines file that names its instance (`instance_id`), read only as
+/// far as it: a line before the records (a log line, a header object, a line that is not JSON)
+/// hides no agent's lines after it, as the audit reads them.
+fn first_instance_record(path: &Path) -> Option<Value> {
+    let mut lines = crate::record::JsonLines::open(path).ok()?;
+    while let Some(item) = lines.next_value() {
+        match item {
+            Ok((_, v)) if v.get("instance_id").is_some() => return Some(v),
+            Ok(_) => {}
+            Err(e) if e.line().is_some() => {}
+            Err(_) => return None,
+        }
+    }
+    None
+}
+
+/// The agent whose output a JSON-lines file is, one submission a line (OpenHands `output.jsonl`,
+/// AweAgent `trajectories.jsonl`), from its first record that names an instance, whatever the
+/// file is called and whatever comes before that record.
+fn lines_format(path: &Path) -> Option<AgentFormat> {
+    let first = first_instance_record(path)?;
+    if first.get("test_result").is_some() {
+        Some(AgentFormat::Openhands)
+    } else if aweagent::is_file(Some(&first)).0 {
+        Some(AgentFormat::Aweagent)
+    } else {
+        None
+    }
+}
+
 /// The value at `path` (object keys, in order) in `v`.
 fn value_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
     path.iter().try_fold(v, |v, k| v.get(k))
@@ -588,7 +618,7 @@ fn dir_checks(folder: &Folder) -> Vec<(AgentFormat, bool, &'static str)> {
     let (harbor, harbor_why) = harbor_job::in_dir(folder.root());
     let (mini, mini_why) = mini_swe_agent::in_dir(folder);
     let (swe, swe_why) = swe_agent::in_dir(folder);
-    let (awe, awe_why) = aweagent::in_dir(folder.root());
+    let (awe, awe_why) = aweagent::in_dir(folder);
     let (oh, oh_why) = openhands::in_dir(folder);
     vec![
         (AgentFormat::HarborJob, harbor, harbor_why),
@@ -643,6 +673,11 @@ fn file_format(
         return ControlFlow::Break(AgentFormat::SweAgent);
     }
     let first = first_line_json(path);
+    // A first line that names no instance may stand before an agent's lines: the first record
+    // that names one says whose they are (read after the transcripts are ruled out below).
+    let keyed = first
+        .as_ref()
+        .is_some_and(|v| v.get("instance_id").is_some());
     let (oh, oh_why) = openhands::is_file(path, first.as_ref());
     tried.check(AgentFormat::Openhands, oh, oh_why)?;
     let (awe, awe_why) = aweagent::is_file(first.as_ref());
@@ -679,6 +714,9 @@ fn file_format(
         shape.is_some_and(|s| s.agent() == Agent::ClaudeCode),
         &format!("not a Claude Code transcript ({found})"),
     )?;
+    if !keyed && let Some(format) = lines_format(path) {
+        return ControlFlow::Break(format);
+    }
     // Predictions when at least one entry is one (the others are reported when it is read).
     let preds = read_predictions_keeping_going(path);
     let why = match &preds {
@@ -942,7 +980,7 @@ fn read_format(
             mini_swe_agent::ingest(path, folder, opts.instance.as_deref(), ing)?
         }
         AgentFormat::Openhands => openhands::ingest(path, folder, ing)?,
-        AgentFormat::Aweagent => aweagent::ingest(path, ing)?,
+        AgentFormat::Aweagent => aweagent::ingest(path, folder, ing)?,
         AgentFormat::ClaudeCode
         | AgentFormat::Codex
         | AgentFormat::GeminiCli

@@ -213,11 +213,13 @@ fn event_files(folder: &Folder) -> impl Iterator<Item = (&Path, &[Value])> {
         .filter_map(|e| Some((e.path(), e.openhands_events()?)))
 }
 
-/// The evaluation outputs (`output.jsonl`) under a folder, six levels down.
+/// The evaluation outputs under a folder, six levels down: each `output.jsonl`, and each other
+/// `.jsonl` file whose first record naming an instance has a `test_result`, as the audit reads
+/// them (a renamed output, or one with a line before its records).
 fn output_files(folder: &Folder) -> impl Iterator<Item = &Path> {
     folder
         .files_with(".jsonl", 6)
-        .filter(|e| e.name() == "output.jsonl")
+        .filter(|e| e.name() == "output.jsonl" || e.lines_format() == Some(AgentFormat::Openhands))
         .map(|e| e.path())
 }
 
