@@ -1137,3 +1137,76 @@ fn a_file_of_submission_lines_is_read_alike_whatever_its_name_or_first_line() {
         }
     }
 }
+
+/// Every agent fixture file, moved three folders down, renamed in a folder, and (JSON lines)
+/// behind a header object or a log line, alone or in a folder, is read alike by ingest and the
+/// audit: the same agents and instances (predictions aside, which carry no steps).
+#[test]
+fn every_agent_fixture_is_read_alike_moved_renamed_or_behind_a_header() {
+    let agents = super::support::fixtures().join("agents");
+    let mut paths: Vec<PathBuf> = walkdir::WalkDir::new(&agents)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(walkdir::DirEntry::into_path)
+        .filter(|p| {
+            let s = p.to_string_lossy();
+            !s.contains("harbor-job")
+                && !s.contains("harbor-raw")
+                && !s.ends_with(".md")
+                && !s.ends_with("real-files.json")
+        })
+        .collect();
+    paths.sort();
+    let mut out = Vec::new();
+    let mut compared = 0;
+    for p in &paths {
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read(p).unwrap();
+        let mut cases: Vec<(String, PathBuf)> = Vec::new();
+        let tmp = tempfile::tempdir().unwrap();
+        let deep = tmp.path().join("f/a/b");
+        std::fs::create_dir_all(&deep).unwrap();
+        std::fs::write(deep.join(&name), &text).unwrap();
+        cases.push(("deep".into(), tmp.path().join("f")));
+        let r = tmp.path().join("r");
+        std::fs::create_dir_all(&r).unwrap();
+        std::fs::write(r.join(format!("run-{name}")), &text).unwrap();
+        cases.push(("renamed".into(), r.clone()));
+        if name.ends_with(".jsonl") {
+            let mut t = b"{\"header\": 1}\n".to_vec();
+            t.extend_from_slice(&text);
+            let j = tmp.path().join(format!("h-{name}"));
+            std::fs::write(&j, &t).unwrap();
+            cases.push(("header".into(), j));
+            let mut t = b"Starting the run\n".to_vec();
+            t.extend_from_slice(&text);
+            let j = tmp.path().join(format!("t-{name}"));
+            std::fs::write(&j, &t).unwrap();
+            cases.push(("text".into(), j));
+            let hd = tmp.path().join("hd");
+            std::fs::create_dir_all(&hd).unwrap();
+            std::fs::write(hd.join(&name), &t).unwrap();
+            cases.push(("text-in-folder".into(), hd));
+        }
+        compared += cases.len();
+        for (case, path) in cases {
+            let ing = ingest_view(&path);
+            let aud = audit_view(&path);
+            let ing2: Vec<(String, String)> = ing
+                .clone()
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|(f, _)| f != "predictions")
+                .collect();
+            if ing2 != aud {
+                out.push(format!(
+                    "{} [{case}]\n   ingest {ing:?}\n   audit  {aud:?}",
+                    p.strip_prefix(&agents).unwrap().display()
+                ));
+            }
+        }
+    }
+    assert!(out.is_empty(), "{}", out.join("\n"));
+    assert!(compared >= 60, "only {compared} layouts compared");
+}
