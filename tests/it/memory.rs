@@ -112,6 +112,18 @@ fn release(path: &Path, size: usize) {
     });
 }
 
+/// OpenHands evaluation output: a line per instance, its history long beside its small patch.
+fn openhands(path: &Path, size: usize) {
+    let history: Vec<Value> = (0..200)
+        .map(|k| json!({"action": "run", "args": {"command": format!("echo {k} {}", "x".repeat(300))}}))
+        .collect();
+    write_lines(path, size, |i| {
+        json!({"instance_id": format!("acme_calc_pr{i}"), "history": history,
+               "test_result": {"git_patch": "diff --git a/x b/x\n"}, "metadata": {"llm_config": {"model": "m"}}})
+        .to_string()
+    });
+}
+
 fn trajectory(path: &Path, size: usize) {
     let doc = json!({"schema_version": "ATIF-v1.6", "session_id": "s",
                      "agent": {"name": "a", "version": "1"}, "steps": steps(size / 2100, 1000)});
@@ -130,7 +142,7 @@ struct Reader {
     bound: f64,
 }
 
-const READERS: [Reader; 5] = [
+const READERS: [Reader; 6] = [
     Reader {
         name: "validate",
         make: dataset,
@@ -151,6 +163,15 @@ const READERS: [Reader; 5] = [
         file: "p.jsonl",
         args: &["ingest", "{in}", "-o", "{dir}/out.jsonl"],
         bound: 4.0,
+    },
+    // An agent's own output is read a line at a time: what is kept is each line's patch, not
+    // its steps (the whole file was parsed into memory first: 139 MiB on a 60 MiB output).
+    Reader {
+        name: "ingest (OpenHands output)",
+        make: openhands,
+        file: "output.jsonl",
+        args: &["ingest", "{in}", "-o", "{dir}/out.jsonl"],
+        bound: 0.25,
     },
     Reader {
         name: "audit",

@@ -5,8 +5,8 @@
 
 use super::trajectory::{Trajectory, TrajectoryShape, openai_tool_calls, str_of};
 use super::{
-    AgentFormat, Folder, Ingest, IngestError, Ingested, instance_id, parent_dir, read_json,
-    read_jsonl, str_at,
+    AgentFormat, Folder, Ingest, IngestError, Ingested, each_jsonl, instance_id, parent_dir,
+    read_json, str_at,
 };
 use serde_json::Value;
 use std::path::Path;
@@ -104,10 +104,10 @@ pub(super) fn ingest(
         .unwrap_or_else(|| "aweagent".into());
     ing.files_read.insert(file.clone());
     ing.files_read.insert(dir.join("run_config.json"));
-    for (line, v) in read_jsonl(&file, &mut ing.problems)? {
+    each_jsonl(&file, ing, |ing, line, v| {
         let source = format!("{}:{line}", file.display());
         let Some(id) = instance_id(&v, &source, &mut ing.problems) else {
-            continue;
+            return;
         };
         let patch = v
             .get("patch")
@@ -130,6 +130,5 @@ pub(super) fn ingest(
         );
         item.reward = score(&v);
         ing.items.push(item);
-    }
-    Ok(())
+    })
 }

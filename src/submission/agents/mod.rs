@@ -418,12 +418,16 @@ fn read_json(path: &Path) -> Result<Value, IngestError> {
     })
 }
 
-/// Lines of a JSONL file: the values, and the bad lines as problems (`file:line: why`).
-fn read_jsonl(path: &Path, problems: &mut Vec<String>) -> Result<Vec<(usize, Value)>, IngestError> {
+/// Each line of a JSONL file, one at a time (a file of agent output is never held whole), to
+/// `f` with its number; a bad line is a problem (`file:line: why`), and reading goes on.
+fn each_jsonl(
+    path: &Path,
+    ing: &mut Ingest,
+    mut f: impl FnMut(&mut Ingest, usize, Value),
+) -> Result<(), IngestError> {
     let file = crate::files::open_input_io(path).map_err(io(path))?;
     let mut reader = std::io::BufReader::new(file);
     let mut buf = Vec::new();
-    let mut out = Vec::new();
     for i in 0usize.. {
         let line = match crate::record::read_line_capped(
             &mut reader,
@@ -435,7 +439,7 @@ fn read_jsonl(path: &Path, problems: &mut Vec<String>) -> Result<Vec<(usize, Val
             Some(0) => break,
             Some(_) => buf.strip_suffix(b"\n").unwrap_or(&buf),
             None => {
-                problems.push(format!(
+                ing.problems.push(format!(
                     "{}: {}",
                     path.display(),
                     crate::record::line_too_long_message(i as u64 + 1)
@@ -448,15 +452,15 @@ fn read_jsonl(path: &Path, problems: &mut Vec<String>) -> Result<Vec<(usize, Val
             continue;
         }
         match serde_json::from_slice::<Value>(line) {
-            Ok(v) => out.push((i + 1, v)),
-            Err(e) => problems.push(format!(
+            Ok(v) => f(ing, i + 1, v),
+            Err(e) => ing.problems.push(format!(
                 "{}:{}: skipped: not valid JSON ({e})",
                 path.display(),
                 i + 1
             )),
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 fn first_line_json(path: &Path) -> Option<Value> {

@@ -5,8 +5,8 @@
 
 use super::trajectory::{Trajectory, TrajectoryShape, str_of, text_of};
 use super::{
-    AgentFormat, Folder, Ingest, IngestError, Ingested, instance_from_file_name, instance_id,
-    read_json, read_jsonl, str_at,
+    AgentFormat, Folder, Ingest, IngestError, Ingested, each_jsonl, instance_from_file_name,
+    instance_id, read_json, str_at,
 };
 use serde_json::Value;
 use std::path::Path;
@@ -269,10 +269,10 @@ pub(super) fn ingest(
     }
     let file = path.to_owned();
     ing.files_read.insert(file.clone());
-    for (line, v) in read_jsonl(&file, &mut ing.problems)? {
+    each_jsonl(&file, ing, |ing, line, v| {
         let source = format!("{}:{line}", file.display());
         let Some(id) = instance_id(&v, &source, &mut ing.problems) else {
-            continue;
+            return;
         };
         let patch = str_at(&v, &["test_result", "git_patch"]).map(|s| s.as_bytes().to_vec());
         if patch.is_none() {
@@ -294,6 +294,5 @@ pub(super) fn ingest(
             source,
             error,
         ));
-    }
-    Ok(())
+    })
 }
