@@ -68,9 +68,10 @@ impl Entry {
 
     /// The agent whose submissions it holds one a line, when it is a `.jsonl` file of them
     /// (OpenHands output, AweAgent trajectories: [`super::lines_format`]), read the first time it
-    /// is asked.
+    /// is asked. A transcript (its [`Entry::shape`]) is not read again for it: its records name
+    /// no instance, and it would be read to its end.
     pub fn lines_format(&self) -> Option<AgentFormat> {
-        if !self.regular || !self.name.ends_with(".jsonl") {
+        if !self.regular || !self.name.ends_with(".jsonl") || self.shape().is_some() {
             return None;
         }
         *self.lines.get_or_init(|| super::lines_format(&self.path))
