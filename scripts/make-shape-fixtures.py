@@ -24,6 +24,9 @@ the tests run in the environment the image defines:
               pyenv by scripts/stage-python.sh), pytest 7.4 from pinned wheels, a setup.py
               project installed editable the old way; a FAIL_TO_PASS test that is decorated and
               compares with a multi-line string, where 3.7's syntax trees have no end positions;
+- pytestdep:  a project that ships a package pytest itself imports (`iniconfig`, as attrs or
+              packaging are to the pytest that imports them), src layout installed editable: its
+              tests import the project's copy, as plain pytest gives it to them;
 - d2r-venv:   the minidoc Doc2Repo instance on a venv image: the install and the suite run with
               the venv's interpreter, pip and pytest.
 
@@ -430,6 +433,23 @@ def test_extension_built_in_place():
         ["tests/test_helper.py::TestGreeting::test_greeting_through_the_helper"], [P2P],
         docker="RUN cd /workspace/helper && " + PIP + " -e . && rm -rf build\n",
         note="a FAIL_TO_PASS test that compares only through the project's own assertion helper"),
+    shape(
+        "pytestdep",
+        {"src/greeter/__init__.py": INIT, "src/greeter/core.py": CORE_BASE,
+         "src/iniconfig/__init__.py": ('"""The iniconfig of this project: a package pytest imports too."""\n\n'
+                                       'OWNER = "pytestdep"\n'),
+         "pyproject.toml": PYPROJECT + '\n[tool.setuptools.packages.find]\nwhere = ["src"]\n',
+         ".gitignore": "*.egg-info/\nbuild/\n"},
+        {"src/greeter/core.py": CORE_FIXED},
+        {"tests/test_own_iniconfig.py": '''import iniconfig
+
+
+def test_the_projects_own_iniconfig_is_imported():
+    assert iniconfig.OWNER == "pytestdep"
+'''},
+        [F2P], [P2P, "tests/test_own_iniconfig.py::test_the_projects_own_iniconfig_is_imported"],
+        docker="RUN cd /workspace/pytestdep && " + PIP + " -e . && rm -rf build\n",
+        note="a project shipping a package pytest imports (iniconfig), installed editable"),
     shape(
         "py37",
         {"greeter/__init__.py": INIT, "greeter/core.py": CORE_BASE,

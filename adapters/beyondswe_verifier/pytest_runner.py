@@ -489,6 +489,47 @@ for _p in reversed(_CONFIG.get("prepend_paths", []) + _CONFIG.get("image_paths",
     if _p in sys.path:
         sys.path.remove(_p)
     sys.path.insert(0, _p)
+
+
+def _loads_from_repository(name):  # type: (str) -> bool
+    """Whether `import name`, with the repository's paths back, would load it from the
+    repository: the first finder of sys.meta_path that finds it finds it there."""
+    for finder in sys.meta_path:
+        find = getattr(finder, "find_spec", None)
+        try:
+            spec = find(name, None) if find is not None else None
+        except Exception:  # noqa: BLE001 - a finder that fails finds nothing
+            spec = None
+        if spec is not None:
+            where = [spec.origin or ""] + list(spec.submodule_search_locations or [])
+            return any(_under(os.path.realpath(w), _REPO) for w in where if w and os.path.isabs(w))
+    return False
+
+
+# Step 5b: the project under test may be one of pytest's own dependencies (attrs for pytest 7,
+# packaging, iniconfig): pytest imported the image's copy above, where plain pytest would have
+# imported the repository's. Such a package is taken off sys.modules, so the tests and the
+# plugins loaded below import the repository's, as they would under plain pytest; pytest keeps
+# the copy it already holds and was snapshotted with. Only third-party packages (from a site
+# directory) that the repository itself provides (the verifier's scrub removed every untracked
+# module that would shadow one), never pytest, pluggy or the runner's own.
+_SITE_MARKS = (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep)
+_CORE = ("pytest", "_pytest", "pluggy", "py", "unittest", _SNAPSHOT_NAME, "beyondswe_pytest_runner")
+_shadowed = set()
+for _name, _m in list(sys.modules.items()):
+    _top = _name.partition(".")[0]
+    _f = getattr(_m, "__file__", None) or ""
+    if _top in _CORE or not any(k in _f for k in _SITE_MARKS):
+        continue
+    _shadowed.add(_top)
+import importlib.util as _iu  # noqa
+for _top in sorted(_shadowed):
+    if _loads_from_repository(_top):
+        for _name in [n for n in sys.modules if n == _top or n.startswith(_top + ".")]:
+            del sys.modules[_name]
+        # Not the image's copy that the snapshot holds any more: the repository's, as any of its code.
+        for _key in [k for k in _SNAP if k[0] == _top or k[0].startswith(_top + ".")]:
+            del _SNAP[_key]
 for _spec in _late_plugins:
     try:
         _plugins.append((_spec.get("name") or _spec["module"], importlib.import_module(_spec["module"])))
