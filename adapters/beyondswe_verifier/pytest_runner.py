@@ -522,7 +522,6 @@ for _name, _m in list(sys.modules.items()):
     if _top in _CORE or not any(k in _f for k in _SITE_MARKS):
         continue
     _shadowed.add(_top)
-import importlib.util as _iu  # noqa
 for _top in sorted(_shadowed):
     if _loads_from_repository(_top):
         for _name in [n for n in sys.modules if n == _top or n.startswith(_top + ".")]:
