@@ -574,14 +574,10 @@ fn audit_view(path: &Path) -> Vec<(String, String)> {
     out
 }
 
-/// Every agent fixture goes through ingest and the audit, which must agree on whose it is and
-/// which instance it is about: the audit reads the steps of every trajectory ingest takes a
-/// submission from (predictions carry no steps, and Harbor jobs are compared by their tasks),
-/// and reads nothing ingest refuses.
-#[test]
-fn ingest_and_audit_read_every_agent_fixture_alike() {
-    let agents = super::support::fixtures().join("agents");
-    let mut paths: Vec<PathBuf> = walkdir::WalkDir::new(&agents)
+/// The agent fixtures' files, in path order: every file under `agents` but the Harbor jobs'
+/// (compared as jobs), the README and the real-file list.
+fn agent_fixture_files(agents: &Path) -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = walkdir::WalkDir::new(agents)
         .into_iter()
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_file())
@@ -595,6 +591,17 @@ fn ingest_and_audit_read_every_agent_fixture_alike() {
         })
         .collect();
     paths.sort();
+    paths
+}
+
+/// Every agent fixture goes through ingest and the audit, which must agree on whose it is and
+/// which instance it is about: the audit reads the steps of every trajectory ingest takes a
+/// submission from (predictions carry no steps, and Harbor jobs are compared by their tasks),
+/// and reads nothing ingest refuses.
+#[test]
+fn ingest_and_audit_read_every_agent_fixture_alike() {
+    let agents = super::support::fixtures().join("agents");
+    let mut paths = agent_fixture_files(&agents);
     paths.push(agents.join("harbor-job/2026-03-25__10-00-00"));
     paths.push(agents.join("transcripts/harbor-raw"));
     let mut compared = 0;
@@ -1144,20 +1151,7 @@ fn a_file_of_submission_lines_is_read_alike_whatever_its_name_or_first_line() {
 #[test]
 fn every_agent_fixture_is_read_alike_moved_renamed_or_behind_a_header() {
     let agents = super::support::fixtures().join("agents");
-    let mut paths: Vec<PathBuf> = walkdir::WalkDir::new(&agents)
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file())
-        .map(walkdir::DirEntry::into_path)
-        .filter(|p| {
-            let s = p.to_string_lossy();
-            !s.contains("harbor-job")
-                && !s.contains("harbor-raw")
-                && !s.ends_with(".md")
-                && !s.ends_with("real-files.json")
-        })
-        .collect();
-    paths.sort();
+    let paths = agent_fixture_files(&agents);
     let mut out = Vec::new();
     let mut compared = 0;
     for p in &paths {
