@@ -10,9 +10,10 @@ BeyondSWE's are, for `cargo bench --bench official` (`BEYONDSWE_BENCH_DATASET=<o
         [--deps "packaging simplejson"] [--build-deps flit_core] [--tests tests] [--out DIR]
 
 - The instance is the commit SHA: base = its parent; gold patch = its changes outside the test
-  directory; f2p patch = its changes under it; F2P = the tests it adds that the collection finds
-  (else the first test of a file it touches), P2P = every other test of the test files it
-  touches (with --all-tests: of the whole test directory). Ids the collection makes differently
+  directory; f2p patch = its changes under it; F2P = the tests of the files it touches that pass
+  with the fix and not at the base with its tests in place (else the first test of a file it
+  touches), P2P = every other test of those files that passes at both (with --all-tests: of the
+  whole test directory). Ids the collection makes differently
   each time (a timestamp in a parameter) are left out.
 - The image is `beyondswe-bench/NAME:1`, FROM the base image: the whole repository (every branch
   and tag of a clone, so there is future history to strip) at /workspace/NAME, checked out at the
@@ -115,12 +116,17 @@ def main():
     if not ids:
         sys.exit("the collection found no tests under %s:\n%s" % (t, collected[-2000:]))
     touched = set(re.findall(r"^\+\+\+ b/(\S+)", f2p, re.M))
-    added = set(re.findall(r"^\+\s*(?:async\s+)?def (test\w*)", f2p, re.M))
-    f2p_ids = [i for i in ids if i.split("::")[0] in touched
-               and re.split(r"[\[:]", i.split("::")[-1])[0] in added]
+    # FAIL_TO_PASS as a dataset defines it: passes with the fix, and not at the base with the
+    # commit's tests in place (failed, errored, or not collected there).
+    before = out(["docker", "run", "--rm", "--network", "none", "-v", outdir + ":/bench:ro", image,
+                  "bash", "-c", "(test ! -s /bench/f2p.patch || git apply /bench/f2p.patch) && "
+                  "{ %s -v -p no:randomly %s || true; }" % (pytest, t)])
+    passed_before = set(re.findall(r"^(\S+::\S+) PASSED", before, re.M))
+    f2p_ids = [i for i in ids if i.split("::")[0] in touched and i not in passed_before]
     if not f2p_ids:
         f2p_ids = [i for i in ids if i.split("::")[0] in touched][:1] or ids[:1]
-    p2p_ids = [i for i in ids if i not in f2p_ids and (args.all_tests or i.split("::")[0] in touched)]
+    p2p_ids = [i for i in ids if i not in f2p_ids and i in passed_before
+               and (args.all_tests or i.split("::")[0] in touched)]
     record = {
         "instance_id": "%s_%s%s" % (args.name, commit[:8], "_all" if args.all_tests else ""), "task": "CrossRepo",
         "repo": args.name, "base_commit": base, "workdir": workdir, "image": image,
