@@ -1105,7 +1105,8 @@ fn submissions(path: &Path) -> Vec<(String, String)> {
 /// a folder, or one folder down, ingest takes the same submissions from it as from the file
 /// itself, and the audit reads the same trajectories. Ingest read such a file behind a header
 /// line as predictions with empty patches, and left a renamed one (or AweAgent's run one folder
-/// down) unread, while the audit read them.
+/// down) unread, while the audit read them; a folder's `predictions.jsonl` of such lines was read
+/// twice, as the agent's and as predictions with empty patches.
 #[test]
 fn a_file_of_submission_lines_is_read_alike_whatever_its_name_or_first_line() {
     let agents = super::support::fixtures().join("agents");
@@ -1134,7 +1135,11 @@ fn a_file_of_submission_lines_is_read_alike_whatever_its_name_or_first_line() {
             let deep = tmp.path().join("folder/outputs/model");
             std::fs::create_dir_all(&deep).unwrap();
             std::fs::write(deep.join("results-a.jsonl"), format!("{head}{text}")).unwrap();
-            for path in [file.clone(), tmp.path().join("folder")] {
+            // Under a predictions name it is still the agent's output, read once as that agent's.
+            let named = tmp.path().join("named");
+            std::fs::create_dir_all(&named).unwrap();
+            std::fs::write(named.join("predictions.jsonl"), format!("{head}{text}")).unwrap();
+            for path in [file.clone(), tmp.path().join("folder"), named] {
                 let what = format!("{fixture} {case}, {}", path.display());
                 assert_eq!(submissions(&path), want, "{what}");
                 let ing = ingest_view(&path).unwrap_or_default();

@@ -1102,6 +1102,8 @@ fn prediction_files(folder: &Folder) -> Vec<PathBuf> {
     let owned = swe_agent::owned_preds(folder);
     folder
         .files(swe_agent::DEPTH)
+        // An agent's lines of submissions under a predictions name are that agent's output.
+        .filter(|e| e.lines_format().is_none())
         .map(|e| e.path())
         .filter(|p| !owned.contains(*p) && is_predictions_file(p))
         .map(Path::to_owned)
