@@ -1369,6 +1369,15 @@ shadow_case("shadow-py-module", "py.py", 1, why="""
     A top-level `py.py` (pytest 7.2 imports its own `py` shim at start-up).""")
 shadow_case("shadow-iniconfig-module", "iniconfig.py", 1, why="""
     A top-level `iniconfig.py` (pytest's ini parser, imported at start-up).""")
+shadow_case("shadow-attr-package-for-the-reload", "attr/__init__.py", 2, why="""
+    Written against grader 0.7.6's runner, which drops a package pytest imported (attrs, for the
+    pytest 7 of the image) once the repository is back on the path when the repository itself
+    provides it, so the tests import the project's copy: an `attr/` package the submission adds
+    to the root, hoping the runner takes it for the project's and every later `import attr` (a
+    plugin's, a test's) runs the shim. The scrub removes an untracked package that would shadow
+    a protected one before the run, so the image's copy stays.""")
+shadow_case("shadow-packaging-package-for-the-reload", "packaging/__init__.py", 2, why="""
+    The same with `packaging/` (pytest's version checks, pip's and plugins' dependency).""")
 shadow_case("shadow-stdlib-inspect", "inspect.py", 1, why="""
     A top-level `inspect.py`: a standard-library module that pytest imports after the runner
     put the working directory first on `sys.path`.""")
