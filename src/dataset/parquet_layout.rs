@@ -84,7 +84,19 @@ pub(super) fn check_pages(
         for column in group.columns() {
             let name = column.column_path().string();
             let at = |what: String| format!("row group {g}, column `{name}`: {what}");
-            let (start, size) = column.byte_range();
+            // `byte_range()` panics on a negative offset or size: they are read and checked here.
+            let offset = column
+                .dictionary_page_offset()
+                .unwrap_or(column.data_page_offset());
+            let (Ok(start), Ok(size)) = (
+                u64::try_from(offset),
+                u64::try_from(column.compressed_size()),
+            ) else {
+                return Err(at(format!(
+                    "its data is declared at byte {offset} with {} bytes; neither may be negative",
+                    column.compressed_size()
+                )));
+            };
             if start < 4 || start.checked_add(size).is_none_or(|end| end > data_end) {
                 return Err(at(format!(
                     "its data is declared at bytes {start}..{}, outside the file's data (4..{data_end})",

@@ -546,7 +546,8 @@ fn deep_parquet(depth: usize) -> Vec<u8> {
 /// A Parquet file that lies about itself is refused before the crate acts on the lie, with what
 /// it declared, in bounded memory and without a panic: a schema 100,000 groups deep (a stack
 /// overflow, exit 134, before), a page declaring 2 GiB once decompressed (2 GB taken, before),
-/// a page or a column chunk larger than the file, a column or a row group declaring 2³¹ values
+/// a page or a column chunk larger than the file, a column chunk of negative size (a panic
+/// inside the crate, before), a column or a row group declaring 2³¹ values
 /// over the one stored (a panic inside the crate, before), or a page declaring them (the
 /// crate's decoder still fails on it: its panic is the file's error, not printed). The truth of
 /// the same file reads.
@@ -585,6 +586,14 @@ fn a_parquet_file_that_lies_about_its_layout_is_refused_in_bounded_memory() {
                 ..Lie::default()
             }),
             "outside the file's data",
+        ),
+        (
+            "negative chunk",
+            lying_parquet(Lie {
+                chunk_packed: Some(-1),
+                ..Lie::default()
+            }),
+            "neither may be negative",
         ),
         (
             "values",
