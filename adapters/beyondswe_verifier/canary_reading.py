@@ -13,7 +13,7 @@ from . import end_positions
 
 MYPY = False
 if MYPY:  # the names of the type comments, for the checker only: never imported at run time
-    from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, TypeGuard, Union  # noqa: F401
+    from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple, TypeGuard, Union  # noqa: F401
     Def = Union[ast.FunctionDef, ast.AsyncFunctionDef]  # a test's def
     Value = Union[int, float, str, bytes]  # the value of a site's literal
 
@@ -132,6 +132,58 @@ def block_lines(node):  # type: (Any) -> Tuple[int, int]
     return min([d.lineno for d in node.decorator_list] + [node.lineno]) - 1, node.end_lineno
 
 
+def named_elsewhere(module, node):  # type: (Module, Def) -> bool
+    """Whether the module names `node`'s name anywhere but at its def (a caller, a marker's
+    argument, a string), or defines it again in its own scope or in a class related to its
+    own by inheritance (an override, an overridden one). A method of the same name in an
+    unrelated class is its own test: more-itertools' test module has eight `test_negative`s,
+    one per function's class, and none of them could carry a group."""
+    count = names_in(module, node.name)
+    if count == 1:
+        return False
+    defs = [(path, n) for path, body in scopes(module.tree) for n in body
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == node.name]
+    if count != len(defs):
+        return True
+    own = [path for path, n in defs if n is node]
+    if len(own) != 1 or len(own[0]) > 1:
+        return True
+    related = lineage(module.tree, own[0][0]) if own[0] else set()
+    for path, n in defs:
+        if n is node:
+            continue
+        # Another def at the same level as a module function, any nested class, or a class
+        # related to the template's own.
+        if len(path) != 1 or not own[0] or path[0] in related:
+            return True
+    return False
+
+
+def lineage(tree, name):  # type: (ast.Module, str) -> Set[str]
+    """The module-level class `name` with every module-level class it inherits from or that
+    inherits from it (by name, transitively); a base that is no module-level class is left out,
+    and a nested class is nobody's relative here (named_elsewhere refuses them)."""
+    bases = {}  # type: Dict[str, Set[str]]
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            found = bases.setdefault(node.name, set())
+            for b in node.bases:
+                found.add(b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else "")
+    up, todo = set(), [name]
+    while todo:
+        c = todo.pop()
+        if c not in up:
+            up.add(c)
+            todo.extend(bases.get(c, ()))
+    down, todo = set(), [name]
+    while todo:
+        c = todo.pop()
+        if c not in down:
+            down.add(c)
+            todo.extend(k for k, v in bases.items() if c in v)
+    return up | down
+
+
 def names_in(module, name):  # type: (Module, str) -> int
     """How often `name` appears as a whole word in the module."""
     return len(re.findall(rb"(?<![A-Za-z0-9_])" + re.escape(name.encode("ascii", "replace")) + rb"(?![A-Za-z0-9_])",
@@ -146,7 +198,7 @@ def template_ok(node, module):  # type: (Def, Module) -> bool
     nothing else in the module names it (a caller, a subclass's override, a marker's argument)."""
     if not node.body or node.body[0].lineno == node.lineno:
         return False
-    if names_in(module, node.name) != 1:
+    if named_elsewhere(module, node):
         return False
     for deco in node.decorator_list:
         text = module.text(deco)
@@ -366,9 +418,40 @@ def shape_of(module, path, node):  # type: (Module, Tuple[str, ...], Def) -> str
 
 def eligible(module):  # type: (Optional[Module]) -> bool
     """A parsed module whose tests may carry groups: none of it keys expectations by a test's
-    name or turns a failure into something else (xfail, reruns)."""
-    return module is not None and not NAME_BOUND_WORDS.search(module.data) \
-        and not OUTCOME_DECORATORS.search(module.data)
+    name or turns the failures of tests other than the one it decorates into something else."""
+    return module is not None and not NAME_BOUND_WORDS.search(module.data) and not alters_outcomes(module)
+
+
+# What turns a failure into an expected one wherever it is named, called or applied: `pytest.xfail()`
+# in a test or a fixture, `unittest.expectedFailure` applied by hand.
+OUTCOME_CALLS = frozenset(["xfail", "expectedFailure"])
+
+
+def alters_outcomes(module):  # type: (Module) -> bool
+    """Whether something in the module can change the outcome of tests it does not decorate
+    itself: a class decorator or a `pytestmark` naming xfail, flaky, reruns, retries or repeats
+    (they reach every test of the class or module, inherited ones too), or `xfail` or
+    `expectedFailure` named outside a def's decorators. A def's own decorators are its own
+    (template_ok). The words count in code only: `itertools.repeat` or `repeat_each()` in a
+    test is no decorator (more-itertools' and toolz's modules carried no group for it)."""
+    in_def_decorators = set()  # type: Set[int]
+    for node in ast.walk(module.tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for deco in node.decorator_list:
+                in_def_decorators.update(id(n) for n in ast.walk(deco))
+        elif isinstance(node, ast.ClassDef):
+            if any(OUTCOME_DECORATORS.search(module.text(deco)) for deco in node.decorator_list):
+                return True
+    for node in ast.walk(module.tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in targets) \
+                    and node.value is not None and OUTCOME_DECORATORS.search(module.text(node.value)):
+                return True
+        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+        if name in OUTCOME_CALLS and id(node) not in in_def_decorators:
+            return True
+    return False
 
 
 def carries(module, path, name):  # type: (Module, Sequence[str], str) -> bool

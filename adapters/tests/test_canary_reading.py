@@ -88,6 +88,29 @@ class Templates(unittest.TestCase):
         module = rm.parse("def test_a():\n    assert f() == 1\n")
         self.assertTrue(rm.template_ok(module.tree.body[0], module))
 
+    def test_a_test_named_again_only_in_an_unrelated_class_is_a_template(self):
+        def carried(source, path, name):
+            return rm.carries(rm.parse(source), path, name)
+        unrelated = ("class ChunkedTests:\n    def test_negative(self):\n        assert f(-1) == 1\n\n\n"
+                     "class SlicedTests:\n    def test_negative(self):\n        assert g(-1) == 2\n")
+        self.assertTrue(carried(unrelated, ("ChunkedTests",), "test_negative"))
+        self.assertTrue(carried(unrelated, ("SlicedTests",), "test_negative"))
+        for why, source in {
+            "an override": unrelated.replace("class SlicedTests:", "class SlicedTests(ChunkedTests):"),
+            "an overridden one": unrelated.replace("class ChunkedTests:", "class ChunkedTests(Base):")
+                                          .replace("class SlicedTests:", "class Base:"),
+            "a call besides": unrelated + "\n\nCHECKS = [SlicedTests.test_negative]\n",
+            "a nested class": unrelated.replace("class SlicedTests:\n    def test_negative(self):\n"
+                                                "        assert g(-1) == 2\n",
+                                                "class SlicedTests:\n    class Inner:\n"
+                                                "        def test_negative(self):\n"
+                                                "            assert g(-1) == 2\n"),
+        }.items():
+            self.assertFalse(carried(source, ("ChunkedTests",), "test_negative"), why)
+        twice = "def test_a():\n    assert f() == 1\n\n\ndef test_a():\n    assert f() == 2\n"
+        self.assertFalse(carried(twice, (), "test_a"))
+        self.assertTrue(carried(twice.replace("test_a", "test_b", 1), (), "test_a"))
+
     def test_a_mixin_test_is_found_through_the_class_that_collects_it(self):
         source = ("class Checks:\n    def test_add(self):\n        assert add(1, 2) == 3\n\n\n"
                   "class TestFast(Checks):\n    pass\n")
@@ -100,9 +123,31 @@ class Templates(unittest.TestCase):
     def test_modules_that_key_expectations_by_name_carry_no_group(self):
         for source in ("def test_a(snapshot):\n    assert f() == 1\n",
                        "import vcr\n\n\ndef test_a():\n    assert f() == 1\n",
-                       "import pytest\n\n\n@pytest.mark.flaky\ndef test_a():\n    assert f() == 1\n"):
+                       "import pytest\n\npytestmark = [pytest.mark.flaky(reruns=2)]\n\n\n"
+                       "def test_a():\n    assert f() == 1\n",
+                       "import pytest\n\n\n@pytest.mark.xfail\nclass TestA:\n    def test_a(self):\n"
+                       "        assert f() == 1\n",
+                       "class TestA:\n    pytestmark = pytest.mark.xfail\n\n    def test_a(self):\n"
+                       "        assert f() == 1\n",
+                       "import pytest\n\n\n@pytest.fixture\ndef broken():\n    pytest.xfail('known')\n\n\n"
+                       "def test_a(broken):\n    assert f() == 1\n",
+                       "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_a(self):\n"
+                       "        assert f() == 1\n\n\nT.test_a = unittest.expectedFailure(T.test_a)\n"):
             self.assertFalse(rm.eligible(rm.parse(source)), source)
         self.assertTrue(rm.eligible(rm.parse("def test_a():\n    assert f() == 1\n")))
+
+    def test_outcome_words_in_code_that_is_no_decorator_leave_the_module_eligible(self):
+        # more-itertools' and toolz's test modules call itertools.repeat and test repeat_each:
+        # the word alone took every group of the module away.
+        source = ("import itertools\nimport pytest\n\n\ndef test_repeat_each():\n"
+                  "    assert list(itertools.repeat(1, 2)) == [1, 1]\n\n\n"
+                  "@pytest.mark.flaky(reruns=3)\ndef test_b():\n    assert f() == 2\n\n\n"
+                  "def test_c():\n    \"\"\"Not retried, never xfail.\"\"\"\n    assert f() == 3\n")
+        module = rm.parse(source)
+        self.assertTrue(rm.eligible(module))
+        # The flaky test's own decorator keeps it from being a template; the others are.
+        self.assertEqual(sorted(body[i].name for _, body, i in rm.candidates(module)),
+                         ["test_c", "test_repeat_each"])
         self.assertIsNone(rm.parse(b"def test_a(:\n"))
         self.assertIsNone(rm.parse(b"\xff\xfe"))
 
