@@ -68,6 +68,10 @@ pub const CANARY_READING_PY: &str =
 /// The end positions a syntax tree lacks before Python 3.8, from the module's tokens; used by
 /// `CANARY_READING_PY`.
 pub const END_POSITIONS_PY: &str = include_str!("../adapters/beyondswe_verifier/end_positions.py");
+/// The exception class a test expects, as a canary site: the raises-calls, the classes a
+/// variant may name; used by `CANARY_READING_PY` and `CANARIES_PY`.
+pub const CANARY_CLASSES_PY: &str =
+    include_str!("../adapters/beyondswe_verifier/canary_classes.py");
 /// How each canary variant is written: its value, its rendering, the words of its name.
 pub const CANARY_WRITING_PY: &str =
     include_str!("../adapters/beyondswe_verifier/canary_writing.py");
@@ -136,7 +140,7 @@ pub const PREPARE_MODULES: [(&str, &str); 21] = [
 
 /// The verifier by installed path: the entry point and its package, one directory. Those of
 /// [`PREPARE_MODULES`], then the ones only a grading needs.
-pub const VERIFIER_MODULES: [(&str, &str); 30] = concat(
+pub const VERIFIER_MODULES: [(&str, &str); 31] = concat(
     PREPARE_MODULES,
     [
         ("beyondswe_verifier/pytest_runner.py", PYTEST_RUNNER_PY),
@@ -144,6 +148,7 @@ pub const VERIFIER_MODULES: [(&str, &str); 30] = concat(
         ("beyondswe_verifier/manifest.py", MANIFEST_PY),
         ("beyondswe_verifier/canaries.py", CANARIES_PY),
         ("beyondswe_verifier/canary_reading.py", CANARY_READING_PY),
+        ("beyondswe_verifier/canary_classes.py", CANARY_CLASSES_PY),
         ("beyondswe_verifier/end_positions.py", END_POSITIONS_PY),
         ("beyondswe_verifier/canary_writing.py", CANARY_WRITING_PY),
         ("beyondswe_verifier/helper_sites.py", HELPER_SITES_PY),
@@ -168,7 +173,7 @@ const fn concat<const A: usize, const B: usize, const N: usize>(
 
 /// Every embedded file, by its path in `adapters/` (a test checks none is missing): the files
 /// that are not the verifier's Python, then the verifier (installed under the same paths).
-pub const FILES: [(&str, &str); 37] = concat(
+pub const FILES: [(&str, &str); 38] = concat(
     [
         ("strip_history.sh", STRIP_HISTORY_SH),
         ("setup_step.sh", SETUP_STEP_SH),

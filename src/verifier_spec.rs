@@ -100,6 +100,11 @@ pub struct GoldCheck {
     /// with none carries no group.
     #[serde(default)]
     pub tests: std::collections::BTreeMap<String, Vec<[u32; 2]>>,
+    /// At a site expecting an exception class (`with pytest.raises(X)`), the other classes the
+    /// check ran there and saw fail, by `module::class path::test name::line:column`: a
+    /// grading's group there names only these.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub classes: std::collections::BTreeMap<String, Vec<String>>,
     /// Whether the check's test run finished (a run that did not leaves its unrun sites out).
     #[serde(default)]
     pub finished: bool,

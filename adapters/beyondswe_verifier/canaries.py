@@ -35,6 +35,7 @@ import hmac
 import random
 import re
 
+from . import canary_classes as classes
 from . import canary_reading as reading
 from . import canary_writing as writing
 
@@ -92,8 +93,22 @@ class GoldCheck(object):
     grader's, never in a file of the container. `tests`: {"module::def path::name": [[line,
     col], ...]}."""
 
-    def __init__(self, seed, tests):  # type: (str, Dict[str, Any]) -> None
+    def __init__(self, seed, tests, classes=None):  # type: (str, Dict[str, Any], Optional[Dict[str, Any]]) -> None
         self.seed, self.tests = seed, tests
+        # {"module::def path::name::line:col": [names]}: at a site expecting an exception
+        # class, the other classes the check ran there and saw fail (canary_classes).
+        self.classes = classes or {}
+
+    def class_values(self, module_path, def_path, name, lit, real, k):
+        # type: (str, Sequence[str], str, ast.expr, Any, int) -> Optional[List[Any]]
+        """The values of a group at a site expecting the class `real`: it and up to k of the
+        classes the check saw fail there, the same ones at every grading; None with none."""
+        key = "::".join([module_path] + list(def_path) + [name, "%d:%d" % (lit.lineno, lit.col_offset)])
+        names = [n for n in self.classes.get(key) or [] if isinstance(n, str) and n != real]
+        if not names:
+            return None
+        self.rng(module_path, def_path, name, lit).shuffle(names)
+        return [real] + [reading.ClassName(n) for n in names[:k]]
 
     def sites(self, module_path, def_path, name):  # type: (str, Sequence[str], str) -> Optional[Set[Tuple[int, int]]]
         """The checked sites of a test as a set of (line, col), or None: the test was not checked."""
@@ -164,19 +179,24 @@ def plan(source,  # type: Union[str, bytes]
             values_rng = lambda lit, d=def_path, n=node.name: check.rng(module_path, d, n, lit)  # noqa: E731
         # The site that gives the largest group; numbers before strings at a tie (their values
         # leave a reader nothing to weigh, where a changed letter may read less like a word).
+        # An expected exception class only where the check ran its values, and last at a tie.
         best = None
         for lit in sorted(lits, key=lambda x: rng.random()):
-            value = reading.literal_value(lit)
-            vals = None if value is None else writing.group_values(value, k, values_rng(lit))
+            value = reading.site_value(lit)
+            if isinstance(value, reading.ClassName):
+                vals = None if check is None else check.class_values(module_path, def_path, node.name, lit, value, k)
+            else:
+                vals = None if value is None else writing.group_values(value, k, values_rng(lit))
             if vals is None:
                 continue
-            rank = (len(vals), isinstance(value, (int, float)))
+            kind = 0 if isinstance(value, reading.ClassName) else 2 if isinstance(value, (int, float)) else 1
+            rank = (len(vals), kind)
             if best is None or rank > best[0]:
                 best = (rank, lit, vals)
         if best is None:
             continue
         _, lit, values = best
-        real_value = reading.literal_value(lit)
+        real_value = reading.site_value(lit)
         # Stored in a random order: nothing that follows the record's order (a solo run's ids,
         # the facts) follows the values'.
         rng.shuffle(values)
@@ -193,7 +213,8 @@ def plan(source,  # type: Union[str, bytes]
         rng.shuffle(order)
         edits.append(edit(module, def_path, node, [texts[i] for i in order]))
         records.append({"path": list(def_path), "template": node.name, "variants": new_names, "real": real,
-                        "line": lit.lineno, "k": len(values) - 1, "shape": reading.shape_of(module, def_path, node)})
+                        "line": lit.lineno, "k": len(values) - 1, "shape": reading.shape_of(module, def_path, node),
+                        "collected": reading.collected_by(module, def_path, node)})
     return finish(module, edits, records)
 
 
@@ -205,6 +226,7 @@ def plan_check(source,  # type: Union[str, bytes]
                sites_per_test,  # type: int
                avoid=None,  # type: Optional[Callable[[str], bool]]
                helpers=None,  # type: Any
+               hierarchy=None,  # type: Any
                ):
     # type: (...) -> Optional[Tuple[bytes, List[Record]]]
     """The gold check's variants of each target test (`targets`: [(class path, name, ks)]): the
@@ -212,7 +234,9 @@ def plan_check(source,  # type: Union[str, bytes]
     built there with one of the `ks` can hold instead (check_values, drawn as a grading draws
     them under `check`). Returns (new source bytes, records) or None; a record names the
     variants (the real test first, `real` 0) and, under `sites`, each site's [line, col] with
-    the indexes of its variants. `helpers`: see canary_reading.Module.helpers."""
+    the indexes of its variants (and, at a site expecting an exception class, under `classes`
+    the names they write). `helpers`: see canary_reading.Module.helpers; `hierarchy`: the gold
+    tree's canary_classes.Hierarchy (None: no expected class is checked)."""
     module, names = start(source, rng, avoid, helpers)
     if module is None:
         return None
@@ -220,12 +244,16 @@ def plan_check(source,  # type: Union[str, bytes]
     for def_path, body, node, ks in each_target(module, names, targets):
         checked = []  # type: List[Tuple[Any, Value, List[Any]]]
         for lit in sorted(reading.sites(node, module, def_path), key=lambda x: rng.random()):
-            v = reading.literal_value(lit)
+            v = reading.site_value(lit)
             if v is None:
                 continue
             def rng_of(d=def_path, n=node.name, x=lit):  # type: (Tuple[str, ...], str, Any) -> random.Random
                 return check.rng(module_path, d, n, x)
-            others = writing.check_values(v, ks, rng_of)
+            if isinstance(v, reading.ClassName):
+                found = [] if hierarchy is None else classes.pool(module.tree, v, hierarchy, rng_of())
+                others = [reading.ClassName(c) for c in found[:max(ks)]]  # type: Optional[List[Any]]
+            else:
+                others = writing.check_values(v, ks, rng_of)
             if others:
                 checked.append((lit, v, others))
             if len(checked) >= sites_per_test:
@@ -239,35 +267,64 @@ def plan_check(source,  # type: Union[str, bytes]
         first, v0, _ = checked[0]
         texts = [variant_text(module, node, first, v0, writing.quote_of(module, first), new_names[0])]
         site_records = []
-        for lit, _, others in checked:
+        for lit, value, others in checked:
             quote, idx = writing.quote_of(module, lit), []
             for other in others:
                 idx.append(len(texts))
                 texts.append(variant_text(module, node, lit, other, quote, new_names[len(texts)]))
             site_records.append({"site": [lit.lineno, lit.col_offset], "variants": idx})
+            if isinstance(value, reading.ClassName):
+                site_records[-1]["classes"] = [str(o) for o in others]
         if any(t is None for t in texts):
             continue
         names.take(def_path, node, new_names)
         edits.append(edit(module, def_path, node, texts))
         records.append({"path": list(def_path), "template": node.name, "variants": new_names, "real": 0,
                         "line": first.lineno, "k": len(texts) - 1, "shape": reading.shape_of(module, def_path, node),
+                        "collected": reading.collected_by(module, def_path, node),
                         "sites": site_records})
     return finish(module, edits, records)
 
 
 def checked_sites(record, outcomes):  # type: (Record, Dict[str, str]) -> List[List[int]]
     """The [line, col] of each site of a gold-check record whose every other value failed in
-    every collected item of the test while the real test passed there; [] when the real test
-    did not pass in each (a test the gold patch fails, or a flaky one, carries no group)."""
+    every collected item of the test while the real test passed there (at a site expecting an
+    exception class: one other class at least, see checked_classes); [] when the real test did
+    not pass in each (a test the gold patch fails, or a flaky one, carries no group)."""
+    held = site_failures(record, outcomes)
+    return [s["site"] for s in record["sites"]
+            if held is not None and (any(held[i] for i in s["variants"]) if "classes" in s
+                                     else all(held[i] for i in s["variants"]))]
+
+
+def checked_classes(record, outcomes):  # type: (Record, Dict[str, str]) -> Dict[str, List[str]]
+    """{"line:col": [classes]} of each site of a gold-check record that expects an exception
+    class: the other classes whose variant failed in every collected item while the real test
+    passed there. A class that passed under the gold patch names a class the gold code raised
+    (a library's, say, that the hierarchy did not know), which honest code may raise too: it is
+    left out, and the site keeps the others."""
+    held = site_failures(record, outcomes)
+    out = {}  # type: Dict[str, List[str]]
+    for s in record["sites"]:
+        if "classes" in s and held is not None:
+            kept = [c for c, i in zip(s["classes"], s["variants"]) if held[i]]
+            if kept:
+                out["%d:%d" % tuple(s["site"])] = kept
+    return out
+
+
+def site_failures(record, outcomes):  # type: (Record, Dict[str, str]) -> Optional[Dict[int, bool]]
+    """{variant index: whether it failed in every collected item} of a gold-check record, or
+    None when the real test did not pass in each item, or no item ran."""
     found = items(record, outcomes)
     if not found:
-        return []
+        return None
     for by_variant in found.values():
         if by_variant.get(record["real"], (None, "no result"))[1] not in PASSED:
-            return []
-    return [s["site"] for s in record["sites"]
-            if all(by_variant.get(i, (None, "no result"))[1] in ("failed", "error")
-                   for by_variant in found.values() for i in s["variants"])]
+            return None
+    indexes = set(i for s in record["sites"] for i in s["variants"])
+    return dict((i, all(by_variant.get(i, (None, "no result"))[1] in ("failed", "error")
+                        for by_variant in found.values())) for i in indexes)
 
 
 class Names(object):
@@ -388,6 +445,14 @@ def items(record, outcomes, anywhere=False):
         if name in index and (anywhere or module == record["module"]):
             out.setdefault((module, path, params), {})[index[name]] = (key, outcome)
     return out
+
+
+def stands_for(record, path, name):  # type: (Record, Sequence[str], str) -> bool
+    """Whether the test `name` collected under class path `path` of the record's module is
+    the group's template: the same name, and a class that collects the template's def where
+    another class of the module has a test of that name (the record's `collected`)."""
+    collected = record.get("collected")
+    return name == record["template"] and (collected is None or list(path) in collected)
 
 
 def public_id(record, item):  # type: (Record, Item) -> str

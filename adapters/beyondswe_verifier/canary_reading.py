@@ -9,7 +9,7 @@
 import ast
 import re
 
-from . import end_positions
+from . import canary_classes, end_positions
 
 MYPY = False
 if MYPY:  # the names of the type comments, for the checker only: never imported at run time
@@ -53,6 +53,12 @@ class Module(object):
         # What says which arguments of a helper call are expected values (helper_sites.Helpers,
         # or ANY_CALL), or None: only top-level assertions are sites.
         self.helpers = None  # type: Any
+
+    @property
+    def gold_checked(self):  # type: () -> bool
+        """Whether a gold check proves each site (the check itself, and a grading that has one:
+        their helpers take wrapped literals): only then is an expected exception class a site."""
+        return bool(getattr(self.helpers, "wrappers", False))
 
     def offset(self, lineno, col):  # type: (int, int) -> int
         return self.starts[lineno - 1] + col
@@ -148,7 +154,7 @@ def named_elsewhere(module, node):  # type: (Module, Def) -> bool
     own = [path for path, n in defs if n is node]
     if len(own) != 1 or len(own[0]) > 1:
         return True
-    related = lineage(module.tree, own[0][0]) if own[0] else set()
+    related = set.union(*relatives(module.tree, own[0][0])) if own[0] else set()
     for path, n in defs:
         if n is node:
             continue
@@ -159,10 +165,23 @@ def named_elsewhere(module, node):  # type: (Module, Def) -> bool
     return False
 
 
-def lineage(tree, name):  # type: (ast.Module, str) -> Set[str]
-    """The module-level class `name` with every module-level class it inherits from or that
-    inherits from it (by name, transitively); a base that is no module-level class is left out,
-    and a nested class is nobody's relative here (named_elsewhere refuses them)."""
+def collected_by(module, def_path, node):  # type: (Module, Sequence[str], Def) -> Optional[List[List[str]]]
+    """The class paths under which pytest collects the def (its own class and the module's
+    classes inheriting from it; `[[]]` for a module function), or None where its name is the
+    module's only use of it and any id of that name is the def's. A group's record keeps it so
+    that another class's test of the same name (named_elsewhere) is not taken for its own."""
+    if names_in(module, node.name) == 1:
+        return None
+    if not def_path:
+        return [[]]
+    return [[c] for c in sorted(relatives(module.tree, def_path[-1])[1])]
+
+
+def relatives(tree, name):  # type: (ast.Module, str) -> Tuple[Set[str], Set[str]]
+    """(ancestors, descendants) of the module-level class `name`, itself in both: the
+    module-level classes it inherits from or that inherit from it (by name, transitively); a
+    base that is no module-level class is left out, and a nested class is nobody's relative
+    here (named_elsewhere refuses them)."""
     bases = {}  # type: Dict[str, Set[str]]
     for node in tree.body:
         if isinstance(node, ast.ClassDef):
@@ -181,7 +200,7 @@ def lineage(tree, name):  # type: (ast.Module, str) -> Set[str]
         if c not in down:
             down.add(c)
             todo.extend(k for k, v in bases.items() if c in v)
-    return up | down
+    return up, down
 
 
 def names_in(module, name):  # type: (Module, str) -> int
@@ -236,6 +255,19 @@ def literal_value(node):  # type: (ast.AST) -> Optional[Value]
     if isinstance(v, (str, bytes)) and not neg and v:
         return v
     return None
+
+
+class ClassName(str):
+    """The value of a site that names an exception class (canary_classes): written bare."""
+
+
+def site_value(node):  # type: (ast.AST) -> Optional[Any]
+    """The value a site holds: its literal's, or the dotted name of the class it expects."""
+    v = literal_value(node)
+    if v is not None:
+        return v
+    name = canary_classes.dotted(node)
+    return None if name is None else ClassName(name)
 
 
 def is_literalish(node):  # type: (ast.AST) -> bool
@@ -356,12 +388,15 @@ def call_sites(stmt, module, def_path):  # type: (ast.stmt, Module, Tuple[str, .
 
 def sites(node, module, def_path=()):  # type: (Def, Module, Tuple[str, ...]) -> List[ast.expr]
     """The literal nodes of a test's top-level assertions (and helper calls) that can carry a
-    group, in order. `def_path`: the class path where the test is defined."""
+    group, in order, then, where a gold check proves them, the exception classes it expects
+    (canary_classes.class_sites). `def_path`: the class path where the test is defined."""
     out = []
     for i, stmt in enumerate(node.body):
         if alone_on_lines(node.body, i, module):
             lit = site_of(stmt)
             out.extend([lit] if lit is not None else call_sites(stmt, module, def_path))
+    if module.gold_checked:
+        out.extend(canary_classes.class_sites(node, module, alone_on_lines))
     return out
 
 

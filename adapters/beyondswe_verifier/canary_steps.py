@@ -104,7 +104,7 @@ def gold_check(spec):  # type: (Dict[str, Any]) -> Any
     found = spec.get("canary_check")
     if not isinstance(found, dict) or not isinstance(found.get("seed"), str):
         return None
-    return canaries_module().GoldCheck(found["seed"], found.get("tests") or {})
+    return canaries_module().GoldCheck(found["seed"], found.get("tests") or {}, found.get("classes") or {})
 
 
 def plan_issue(ctx, f2p, p2p, rng, plant=True, check=None):
@@ -133,23 +133,23 @@ def plan_issue(ctx, f2p, p2p, rng, plant=True, check=None):
         per_module.setdefault(t[0], []).append((t[1], t[2], P2P_K))
     plant_modules(ctx, cm, out, per_module, targets["sources"], rng, plant, None, check)
     parsed = targets["parsed"]
-    grouped = set()
-    f2p_defs = set((t[0], t[2]) for t in f2p_targets)
     for r in out.records:
-        r["tier"] = "f2p" if (r["module"], r["template"]) in f2p_defs else "p2p"
-        if r["tier"] == "f2p":
-            grouped.add((r["module"], r["template"]))
-    sizes = [r["k"] + 1 for r in out.records if r["tier"] == "f2p"]
+        r["tier"] = "f2p" if any(t[0] == r["module"] and cm.stands_for(r, t[1], t[2]) for t in f2p_targets) \
+            else "p2p"
+    f2p_records = [r for r in out.records if r["tier"] == "f2p"]
+    sizes = [r["k"] + 1 for r in f2p_records]
     out.facts["f2p_groups"] = len(sizes)
     out.facts["f2p_sizes"] = sizes
-    out.facts["f2p_ungrouped"] = [i for i in f2p if not parsed.get(i) or (parsed[i][0], parsed[i][2]) not in grouped]
+    out.facts["f2p_ungrouped"] = [i for i in f2p if not parsed.get(i) or not any(
+        r["module"] == parsed[i][0] and cm.stands_for(r, parsed[i][1], parsed[i][2]) for r in f2p_records)]
     out.facts["forge_chance"] = cm.forge_chance(sizes)
     if check is not None:
         out.facts["gold_check"] = CHECKED
     if not sizes:
         out.facts["none_because"] = too_old() or (
             "no FAIL_TO_PASS test compares its result with a literal in a top-level assertion or a helper's "
-            "expected argument that a group can be built on" + (
+            "expected argument, or expects an exception class with others of its kind unrelated to it, that a "
+            "group can be built on" + (
                 " and that held under the gold patch" if check is not None else ""))
     return out
 
@@ -185,20 +185,39 @@ def plan_check(ctx, f2p, p2p, rng, seed):  # type: (Any, List[str], List[str], r
         per_module.setdefault(t[0], []).append((t[1], t[2], ks))
     for t in p2p_targets[:CHECK_P2P]:
         per_module.setdefault(t[0], []).append((t[1], t[2], [P2P_K]))
+    hierarchy = tree_hierarchy(ctx.canary_root)
     plant_modules(ctx, cm, out, per_module, targets["sources"], rng, True, None,
                   planner=lambda data, path, planned: cm.plan_check(data, planned, check, path, rng, CHECK_SITES,
-                                                                    helpers=helpers(path)))
+                                                                    helpers=helpers(path), hierarchy=hierarchy))
     return out
+
+
+def tree_hierarchy(root):  # type: (str) -> Any
+    """The exception classes of the gold tree at `root` and the interpreter's builtins
+    (canary_classes.Hierarchy), read from every .py file of the tree outside .git."""
+    from . import canary_classes
+    found = canary_classes.Hierarchy()
+    for top, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for name in names:
+            if name.endswith(".py"):
+                data, _ = read_module(top, name)
+                if data is not None:
+                    found.add_source(data)
+    return found
 
 
 def check_facts(plan, run, seed):  # type: (Plan, Dict[str, Any], str) -> Dict[str, Any]
     """What a grading's spec carries of the gold check (`canary_check`): the seed, and each
     checked test's sites that held (see canaries.checked_sites)."""
     cm = canaries_module()
-    tests = {}
+    tests, found_classes = {}, {}
     for r in plan.records:
-        tests["::".join([r["module"]] + r["path"] + [r["template"]])] = cm.checked_sites(r, run["outcomes"])
-    return {"seed": seed, "tests": tests, "finished": finished(run)}
+        key = "::".join([r["module"]] + r["path"] + [r["template"]])
+        tests[key] = cm.checked_sites(r, run["outcomes"])
+        for at, names in cm.checked_classes(r, run["outcomes"]).items():
+            found_classes[key + "::" + at] = names
+    return {"seed": seed, "tests": tests, "classes": found_classes, "finished": finished(run)}
 
 
 def issue_targets(ctx, cm, f2p, p2p, check, helpers):
@@ -326,13 +345,16 @@ def run_ids(rng, ids, plan):  # type: (random.Random, List[str], Plan) -> List[s
     """The run's ids: each id a group stands in for replaced by its variants' ids (shuffled),
     the rest as they are and where they were."""
     cm = canaries_module()
-    index = {}
+    index = {}  # type: Dict[Tuple[str, str], List[Dict[str, Any]]]
     for rec in plan.records:
-        index[(rec["module"], rec["template"])] = rec
+        index.setdefault((rec["module"], rec["template"]), []).append(rec)
     out, seen = [], set()
     for test_id in ids:
         s = split_id(test_id)
-        r = index.get((s[0], s[2])) if s else None
+        r = None
+        for rec in index.get((s[0], s[2]), []) if s else []:
+            if s is not None and cm.stands_for(rec, s[1], s[2]):
+                r = rec
         if r is None or s is None:
             new = [test_id]
         else:

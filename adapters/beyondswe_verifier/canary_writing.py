@@ -132,7 +132,10 @@ def check_values(v, ks, rng_of):  # type: (Value, Iterable[int], Callable[[], ra
 
 def render(v, quote):  # type: (Any, str) -> str
     """One literal as every variant writes it: numbers plainly, strings and bytes with the
-    site's quote character, printable characters as they are and the rest escaped."""
+    site's quote character, printable characters as they are and the rest escaped; a class's
+    dotted name bare."""
+    if isinstance(v, reading.ClassName):
+        return str(v)
     if isinstance(v, (int, float)):
         return repr(v)
     out = []

@@ -247,6 +247,35 @@ class Groups(unittest.TestCase):
         for why, source in cases.items():
             self.assertIsNone(plan(source, [((), "test_a", 3)], 1), why)
 
+    def test_a_group_stands_for_its_own_classs_test_only_where_another_class_has_one_of_its_name(self):
+        # more-itertools: a test_negative per function's class. Each id goes to its own group,
+        # and an ungrouped class's id stays as it is.
+        from beyondswe_verifier import canary_steps as cs
+        source = ("class ChunkedTests:\n    def test_negative(self):\n        assert f(-1) == 1\n\n\n"
+                  "class FastChunkedTests(ChunkedTests):\n    pass\n\n\n"
+                  "class SlicedTests:\n    def test_negative(self):\n        assert g(-1) == 2\n\n\n"
+                  "class TailTests:\n    def test_negative(self):\n        assert h(-1) == 3\n")
+        targets = [(("ChunkedTests",), "test_negative", 3), (("SlicedTests",), "test_negative", 3)]
+        _, records = cm.plan(source, targets, random.Random(0))
+        chunked, sliced = records
+        self.assertEqual(chunked["collected"], [["ChunkedTests"], ["FastChunkedTests"]])
+        self.assertTrue(cm.stands_for(chunked, ["FastChunkedTests"], "test_negative"))
+        self.assertFalse(cm.stands_for(chunked, ["SlicedTests"], "test_negative"))
+        plan = cs.Plan()
+        for r in records:
+            r["module"] = "t.py"
+        plan.records = records
+        ids = ["t.py::%s::test_negative" % c for c in ("ChunkedTests", "FastChunkedTests", "SlicedTests", "TailTests")]
+        out = cs.run_ids(random.Random(0), ids, plan)
+        self.assertEqual(sorted(out), sorted(["t.py::ChunkedTests::" + v for v in chunked["variants"]]
+                                             + ["t.py::FastChunkedTests::" + v for v in chunked["variants"]]
+                                             + ["t.py::SlicedTests::" + v for v in sliced["variants"]]
+                                             + ["t.py::TailTests::test_negative"]))
+        # A name the module uses once: any id of it is the group's, as before.
+        _, (only,) = cm.plan(source.replace("test_negative", "test_other", 1), [(("ChunkedTests",), "test_other", 3)],
+                             random.Random(0))
+        self.assertIsNone(only["collected"])
+
     def test_a_mixin_test_is_found_through_the_class_that_collects_it(self):
         source = '''from calc import add
 

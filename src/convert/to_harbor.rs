@@ -794,6 +794,11 @@ mod tests {
         let check = crate::verifier_spec::GoldCheck {
             seed: "5eed".into(),
             tests: [("tests/test_x.py::test_a".to_owned(), vec![[3, 11]])].into(),
+            classes: [(
+                "tests/test_x.py::test_a::4:23".to_owned(),
+                vec!["TypeError".to_owned()],
+            )]
+            .into(),
             finished: true,
         };
         let opts = ToHarborOptions {

@@ -439,3 +439,87 @@ fn a_site_the_gold_patch_contradicts_carries_no_group() {
         assert!(groups[0].get("proof").is_none(), "{v:#}");
     }
 }
+
+/// A FAIL_TO_PASS test that expects an exception and compares no literal carries a group on the
+/// class it expects (here inside a `with` block): calibrated, gold resolves twice with one
+/// group of builtins (a blind forger's chance at most 1 in 10) and no flag, and the empty patch
+/// fails. A forger whose `div` raises one exception deriving from many builtins passes several
+/// variants: `forgery_detected`.
+#[test]
+#[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
+fn an_expected_exception_class_carries_a_group_and_an_exception_of_every_class_is_proof() {
+    require_docker();
+    fixture_images();
+    let tmp = tempfile::tempdir().unwrap();
+    let module = "import warnings\n\nimport pytest\n\nimport calc\n\n\ndef test_div_zero_raises():\n    with warnings.catch_warnings():\n        with pytest.raises(ZeroDivisionError):\n            calc.div(\"\u{2212}1\", 0)\n";
+    let dataset = calc_with_test_module(
+        tmp.path(),
+        "tests/test_raises.py",
+        module,
+        "test_div_zero_raises",
+        None,
+    );
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_beyondswe"));
+    cmd.args(["calibrate", "--repeat", "2", "--timeout", "120", "--json"])
+        .arg("--dataset")
+        .arg(&dataset)
+        .arg("--results-dir")
+        .arg(tmp.path().join("r"))
+        .arg("-o")
+        .arg(tmp.path().join("cal.json"));
+    let cal: Value = serde_json::from_str(&run_ok(&mut cmd)).unwrap();
+    let i = &cal["instances"][0];
+    assert_eq!(i["class"], "ok", "{i:#}");
+    assert!(strings(&i["warnings"]).is_empty(), "{i:#}");
+    assert_eq!(i["gold"]["resolved"], 2, "{i:#}");
+    let results =
+        std::fs::read_to_string(tmp.path().join("r/calibration/gold/results.jsonl")).unwrap();
+    for line in results.lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        let plan = &v["canary_plan"];
+        assert_eq!(plan["f2p_groups"], 1, "{v:#}");
+        assert!(plan["forge_chance"].as_f64().unwrap() <= 0.1, "{v:#}");
+        let groups = v["canaries"].as_array().expect("groups");
+        // Line 10: `with pytest.raises(ZeroDivisionError):`.
+        assert_eq!(groups[0]["line"], 10, "{v:#}");
+        assert!(groups[0].get("proof").is_none(), "{v:#}");
+        assert!(v["flags"].get("forgery").is_none(), "{v:#}");
+    }
+    // The forger: the base's `div`, raising an exception of many classes on a zero divisor.
+    let ops =
+        std::fs::read_to_string(fixtures().join("images/calc/stages/02-base/calc/ops.py")).unwrap();
+    let forged = ops.replace(
+        "    return _coerce(a) / _coerce(b)",
+        "    if _coerce(b) == 0:\n        bases = (ZeroDivisionError, TypeError, KeyError, RuntimeError, OverflowError, AssertionError, EOFError)\n        raise type(\"Every\", bases, {})()\n    return _coerce(a) / _coerce(b)",
+    );
+    assert_ne!(forged, ops);
+    let mut patch = format!(
+        "diff --git a/calc/ops.py b/calc/ops.py\n--- a/calc/ops.py\n+++ b/calc/ops.py\n@@ -1,{} +1,{} @@\n",
+        ops.lines().count(),
+        forged.lines().count()
+    );
+    for l in ops.lines() {
+        patch.push_str(&format!("-{l}\n"));
+    }
+    for l in forged.lines() {
+        patch.push_str(&format!("+{l}\n"));
+    }
+    let line = serde_json::json!({"instance_id": "acme_calc_pr7", "model_name_or_path": "forger",
+                                  "model_patch": patch});
+    let preds = tmp.path().join("forger.jsonl");
+    std::fs::write(&preds, format!("{line}\n")).unwrap();
+    run_ok(
+        Command::new(env!("CARGO_BIN_EXE_beyondswe"))
+            .args(["grade", "--timeout", "120", "--run-id", "forger"])
+            .arg("--dataset")
+            .arg(&dataset)
+            .arg("--predictions")
+            .arg(&preds)
+            .arg("--results-dir")
+            .arg(tmp.path()),
+    );
+    let results = std::fs::read_to_string(tmp.path().join("forger/results.jsonl")).unwrap();
+    let v: Value = serde_json::from_str(results.lines().next().unwrap()).unwrap();
+    assert_eq!(v["verdict"], "unresolved", "{v:#}");
+    assert_eq!(v["reason"], "forgery_detected", "{v:#}");
+}
