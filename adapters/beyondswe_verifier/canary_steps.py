@@ -185,25 +185,36 @@ def plan_check(ctx, f2p, p2p, rng, seed):  # type: (Any, List[str], List[str], r
         per_module.setdefault(t[0], []).append((t[1], t[2], ks))
     for t in p2p_targets[:CHECK_P2P]:
         per_module.setdefault(t[0], []).append((t[1], t[2], [P2P_K]))
-    hierarchy = tree_hierarchy(ctx.canary_root)
+    hierarchy = tree_hierarchy([ctx.canary_root] + [p for p in ctx.state.get("clean_sys_path", [])
+                                                    if p and os.path.isdir(p)])
     plant_modules(ctx, cm, out, per_module, targets["sources"], rng, True, None,
                   planner=lambda data, path, planned: cm.plan_check(data, planned, check, path, rng, CHECK_SITES,
                                                                     helpers=helpers(path), hierarchy=hierarchy))
     return out
 
 
-def tree_hierarchy(root):  # type: (str) -> Any
-    """The exception classes of the gold tree at `root` and the interpreter's builtins
-    (canary_classes.Hierarchy), read from every .py file of the tree outside .git."""
+def tree_hierarchy(roots):  # type: (List[str]) -> Any
+    """The classes of the gold tree and of the image's clean sys.path (the standard library's
+    Python, every installed library's) with the interpreter's builtins
+    (canary_classes.Hierarchy), read from every .py file under `roots` outside .git: a class a
+    library derives from two others (numpy's AxisError from ValueError and IndexError) keeps
+    that pair out of one group. Each directory is read once."""
     from . import canary_classes
     found = canary_classes.Hierarchy()
-    for top, dirs, names in os.walk(root):
-        dirs[:] = [d for d in dirs if d != ".git"]
-        for name in names:
-            if name.endswith(".py"):
-                data, _ = read_module(top, name)
-                if data is not None:
-                    found.add_source(data)
+    seen = set()  # type: Set[str]
+    for root in roots:
+        for top, dirs, names in os.walk(root):
+            real = os.path.realpath(top)
+            if real in seen:
+                dirs[:] = []
+                continue
+            seen.add(real)
+            dirs[:] = [d for d in dirs if d not in (".git", "__pycache__")]
+            for name in names:
+                if name.endswith(".py"):
+                    data, _ = read_module(top, name)
+                    if data is not None:
+                        found.add_source(data)
     return found
 
 

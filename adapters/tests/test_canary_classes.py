@@ -163,6 +163,25 @@ class Pools(unittest.TestCase):
         lib = ast.parse("from requests import HTTPError, Timeout\n")
         self.assertEqual(cc.pool(lib, "HTTPError", h, random.Random(0)), [])
 
+    def test_the_gold_tree_and_the_images_libraries_are_read_for_classes_deriving_from_two(self):
+        import tempfile
+        from beyondswe_verifier import canary_steps as cs
+        with tempfile.TemporaryDirectory() as tmp:
+            for path, text in (("repo/pkg/errors.py", EXC),
+                               ("repo/.git/x.py", b"class A(TypeError, KeyError):\n  pass\n"),
+                               ("site/lib/wrap.py", b"class WrapperError(ValueError, TypeError):\n    pass\n"
+                                                    b"x = 'class NotOne(ValueError, KeyError):'\n")):
+                full = os.path.join(tmp, path)
+                os.makedirs(os.path.dirname(full))
+                with open(full, "wb") as fh:
+                    fh.write(text)
+            h = cs.tree_hierarchy([os.path.join(tmp, "repo"), os.path.join(tmp, "site")])
+            self.assertTrue(h.ancestors("SignatureExpired") >= set(["BadData", "Exception"]))
+            self.assertTrue(h.related("ValueError", "TypeError"))
+            # Nothing under .git, and no class that is not at a line's start.
+            self.assertFalse(h.related("TypeError", "KeyError"))
+            self.assertFalse(h.related("ValueError", "KeyError"))
+
     def test_an_attributes_mutants_are_other_attributes_of_the_same_object(self):
         tree = ast.parse("from signing import exc\n\n\ndef test_a():\n    with pytest.raises(exc.SignatureExpired):\n"
                          "        f()\n\n\ndef test_b():\n    with pytest.raises(exc.BadPayload):\n        g()\n"

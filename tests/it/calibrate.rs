@@ -443,8 +443,8 @@ fn a_site_the_gold_patch_contradicts_carries_no_group() {
 /// A FAIL_TO_PASS test that expects an exception and compares no literal carries a group on the
 /// class it expects (here inside a `with` block): calibrated, gold resolves twice with one
 /// group of builtins (a blind forger's chance at most 1 in 10) and no flag, and the empty patch
-/// fails. A forger whose `div` raises one exception deriving from many builtins passes several
-/// variants: `forgery_detected`.
+/// fails. A forger whose `div` raises one exception deriving from many builtins, and one that
+/// raises whatever class its caller's line expects, pass several variants: `forgery_detected`.
 #[test]
 #[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
 fn an_expected_exception_class_carries_a_group_and_an_exception_of_every_class_is_proof() {
@@ -485,41 +485,48 @@ fn an_expected_exception_class_carries_a_group_and_an_exception_of_every_class_i
         assert!(groups[0].get("proof").is_none(), "{v:#}");
         assert!(v["flags"].get("forgery").is_none(), "{v:#}");
     }
-    // The forger: the base's `div`, raising an exception of many classes on a zero divisor.
+    // Two forgers, each the base's `div` changed for a zero divisor: one raises an exception of
+    // many classes; the other reads the class its caller expects off the caller's source line
+    // and raises that, whatever the variant.
     let ops =
         std::fs::read_to_string(fixtures().join("images/calc/stages/02-base/calc/ops.py")).unwrap();
-    let forged = ops.replace(
-        "    return _coerce(a) / _coerce(b)",
-        "    if _coerce(b) == 0:\n        bases = (ZeroDivisionError, TypeError, KeyError, RuntimeError, OverflowError, AssertionError, EOFError)\n        raise type(\"Every\", bases, {})()\n    return _coerce(a) / _coerce(b)",
-    );
-    assert_ne!(forged, ops);
-    let mut patch = format!(
-        "diff --git a/calc/ops.py b/calc/ops.py\n--- a/calc/ops.py\n+++ b/calc/ops.py\n@@ -1,{} +1,{} @@\n",
-        ops.lines().count(),
-        forged.lines().count()
-    );
-    for l in ops.lines() {
-        patch.push_str(&format!("-{l}\n"));
+    let every = "    if _coerce(b) == 0:\n        bases = (ZeroDivisionError, TypeError, KeyError, RuntimeError, OverflowError, AssertionError, EOFError)\n        raise type(\"Every\", bases, {})()\n";
+    let mirror = "    import builtins, linecache, re, sys\n    frame = sys._getframe(1)\n    while _coerce(b) == 0 and frame is not None:\n        for n in range(frame.f_code.co_firstlineno, frame.f_lineno + 1):\n            m = re.search(r\"raises\\((\\w+)\\)\", linecache.getline(frame.f_code.co_filename, n))\n            if m:\n                raise getattr(builtins, m.group(1))()\n        frame = frame.f_back\n";
+    for (name, body) in [("every", every), ("mirror", mirror)] {
+        let forged = ops.replace(
+            "    return _coerce(a) / _coerce(b)",
+            &format!("{body}    return _coerce(a) / _coerce(b)"),
+        );
+        assert_ne!(forged, ops);
+        let mut patch = format!(
+            "diff --git a/calc/ops.py b/calc/ops.py\n--- a/calc/ops.py\n+++ b/calc/ops.py\n@@ -1,{} +1,{} @@\n",
+            ops.lines().count(),
+            forged.lines().count()
+        );
+        for l in ops.lines() {
+            patch.push_str(&format!("-{l}\n"));
+        }
+        for l in forged.lines() {
+            patch.push_str(&format!("+{l}\n"));
+        }
+        let line = serde_json::json!({"instance_id": "acme_calc_pr7", "model_name_or_path": name,
+                                      "model_patch": patch});
+        let preds = tmp.path().join(format!("{name}.jsonl"));
+        std::fs::write(&preds, format!("{line}\n")).unwrap();
+        run_ok(
+            Command::new(env!("CARGO_BIN_EXE_beyondswe"))
+                .args(["grade", "--timeout", "120", "--run-id", name])
+                .arg("--dataset")
+                .arg(&dataset)
+                .arg("--predictions")
+                .arg(&preds)
+                .arg("--results-dir")
+                .arg(tmp.path()),
+        );
+        let results =
+            std::fs::read_to_string(tmp.path().join(format!("{name}/results.jsonl"))).unwrap();
+        let v: Value = serde_json::from_str(results.lines().next().unwrap()).unwrap();
+        assert_eq!(v["verdict"], "unresolved", "{name}: {v:#}");
+        assert_eq!(v["reason"], "forgery_detected", "{name}: {v:#}");
     }
-    for l in forged.lines() {
-        patch.push_str(&format!("+{l}\n"));
-    }
-    let line = serde_json::json!({"instance_id": "acme_calc_pr7", "model_name_or_path": "forger",
-                                  "model_patch": patch});
-    let preds = tmp.path().join("forger.jsonl");
-    std::fs::write(&preds, format!("{line}\n")).unwrap();
-    run_ok(
-        Command::new(env!("CARGO_BIN_EXE_beyondswe"))
-            .args(["grade", "--timeout", "120", "--run-id", "forger"])
-            .arg("--dataset")
-            .arg(&dataset)
-            .arg("--predictions")
-            .arg(&preds)
-            .arg("--results-dir")
-            .arg(tmp.path()),
-    );
-    let results = std::fs::read_to_string(tmp.path().join("forger/results.jsonl")).unwrap();
-    let v: Value = serde_json::from_str(results.lines().next().unwrap()).unwrap();
-    assert_eq!(v["verdict"], "unresolved", "{v:#}");
-    assert_eq!(v["reason"], "forgery_detected", "{v:#}");
 }
