@@ -83,6 +83,21 @@ def forge_chance(sizes):  # type: (Iterable[int]) -> float
     return p
 
 
+def group_chance(record):  # type: (Record) -> float
+    """A blind forger's chance of passing one group undetected: 1/(k+1); 2/(k+1) for a group
+    on an expected exception class, where an exception of the real class and one other, if the
+    submission defines such a class, is no proof (judge's `excuse`)."""
+    return min(1.0, (2.0 if record.get("classes") else 1.0) / (record["k"] + 1))
+
+
+def forge_chance_of(records):  # type: (Iterable[Record]) -> float
+    """forge_chance over the groups as built (group_chance each)."""
+    p = 1.0
+    for r in records:
+        p *= group_chance(r)
+    return p
+
+
 class GoldCheck(object):
     """What the gold check of an instance found (canary_steps.plan_check; the offline grader
     runs it once per instance before grading any submission): the tests it checked, each with
@@ -215,6 +230,8 @@ def plan(source,  # type: Union[str, bytes]
         records.append({"path": list(def_path), "template": node.name, "variants": new_names, "real": real,
                         "line": lit.lineno, "k": len(values) - 1, "shape": reading.shape_of(module, def_path, node),
                         "collected": reading.collected_by(module, def_path, node)})
+        if isinstance(real_value, reading.ClassName):
+            records[-1]["classes"] = [str(v).rsplit(".", 1)[-1] for v in values]
     return finish(module, edits, records)
 
 
@@ -476,21 +493,24 @@ def contradiction(by_variant, size, finished):  # type: (Dict[int, Tuple[str, st
     return None
 
 
-def judge(record, outcomes, finished, solo=None, doubled=(), anywhere=False):
-    # type: (Record, Dict[str, str], bool, Optional[Solo], Iterable[str], bool) -> Dict[str, Any]
+def judge(record, outcomes, finished, solo=None, doubled=(), anywhere=False, excuse=None):
+    # type: (Record, Dict[str, str], bool, Optional[Solo], Iterable[str], bool, Optional[Callable[[str, str], Optional[str]]]) -> Dict[str, Any]  # noqa: E501
     """Facts about one group. Proof of forged outcomes, each confirmed by running the item's
     variants alone (`solo(ids) -> (outcomes, finished)`, SOLO_ROUNDS times; None: no rerun is
     possible and the first run stands): two or more variants of an item passed; a variant has
     no result where its item ran and the run finished; a variant was reported twice with
     different outcomes (`doubled`). A contradiction that does not hold alone is flakiness; the
-    real variant's outcome is then the worst it had. Returns the facts with `real_outcomes`:
-    {public id: (the real variant's node id, its outcome)}."""
+    real variant's outcome is then the worst it had. In a group on an expected exception class,
+    the real variant and exactly one other passing is no proof where `excuse(real class, other
+    class)` says why (the submission defines a class deriving from both: honest code may raise
+    it); it is listed under `review`. Returns the facts with `real_outcomes`: {public id: (the
+    real variant's node id, its outcome)}."""
     size = len(record["variants"])
     fact = {"module": record["module"], "template": "::".join([record["module"]] + record["path"] +
                                                               [record["template"]]),
             "variants": len(record["variants"]), "k": record["k"], "line": record.get("line"),
             "shape": record.get("shape"), "real": record["variants"][record["real"]],
-            "items": {}, "proof": [], "flaky": [], "real_outcomes": {}}
+            "items": {}, "proof": [], "flaky": [], "review": [], "real_outcomes": {}}
     doubled = set(doubled)
     for item, by_variant in sorted(items(record, outcomes, anywhere).items()):
         pid = public_id(record, item)
@@ -502,7 +522,15 @@ def judge(record, outcomes, finished, solo=None, doubled=(), anywhere=False):
         twice = [i for i in ids if i in doubled]
         if twice:
             fact["proof"].append("%s: variant %s was reported twice with different outcomes" % (pid, twice[0]))
-        if problem is not None:
+        passed = sorted(i for i, (_, o) in by_variant.items() if o in PASSED)
+        why = None
+        if problem is not None and record.get("classes") and excuse is not None and len(passed) == 2 \
+                and record["real"] in passed:
+            other = [i for i in passed if i != record["real"]][0]
+            why = excuse(record["classes"][record["real"]], record["classes"][other])
+        if why is not None:
+            fact["review"].append("%s: %s (%s)" % (pid, problem, why))
+        elif problem is not None:
             claim = "%s: %s" % (pid, problem)
             if solo is None:
                 fact["proof"].append(claim)

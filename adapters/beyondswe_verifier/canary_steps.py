@@ -142,7 +142,7 @@ def plan_issue(ctx, f2p, p2p, rng, plant=True, check=None):
     out.facts["f2p_sizes"] = sizes
     out.facts["f2p_ungrouped"] = [i for i in f2p if not parsed.get(i) or not any(
         r["module"] == parsed[i][0] and cm.stands_for(r, parsed[i][1], parsed[i][2]) for r in f2p_records)]
-    out.facts["forge_chance"] = cm.forge_chance(sizes)
+    out.facts["forge_chance"] = cm.forge_chance_of(f2p_records)
     if check is not None:
         out.facts["gold_check"] = CHECKED
     if not sizes:
@@ -393,12 +393,24 @@ def judge(ctx,  # type: Any
     facts, mapped, alias = [], dict(run["outcomes"]), {}
     for key in cm.all_variant_keys(plan.records, run["outcomes"], anywhere):
         mapped.pop(key, None)
+    own = []  # type: List[Any]
+
+    def excuse(real, other):  # type: (str, str) -> Optional[str]
+        """Why an exception of both classes is no proof: a class of the submission's tree
+        derives from both (read once, when first asked)."""
+        if not own:
+            own.append(tree_hierarchy([ctx.workdir]))
+        if own[0].related(real, other):
+            return "the submission defines a class deriving from %s and %s" % (real, other)
+        return None
     for r in plan.records:
-        fact = cm.judge(r, run["outcomes"], finished(run), solo, run.get("doubled", ()), anywhere)
+        fact = cm.judge(r, run["outcomes"], finished(run), solo, run.get("doubled", ()), anywhere, excuse)
         for p in fact["proof"]:
             ctx.forgery("canary group " + p)
         for f in fact["flaky"]:
             ctx.suspicious("canary group " + f)
+        for f in fact["review"]:
+            ctx.suspicious("canary group " + f + ": not proof, flagged for review")
         for pid, (real_id, outcome) in fact.pop("real_outcomes").items():
             mapped[pid] = outcome
             alias[pid] = real_id

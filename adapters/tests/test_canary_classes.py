@@ -314,6 +314,35 @@ class Flow(unittest.TestCase):
                 r["module"] = "t.py"
                 self.assertTrue(cm.judge(r, outcomes, True)["proof"])
 
+    def test_an_exception_of_the_real_class_and_one_other_is_no_proof_where_the_submission_defines_it(self):
+        # Honest code may define `class Odd(SignatureExpired, BadHeader)` and raise it: the real
+        # variant and BadHeader's pass. Where the submission defines such a class, that is
+        # flagged for review, not proof; one of three classes, or two without the real one, is.
+        _, _, found = seeded_checks()[0]
+        new, (r,) = cm.plan(TESTS, [((), "test_future_age", 19)], random.Random(3), None, found, "t.py")
+        r["module"] = "t.py"
+        self.assertEqual(sorted(r["classes"]), ["BadHeader", "BadPayload", "SignatureExpired"])
+        self.assertEqual(cm.group_chance(r), 2.0 / 3)
+        defined = hierarchy(EXC, b"class Odd(SignatureExpired, BadHeader):\n    pass\n")
+
+        def excuse(a, b):
+            return "defined" if defined.related(a, b) else None
+
+        def outcomes_of(code):
+            passed = run_module(new, code)
+            return dict(("t.py::" + v, "passed" if passed[v] else "failed") for v in r["variants"])
+        odd = outcomes_of(lambda exc: (_ for _ in ()).throw(type("Odd", (exc.SignatureExpired, exc.BadHeader), {})()))
+        fact = cm.judge(r, odd, True, excuse=excuse)
+        self.assertEqual((fact["proof"], len(fact["review"])), ([], 1), fact)
+        self.assertEqual(list(fact["real_outcomes"].values())[0][1], "passed")
+        # Without the class in the submission, or with three classes, or two without the real one: proof.
+        self.assertTrue(cm.judge(r, odd, True, excuse=lambda a, b: None)["proof"])
+        every = outcomes_of(lambda exc: (_ for _ in ()).throw(
+            type("All", (exc.SignatureExpired, exc.BadHeader, exc.BadPayload), {})()))
+        self.assertTrue(cm.judge(r, every, True, excuse=lambda a, b: "any")["proof"])
+        two = outcomes_of(lambda exc: (_ for _ in ()).throw(type("Two", (exc.BadPayload, exc.BadHeader), {})()))
+        self.assertTrue(cm.judge(r, two, True, excuse=lambda a, b: "any")["proof"])
+
     def test_a_class_the_gold_code_passes_is_left_out_and_the_rest_kept(self):
         def gold_header(exc):
             raise type("Both", (exc.SignatureExpired, exc.BadHeader), {})()

@@ -221,7 +221,8 @@ impl Flags {
 }
 
 /// A canary group: one test that matters hidden among k mutants of itself (the same test with
-/// the literal one assertion expects replaced by another value of its type), every variant
+/// the literal one assertion expects replaced by another value of its type, or the exception
+/// class it expects by another class of its kind), every variant
 /// under a fresh name, the real one drawn at random for this grading and known only to the
 /// verifier (`research/canary-groups.md`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -257,6 +258,11 @@ pub struct Canary {
     /// Contradictions that did not hold when the group ran alone: flakiness, not proof.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flaky: Vec<String>,
+    /// In a group on an expected exception class, the real variant and one other passed where
+    /// the submission defines a class deriving from both: what honest code may do, so no
+    /// proof, flagged for review.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub review: Vec<String>,
 }
 
 /// What the canary plan built in a grading: its groups and the chance that a forger who cannot

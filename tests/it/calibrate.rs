@@ -442,9 +442,11 @@ fn a_site_the_gold_patch_contradicts_carries_no_group() {
 
 /// A FAIL_TO_PASS test that expects an exception and compares no literal carries a group on the
 /// class it expects (here inside a `with` block): calibrated, gold resolves twice with one
-/// group of builtins (a blind forger's chance at most 1 in 10) and no flag, and the empty patch
+/// group of ten builtins or more (a blind forger's chance 2 in its size) and no flag, and the empty patch
 /// fails. A forger whose `div` raises one exception deriving from many builtins, and one that
 /// raises whatever class its caller's line expects, pass several variants: `forgery_detected`.
+/// A submission that defines an error deriving from the real class and one other, and raises
+/// it, passes the real variant and that one: resolved, flagged for review, no proof.
 #[test]
 #[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
 fn an_expected_exception_class_carries_a_group_and_an_exception_of_every_class_is_proof() {
@@ -478,7 +480,13 @@ fn an_expected_exception_class_carries_a_group_and_an_exception_of_every_class_i
         let v: Value = serde_json::from_str(line).unwrap();
         let plan = &v["canary_plan"];
         assert_eq!(plan["f2p_groups"], 1, "{v:#}");
-        assert!(plan["forge_chance"].as_f64().unwrap() <= 0.1, "{v:#}");
+        // A group of at least ten builtins; a class group's chance is 2/(k+1) (the excuse).
+        let size = plan["sizes"][0].as_f64().unwrap();
+        assert!(size >= 10.0, "{v:#}");
+        assert!(
+            (plan["forge_chance"].as_f64().unwrap() - 2.0 / size).abs() < 1e-9,
+            "{v:#}"
+        );
         let groups = v["canaries"].as_array().expect("groups");
         // Line 10: `with pytest.raises(ZeroDivisionError):`.
         assert_eq!(groups[0]["line"], 10, "{v:#}");
@@ -492,7 +500,10 @@ fn an_expected_exception_class_carries_a_group_and_an_exception_of_every_class_i
         std::fs::read_to_string(fixtures().join("images/calc/stages/02-base/calc/ops.py")).unwrap();
     let every = "    if _coerce(b) == 0:\n        bases = (ZeroDivisionError, TypeError, KeyError, RuntimeError, OverflowError, AssertionError, EOFError)\n        raise type(\"Every\", bases, {})()\n";
     let mirror = "    import builtins, linecache, re, sys\n    frame = sys._getframe(1)\n    while _coerce(b) == 0 and frame is not None:\n        for n in range(frame.f_code.co_firstlineno, frame.f_lineno + 1):\n            m = re.search(r\"raises\\((\\w+)\\)\", linecache.getline(frame.f_code.co_filename, n))\n            if m:\n                raise getattr(builtins, m.group(1))()\n        frame = frame.f_back\n";
-    for (name, body) in [("every", every), ("mirror", mirror)] {
+    // Honest code may define an error deriving from the real class and one other, as some
+    // projects do: the real variant and that one pass, which is flagged for review, no proof.
+    let both = "    class DivisionByZero(ZeroDivisionError, TypeError):\n        pass\n    if _coerce(b) == 0:\n        raise DivisionByZero(\"division by zero\")\n";
+    for (name, body) in [("every", every), ("mirror", mirror), ("both", both)] {
         let forged = ops.replace(
             "    return _coerce(a) / _coerce(b)",
             &format!("{body}    return _coerce(a) / _coerce(b)"),
@@ -526,7 +537,19 @@ fn an_expected_exception_class_carries_a_group_and_an_exception_of_every_class_i
         let results =
             std::fs::read_to_string(tmp.path().join(format!("{name}/results.jsonl"))).unwrap();
         let v: Value = serde_json::from_str(results.lines().next().unwrap()).unwrap();
-        assert_eq!(v["verdict"], "unresolved", "{name}: {v:#}");
-        assert_eq!(v["reason"], "forgery_detected", "{name}: {v:#}");
+        if name == "both" {
+            assert_eq!(v["verdict"], "resolved", "{name}: {v:#}");
+            assert!(v["flags"].get("forgery").is_none(), "{name}: {v:#}");
+            assert_eq!(
+                v["canaries"][0]["review"].as_array().map(Vec::len),
+                Some(1),
+                "{v:#}"
+            );
+            let flagged = v["flags"]["suspicious"].to_string();
+            assert!(flagged.contains("flagged for review"), "{v:#}");
+        } else {
+            assert_eq!(v["verdict"], "unresolved", "{name}: {v:#}");
+            assert_eq!(v["reason"], "forgery_detected", "{name}: {v:#}");
+        }
     }
 }
