@@ -345,6 +345,26 @@ fn calc_with_test_module(
     dataset
 }
 
+/// `calibrate --json` of `dataset`, the gold patch `repeat` times, its gradings in `dir/r`.
+fn calibrate_json(dataset: &Path, dir: &Path, repeat: &str) -> Value {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_beyondswe"));
+    cmd.args([
+        "calibrate",
+        "--repeat",
+        repeat,
+        "--timeout",
+        "120",
+        "--json",
+    ])
+    .arg("--dataset")
+    .arg(dataset)
+    .arg("--results-dir")
+    .arg(dir.join("r"))
+    .arg("-o")
+    .arg(dir.join("cal.json"));
+    serde_json::from_str(&run_ok(&mut cmd)).unwrap()
+}
+
 /// An instance whose FAIL_TO_PASS tests offer nothing to build a canary group on (no top-level
 /// assertion compares with a literal) gets no group: `calibrate` says so, in its JSON and in its
 /// table, and still calls it ok. The instances of the shapes dataset all get groups (`shapes.rs`).
@@ -408,15 +428,7 @@ fn a_site_the_gold_patch_contradicts_carries_no_group() {
         "test_any_sum",
         Some("test_any_only"),
     );
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_beyondswe"));
-    cmd.args(["calibrate", "--repeat", "4", "--timeout", "120", "--json"])
-        .arg("--dataset")
-        .arg(&dataset)
-        .arg("--results-dir")
-        .arg(tmp.path().join("r"))
-        .arg("-o")
-        .arg(tmp.path().join("cal.json"));
-    let cal: Value = serde_json::from_str(&run_ok(&mut cmd)).unwrap();
+    let cal = calibrate_json(&dataset, tmp.path(), "4");
     let i = &cal["instances"][0];
     assert!(strings(&i["warnings"]).is_empty(), "{i:#}");
     assert_eq!(i["class"], "ok", "{i:#}");
@@ -442,8 +454,8 @@ fn a_site_the_gold_patch_contradicts_carries_no_group() {
 
 /// A FAIL_TO_PASS test that expects an exception and compares no literal carries a group on the
 /// class it expects (here inside a `with` block): calibrated, gold resolves twice with one
-/// group of ten builtins or more (a blind forger's chance 2 in its size) and no flag, and the empty patch
-/// fails. A forger whose `div` raises one exception deriving from many builtins, and one that
+/// group of ten builtins or more (a blind forger's chance 2 in its size) and no flag, and the
+/// empty patch fails. A forger whose `div` raises one exception deriving from many builtins, and one that
 /// raises whatever class its caller's line expects, pass several variants: `forgery_detected`.
 /// A submission that defines an error deriving from the real class and one other, and raises
 /// it, passes the real variant and that one: resolved, flagged for review, no proof.
@@ -461,15 +473,7 @@ fn an_expected_exception_class_carries_a_group_and_an_exception_of_every_class_i
         "test_div_zero_raises",
         None,
     );
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_beyondswe"));
-    cmd.args(["calibrate", "--repeat", "2", "--timeout", "120", "--json"])
-        .arg("--dataset")
-        .arg(&dataset)
-        .arg("--results-dir")
-        .arg(tmp.path().join("r"))
-        .arg("-o")
-        .arg(tmp.path().join("cal.json"));
-    let cal: Value = serde_json::from_str(&run_ok(&mut cmd)).unwrap();
+    let cal = calibrate_json(&dataset, tmp.path(), "2");
     let i = &cal["instances"][0];
     assert_eq!(i["class"], "ok", "{i:#}");
     assert!(strings(&i["warnings"]).is_empty(), "{i:#}");
