@@ -1128,6 +1128,7 @@ fn a_file_of_submission_lines_is_read_alike_whatever_its_name_or_first_line() {
                 "{\"run\": \"eval-3\", \"started\": 1733}\n",
             ),
             ("behind a log line", "Starting evaluation of 2 instances\n"),
+            ("after a byte order mark", "\u{feff}"),
         ] {
             let tmp = tempfile::tempdir().unwrap();
             let file = tmp.path().join("run-3.jsonl");

@@ -419,45 +419,42 @@ fn read_json(path: &Path) -> Result<Value, IngestError> {
 }
 
 /// Each line of a JSONL file, one at a time (a file of agent output is never held whole), to
-/// `f` with its number; a bad line is a problem (`file:line: why`), and reading goes on.
+/// `f` with its number, read as every JSONL file is (`record::JsonLines`: a BOM, `\r` line
+/// ends and blank lines taken in stride); a bad line is a problem (`file:line: why`), and
+/// reading goes on; a line over the cap ends the file.
 fn each_jsonl(
     path: &Path,
     ing: &mut Ingest,
     mut f: impl FnMut(&mut Ingest, usize, Value),
 ) -> Result<(), IngestError> {
-    let file = crate::files::open_input_io(path).map_err(io(path))?;
-    let mut reader = std::io::BufReader::new(file);
-    let mut buf = Vec::new();
-    for i in 0usize.. {
-        let line = match crate::record::read_line_capped(
-            &mut reader,
-            &mut buf,
-            crate::record::max_line_bytes(),
-        )
-        .map_err(io(path))?
-        {
-            Some(0) => break,
-            Some(_) => buf.strip_suffix(b"\n").unwrap_or(&buf),
-            None => {
+    use crate::record::{JsonLines, JsonlError};
+    let mut lines = match JsonLines::open(path) {
+        Ok(lines) => lines,
+        Err(JsonlError::Io(e)) => return Err(IngestError::Io(e)),
+        Err(other) => {
+            return Err(IngestError::Bad {
+                path: path.to_owned(),
+                message: other.to_string(),
+            });
+        }
+    };
+    while let Some(item) = lines.next_value() {
+        match item {
+            Ok((line, v)) => f(ing, line as usize, v),
+            Err(JsonlError::Io(e)) => return Err(IngestError::Io(e)),
+            Err(JsonlError::LineTooLong { line, .. }) => {
                 ing.problems.push(format!(
                     "{}: {}",
                     path.display(),
-                    crate::record::line_too_long_message(i as u64 + 1)
+                    crate::record::line_too_long_message(line)
                 ));
                 break;
             }
-        };
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        match serde_json::from_slice::<Value>(line) {
-            Ok(v) => f(ing, i + 1, v),
-            Err(e) => ing.problems.push(format!(
-                "{}:{}: skipped: not valid JSON ({e})",
-                path.display(),
-                i + 1
+            Err(JsonlError::Syntax { line, message, .. }) => ing.problems.push(format!(
+                "{}:{line}: skipped: not valid JSON ({message})",
+                path.display()
             )),
+            Err(other) => ing.problems.push(format!("{}: {other}", path.display())),
         }
     }
     Ok(())
