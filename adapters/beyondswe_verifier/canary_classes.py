@@ -110,7 +110,9 @@ class Hierarchy(object):
     def __init__(self):  # type: () -> None
         self.bases = {}  # type: Dict[str, Set[str]]
         self.memo = {}  # type: Dict[str, Optional[Set[str]]]
-        self.lines = None  # type: Optional[List[Set[str]]]  # every known class's ancestry
+        self.known_memo = {}  # type: Dict[str, Set[str]]
+        # {class: the ancestries (every known class's) that hold it}, made when first asked
+        self.lines = None  # type: Optional[Dict[str, List[Set[str]]]]
         for name in dir(builtins):
             cls = getattr(builtins, name)
             if isinstance(cls, type) and issubclass(cls, BaseException):
@@ -131,6 +133,7 @@ class Hierarchy(object):
                     continue
                 found.add(part.rsplit(b".", 1)[-1].decode("ascii", "replace"))
         self.memo.clear()
+        self.known_memo.clear()
         self.lines = None
 
     def ancestors(self, name):  # type: (str) -> Optional[Set[str]]
@@ -150,11 +153,33 @@ class Hierarchy(object):
         self.memo[name] = out
         return out
 
+    def known_ancestors(self, name, seen=None):  # type: (str, Optional[Set[str]]) -> Set[str]
+        """`name` and every class it derives from that is known here: what ancestors() gives,
+        less the unknown part (`class Odd(CBase, ValueError, TypeError)` relates ValueError and
+        TypeError whatever CBase is)."""
+        if name in self.known_memo:
+            return self.known_memo[name]
+        seen = set() if seen is None else seen
+        if name in seen:
+            return set()
+        seen.add(name)
+        out = set([name])
+        for base in self.bases.get(name, ()):
+            if base != "object":
+                out |= self.known_ancestors(base, seen)
+        self.known_memo[name] = out
+        return out
+
     def related(self, a, b):  # type: (str, str) -> bool
-        """Whether a class known here derives from both (either of them included)."""
+        """Whether a class known here derives from both (either of them included), counting
+        what is known of a class whose ancestry is known only in part."""
         if self.lines is None:
-            self.lines = [up for up in (self.ancestors(name) for name in list(self.bases)) if up is not None]
-        return any(a in up and b in up for up in self.lines)
+            self.lines = {}
+            for name in list(self.bases):
+                up = self.ancestors(name) or self.known_ancestors(name)
+                for member in up:
+                    self.lines.setdefault(member, []).append(up)
+        return any(b in up for up in self.lines.get(a, ()))
 
 
 def module_bindings(tree):  # type: (ast.Module) -> Dict[str, str]

@@ -136,6 +136,10 @@ class Pools(unittest.TestCase):
             self.assertIn(sound, seen)
         # The commonest expectation shares the large block: a group of up to 14.
         self.assertEqual(len(cc.pool(tree, "ValueError", h, random.Random(0))), 13)
+        # A class deriving from two builtins and a base of unknown ancestry relates them too.
+        cbase = hierarchy(EXC, b"class Odd(_CBase, ValueError, KeyError):\n    pass\n")
+        self.assertTrue(cbase.related("ValueError", "KeyError"))
+        self.assertNotIn("KeyError", set(c for f in pools(tree, "ValueError", cbase).values() for c in f))
         # A class of the tree deriving from two builtins takes that pair out.
         odd = hierarchy(EXC, b"class Odd(TypeError, ValueError):\n    pass\n")
         self.assertNotIn("TypeError", set(c for f in pools(tree, "ValueError", odd).values() for c in f))
