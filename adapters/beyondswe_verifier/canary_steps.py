@@ -9,6 +9,7 @@
 # names it, and the result names it only after every process of the test user is gone.
 import os
 import re
+import stat
 import sys
 
 from . import files
@@ -41,6 +42,10 @@ CHECK_P2P, CHECK_SITES = 8, 3
 
 # What a grading's canary_plan says of groups built on the gold check's sites.
 CHECKED = "checked under the gold patch"
+
+# The most .py files read for the classes a check or a judge knows (tree_hierarchy): far above a
+# project with its libraries (this machine's whole site-packages: 21,500).
+MAX_HIERARCHY_FILES = 200000
 
 
 def canaries_module():  # type: () -> Any
@@ -198,10 +203,12 @@ def tree_hierarchy(roots):  # type: (List[str]) -> Any
     Python, every installed library's) with the interpreter's builtins
     (canary_classes.Hierarchy), read from every .py file under `roots` outside .git: a class a
     library derives from two others (numpy's AxisError from ValueError and IndexError) keeps
-    that pair out of one group. Each directory is read once."""
+    that pair out of one group. Each directory is read once, and at most MAX_HIERARCHY_FILES
+    files in all (small_regular each)."""
     from . import canary_classes
     found = canary_classes.Hierarchy()
     seen = set()  # type: Set[str]
+    files_read = 0
     for root in roots:
         for top, dirs, names in os.walk(root):
             real = os.path.realpath(top)
@@ -212,10 +219,28 @@ def tree_hierarchy(roots):  # type: (List[str]) -> Any
             dirs[:] = [d for d in dirs if d not in (".git", "__pycache__")]
             for name in names:
                 if name.endswith(".py"):
-                    data, _ = read_module(top, name)
+                    if files_read >= MAX_HIERARCHY_FILES:
+                        return found
+                    files_read += 1
+                    data = small_regular(os.path.join(top, name), canary_classes.MAX_SOURCE)
                     if data is not None:
                         found.add_source(data)
     return found
+
+
+def small_regular(path, cap):  # type: (str, int) -> Optional[bytes]
+    """The bytes of a regular file of at most `cap` bytes, read without following a link or
+    blocking on a FIFO; None for anything else. The judge reads the submission's tree after its
+    tests ran, as root: a `x.py` linked to /dev/zero or a 10 GB file is skipped, not read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode) or st.st_size > cap:
+            return None
+        return fh.read(cap + 1)[:cap]
 
 
 def check_facts(plan, run, seed):  # type: (Plan, Dict[str, Any], str) -> Dict[str, Any]

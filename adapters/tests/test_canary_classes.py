@@ -179,7 +179,14 @@ class Pools(unittest.TestCase):
                 os.makedirs(os.path.dirname(full))
                 with open(full, "wb") as fh:
                     fh.write(text)
+            # What a submission's tree may hold by the time the judge reads it: a link to an
+            # endless device, a FIFO, a file over the cap; each is skipped, not read.
+            os.symlink("/dev/zero", os.path.join(tmp, "repo", "pkg", "zero.py"))
+            os.mkfifo(os.path.join(tmp, "repo", "pkg", "fifo.py"))
+            with open(os.path.join(tmp, "repo", "pkg", "big.py"), "wb") as fh:
+                fh.write(b"class Big(ValueError, KeyError):\n    pass\n" + b"#" * cc.MAX_SOURCE)
             h = cs.tree_hierarchy([os.path.join(tmp, "repo"), os.path.join(tmp, "site")])
+            self.assertNotIn("Big", h.bases)
             self.assertTrue(h.ancestors("SignatureExpired") >= set(["BadData", "Exception"]))
             self.assertTrue(h.related("ValueError", "TypeError"))
             # Nothing under .git, and no class that is not at a line's start.
