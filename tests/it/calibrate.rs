@@ -524,6 +524,11 @@ fn an_expected_exception_class_carries_a_group_and_an_exception_of_every_class_i
         for l in forged.lines() {
             patch.push_str(&format!("+{l}\n"));
         }
+        if name == "both" {
+            // The judge reads this tree for the class, as root, after the tests: a module
+            // linked to an endless device is skipped, not read.
+            patch.push_str("diff --git a/calc/zero.py b/calc/zero.py\nnew file mode 120000\n--- /dev/null\n+++ b/calc/zero.py\n@@ -0,0 +1 @@\n+/dev/zero\n\\ No newline at end of file\n");
+        }
         let line = serde_json::json!({"instance_id": "acme_calc_pr7", "model_name_or_path": name,
                                       "model_patch": patch});
         let preds = tmp.path().join(format!("{name}.jsonl"));
