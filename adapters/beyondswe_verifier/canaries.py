@@ -252,8 +252,9 @@ def plan_check(source,  # type: Union[str, bytes]
     them under `check`). Returns (new source bytes, records) or None; a record names the
     variants (the real test first, `real` 0) and, under `sites`, each site's [line, col] with
     the indexes of its variants (and, at a site expecting an exception class, under `classes`
-    the names they write). `helpers`: see canary_reading.Module.helpers; `hierarchy`: the gold
-    tree's canary_classes.Hierarchy (None: no expected class is checked)."""
+    the names they write). `helpers`: see canary_reading.Module.helpers; `hierarchy()`: the gold
+    tree's canary_classes.Hierarchy, asked for only at a site expecting a class (None: no
+    expected class is checked)."""
     module, names = start(source, rng, avoid, helpers)
     if module is None:
         return None
@@ -267,7 +268,7 @@ def plan_check(source,  # type: Union[str, bytes]
             def rng_of(d=def_path, n=node.name, x=lit):  # type: (Tuple[str, ...], str, Any) -> random.Random
                 return check.rng(module_path, d, n, x)
             if isinstance(v, reading.ClassName):
-                found = [] if hierarchy is None else classes.pool(module.tree, v, hierarchy, rng_of())
+                found = [] if hierarchy is None else classes.pool(module.tree, v, hierarchy(), rng_of())
                 others = [reading.ClassName(c) for c in found[:max(ks)]]  # type: Optional[List[Any]]
             else:
                 others = writing.check_values(v, ks, rng_of)

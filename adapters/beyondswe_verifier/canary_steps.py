@@ -190,12 +190,24 @@ def plan_check(ctx, f2p, p2p, rng, seed):  # type: (Any, List[str], List[str], r
         per_module.setdefault(t[0], []).append((t[1], t[2], ks))
     for t in p2p_targets[:CHECK_P2P]:
         per_module.setdefault(t[0], []).append((t[1], t[2], [P2P_K]))
-    hierarchy = tree_hierarchy([ctx.canary_root] + [p for p in ctx.state.get("clean_sys_path", [])
+    hierarchy = lazy_hierarchy([ctx.canary_root] + [p for p in ctx.state.get("clean_sys_path", [])
                                                     if p and os.path.isdir(p)])
     plant_modules(ctx, cm, out, per_module, targets["sources"], rng, True, None,
                   planner=lambda data, path, planned: cm.plan_check(data, planned, check, path, rng, CHECK_SITES,
                                                                     helpers=helpers(path), hierarchy=hierarchy))
     return out
+
+
+def lazy_hierarchy(roots):  # type: (List[str]) -> Callable[[], Any]
+    """tree_hierarchy(roots), read when first asked and kept: a check or a judge with no site
+    on an expected class reads no file for it."""
+    found = []  # type: List[Any]
+
+    def get():  # type: () -> Any
+        if not found:
+            found.append(tree_hierarchy(roots))
+        return found[0]
+    return get
 
 
 def tree_hierarchy(roots):  # type: (List[str]) -> Any
@@ -418,14 +430,12 @@ def judge(ctx,  # type: Any
     facts, mapped, alias = [], dict(run["outcomes"]), {}
     for key in cm.all_variant_keys(plan.records, run["outcomes"], anywhere):
         mapped.pop(key, None)
-    own = []  # type: List[Any]
+    own = lazy_hierarchy([ctx.workdir])
 
     def excuse(real, other):  # type: (str, str) -> Optional[str]
         """Why an exception of both classes is no proof: a class of the submission's tree
-        derives from both (read once, when first asked)."""
-        if not own:
-            own.append(tree_hierarchy([ctx.workdir]))
-        if own[0].related(real, other):
+        derives from both."""
+        if own().related(real, other):
             return "the submission defines a class deriving from %s and %s" % (real, other)
         return None
     for r in plan.records:

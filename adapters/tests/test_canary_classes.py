@@ -270,7 +270,7 @@ def check_then(seed, code=gold):
     GoldCheck a grading gets); the record is None where the site's block was the class alone."""
     check = cm.GoldCheck(seed, {})
     planned = cm.plan_check(TESTS, TARGET, check, "t.py", random.Random(1), 3, helpers=rm.ANY_CALL,
-                            hierarchy=hierarchy(EXC))
+                            hierarchy=lambda: hierarchy(EXC))
     if planned is None:
         return None, None
     new, records = planned
