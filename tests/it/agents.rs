@@ -543,6 +543,53 @@ fn a_folder_of_mixed_agents_is_read_whole() {
     assert!(!stderr.contains("skipped"), "{stderr}");
 }
 
+/// An ATIF trajectory beside another agent's transcript is read as ATIF, not taken for a
+/// transcript of the other agent that failed to read (which was a problem, and exit 1): the
+/// pairing of formats and agents is one mapping, whose names differ (`atif`, `harbor`).
+#[test]
+fn an_atif_trajectory_beside_another_agents_transcript_is_read_in_its_own_format() {
+    let atif = fixtures().join("atif/valid/v1_2-system-step-observation.json");
+    let others = [
+        (
+            "claude-code",
+            "agents/transcripts/claude-code-stream/acme_textkit_pr12.jsonl",
+            "acme_textkit_pr12.jsonl",
+        ),
+        (
+            "gemini-cli",
+            "agents/transcripts/gemini-chat/acme_calc_pr7.json",
+            "acme_calc_pr7.json",
+        ),
+    ];
+    for (agent, other, name) in others {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("mixed");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(fixtures().join(other), dir.join(name)).unwrap();
+        let atif_name = if name.starts_with("acme_calc") {
+            "acme_textkit_pr12.json"
+        } else {
+            "acme_calc_pr7.json"
+        };
+        std::fs::copy(&atif, dir.join(atif_name)).unwrap();
+        let (_, stderr, code) = ingest(&dir);
+        assert_eq!(code, 0, "{agent}: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "each part is read in its own format: {agent}, atif"
+            )) || stderr.contains(&format!(
+                "each part is read in its own format: atif, {agent}"
+            )),
+            "{agent}: {stderr}"
+        );
+        assert!(!stderr.contains("skipped"), "{agent}: {stderr}");
+        assert!(
+            stderr.contains(&format!("{atif_name}): an ATIF trajectory")),
+            "{agent}: {stderr}"
+        );
+    }
+}
+
 /// A run that ended without submitting (`info.submission` empty: a timeout, an API error) is
 /// kept as an empty patch, graded as `empty_patch`, and counted apart from the patches.
 #[test]

@@ -146,6 +146,27 @@ impl AgentFormat {
             AgentFormat::Atif => "atif",
         }
     }
+
+    /// The agent whose transcripts this format reads, one file per instance (`None` for the
+    /// formats that are not transcripts), and back ([`AgentFormat::of_transcript`]): the one
+    /// pairing of the two enums.
+    pub fn transcript_agent(self) -> Option<Agent> {
+        match self {
+            AgentFormat::ClaudeCode => Some(Agent::ClaudeCode),
+            AgentFormat::Codex => Some(Agent::Codex),
+            AgentFormat::GeminiCli => Some(Agent::GeminiCli),
+            AgentFormat::Aider => Some(Agent::Aider),
+            AgentFormat::Atif => Some(Agent::Harbor),
+            _ => None,
+        }
+    }
+
+    /// The transcript format that reads `agent`'s transcripts, if one does.
+    pub fn of_transcript(agent: Agent) -> Option<AgentFormat> {
+        Self::ALL
+            .into_iter()
+            .find(|f| f.transcript_agent() == Some(agent))
+    }
 }
 
 /// One submission found in an agent's output.
@@ -807,25 +828,11 @@ pub fn ingest(
 
 /// The transcript format a file sniffs as, if any (no predictions parse).
 fn transcript_format(path: &Path) -> Option<AgentFormat> {
-    match sniff(path).ok()??.agent() {
-        Agent::ClaudeCode => Some(AgentFormat::ClaudeCode),
-        Agent::Codex => Some(AgentFormat::Codex),
-        Agent::GeminiCli => Some(AgentFormat::GeminiCli),
-        Agent::Aider => Some(AgentFormat::Aider),
-        Agent::Harbor => Some(AgentFormat::Atif),
-        _ => None,
-    }
+    AgentFormat::of_transcript(sniff(path).ok()??.agent())
 }
 
 fn is_transcript_format(f: AgentFormat) -> bool {
-    matches!(
-        f,
-        AgentFormat::ClaudeCode
-            | AgentFormat::Codex
-            | AgentFormat::GeminiCli
-            | AgentFormat::Aider
-            | AgentFormat::Atif
-    )
+    f.transcript_agent().is_some()
 }
 
 /// Reads `path` as `opts` say.
@@ -986,7 +993,11 @@ fn read_format(
         | AgentFormat::Codex
         | AgentFormat::GeminiCli
         | AgentFormat::Aider
-        | AgentFormat::Atif => transcripts(path, folder, format, all, opts, ing)?,
+        | AgentFormat::Atif => {
+            if let Some(agent) = format.transcript_agent() {
+                transcripts(path, folder, format, agent, all, opts, ing)?
+            }
+        }
         AgentFormat::HarborJob => harbor_job::ingest(path, opts.patch_cap(), ing)?,
     }
     Ok(())
@@ -1153,13 +1164,9 @@ fn instance_id<'v>(v: &'v Value, source: &str, problems: &mut Vec<String>) -> Op
 }
 
 fn expected_of(format: AgentFormat) -> String {
-    match format {
-        AgentFormat::ClaudeCode => Agent::ClaudeCode.shapes().to_owned(),
-        AgentFormat::Codex => Agent::Codex.shapes().to_owned(),
-        AgentFormat::GeminiCli => Agent::GeminiCli.shapes().to_owned(),
-        AgentFormat::Aider => Agent::Aider.shapes().to_owned(),
-        AgentFormat::Atif => Agent::Harbor.shapes().to_owned(),
-        other => format!("{} output", other.name()),
+    match format.transcript_agent() {
+        Some(agent) => agent.shapes().to_owned(),
+        None => format!("{} output", format.name()),
     }
 }
 
@@ -1169,17 +1176,11 @@ fn transcripts(
     path: &Path,
     folder: Option<&Folder>,
     format: AgentFormat,
+    agent: Agent,
     all: &[AgentFormat],
     opts: &IngestOptions,
     ing: &mut Ingest,
 ) -> Result<(), IngestError> {
-    let agent = match format {
-        AgentFormat::ClaudeCode => Agent::ClaudeCode,
-        AgentFormat::GeminiCli => Agent::GeminiCli,
-        AgentFormat::Aider => Agent::Aider,
-        AgentFormat::Atif => Agent::Harbor,
-        _ => Agent::Codex,
-    };
     let (dir, files) = if let Some(folder) = folder {
         (
             path.to_owned(),
@@ -1260,7 +1261,7 @@ fn agent_transcripts(
     for (p, shape) in transcript_files(folder) {
         if shape.agent() == agent {
             files.push(p);
-        } else if all.iter().any(|f| f.name() == shape.agent().name()) {
+        } else if AgentFormat::of_transcript(shape.agent()).is_some_and(|f| all.contains(&f)) {
             // Read in its own format.
         } else {
             ing.problems.push(format!(
