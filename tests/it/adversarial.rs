@@ -54,13 +54,18 @@ pub fn cases() -> Vec<Case> {
     serde_json::from_str(&text).unwrap()
 }
 
-/// The instances the cases are written against: the fixtures and the image shapes.
+/// The instances the cases are written against: the fixtures, the image shapes, and calc with a
+/// test expecting an exception class (written with the cases).
 pub fn records() -> Vec<Record> {
-    ["dataset/fixtures.jsonl", "dataset/shapes.jsonl"]
-        .into_iter()
-        .flat_map(|f| RecordReader::open(&fixtures().join(f)).unwrap())
-        .map(|r| r.unwrap().1)
-        .collect()
+    [
+        "dataset/fixtures.jsonl",
+        "dataset/shapes.jsonl",
+        "adversarial/dataset.jsonl",
+    ]
+    .into_iter()
+    .flat_map(|f| RecordReader::open(&fixtures().join(f)).unwrap())
+    .map(|r| r.unwrap().1)
+    .collect()
 }
 
 /// What the case's submission is; `Err` when the grader refuses to read it at all.

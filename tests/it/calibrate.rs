@@ -453,28 +453,23 @@ fn a_site_the_gold_patch_contradicts_carries_no_group() {
 }
 
 /// A FAIL_TO_PASS test that expects an exception and compares no literal carries a group on the
-/// class it expects (here inside a `with` block): calibrated, gold resolves twice with one
-/// group of ten builtins or more (a blind forger's chance 2 in its size) and no flag, and the
-/// empty patch fails. A forger whose `div` raises one exception deriving from many builtins, and one that
-/// raises whatever class its caller's line expects, pass several variants: `forgery_detected`.
-/// A submission that defines an error deriving from the real class and one other, and raises
-/// it, passes the real variant and that one: resolved, flagged for review, no proof.
+/// class it expects (here inside a `with` block; the adversarial suite's calc instance
+/// `acme_calc_pr8`): calibrated, gold resolves twice with one group of ten builtins or more (a
+/// blind forger's chance 2 in its size) and no flag, and the empty patch fails. The forgers of
+/// that instance (an exception of many classes, one raised as the caller's line expects, a
+/// static class deriving from nine) are in the adversarial suite. Its control, a submission
+/// defining an error deriving from the real class and TypeError, passes the real variant and
+/// that one: resolved, flagged for review, no proof.
 #[test]
 #[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
-fn an_expected_exception_class_carries_a_group_and_an_exception_of_every_class_is_proof() {
+fn an_expected_exception_class_carries_a_group_and_an_honest_two_class_error_is_no_proof() {
     require_docker();
     fixture_images();
     let tmp = tempfile::tempdir().unwrap();
-    let module = "import warnings\n\nimport pytest\n\nimport calc\n\n\ndef test_div_zero_raises():\n    with warnings.catch_warnings():\n        with pytest.raises(ZeroDivisionError):\n            calc.div(\"\u{2212}1\", 0)\n";
-    let dataset = calc_with_test_module(
-        tmp.path(),
-        "tests/test_raises.py",
-        module,
-        "test_div_zero_raises",
-        None,
-    );
+    let dataset = fixtures().join("adversarial/dataset.jsonl");
     let cal = calibrate_json(&dataset, tmp.path(), "2");
     let i = &cal["instances"][0];
+    assert_eq!(i["instance_id"], "acme_calc_pr8", "{i:#}");
     assert_eq!(i["class"], "ok", "{i:#}");
     assert!(strings(&i["warnings"]).is_empty(), "{i:#}");
     assert_eq!(i["gold"]["resolved"], 2, "{i:#}");
@@ -497,68 +492,30 @@ fn an_expected_exception_class_carries_a_group_and_an_exception_of_every_class_i
         assert!(groups[0].get("proof").is_none(), "{v:#}");
         assert!(v["flags"].get("forgery").is_none(), "{v:#}");
     }
-    // Two forgers, each the base's `div` changed for a zero divisor: one raises an exception of
-    // many classes; the other reads the class its caller expects off the caller's source line
-    // and raises that, whatever the variant.
-    let ops =
-        std::fs::read_to_string(fixtures().join("images/calc/stages/02-base/calc/ops.py")).unwrap();
-    let every = "    if _coerce(b) == 0:\n        bases = (ZeroDivisionError, TypeError, KeyError, RuntimeError, OverflowError, AssertionError, EOFError)\n        raise type(\"Every\", bases, {})()\n";
-    let mirror = "    import builtins, linecache, re, sys\n    frame = sys._getframe(1)\n    while _coerce(b) == 0 and frame is not None:\n        for n in range(frame.f_code.co_firstlineno, frame.f_lineno + 1):\n            m = re.search(r\"raises\\((\\w+)\\)\", linecache.getline(frame.f_code.co_filename, n))\n            if m:\n                raise getattr(builtins, m.group(1))()\n        frame = frame.f_back\n";
-    // Honest code may define an error deriving from the real class and one other, as some
-    // projects do: the real variant and that one pass, which is flagged for review, no proof.
-    let both = "    class DivisionByZero(ZeroDivisionError, TypeError):\n        pass\n    if _coerce(b) == 0:\n        raise DivisionByZero(\"division by zero\")\n";
-    for (name, body) in [("every", every), ("mirror", mirror), ("both", both)] {
-        let forged = ops.replace(
-            "    return _coerce(a) / _coerce(b)",
-            &format!("{body}    return _coerce(a) / _coerce(b)"),
-        );
-        assert_ne!(forged, ops);
-        let mut patch = format!(
-            "diff --git a/calc/ops.py b/calc/ops.py\n--- a/calc/ops.py\n+++ b/calc/ops.py\n@@ -1,{} +1,{} @@\n",
-            ops.lines().count(),
-            forged.lines().count()
-        );
-        for l in ops.lines() {
-            patch.push_str(&format!("-{l}\n"));
-        }
-        for l in forged.lines() {
-            patch.push_str(&format!("+{l}\n"));
-        }
-        if name == "both" {
-            // The judge reads this tree for the class, as root, after the tests: a module
-            // linked to an endless device is skipped, not read.
-            patch.push_str("diff --git a/calc/zero.py b/calc/zero.py\nnew file mode 120000\n--- /dev/null\n+++ b/calc/zero.py\n@@ -0,0 +1 @@\n+/dev/zero\n\\ No newline at end of file\n");
-        }
-        let line = serde_json::json!({"instance_id": "acme_calc_pr7", "model_name_or_path": name,
-                                      "model_patch": patch});
-        let preds = tmp.path().join(format!("{name}.jsonl"));
-        std::fs::write(&preds, format!("{line}\n")).unwrap();
-        run_ok(
-            Command::new(env!("CARGO_BIN_EXE_beyondswe"))
-                .args(["grade", "--timeout", "120", "--run-id", name])
-                .arg("--dataset")
-                .arg(&dataset)
-                .arg("--predictions")
-                .arg(&preds)
-                .arg("--results-dir")
-                .arg(tmp.path()),
-        );
-        let results =
-            std::fs::read_to_string(tmp.path().join(format!("{name}/results.jsonl"))).unwrap();
-        let v: Value = serde_json::from_str(results.lines().next().unwrap()).unwrap();
-        if name == "both" {
-            assert_eq!(v["verdict"], "resolved", "{name}: {v:#}");
-            assert!(v["flags"].get("forgery").is_none(), "{name}: {v:#}");
-            assert_eq!(
-                v["canaries"][0]["review"].as_array().map(Vec::len),
-                Some(1),
-                "{v:#}"
-            );
-            let flagged = v["flags"]["suspicious"].to_string();
-            assert!(flagged.contains("flagged for review"), "{v:#}");
-        } else {
-            assert_eq!(v["verdict"], "unresolved", "{name}: {v:#}");
-            assert_eq!(v["reason"], "forgery_detected", "{name}: {v:#}");
-        }
-    }
+    let patch = fixtures().join("adversarial/patches/control-gold-class-deriving-from-two.patch");
+    let line = serde_json::json!({"instance_id": "acme_calc_pr8", "model_name_or_path": "both",
+                                  "model_patch": std::fs::read_to_string(patch).unwrap()});
+    let preds = tmp.path().join("both.jsonl");
+    std::fs::write(&preds, format!("{line}\n")).unwrap();
+    run_ok(
+        Command::new(env!("CARGO_BIN_EXE_beyondswe"))
+            .args(["grade", "--timeout", "120", "--run-id", "both"])
+            .arg("--dataset")
+            .arg(&dataset)
+            .arg("--predictions")
+            .arg(&preds)
+            .arg("--results-dir")
+            .arg(tmp.path()),
+    );
+    let results = std::fs::read_to_string(tmp.path().join("both/results.jsonl")).unwrap();
+    let v: Value = serde_json::from_str(results.lines().next().unwrap()).unwrap();
+    assert_eq!(v["verdict"], "resolved", "{v:#}");
+    assert!(v["flags"].get("forgery").is_none(), "{v:#}");
+    assert_eq!(
+        v["canaries"][0]["review"].as_array().map(Vec::len),
+        Some(1),
+        "{v:#}"
+    );
+    let flagged = v["flags"]["suspicious"].to_string();
+    assert!(flagged.contains("flagged for review"), "{v:#}");
 }

@@ -20,10 +20,8 @@ const FUTURE: &[(&str, &str)] = &[
 
 /// A fixture record by id: the instances of fixtures.jsonl and the image shapes of shapes.jsonl.
 fn fixture(id: &str) -> Record {
-    ["dataset/fixtures.jsonl", "dataset/shapes.jsonl"]
+    super::adversarial::records()
         .into_iter()
-        .flat_map(|f| RecordReader::open(&fixtures().join(f)).unwrap())
-        .map(|r| r.unwrap().1)
         .find(|r| r.instance_id() == id)
         .unwrap_or_else(|| panic!("no fixture {id}"))
 }
@@ -83,6 +81,37 @@ pub(crate) fn task_in(dir: PathBuf, id: &str, workdir: &str, tmp: tempfile::Temp
         workdir: workdir.to_owned(),
         _tmp: tmp,
     }
+}
+
+/// [`build_task`] with the task's gold check made on this engine (`convert to-harbor
+/// --gold-check`), as a conversion meant to carry every canary group is made: a site that needs
+/// the gold check to be sound (an expected exception class) carries a group only with it.
+pub(crate) fn build_task_with_gold_check(id: &str, dataset: &Path) -> Task {
+    let record = fixture(id);
+    let tmp = tempfile::tempdir().unwrap();
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_beyondswe"))
+        .args(["convert", "to-harbor"])
+        .arg(dataset)
+        .arg(tmp.path().join("tasks"))
+        .arg("--test-suites")
+        .arg(fixtures().join("test_suites"))
+        .args(["--gold-check", "--ids", id])
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let dir = tmp
+        .path()
+        .join("tasks")
+        .join(beyondswe::harbor::task_dir_name(id));
+    assert!(
+        dir.join(beyondswe::harbor::paths::GOLD_CHECK).is_file(),
+        "{id}: no gold check"
+    );
+    task_in(dir, id, record.workdir(), tmp)
 }
 
 /// Runs the verifier the way Harbor does; returns (reward.txt or None, report.json). In separate
@@ -359,9 +388,15 @@ fn adversarial_suite_through_test_sh() {
             .unwrap()
             .instance_id()
             .to_owned();
-        tasks
-            .entry(c.instance.clone())
-            .or_insert_with(|| build_task(&id));
+        // The expected-exception instance's group stands on its gold check (its cases expect
+        // the group); the others' tasks are converted as by default.
+        tasks.entry(c.instance.clone()).or_insert_with(|| {
+            if c.instance == "acme_calc_pr8" {
+                build_task_with_gold_check(&id, &fixtures().join("adversarial/dataset.jsonl"))
+            } else {
+                build_task(&id)
+            }
+        });
     }
     let queue = std::sync::Mutex::new(cases.iter());
     let lines = std::sync::Mutex::new(Vec::new());
