@@ -356,10 +356,7 @@ pub fn audit_line(
 /// What a release line (or a trajectory document) says of its trajectory besides its steps:
 /// its task, family, reward and prompt.
 fn about_line(line: &Value) -> Result<About<'_>, String> {
-    let task_name = line
-        .get("task_name")
-        .or(line.get("instance_id"))
-        .and_then(Value::as_str)
+    let task_name = crate::submission::agents::release::line_instance(line)
         .ok_or_else(|| "no task_name or instance_id".to_owned())?
         .to_owned();
     let family = line

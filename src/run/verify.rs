@@ -11,7 +11,7 @@ use super::{RunOutcome, grade_run};
 use crate::files::write_atomic;
 use crate::record::JsonLines;
 use crate::report::{Stored, read_run};
-use serde_json::{Value, json};
+use serde_json::json;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -102,37 +102,30 @@ fn release_predictions(
                 continue;
             }
         };
-        // The instance id when the release names it (Harbor's task name is the directory name).
-        let Some(task) = v
-            .get("instance_id")
-            .or(v.get("task_name"))
-            .and_then(Value::as_str)
-        else {
-            progress.note(&format!("warning: {}:{line}: no task_name", path.display()));
-            continue;
+        let s = match crate::submission::agents::release::line_submission(&v) {
+            Ok(s) => s,
+            Err(why) => {
+                progress.note(&format!("warning: {}:{line}: {why}", path.display()));
+                continue;
+            }
         };
-        let attempt = attempts.entry(task.to_owned()).or_insert(0);
+        let attempt = attempts.entry(s.instance_id.clone()).or_insert(0);
         *attempt += 1;
-        let patch = v
-            .get("patch")
-            .or(v.get("model_patch"))
-            .and_then(Value::as_str);
-        let b64 = v.get("patch_base64").and_then(Value::as_str);
-        if patch.is_none() && b64.is_none() {
+        let Some(patch) = s.patch else {
             progress.note(&format!(
-                "{}:{line}: `{task}` carries no patch; not verifiable",
-                path.display()
+                "{}:{line}: `{}` carries no patch; not verifiable",
+                path.display(),
+                s.instance_id
             ));
             continue;
+        };
+        let mut p = json!({"instance_id": s.instance_id, "attempt": *attempt, "model_name_or_path": s.model});
+        match String::from_utf8(patch) {
+            Ok(t) => p["model_patch"] = json!(t),
+            Err(e) => p["model_patch_base64"] = json!(crate::base64::encode(e.as_bytes())),
         }
-        let mut p = json!({"instance_id": task, "attempt": *attempt, "model_name_or_path": v.get("model").cloned().unwrap_or(Value::Null)});
-        if let Some(t) = patch {
-            p["model_patch"] = json!(t);
-        } else if let Some(b) = b64 {
-            p["model_patch_base64"] = json!(b);
-        }
-        if let Some(r) = v.get("reward") {
-            p["reward"] = r.clone();
+        if let Some(r) = s.reward {
+            p["reward"] = json!(r);
         }
         text.push_str(&p.to_string());
         text.push('\n');

@@ -557,10 +557,7 @@ fn audit_view(path: &Path) -> Vec<(String, String)> {
                 ..
             }) => Some((transcript.agent().name().to_owned(), task_name)),
             Ok(Item::Line(v)) | Ok(Item::Document { line: v, .. }) => read_line(&v).map(|t| {
-                let task = v
-                    .get("task_name")
-                    .or(v.get("instance_id"))
-                    .and_then(Value::as_str)
+                let task = beyondswe::submission::agents::release::line_instance(&v)
                     .unwrap_or_default()
                     .to_owned();
                 (t.agent().name().to_owned(), task)
@@ -630,6 +627,83 @@ fn ingest_and_audit_read_every_agent_fixture_alike() {
     }
     assert!(disagree.is_empty(), "{}", disagree.join("\n"));
     assert!(compared >= 12, "only {compared} trajectories compared");
+}
+
+/// A trajectory release is read by ingest, one submission a line (the patch it published, the
+/// reward it claims, a task's lines as its attempts), and by the audit, the steps of each line,
+/// under the same instances line for line: the release `release from-harbor` writes of the job
+/// fixture (its tasks name their instance ids), and a published set whose lines carry no patch.
+/// Ingest refused a release ("not a format beyondswe reads"), and named one in a folder "not an
+/// agent's output".
+#[test]
+fn ingest_and_audit_read_a_release_line_for_line() {
+    let fixtures = super::support::fixtures();
+    let tmp = tempfile::tempdir().unwrap();
+    let made = tmp.path().join("release.jsonl");
+    cargo_bin_cmd!("beyondswe")
+        .args(["release", "from-harbor"])
+        .arg(fixtures.join("agents/harbor-job"))
+        .arg("-o")
+        .arg(&made)
+        .assert()
+        .success();
+    let published = fixtures.join("audit/release.jsonl");
+    for (path, with_patches) in [(made.clone(), 3), (published, 0)] {
+        let ing = beyondswe::submission::ingest(&path, None, None).unwrap();
+        assert_eq!(
+            ing.format,
+            Some(beyondswe::submission::AgentFormat::Release)
+        );
+        let mut ingested: Vec<String> = ing.items.iter().map(|i| i.instance_id.clone()).collect();
+        let mut audited = Vec::new();
+        let _ = beyondswe::audit::for_each_item(&path, None, |_, item| {
+            if let Ok(beyondswe::audit::Item::Line(v)) = item {
+                audited.extend(
+                    beyondswe::submission::agents::release::line_instance(&v).map(str::to_owned),
+                );
+            }
+        });
+        ingested.sort();
+        audited.sort();
+        assert!(!ingested.is_empty(), "{}", path.display());
+        assert_eq!(ingested, audited, "{}", path.display());
+        let patched = ing.items.iter().filter(|i| i.patch().is_some()).count();
+        assert_eq!(
+            patched,
+            with_patches,
+            "{}: {:?}",
+            path.display(),
+            ing.problems
+        );
+    }
+    // The job's release: a task's trials are its attempts, with the rewards the release claims.
+    let ing = beyondswe::submission::ingest(&made, None, None).unwrap();
+    let calc: Vec<(u32, Option<f64>)> = ing
+        .items
+        .iter()
+        .filter(|i| i.instance_id == "acme_calc_pr7")
+        .map(|i| (i.attempt, i.reward))
+        .collect();
+    assert_eq!(calc, vec![(1, Some(0.0)), (2, Some(1.0))]);
+    assert!(ing.problems.is_empty(), "{:?}", ing.problems);
+    // In a folder beside another agent's output, the release is read, not named as unread.
+    let dir = tmp.path().join("folder");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(&made, dir.join("trials.jsonl")).unwrap();
+    std::fs::copy(
+        fixtures.join("agents/claude-code/acme_calc_pr7.json"),
+        dir.join("acme_calc_pr7.json"),
+    )
+    .unwrap();
+    let ing = beyondswe::submission::ingest(&dir, None, None).unwrap();
+    assert_eq!(ing.files_counted, Some((2, 0)), "{:?}", ing.warnings);
+    assert_eq!(
+        ing.items
+            .iter()
+            .filter(|i| i.format == beyondswe::submission::AgentFormat::Release)
+            .count(),
+        4
+    );
 }
 
 /// Every folder of agent fixtures, read whole, goes through ingest and the audit alike: the

@@ -2,7 +2,7 @@
 //! [`Submitted`], if anything): SWE-bench predictions, SWE-agent and mini-swe-agent runs, OpenHands
 //! `output.jsonl`, AweAgent runs, Claude Code and Codex transcripts in every shape they are written
 //! in (trajectory.rs, claude_code.rs, codex.rs; paired with captured diffs, since they carry no
-//! patch, or replayed by `replay`), and Harbor job directories.
+//! patch, or replayed by `replay`), Harbor job directories and trajectory releases.
 //!
 //! Every reader keeps going after a bad record and reports it with its file and line; a run with
 //! nothing recognisable says which formats were tried and why each did not match, and a format
@@ -32,6 +32,8 @@
 //!   `test_result.git_patch`, the events in `history`) and its event streams (a JSON list of
 //!   actions and observations, no patch), detected, read into submissions, and their steps read.
 //! - `reading.rs`: Reading a transcript record by record into a `Trajectory`.
+//! - `release.rs`: Trajectory releases, one JSON line per trial: each line a submission, for
+//!   `ingest`, `verify` and the audit alike.
 //! - `swe_agent.rs`: SWE-agent (0.x, its EnIGMA mode, and 1.x) and its sibling mini-swe-agent share
 //!   a run's layout.
 //! - `trajectories.rs`: The trajectories a path holds, each read by its agent's reader and handed
@@ -53,6 +55,7 @@ mod harbor_job;
 pub mod mini_swe_agent;
 pub mod openhands;
 mod reading;
+pub mod release;
 pub mod swe_agent;
 mod trajectories;
 mod trajectory;
@@ -112,11 +115,14 @@ pub enum AgentFormat {
     /// ATIF trajectories as Harbor's agents write them (`agent/trajectory.json`), one per
     /// instance and named after it (or one file with `--instance`), paired with captured diffs.
     Atif,
+    /// A trajectory release: one JSON line per trial (`release from-harbor`, published
+    /// trajectory sets), its patch as `patch` or `patch_base64`.
+    Release,
 }
 
 impl AgentFormat {
     /// Every format, for the command line's choices.
-    pub const ALL: [AgentFormat; 11] = [
+    pub const ALL: [AgentFormat; 12] = [
         AgentFormat::Predictions,
         AgentFormat::SweAgent,
         AgentFormat::MiniSweAgent,
@@ -128,6 +134,7 @@ impl AgentFormat {
         AgentFormat::Aweagent,
         AgentFormat::HarborJob,
         AgentFormat::Atif,
+        AgentFormat::Release,
     ];
 
     /// The format's kebab-case name, as `--format` takes it and JSON writes it.
@@ -144,6 +151,7 @@ impl AgentFormat {
             AgentFormat::Aweagent => "aweagent",
             AgentFormat::HarborJob => "harbor-job",
             AgentFormat::Atif => "atif",
+            AgentFormat::Release => "release",
         }
     }
 
@@ -502,14 +510,16 @@ fn first_line_json_within(path: &Path, max: usize) -> Option<Value> {
     }
 }
 
-/// The first record of a JSON-lines file that names its instance (`instance_id`), read only as
-/// far as it: a line before the records (a log line, a header object, a line that is not JSON)
-/// hides no agent's lines after it, as the audit reads them.
+/// The first record of a JSON-lines file that names its instance (`instance_id`, or a Harbor
+/// task: `task_name`), read only as far as it: a line before the records (a log line, a header
+/// object, a line that is not JSON) hides no agent's lines after it, as the audit reads them.
 fn first_instance_record(path: &Path) -> Option<Value> {
     let mut lines = crate::record::JsonLines::open(path).ok()?;
     while let Some(item) = lines.next_value() {
         match item {
-            Ok((_, v)) if v.get("instance_id").is_some() => return Some(v),
+            Ok((_, v)) if v.get("instance_id").is_some() || v.get("task_name").is_some() => {
+                return Some(v);
+            }
             Ok(_) => {}
             Err(e) if e.line().is_some() => {}
             Err(_) => return None,
@@ -518,14 +528,22 @@ fn first_instance_record(path: &Path) -> Option<Value> {
     None
 }
 
-/// The agent whose output a JSON-lines file is, one submission a line (OpenHands `output.jsonl`,
-/// AweAgent `trajectories.jsonl`), from its first record that names an instance, whatever the
-/// file is called and whatever comes before that record.
+/// The agent whose output a JSON-lines file is, one submission a line (a trajectory release,
+/// OpenHands `output.jsonl`, AweAgent `trajectories.jsonl`), from its first record that names
+/// an instance, whatever the file is called and whatever comes before that record.
 fn lines_format(path: &Path) -> Option<AgentFormat> {
-    let first = first_instance_record(path)?;
-    if first.get("test_result").is_some() {
+    record_format(&first_instance_record(path)?)
+}
+
+/// Whose line a record is, where one line is one submission: a trajectory release's (it names
+/// a Harbor task), OpenHands output's (`test_result`), AweAgent's (`patch` with `trajectory` or
+/// `stats`).
+fn record_format(v: &Value) -> Option<AgentFormat> {
+    if release::is_line(v) {
+        Some(AgentFormat::Release)
+    } else if v.get("test_result").is_some() {
         Some(AgentFormat::Openhands)
-    } else if aweagent::is_file(Some(&first)).0 {
+    } else if aweagent::is_file(Some(v)).0 {
         Some(AgentFormat::Aweagent)
     } else {
         None
@@ -642,12 +660,14 @@ fn dir_checks(folder: &Folder) -> Vec<(AgentFormat, bool, &'static str)> {
     let (swe, swe_why) = swe_agent::in_dir(folder);
     let (awe, awe_why) = aweagent::in_dir(folder);
     let (oh, oh_why) = openhands::in_dir(folder);
+    let (rel, rel_why) = release::in_dir(folder);
     vec![
         (AgentFormat::HarborJob, harbor, harbor_why),
         (AgentFormat::MiniSweAgent, mini, mini_why),
         (AgentFormat::SweAgent, swe, swe_why),
         (AgentFormat::Aweagent, awe, awe_why),
         (AgentFormat::Openhands, oh, oh_why),
+        (AgentFormat::Release, rel, rel_why),
         (
             AgentFormat::Codex,
             agent(Agent::Codex),
@@ -700,6 +720,11 @@ fn file_format(
     let keyed = first
         .as_ref()
         .is_some_and(|v| v.get("instance_id").is_some());
+    tried.check(
+        AgentFormat::Release,
+        first.as_ref().is_some_and(release::is_line),
+        release::NOT_A_LINE,
+    )?;
     let (oh, oh_why) = openhands::is_file(path, first.as_ref());
     tried.check(AgentFormat::Openhands, oh, oh_why)?;
     let (awe, awe_why) = aweagent::is_file(first.as_ref());
@@ -989,6 +1014,7 @@ fn read_format(
         }
         AgentFormat::Openhands => openhands::ingest(path, folder, ing)?,
         AgentFormat::Aweagent => aweagent::ingest(path, folder, ing)?,
+        AgentFormat::Release => release::ingest(path, folder, ing)?,
         AgentFormat::ClaudeCode
         | AgentFormat::Codex
         | AgentFormat::GeminiCli
@@ -1004,8 +1030,8 @@ fn read_format(
 }
 
 /// Repeated records for one instance (repeated runs written into one output) become further
-/// attempts; an exact repeat of a submission is dropped. Both are reported. Harbor numbers its
-/// own attempts; predictions files refuse duplicates outright.
+/// attempts; an exact repeat of a submission is dropped. Both are reported. Harbor jobs and
+/// releases number their own attempts; predictions files refuse duplicates outright.
 fn number_repeats(ing: &mut Ingest) {
     // Per instance and model (one run's repeats; two agents' equal patches are two
     // submissions): each kept submission's patch and where it came from.
@@ -1015,7 +1041,7 @@ fn number_repeats(ing: &mut Ingest) {
     for mut item in std::mem::take(&mut ing.items) {
         if matches!(
             item.format,
-            AgentFormat::HarborJob | AgentFormat::Predictions
+            AgentFormat::HarborJob | AgentFormat::Predictions | AgentFormat::Release
         ) {
             kept.push(item);
             continue;
