@@ -706,6 +706,76 @@ fn ingest_and_audit_read_a_release_line_for_line() {
     );
 }
 
+/// Each trajectory's steps, counted, under its instance: as ingest read them (its submissions
+/// that carry steps), and as the audit read them.
+fn step_views(path: &Path) -> Option<(Vec<String>, Vec<String>)> {
+    use beyondswe::audit::{Item, for_each_item, read_line};
+    let ing = beyondswe::submission::ingest(path, None, None).ok()?;
+    let mut ingested: Vec<String> = ing
+        .items
+        .iter()
+        .filter_map(|i| Some(format!("{} {:?}", i.instance_id, i.steps?)))
+        .collect();
+    let mut audited = Vec::new();
+    let _ = for_each_item(path, None, |_, item| {
+        let got = match item {
+            Ok(Item::Transcript {
+                task_name,
+                transcript,
+                ..
+            }) => Some(format!("{task_name} {:?}", transcript.counts())),
+            Ok(Item::Line(v)) | Ok(Item::Document { line: v, .. }) => read_line(&v).map(|t| {
+                let task =
+                    beyondswe::submission::agents::release::line_instance(&v).unwrap_or_default();
+                format!("{task} {:?}", t.counts())
+            }),
+            _ => None,
+        };
+        audited.extend(got);
+    });
+    ingested.sort();
+    audited.sort();
+    Some((ingested, audited))
+}
+
+/// Ingest and the audit read every agent fixture's steps alike: each submission ingest read a
+/// trajectory for carries the counts of its steps (tool calls, commands, pages and searches,
+/// edits, calls not read, sub-agents not read), and they are the audit's for that trajectory,
+/// file by file and folder by folder, Harbor jobs included. Ingest read no steps of OpenHands
+/// `output.jsonl`, AweAgent, release lines or Harbor trials before.
+#[test]
+fn ingest_and_audit_count_the_same_steps_of_every_agent_fixture() {
+    let agents = super::support::fixtures().join("agents");
+    let mut paths = agent_fixture_files(&agents);
+    paths.push(agents.join("harbor-job/2026-03-25__10-00-00"));
+    paths.push(agents.join("transcripts/harbor-raw"));
+    paths.extend(
+        walkdir::WalkDir::new(&agents)
+            .min_depth(1)
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_dir() && !e.path().ends_with("patches"))
+            .map(walkdir::DirEntry::into_path),
+    );
+    let mut compared = 0;
+    let mut disagree = Vec::new();
+    for p in &paths {
+        let Some((ing, aud)) = step_views(p) else {
+            continue;
+        };
+        compared += ing.len();
+        if ing != aud {
+            disagree.push(format!(
+                "{}:\n  ingest {ing:#?}\n  audit  {aud:#?}",
+                p.display()
+            ));
+        }
+    }
+    assert!(disagree.is_empty(), "{}", disagree.join("\n"));
+    eprintln!("{compared} trajectories compared");
+    assert!(compared >= 40, "only {compared} trajectories compared");
+}
+
 /// Every folder of agent fixtures, read whole, goes through ingest and the audit alike: the
 /// trajectories the audit reads steps of are those ingest takes submissions from (its
 /// predictions and Harbor trials aside, compared as above).

@@ -128,6 +128,11 @@ pub(super) fn ingest(
             source,
             note,
         );
+        item.steps = v
+            .get("trajectory")
+            .and_then(Value::as_array)
+            .filter(|s| is_steps(s))
+            .map(|s| read_steps(s, &v).counts());
         item.reward = score(&v);
         ing.items.push(item);
     })

@@ -169,7 +169,9 @@ fn harbor_trial(
         ));
     }
     // The files a replay reads the agent's edits from: the ones the audit reads its steps from.
-    let transcript = match trial_steps(dir, v) {
+    let steps_read = trial_steps(dir, v);
+    let steps = trial_trajectory(dir, &steps_read).map(|t| t.counts());
+    let transcript = match steps_read {
         TrialSteps::Log(files) => files,
         TrialSteps::Trajectory(t) => vec![t],
         TrialSteps::BuiltIn(_) => Vec::new(),
@@ -193,5 +195,28 @@ fn harbor_trial(
         note,
         transcript,
         reconstructed: false,
+        steps,
     })
+}
+
+/// A trial's `agent/trajectory.json` (at `path`), parsed.
+pub(super) fn trial_document(dir: &Path, path: &Path) -> Result<Value, String> {
+    let text = crate::record::read_text_capped(path)
+        .map_err(|_| format!("{}: {NO_STEPS}", dir.display()))?;
+    serde_json::from_str::<Value>(&text)
+        .map_err(|e| format!("{}: agent/trajectory.json is not JSON: {e}", dir.display()))
+}
+
+/// The steps of a trial (`dir`, its [`trial_steps`]), read as the audit reads them: the raw
+/// log, else the ATIF trajectory; `None` where it holds none to read (Harbor's own agent,
+/// nothing left) or they could not be read.
+fn trial_trajectory(dir: &Path, steps: &TrialSteps) -> Option<super::Trajectory> {
+    match steps {
+        TrialSteps::Log(files) => super::read_transcripts(files).ok(),
+        TrialSteps::Trajectory(path) => {
+            let t = trial_document(dir, path).ok()?;
+            super::atif::is_atif(&t, false).then(|| super::atif::read(&t))
+        }
+        TrialSteps::BuiltIn(_) | TrialSteps::Missing => None,
+    }
 }

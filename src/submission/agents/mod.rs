@@ -70,8 +70,8 @@ pub use reading::{
 };
 pub use trajectories::{Item, SourceError, for_each_item, read_line};
 pub use trajectory::{
-    Action, ActionKind, Agent, Chunk, EditOp, EditOutcome, FileEdit, OpaqueEdit, SubAgentLink,
-    Trajectory, TrajectoryShape, TranscriptError, Unread, shell_join,
+    Action, ActionKind, Agent, Chunk, EditOp, EditOutcome, FileEdit, OpaqueEdit, StepCounts,
+    SubAgentLink, Trajectory, TrajectoryShape, TranscriptError, Unread, shell_join,
 };
 pub use unsupported::{unsupported_file, unsupported_in};
 
@@ -203,6 +203,9 @@ pub struct Ingested {
     pub transcript: Vec<PathBuf>,
     /// The patch was rebuilt by replaying the transcript's edits, not captured.
     pub reconstructed: bool,
+    /// The steps read of its trajectory, counted, by the reader the audit reads them with;
+    /// `None` where the output carries no steps (predictions) or they were not read.
+    pub steps: Option<StepCounts>,
 }
 
 /// How to read an agent's output.
@@ -278,6 +281,7 @@ impl Ingested {
             note,
             transcript: Vec::new(),
             reconstructed: false,
+            steps: None,
         }
     }
 }
@@ -1122,6 +1126,7 @@ fn predictions(
                 note: None,
                 transcript: Vec::new(),
                 reconstructed: false,
+                steps: None,
             });
         }
     }
@@ -1341,23 +1346,7 @@ fn transcript_item(
         .map(|ext| patch_dir.join(format!("{id}.{ext}")))
         .find(|p| crate::files::is_own_file(p));
     let patch = read_optional(diff.as_ref(), max_patch)?;
-    let not_made = t
-        .edits
-        .iter()
-        .filter(|e| e.outcome == EditOutcome::Failed)
-        .count();
-    let summary = format!(
-        "{}: {} tool calls, {} commands, {} file edits{}",
-        t.shape.describe(),
-        t.tool_calls,
-        t.commands().count(),
-        t.file_edit_count(),
-        if not_made > 0 {
-            format!(" ({not_made} not made)")
-        } else {
-            String::new()
-        }
-    );
+    let summary = t.counts().to_string();
     let note = match &diff {
         Some(p) => format!("{summary}; patch from {}", p.display()),
         None => format!(
@@ -1378,6 +1367,7 @@ fn transcript_item(
     // Every file the transcript was read from (its sub-agents' too): a replay reads them
     // together, as here, or a sub-agent's steps would be missing from it.
     item.transcript = read;
+    item.steps = Some(t.counts());
     ing.items.push(item);
     Ok(())
 }

@@ -234,7 +234,7 @@ fn openhands_stream(file: &Path, events: &[Value], ing: &mut Ingest) {
         .unwrap_or_default()
         .to_owned();
     let actions = events.iter().filter(|e| e.get("action").is_some()).count();
-    ing.items.push(Ingested::new(
+    let mut item = Ingested::new(
         id,
         model,
         None,
@@ -244,7 +244,10 @@ fn openhands_stream(file: &Path, events: &[Value], ing: &mut Ingest) {
             "an OpenHands event stream ({actions} actions): no patch in it; capture the \
              workspace's diff (`beyondswe capture`) to grade it"
         )),
-    ));
+    );
+    // Its steps as the audit reads a stream: a history.
+    item.steps = Some(read_history(events, None).counts());
+    ing.items.push(item);
 }
 
 pub(super) fn ingest(
@@ -286,13 +289,18 @@ pub(super) fn ingest(
         let model = str_at(&v, &["metadata", "llm_config", "model"])
             .or(str_at(&v, &["metadata", "llm", "model"]))
             .unwrap_or_default();
-        ing.items.push(Ingested::new(
+        let mut item = Ingested::new(
             id.to_owned(),
             model.to_owned(),
             patch,
             AgentFormat::Openhands,
             source,
             error,
-        ));
+        );
+        item.steps = v
+            .get("history")
+            .and_then(Value::as_array)
+            .map(|h| read_history(h, v.get("instruction").and_then(Value::as_str)).counts());
+        ing.items.push(item);
     })
 }

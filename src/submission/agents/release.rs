@@ -142,6 +142,7 @@ pub(super) fn ingest(
             source,
             note,
         );
+        item.steps = super::read_line(&v).map(|t| t.counts());
         item.reward = s.reward;
         // A release holds every trial: a task's lines are its attempts, in the release's order.
         item.attempt = 1 + ing

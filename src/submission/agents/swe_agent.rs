@@ -419,15 +419,8 @@ fn trajectory_item(
         .unwrap_or_else(|| name.trim_end_matches(suffix).to_owned());
     let exit = str_at(v, &["info", "exit_status"]).map(str::to_owned);
     // The steps, read as the audit reads them, counted for a person.
-    let mut note = steps_of(v).map(|t| {
-        format!(
-            "{}: {} tool calls, {} commands, {} file edits",
-            t.shape.describe(),
-            t.tool_calls,
-            t.commands().count(),
-            t.file_edit_count()
-        )
-    });
+    let steps = steps_of(v).map(|t| t.counts());
+    let mut note = steps.map(|c| c.to_string());
     if let Some(e) = exit {
         note = Some(join_note(note, &format!("exit status: {e}")));
     }
@@ -466,7 +459,7 @@ fn trajectory_item(
             "preds.json differs from the trajectory; the trajectory's info.submission is used",
         ));
     }
-    let item = Ingested::new(
+    let mut item = Ingested::new(
         id,
         model,
         submission.or(pred_patch),
@@ -474,6 +467,7 @@ fn trajectory_item(
         file.display().to_string(),
         note,
     );
+    item.steps = steps;
     (item, answer.is_some())
 }
 

@@ -8,7 +8,7 @@
 //! trajectories from here; it parses no agent's file itself.
 
 use super::folder::Entry;
-use super::harbor_job::{NO_STEPS, TRAJECTORY, TrialSteps, trial_steps};
+use super::harbor_job::{NO_STEPS, TRAJECTORY, TrialSteps, trial_document, trial_steps};
 use super::trajectory::{Agent, Trajectory};
 use super::{
     Folder, atif, aweagent, instance_from_file_name, is_codex_child_rollout, mini_swe_agent,
@@ -231,10 +231,7 @@ fn trial_item(dir: &Path, result: &Value, instance: String, attempt: u32) -> Res
         }
         TrialSteps::Missing => return Err(format!("{}: {NO_STEPS}", dir.display())),
     };
-    let text = crate::record::read_text_capped(&trajectory)
-        .map_err(|_| format!("{}: {NO_STEPS}", dir.display()))?;
-    let t = serde_json::from_str::<Value>(&text)
-        .map_err(|e| format!("{}: agent/trajectory.json is not JSON: {e}", dir.display()))?;
+    let t = trial_document(dir, &trajectory)?;
     let mut line = serde_json::Map::new();
     line.insert(
         "task_name".into(),

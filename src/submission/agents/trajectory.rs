@@ -432,6 +432,66 @@ impl Trajectory {
             .iter()
             .filter(|a| a.kind == ActionKind::Command)
     }
+
+    /// What it holds, counted ([`StepCounts`]).
+    pub fn counts(&self) -> StepCounts {
+        let kind = |k: ActionKind| self.actions.iter().filter(|a| a.kind == k).count();
+        StepCounts {
+            shape: self.shape,
+            tool_calls: self.tool_calls,
+            commands: kind(ActionKind::Command),
+            web: kind(ActionKind::Url) + kind(ActionKind::Search),
+            file_edits: self.file_edit_count(),
+            edits_not_made: self
+                .edits
+                .iter()
+                .filter(|e| e.outcome == EditOutcome::Failed)
+                .count(),
+            unread: self.unread.len(),
+            subagents_unread: self.subagents.iter().filter(|s| !s.read).count(),
+        }
+    }
+}
+
+/// A trajectory's steps, counted: what ingest keeps of the steps it read (for its note, and so
+/// that what ingest read and what the audit read can be compared), whichever agent wrote them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StepCounts {
+    /// The shape it was written in.
+    pub shape: TrajectoryShape,
+    /// Tool calls read.
+    pub tool_calls: usize,
+    /// Shell commands.
+    pub commands: usize,
+    /// Pages opened and searches made.
+    pub web: usize,
+    /// File edits, replayable or not.
+    pub file_edits: usize,
+    /// Edits the agent's tool reported as failed.
+    pub edits_not_made: usize,
+    /// Tool calls that could not be read.
+    pub unread: usize,
+    /// Sub-agents started whose files were not read with it.
+    pub subagents_unread: usize,
+}
+
+impl std::fmt::Display for StepCounts {
+    /// For a person: `a Claude Code stream-json transcript: 7 tool calls, 3 commands, 4 file
+    /// edits (1 not made)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: {} tool calls, {} commands, {} file edits",
+            self.shape.describe(),
+            self.tool_calls,
+            self.commands,
+            self.file_edits
+        )?;
+        if self.edits_not_made > 0 {
+            write!(f, " ({} not made)", self.edits_not_made)?;
+        }
+        Ok(())
+    }
 }
 
 /// One `@@` chunk of an update.
