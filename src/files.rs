@@ -22,13 +22,34 @@ use thiserror::Error;
 /// place, and dropping it uncommitted removes it.
 pub struct AtomicFile {
     path: PathBuf,
-    tmp: tempfile::NamedTempFile,
+    target: Target,
+}
+
+/// Where an [`AtomicFile`]'s bytes go.
+enum Target {
+    /// A temporary file beside the target, renamed onto it at commit.
+    Temp(tempfile::NamedTempFile),
+    /// The target itself, opened for writing: a device, a pipe or a socket (`-o /dev/null`,
+    /// `-o /dev/stdout`), which a rename would replace with a regular file (run as root, the
+    /// machine's own `/dev/null`).
+    Direct(std::fs::File),
 }
 
 impl AtomicFile {
     /// Starts a file that will replace `path`, in `path`'s directory (the current one for a
-    /// bare name).
+    /// bare name); where `path` is something other than a regular file or a directory (links
+    /// followed), the bytes are written straight into it instead.
     pub fn create(path: &Path) -> io::Result<Self> {
+        if let Ok(meta) = std::fs::metadata(path)
+            && !meta.is_file()
+            && !meta.is_dir()
+        {
+            let file = std::fs::OpenOptions::new().write(true).open(path)?;
+            return Ok(AtomicFile {
+                path: path.to_owned(),
+                target: Target::Direct(file),
+            });
+        }
         let dir = match path.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
@@ -45,24 +66,44 @@ impl AtomicFile {
         let tmp = builder.tempfile_in(dir)?;
         Ok(AtomicFile {
             path: path.to_owned(),
-            tmp,
+            target: Target::Temp(tmp),
         })
     }
 
-    /// Syncs the file and renames it onto its target.
+    /// Syncs the file and renames it onto its target (a device or pipe: flushes what was
+    /// written into it).
     pub fn commit(self) -> io::Result<()> {
-        self.tmp.as_file().sync_all()?;
-        self.tmp.persist(&self.path).map_err(|e| e.error)?;
+        match self.target {
+            Target::Temp(tmp) => {
+                tmp.as_file().sync_all()?;
+                tmp.persist(&self.path).map_err(|e| e.error)?;
+            }
+            Target::Direct(mut file) => file.flush()?,
+        }
         Ok(())
+    }
+
+    /// Gives the file `permissions` (a temporary file only: a device keeps its own).
+    fn set_permissions(&self, permissions: std::fs::Permissions) -> io::Result<()> {
+        match &self.target {
+            Target::Temp(tmp) => tmp.as_file().set_permissions(permissions),
+            Target::Direct(_) => Ok(()),
+        }
     }
 }
 
 impl Write for AtomicFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.tmp.write(buf)
+        match &mut self.target {
+            Target::Temp(tmp) => tmp.write(buf),
+            Target::Direct(file) => file.write(buf),
+        }
     }
     fn flush(&mut self) -> io::Result<()> {
-        self.tmp.flush()
+        match &mut self.target {
+            Target::Temp(tmp) => tmp.flush(),
+            Target::Direct(file) => file.flush(),
+        }
     }
 }
 
@@ -100,7 +141,7 @@ pub fn copy_atomic(from: &Path, to: &Path) -> io::Result<()> {
         let mut file = AtomicFile::create(to)?;
         io::copy(&mut source, &mut file)?;
         // As `fs::copy` does: the copy has the source's mode, not the temporary file's 0600.
-        file.tmp.as_file().set_permissions(permissions.clone())?;
+        file.set_permissions(permissions.clone())?;
         file.commit()
     };
     copy().map_err(|e| naming(to, e))
@@ -430,6 +471,51 @@ fn is_digest_tail(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `-o /dev/null`, `-o /dev/stdout`, a named pipe: the bytes go into the device or pipe
+    /// itself, which stays what it was (a rename put a regular file in the place of the
+    /// machine's `/dev/null`, run as root). Shown on a pipe made for the test, reached
+    /// directly and through a link.
+    #[cfg(unix)]
+    #[test]
+    fn writing_to_a_pipe_or_device_writes_into_it_and_keeps_it() {
+        use std::os::unix::fs::FileTypeExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let fifo = tmp.path().join("pipe");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let link = tmp.path().join("link");
+        std::os::unix::fs::symlink(&fifo, &link).unwrap();
+        for (target, data) in [(&fifo, &b"straight"[..]), (&link, &b"through a link"[..])] {
+            let reader = {
+                let fifo = fifo.clone();
+                std::thread::spawn(move || std::fs::read(fifo).unwrap())
+            };
+            write_atomic(target, data).unwrap();
+            assert_eq!(reader.join().unwrap(), data);
+            assert!(
+                std::fs::symlink_metadata(&fifo)
+                    .unwrap()
+                    .file_type()
+                    .is_fifo()
+            );
+        }
+        assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+        // Nothing was left beside it.
+        let names: Vec<_> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+        // A regular file is still replaced whole, by a rename.
+        let plain = tmp.path().join("plain");
+        std::fs::write(&plain, "old").unwrap();
+        write_atomic(&plain, b"new").unwrap();
+        assert_eq!(std::fs::read(&plain).unwrap(), b"new");
+    }
 
     #[cfg(unix)]
     #[test]
