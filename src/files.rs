@@ -492,7 +492,7 @@ mod tests {
         for (target, data) in [(&fifo, &b"straight"[..]), (&link, &b"through a link"[..])] {
             let reader = {
                 let fifo = fifo.clone();
-                std::thread::spawn(move || std::fs::read(fifo).unwrap())
+                std::thread::spawn(move || fs_err::read(fifo).unwrap())
             };
             write_atomic(target, data).unwrap();
             assert_eq!(reader.join().unwrap(), data);
@@ -512,9 +512,9 @@ mod tests {
         assert_eq!(names.len(), 2, "{names:?}");
         // A regular file is still replaced whole, by a rename.
         let plain = tmp.path().join("plain");
-        std::fs::write(&plain, "old").unwrap();
+        fs_err::write(&plain, "old").unwrap();
         write_atomic(&plain, b"new").unwrap();
-        assert_eq!(std::fs::read(&plain).unwrap(), b"new");
+        assert_eq!(fs_err::read(&plain).unwrap(), b"new");
     }
 
     #[cfg(unix)]
