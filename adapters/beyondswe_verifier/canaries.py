@@ -85,9 +85,11 @@ def forge_chance(sizes):  # type: (Iterable[int]) -> float
 
 def group_chance(record):  # type: (Record) -> float
     """A blind forger's chance of passing one group undetected: 1/(k+1); 2/(k+1) for a group
-    on an expected exception class, where an exception of the real class and one other, if the
-    submission defines such a class, is no proof (judge's `excuse`)."""
-    return min(1.0, (2.0 if record.get("classes") else 1.0) / (record["k"] + 1))
+    on an expected exception class where the submission defines a class deriving from two of
+    its classes, or where its classes were not read (no `apart`, GoldCheck.class_values): an
+    exception of the real class and one other is then no proof (judge's `excuse`)."""
+    two = record.get("classes") and not record.get("apart")
+    return min(1.0, (2.0 if two else 1.0) / (record["k"] + 1))
 
 
 def forge_chance_of(records):  # type: (Iterable[Record]) -> float
@@ -108,22 +110,40 @@ class GoldCheck(object):
     grader's, never in a file of the container. `tests`: {"module::def path::name": [[line,
     col], ...]}."""
 
-    def __init__(self, seed, tests, classes=None):  # type: (str, Dict[str, Any], Optional[Dict[str, Any]]) -> None
+    def __init__(self, seed, tests, classes=None, own=None):
+        # type: (str, Dict[str, Any], Optional[Dict[str, Any]], Optional[Callable[[], Any]]) -> None
         self.seed, self.tests = seed, tests
         # {"module::def path::name::line:col": [names]}: at a site expecting an exception
         # class, the other classes the check ran there and saw fail (canary_classes).
         self.classes = classes or {}
+        # () -> the classes of the submission's tree (canary_classes.Hierarchy), read when a
+        # class site first asks, before any of its code runs; None: not read, and a class
+        # group's chance counts the judge's excuse of an honest two-class error (group_chance).
+        self.own = own
+        # {site key: whether no class of the submission relates two of its group's classes}
+        self.apart = {}  # type: Dict[str, bool]
 
     def class_values(self, module_path, def_path, name, lit, real, k):
         # type: (str, Sequence[str], str, ast.expr, Any, int) -> Optional[List[Any]]
         """The values of a group at a site expecting the class `real`: it and up to k of the
         classes the check saw fail there, the same ones at every grading; None with none."""
-        key = "::".join([module_path] + list(def_path) + [name, "%d:%d" % (lit.lineno, lit.col_offset)])
+        key = self.site_key(module_path, def_path, name, lit)
         names = [n for n in self.classes.get(key) or [] if isinstance(n, str) and n != real]
+        if self.own is not None and names:
+            self.apart[key] = classes.apart(real, names, self.own())
         if not names:
             return None
         self.rng(module_path, def_path, name, lit).shuffle(names)
         return [real] + [reading.ClassName(n) for n in names[:k]]
+
+    @staticmethod
+    def site_key(module_path, def_path, name, lit):  # type: (str, Sequence[str], str, ast.expr) -> str
+        return "::".join([module_path] + list(def_path) + [name, "%d:%d" % (lit.lineno, lit.col_offset)])
+
+    def kept_apart(self, module_path, def_path, name, lit):  # type: (str, Sequence[str], str, ast.expr) -> bool
+        """Whether no class of the submission relates two of this class site's classes
+        (canary_classes.apart): no excuse can then apply to its group."""
+        return self.apart.get(self.site_key(module_path, def_path, name, lit), False)
 
     def sites(self, module_path, def_path, name):  # type: (str, Sequence[str], str) -> Optional[Set[Tuple[int, int]]]
         """The checked sites of a test as a set of (line, col), or None: the test was not checked."""
@@ -232,6 +252,8 @@ def plan(source,  # type: Union[str, bytes]
                         "collected": reading.collected_by(module, def_path, node)})
         if isinstance(real_value, reading.ClassName):
             records[-1]["classes"] = [str(v).rsplit(".", 1)[-1] for v in values]
+            if check is not None and check.kept_apart(module_path, def_path, node.name, lit):
+                records[-1]["apart"] = True
     return finish(module, edits, records)
 
 
@@ -501,10 +523,11 @@ def judge(record, outcomes, finished, solo=None, doubled=(), anywhere=False, exc
     possible and the first run stands): two or more variants of an item passed; a variant has
     no result where its item ran and the run finished; a variant was reported twice with
     different outcomes (`doubled`). A contradiction that does not hold alone is flakiness; the
-    real variant's outcome is then the worst it had. In a group on an expected exception class,
-    the real variant and exactly one other passing is no proof where `excuse(real class, other
-    class)` says why (the submission defines a class deriving from both: honest code may raise
-    it); it is listed under `review`. Returns the facts with `real_outcomes`: {public id: (the
+    real variant's outcome is then the worst it had. In a group on an expected exception class
+    (but one where the submission's classes relate none of its classes: `apart`), the real
+    variant and exactly one other passing is no proof where `excuse(real class, other class)`
+    says why (the submission defines a class deriving from both: honest code may raise it); it
+    is listed under `review`. Returns the facts with `real_outcomes`: {public id: (the
     real variant's node id, its outcome)}."""
     size = len(record["variants"])
     fact = {"module": record["module"], "template": "::".join([record["module"]] + record["path"] +
@@ -525,8 +548,8 @@ def judge(record, outcomes, finished, solo=None, doubled=(), anywhere=False, exc
             fact["proof"].append("%s: variant %s was reported twice with different outcomes" % (pid, twice[0]))
         passed = sorted(i for i, (_, o) in by_variant.items() if o in PASSED)
         why = None
-        if problem is not None and record.get("classes") and excuse is not None and len(passed) == 2 \
-                and record["real"] in passed:
+        if problem is not None and record.get("classes") and not record.get("apart") and excuse is not None \
+                and len(passed) == 2 and record["real"] in passed:
             other = [i for i in passed if i != record["real"]][0]
             why = excuse(record["classes"][record["real"]], record["classes"][other])
         if why is not None:

@@ -103,13 +103,24 @@ class Plan(object):
                       "f2p_ungrouped": [], "modules": 0, "shapes": [], "forge_chance": 1.0}  # type: Dict[str, Any]
 
 
-def gold_check(spec):  # type: (Dict[str, Any]) -> Any
+def gold_check(ctx):  # type: (Any) -> Any
     """The gold check a grading's groups rest on (canaries.GoldCheck), from the spec's
-    `canary_check` ({"seed", "tests"}), or None where the grader ran none."""
-    found = spec.get("canary_check")
+    `canary_check` ({"seed", "tests", "classes"}), or None where the grader ran none. A class
+    group's chance is told from the submission's own classes (own_classes, canary_classes.apart)."""
+    found = ctx.spec.get("canary_check")
     if not isinstance(found, dict) or not isinstance(found.get("seed"), str):
         return None
-    return canaries_module().GoldCheck(found["seed"], found.get("tests") or {}, found.get("classes") or {})
+    return canaries_module().GoldCheck(found["seed"], found.get("tests") or {}, found.get("classes") or {},
+                                       own=own_classes(ctx))
+
+
+def own_classes(ctx):  # type: (Any) -> Callable[[], Any]
+    """The classes of the submission's tree (the workdir as the tests will run it), read once
+    when a class site or a judge first asks: at planning time, before any of its code runs,
+    and the same for the judge after the run."""
+    if ctx.own_classes is None:
+        ctx.own_classes = lazy_hierarchy([ctx.workdir])
+    return ctx.own_classes
 
 
 def plan_issue(ctx, f2p, p2p, rng, plant=True, check=None):
@@ -430,7 +441,7 @@ def judge(ctx,  # type: Any
     facts, mapped, alias = [], dict(run["outcomes"]), {}
     for key in cm.all_variant_keys(plan.records, run["outcomes"], anywhere):
         mapped.pop(key, None)
-    own = lazy_hierarchy([ctx.workdir])
+    own = own_classes(ctx)
 
     def excuse(real, other):  # type: (str, str) -> Optional[str]
         """Why an exception of both classes is no proof: a class of the submission's tree

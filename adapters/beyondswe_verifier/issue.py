@@ -54,7 +54,7 @@ def grade_issue(ctx):  # type: (Any) -> None
         plan = canary_steps.plan_check(ctx, f2p, p2p, rng, check_seed)
     else:
         plan = canary_steps.plan_issue(ctx, f2p, p2p, rng, plant=spec.get("canaries", True),
-                                       check=canary_steps.gold_check(spec))
+                                       check=canary_steps.gold_check(ctx))
     ctx.facts["canary_plan"] = plan.facts
     ctx.timed("canaries", t)
     t = time.time()

@@ -158,6 +158,9 @@ class Ctx(object):
         # Someone had the container before the verifier (Harbor's agent, as root): nothing it
         # could have rewritten (the prepare record, the interpreter) is taken on trust.
         self.shared_container = bool(spec.get("shared_container"))
+        # () -> the classes of the submission's tree, read once when first asked
+        # (canary_steps.own_classes).
+        self.own_classes = None
 
     @property
     def flags(self):  # type: () -> Dict[str, Any]

@@ -134,8 +134,10 @@ class Pools(unittest.TestCase):
             self.assertNotIn(unsound, seen)
         for sound in ("TypeError", "KeyError", "StopIteration", "RuntimeError", "ZeroDivisionError"):
             self.assertIn(sound, seen)
-        # The commonest expectation shares the large block: a group of up to 14.
-        self.assertEqual(len(cc.pool(tree, "ValueError", h, random.Random(0))), 13)
+        # The commonest expectation shares the large block: 27 others, room for a group of
+        # twenty (a blind forger's 1 in 20).
+        self.assertEqual(len(cc.pool(tree, "ValueError", h, random.Random(0))), 27)
+        self.assertGreaterEqual(len(cc.pool(tree, "ZeroDivisionError", h, random.Random(0))), cm.MAX_K)
         # A class deriving from two builtins and a base of unknown ancestry relates them too.
         cbase = hierarchy(EXC, b"class Odd(_CBase, ValueError, KeyError):\n    pass\n")
         self.assertTrue(cbase.related("ValueError", "KeyError"))
@@ -147,7 +149,7 @@ class Pools(unittest.TestCase):
         arith = set(c for f in pools(tree, "ArithmeticError", hierarchy()).values() for c in f)
         self.assertFalse(arith & set(["ZeroDivisionError", "OverflowError", "TypeError"]), arith)
         # A builtin outside the pool would be the odd one out among builtins of the pool.
-        self.assertEqual(cc.pool(tree, "UnicodeError", h, random.Random(0)), [])
+        self.assertEqual(cc.pool(tree, "TabError", h, random.Random(0)), [])
 
     def test_a_project_class_gets_the_modules_unrelated_project_classes(self):
         tree = ast.parse(TESTS)
@@ -353,6 +355,35 @@ class Flow(unittest.TestCase):
         self.assertTrue(cm.judge(r, every, True, excuse=lambda a, b: "any")["proof"])
         two = outcomes_of(lambda exc: (_ for _ in ()).throw(type("Two", (exc.BadPayload, exc.BadHeader), {})()))
         self.assertTrue(cm.judge(r, two, True, excuse=lambda a, b: "any")["proof"])
+
+    def test_a_class_groups_chance_counts_the_excuse_only_where_the_submission_could_take_it(self):
+        # The submission's classes, read before its code runs: where none derives from two of
+        # the group's classes, no excuse can apply, and a blind forger's chance is 1 in k+1;
+        # where one does (honest code's two-class error, or a forger's), 2 in k+1. The group
+        # drawn is the same either way.
+        _, _, found = seeded_checks()[0]
+        cases = [(b"", True), (b"class Odd(ValueError, TypeError):\n    pass\n", True),
+                 (b"class Odd(SignatureExpired, BadHeader):\n    pass\n", False)]
+        drawn = set()
+        for source, apart in cases:
+            own = hierarchy(EXC, source)
+            check = cm.GoldCheck(found.seed, found.tests, found.classes, own=lambda own=own: own)
+            new, (r,) = cm.plan(TESTS, [((), "test_future_age", 19)], random.Random(3), None, check, "t.py")
+            self.assertEqual(bool(r.get("apart")), apart, source)
+            self.assertEqual(cm.group_chance(r), (1.0 if apart else 2.0) / (r["k"] + 1), source)
+            drawn.add((new, tuple(r["classes"])))
+        self.assertEqual(len(drawn), 1, drawn)
+        # Without the submission's classes (a check made before this), the excuse is counted.
+        new, (r,) = cm.plan(TESTS, [((), "test_future_age", 19)], random.Random(3), None, found, "t.py")
+        self.assertEqual(cm.group_chance(r), 2.0 / (r["k"] + 1))
+        # Kept apart, two passing variants are proof whatever an excuse would say.
+        r = dict(r, apart=True, module="t.py")
+        passed = run_module(new, lambda exc: (_ for _ in ()).throw(
+            type("Odd", (exc.SignatureExpired, exc.BadHeader), {})()))
+        odd = dict(("t.py::" + v, "passed" if passed[v] else "failed") for v in r["variants"])
+        fact = cm.judge(r, odd, True, excuse=lambda a, b: "defined")
+        self.assertTrue(fact["proof"], fact)
+        self.assertEqual(fact["review"], [])
 
     def test_a_class_the_gold_code_passes_is_left_out_and_the_rest_kept(self):
         def gold_header(exc):

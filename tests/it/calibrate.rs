@@ -454,12 +454,13 @@ fn a_site_the_gold_patch_contradicts_carries_no_group() {
 
 /// A FAIL_TO_PASS test that expects an exception and compares no literal carries a group on the
 /// class it expects (here inside a `with` block; the adversarial suite's calc instance
-/// `acme_calc_pr8`): calibrated, gold resolves twice with one group of ten builtins or more (a
-/// blind forger's chance 2 in its size) and no flag, and the empty patch fails. The forgers of
+/// `acme_calc_pr8`): calibrated, gold resolves twice with one group of twenty builtins (a blind
+/// forger's chance 1 in 20: the gold tree defines no class deriving from two of them) and no
+/// flag, and the empty patch fails. The forgers of
 /// that instance (an exception of many classes, one raised as the caller's line expects, a
 /// static class deriving from nine) are in the adversarial suite. Its control, a submission
 /// defining an error deriving from the real class and TypeError, passes the real variant and
-/// that one: resolved, flagged for review, no proof.
+/// that one: resolved, flagged for review, no proof, its chance 2 in 20.
 #[test]
 #[ignore = "needs the Docker engine (scripts/test.sh runs it)"]
 fn an_expected_exception_class_carries_a_group_and_an_honest_two_class_error_is_no_proof() {
@@ -479,11 +480,12 @@ fn an_expected_exception_class_carries_a_group_and_an_honest_two_class_error_is_
         let v: Value = serde_json::from_str(line).unwrap();
         let plan = &v["canary_plan"];
         assert_eq!(plan["f2p_groups"], 1, "{v:#}");
-        // A group of at least ten builtins; a class group's chance is 2/(k+1) (the excuse).
+        // A group of twenty builtins: the gold tree defines no class deriving from two of
+        // them, so no excuse can apply and a blind forger's chance is 1/(k+1).
         let size = plan["sizes"][0].as_f64().unwrap();
-        assert!(size >= 10.0, "{v:#}");
+        assert_eq!(size, 20.0, "{v:#}");
         assert!(
-            (plan["forge_chance"].as_f64().unwrap() - 2.0 / size).abs() < 1e-9,
+            (plan["forge_chance"].as_f64().unwrap() - 1.0 / size).abs() < 1e-9,
             "{v:#}"
         );
         let groups = v["canaries"].as_array().expect("groups");
@@ -511,11 +513,28 @@ fn an_expected_exception_class_carries_a_group_and_an_honest_two_class_error_is_
     let v: Value = serde_json::from_str(results.lines().next().unwrap()).unwrap();
     assert_eq!(v["verdict"], "resolved", "{v:#}");
     assert!(v["flags"].get("forgery").is_none(), "{v:#}");
-    assert_eq!(
-        v["canaries"][0]["review"].as_array().map(Vec::len),
-        Some(1),
+    // It defines a class deriving from two of the group's: the excuse counts in its chance.
+    let size = v["canary_plan"]["sizes"][0].as_f64().unwrap();
+    assert!(
+        (v["canary_plan"]["forge_chance"].as_f64().unwrap() - 2.0 / size).abs() < 1e-9,
         "{v:#}"
     );
+    // Twenty of the block's twenty-six are drawn: where TypeError is among them, its variant
+    // passes beside the real one, which is flagged for review; else the real one passes alone.
+    let group = &v["canaries"][0];
+    let passed = group["items"]
+        .as_object()
+        .and_then(|items| items.values().next())
+        .and_then(Value::as_array)
+        .map(|o| o.iter().filter(|x| *x == "passed").count());
+    let review = group["review"].as_array().map_or(0, Vec::len);
     let flagged = v["flags"]["suspicious"].to_string();
-    assert!(flagged.contains("flagged for review"), "{v:#}");
+    match passed {
+        Some(2) => {
+            assert_eq!(review, 1, "{v:#}");
+            assert!(flagged.contains("flagged for review"), "{v:#}");
+        }
+        Some(1) => assert_eq!(review, 0, "{v:#}"),
+        other => panic!("{other:?} variants passed: {v:#}"),
+    }
 }
