@@ -349,6 +349,18 @@ pub fn audit_line(
     opts: AuditOptions,
 ) -> Result<TrajectoryAudit, String> {
     let about = about_line(line)?;
+    // A release of a trial that left no steps (`release from-harbor`: `trajectory` null) says
+    // so, as the trial's own directory does.
+    if line.get("trajectory").is_some_and(Value::is_null)
+        && ["events", "messages", "history"]
+            .iter()
+            .all(|k| line.get(k).is_none())
+    {
+        return Err(format!(
+            "the trial left no steps (`trajectory` is null: {})",
+            crate::submission::agents::NO_STEPS
+        ));
+    }
     let read = events(line).map_err(|keys| format!("no trajectory in a known shape (ATIF steps, Codex events or rollout, Claude Code messages or session, OpenHands history, AweAgent steps); keys found: {}", keys.join(", ")))?;
     audit_read(line_no, about, read, info, opts)
 }

@@ -11,8 +11,8 @@ use super::{RunOutcome, grade_run};
 use crate::files::write_atomic;
 use crate::record::JsonLines;
 use crate::report::{Stored, read_run};
+use crate::submission::agents::release;
 use serde_json::json;
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// One verification.
@@ -91,9 +91,8 @@ fn release_predictions(
     progress: &dyn Progress,
 ) -> Result<usize, RunError> {
     let mut lines = JsonLines::open(path)?;
-    let mut attempts: HashMap<String, u32> = HashMap::new();
-    let mut text = String::new();
-    let mut n = 0;
+    let mut found = Vec::new();
+    let mut keys = Vec::new();
     while let Some(item) = lines.next_value() {
         let (line, v) = match item {
             Ok(x) => x,
@@ -102,15 +101,21 @@ fn release_predictions(
                 continue;
             }
         };
-        let s = match crate::submission::agents::release::line_submission(&v) {
+        let s = match release::line_submission(&v) {
             Ok(s) => s,
             Err(why) => {
                 progress.note(&format!("warning: {}:{line}: {why}", path.display()));
                 continue;
             }
         };
-        let attempt = attempts.entry(s.instance_id.clone()).or_insert(0);
-        *attempt += 1;
+        keys.push((s.instance_id.clone(), release::attempt_order(&v)));
+        found.push((line, s));
+    }
+    // Attempts as ingest numbers them (a job's trials by start time).
+    let attempts = release::number_attempts(&keys, |_| 0);
+    let mut text = String::new();
+    let mut n = 0;
+    for ((line, s), attempt) in found.into_iter().zip(attempts) {
         let Some(patch) = s.patch else {
             progress.note(&format!(
                 "{}:{line}: `{}` carries no patch; not verifiable",
@@ -119,7 +124,7 @@ fn release_predictions(
             ));
             continue;
         };
-        let mut p = json!({"instance_id": s.instance_id, "attempt": *attempt, "model_name_or_path": s.model});
+        let mut p = json!({"instance_id": s.instance_id, "attempt": attempt, "model_name_or_path": s.model});
         match String::from_utf8(patch) {
             Ok(t) => p["model_patch"] = json!(t),
             Err(e) => p["model_patch_base64"] = json!(crate::base64::encode(e.as_bytes())),

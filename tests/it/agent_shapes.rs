@@ -676,16 +676,48 @@ fn ingest_and_audit_read_a_release_line_for_line() {
             ing.problems
         );
     }
-    // The job's release: a task's trials are its attempts, with the rewards the release claims.
+    // The job's release: a task's trials are its attempts, numbered as ingest numbers the
+    // job's own trials (by start time, which is not the release's line order here), each with
+    // the reward and the patch the job gives it.
     let ing = beyondswe::submission::ingest(&made, None, None).unwrap();
+    assert!(ing.problems.is_empty(), "{:?}", ing.problems);
+    let job =
+        beyondswe::submission::ingest(&fixtures.join("agents/harbor-job"), None, None).unwrap();
+    let view = |items: &[beyondswe::submission::Ingested]| {
+        let mut v: Vec<(String, u32, String, Option<Vec<u8>>)> = items
+            .iter()
+            .map(|i| {
+                let reward = format!("{:?}", i.reward);
+                (
+                    i.instance_id.clone(),
+                    i.attempt,
+                    reward,
+                    i.patch().map(<[u8]>::to_vec),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(view(&ing.items), view(&job.items));
     let calc: Vec<(u32, Option<f64>)> = ing
         .items
         .iter()
         .filter(|i| i.instance_id == "acme_calc_pr7")
         .map(|i| (i.attempt, i.reward))
         .collect();
-    assert_eq!(calc, vec![(1, Some(0.0)), (2, Some(1.0))]);
-    assert!(ing.problems.is_empty(), "{:?}", ing.problems);
+    assert!(
+        calc.contains(&(1, Some(1.0))) && calc.contains(&(2, Some(0.0))),
+        "{calc:?}"
+    );
+    // The trial that left no steps is named so by the audit, as in the job's own directory.
+    let audit = cargo_bin_cmd!("beyondswe")
+        .arg("audit")
+        .arg(&made)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&audit.stderr);
+    assert!(stderr.contains("the trial left no steps"), "{stderr}");
     // In a folder beside another agent's output, the release is read, not named as unread.
     let dir = tmp.path().join("folder");
     std::fs::create_dir_all(&dir).unwrap();

@@ -63,6 +63,7 @@ mod unsupported;
 
 pub use apply_patch::apply_chunks;
 pub use folder::Folder;
+pub(crate) use harbor_job::NO_STEPS;
 pub use openhands::{is_openhands_events, openhands_events};
 pub use reading::{
     TrajectoryBuilder, classify_record, is_codex_child_rollout, is_subagent_file, read_transcript,

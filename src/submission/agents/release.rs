@@ -36,6 +36,43 @@ pub(super) fn in_dir(folder: &Folder) -> (bool, &'static str) {
     )
 }
 
+/// Where a line stands among its task's lines: by the trial's start time, then its name, as a
+/// job's trials are numbered (a release of a job numbers its attempts as the job does); lines
+/// that carry neither keep the release's order.
+pub fn attempt_order(v: &Value) -> (String, String) {
+    let text = |path: &[&str]| {
+        path.iter()
+            .try_fold(v, |v, k| v.get(k))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    (text(&["trial_result", "started_at"]), text(&["trial_name"]))
+}
+
+/// The attempt of each of `lines` (each `(instance, attempt_order)`, in the release's order):
+/// from 1 within its instance, in [`attempt_order`] (ties in the release's order), after the
+/// `earlier` attempts an instance already has.
+pub fn number_attempts(
+    lines: &[(String, (String, String))],
+    earlier: impl Fn(&str) -> u32,
+) -> Vec<u32> {
+    let mut order: Vec<usize> = (0..lines.len()).collect();
+    order.sort_by(|&a, &b| (&lines[a].0, &lines[a].1).cmp(&(&lines[b].0, &lines[b].1)));
+    let mut out = vec![0; lines.len()];
+    let mut last: Option<(&str, u32)> = None;
+    for i in order {
+        let id = lines[i].0.as_str();
+        let n = match last {
+            Some((prev, n)) if prev == id => n + 1,
+            _ => earlier(id) + 1,
+        };
+        out[i] = n;
+        last = Some((id, n));
+    }
+    out
+}
+
 /// What one release line submitted.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LineSubmission {
@@ -120,6 +157,8 @@ pub(super) fn ingest(
         return Ok(());
     }
     ing.files_read.insert(path.to_owned());
+    let first = ing.items.len();
+    let mut keys = Vec::new();
     super::each_jsonl(path, ing, |ing, line, v| {
         let source = format!("{}:{line}", path.display());
         let s = match line_submission(&v) {
@@ -144,14 +183,22 @@ pub(super) fn ingest(
         );
         item.steps = super::read_line(&v).map(|t| t.counts());
         item.reward = s.reward;
-        // A release holds every trial: a task's lines are its attempts, in the release's order.
-        item.attempt = 1 + ing
-            .items
-            .iter()
-            .filter(|i| i.format == AgentFormat::Release && i.instance_id == item.instance_id)
-            .count() as u32;
+        keys.push((item.instance_id.clone(), attempt_order(&v)));
         ing.items.push(item);
-    })
+    })?;
+    // A release holds every trial: a task's lines are its attempts, numbered as its job's
+    // trials are, after those of the releases read before this one.
+    let (before, now) = ing.items.split_at_mut(first);
+    let earlier = |id: &str| {
+        before
+            .iter()
+            .filter(|i| i.format == AgentFormat::Release && i.instance_id == id)
+            .count() as u32
+    };
+    for (item, n) in now.iter_mut().zip(number_attempts(&keys, earlier)) {
+        item.attempt = n;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -192,6 +239,26 @@ mod tests {
         .unwrap();
         assert_eq!(s.patch, None);
         assert_eq!(s.error.as_deref(), Some("AgentTimeoutError: x"));
+    }
+
+    #[test]
+    fn a_tasks_lines_are_its_attempts_by_start_time_then_name_else_in_order() {
+        let key = |t: &str, started: &str, name: &str| {
+            (t.to_owned(), (started.to_owned(), name.to_owned()))
+        };
+        let lines = [
+            key("a", "2026-03-25T10:00:02", "a__x"),
+            key("b", "", ""),
+            key("a", "2026-03-25T10:00:01", "a__y"),
+            key("b", "", ""),
+            key("a", "2026-03-25T10:00:01", "a__w"),
+        ];
+        assert_eq!(number_attempts(&lines, |_| 0), vec![3, 1, 2, 2, 1]);
+        // After the attempts a task already has (an earlier release of the folder).
+        assert_eq!(
+            number_attempts(&lines, |id| u32::from(id == "b") * 5),
+            vec![3, 6, 2, 7, 1]
+        );
     }
 
     #[test]
