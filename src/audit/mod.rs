@@ -377,11 +377,7 @@ fn about_line(line: &Value) -> Result<About<'_>, String> {
         .or(line.get("task"))
         .and_then(Value::as_str)
         .map(Family::from_spelling);
-    let reward = line
-        .get("reward")
-        .and_then(Value::as_f64)
-        .or_else(|| crate::harbor::trial_reward(line))
-        .or_else(|| crate::submission::agents::aweagent::reward(line));
+    let reward = crate::submission::agents::release::line_reward(line);
     let prompt = line
         .get("prompt")
         .or(line.get("instruction"))

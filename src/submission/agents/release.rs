@@ -100,6 +100,17 @@ pub fn line_instance(v: &Value) -> Option<&str> {
         .filter(|s| !s.is_empty())
 }
 
+/// The reward a line claims: its `reward`, else what Harbor recorded (the line's own
+/// `verifier_result`, or its `trial_result`'s), else an AweAgent line's score; for ingest,
+/// `verify` and the audit alike.
+pub fn line_reward(v: &Value) -> Option<f64> {
+    v.get("reward")
+        .and_then(Value::as_f64)
+        .or_else(|| crate::harbor::trial_reward(v))
+        .or_else(|| v.get("trial_result").and_then(crate::harbor::trial_reward))
+        .or_else(|| super::aweagent::reward(v))
+}
+
 /// What a release line submitted, or why it names no instance. A `patch_base64` that does not
 /// decode is an error too: the line claims a patch that cannot be read.
 pub fn line_submission(v: &Value) -> Result<LineSubmission, String> {
@@ -137,7 +148,7 @@ pub fn line_submission(v: &Value) -> Result<LineSubmission, String> {
         instance_id: instance_id.to_owned(),
         model,
         patch,
-        reward: v.get("reward").and_then(Value::as_f64),
+        reward: line_reward(v),
         error,
     })
 }
@@ -225,6 +236,20 @@ mod tests {
         assert_eq!(s.instance_id, "Acme_X_pr1");
         assert_eq!(s.patch.as_deref(), Some(&b"diff\xff"[..]));
         assert_eq!(s.model, "");
+    }
+
+    #[test]
+    fn a_lines_reward_is_its_own_else_the_one_harbor_recorded() {
+        let trial = json!({"verifier_result": {"rewards": {"reward": 0.5}}});
+        assert_eq!(
+            line_reward(&json!({"reward": 1.0, "trial_result": trial})),
+            Some(1.0)
+        );
+        assert_eq!(
+            line_reward(&json!({"task_name": "t", "trial_result": trial})),
+            Some(0.5)
+        );
+        assert_eq!(line_reward(&json!({"task_name": "t"})), None);
     }
 
     #[test]
