@@ -1347,7 +1347,8 @@ fn transcript_item(
         .map(|ext| patch_dir.join(format!("{id}.{ext}")))
         .find(|p| crate::files::is_own_file(p));
     let patch = read_optional(diff.as_ref(), max_patch)?;
-    let summary = t.counts().to_string();
+    let counts = t.counts();
+    let summary = counts.to_string();
     let note = match &diff {
         Some(p) => format!("{summary}; patch from {}", p.display()),
         None => format!(
@@ -1368,7 +1369,7 @@ fn transcript_item(
     // Every file the transcript was read from (its sub-agents' too): a replay reads them
     // together, as here, or a sub-agent's steps would be missing from it.
     item.transcript = read;
-    item.steps = Some(t.counts());
+    item.steps = Some(counts);
     ing.items.push(item);
     Ok(())
 }
