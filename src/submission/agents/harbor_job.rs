@@ -2,6 +2,7 @@
 //! the directory's name), its patch from the trial's collected artifacts, its reward, its error,
 //! and its agent's raw log (read by that agent's reader) or its ATIF trajectory (`atif.rs`).
 
+use super::trajectory::TrajectoryShape;
 use super::{AgentFormat, Ingest, IngestError, Ingested, join_note, read_optional, sniff, str_at};
 use crate::submission::Submitted;
 use serde_json::Value;
@@ -76,9 +77,10 @@ pub(crate) fn in_order(trials: Vec<(PathBuf, Value)>) -> Vec<OrderedTrial> {
 /// the audit both follow.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum TrialSteps {
-    /// The agent's raw log (a Claude Code or Codex transcript with its sub-agents' files), read
-    /// by that agent's reader: it holds more than the ATIF trajectory Harbor makes of it.
-    Log(Vec<PathBuf>),
+    /// The agent's raw log (a Claude Code or Codex transcript with its sub-agents' files), of
+    /// the shape its first file has, read by that agent's reader: it holds more than the ATIF
+    /// trajectory Harbor makes of it.
+    Log(Vec<PathBuf>, TrajectoryShape),
     /// Its ATIF trajectory, `agent/trajectory.json`.
     Trajectory(PathBuf),
     /// Harbor's own agent (`oracle`, `nop`) ran and left no trajectory: no model, no steps.
@@ -90,11 +92,9 @@ pub(crate) enum TrialSteps {
 /// Where the steps of the trial in `dir` (its `result.json` is `result`) are to be read.
 pub(crate) fn trial_steps(dir: &Path, result: &Value) -> TrialSteps {
     if let Some(files) = crate::harbor::trial_agent_log(dir)
-        && files
-            .first()
-            .is_some_and(|f| matches!(sniff(f), Ok(Some(_))))
+        && let Some(Ok(Some(shape))) = files.first().map(|f| sniff(f))
     {
-        return TrialSteps::Log(files);
+        return TrialSteps::Log(files, shape);
     }
     let trajectory = dir.join(TRAJECTORY);
     if crate::files::is_own_file(&trajectory) {
@@ -172,7 +172,7 @@ fn harbor_trial(
     let steps_read = trial_steps(dir, v);
     let steps = trial_trajectory(dir, &steps_read).map(|t| t.counts());
     let transcript = match steps_read {
-        TrialSteps::Log(files) => files,
+        TrialSteps::Log(files, _) => files,
         TrialSteps::Trajectory(t) => vec![t],
         TrialSteps::BuiltIn(_) => Vec::new(),
         TrialSteps::Missing => {
@@ -212,7 +212,7 @@ pub(super) fn trial_document(dir: &Path, path: &Path) -> Result<Value, String> {
 /// nothing left) or they could not be read.
 fn trial_trajectory(dir: &Path, steps: &TrialSteps) -> Option<super::Trajectory> {
     match steps {
-        TrialSteps::Log(files) => super::read_transcripts(files).ok(),
+        TrialSteps::Log(files, shape) => super::read_transcripts_as(files, *shape).ok(),
         TrialSteps::Trajectory(path) => {
             let t = trial_document(dir, path).ok()?;
             super::atif::is_atif(&t, false).then(|| super::atif::read(&t))

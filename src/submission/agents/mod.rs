@@ -67,7 +67,8 @@ pub(crate) use harbor_job::NO_STEPS;
 pub use openhands::{is_openhands_events, openhands_events};
 pub use reading::{
     TrajectoryBuilder, classify_record, is_codex_child_rollout, is_subagent_file, read_transcript,
-    read_transcript_files, read_transcripts, shape_of, sniff, transcript_from_values,
+    read_transcript_files, read_transcript_files_as, read_transcripts, read_transcripts_as,
+    shape_of, sniff, transcript_from_values,
 };
 pub use trajectories::{Item, SourceError, for_each_item, read_line};
 pub use trajectory::{
@@ -568,15 +569,15 @@ fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
 fn detect_all(
     path: &Path,
     folder: Option<&Folder>,
-) -> Result<(Vec<AgentFormat>, Option<PredictionsRead>), IngestError> {
+) -> Result<(Vec<AgentFormat>, Detected), IngestError> {
     let Some(folder) = folder else {
         return detect_keeping(path, None).map(|(f, parsed)| (vec![f], parsed));
     };
     let checks = dir_checks(folder);
     let present: Vec<AgentFormat> = checks.iter().filter(|c| c.1).map(|c| c.0).collect();
     match present.first() {
-        Some(AgentFormat::HarborJob) => Ok((vec![AgentFormat::HarborJob], None)),
-        Some(_) => Ok((present, None)),
+        Some(AgentFormat::HarborJob) => Ok((vec![AgentFormat::HarborJob], Detected::default())),
+        Some(_) => Ok((present, Detected::default())),
         None => {
             let mut tried = Tried::default();
             for (format, present, why) in checks {
@@ -593,15 +594,23 @@ pub fn detect(path: &Path) -> Result<AgentFormat, IngestError> {
     detect_keeping(path, folder.as_ref()).map(|(format, _)| format)
 }
 
-/// [`detect`], with a predictions file's parse kept for its reader.
+/// What detecting a file's format read of it, handed on to its reader so that nothing is read
+/// twice to be told apart: a predictions file's parse, a transcript's shape.
+#[derive(Default)]
+struct Detected {
+    predictions: Option<PredictionsRead>,
+    shape: Option<TrajectoryShape>,
+}
+
+/// [`detect`], with what it read kept for the reader ([`Detected`]).
 /// `folder` is `path`'s walk when it is a folder.
 fn detect_keeping(
     path: &Path,
     folder: Option<&Folder>,
-) -> Result<(AgentFormat, Option<PredictionsRead>), IngestError> {
+) -> Result<(AgentFormat, Detected), IngestError> {
     exists(path)?;
     let mut tried = Tried::default();
-    let mut parsed = None;
+    let mut parsed = Detected::default();
     let found = match folder {
         Some(folder) => dir_format(folder, &mut tried),
         None => file_format(path, &mut tried, &mut parsed),
@@ -708,11 +717,7 @@ fn dir_checks(folder: &Folder) -> Vec<(AgentFormat, bool, &'static str)> {
 }
 
 /// A file's format, from its name and then its first records.
-fn file_format(
-    path: &Path,
-    tried: &mut Tried,
-    parsed: &mut Option<PredictionsRead>,
-) -> ControlFlow<AgentFormat> {
+fn file_format(path: &Path, tried: &mut Tried, parsed: &mut Detected) -> ControlFlow<AgentFormat> {
     if mini_swe_agent::is_file(path) {
         return ControlFlow::Break(AgentFormat::MiniSweAgent);
     }
@@ -736,6 +741,7 @@ fn file_format(
     tried.check(AgentFormat::Aweagent, awe, awe_why)?;
     let sniffed = sniff(path);
     let shape = sniffed.as_ref().ok().copied().flatten();
+    parsed.shape = shape;
     let found = match &sniffed {
         Ok(Some(s)) => s.describe().to_owned(),
         Err(e) => e.to_string(),
@@ -782,7 +788,7 @@ fn file_format(
     match preds {
         Ok(p) if !p.predictions.is_empty() => {
             // Handed on to the reader: a predictions file is parsed once.
-            *parsed = Some(p);
+            parsed.predictions = Some(p);
             ControlFlow::Break(AgentFormat::Predictions)
         }
         _ => tried.check(AgentFormat::Predictions, false, &why),
@@ -875,11 +881,12 @@ pub fn ingest_with(path: &Path, opts: &IngestOptions) -> Result<Ingest, IngestEr
         Some(forced) => {
             // A format given by hand must match what is there (only a transcript's is checked,
             // so a predictions file is not parsed to be told apart).
-            let found = if is_transcript_format(forced) || path.is_dir() {
-                detect_keeping(path, folder.as_ref()).ok().map(|(f, _)| f)
+            let detected = if is_transcript_format(forced) || path.is_dir() {
+                detect_keeping(path, folder.as_ref()).ok()
             } else {
-                transcript_format(path)
+                transcript_format(path).map(|f| (f, Detected::default()))
             };
+            let found = detected.as_ref().map(|(f, _)| *f);
             if let Some(found) = found
                 && found != forced
                 && (is_transcript_format(forced) || is_transcript_format(found))
@@ -898,7 +905,12 @@ pub fn ingest_with(path: &Path, opts: &IngestOptions) -> Result<Ingest, IngestEr
                     found: what,
                 });
             }
-            (vec![forced], None)
+            // What detection read is handed on where it found the format given.
+            let parsed = match detected {
+                Some((f, parsed)) if f == forced => parsed,
+                _ => Detected::default(),
+            };
+            (vec![forced], parsed)
         }
         None => detect_all(path, folder.as_ref())?,
     };
@@ -925,7 +937,7 @@ pub fn ingest_with(path: &Path, opts: &IngestOptions) -> Result<Ingest, IngestEr
             format,
             &formats,
             opts,
-            parsed.take(),
+            std::mem::take(&mut parsed),
             &mut ing,
         )?;
     }
@@ -1006,11 +1018,11 @@ fn read_format(
     format: AgentFormat,
     all: &[AgentFormat],
     opts: &IngestOptions,
-    parsed: Option<PredictionsRead>,
+    parsed: Detected,
     ing: &mut Ingest,
 ) -> Result<(), IngestError> {
     match format {
-        AgentFormat::Predictions => predictions(path, folder, parsed, ing)?,
+        AgentFormat::Predictions => predictions(path, folder, parsed.predictions, ing)?,
         AgentFormat::SweAgent => {
             swe_agent::ingest(path, folder, ".traj", format, opts.instance.as_deref(), ing)?
         }
@@ -1026,7 +1038,7 @@ fn read_format(
         | AgentFormat::Aider
         | AgentFormat::Atif => {
             if let Some(agent) = format.transcript_agent() {
-                transcripts(path, folder, format, agent, all, opts, ing)?
+                transcripts(path, folder, format, agent, all, opts, parsed.shape, ing)?
             }
         }
         AgentFormat::HarborJob => harbor_job::ingest(path, opts.patch_cap(), ing)?,
@@ -1204,6 +1216,7 @@ fn expected_of(format: AgentFormat) -> String {
 
 /// Claude Code and Codex transcripts, `<instance_id>.json(l)` in any of the agents' shapes,
 /// paired with `<id>.diff`/`.patch` when one was captured.
+#[allow(clippy::too_many_arguments)]
 fn transcripts(
     path: &Path,
     folder: Option<&Folder>,
@@ -1211,6 +1224,7 @@ fn transcripts(
     agent: Agent,
     all: &[AgentFormat],
     opts: &IngestOptions,
+    detected: Option<TrajectoryShape>,
     ing: &mut Ingest,
 ) -> Result<(), IngestError> {
     let (dir, files) = if let Some(folder) = folder {
@@ -1219,8 +1233,15 @@ fn transcripts(
             agent_transcripts(folder, format, agent, all, ing)?,
         )
     } else {
-        match sniff(path)? {
-            Some(shape) if shape.agent() == agent => {}
+        // The shape detection found, else (a format given by hand) the file's own.
+        let shape = match detected {
+            Some(shape) => Some(shape),
+            None => sniff(path)?,
+        };
+        match shape {
+            Some(shape) if shape.agent() == agent => {
+                (parent_dir(path), vec![(path.to_owned(), shape)])
+            }
             other => {
                 return Err(IngestError::Mismatch {
                     path: path.to_owned(),
@@ -1232,7 +1253,6 @@ fn transcripts(
                 });
             }
         }
-        (parent_dir(path), vec![path.to_owned()])
     };
     // `--instance` names the one transcript given, or a folder's one of any agent (sub-agents'
     // rollouts aside), as the audit takes it.
@@ -1248,11 +1268,11 @@ fn transcripts(
     };
     // Codex sub-agents' rollouts last: one a rollout read with its own is not read again; one
     // that no rollout read (its claim to be a sub-agent's is only its own) is read on its own.
-    let (children, mut files): (Vec<PathBuf>, Vec<PathBuf>) = files
+    let (children, mut files): (Vec<_>, Vec<_>) = files
         .into_iter()
-        .partition(|f| path.is_dir() && is_codex_child_rollout(f));
+        .partition(|(f, _)| path.is_dir() && is_codex_child_rollout(f));
     files.extend(children);
-    for file in files {
+    for (file, shape) in files {
         if ing.files_read.contains(&file) {
             continue;
         }
@@ -1276,7 +1296,7 @@ fn transcripts(
             ));
             continue;
         };
-        transcript_item(file, id, format, &patch_dir, opts.patch_cap(), ing)?;
+        transcript_item(file, shape, id, format, &patch_dir, opts.patch_cap(), ing)?;
     }
     Ok(())
 }
@@ -1288,11 +1308,11 @@ fn agent_transcripts(
     agent: Agent,
     all: &[AgentFormat],
     ing: &mut Ingest,
-) -> Result<Vec<PathBuf>, IngestError> {
+) -> Result<Vec<(PathBuf, TrajectoryShape)>, IngestError> {
     let mut files = Vec::new();
     for (p, shape) in transcript_files(folder) {
         if shape.agent() == agent {
-            files.push(p);
+            files.push((p, shape));
         } else if AgentFormat::of_transcript(shape.agent()).is_some_and(|f| all.contains(&f)) {
             // Read in its own format.
         } else {
@@ -1320,13 +1340,14 @@ fn agent_transcripts(
 /// are problems.
 fn transcript_item(
     file: PathBuf,
+    shape: TrajectoryShape,
     id: String,
     format: AgentFormat,
     patch_dir: &Path,
     max_patch: u64,
     ing: &mut Ingest,
 ) -> Result<(), IngestError> {
-    let (t, read) = match read_transcript_files(&file) {
+    let (t, read) = match read_transcript_files_as(&file, shape) {
         Ok(r) => r,
         Err(e) => {
             ing.problems.push(format!("{e}; skipped"));
@@ -1372,4 +1393,72 @@ fn transcript_item(
     item.steps = Some(counts);
     ing.items.push(item);
     Ok(())
+}
+
+#[cfg(test)]
+mod detection_tests {
+    use super::reading::SNIFFS;
+    use super::*;
+
+    fn fixture(rel: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/agents")
+            .join(rel)
+    }
+
+    /// Sniffs made by `f` on this thread.
+    fn sniffs(f: impl FnOnce()) -> usize {
+        SNIFFS.with(|n| n.set(0));
+        f();
+        SNIFFS.with(|n| n.get())
+    }
+
+    fn ingested(path: &Path, opts: &IngestOptions) -> usize {
+        let ing = ingest_with(path, opts).expect("read");
+        assert!(!ing.items.is_empty(), "{ing:?}");
+        ing.items.len()
+    }
+
+    /// Detection reads a transcript's first records once, and its reader takes the shape it
+    /// found: a file alone (detected, or its format given) and a folder's files, by ingest and
+    /// by the audit's walk alike. (A file alone was sniffed three times by ingest, twice by the
+    /// audit.)
+    #[test]
+    fn a_transcript_is_sniffed_once_whatever_reads_it() {
+        let rollout = fixture("codex/acme_calc_pr7.jsonl");
+        assert_eq!(
+            sniffs(|| assert_eq!(ingested(&rollout, &IngestOptions::default()), 1)),
+            1
+        );
+        let forced = IngestOptions {
+            format: Some(AgentFormat::Codex),
+            ..IngestOptions::default()
+        };
+        assert_eq!(sniffs(|| assert_eq!(ingested(&rollout, &forced), 1)), 1);
+        let folder = fixture("claude-code");
+        let files = Folder::walk(&folder)
+            .files(folder::DEPTH)
+            .filter(|e| {
+                e.path()
+                    .extension()
+                    .is_some_and(|x| x == "json" || x == "jsonl")
+            })
+            .count();
+        assert_eq!(
+            sniffs(|| assert_eq!(ingested(&folder, &IngestOptions::default()), 2)),
+            files
+        );
+        assert_eq!(
+            sniffs(|| {
+                let mut n = 0;
+                for_each_item(&rollout, None, |_, item| {
+                    assert!(item.is_ok());
+                    n += 1;
+                })
+                .expect("audited");
+                assert_eq!(n, 1);
+            }),
+            1
+        );
+    }
 }

@@ -183,9 +183,19 @@ pub fn read_transcript(path: &Path) -> Result<Trajectory, TranscriptError> {
 
 /// [`read_transcript`], with every file it read (the transcript's, then its sub-agents').
 pub fn read_transcript_files(path: &Path) -> Result<(Trajectory, Vec<PathBuf>), TranscriptError> {
+    let shape = shape_or_refuse(path)?;
+    read_transcript_files_as(path, shape)
+}
+
+/// [`read_transcript_files`] of a file whose shape detection already found: it is not sniffed
+/// again.
+pub fn read_transcript_files_as(
+    path: &Path,
+    shape: TrajectoryShape,
+) -> Result<(Trajectory, Vec<PathBuf>), TranscriptError> {
     let mut paths = vec![path.to_owned()];
     paths.extend(subagent_files(path));
-    let t = read_transcripts(&paths)?;
+    let t = read_transcripts_as(&paths, shape)?;
     // A Codex rollout is read again with the rollouts of the sub-agents it started, when they
     // are found among the sessions beside it.
     let children = codex_child_rollouts(path, &t);
@@ -193,7 +203,7 @@ pub fn read_transcript_files(path: &Path) -> Result<(Trajectory, Vec<PathBuf>), 
         return Ok((t, paths));
     }
     paths.extend(children);
-    Ok((read_transcripts(&paths)?, paths))
+    Ok((read_transcripts_as(&paths, shape)?, paths))
 }
 
 /// The rollouts of the sub-agents a Codex rollout started and did not read: the files named
@@ -288,11 +298,30 @@ pub fn read_transcripts(paths: &[PathBuf]) -> Result<Trajectory, TranscriptError
             expected: "a transcript".into(),
             found: "no file".into(),
         })?;
-    let shape = sniff(first)?.ok_or_else(|| TranscriptError::NotATranscript {
-        path: first.clone(),
+    read_transcripts_as(paths, shape_or_refuse(first)?)
+}
+
+/// The shape of a transcript file, or why it is none.
+fn shape_or_refuse(path: &Path) -> Result<TrajectoryShape, TranscriptError> {
+    sniff(path)?.ok_or_else(|| TranscriptError::NotATranscript {
+        path: path.to_owned(),
         expected: "a Claude Code or Codex transcript".into(),
         found: "no record of either agent's shapes".into(),
-    })?;
+    })
+}
+
+/// [`read_transcripts`] of files whose shape (the first's) detection already found.
+pub fn read_transcripts_as(
+    paths: &[PathBuf],
+    shape: TrajectoryShape,
+) -> Result<Trajectory, TranscriptError> {
+    let Some(first) = paths.first() else {
+        return Err(TranscriptError::NotATranscript {
+            path: PathBuf::new(),
+            expected: "a transcript".into(),
+            found: "no file".into(),
+        });
+    };
     if shape == TrajectoryShape::AiderHistory {
         let text = crate::record::read_text_capped(first).map_err(io(first))?;
         return Ok(super::aider::read_aider(&text));
@@ -326,8 +355,16 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> TranscriptError + '_ {
     move |source| TranscriptError::Io(crate::errors::PathError::new(path.to_owned(), source))
 }
 
+#[cfg(test)]
+thread_local! {
+    /// How often this thread sniffed a file (detection happens once per file).
+    pub(crate) static SNIFFS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// The shape of a file from its first records, reading no more than needed.
 pub fn sniff(path: &Path) -> Result<Option<TrajectoryShape>, TranscriptError> {
+    #[cfg(test)]
+    SNIFFS.with(|n| n.set(n.get() + 1));
     let file = crate::files::open_input_io(path).map_err(io(path))?;
     let mut reader = std::io::BufReader::new(file);
     {

@@ -9,10 +9,10 @@
 
 use super::folder::Entry;
 use super::harbor_job::{NO_STEPS, TRAJECTORY, TrialSteps, trial_document, trial_steps};
-use super::trajectory::{Agent, Trajectory};
+use super::trajectory::{Agent, Trajectory, TrajectoryShape};
 use super::{
     Folder, atif, aweagent, instance_from_file_name, is_codex_child_rollout, mini_swe_agent,
-    openhands, read_transcript_files, read_transcripts, shape_of, sniff, swe_agent,
+    openhands, read_transcript_files_as, read_transcripts_as, shape_of, sniff, swe_agent,
     transcript_from_values,
 };
 use crate::record::{JsonLines, JsonlError};
@@ -176,10 +176,11 @@ fn is_prediction_line(v: &Value) -> bool {
         && read_line(v).is_none()
 }
 
-/// A raw transcript file: read it whole, name its instance; the files it read (its sub-agents'
-/// too) are added to `read`.
+/// A raw transcript file of the shape detection found: read it whole, name its instance; the
+/// files it read (its sub-agents' too) are added to `read`.
 fn transcript_item(
     path: &Path,
+    shape: TrajectoryShape,
     instance: Option<&str>,
     read: &mut HashSet<PathBuf>,
 ) -> Result<Item, String> {
@@ -192,7 +193,7 @@ fn transcript_item(
                 path.display()
             )
         })?;
-    let (transcript, files) = read_transcript_files(path).map_err(|e| e.to_string())?;
+    let (transcript, files) = read_transcript_files_as(path, shape).map_err(|e| e.to_string())?;
     read.extend(files);
     Ok(Item::Transcript {
         task_name,
@@ -210,8 +211,8 @@ fn trial_item(dir: &Path, result: &Value, instance: String, attempt: u32) -> Res
     let task_name = (!instance.is_empty()).then_some(instance);
     let reward = crate::harbor::trial_reward(result);
     let trajectory = match trial_steps(dir, result) {
-        TrialSteps::Log(files) if task_name.is_some() => {
-            let transcript = read_transcripts(&files).map_err(|e| e.to_string())?;
+        TrialSteps::Log(files, shape) if task_name.is_some() => {
+            let transcript = read_transcripts_as(&files, shape).map_err(|e| e.to_string())?;
             return Ok(Item::Transcript {
                 task_name: task_name.unwrap_or_default(),
                 reward,
@@ -221,7 +222,7 @@ fn trial_item(dir: &Path, result: &Value, instance: String, attempt: u32) -> Res
             });
         }
         // A raw log with no task to name it by: the ATIF trajectory beside it, as a line.
-        TrialSteps::Log(_) => dir.join(TRAJECTORY),
+        TrialSteps::Log(..) => dir.join(TRAJECTORY),
         TrialSteps::Trajectory(t) => t,
         TrialSteps::BuiltIn(agent) => {
             return Ok(Item::NothingToAudit(format!(
@@ -278,8 +279,11 @@ pub fn for_each_item(
     let named = trajectory_file_name(path).is_some()
         || path.file_name().is_some_and(|n| n == "trajectory.json");
     let release = !named && first.as_ref().is_some_and(is_release_line);
-    if !release && matches!(sniff(path), Ok(Some(_))) {
-        f(1, transcript_item(path, instance, &mut HashSet::new()));
+    if !release && let Ok(Some(shape)) = sniff(path) {
+        f(
+            1,
+            transcript_item(path, shape, instance, &mut HashSet::new()),
+        );
         return Ok(());
     }
     if !release {
@@ -419,8 +423,8 @@ fn folder_items(
         }
         if let Some(what) = super::unsupported_file(p) {
             FileKind::Unsupported(what)
-        } else if e.shape().is_some() {
-            FileKind::Transcript
+        } else if let Some(shape) = e.shape() {
+            FileKind::Transcript(shape)
         } else if trajectory_file_name(p).is_some() || e.openhands_events().is_some() {
             FileKind::Document
         } else {
@@ -445,14 +449,17 @@ fn folder_items(
         .filter(|(e, k)| {
             matches!(
                 k,
-                FileKind::Transcript | FileKind::Document | FileKind::Lines
+                FileKind::Transcript(_) | FileKind::Document | FileKind::Lines
             ) && !is_codex_child_rollout(e.path())
         })
         .count();
     let any = kinds.iter().any(|k| {
         matches!(
             k,
-            FileKind::Transcript | FileKind::Document | FileKind::Lines | FileKind::Unsupported(_)
+            FileKind::Transcript(_)
+                | FileKind::Document
+                | FileKind::Lines
+                | FileKind::Unsupported(_)
         )
     });
     if !any {
@@ -480,7 +487,7 @@ fn folder_items(
         }
         n += 1;
         let item = match kind {
-            FileKind::Transcript => transcript_item(file, one, &mut read),
+            FileKind::Transcript(shape) => transcript_item(file, shape, one, &mut read),
             // An event stream's events were parsed when its kind was asked.
             FileKind::Document => document_item(
                 file,
@@ -559,7 +566,8 @@ fn is_openhands_events(v: &Value) -> bool {
 /// What a file in a folder is to the audit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum FileKind {
-    Transcript,
+    /// A transcript, of the shape its first records have.
+    Transcript(TrajectoryShape),
     Document,
     /// One trajectory a line, each naming its instance.
     Lines,
