@@ -664,12 +664,17 @@ fn dir_format(folder: &Folder, tried: &mut Tried) -> ControlFlow<AgentFormat> {
 /// folder holds it, and why not when it does not. `preds.json` beside SWE-agent or mini-swe-agent
 /// trajectories is theirs, not predictions of their own.
 fn dir_checks(folder: &Folder) -> Vec<(AgentFormat, bool, &'static str)> {
+    let (harbor, harbor_why) = harbor_job::in_dir(folder.root());
+    if harbor {
+        // A job is read whole as one (every file under its trials is its own): nothing else in
+        // it is sniffed to be told apart.
+        return vec![(AgentFormat::HarborJob, harbor, harbor_why)];
+    }
     let shapes: Vec<TrajectoryShape> = transcript_files(folder)
         .into_iter()
         .map(|(_, s)| s)
         .collect();
     let agent = |a: Agent| shapes.iter().any(|s| s.agent() == a);
-    let (harbor, harbor_why) = harbor_job::in_dir(folder.root());
     let (mini, mini_why) = mini_swe_agent::in_dir(folder);
     let (swe, swe_why) = swe_agent::in_dir(folder);
     let (awe, awe_why) = aweagent::in_dir(folder);
@@ -1421,8 +1426,8 @@ mod detection_tests {
 
     /// Detection reads a transcript's first records once, and its reader takes the shape it
     /// found: a file alone (detected, or its format given) and a folder's files, by ingest and
-    /// by the audit's walk alike. (A file alone was sniffed three times by ingest, twice by the
-    /// audit.)
+    /// by the audit's walk alike; a Harbor job's files are not sniffed to tell it apart. (A file
+    /// alone was sniffed three times by ingest, twice by the audit; a job's every JSON file once.)
     #[test]
     fn a_transcript_is_sniffed_once_whatever_reads_it() {
         let rollout = fixture("codex/acme_calc_pr7.jsonl");
@@ -1447,6 +1452,13 @@ mod detection_tests {
         assert_eq!(
             sniffs(|| assert_eq!(ingested(&folder, &IngestOptions::default()), 2)),
             files
+        );
+        // A Harbor job is detected as one before anything in it is sniffed; its trials here
+        // left ATIF trajectories, no raw log, so nothing is.
+        let job = fixture("harbor-job");
+        assert_eq!(
+            sniffs(|| assert_eq!(ingested(&job, &IngestOptions::default()), 4)),
+            0
         );
         assert_eq!(
             sniffs(|| {
