@@ -35,11 +35,13 @@ mod web;
 mod writes;
 mod written;
 
-pub use crate::submission::agents::{Item, SourceError, for_each_item, read_line};
+pub use crate::submission::agents::{
+    About, Item, SourceError, for_each_item, line_item, read_line,
+};
 pub use rules::{
     TargetPr, UrlClass, blocklist_hits, classify_url, command_pr_access, query_names_pr,
 };
-pub use shapes::{Change, Event, EventKind, Read, events, from_transcript};
+pub use shapes::{Change, Event, EventKind, Read, from_transcript};
 pub use shell::{split_commands, unread_reason};
 pub use sources::{audit_item, task_infos};
 pub use web::{WebRule, WebTarget, WebUse, normalise_package};
@@ -341,82 +343,26 @@ fn doc2repo_repo(task_name: &str) -> Option<&str> {
         .then_some(repo)
 }
 
-/// Audits one release line. `Err` says why the line cannot be audited (with the keys found).
+/// Audits a release line (a trajectory document read as one): its steps and what it says of
+/// itself, read as the audit's walk reads every line ([`line_item`]).
 pub fn audit_line(
     line_no: u64,
     line: &Value,
     info: &TaskInfo,
     opts: AuditOptions,
 ) -> Result<TrajectoryAudit, String> {
-    let about = about_line(line)?;
-    // A release of a trial that left no steps (`release from-harbor`: `trajectory` null) says
-    // so, as the trial's own directory does.
-    if line.get("trajectory").is_some_and(Value::is_null)
-        && ["events", "messages", "history"]
-            .iter()
-            .all(|k| line.get(k).is_none())
-    {
-        return Err(format!(
-            "the trial left no steps (`trajectory` is null: {})",
-            crate::submission::agents::NO_STEPS
-        ));
+    match line_item(line, "")? {
+        Item::Trajectory { about, transcript } => {
+            audit_transcript(line_no, about, &transcript, info, opts)
+        }
+        Item::NothingToAudit(why) => Err(why),
     }
-    let read = events(line).map_err(|keys| format!("no trajectory in a known shape (ATIF steps, Codex events or rollout, Claude Code messages or session, OpenHands history, AweAgent steps); keys found: {}", keys.join(", ")))?;
-    audit_read(line_no, about, read, info, opts)
-}
-
-/// What a release line (or a trajectory document) says of its trajectory besides its steps:
-/// its task, family, reward and prompt.
-fn about_line(line: &Value) -> Result<About<'_>, String> {
-    let task_name = crate::submission::agents::release::line_instance(line)
-        .ok_or_else(|| "no task_name or instance_id".to_owned())?
-        .to_owned();
-    let family = line
-        .get("task_type")
-        .or(line.get("family"))
-        .or(line.get("task"))
-        .and_then(Value::as_str)
-        .map(Family::from_spelling);
-    let reward = crate::submission::agents::release::line_reward(line);
-    let prompt = line
-        .get("prompt")
-        .or(line.get("instruction"))
-        .and_then(Value::as_str);
-    let attempt = line
-        .get("attempt")
-        .and_then(Value::as_u64)
-        .and_then(|a| u32::try_from(a).ok());
-    Ok(About {
-        task_name,
-        family,
-        reward,
-        attempt,
-        prompt,
-        source: String::new(),
-    })
-}
-
-/// What is known of a trajectory besides its steps.
-#[derive(Debug, Clone, Default)]
-pub struct About<'a> {
-    /// The instance id, or the task name a Harbor trial gives.
-    pub task_name: String,
-    /// From the release or the trial (the dataset's, in `info`, wins).
-    pub family: Option<Family>,
-    /// The reward recorded with it, if any.
-    pub reward: Option<f64>,
-    /// Its attempt among the instance's, where known.
-    pub attempt: Option<u32>,
-    /// A prompt recorded beside the steps.
-    pub prompt: Option<&'a str>,
-    /// The file it was read from; empty for a release line.
-    pub source: String,
 }
 
 /// Audits a raw Claude Code or Codex transcript.
 pub fn audit_transcript(
     line_no: u64,
-    about: About<'_>,
+    about: About,
     transcript: &crate::submission::Trajectory,
     info: &TaskInfo,
     opts: AuditOptions,
@@ -426,7 +372,7 @@ pub fn audit_transcript(
 
 fn audit_read(
     line_no: u64,
-    about: About<'_>,
+    about: About,
     read: Read,
     info: &TaskInfo,
     opts: AuditOptions,
@@ -450,7 +396,7 @@ fn audit_read(
         .iter()
         .find(|e| e.kind == EventKind::Prompt)
         .map(|e| e.text.clone())
-        .or_else(|| about.prompt.map(str::to_owned))
+        .or(about.prompt)
         .or_else(|| info.problem_statement.clone())
         .unwrap_or_default();
     let web = web_target(&task_name, info, family, &prompt, pr.as_ref());

@@ -1,15 +1,13 @@
 //! What the audit reads of a trajectory: its events (prompt, commands, pages, searches, the
 //! agent's words) and the calls that could not be read, taken from the one trajectory model
-//! every agent's reader fills ([`from_transcript`]). A release line's trajectory is handed to
-//! the reader of the agent whose shape it is ([`read_line`]: ATIF, SWE-agent, mini-swe-agent,
-//! AweAgent, OpenHands, and Claude Code, Codex and Gemini CLI transcripts inline); this module
-//! parses no agent's format itself, so ingest and the audit read every file the same way. Tool
+//! every agent's reader fills ([`from_transcript`]). Every trajectory comes here read already,
+//! a release line's too (`submission::agents::line_item`: each shape by its agent's reader);
+//! this module parses no agent's format itself, so ingest and the audit read every file the
+//! same way. Tool
 //! calls that cannot be read are kept, so an audit never calls clean what it did not read.
 
-use crate::submission::agents::read_line;
 use crate::submission::agents::{Action, EditOp, EditOutcome, FileEdit};
 use crate::submission::{ActionKind, Trajectory, TrajectoryShape, Unread};
-use serde_json::Value;
 use std::collections::HashMap;
 
 /// What an event is, for the checks: commands go to the blocklist, commands and URLs to the PR
@@ -192,14 +190,4 @@ fn writes(a: &Action, edits: Option<&[&FileEdit]>, out: &mut Vec<Event>) {
             }
         }
     }
-}
-
-/// Reads the events of a release line, each shape by its agent's reader; `Err` with the keys
-/// found when no shape matches.
-pub fn events(line: &Value) -> Result<Read, Vec<String>> {
-    read_line(line).map(|t| from_transcript(&t)).ok_or_else(|| {
-        line.as_object()
-            .map(|o| o.keys().cloned().collect())
-            .unwrap_or_default()
-    })
 }

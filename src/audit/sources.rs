@@ -3,10 +3,9 @@
 //! ([`task_infos`]), audited ([`audit_item`]). The audit parses no agent's file itself.
 //! Reading only: what is printed is the caller's.
 
-use super::{About, AuditOptions, TaskInfo, TrajectoryAudit, audit_line, audit_transcript};
+use super::{AuditOptions, TaskInfo, TrajectoryAudit, audit_transcript};
 use crate::dataset::{DatasetError, load_all};
 use crate::submission::agents::Item;
-use serde_json::Value;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -45,7 +44,8 @@ pub fn task_infos(dataset: Option<&Path>) -> Result<HashMap<String, TaskInfo>, D
     )
 }
 
-/// Audits one item with what the dataset says of its task.
+/// Audits one item with what the dataset says of its task. An error names the file it was read
+/// from, where it was read from one.
 pub fn audit_item(
     n: u64,
     item: Item,
@@ -53,57 +53,18 @@ pub fn audit_item(
     opts: AuditOptions,
 ) -> Result<TrajectoryAudit, String> {
     match item {
-        Item::Line(v) => {
-            let name = v
-                .get("task_name")
-                .or(v.get("instance_id"))
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            let info = crate::harbor::lookup_task(infos, name)
+        Item::Trajectory { about, transcript } => {
+            let info = crate::harbor::lookup_task(infos, &about.task_name)
                 .cloned()
                 .unwrap_or_default();
-            audit_line(n, &v, &info, opts)
-        }
-        Item::Transcript {
-            task_name,
-            reward,
-            attempt,
-            source,
-            transcript,
-        } => {
-            let info = crate::harbor::lookup_task(infos, &task_name)
-                .cloned()
-                .unwrap_or_default();
-            let about = About {
-                task_name,
-                reward,
-                attempt,
-                source: source.clone(),
-                ..About::default()
-            };
-            audit_transcript(n, about, &transcript, &info, opts)
-                .map_err(|e| format!("{source}: {e}"))
-        }
-        Item::Document {
-            line,
-            source,
-            transcript,
-        } => {
-            // Read once, where it was found: its steps are not parsed again here.
-            let name = line
-                .get("task_name")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            let info = crate::harbor::lookup_task(infos, name)
-                .cloned()
-                .unwrap_or_default();
-            let about = super::about_line(&line).map_err(|e| format!("{source}: {e}"))?;
-            audit_transcript(n, about, &transcript, &info, opts)
-                .map(|mut a| {
-                    a.source = source.clone();
-                    a
-                })
-                .map_err(|e| format!("{source}: {e}"))
+            let source = about.source.clone();
+            audit_transcript(n, about, &transcript, &info, opts).map_err(|e| {
+                if source.is_empty() {
+                    e
+                } else {
+                    format!("{source}: {e}")
+                }
+            })
         }
         // Taken out by the caller before it gets here.
         Item::NothingToAudit(why) => Err(why),

@@ -547,21 +547,13 @@ fn ingest_view(path: &Path) -> Option<Vec<(String, String)>> {
 
 /// What the audit makes of a path: each trajectory's (agent, instance) it reads steps of.
 fn audit_view(path: &Path) -> Vec<(String, String)> {
-    use beyondswe::audit::{Item, for_each_item, read_line};
+    use beyondswe::audit::{Item, for_each_item};
     let mut out = Vec::new();
     let _ = for_each_item(path, None, |_, item| {
         let got = match item {
-            Ok(Item::Transcript {
-                task_name,
-                transcript,
-                ..
-            }) => Some((transcript.agent().name().to_owned(), task_name)),
-            Ok(Item::Line(v)) | Ok(Item::Document { line: v, .. }) => read_line(&v).map(|t| {
-                let task = beyondswe::submission::agents::release::line_instance(&v)
-                    .unwrap_or_default()
-                    .to_owned();
-                (t.agent().name().to_owned(), task)
-            }),
+            Ok(Item::Trajectory { about, transcript }) => {
+                Some((transcript.agent().name().to_owned(), about.task_name))
+            }
             _ => None,
         };
         out.extend(got);
@@ -656,12 +648,18 @@ fn ingest_and_audit_read_a_release_line_for_line() {
         );
         let mut ingested: Vec<String> = ing.items.iter().map(|i| i.instance_id.clone()).collect();
         let mut audited = Vec::new();
-        let _ = beyondswe::audit::for_each_item(&path, None, |_, item| {
-            if let Ok(beyondswe::audit::Item::Line(v)) = item {
-                audited.extend(
-                    beyondswe::submission::agents::release::line_instance(&v).map(str::to_owned),
-                );
+        // A line whose trial left no steps, or whose trajectory is in no known shape, is an
+        // error naming its instance.
+        let _ = beyondswe::audit::for_each_item(&path, None, |_, item| match item {
+            Ok(beyondswe::audit::Item::Trajectory { about, .. }) => audited.push(about.task_name),
+            Ok(_) => {}
+            Err(e)
+                if e.contains("the trial left no steps")
+                    || e.contains("no trajectory in a known shape") =>
+            {
+                audited.extend(e.split(": ").next().map(str::to_owned))
             }
+            Err(_) => {}
         });
         ingested.sort();
         audited.sort();
@@ -741,7 +739,7 @@ fn ingest_and_audit_read_a_release_line_for_line() {
 /// Each trajectory's steps, counted, under its instance: as ingest read them (its submissions
 /// that carry steps), and as the audit read them.
 fn step_views(path: &Path) -> Option<(Vec<String>, Vec<String>)> {
-    use beyondswe::audit::{Item, for_each_item, read_line};
+    use beyondswe::audit::{Item, for_each_item};
     let ing = beyondswe::submission::ingest(path, None, None).ok()?;
     let mut ingested: Vec<String> = ing
         .items
@@ -751,16 +749,9 @@ fn step_views(path: &Path) -> Option<(Vec<String>, Vec<String>)> {
     let mut audited = Vec::new();
     let _ = for_each_item(path, None, |_, item| {
         let got = match item {
-            Ok(Item::Transcript {
-                task_name,
-                transcript,
-                ..
-            }) => Some(format!("{task_name} {:?}", transcript.counts())),
-            Ok(Item::Line(v)) | Ok(Item::Document { line: v, .. }) => read_line(&v).map(|t| {
-                let task =
-                    beyondswe::submission::agents::release::line_instance(&v).unwrap_or_default();
-                format!("{task} {:?}", t.counts())
-            }),
+            Ok(Item::Trajectory { about, transcript }) => {
+                Some(format!("{} {:?}", about.task_name, transcript.counts()))
+            }
             _ => None,
         };
         audited.extend(got);
@@ -942,12 +933,9 @@ fn a_harbor_jobs_trials_come_in_ingests_order_from_the_audit() {
     let mut audited = Vec::new();
     beyondswe::audit::for_each_item(&job, None, |n, item| {
         let seen = match item {
-            Ok(beyondswe::audit::Item::Transcript {
-                task_name, reward, ..
-            }) => Some((task_name, reward)),
-            Ok(beyondswe::audit::Item::Line(v)) => v["task_name"]
-                .as_str()
-                .map(|t| (t.to_owned(), v["reward"].as_f64())),
+            Ok(beyondswe::audit::Item::Trajectory { about, .. }) => {
+                Some((about.task_name, about.reward))
+            }
             _ => None,
         };
         audited.push((n, seen));
@@ -1002,8 +990,8 @@ fn instance_names_a_folders_one_transcript_in_both_commands() {
     assert_eq!(ids, ["acme_calc_pr7"]);
     let mut audited = Vec::new();
     beyondswe::audit::for_each_item(tmp.path(), Some("acme_calc_pr7"), |_, item| {
-        if let Ok(beyondswe::audit::Item::Transcript { task_name, .. }) = item {
-            audited.push(task_name);
+        if let Ok(beyondswe::audit::Item::Trajectory { about, .. }) = item {
+            audited.push(about.task_name);
         }
     })
     .unwrap();
@@ -1030,8 +1018,8 @@ fn instance_names_a_folders_one_transcript_in_both_commands() {
     );
     let mut audited = Vec::new();
     beyondswe::audit::for_each_item(tmp.path(), Some("acme_calc_pr7"), |_, item| {
-        if let Ok(beyondswe::audit::Item::Transcript { task_name, .. }) = item {
-            audited.push(task_name);
+        if let Ok(beyondswe::audit::Item::Trajectory { about, .. }) = item {
+            audited.push(about.task_name);
         }
     })
     .unwrap();
@@ -1203,8 +1191,7 @@ fn a_harbor_trials_steps_are_read_from_the_same_file_by_both_commands() {
         let mut out = Vec::new();
         for_each_item(job, None, |_, item| {
             out.push(match item {
-                Ok(Item::Line(v)) => format!("line {}", v["attempt"]),
-                Ok(Item::Transcript { source, .. }) => format!("transcript {source}"),
+                Ok(Item::Trajectory { about, .. }) => format!("read {}", about.source),
                 Ok(_) => "other".to_owned(),
                 Err(e) => format!("error {e}"),
             })

@@ -63,14 +63,13 @@ mod unsupported;
 
 pub use apply_patch::apply_chunks;
 pub use folder::Folder;
-pub(crate) use harbor_job::NO_STEPS;
 pub use openhands::{is_openhands_events, openhands_events};
 pub use reading::{
     TrajectoryBuilder, classify_record, is_codex_child_rollout, is_subagent_file, read_transcript,
     read_transcript_files, read_transcript_files_as, read_transcripts, read_transcripts_as,
     shape_of, sniff, transcript_from_values,
 };
-pub use trajectories::{Item, SourceError, for_each_item, read_line};
+pub use trajectories::{About, Item, SourceError, for_each_item, line_item, read_line};
 pub use trajectory::{
     Action, ActionKind, Agent, Chunk, EditOp, EditOutcome, FileEdit, OpaqueEdit, StepCounts,
     SubAgentLink, Trajectory, TrajectoryShape, TranscriptError, Unread, shell_join,

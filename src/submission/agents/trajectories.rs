@@ -4,8 +4,10 @@
 //! or many), an ATIF trajectory, an OpenHands event stream (a JSON list of actions and
 //! observations), a folder of any of those (read whole, every other file named with why), or a
 //! Harbor jobs directory (each trial's raw agent log, else its ATIF trajectory). A release
-//! line's trajectory is handed to the reader of its shape ([`read_line`]). The audit takes its
-//! trajectories from here; it parses no agent's file itself.
+//! line's trajectory is handed to the reader of its shape ([`read_line`], [`line_item`]). Every
+//! one comes out alike, read, with what is known of it besides its steps ([`About`]: instance,
+//! family, reward, attempt, prompt, file), whichever shape it was found in. The audit takes its
+//! trajectories from here; it parses no agent's file and no line itself.
 
 use super::folder::Entry;
 use super::harbor_job::{NO_STEPS, TRAJECTORY, TrialSteps, trial_document, trial_steps};
@@ -15,7 +17,7 @@ use super::{
     openhands, read_transcript_files_as, read_transcripts_as, shape_of, sniff, swe_agent,
     transcript_from_values,
 };
-use crate::record::{JsonLines, JsonlError};
+use crate::record::{Family, JsonLines, JsonlError};
 use serde_json::Value;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -131,38 +133,102 @@ pub enum SourceError {
     Jsonl(#[from] JsonlError),
 }
 
-/// One trajectory to audit: a release line, or a raw transcript with what is known about it.
+/// What is known of a trajectory besides its steps, whichever reader found it: a release line
+/// (or a trajectory document read as one), a transcript file, a Harbor trial.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct About {
+    /// The instance id (the line's, given, or from the file name), or the task name a Harbor
+    /// trial gives.
+    pub task_name: String,
+    /// The family the line names (the dataset's, where given, wins).
+    pub family: Option<Family>,
+    /// The reward recorded with it, if any.
+    pub reward: Option<f64>,
+    /// Its attempt among the instance's, as ingest numbers them, where known.
+    pub attempt: Option<u32>,
+    /// A prompt recorded beside the steps.
+    pub prompt: Option<String>,
+    /// The file it was read from; empty for a line of a release.
+    pub source: String,
+}
+
+/// One trajectory to audit, read by its agent's reader, or why there is none.
 pub enum Item {
-    /// A release line, or a Harbor trial's ATIF trajectory made into one (`task_name`, `reward`,
-    /// `trajectory`).
-    Line(Value),
-    /// A file that is one trajectory document (SWE-agent `.traj`, mini-swe-agent `.traj.json`),
-    /// read as a release line naming its task.
-    Document {
-        /// The document, with `task_name` set.
-        line: Value,
-        /// The file it was read from.
-        source: String,
-        /// Its steps, read by its agent's reader.
+    /// A trajectory: a release line, a trajectory document (SWE-agent `.traj`, mini-swe-agent
+    /// `.traj.json`, an OpenHands event list, ATIF), a raw transcript (a file, or a Harbor
+    /// trial's agent log), or a trial's ATIF trajectory.
+    Trajectory {
+        /// What is known of it besides its steps.
+        about: About,
+        /// Its steps, as its agent's reader read them.
         transcript: Box<Trajectory>,
     },
-    /// A trial of one of Harbor's own agents (`oracle`, `nop`): no model ran, so there is no
-    /// trajectory, and nothing to audit; the reason, for a person.
+    /// A trial of one of Harbor's own agents (`oracle`, `nop`) or a file that holds no
+    /// trajectory: nothing to audit; the reason, for a person.
     NothingToAudit(String),
-    /// A raw Claude Code or Codex transcript: a file, or a Harbor trial's agent log.
-    Transcript {
-        /// The instance id (given, or from the file name), or the trial's task name.
-        task_name: String,
-        /// The trial's reward; `None` for a transcript file.
-        reward: Option<f64>,
-        /// The trial's attempt among its instance's, as ingest numbers them; `None` for a
-        /// transcript file.
-        attempt: Option<u32>,
-        /// The (first) file it was read from.
-        source: String,
-        /// The transcript as read.
-        transcript: Box<Trajectory>,
-    },
+}
+
+/// What a release line (or a trajectory document read as one) says of its trajectory besides
+/// its steps: its instance and reward (`release::line_instance`, `line_reward`), family, prompt
+/// and attempt; `None` where it names no instance. Its `source` is the caller's to set.
+fn line_about(line: &Value) -> Option<About> {
+    let family = line
+        .get("task_type")
+        .or(line.get("family"))
+        .or(line.get("task"))
+        .and_then(Value::as_str)
+        .map(Family::from_spelling);
+    Some(About {
+        task_name: super::release::line_instance(line)?.to_owned(),
+        family,
+        reward: super::release::line_reward(line),
+        attempt: line
+            .get("attempt")
+            .and_then(Value::as_u64)
+            .and_then(|a| u32::try_from(a).ok()),
+        prompt: line
+            .get("prompt")
+            .or(line.get("instruction"))
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        source: String::new(),
+    })
+}
+
+/// A release line (or a trajectory document read as one) as an item: what it says of itself
+/// ([`line_about`]) and its steps, each shape by its agent's reader; why not,
+/// where it names no instance, left no steps, or holds no trajectory in a known shape (naming
+/// the instance it does name).
+pub fn line_item(line: &Value, source: &str) -> Result<Item, String> {
+    let mut about = line_about(line).ok_or_else(|| "no task_name or instance_id".to_owned())?;
+    about.source = source.to_owned();
+    // A release of a trial that left no steps (`release from-harbor`: `trajectory` null) says
+    // so, as the trial's own directory does.
+    if line.get("trajectory").is_some_and(Value::is_null)
+        && ["events", "messages", "history"]
+            .iter()
+            .all(|k| line.get(k).is_none())
+    {
+        return Err(format!(
+            "{}: the trial left no steps (`trajectory` is null: {NO_STEPS})",
+            about.task_name
+        ));
+    }
+    let transcript = read_line(line).ok_or_else(|| {
+        let keys: Vec<&str> = line
+            .as_object()
+            .map(|o| o.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        format!(
+            "{}: no trajectory in a known shape (ATIF steps, Codex events or rollout, Claude Code messages or session, OpenHands history, AweAgent steps); keys found: {}",
+            about.task_name,
+            keys.join(", ")
+        )
+    })?;
+    Ok(Item::Trajectory {
+        about,
+        transcript: Box::new(transcript),
+    })
 }
 
 fn is_release_line(v: &Value) -> bool {
@@ -195,11 +261,12 @@ fn transcript_item(
         })?;
     let (transcript, files) = read_transcript_files_as(path, shape).map_err(|e| e.to_string())?;
     read.extend(files);
-    Ok(Item::Transcript {
-        task_name,
-        reward: None,
-        attempt: None,
-        source: path.display().to_string(),
+    Ok(Item::Trajectory {
+        about: About {
+            task_name,
+            source: path.display().to_string(),
+            ..About::default()
+        },
         transcript: Box::new(transcript),
     })
 }
@@ -213,11 +280,14 @@ fn trial_item(dir: &Path, result: &Value, instance: String, attempt: u32) -> Res
     let trajectory = match trial_steps(dir, result) {
         TrialSteps::Log(files, shape) if task_name.is_some() => {
             let transcript = read_transcripts_as(&files, shape).map_err(|e| e.to_string())?;
-            return Ok(Item::Transcript {
-                task_name: task_name.unwrap_or_default(),
-                reward,
-                attempt: Some(attempt),
-                source: files[0].display().to_string(),
+            return Ok(Item::Trajectory {
+                about: About {
+                    task_name: task_name.unwrap_or_default(),
+                    reward,
+                    attempt: Some(attempt),
+                    source: files[0].display().to_string(),
+                    ..About::default()
+                },
                 transcript: Box::new(transcript),
             });
         }
@@ -243,7 +313,7 @@ fn trial_item(dir: &Path, result: &Value, instance: String, attempt: u32) -> Res
     }
     line.insert("attempt".into(), attempt.into());
     line.insert("trajectory".into(), t);
-    Ok(Item::Line(Value::Object(line)))
+    line_item(&Value::Object(line), "")
 }
 
 /// Every trajectory under `path`, numbered from 1 (release lines by their line).
@@ -309,7 +379,7 @@ pub fn for_each_item(
             Ok((n, v)) if is_prediction_line(&v) => predictions.pass_over(n),
             Ok((n, v)) => {
                 predictions.others = true;
-                f(n, Ok(Item::Line(v)));
+                f(n, line_item(&v, ""));
             }
             Err(e) => match e.line() {
                 Some(n) => {
@@ -539,7 +609,7 @@ fn lines_of(file: &Path, n: &mut u64, f: &mut impl FnMut(u64, Result<Item, Strin
             Ok((line, v)) if is_prediction_line(&v) => predictions.pass_over(line),
             Ok((_, v)) => {
                 *n += 1;
-                f(*n, Ok(Item::Line(v)));
+                f(*n, line_item(&v, ""));
             }
             Err(e) => {
                 *n += 1;
@@ -654,9 +724,15 @@ fn document_item(
         )));
     };
     obj.insert("task_name".into(), Value::String(task));
-    Some(Ok(Item::Document {
-        line: v,
-        source: path.display().to_string(),
+    let Some(mut about) = line_about(&v) else {
+        return Some(Err(format!(
+            "{}: no task_name or instance_id",
+            path.display()
+        )));
+    };
+    about.source = path.display().to_string();
+    Some(Ok(Item::Trajectory {
+        about,
         transcript: Box::new(transcript),
     }))
 }
