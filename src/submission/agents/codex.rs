@@ -810,6 +810,17 @@ impl CodexReader {
         }
     }
 
+    /// The threads of the sub-agents started so far whose rollouts were not read with this one.
+    pub(super) fn unread_threads(&self) -> Vec<String> {
+        self.parts
+            .subagents
+            .iter()
+            .filter_map(|l| l.id.as_ref())
+            .filter(|id| !self.threads_read.contains(*id))
+            .cloned()
+            .collect()
+    }
+
     /// Sub-agents whose rollouts were not read with this one are unread: what they did is
     /// unknown.
     fn check_subagents(&mut self) {

@@ -125,6 +125,15 @@ impl TrajectoryBuilder {
         }
     }
 
+    /// The threads of sub-agents started so far whose own records were not pushed (Codex; none
+    /// for the other agents, whose sub-agents are read from their session's own files).
+    fn unread_threads(&self) -> Vec<String> {
+        match &self.inner {
+            Inner::Codex(r) => r.unread_threads(),
+            _ => Vec::new(),
+        }
+    }
+
     /// The transcript read from the records pushed so far.
     pub fn finish(self) -> Trajectory {
         match self.inner {
@@ -195,28 +204,24 @@ pub fn read_transcript_files_as(
 ) -> Result<(Trajectory, Vec<PathBuf>), TranscriptError> {
     let mut paths = vec![path.to_owned()];
     paths.extend(subagent_files(path));
-    let t = read_transcripts_as(&paths, shape)?;
-    // A Codex rollout is read again with the rollouts of the sub-agents it started, when they
-    // are found among the sessions beside it.
-    let children = codex_child_rollouts(path, &t);
-    if children.is_empty() {
-        return Ok((t, paths));
+    if shape.agent() != Agent::Codex {
+        return Ok((read_transcripts_as(&paths, shape)?, paths));
     }
+    // A Codex rollout is read on with the rollouts of the sub-agents it started, when they are
+    // found among the sessions beside it: each file once.
+    let mut b = TrajectoryBuilder::new(shape);
+    feed_all(&mut b, &paths, 0)?;
+    let children = codex_child_rollouts(path, &b.unread_threads());
+    feed_all(&mut b, &children, paths.len())?;
     paths.extend(children);
-    Ok((read_transcripts_as(&paths, shape)?, paths))
+    Ok((b.finish(), paths))
 }
 
 /// The rollouts of the sub-agents a Codex rollout started and did not read: the files named
 /// `rollout-…-<thread id>.jsonl` among its sessions (`sessions/YYYY/MM/DD/`, searched from
 /// `sessions/` down when the rollout sits in such a tree, else its own folder).
-fn codex_child_rollouts(path: &Path, t: &Trajectory) -> Vec<PathBuf> {
-    let ids: Vec<&str> = t
-        .subagents
-        .iter()
-        .filter(|l| !l.read)
-        .filter_map(|l| l.id.as_deref())
-        .collect();
-    if t.agent() != Agent::Codex || ids.is_empty() {
+fn codex_child_rollouts(path: &Path, ids: &[String]) -> Vec<PathBuf> {
+    if ids.is_empty() {
         return Vec::new();
     }
     let dir = path.parent().unwrap_or(Path::new("."));
@@ -338,17 +343,27 @@ pub fn read_transcripts_as(
         };
     }
     let mut b = TrajectoryBuilder::new(shape);
+    feed_all(&mut b, paths, 0)?;
+    Ok(b.finish())
+}
+
+/// Feeds `paths` to `b` in order, the transcript's own file first: every file after the first
+/// (`first` is the index of `paths[0]` among all the transcript's files) is a sub-agent's.
+fn feed_all(
+    b: &mut TrajectoryBuilder,
+    paths: &[PathBuf],
+    first: usize,
+) -> Result<(), TranscriptError> {
     for (i, path) in paths.iter().enumerate() {
         let before = b.parts().actions.len();
-        feed(path, &mut b)?;
-        if i > 0 {
-            // Every file after the first is a sub-agent's.
+        feed(path, b)?;
+        if first + i > 0 {
             for a in &mut b.parts().actions[before..] {
                 a.sidechain = true;
             }
         }
     }
-    Ok(b.finish())
+    Ok(())
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> TranscriptError + '_ {
@@ -359,6 +374,8 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> TranscriptError + '_ {
 thread_local! {
     /// How often this thread sniffed a file (detection happens once per file).
     pub(crate) static SNIFFS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// The files this thread read whole into a transcript, in order.
+    pub(crate) static FED: std::cell::RefCell<Vec<PathBuf>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// The shape of a file from its first records, reading no more than needed.
@@ -453,6 +470,8 @@ fn strip_bom(line: &[u8]) -> &[u8] {
 
 /// Pushes every record of `path` into `b`.
 fn feed(path: &Path, b: &mut TrajectoryBuilder) -> Result<(), TranscriptError> {
+    #[cfg(test)]
+    FED.with(|f| f.borrow_mut().push(path.to_owned()));
     let file = crate::files::open_input_io(path).map_err(io(path))?;
     let mut reader = std::io::BufReader::new(file);
     let mut buf = Vec::new();
@@ -512,6 +531,61 @@ fn feed(path: &Path, b: &mut TrajectoryBuilder) -> Result<(), TranscriptError> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn rollout_line(ty: &str, payload: Value) -> String {
+        json!({"timestamp": "2026-11-02T10:00:00Z", "type": ty, "payload": payload}).to_string()
+    }
+
+    /// A Codex rollout that started a sub-agent is read on with the sub-agent's rollout found
+    /// beside it: each file once, the child's steps as a sub-agent's, the link read. (The
+    /// parent was read whole twice, once alone and once with its child.)
+    #[test]
+    fn a_codex_rollout_and_its_sub_agents_are_each_read_once() {
+        let tmp = tempfile::tempdir().unwrap();
+        let day = tmp.path().join("sessions/2026/11/02");
+        fs_err::create_dir_all(&day).unwrap();
+        let (parent_id, child_id) = ("019a-parent", "019a-child");
+        let parent = [
+            rollout_line(
+                "session_meta",
+                json!({"id": parent_id, "cwd": "/calc", "source": "exec"}),
+            ),
+            rollout_line(
+                "response_item",
+                json!({"type": "function_call", "name": "spawn_agent",
+                "call_id": "s", "arguments": json!({"message": "look"}).to_string()}),
+            ),
+            rollout_line(
+                "response_item",
+                json!({"type": "function_call_output", "call_id": "s",
+                "output": json!({"agent_id": child_id}).to_string()}),
+            ),
+        ]
+        .join("\n");
+        let child = [
+            rollout_line("session_meta", json!({"id": child_id, "cwd": "/calc",
+                "source": {"subagent": {"thread_spawn": {"parent_thread_id": parent_id, "depth": 1}}}})),
+            rollout_line("response_item", json!({"type": "function_call", "name": "exec_command",
+                "call_id": "c", "arguments": json!({"cmd": "git log --all"}).to_string()})),
+        ]
+        .join("\n");
+        let p = day.join(format!("rollout-2026-11-02T10-00-00-{parent_id}.jsonl"));
+        let c = day.join(format!("rollout-2026-11-02T10-00-05-{child_id}.jsonl"));
+        fs_err::write(&p, parent).unwrap();
+        fs_err::write(&c, child).unwrap();
+        FED.with(|f| f.borrow_mut().clear());
+        let (t, files) = read_transcript_files(&p).unwrap();
+        assert_eq!(files, [p.clone(), c.clone()]);
+        assert_eq!(FED.with(|f| f.borrow().clone()), [p, c]);
+        assert!(t.subagents.iter().all(|l| l.read), "{:?}", t.subagents);
+        assert!(
+            t.actions
+                .iter()
+                .any(|a| a.sidechain && a.text.contains("git log --all")),
+            "{:?}",
+            t.actions
+        );
+    }
 
     #[test]
     fn shapes_are_told_apart_by_their_strongest_marker() {
