@@ -313,7 +313,8 @@ fn trial_item(dir: &Path, result: &Value, instance: String, attempt: u32) -> Res
     }
     line.insert("attempt".into(), attempt.into());
     line.insert("trajectory".into(), t);
-    line_item(&Value::Object(line), "")
+    // Named by the file its steps were read from, as a trial's raw log is.
+    line_item(&Value::Object(line), &trajectory.display().to_string())
 }
 
 /// Every trajectory under `path`, numbered from 1 (release lines by their line).
