@@ -213,9 +213,19 @@ fn every_reader_stays_within_its_memory_bound() {
     let mut report = Vec::new();
     let mut over = Vec::new();
     for r in &READERS {
-        let (small, small_in) = measure(r, MIB);
-        let (large, large_in) = measure(r, 8 * MIB);
-        let per_byte = large.saturating_sub(small) as f64 / (large_in - small_in) as f64;
+        let (mut small, small_in) = measure(r, MIB);
+        let (mut large, large_in) = measure(r, 8 * MIB);
+        let slope = |small: usize, large: usize| {
+            large.saturating_sub(small) as f64 / (large_in - small_in) as f64
+        };
+        // A peak is taken once; one that looks over its bound is taken again and each size's
+        // higher peak kept: a small run that happened to peak low (18.0 MiB where it peaks at
+        // 20.3, on a loaded machine) is not read as growth.
+        if slope(small, large) > r.bound {
+            small = small.max(measure(r, MIB).0);
+            large = large.max(measure(r, 8 * MIB).0);
+        }
+        let per_byte = slope(small, large);
         let line = format!(
             "{}: {:.1} MiB on {:.1} MiB, {:.1} MiB on {:.1} MiB: {per_byte:.2} per byte added (bound {})",
             r.name,
