@@ -296,14 +296,17 @@ pub fn is_subagent_file(path: &Path) -> bool {
 /// Reads a transcript written across several files (a Claude Code session and its subagents'
 /// files), in the order given; the shape comes from the first.
 pub fn read_transcripts(paths: &[PathBuf]) -> Result<Trajectory, TranscriptError> {
-    let first = paths
-        .first()
-        .ok_or_else(|| TranscriptError::NotATranscript {
-            path: PathBuf::new(),
-            expected: "a transcript".into(),
-            found: "no file".into(),
-        })?;
+    let first = paths.first().ok_or_else(no_file)?;
     read_transcripts_as(paths, shape_or_refuse(first)?)
+}
+
+/// A transcript of no file at all.
+fn no_file() -> TranscriptError {
+    TranscriptError::NotATranscript {
+        path: PathBuf::new(),
+        expected: "a transcript".into(),
+        found: "no file".into(),
+    }
 }
 
 /// The shape of a transcript file, or why it is none.
@@ -320,13 +323,7 @@ pub fn read_transcripts_as(
     paths: &[PathBuf],
     shape: TrajectoryShape,
 ) -> Result<Trajectory, TranscriptError> {
-    let Some(first) = paths.first() else {
-        return Err(TranscriptError::NotATranscript {
-            path: PathBuf::new(),
-            expected: "a transcript".into(),
-            found: "no file".into(),
-        });
-    };
+    let first = paths.first().ok_or_else(no_file)?;
     if shape == TrajectoryShape::AiderHistory {
         let text = crate::record::read_text_capped(first).map_err(io(first))?;
         return Ok(super::aider::read_aider(&text));
